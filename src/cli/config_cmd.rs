@@ -1,0 +1,132 @@
+//! `leafctl config show`: the effective configuration and where each value came from.
+
+use clap::Subcommand;
+use leafctl::config::Origin;
+use serde::Serialize;
+
+use super::Context;
+use super::output::{OutputFormat, print_json, print_text, table};
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print every setting's effective value and its origin (flag, env, config file, default);
+    /// secrets are redacted
+    #[command(
+        after_help = "Examples:\n  leafctl config show\n  LEAF_WORKER_ID=3 leafctl config show --output json"
+    )]
+    Show,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    key: &'static str,
+    value: Option<String>,
+    source: String,
+}
+
+/// Hides the password part of `scheme://user:password@host/...`.
+pub fn redact_url(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((creds, host)) = rest.split_once('@')
+        && let Some((user, _)) = creds.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    url.to_string()
+}
+
+pub fn run(ctx: &Context, cmd: ConfigCommand) -> anyhow::Result<()> {
+    let ConfigCommand::Show = cmd;
+    let s = &ctx.settings;
+    let src = |o: &Origin| o.to_string();
+    let mut rows = vec![
+        Row {
+            key: "config",
+            value: s.config.path.as_ref().map(|p| p.display().to_string()),
+            source: s
+                .config
+                .origin
+                .as_ref()
+                .map(|o| match o {
+                    Origin::Default => "found".to_string(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| "none found".into()),
+        },
+        Row {
+            key: "state_dir",
+            value: Some(s.state_dir.value.display().to_string()),
+            source: src(&s.state_dir.origin),
+        },
+        Row {
+            key: "snowflake.layout",
+            value: Some(format!(
+                "{} ({})",
+                s.layout.value.label, s.layout.value.layout
+            )),
+            source: src(&s.layout.origin),
+        },
+        Row {
+            key: "snowflake.worker_id",
+            value: s.worker_id.as_ref().map(|w| w.value.to_string()),
+            source: s
+                .worker_id
+                .as_ref()
+                .map(|w| src(&w.origin))
+                .unwrap_or_else(|| "unset".into()),
+        },
+        Row {
+            key: "snowflake.name",
+            value: Some(s.name.value.clone()),
+            source: src(&s.name.origin),
+        },
+        Row {
+            key: "snowflake.seq_start",
+            value: Some(format!("{:?}", s.seq_start.value).to_lowercase()),
+            source: src(&s.seq_start.origin),
+        },
+        Row {
+            key: "db.url",
+            value: Some(redact_url(&s.db_url.value)),
+            source: src(&s.db_url.origin),
+        },
+    ];
+    rows.push(Row {
+        key: "db.password",
+        value: s.db_password.as_ref().map(|_| "***".to_string()),
+        source: s
+            .db_password
+            .as_ref()
+            .map(|p| src(&p.origin))
+            .unwrap_or_else(|| "unset".into()),
+    });
+    match ctx.output {
+        OutputFormat::Json => print_json(&rows),
+        OutputFormat::Text => {
+            let mut t = table(&["key", "value", "source"]);
+            for r in &rows {
+                t.add_row(vec![
+                    r.key.to_string(),
+                    r.value.clone().unwrap_or_else(|| "-".into()),
+                    r.source.clone(),
+                ]);
+            }
+            print_text(&t.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_in_urls_are_hidden() {
+        assert_eq!(
+            redact_url("mysql://leaf:s3cret@db:3306/leaf"),
+            "mysql://leaf:***@db:3306/leaf"
+        );
+        assert_eq!(redact_url("mysql://leaf@db/leaf"), "mysql://leaf@db/leaf");
+        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+}

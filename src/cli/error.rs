@@ -1,0 +1,148 @@
+//! How failures reach the user: one sentence on stderr, a hint, and an exit code.
+
+use std::fmt;
+use std::process::ExitCode;
+
+use leafctl::config::ConfigError;
+use leafctl::snowflake::SnowflakeError;
+use leafctl::state::StateError;
+
+/// Exit code of a successful run.
+pub const EXIT_OK: u8 = 0;
+/// Exit code of a runtime failure: a service unreachable, the clock moved back, a range exhausted.
+pub const EXIT_RUNTIME: u8 = 1;
+/// Exit code of a usage error or invalid input.
+pub const EXIT_USAGE: u8 = 2;
+
+/// An error the CLI raised itself, with its class and a hint.
+#[derive(Debug)]
+pub struct CliError {
+    pub usage: bool,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// A usage error (exit 2) with a hint.
+pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    CliError {
+        usage: true,
+        message: message.into(),
+        hint: Some(hint.into()),
+    }
+    .into()
+}
+
+/// Marks output that stopped because the reader went away (`| head`): not an error.
+#[derive(Debug)]
+pub struct ClosedPipe;
+
+impl fmt::Display for ClosedPipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("output closed by the reader")
+    }
+}
+impl std::error::Error for ClosedPipe {}
+
+/// Already reported on stderr (e.g. per-value decode errors); only the exit code is left to set.
+#[derive(Debug)]
+pub struct AlreadyReported(pub u8);
+
+impl fmt::Display for AlreadyReported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "failed (exit {})", self.0)
+    }
+}
+impl std::error::Error for AlreadyReported {}
+
+fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<CliError>() {
+            let code = if e.usage { EXIT_USAGE } else { EXIT_RUNTIME };
+            return (code, e.hint.clone());
+        }
+        if let Some(e) = cause.downcast_ref::<ConfigError>() {
+            let hint = match e {
+                ConfigError::Read { .. } => "check the path given by --config or LEAF_CONFIG",
+                ConfigError::Parse { .. } => {
+                    "fix the file; `leafctl config show` lists the keys leafctl knows"
+                }
+            };
+            return (EXIT_USAGE, Some(hint.into()));
+        }
+        if let Some(e) = cause.downcast_ref::<SnowflakeError>() {
+            let hint = match e {
+                SnowflakeError::ClockMovedBackwards { .. } => {
+                    "check NTP on this host; leafctl resumes once the clock passes the last issued time"
+                }
+                SnowflakeError::TimeOverflow { .. } => {
+                    "the layout has run out of time: use a layout with a later epoch or more time bits"
+                }
+                SnowflakeError::BeforeEpoch { .. } => "check the clock and the layout's epoch",
+                SnowflakeError::WorkerOutOfRange { .. } => {
+                    return (
+                        EXIT_USAGE,
+                        Some("pick a worker id the layout can hold".into()),
+                    );
+                }
+                SnowflakeError::InvalidLayout(_) => {
+                    return (
+                        EXIT_USAGE,
+                        Some("see `leafctl decode --help` for layouts".into()),
+                    );
+                }
+                _ => "retry once the worker's registry is reachable",
+            };
+            return (EXIT_RUNTIME, Some(hint.into()));
+        }
+        if let Some(e) = cause.downcast_ref::<StateError>() {
+            let hint = match e {
+                StateError::InUse { .. } => {
+                    "drop --no-wait to wait for it, or use another worker id"
+                }
+                StateError::ClockBehind { .. } => {
+                    "check NTP on this host; start again once the clock passes the recorded time"
+                }
+                StateError::Corrupt { .. } => {
+                    "inspect the file; if unsure, use another worker id instead of deleting it"
+                }
+                StateError::Io { .. } => {
+                    "check the state directory's permissions, or point --state-dir elsewhere"
+                }
+            };
+            return (EXIT_RUNTIME, Some(hint.into()));
+        }
+    }
+    (EXIT_RUNTIME, None)
+}
+
+/// Prints the error the way every leafctl failure looks and picks the exit code.
+pub fn report(err: &anyhow::Error) -> ExitCode {
+    if err.downcast_ref::<ClosedPipe>().is_some() {
+        return ExitCode::from(EXIT_OK);
+    }
+    if let Some(AlreadyReported(code)) = err.downcast_ref::<AlreadyReported>() {
+        return ExitCode::from(*code);
+    }
+    let (code, hint) = class_and_hint(err);
+    let mut message = err.to_string();
+    for cause in err.chain().skip(1) {
+        let c = cause.to_string();
+        if !message.contains(&c) {
+            message.push_str(": ");
+            message.push_str(&c);
+        }
+    }
+    eprintln!("error: {message}");
+    if let Some(h) = hint {
+        eprintln!("  hint: {h}");
+    }
+    ExitCode::from(code)
+}

@@ -1,0 +1,189 @@
+//! The command-line interface: flags defined as data, each command a thin call into the library.
+
+mod assets;
+mod config_cmd;
+mod decode;
+pub mod error;
+mod next;
+pub mod output;
+pub mod settings;
+pub mod time;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use leafctl::config::{self, Origin};
+use leafctl::snowflake::{BitWidths, Preset, SeqStart};
+
+use output::OutputFormat;
+use settings::{FlagValues, Settings, env_var};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  runtime failure (service unreachable, clock moved backwards, range exhausted, ...)
+  2  usage error or invalid input
+
+Configuration: flag > environment variable > config file > built-in default.
+Config file: --config FILE, else $LEAF_CONFIG, else ./leaf.toml, else $XDG_CONFIG_HOME/leafctl/leaf.toml.";
+
+/// leafctl: distributed 64-bit IDs, Meituan Leaf compatible (snowflake and segment modes).
+#[derive(Debug, Parser)]
+#[command(
+    name = "leafctl",
+    version,
+    about = "Distributed 64-bit IDs: Meituan Leaf's snowflake and segment modes, from the command line",
+    after_help = EXIT_CODES,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand accepts, before or after its name.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Configuration file (TOML) [env: LEAF_CONFIG]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output format; in JSON every 64-bit ID is a decimal string
+    #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Print only results: no progress, no warnings
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Issue IDs
+    #[command(after_help = next::EXAMPLES)]
+    Next(next::NextArgs),
+    /// Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range
+    #[command(after_help = decode::EXAMPLES)]
+    Decode(decode::DecodeArgs),
+    /// Inspect the effective configuration
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCommand),
+    /// Write shell completions and man pages into DIR/completions and DIR/man
+    #[command(hide = true)]
+    GenerateAssets {
+        /// The repository root (or any directory)
+        dir: PathBuf,
+    },
+}
+
+/// Snowflake layout flags shared by `next --snowflake` and `decode`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct LayoutArgs {
+    /// Named layout (default leaf) [env: LEAF_PRESET]
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
+    /// Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]
+    #[arg(long, value_name = "MS|RFC3339")]
+    pub epoch: Option<String>,
+    /// Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]
+    #[arg(long = "layout", value_name = "TIME,WORKER,SEQ")]
+    pub widths: Option<BitWidths>,
+    /// Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub unit_ms: Option<u64>,
+}
+
+/// What a command runs with: parsed globals and resolved settings.
+pub struct Context {
+    pub output: OutputFormat,
+    pub quiet: bool,
+    pub settings: Settings,
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LEAF_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("leafctl={level}")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+fn flag_values(cli: &Cli) -> FlagValues {
+    let mut f = FlagValues {
+        state_dir: cli.global.state_dir.clone(),
+        ..FlagValues::default()
+    };
+    let layout = match &cli.command {
+        Command::Next(a) => {
+            f.worker_id = a.worker_id;
+            f.name = a.name.clone();
+            f.seq_start = a.seq_start;
+            Some(&a.layout)
+        }
+        Command::Decode(a) => Some(&a.layout),
+        _ => None,
+    };
+    if let Some(l) = layout {
+        f.preset = l.preset;
+        f.epoch = l.epoch.clone();
+        f.widths = l.widths;
+        f.unit_ms = l.unit_ms;
+    }
+    f
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::GenerateAssets { dir } = &cli.command {
+        return assets::generate(dir);
+    }
+    let explicit = match (&cli.global.config, env_var("LEAF_CONFIG")) {
+        (Some(p), _) => Some((p.clone(), Origin::Flag)),
+        (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),
+        (None, None) => None,
+    };
+    let loaded = config::load(explicit)?;
+    let settings = Settings::resolve(&flag_values(&cli), loaded)?;
+    let ctx = Context {
+        output: cli.global.output,
+        quiet: cli.global.quiet,
+        settings,
+    };
+    match cli.command {
+        Command::Next(args) => next::run(&ctx, args),
+        Command::Decode(args) => decode::run(&ctx, args),
+        Command::Config(cmd) => config_cmd::run(&ctx, cmd),
+        Command::GenerateAssets { .. } => Ok(()),
+    }
+}
+
+/// Entry point: exit 0 on success, 1 on a runtime failure, 2 on a usage error.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.global.verbose, cli.global.quiet);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => error::report(&e),
+    }
+}
+
+/// The sequence start flag's parser, shared with the config file's spelling.
+pub fn parse_seq_start(s: &str) -> Result<SeqStart, String> {
+    s.parse()
+}

@@ -1,0 +1,343 @@
+//! Effective settings: each value resolved flag > environment > config file > default, with its
+//! origin kept so `leafctl config show` can say where it came from.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use leafctl::config::{self, LoadedConfig, Origin};
+use leafctl::snowflake::{BitWidths, LEAF_EPOCH_MS, Layout, Preset, SeqStart};
+
+use super::error::usage;
+use super::time::parse_instant;
+
+/// A value and where it came from.
+#[derive(Debug, Clone)]
+pub struct Resolved<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+/// The flags a command was given that map to settings (absent ones are `None`).
+#[derive(Debug, Default, Clone)]
+pub struct FlagValues {
+    pub state_dir: Option<PathBuf>,
+    pub preset: Option<Preset>,
+    pub epoch: Option<String>,
+    pub widths: Option<BitWidths>,
+    pub unit_ms: Option<u64>,
+    pub worker_id: Option<u64>,
+    pub name: Option<String>,
+    pub seq_start: Option<SeqStart>,
+    pub db: Option<String>,
+}
+
+/// The layout chosen, and how it was described.
+#[derive(Debug, Clone)]
+pub struct LayoutChoice {
+    pub layout: Layout,
+    /// `leaf`, `sonyflake`, ... or `custom`.
+    pub label: String,
+}
+
+/// Everything the commands need to know from flags, environment and config file.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub config: LoadedConfig,
+    pub state_dir: Resolved<PathBuf>,
+    pub layout: Resolved<LayoutChoice>,
+    pub worker_id: Option<Resolved<u64>>,
+    pub name: Resolved<String>,
+    pub seq_start: Resolved<SeqStart>,
+    pub db_url: Resolved<String>,
+    pub db_password: Option<Resolved<String>>,
+}
+
+/// Reads an environment variable; an empty value counts as unset.
+pub fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn parse_env<T: FromStr>(var: &str, what: &str) -> anyhow::Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    match env_var(var) {
+        None => Ok(None),
+        Some(raw) => raw.parse::<T>().map(Some).map_err(|e| {
+            usage(
+                format!("{var}={raw:?} is not a valid {what}: {e}"),
+                format!("fix or unset {var}"),
+            )
+        }),
+    }
+}
+
+/// flag > env > file, or `None`.
+fn pick<T: FromStr>(
+    flag: Option<T>,
+    var: &str,
+    what: &str,
+    file: Option<T>,
+) -> anyhow::Result<Option<Resolved<T>>>
+where
+    T::Err: std::fmt::Display,
+{
+    if let Some(value) = flag {
+        return Ok(Some(Resolved {
+            value,
+            origin: Origin::Flag,
+        }));
+    }
+    if let Some(value) = parse_env(var, what)? {
+        return Ok(Some(Resolved {
+            value,
+            origin: Origin::Env(var.into()),
+        }));
+    }
+    Ok(file.map(|value| Resolved {
+        value,
+        origin: Origin::File,
+    }))
+}
+
+fn or_default<T>(r: Option<Resolved<T>>, default: T) -> Resolved<T> {
+    r.unwrap_or(Resolved {
+        value: default,
+        origin: Origin::Default,
+    })
+}
+
+fn rank(o: &Origin) -> u8 {
+    match o {
+        Origin::Flag => 3,
+        Origin::Env(_) => 2,
+        Origin::File => 1,
+        Origin::Default => 0,
+    }
+}
+
+/// Parses a preset name the way the CLI and the environment spell it.
+fn parse_preset(s: &str) -> Result<Preset, String> {
+    <Preset as clap::ValueEnum>::from_str(s, true)
+        .map_err(|_| "expected one of leaf, discord, sonyflake, baidu".to_string())
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PresetArg(Preset);
+impl FromStr for PresetArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_preset(s).map(PresetArg)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SeqStartArg(SeqStart);
+impl FromStr for SeqStartArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(SeqStartArg)
+    }
+}
+
+/// Resolves `--preset` against the custom layout flags; the one from the stronger origin wins and
+/// a tie (both on the command line, say) is a usage error.
+fn resolve_layout(
+    flags: &FlagValues,
+    file: &config::SnowflakeSection,
+) -> anyhow::Result<Resolved<LayoutChoice>> {
+    let preset = pick(
+        flags.preset.map(PresetArg),
+        "LEAF_PRESET",
+        "preset",
+        file.preset.map(PresetArg),
+    )?;
+    let epoch = pick(
+        flags.epoch.clone(),
+        "LEAF_EPOCH",
+        "epoch",
+        file.epoch.clone(),
+    )?;
+    let widths = pick(
+        flags.widths,
+        "LEAF_LAYOUT",
+        "layout",
+        match &file.layout {
+            Some(s) => Some(s.parse::<BitWidths>().map_err(|e| {
+                usage(
+                    format!("snowflake.layout in the config file: {e}"),
+                    "write it as \"41,10,12\"",
+                )
+            })?),
+            None => None,
+        },
+    )?;
+    let unit = pick(flags.unit_ms, "LEAF_UNIT_MS", "unit in ms", file.unit_ms)?;
+
+    let custom_rank = [
+        epoch.as_ref().map(|r| rank(&r.origin)),
+        widths.as_ref().map(|r| rank(&r.origin)),
+        unit.as_ref().map(|r| rank(&r.origin)),
+    ]
+    .into_iter()
+    .flatten()
+    .max();
+    let preset_rank = preset.as_ref().map(|r| rank(&r.origin));
+
+    match (preset, custom_rank) {
+        (Some(p), Some(c)) if rank(&p.origin) == c => Err(usage(
+            "a preset and a custom layout (--epoch/--layout/--unit-ms) were both given",
+            "use either --preset NAME or --epoch/--layout/--unit-ms",
+        )),
+        (Some(p), c) if c.is_none() || preset_rank > c => Ok(Resolved {
+            value: LayoutChoice {
+                layout: p.value.0.layout(),
+                label: p.value.0.name().into(),
+            },
+            origin: p.origin,
+        }),
+        (_, Some(_)) => {
+            let origins = [
+                epoch.as_ref().map(|r| r.origin.clone()),
+                widths.as_ref().map(|r| r.origin.clone()),
+                unit.as_ref().map(|r| r.origin.clone()),
+            ];
+            let origin = origins
+                .into_iter()
+                .flatten()
+                .max_by_key(rank)
+                .unwrap_or(Origin::Default);
+            let epoch_ms = match epoch {
+                Some(e) => parse_instant(&e.value).map_err(|err| {
+                    usage(
+                        format!("invalid epoch {:?}: {err}", e.value),
+                        "give Unix ms or RFC 3339, e.g. 2015-01-01T00:00:00Z",
+                    )
+                })?,
+                None => LEAF_EPOCH_MS,
+            };
+            let w = widths.map(|w| w.value).unwrap_or(BitWidths {
+                time: 41,
+                worker: 10,
+                seq: 12,
+            });
+            let unit_ms = unit.map(|u| u.value).unwrap_or(1);
+            let layout =
+                Layout::custom(epoch_ms, w.time, w.worker, w.seq, unit_ms).map_err(|e| {
+                    usage(
+                        e.to_string(),
+                        "time+worker+sequence bits must add up to 63, e.g. --layout 41,10,12",
+                    )
+                })?;
+            Ok(Resolved {
+                value: LayoutChoice {
+                    layout,
+                    label: "custom".into(),
+                },
+                origin,
+            })
+        }
+        (None, None) => Ok(Resolved {
+            value: LayoutChoice {
+                layout: Preset::Leaf.layout(),
+                label: "leaf".into(),
+            },
+            origin: Origin::Default,
+        }),
+        (Some(_), None) => unreachable!("handled by the arm above"),
+    }
+}
+
+/// Where leafctl keeps data when no database URL is given.
+pub fn default_sqlite_url() -> String {
+    let dir = config::xdg_dir("XDG_DATA_HOME", ".local/share")
+        .map(|d| d.join("leafctl"))
+        .unwrap_or_else(|| PathBuf::from(".leafctl"));
+    format!("sqlite://{}", dir.join("leaf.db").display())
+}
+
+impl Settings {
+    /// Resolves every setting.
+    pub fn resolve(flags: &FlagValues, config: LoadedConfig) -> anyhow::Result<Settings> {
+        let file = &config.file;
+        let default_state = config::xdg_dir("XDG_STATE_HOME", ".local/state")
+            .map(|d| d.join("leafctl"))
+            .unwrap_or_else(|| PathBuf::from(".leafctl-state"));
+        let state_dir = or_default(
+            pick(
+                flags.state_dir.clone().map(PathStr),
+                "LEAF_STATE_DIR",
+                "path",
+                file.state_dir.clone().map(PathStr),
+            )?
+            .map(|r| Resolved {
+                value: r.value.0,
+                origin: r.origin,
+            }),
+            default_state,
+        );
+        let layout = resolve_layout(flags, &file.snowflake)?;
+        let worker_id = pick(
+            flags.worker_id,
+            "LEAF_WORKER_ID",
+            "worker id",
+            file.snowflake.worker_id,
+        )?;
+        let name = or_default(
+            pick(
+                flags.name.clone(),
+                "LEAF_NAME",
+                "name",
+                file.snowflake.name.clone(),
+            )?,
+            "leaf".to_string(),
+        );
+        let seq_start = or_default(
+            pick(
+                flags.seq_start.map(SeqStartArg),
+                "LEAF_SEQ_START",
+                "sequence start",
+                file.snowflake.seq_start.map(SeqStartArg),
+            )?
+            .map(|r| Resolved {
+                value: r.value.0,
+                origin: r.origin,
+            }),
+            SeqStart::Random,
+        );
+        let db_url = or_default(
+            pick(
+                flags.db.clone(),
+                "LEAF_DB",
+                "database URL",
+                file.db.url.clone(),
+            )?,
+            default_sqlite_url(),
+        );
+        let db_password = pick(
+            None,
+            "LEAF_DB_PASSWORD",
+            "password",
+            file.db.password.clone(),
+        )?;
+        Ok(Settings {
+            config,
+            state_dir,
+            layout,
+            worker_id,
+            name,
+            seq_start,
+            db_url,
+            db_password,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct PathStr(PathBuf);
+impl FromStr for PathStr {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(PathStr(PathBuf::from(s)))
+    }
+}

@@ -1,0 +1,191 @@
+//! The TOML configuration file: its model and where it is looked for.
+//!
+//! Every setting can also come from a flag or an environment variable; the CLI resolves them in the
+//! order flag > environment > file > built-in default and remembers which one won ([`Origin`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::snowflake::{Preset, SeqStart};
+
+/// Failures to find, read or parse the configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file named by `--config` or `$LEAF_CONFIG` is not there or unreadable.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys or wrong types.
+    #[error("config file {path} is invalid: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's explanation, with line and column.
+        message: String,
+    },
+}
+
+/// Where a setting's effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// A command-line flag.
+    Flag,
+    /// An environment variable (named).
+    Env(String),
+    /// The configuration file.
+    File,
+    /// leafctl's built-in default.
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Flag => f.write_str("flag"),
+            Origin::Env(var) => write!(f, "env {var}"),
+            Origin::File => f.write_str("config file"),
+            Origin::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// The whole file. Unknown keys are errors, so a typo does not silently fall back to a default.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Directory for lock and state files (default `$XDG_STATE_HOME/leafctl`).
+    pub state_dir: Option<PathBuf>,
+    /// `[snowflake]` settings.
+    #[serde(default)]
+    pub snowflake: SnowflakeSection,
+    /// `[db]` settings.
+    #[serde(default)]
+    pub db: DbSection,
+}
+
+/// `[snowflake]`: the ID layout and the local worker id.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnowflakeSection {
+    /// A named layout.
+    pub preset: Option<Preset>,
+    /// Custom epoch: Unix ms or RFC 3339.
+    pub epoch: Option<String>,
+    /// Custom widths `TIME,WORKER,SEQ`.
+    pub layout: Option<String>,
+    /// Custom tick length in ms.
+    pub unit_ms: Option<u64>,
+    /// The local worker id.
+    pub worker_id: Option<u64>,
+    /// Leaf's `leaf.name`: the namespace of worker ids.
+    pub name: Option<String>,
+    /// Where each tick's sequence starts.
+    pub seq_start: Option<SeqStart>,
+}
+
+/// `[db]`: the segment store.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DbSection {
+    /// `mysql://user@host:port/db` or `sqlite://PATH`.
+    pub url: Option<String>,
+    /// The MySQL password (prefer `LEAF_DB_PASSWORD`).
+    pub password: Option<String>,
+}
+
+/// A configuration file as found, with where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedConfig {
+    /// Its contents (all `None` when there was no file).
+    pub file: ConfigFile,
+    /// The file's path, if one was read.
+    pub path: Option<PathBuf>,
+    /// How the path was chosen.
+    pub origin: Option<Origin>,
+}
+
+/// Home-relative XDG directory: `$VAR`, else `$HOME/fallback`.
+pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(v) if !v.is_empty() && Path::new(&v).is_absolute() => Some(PathBuf::from(v)),
+        _ => std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(fallback)),
+    }
+}
+
+/// Finds and reads the configuration file: `explicit` (from `--config` or `$LEAF_CONFIG`, which must
+/// exist), else `./leaf.toml`, else `$XDG_CONFIG_HOME/leafctl/leaf.toml`, else none.
+pub fn load(explicit: Option<(PathBuf, Origin)>) -> Result<LoadedConfig, ConfigError> {
+    let (path, origin) = match explicit {
+        Some(found) => found,
+        None => {
+            let candidates = [
+                Some(PathBuf::from("leaf.toml")),
+                xdg_dir("XDG_CONFIG_HOME", ".config").map(|d| d.join("leafctl").join("leaf.toml")),
+            ];
+            match candidates.into_iter().flatten().find(|p| p.is_file()) {
+                Some(p) => (p, Origin::Default),
+                None => return Ok(LoadedConfig::default()),
+            }
+        }
+    };
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.clone(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    Ok(LoadedConfig {
+        file,
+        path: Some(path),
+        origin: Some(origin),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("leaf.toml");
+        std::fs::write(&p, "[snowflake]\nworkr_id = 3\n").unwrap();
+        let err = load(Some((p, Origin::Flag))).unwrap_err();
+        assert!(err.to_string().contains("workr_id"), "{err}");
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("leaf.toml");
+        std::fs::write(
+            &p,
+            "state_dir = \"/tmp/x\"\n[snowflake]\npreset = \"discord\"\nworker_id = 3\nseq_start = \"zero\"\n[db]\nurl = \"sqlite:///tmp/a.db\"\n",
+        )
+        .unwrap();
+        let c = load(Some((p, Origin::Flag))).unwrap();
+        assert_eq!(c.file.snowflake.preset, Some(Preset::Discord));
+        assert_eq!(c.file.snowflake.worker_id, Some(3));
+        assert_eq!(c.file.snowflake.seq_start, Some(SeqStart::Zero));
+    }
+
+    #[test]
+    fn a_missing_explicit_file_is_an_error() {
+        let r = load(Some((
+            PathBuf::from("/nonexistent/leaf.toml"),
+            Origin::Flag,
+        )));
+        assert!(matches!(r, Err(ConfigError::Read { .. })));
+    }
+}

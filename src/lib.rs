@@ -1,0 +1,9 @@
+//! leafctl: Meituan Leaf's distributed ID generator as a Rust library.
+//!
+//! - [`snowflake`]: `time | worker | sequence` IDs, their layouts and a thread-safe generator.
+//! - [`state`]: the local lock and state file that keeps one worker id's IDs unique across runs.
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod snowflake;
+pub mod state;

@@ -1,0 +1,318 @@
+//! The thread-safe snowflake generator.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{Clock, Layout, SnowflakeError, SystemClock};
+
+/// Largest backwards clock step (ms) the generator waits out instead of failing, as in Leaf.
+pub const MAX_TOLERATED_ROLLBACK_MS: i64 = 5;
+
+/// Where the sequence starts in each new tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeqStart {
+    /// A random value in `[0, 100)` (Leaf's choice), so the low bits of IDs spread across shards
+    /// even when few IDs are issued per tick.
+    #[default]
+    Random,
+    /// Always 0: the densest packing, for layouts with few sequence bits.
+    Zero,
+}
+
+impl std::str::FromStr for SeqStart {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "random" => Ok(SeqStart::Random),
+            "zero" => Ok(SeqStart::Zero),
+            other => Err(format!(
+                "seq_start must be \"random\" or \"zero\", got {other:?}"
+            )),
+        }
+    }
+}
+
+/// An upper bound on the time of IDs a generator may issue, held by whatever guarantees that no one
+/// else issues IDs for this worker id (a lease, a state file, a database row).
+///
+/// The generator issues an ID at Unix time `t` only while `t < fence`. When it needs to go past the
+/// fence it calls [`TimeFence::extend`], under its lock; an error there stops issuing.
+pub trait TimeFence: Send + Sync {
+    /// Makes IDs at `unix_ms` safe to issue and returns the new fence, which must be `> unix_ms`.
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError>;
+}
+
+/// A run of IDs from one tick: `first`, `first + stride`, ... (`count` of them), all ascending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdBlock {
+    /// The first ID.
+    pub first: u64,
+    /// The distance between consecutive IDs.
+    pub stride: u64,
+    /// How many IDs the block holds (at least 1).
+    pub count: u64,
+}
+
+impl IdBlock {
+    /// The last ID in the block.
+    pub fn last(&self) -> u64 {
+        self.first + (self.count - 1) * self.stride
+    }
+}
+
+impl IntoIterator for IdBlock {
+    type Item = u64;
+    type IntoIter = std::iter::StepBy<std::ops::RangeInclusive<u64>>;
+    fn into_iter(self) -> Self::IntoIter {
+        (self.first..=self.last()).step_by(self.stride as usize)
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    /// The tick of the last issued ID, if any.
+    last_tick: Option<u64>,
+    /// Next sequence number to hand out in `last_tick`; past the maximum means the tick is used up.
+    next_seq: u64,
+    /// IDs may be issued only below this Unix ms (see [`TimeFence`]).
+    fence_ms: i64,
+    rng: u64,
+}
+
+/// Issues unique, strictly increasing IDs for one worker id.
+///
+/// ```
+/// use leafctl::snowflake::{Layout, Preset, SnowflakeGenerator};
+/// let generator = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 7).build().unwrap();
+/// let a = generator.next_id().unwrap();
+/// let b = generator.next_id().unwrap();
+/// assert!(b > a);
+/// assert_eq!(generator.layout().decode(b).unwrap().worker, 7);
+/// ```
+pub struct SnowflakeGenerator {
+    layout: Layout,
+    worker: u64,
+    seq_start: SeqStart,
+    clock: Arc<dyn Clock>,
+    fence: Option<Box<dyn TimeFence>>,
+    state: Mutex<State>,
+}
+
+/// Sets up a [`SnowflakeGenerator`].
+pub struct SnowflakeGeneratorBuilder {
+    layout: Layout,
+    worker: u64,
+    seq_start: SeqStart,
+    clock: Arc<dyn Clock>,
+    fence: Option<Box<dyn TimeFence>>,
+    resume_after_ms: Option<i64>,
+}
+
+impl SnowflakeGeneratorBuilder {
+    /// The time source (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+    /// Where each tick's sequence starts (default: random in `[0, 100)`).
+    pub fn seq_start(mut self, seq_start: SeqStart) -> Self {
+        self.seq_start = seq_start;
+        self
+    }
+    /// Bounds issued times by a lease or reservation.
+    pub fn fence(mut self, fence: Box<dyn TimeFence>) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+    /// Treats every tick up to and including the one holding `unix_ms` as already used (by an
+    /// earlier run on this worker id), so the first ID comes from a later tick.
+    pub fn resume_after(mut self, unix_ms: i64) -> Self {
+        self.resume_after_ms = Some(unix_ms);
+        self
+    }
+    /// Checks the worker id against the layout and builds the generator.
+    pub fn build(self) -> Result<SnowflakeGenerator, SnowflakeError> {
+        let max = self.layout.max_worker();
+        if self.worker > max {
+            return Err(SnowflakeError::WorkerOutOfRange {
+                worker: self.worker,
+                max,
+            });
+        }
+        let (last_tick, next_seq) = match self.resume_after_ms {
+            Some(ms) if ms >= self.layout.epoch_ms() => (
+                Some(self.layout.ticks_at(ms)?),
+                self.layout.max_sequence() + 1,
+            ),
+            _ => (None, 0),
+        };
+        // Without a fence everything is allowed; with one, the first ID asks it.
+        let fence_ms = if self.fence.is_some() {
+            i64::MIN
+        } else {
+            i64::MAX
+        };
+        Ok(SnowflakeGenerator {
+            layout: self.layout,
+            worker: self.worker,
+            seq_start: self.seq_start,
+            clock: self.clock,
+            fence: self.fence,
+            state: Mutex::new(State {
+                last_tick,
+                next_seq,
+                fence_ms,
+                rng: seed(),
+            }),
+        })
+    }
+}
+
+fn seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let local = 0u8;
+    // Any non-zero value works for xorshift; mix in the stack address to differ across threads.
+    (nanos ^ (&local as *const u8 as u64).rotate_left(32)) | 1
+}
+
+fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    x
+}
+
+impl SnowflakeGenerator {
+    /// Starts building a generator for `worker` under `layout`.
+    pub fn builder(layout: Layout, worker: u64) -> SnowflakeGeneratorBuilder {
+        SnowflakeGeneratorBuilder {
+            layout,
+            worker,
+            seq_start: SeqStart::Random,
+            clock: Arc::new(SystemClock),
+            fence: None,
+            resume_after_ms: None,
+        }
+    }
+
+    /// The layout IDs are encoded with.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The worker id encoded in every ID.
+    pub fn worker(&self) -> u64 {
+        self.worker
+    }
+
+    /// Unix ms of the tick of the last issued ID (or of the resume point), if any.
+    pub fn last_issued_ms(&self) -> Option<i64> {
+        self.lock_state().last_tick.map(|t| self.layout.unix_ms(t))
+    }
+
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave State inconsistent: every update is a plain
+        // store after all checks passed. So a poisoned lock is still safe to use.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Issues one ID.
+    pub fn next_id(&self) -> Result<u64, SnowflakeError> {
+        Ok(self.next_block(1)?.first)
+    }
+
+    /// Issues `n` IDs, ascending.
+    pub fn next_ids(&self, n: usize) -> Result<Vec<u64>, SnowflakeError> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let block = self.next_block((n - out.len()) as u64)?;
+            out.extend(block);
+        }
+        Ok(out)
+    }
+
+    /// Reserves up to `max` IDs (at least 1) from the current tick under one lock; the batch path.
+    ///
+    /// When the tick's sequence is used up it waits (sleeping) for the next tick. A clock that moved
+    /// back by at most [`MAX_TOLERATED_ROLLBACK_MS`] is waited out; a larger step back is an error,
+    /// and so is a time past the layout's capacity.
+    pub fn next_block(&self, max: u64) -> Result<IdBlock, SnowflakeError> {
+        let max = max.max(1);
+        let max_seq = self.layout.max_sequence();
+        let mut st = self.lock_state();
+        loop {
+            let now = self.clock.now_ms();
+            let mut tick = self.layout.ticks_at(now)?;
+            if let Some(last) = st.last_tick {
+                if tick < last {
+                    let behind_ms = self.layout.unix_ms(last) - now;
+                    if behind_ms > MAX_TOLERATED_ROLLBACK_MS {
+                        return Err(SnowflakeError::ClockMovedBackwards { by_ms: behind_ms });
+                    }
+                    self.clock.sleep_ms((behind_ms as u64) * 2);
+                    let now = self.clock.now_ms();
+                    tick = self.layout.ticks_at(now)?;
+                    if tick < last {
+                        return Err(SnowflakeError::ClockMovedBackwards {
+                            by_ms: self.layout.unix_ms(last) - now,
+                        });
+                    }
+                }
+                if tick == last && st.next_seq > max_seq {
+                    // This tick is used up: wait for the next one.
+                    let next_tick_ms = self.layout.unix_ms(last + 1);
+                    if last + 1 > self.layout.max_ticks() {
+                        return Err(SnowflakeError::TimeOverflow {
+                            unix_ms: next_tick_ms,
+                            last_ms: self.layout.last_unix_ms(),
+                        });
+                    }
+                    self.clock.sleep_until_ms(next_tick_ms);
+                    continue;
+                }
+            }
+            let tick_ms = self.layout.unix_ms(tick);
+            if tick_ms >= st.fence_ms {
+                let fence = self
+                    .fence
+                    .as_ref()
+                    .ok_or(SnowflakeError::FenceReached { unix_ms: tick_ms })?;
+                let new_fence = fence.extend(tick_ms)?;
+                if new_fence <= tick_ms {
+                    return Err(SnowflakeError::FenceReached { unix_ms: tick_ms });
+                }
+                st.fence_ms = new_fence;
+            }
+            if st.last_tick != Some(tick) {
+                st.last_tick = Some(tick);
+                st.next_seq = self.tick_start(&mut st.rng);
+            }
+            let count = max.min(max_seq - st.next_seq + 1);
+            let first = self.layout.encode(tick, self.worker, st.next_seq)?;
+            st.next_seq += count;
+            return Ok(IdBlock {
+                first,
+                stride: self.layout.sequence_stride(),
+                count,
+            });
+        }
+    }
+
+    fn tick_start(&self, rng: &mut u64) -> u64 {
+        match self.seq_start {
+            SeqStart::Zero => 0,
+            SeqStart::Random => {
+                // Leaf draws from [0, 100); narrow layouts keep at least half their sequence space.
+                let span = 100.min((self.layout.max_sequence() + 1) / 2).max(1);
+                xorshift(rng) % span
+            }
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! Bit layouts of snowflake-style IDs: which bits hold the time, the worker and the sequence.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::SnowflakeError;
+
+/// Leaf's (and Twitter's) epoch: 2010-11-04T01:42:54.657Z.
+pub const LEAF_EPOCH_MS: i64 = 1_288_834_974_657;
+/// Discord's epoch: 2015-01-01T00:00:00Z.
+pub const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
+/// Sonyflake's default start time: 2014-09-01T00:00:00Z.
+pub const SONYFLAKE_EPOCH_MS: i64 = 1_409_529_600_000;
+/// Baidu uid-generator's default epoch: 2016-05-20T00:00:00+08:00.
+pub const BAIDU_EPOCH_MS: i64 = 1_463_673_600_000;
+
+/// Order of the two low fields below the time field.
+///
+/// Leaf, Twitter, Discord and Baidu put the worker above the sequence; Sonyflake puts the sequence
+/// above the machine id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FieldOrder {
+    /// `time | worker | sequence`
+    TimeWorkerSeq,
+    /// `time | sequence | worker`
+    TimeSeqWorker,
+}
+
+/// The named layouts `leafctl` knows, so an operator can decode IDs from other generators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence.
+    Leaf,
+    /// Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence.
+    Discord,
+    /// Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine.
+    Sonyflake,
+    /// Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence.
+    Baidu,
+}
+
+impl Preset {
+    /// The layout this preset names.
+    pub fn layout(self) -> Layout {
+        let (epoch_ms, time, worker, seq, unit_ms, order) = match self {
+            Preset::Leaf => (LEAF_EPOCH_MS, 41, 10, 12, 1, FieldOrder::TimeWorkerSeq),
+            Preset::Discord => (DISCORD_EPOCH_MS, 41, 10, 12, 1, FieldOrder::TimeWorkerSeq),
+            Preset::Sonyflake => (SONYFLAKE_EPOCH_MS, 39, 16, 8, 10, FieldOrder::TimeSeqWorker),
+            Preset::Baidu => (BAIDU_EPOCH_MS, 28, 22, 13, 1000, FieldOrder::TimeWorkerSeq),
+        };
+        Layout {
+            epoch_ms,
+            time_bits: time,
+            worker_bits: worker,
+            seq_bits: seq,
+            unit_ms,
+            order,
+        }
+    }
+
+    /// The preset's name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Leaf => "leaf",
+            Preset::Discord => "discord",
+            Preset::Sonyflake => "sonyflake",
+            Preset::Baidu => "baidu",
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The fields of one decoded ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdParts {
+    /// Time units since the layout's epoch.
+    pub ticks: u64,
+    /// Worker (or machine) id.
+    pub worker: u64,
+    /// Sequence number within the tick.
+    pub sequence: u64,
+}
+
+/// A validated snowflake layout: 63 bits in all, so the sign bit of an `i64` is always 0.
+///
+/// ```
+/// use leafctl::snowflake::{Layout, Preset};
+/// let leaf = Layout::preset(Preset::Leaf);
+/// let id = leaf.encode(1_000, 7, 42).unwrap();
+/// let parts = leaf.decode(id).unwrap();
+/// assert_eq!((parts.ticks, parts.worker, parts.sequence), (1_000, 7, 42));
+/// assert_eq!(leaf.unix_ms(parts.ticks), leafctl::snowflake::LEAF_EPOCH_MS + 1_000);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Layout {
+    epoch_ms: i64,
+    time_bits: u32,
+    worker_bits: u32,
+    seq_bits: u32,
+    unit_ms: u64,
+    order: FieldOrder,
+}
+
+impl Layout {
+    /// A preset's layout.
+    pub fn preset(preset: Preset) -> Layout {
+        preset.layout()
+    }
+
+    /// A custom `time | worker | sequence` layout; the three widths must add up to 63 and each be at
+    /// least 1, and the unit must be at least 1 ms.
+    pub fn custom(
+        epoch_ms: i64,
+        time_bits: u32,
+        worker_bits: u32,
+        seq_bits: u32,
+        unit_ms: u64,
+    ) -> Result<Layout, SnowflakeError> {
+        let invalid = |reason: String| Err(SnowflakeError::InvalidLayout(reason));
+        if time_bits == 0 || worker_bits == 0 || seq_bits == 0 {
+            return invalid(format!(
+                "every field needs at least one bit (got {time_bits},{worker_bits},{seq_bits})"
+            ));
+        }
+        let total = time_bits as u64 + worker_bits as u64 + seq_bits as u64;
+        if total != 63 {
+            return invalid(format!(
+                "time, worker and sequence bits must add up to 63 (the sign bit stays 0), got {total}"
+            ));
+        }
+        if unit_ms == 0 {
+            return invalid("the time unit must be at least 1 ms".into());
+        }
+        let layout = Layout {
+            epoch_ms,
+            time_bits,
+            worker_bits,
+            seq_bits,
+            unit_ms,
+            order: FieldOrder::TimeWorkerSeq,
+        };
+        // The last representable instant must be a valid Unix time in ms.
+        let span = (layout.max_ticks() as i128) * (unit_ms as i128);
+        if (epoch_ms as i128) + span > i64::MAX as i128 {
+            return invalid(
+                "epoch plus the time field's span overflows 64-bit milliseconds".into(),
+            );
+        }
+        Ok(layout)
+    }
+
+    /// Milliseconds since the Unix epoch at which tick 0 starts.
+    pub fn epoch_ms(&self) -> i64 {
+        self.epoch_ms
+    }
+    /// Width of the time field.
+    pub fn time_bits(&self) -> u32 {
+        self.time_bits
+    }
+    /// Width of the worker field.
+    pub fn worker_bits(&self) -> u32 {
+        self.worker_bits
+    }
+    /// Width of the sequence field.
+    pub fn seq_bits(&self) -> u32 {
+        self.seq_bits
+    }
+    /// Length of one tick in milliseconds.
+    pub fn unit_ms(&self) -> u64 {
+        self.unit_ms
+    }
+    /// Order of the low fields.
+    pub fn order(&self) -> FieldOrder {
+        self.order
+    }
+    /// Largest worker id.
+    pub fn max_worker(&self) -> u64 {
+        (1u64 << self.worker_bits) - 1
+    }
+    /// Largest sequence number.
+    pub fn max_sequence(&self) -> u64 {
+        (1u64 << self.seq_bits) - 1
+    }
+    /// Largest tick count the time field holds.
+    pub fn max_ticks(&self) -> u64 {
+        (1u64 << self.time_bits) - 1
+    }
+
+    fn shifts(&self) -> (u32, u32, u32) {
+        // (time shift, worker shift, sequence shift)
+        match self.order {
+            FieldOrder::TimeWorkerSeq => (self.worker_bits + self.seq_bits, self.seq_bits, 0),
+            FieldOrder::TimeSeqWorker => (self.worker_bits + self.seq_bits, 0, self.worker_bits),
+        }
+    }
+
+    /// Distance between two IDs of the same tick and worker whose sequences differ by one.
+    pub fn sequence_stride(&self) -> u64 {
+        1u64 << self.shifts().2
+    }
+
+    /// Packs the three fields into an ID; any field out of range is an error, never a wrapped ID.
+    pub fn encode(&self, ticks: u64, worker: u64, sequence: u64) -> Result<u64, SnowflakeError> {
+        if ticks > self.max_ticks() {
+            return Err(SnowflakeError::TimeOverflow {
+                unix_ms: self.unix_ms_saturating(ticks),
+                last_ms: self.last_unix_ms(),
+            });
+        }
+        if worker > self.max_worker() {
+            return Err(SnowflakeError::WorkerOutOfRange {
+                worker,
+                max: self.max_worker(),
+            });
+        }
+        if sequence > self.max_sequence() {
+            return Err(SnowflakeError::SequenceOutOfRange {
+                sequence,
+                max: self.max_sequence(),
+            });
+        }
+        let (ts, ws, ss) = self.shifts();
+        Ok((ticks << ts) | (worker << ws) | (sequence << ss))
+    }
+
+    /// Splits an ID into its fields; IDs with the sign bit set are rejected.
+    pub fn decode(&self, id: u64) -> Result<IdParts, SnowflakeError> {
+        if id > i64::MAX as u64 {
+            return Err(SnowflakeError::SignBitSet(id));
+        }
+        let (ts, ws, ss) = self.shifts();
+        Ok(IdParts {
+            ticks: id >> ts,
+            worker: (id >> ws) & self.max_worker(),
+            sequence: (id >> ss) & self.max_sequence(),
+        })
+    }
+
+    /// Unix milliseconds at which a tick starts.
+    pub fn unix_ms(&self, ticks: u64) -> i64 {
+        self.unix_ms_saturating(ticks)
+    }
+
+    fn unix_ms_saturating(&self, ticks: u64) -> i64 {
+        let ms = self.epoch_ms as i128 + ticks as i128 * self.unit_ms as i128;
+        ms.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// The last Unix millisecond the layout can represent.
+    pub fn last_unix_ms(&self) -> i64 {
+        self.unix_ms(self.max_ticks()) + self.unit_ms as i64 - 1
+    }
+
+    /// The tick that contains a Unix millisecond; an instant before the epoch or past the layout's
+    /// capacity is an error.
+    pub fn ticks_at(&self, unix_ms: i64) -> Result<u64, SnowflakeError> {
+        if unix_ms < self.epoch_ms {
+            return Err(SnowflakeError::BeforeEpoch {
+                unix_ms,
+                epoch_ms: self.epoch_ms,
+            });
+        }
+        let ticks = (unix_ms - self.epoch_ms) as u64 / self.unit_ms;
+        if ticks > self.max_ticks() {
+            return Err(SnowflakeError::TimeOverflow {
+                unix_ms,
+                last_ms: self.last_unix_ms(),
+            });
+        }
+        Ok(ticks)
+    }
+
+    /// Smallest and largest ID whose time lies in `[from_ms, to_ms]`, for `WHERE id BETWEEN` queries.
+    pub fn id_range(&self, from_ms: i64, to_ms: i64) -> Result<(u64, u64), SnowflakeError> {
+        let first = self.ticks_at(from_ms.max(self.epoch_ms))?;
+        let last = self.ticks_at(to_ms)?;
+        let (ts, _, _) = self.shifts();
+        let low_mask = (1u64 << ts) - 1;
+        Ok((first << ts, (last << ts) | low_mask))
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.order {
+            FieldOrder::TimeWorkerSeq => write!(
+                f,
+                "{} time | {} worker | {} sequence",
+                self.time_bits, self.worker_bits, self.seq_bits
+            )?,
+            FieldOrder::TimeSeqWorker => write!(
+                f,
+                "{} time | {} sequence | {} worker",
+                self.time_bits, self.seq_bits, self.worker_bits
+            )?,
+        }
+        write!(f, ", {} ms units, epoch {} ms", self.unit_ms, self.epoch_ms)
+    }
+}
+
+/// Field widths as written on the command line: `TIME,WORKER,SEQ`, e.g. `41,10,12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitWidths {
+    /// Width of the time field.
+    pub time: u32,
+    /// Width of the worker field.
+    pub worker: u32,
+    /// Width of the sequence field.
+    pub seq: u32,
+}
+
+impl FromStr for BitWidths {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        let [t, w, q] = parts.as_slice() else {
+            return Err(format!(
+                "expected TIME,WORKER,SEQ such as 41,10,12, got {s:?}"
+            ));
+        };
+        let num = |p: &str| {
+            p.parse::<u32>()
+                .map_err(|_| format!("{p:?} is not a bit count (in {s:?})"))
+        };
+        Ok(BitWidths {
+            time: num(t)?,
+            worker: num(w)?,
+            seq: num(q)?,
+        })
+    }
+}
+
+impl fmt::Display for BitWidths {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{},{},{}", self.time, self.worker, self.seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_use_63_bits() {
+        for p in [
+            Preset::Leaf,
+            Preset::Discord,
+            Preset::Sonyflake,
+            Preset::Baidu,
+        ] {
+            let l = p.layout();
+            assert_eq!(l.time_bits + l.worker_bits + l.seq_bits, 63, "{p}");
+        }
+    }
+
+    #[test]
+    fn known_leaf_id_decodes() {
+        // Worker 1, sequence 5, 1000 ms after the epoch, computed by hand.
+        let id = (1000u64 << 22) | (1 << 12) | 5;
+        let p = Preset::Leaf.layout().decode(id).unwrap();
+        assert_eq!((p.ticks, p.worker, p.sequence), (1000, 1, 5));
+    }
+
+    #[test]
+    fn sonyflake_order_puts_sequence_above_machine() {
+        let l = Preset::Sonyflake.layout();
+        let id = l.encode(3, 0x1234, 0x56).unwrap();
+        assert_eq!(id, (3 << 24) | (0x56 << 16) | 0x1234);
+        assert_eq!(l.sequence_stride(), 1 << 16);
+    }
+
+    #[test]
+    fn out_of_range_fields_are_errors() {
+        let l = Preset::Leaf.layout();
+        assert!(matches!(
+            l.encode(1 << 41, 0, 0),
+            Err(SnowflakeError::TimeOverflow { .. })
+        ));
+        assert!(matches!(
+            l.encode(0, 1024, 0),
+            Err(SnowflakeError::WorkerOutOfRange { .. })
+        ));
+        assert!(matches!(
+            l.encode(0, 0, 4096),
+            Err(SnowflakeError::SequenceOutOfRange { .. })
+        ));
+        assert!(matches!(
+            l.decode(1 << 63),
+            Err(SnowflakeError::SignBitSet(_))
+        ));
+    }
+
+    #[test]
+    fn custom_layout_validation() {
+        assert!(Layout::custom(0, 41, 10, 12, 1).is_ok());
+        assert!(Layout::custom(0, 41, 10, 13, 1).is_err());
+        assert!(Layout::custom(0, 63, 0, 0, 1).is_err());
+        assert!(Layout::custom(0, 41, 10, 12, 0).is_err());
+        assert!(Layout::custom(i64::MAX - 5, 41, 10, 12, 1).is_err());
+    }
+
+    #[test]
+    fn id_range_covers_the_whole_window() {
+        let l = Preset::Leaf.layout();
+        let (lo, hi) = l.id_range(LEAF_EPOCH_MS + 10, LEAF_EPOCH_MS + 20).unwrap();
+        assert_eq!(
+            l.decode(lo).unwrap(),
+            IdParts {
+                ticks: 10,
+                worker: 0,
+                sequence: 0
+            }
+        );
+        assert_eq!(
+            l.decode(hi).unwrap(),
+            IdParts {
+                ticks: 20,
+                worker: 1023,
+                sequence: 4095
+            }
+        );
+    }
+
+    #[test]
+    fn widths_parse() {
+        assert_eq!(
+            "41,10,12".parse::<BitWidths>().unwrap(),
+            BitWidths {
+                time: 41,
+                worker: 10,
+                seq: 12
+            }
+        );
+        assert!("41,10".parse::<BitWidths>().is_err());
+        assert!("a,b,c".parse::<BitWidths>().is_err());
+    }
+}

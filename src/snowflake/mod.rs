@@ -1,0 +1,271 @@
+//! Snowflake IDs: `time | worker | sequence` packed into 63 bits.
+//!
+//! [`Layout`] says where each field sits and converts between IDs and their parts,
+//! [`SnowflakeGenerator`] issues IDs for one worker id, and [`Clock`] is the time source it reads,
+//! behind a trait so that clock faults can be tested with [`FakeClock`].
+
+mod clock;
+mod generator;
+mod layout;
+
+pub use clock::{Clock, FakeClock, SystemClock};
+pub use generator::{
+    IdBlock, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator, SnowflakeGeneratorBuilder,
+    TimeFence,
+};
+pub use layout::{
+    BAIDU_EPOCH_MS, BitWidths, DISCORD_EPOCH_MS, FieldOrder, IdParts, LEAF_EPOCH_MS, Layout,
+    Preset, SONYFLAKE_EPOCH_MS,
+};
+
+/// Everything that can go wrong while laying out, encoding, decoding or issuing snowflake IDs.
+#[derive(Debug, thiserror::Error)]
+pub enum SnowflakeError {
+    /// The bit layout is not usable.
+    #[error("invalid layout: {0}")]
+    InvalidLayout(String),
+    /// The time does not fit in the layout's time field (the layout has run out of time).
+    #[error(
+        "time {unix_ms} ms is past the last instant this layout can encode ({last_ms} ms); \
+         IDs would overflow"
+    )]
+    TimeOverflow {
+        /// The instant that did not fit.
+        unix_ms: i64,
+        /// The last representable instant.
+        last_ms: i64,
+    },
+    /// The time is before the layout's epoch.
+    #[error("time {unix_ms} ms is before the layout's epoch ({epoch_ms} ms)")]
+    BeforeEpoch {
+        /// The instant that did not fit.
+        unix_ms: i64,
+        /// The layout's epoch.
+        epoch_ms: i64,
+    },
+    /// A worker id larger than the worker field holds.
+    #[error("worker id {worker} is out of range for this layout (0..={max})")]
+    WorkerOutOfRange {
+        /// The worker id given.
+        worker: u64,
+        /// The largest worker id of the layout.
+        max: u64,
+    },
+    /// A sequence number larger than the sequence field holds.
+    #[error("sequence {sequence} is out of range for this layout (0..={max})")]
+    SequenceOutOfRange {
+        /// The sequence given.
+        sequence: u64,
+        /// The largest sequence of the layout.
+        max: u64,
+    },
+    /// A 64-bit value with the sign bit set is never a snowflake ID.
+    #[error("{0} has the sign bit set; snowflake IDs are at most 2^63-1")]
+    SignBitSet(u64),
+    /// The clock went back further than the generator waits out.
+    #[error("the clock moved backwards by {by_ms} ms; refusing to issue IDs that could repeat")]
+    ClockMovedBackwards {
+        /// How far behind the last issued time the clock is.
+        by_ms: i64,
+    },
+    /// The time fence (lease, reservation) could not be moved past the time to issue at.
+    #[error("no reservation covers time {unix_ms} ms; refusing to issue IDs")]
+    FenceReached {
+        /// The instant the generator wanted to issue at.
+        unix_ms: i64,
+    },
+    /// The fence's holder failed to extend it (lost lease, unwritable state file...).
+    #[error("could not extend the worker's reservation: {0}")]
+    FenceFailed(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    const T0: i64 = LEAF_EPOCH_MS + 1_000_000;
+
+    fn generator(clock: &Arc<FakeClock>, seq_start: SeqStart) -> SnowflakeGenerator {
+        SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .seq_start(seq_start)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn ids_increase_and_carry_the_worker() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, SeqStart::Zero);
+        let a = g.next_id().unwrap();
+        let b = g.next_id().unwrap();
+        assert_eq!(b, a + 1);
+        let parts = g.layout().decode(b).unwrap();
+        assert_eq!(parts.worker, 3);
+        assert_eq!(parts.sequence, 1);
+        assert_eq!(g.layout().unix_ms(parts.ticks), T0);
+    }
+
+    #[test]
+    fn random_start_stays_below_100() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, SeqStart::Random);
+        for _ in 0..500 {
+            let p = g.layout().decode(g.next_id().unwrap()).unwrap();
+            assert!(p.sequence < 100, "sequence {} starts a tick", p.sequence);
+            clock.advance_ms(1);
+        }
+    }
+
+    #[test]
+    fn exhausted_sequence_waits_for_the_next_tick() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, SeqStart::Zero);
+        let block = g.next_block(10_000).unwrap();
+        assert_eq!(block.count, 4096, "one tick holds 4096 IDs");
+        let next = g.next_id().unwrap();
+        assert!(next > block.last());
+        assert_eq!(clock.now_ms(), T0 + 1, "slept exactly to the next tick");
+        let p = g.layout().decode(next).unwrap();
+        assert_eq!((g.layout().unix_ms(p.ticks), p.sequence), (T0 + 1, 0));
+    }
+
+    #[test]
+    fn small_rollback_is_waited_out() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, SeqStart::Zero);
+        let a = g.next_id().unwrap();
+        clock.set_ms(T0 - 3);
+        let b = g.next_id().unwrap();
+        assert!(b > a);
+        assert_eq!(clock.slept_ms(), 6, "waits twice the offset");
+        assert!(g.layout().unix_ms(g.layout().decode(b).unwrap().ticks) >= T0);
+    }
+
+    #[test]
+    fn rollback_of_exactly_five_ms_is_waited_out() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, SeqStart::Zero);
+        let a = g.next_id().unwrap();
+        clock.set_ms(T0 - 5);
+        assert!(g.next_id().unwrap() > a);
+    }
+
+    #[test]
+    fn large_rollback_is_an_error_and_changes_nothing() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, SeqStart::Zero);
+        let a = g.next_id().unwrap();
+        clock.set_ms(T0 - 6);
+        match g.next_id() {
+            Err(SnowflakeError::ClockMovedBackwards { by_ms }) => assert_eq!(by_ms, 6),
+            other => panic!("expected ClockMovedBackwards, got {other:?}"),
+        }
+        assert_eq!(clock.slept_ms(), 0);
+        clock.set_ms(T0);
+        assert_eq!(
+            g.next_id().unwrap(),
+            a + 1,
+            "resumes in the same tick once the clock is back"
+        );
+    }
+
+    #[test]
+    fn capacity_overflow_is_an_error_not_a_negative_id() {
+        let layout = Layout::preset(Preset::Leaf);
+        let clock = Arc::new(FakeClock::new(layout.last_unix_ms()));
+        let g = generator(&clock, SeqStart::Zero);
+        let block = g.next_block(u64::MAX).unwrap();
+        assert!(block.last() <= i64::MAX as u64);
+        assert!(matches!(
+            g.next_id(),
+            Err(SnowflakeError::TimeOverflow { .. })
+        ));
+        clock.advance_ms(1);
+        assert!(matches!(
+            g.next_id(),
+            Err(SnowflakeError::TimeOverflow { .. })
+        ));
+    }
+
+    #[test]
+    fn resume_after_skips_the_used_tick() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .resume_after(T0)
+            .build()
+            .unwrap();
+        let p = g.layout().decode(g.next_id().unwrap()).unwrap();
+        assert_eq!(g.layout().unix_ms(p.ticks), T0 + 1);
+    }
+
+    #[test]
+    fn worker_out_of_range_is_rejected() {
+        let r = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 1024).build();
+        assert!(matches!(
+            r,
+            Err(SnowflakeError::WorkerOutOfRange {
+                worker: 1024,
+                max: 1023
+            })
+        ));
+    }
+
+    struct StepFence {
+        step: i64,
+        calls: std::sync::atomic::AtomicU32,
+        fail_after: u32,
+    }
+    impl TimeFence for StepFence {
+        fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+            let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n >= self.fail_after {
+                return Err(SnowflakeError::FenceFailed("lease lost".into()));
+            }
+            Ok(unix_ms + self.step)
+        }
+    }
+
+    #[test]
+    fn fence_is_extended_and_its_failure_stops_issuing() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let fence = StepFence {
+            step: 10,
+            calls: 0.into(),
+            fail_after: 1,
+        };
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .fence(Box::new(fence))
+            .build()
+            .unwrap();
+        g.next_id().unwrap();
+        clock.advance_ms(9);
+        g.next_id().unwrap();
+        clock.advance_ms(1);
+        assert!(matches!(g.next_id(), Err(SnowflakeError::FenceFailed(_))));
+    }
+
+    #[test]
+    fn sonyflake_blocks_step_by_the_machine_field() {
+        let clock = Arc::new(FakeClock::new(SONYFLAKE_EPOCH_MS + 50));
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Sonyflake), 9)
+            .clock(clock.clone())
+            .seq_start(SeqStart::Zero)
+            .build()
+            .unwrap();
+        let ids = g.next_ids(300).unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        for id in &ids {
+            assert_eq!(g.layout().decode(*id).unwrap().worker, 9);
+        }
+        assert_eq!(
+            clock.now_ms(),
+            SONYFLAKE_EPOCH_MS + 60,
+            "256 per 10 ms tick"
+        );
+    }
+}

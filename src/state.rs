@@ -1,0 +1,387 @@
+//! The local lock and state file that make a worker id safe without any server.
+//!
+//! One process at a time holds the exclusive lock `snowflake-{name}-{worker}.lock` in the state
+//! directory. Beside it, `snowflake-{name}-{worker}.json` records an upper bound on the times this
+//! worker id has issued IDs at. While a run issues IDs, that bound is a reservation a little ahead
+//! of the clock, written (and synced) before any ID at those times is handed out; a clean exit
+//! replaces it with the exact last time. So even after a crash, the next run knows a time at or
+//! after every ID issued, and never reuses one.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::snowflake::{Clock, SnowflakeError, TimeFence};
+
+/// How far ahead of the clock a running generator reserves times, in ms. A run that crashed
+/// leaves at most this much unused reservation for the next run to wait out.
+pub const RESERVATION_WINDOW_MS: i64 = 1_000;
+
+/// Failures of the local state directory and its files.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file or directory could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The state file exists but is not what leafctl writes.
+    #[error(
+        "state file {path} is unreadable ({reason}); move it aside only if no IDs were issued with this worker id since it was written"
+    )]
+    Corrupt {
+        /// The state file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Another process holds the worker id (only with `no_wait`).
+    #[error(
+        "worker id {worker} (name {name:?}) is in use by another leafctl process (lock {path})"
+    )]
+    InUse {
+        /// The name the worker id belongs to.
+        name: String,
+        /// The worker id.
+        worker: u64,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The local clock is behind the last time recorded for this worker id.
+    #[error(
+        "the clock is {behind_ms} ms behind the last time worker id {worker} issued IDs at \
+         ({recorded_ms} ms, recorded in {path}); refusing to start so no ID repeats"
+    )]
+    ClockBehind {
+        /// The worker id.
+        worker: u64,
+        /// How far behind the clock is.
+        behind_ms: i64,
+        /// The recorded bound.
+        recorded_ms: i64,
+        /// The state file.
+        path: PathBuf,
+    },
+}
+
+/// What the state file holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerState {
+    /// The name (Leaf's `leaf.name`) the worker id belongs to.
+    pub name: String,
+    /// The worker id.
+    pub worker_id: u64,
+    /// Every ID issued with this worker id has a time strictly below this Unix ms.
+    pub issued_below_ms: i64,
+    /// True when the last run exited cleanly and `issued_below_ms` is exact (last time + 1),
+    /// false while a run holds a reservation (or crashed holding one).
+    pub clean: bool,
+}
+
+/// An exclusive hold on one (name, worker id) on this machine, released on drop.
+///
+/// It is also the generator's [`TimeFence`]: each extension is written to disk before IDs at
+/// the new times are issued.
+pub struct LocalWorkerLease {
+    name: String,
+    worker: u64,
+    state_path: PathBuf,
+    resume_after_ms: Option<i64>,
+    write: Mutex<()>,
+    _lock: File,
+}
+
+impl std::fmt::Debug for LocalWorkerLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalWorkerLease")
+            .field("name", &self.name)
+            .field("worker", &self.worker)
+            .field("state_path", &self.state_path)
+            .finish()
+    }
+}
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StateError + 'a {
+    move |source| StateError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Creates the state directory (mode 0700 on Unix) if needed.
+pub fn ensure_dir(dir: &Path) -> Result<(), StateError> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .map_err(io("cannot create state directory", dir))
+}
+
+impl LocalWorkerLease {
+    /// Takes the lock for (`name`, `worker`) in `dir`, waiting for another holder to finish unless
+    /// `no_wait` is set, then checks the clock against the recorded state.
+    ///
+    /// A run that crashed leaves a reservation up to [`RESERVATION_WINDOW_MS`] ahead; that is
+    /// waited out. Any other clock behind the record is left to the generator, which waits out a
+    /// step of a few ms and refuses a larger one.
+    pub fn acquire(
+        dir: &Path,
+        name: &str,
+        worker: u64,
+        no_wait: bool,
+        clock: &dyn Clock,
+    ) -> Result<LocalWorkerLease, StateError> {
+        ensure_dir(dir)?;
+        let stem = format!("snowflake-{}-{worker}", sanitize(name));
+        let lock_path = dir.join(format!("{stem}.lock"));
+        let state_path = dir.join(format!("{stem}.json"));
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io("cannot open lock file", &lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) if no_wait => {
+                return Err(StateError::InUse {
+                    name: name.to_string(),
+                    worker,
+                    path: lock_path,
+                });
+            }
+            Err(TryLockError::WouldBlock) => {
+                tracing::info!(
+                    "worker id {worker} is in use by another leafctl process; waiting for {}",
+                    lock_path.display()
+                );
+                lock.lock().map_err(io("cannot lock", &lock_path))?;
+            }
+            Err(TryLockError::Error(e)) => return Err(io("cannot lock", &lock_path)(e)),
+        }
+
+        let resume_after_ms = match read_state(&state_path)? {
+            None => None,
+            Some(state) => {
+                if state.name != name || state.worker_id != worker {
+                    return Err(StateError::Corrupt {
+                        path: state_path,
+                        reason: format!(
+                            "it belongs to name {:?} worker {}",
+                            state.name, state.worker_id
+                        ),
+                    });
+                }
+                let now = clock.now_ms();
+                let behind = state.issued_below_ms - now;
+                if !state.clean && behind > 0 {
+                    if behind > RESERVATION_WINDOW_MS {
+                        return Err(StateError::ClockBehind {
+                            worker,
+                            behind_ms: behind,
+                            recorded_ms: state.issued_below_ms,
+                            path: state_path,
+                        });
+                    }
+                    tracing::info!(
+                        "the last run on worker id {worker} did not exit cleanly; waiting {behind} ms for its reservation to pass"
+                    );
+                    clock.sleep_until_ms(state.issued_below_ms);
+                }
+                Some(state.issued_below_ms - 1)
+            }
+        };
+        Ok(LocalWorkerLease {
+            name: name.to_string(),
+            worker,
+            state_path,
+            resume_after_ms,
+            write: Mutex::new(()),
+            _lock: lock,
+        })
+    }
+
+    /// The time the generator must resume after (every earlier time may have been used).
+    pub fn resume_after_ms(&self) -> Option<i64> {
+        self.resume_after_ms
+    }
+
+    /// The state file's path.
+    pub fn state_path(&self) -> &Path {
+        &self.state_path
+    }
+
+    /// Records the exact last issued time after a clean run (`None`: nothing was issued, the
+    /// previous bound stays).
+    pub fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), StateError> {
+        let Some(bound) = last_issued_ms
+            .map(|t| t + 1)
+            .or(self.resume_after_ms.map(|t| t + 1))
+        else {
+            return Ok(());
+        };
+        self.write_state(bound, true)
+    }
+
+    fn write_state(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
+        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let state = WorkerState {
+            name: self.name.clone(),
+            worker_id: self.worker,
+            issued_below_ms,
+            clean,
+        };
+        write_atomically(&self.state_path, &state)
+    }
+}
+
+impl TimeFence for LocalWorkerLease {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        let fence = unix_ms.saturating_add(RESERVATION_WINDOW_MS);
+        self.write_state(fence, false)
+            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
+        Ok(fence)
+    }
+}
+
+impl<T: TimeFence + ?Sized> TimeFence for std::sync::Arc<T> {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        (**self).extend(unix_ms)
+    }
+}
+
+/// Reads a state file; `None` when there is none yet.
+pub fn read_state(path: &Path) -> Result<Option<WorkerState>, StateError> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("cannot read state file", path)(e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| StateError::Corrupt {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
+/// Writes JSON to a temporary file, syncs it and renames it over `path`, so a reader never sees
+/// a half-written file, even after a crash or power loss.
+pub fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
+    let tmp = path.with_extension("json.tmp");
+    let body = serde_json::to_vec_pretty(value).map_err(|e| StateError::Corrupt {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let mut f = File::create(&tmp).map_err(io("cannot create", &tmp))?;
+    f.write_all(&body)
+        .and_then(|_| f.write_all(b"\n"))
+        .and_then(|_| f.sync_all())
+        .map_err(io("cannot write", &tmp))?;
+    fs::rename(&tmp, path).map_err(io("cannot replace", path))?;
+    if let Some(dir) = path.parent()
+        && let Ok(d) = File::open(dir)
+    {
+        // Make the rename itself durable; a failure here leaves a valid file either way.
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Keeps a name usable as part of a file name.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snowflake::FakeClock;
+
+    #[test]
+    fn second_holder_is_refused_with_no_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock::new(10_000);
+        let _a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
+        assert!(matches!(b, Err(StateError::InUse { worker: 7, .. })));
+        assert!(LocalWorkerLease::acquire(dir.path(), "leaf", 8, true, &clock).is_ok());
+    }
+
+    #[test]
+    fn clean_finish_records_the_exact_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock::new(10_000);
+        {
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+            assert_eq!(a.resume_after_ms(), None);
+            assert_eq!(a.extend(10_000).unwrap(), 10_000 + RESERVATION_WINDOW_MS);
+            a.finish(Some(10_002)).unwrap();
+        }
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        assert_eq!(b.resume_after_ms(), Some(10_002));
+        assert_eq!(
+            clock.slept_ms(),
+            0,
+            "a clean record is never waited on here"
+        );
+    }
+
+    #[test]
+    fn crashed_reservation_is_waited_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock::new(10_000);
+        {
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+            a.extend(10_000).unwrap();
+            // Dropped without finish(): a crash.
+        }
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        assert_eq!(clock.now_ms(), 10_000 + RESERVATION_WINDOW_MS);
+        assert_eq!(
+            b.resume_after_ms(),
+            Some(10_000 + RESERVATION_WINDOW_MS - 1)
+        );
+    }
+
+    #[test]
+    fn clock_far_behind_a_reservation_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock::new(10_000);
+        {
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+            a.extend(10_000).unwrap();
+        }
+        clock.set_ms(5_000);
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
+        assert!(matches!(b, Err(StateError::ClockBehind { .. })), "{b:?}");
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("snowflake-leaf-7.json"), "{not json").unwrap();
+        let clock = FakeClock::new(10_000);
+        let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
+        assert!(matches!(r, Err(StateError::Corrupt { .. })), "{r:?}");
+    }
+}
