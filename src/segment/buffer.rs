@@ -1,0 +1,451 @@
+//! One tag's double buffer: two segments, a lock-free hot path, and the state of the next load.
+//!
+//! The hot path is one atomic `fetch_add` on the current segment's counter, framed by two loads
+//! of the segment's generation (a seqlock): an ID is handed out only if the segment was not
+//! refilled while it was taken, so a thread that stalls on an old segment can waste an ID but
+//! never repeat one. Everything else (switching, waiting for a load) happens under a mutex on
+//! the slow path, once per segment.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::{Claim, Increment, MAX_DYNAMIC_STEP, SegmentError};
+
+/// Leaf's `SEGMENT_DURATION`: a segment used up faster than this doubles the next step.
+pub const SEGMENT_DURATION_MS: i64 = 15 * 60 * 1000;
+
+/// Keeps a value on its own cache lines, so the counter's writes do not slow readers of the rest.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Padded<T>(T);
+
+/// One segment: IDs `[start, max)`, handed out from `value` upwards.
+#[derive(Debug, Default)]
+struct Segment {
+    /// The next ID to hand out (may run past `max` once the segment is used up).
+    value: Padded<AtomicU64>,
+    meta: Padded<SegmentMeta>,
+}
+
+#[derive(Debug, Default)]
+struct SegmentMeta {
+    /// Even: stable; odd: being refilled. Bumped twice per refill.
+    generation: AtomicU64,
+    start: AtomicU64,
+    max: AtomicU64,
+    step: AtomicU64,
+    /// `start + step / 10`: taking this ID starts the preload of the other segment.
+    preload_at: AtomicU64,
+}
+
+impl Segment {
+    /// Takes one ID, or `None` if the segment is used up or was refilled meanwhile.
+    #[inline(always)]
+    fn take(&self) -> Option<(u64, bool)> {
+        let m = &self.meta.0;
+        let g1 = m.generation.load(SeqCst);
+        let v = self.value.0.fetch_add(1, SeqCst);
+        let max = m.max.load(SeqCst);
+        let preload_at = m.preload_at.load(SeqCst);
+        let g2 = m.generation.load(SeqCst);
+        if g1 == g2 && g1 & 1 == 0 && v < max {
+            Some((v, v >= preload_at))
+        } else {
+            None
+        }
+    }
+
+    fn has_left(&self) -> bool {
+        let m = &self.meta.0;
+        let g = m.generation.load(SeqCst);
+        g & 1 == 0 && self.value.0.load(SeqCst) < m.max.load(SeqCst)
+    }
+
+    /// Refills a segment no thread takes from (readers of a stale index are turned away by
+    /// the generation).
+    fn refill(&self, claim: &Claim) {
+        let m = &self.meta.0;
+        let g = m.generation.load(SeqCst);
+        m.generation.store(g + 1, SeqCst);
+        self.value.0.store(claim.start, SeqCst);
+        m.start.store(claim.start, SeqCst);
+        m.max.store(claim.end, SeqCst);
+        m.step.store(claim.len(), SeqCst);
+        m.preload_at.store(claim.start + claim.len() / 10, SeqCst);
+        m.generation.store(g + 2, SeqCst);
+    }
+
+    fn view(&self) -> SegmentView {
+        let m = &self.meta.0;
+        let max = m.max.load(SeqCst);
+        SegmentView {
+            value: self.value.0.load(SeqCst).min(max),
+            max,
+            step: m.step.load(SeqCst),
+        }
+    }
+}
+
+/// What the slow path found.
+pub(crate) enum Slow {
+    /// Try the hot path again.
+    Retry,
+    /// Ask the loader for the next segment, then call again.
+    StartLoad,
+}
+
+#[derive(Debug, Default)]
+struct LoadState {
+    /// A load is queued or running.
+    loading: bool,
+    /// The other segment holds a fresh range.
+    next_ready: bool,
+    /// At least one claim has succeeded.
+    initialised: bool,
+    /// The step of the next dynamic claim (Leaf's `buffer.step`).
+    step: i64,
+    /// The table's step as last read (Leaf's `minStep`).
+    min_step: i64,
+    /// When the last claim after the first happened (clock ms), 0 before.
+    update_ms: i64,
+    /// Loads finished, successful or not.
+    loads_done: u64,
+    last_error: Option<String>,
+    last_failure: Option<Instant>,
+}
+
+/// How the next claim is sized, decided before it is made.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadPlan {
+    pub increment: Increment,
+    update_ms: i64,
+    next_step: i64,
+}
+
+/// A tag's two segments and the bookkeeping of loading them.
+#[derive(Debug)]
+pub struct SegmentBuffer {
+    tag: String,
+    segments: [Segment; 2],
+    current: Padded<AtomicUsize>,
+    /// Set while a load is queued or running, or the next segment is ready, or a failed load
+    /// waits for its retry: the hot path then does not ask for another.
+    next_busy: AtomicBool,
+    state: Mutex<LoadState>,
+    changed: Condvar,
+}
+
+/// A monitoring snapshot of one segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SegmentView {
+    /// The next ID it would hand out (`max` once used up).
+    pub value: u64,
+    /// One past its last ID.
+    pub max: u64,
+    /// Its size.
+    pub step: u64,
+}
+
+/// A monitoring snapshot of a tag's buffer (Leaf's `/cache` view).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SegmentBufferView {
+    /// The tag.
+    pub tag: String,
+    /// Whether a segment was ever loaded.
+    pub init_ok: bool,
+    /// Index (0 or 1) of the segment IDs come from.
+    pub pos: usize,
+    /// Both segments.
+    pub segments: [SegmentView; 2],
+    /// Whether the other segment is loaded and waiting.
+    pub next_ready: bool,
+    /// Whether a load is queued or running.
+    pub loading: bool,
+    /// The step the next dynamic claim would start from.
+    pub step: i64,
+    /// The table's step.
+    pub min_step: i64,
+    /// The last load failure, cleared by the next success.
+    pub last_error: Option<String>,
+}
+
+/// After a failed load, callers do not start another for this long (the loader retries).
+pub(crate) const RETRY_AFTER: Duration = Duration::from_millis(500);
+
+impl SegmentBuffer {
+    /// An empty buffer for `tag`; the first `next_id` loads its first segment.
+    pub fn new(tag: impl Into<String>) -> SegmentBuffer {
+        SegmentBuffer {
+            tag: tag.into(),
+            segments: Default::default(),
+            current: Padded(AtomicUsize::new(0)),
+            next_busy: AtomicBool::new(false),
+            state: Mutex::new(LoadState::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The tag this buffer issues for.
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LoadState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The hot path: an ID and whether the other segment should now be preloaded; `None` sends
+    /// the caller to [`SegmentBuffer::slow_path`].
+    #[inline(always)]
+    pub(crate) fn try_take(&self) -> Option<(u64, bool)> {
+        let idx = self.current.0.load(SeqCst);
+        match self.segments[idx].take() {
+            Some((id, past)) => Some((id, past && !self.next_busy.load(SeqCst))),
+            None => None,
+        }
+    }
+
+    /// Marks a preload as started, unless one is already under way (or the next segment is
+    /// ready). True means the caller must hand this buffer to the loader.
+    pub(crate) fn claim_preload(&self) -> bool {
+        if self.next_busy.swap(true, SeqCst) {
+            return false;
+        }
+        let mut st = self.lock();
+        if st.loading || st.next_ready {
+            return false;
+        }
+        st.loading = true;
+        true
+    }
+
+    /// Called when the current segment gave nothing: switches to the next segment if ready,
+    /// waits (bounded) for a running load, or says a load must be started.
+    pub(crate) fn slow_path(&self, deadline: Instant) -> Result<Slow, SegmentError> {
+        let mut st = self.lock();
+        let mut waited_since: Option<u64> = None;
+        loop {
+            let cur = self.current.0.load(SeqCst);
+            if self.segments[cur].has_left() {
+                return Ok(Slow::Retry);
+            }
+            if st.next_ready {
+                self.current.0.store(1 - cur, SeqCst);
+                st.next_ready = false;
+                self.next_busy.store(st.loading, SeqCst);
+                self.changed.notify_all();
+                return Ok(Slow::Retry);
+            }
+            let failed_meanwhile = waited_since.is_some_and(|n| st.loads_done > n);
+            if !st.loading {
+                let recent_failure = st.last_failure.is_some_and(|t| t.elapsed() < RETRY_AFTER);
+                if failed_meanwhile || recent_failure {
+                    return Err(self.not_ready(&st));
+                }
+                st.loading = true;
+                self.next_busy.store(true, SeqCst);
+                return Ok(Slow::StartLoad);
+            }
+            waited_since.get_or_insert(st.loads_done);
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.not_ready(&st));
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn not_ready(&self, st: &LoadState) -> SegmentError {
+        SegmentError::NotReady {
+            tag: self.tag.clone(),
+            cause: st.last_error.clone(),
+        }
+    }
+
+    /// Gives up a load that could not be queued (the generator is gone).
+    pub(crate) fn abandon_load(&self, why: &str) {
+        let mut st = self.lock();
+        st.loading = false;
+        st.loads_done += 1;
+        st.last_error = Some(why.to_string());
+        st.last_failure = Some(Instant::now());
+        self.next_busy.store(st.next_ready, SeqCst);
+        self.changed.notify_all();
+    }
+
+    /// Whether a retry after a failed load is still wanted; marks it as loading if so.
+    pub(crate) fn start_retry(&self) -> bool {
+        let mut st = self.lock();
+        if st.loading || st.next_ready {
+            return false;
+        }
+        st.loading = true;
+        self.next_busy.store(true, SeqCst);
+        true
+    }
+
+    /// Sizes the next claim the way Leaf does: the table's step for the first two claims, then
+    /// double (under 15 min since the last claim, up to 1,000,000), keep (15-30 min) or halve
+    /// (over 30 min, not below the table's step).
+    pub(crate) fn plan_load(&self, now_ms: i64) -> LoadPlan {
+        let st = self.lock();
+        if !st.initialised {
+            return LoadPlan {
+                increment: Increment::TableStep,
+                update_ms: 0,
+                next_step: 0,
+            };
+        }
+        if st.update_ms == 0 {
+            return LoadPlan {
+                increment: Increment::TableStep,
+                update_ms: now_ms,
+                next_step: 0,
+            };
+        }
+        let elapsed = now_ms.saturating_sub(st.update_ms);
+        let mut next = st.step;
+        if elapsed < SEGMENT_DURATION_MS {
+            if next.saturating_mul(2) <= MAX_DYNAMIC_STEP {
+                next *= 2;
+            }
+        } else if elapsed < 2 * SEGMENT_DURATION_MS {
+            // keep
+        } else if next / 2 >= st.min_step {
+            next /= 2;
+        }
+        let next = next.max(st.min_step).max(1);
+        LoadPlan {
+            increment: Increment::Custom(next),
+            update_ms: now_ms,
+            next_step: next,
+        }
+    }
+
+    /// Records a load's outcome: on success fills the other segment and marks it ready.
+    /// Returns the failure, if any (so the loader schedules a retry).
+    pub(crate) fn finish_load(
+        &self,
+        plan: LoadPlan,
+        result: Result<Claim, SegmentError>,
+    ) -> Option<String> {
+        let mut st = self.lock();
+        let outcome = match result {
+            Ok(claim) => {
+                let cur = self.current.0.load(SeqCst);
+                self.segments[1 - cur].refill(&claim);
+                match plan.increment {
+                    Increment::TableStep => st.step = claim.table_step,
+                    Increment::Custom(_) => st.step = plan.next_step,
+                }
+                st.min_step = claim.table_step;
+                st.update_ms = plan.update_ms;
+                st.initialised = true;
+                st.next_ready = true;
+                st.last_error = None;
+                st.last_failure = None;
+                None
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
+                st.last_error = Some(msg.clone());
+                st.last_failure = Some(Instant::now());
+                Some(msg)
+            }
+        };
+        st.loading = false;
+        st.loads_done += 1;
+        // Ready, or failed and waiting for the loader's retry: either way the hot path must not
+        // ask for another load on every ID meanwhile.
+        self.next_busy.store(true, SeqCst);
+        self.changed.notify_all();
+        outcome
+    }
+
+    /// A snapshot for monitoring.
+    pub fn view(&self) -> SegmentBufferView {
+        let st = self.lock();
+        SegmentBufferView {
+            tag: self.tag.clone(),
+            init_ok: st.initialised,
+            pos: self.current.0.load(SeqCst),
+            segments: [self.segments[0].view(), self.segments[1].view()],
+            next_ready: st.next_ready,
+            loading: st.loading,
+            step: st.step,
+            min_step: st.min_step,
+            last_error: st.last_error.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(start: u64, end: u64, table_step: i64) -> Claim {
+        Claim {
+            start,
+            end,
+            table_step,
+        }
+    }
+
+    #[test]
+    fn a_segment_hands_out_its_range_once() {
+        let b = SegmentBuffer::new("t");
+        assert!(b.try_take().is_none(), "empty before the first load");
+        assert!(matches!(
+            b.slow_path(Instant::now()).unwrap(),
+            Slow::StartLoad
+        ));
+        let plan = b.plan_load(0);
+        assert!(b.finish_load(plan, Ok(claim(10, 20, 10))).is_none());
+        assert!(matches!(b.slow_path(Instant::now()).unwrap(), Slow::Retry));
+        let ids: Vec<u64> = std::iter::from_fn(|| b.try_take().map(|x| x.0)).collect();
+        assert_eq!(ids, (10..20).collect::<Vec<_>>());
+        let v = b.view();
+        assert_eq!(v.pos, 1);
+        assert_eq!(v.segments[1], SegmentView { value: 20, max: 20, step: 10 });
+    }
+
+    #[test]
+    fn the_step_follows_leafs_rules() {
+        let b = SegmentBuffer::new("t");
+        let p = b.plan_load(1_000);
+        assert_eq!(p.increment, Increment::TableStep);
+        b.finish_load(p, Ok(claim(1, 101, 100)));
+        let p = b.plan_load(2_000);
+        assert_eq!(p.increment, Increment::TableStep, "second claim sets the timestamp");
+        b.finish_load(p, Ok(claim(101, 201, 100)));
+        let p = b.plan_load(2_000 + 60_000);
+        assert_eq!(p.increment, Increment::Custom(200), "fast: doubles");
+        b.finish_load(p, Ok(claim(201, 401, 100)));
+        let p = b.plan_load(62_000 + 20 * 60_000);
+        assert_eq!(p.increment, Increment::Custom(200), "15-30 min: keeps");
+        b.finish_load(p, Ok(claim(401, 601, 100)));
+        let t = 62_000 + 20 * 60_000;
+        let p = b.plan_load(t + 31 * 60_000);
+        assert_eq!(p.increment, Increment::Custom(100), "slow: halves");
+        b.finish_load(p, Ok(claim(601, 701, 100)));
+        let p = b.plan_load(t + 62 * 60_000);
+        assert_eq!(p.increment, Increment::Custom(100), "never below the table step");
+    }
+
+    #[test]
+    fn the_step_stops_doubling_at_a_million() {
+        let b = SegmentBuffer::new("t");
+        b.finish_load(b.plan_load(0), Ok(claim(0, 600_000, 600_000)));
+        b.finish_load(b.plan_load(1), Ok(claim(600_000, 1_200_000, 600_000)));
+        let p = b.plan_load(2);
+        assert_eq!(p.increment, Increment::Custom(600_000));
+    }
+}

@@ -1,0 +1,320 @@
+//! The segment generator: a [`SegmentBuffer`] per tag, loaded and refreshed in the background.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::buffer::{RETRY_AFTER, Slow};
+use super::{AllocStore, SegmentBuffer, SegmentBufferView, SegmentError, validate_tag};
+use crate::snowflake::{Clock, SystemClock};
+
+/// How often the tag list is re-read from the table (Leaf: every minute).
+pub const REFRESH_INTERVAL: Duration = Duration::from_secs(60);
+/// How long a caller waits for a segment that is still loading before `NotReady`.
+pub const WAIT_TIMEOUT: Duration = Duration::from_secs(3);
+
+enum Msg {
+    Load(Arc<SegmentBuffer>),
+    Stop,
+}
+
+struct Inner {
+    store: Arc<dyn AllocStore>,
+    clock: Arc<dyn Clock>,
+    buffers: RwLock<HashMap<String, Arc<SegmentBuffer>>>,
+}
+
+impl Inner {
+    fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
+        let plan = buffer.plan_load(self.clock.now_ms());
+        let result = self.store.claim(buffer.tag(), plan.increment);
+        if buffer.finish_load(plan, result).is_some()
+            && !retries.iter().any(|(_, b)| Arc::ptr_eq(b, buffer))
+        {
+            retries.push((Instant::now() + RETRY_AFTER, buffer.clone()));
+        }
+    }
+
+    fn refresh(&self) {
+        match self.store.tags() {
+            Ok(tags) => {
+                let known: std::collections::HashSet<&String> = tags.iter().collect();
+                let mut map = self.buffers.write().unwrap_or_else(|p| p.into_inner());
+                map.retain(|t, _| known.contains(t));
+                for t in tags {
+                    map.entry(t.clone())
+                        .or_insert_with(|| Arc::new(SegmentBuffer::new(t)));
+                }
+            }
+            Err(e) => tracing::warn!("refreshing the tag list failed: {e}"),
+        }
+    }
+
+    fn lookup(&self, tag: &str) -> Result<Arc<SegmentBuffer>, SegmentError> {
+        if let Some(b) = self
+            .buffers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tag)
+        {
+            return Ok(b.clone());
+        }
+        // Unlike Leaf, a tag added since the last refresh is found at once.
+        validate_tag(tag)?;
+        if self.store.get(tag)?.is_none() {
+            return Err(SegmentError::UnknownTag {
+                tag: tag.into(),
+                db: self.store.describe(),
+            });
+        }
+        let mut map = self.buffers.write().unwrap_or_else(|p| p.into_inner());
+        Ok(map
+            .entry(tag.to_string())
+            .or_insert_with(|| Arc::new(SegmentBuffer::new(tag)))
+            .clone())
+    }
+}
+
+fn worker(inner: Arc<Inner>, rx: mpsc::Receiver<Msg>, refresh_every: Duration) {
+    let mut retries: Vec<(Instant, Arc<SegmentBuffer>)> = Vec::new();
+    let mut next_refresh = Instant::now() + refresh_every;
+    loop {
+        let wake = retries
+            .iter()
+            .map(|r| r.0)
+            .fold(next_refresh, Instant::min);
+        match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+            Ok(Msg::Load(b)) => inner.load(&b, &mut retries),
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = retries.drain(..).partition(|r| r.0 <= now);
+        retries = later;
+        for (_, b) in due {
+            if b.start_retry() {
+                inner.load(&b, &mut retries);
+            }
+        }
+        if Instant::now() >= next_refresh {
+            inner.refresh();
+            next_refresh = Instant::now() + refresh_every;
+        }
+    }
+}
+
+#[inline(always)]
+fn next_from(
+    buffer: &Arc<SegmentBuffer>,
+    tx: &Sender<Msg>,
+    wait: Duration,
+) -> Result<u64, SegmentError> {
+    if let Some((id, preload)) = buffer.try_take() {
+        if preload {
+            request_preload(buffer, tx);
+        }
+        return Ok(id);
+    }
+    next_slow(buffer, tx, wait)
+}
+
+#[cold]
+fn request_preload(buffer: &Arc<SegmentBuffer>, tx: &Sender<Msg>) {
+    if buffer.claim_preload() && tx.send(Msg::Load(buffer.clone())).is_err() {
+        buffer.abandon_load("the generator has been stopped");
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn next_slow(
+    buffer: &Arc<SegmentBuffer>,
+    tx: &Sender<Msg>,
+    wait: Duration,
+) -> Result<u64, SegmentError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some((id, preload)) = buffer.try_take() {
+            if preload {
+                request_preload(buffer, tx);
+            }
+            return Ok(id);
+        }
+        match buffer.slow_path(deadline)? {
+            Slow::Retry => {}
+            Slow::StartLoad => {
+                if tx.send(Msg::Load(buffer.clone())).is_err() {
+                    buffer.abandon_load("the generator has been stopped");
+                }
+            }
+        }
+    }
+}
+
+/// Issues segment-mode IDs for any number of tags, for long-running users (`leafctl serve`).
+///
+/// Tags are read from the table at start and every [`REFRESH_INTERVAL`]; a tag added since is
+/// looked up at once. One background thread claims segments (preloads, retries after failures,
+/// refreshes); it stops when the generator is dropped. While the database is down, IDs keep
+/// coming from the buffers; once they are used up callers get [`SegmentError::NotReady`] until
+/// it is back.
+pub struct SegmentGenerator {
+    inner: Arc<Inner>,
+    tx: Sender<Msg>,
+    wait: Duration,
+    worker: Option<JoinHandle<()>>,
+}
+
+/// Options of a [`SegmentGenerator`].
+pub struct SegmentGeneratorBuilder {
+    store: Arc<dyn AllocStore>,
+    clock: Arc<dyn Clock>,
+    wait: Duration,
+    refresh: Duration,
+}
+
+impl SegmentGeneratorBuilder {
+    /// The clock the dynamic step is measured with (a fake one in tests).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+    /// How long `next_id` waits for a loading segment (default [`WAIT_TIMEOUT`]).
+    pub fn wait_timeout(mut self, wait: Duration) -> Self {
+        self.wait = wait;
+        self
+    }
+    /// How often the tag list is re-read (default [`REFRESH_INTERVAL`]).
+    pub fn refresh_interval(mut self, every: Duration) -> Self {
+        self.refresh = every;
+        self
+    }
+    /// Reads the tag list and starts the background thread.
+    pub fn build(self) -> Result<SegmentGenerator, SegmentError> {
+        let tags = self.store.tags()?;
+        let buffers = tags
+            .into_iter()
+            .map(|t| (t.clone(), Arc::new(SegmentBuffer::new(t))))
+            .collect();
+        let inner = Arc::new(Inner {
+            store: self.store,
+            clock: self.clock,
+            buffers: RwLock::new(buffers),
+        });
+        let (tx, rx) = mpsc::channel();
+        let refresh = self.refresh;
+        let worker_inner = inner.clone();
+        let worker = std::thread::Builder::new()
+            .name("leafctl-segment-loader".into())
+            .spawn(move || worker(worker_inner, rx, refresh))
+            .map_err(|e| SegmentError::Database {
+                db: inner.store.describe(),
+                detail: format!("cannot start the loader thread: {e}"),
+            })?;
+        Ok(SegmentGenerator {
+            inner,
+            tx,
+            wait: self.wait,
+            worker: Some(worker),
+        })
+    }
+}
+
+impl SegmentGenerator {
+    /// A builder over `store`.
+    pub fn builder(store: impl Into<Arc<dyn AllocStore>>) -> SegmentGeneratorBuilder {
+        SegmentGeneratorBuilder {
+            store: store.into(),
+            clock: Arc::new(SystemClock),
+            wait: WAIT_TIMEOUT,
+            refresh: REFRESH_INTERVAL,
+        }
+    }
+
+    /// The next ID for `tag`. Finds the tag's buffer under a read lock; for the lock-free path
+    /// keep a [`SegmentHandle`] instead.
+    pub fn next_id(&self, tag: &str) -> Result<u64, SegmentError> {
+        let buffer = self.inner.lookup(tag)?;
+        next_from(&buffer, &self.tx, self.wait)
+    }
+
+    /// A handle on one tag whose `next_id` takes no lock at all.
+    pub fn handle(&self, tag: &str) -> Result<SegmentHandle, SegmentError> {
+        Ok(SegmentHandle {
+            buffer: self.inner.lookup(tag)?,
+            tx: self.tx.clone(),
+            wait: self.wait,
+        })
+    }
+
+    /// The tags currently known, sorted.
+    pub fn tags(&self) -> Vec<String> {
+        let mut t: Vec<String> = self
+            .inner
+            .buffers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        t.sort();
+        t
+    }
+
+    /// A monitoring snapshot of every tag's buffer, sorted by tag.
+    pub fn views(&self) -> Vec<SegmentBufferView> {
+        let mut v: Vec<SegmentBufferView> = self
+            .inner
+            .buffers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|b| b.view())
+            .collect();
+        v.sort_by(|a, b| a.tag.cmp(&b.tag));
+        v
+    }
+
+    /// Re-reads the tag list now (it also happens every refresh interval).
+    pub fn refresh(&self) {
+        self.inner.refresh();
+    }
+}
+
+impl Drop for SegmentGenerator {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Msg::Stop);
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// One tag of a [`SegmentGenerator`]: `next_id` is an atomic increment, no lock or syscall.
+/// Keeps working from its buffers after the generator is dropped, until they are used up.
+#[derive(Clone)]
+pub struct SegmentHandle {
+    buffer: Arc<SegmentBuffer>,
+    tx: Sender<Msg>,
+    wait: Duration,
+}
+
+impl SegmentHandle {
+    /// The next ID.
+    #[inline]
+    pub fn next_id(&self) -> Result<u64, SegmentError> {
+        next_from(&self.buffer, &self.tx, self.wait)
+    }
+
+    /// The tag.
+    pub fn tag(&self) -> &str {
+        self.buffer.tag()
+    }
+
+    /// A monitoring snapshot of the tag's buffer.
+    pub fn view(&self) -> SegmentBufferView {
+        self.buffer.view()
+    }
+}

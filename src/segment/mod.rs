@@ -1,0 +1,251 @@
+//! Segment mode: IDs handed out from ranges ("segments") claimed in Leaf's `leaf_alloc` table.
+//!
+//! A claim moves a tag's `max_id` forward inside one transaction, so every claimant - leafctl
+//! processes, leafctl servers and Leaf's own servers - gets a range nobody else has.
+//!
+//! - [`AllocStore`]: the table, on MySQL/MariaDB ([`MysqlStore`]) or SQLite ([`SqliteStore`]).
+//! - [`SegmentGenerator`]: per-tag double buffers ([`SegmentBuffer`]) with background preloading,
+//!   Leaf's dynamic step and a lock-free hot path, for long-running users such as a server.
+
+mod buffer;
+mod generator;
+mod mysql;
+mod sqlite;
+mod store;
+
+pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView};
+pub use generator::{SegmentGenerator, SegmentGeneratorBuilder, SegmentHandle};
+pub use mysql::MysqlStore;
+pub use sqlite::SqliteStore;
+pub use store::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SQLITE_DDL, ddl_for_url};
+
+/// Default step of a new tag (Leaf's examples use 1000-2000).
+pub const DEFAULT_STEP: i64 = 1000;
+/// Largest step a tag can have: the `step` column is a signed 32-bit `int`.
+pub const MAX_TABLE_STEP: i64 = i32::MAX as i64;
+/// Largest step the generator grows a segment to (Leaf's `MAX_STEP`).
+pub const MAX_DYNAMIC_STEP: i64 = 1_000_000;
+/// Longest tag: `biz_tag` is `varchar(128)`.
+pub const MAX_TAG_CHARS: usize = 128;
+
+/// Everything that can go wrong with the allocation table or the segment generator.
+#[derive(Debug, thiserror::Error)]
+pub enum SegmentError {
+    /// The tag is empty, too long, or has whitespace or control characters.
+    #[error("invalid tag {tag:?}: {reason}")]
+    InvalidTag {
+        /// The tag as given.
+        tag: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A step outside `1..=2147483647`.
+    #[error("invalid step {0}: a step must be between 1 and 2147483647")]
+    InvalidStep(i64),
+    /// A start (initial max_id) below 0.
+    #[error("invalid start {0}: the start must be 0 or more")]
+    InvalidStart(i64),
+    /// A claim of zero IDs or of more than fits in a signed 64-bit value.
+    #[error("invalid count {0}: claim between 1 and 9223372036854775807 IDs")]
+    InvalidCount(u64),
+    /// The database URL is not one leafctl understands.
+    #[error("invalid database URL {url}: {reason}")]
+    InvalidUrl {
+        /// The URL, password removed.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The tag is not in the table.
+    #[error("unknown tag {tag:?} in {db}")]
+    UnknownTag {
+        /// The tag.
+        tag: String,
+        /// The database, password removed.
+        db: String,
+    },
+    /// `tag add` for a tag that exists.
+    #[error("tag {tag:?} already exists in {db}")]
+    TagExists {
+        /// The tag.
+        tag: String,
+        /// The database, password removed.
+        db: String,
+    },
+    /// The claim would push `max_id` past 2^63-1; nothing was changed.
+    #[error(
+        "tag {tag:?} exhausted: max_id {max_id} + {increment} would pass 9223372036854775807; nothing was claimed"
+    )]
+    Exhausted {
+        /// The tag.
+        tag: String,
+        /// Its current max_id.
+        max_id: i64,
+        /// The increment that did not fit.
+        increment: i64,
+    },
+    /// The row holds values leafctl refuses to issue from (a negative max_id or step).
+    #[error("tag {tag:?} has an unusable row ({reason}); nothing was claimed")]
+    BadRow {
+        /// The tag.
+        tag: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The database has no `leaf_alloc` table (or the SQLite file does not exist).
+    #[error("{db} has no leaf_alloc table")]
+    MissingTable {
+        /// The database, password removed.
+        db: String,
+    },
+    /// The database server could not be reached or the connection broke.
+    #[error("cannot reach {db}: {detail}")]
+    Unreachable {
+        /// The database, password removed.
+        db: String,
+        /// The driver's explanation.
+        detail: String,
+    },
+    /// The server refused the login.
+    #[error("{db} refused the login: {detail}")]
+    AccessDenied {
+        /// The database, password removed.
+        db: String,
+        /// The server's message.
+        detail: String,
+    },
+    /// Any other database failure.
+    #[error("database error on {db}: {detail}")]
+    Database {
+        /// The database, password removed.
+        db: String,
+        /// The driver's explanation.
+        detail: String,
+    },
+    /// The generator's segments for a tag are used up and the next one did not arrive in time.
+    #[error("no IDs ready for tag {tag:?}: both segments are used up and loading the next failed or is slow{}", .cause.as_deref().map(|c| format!(" ({c})")).unwrap_or_default())]
+    NotReady {
+        /// The tag.
+        tag: String,
+        /// The last load failure, if any.
+        cause: Option<String>,
+    },
+}
+
+/// Checks a tag: 1..=128 characters, no whitespace or control characters.
+pub fn validate_tag(tag: &str) -> Result<(), SegmentError> {
+    let bad = |reason| {
+        Err(SegmentError::InvalidTag {
+            tag: tag.to_string(),
+            reason,
+        })
+    };
+    if tag.is_empty() {
+        return bad("a tag cannot be empty");
+    }
+    if tag.chars().count() > MAX_TAG_CHARS {
+        return bad("a tag has at most 128 characters");
+    }
+    if tag.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return bad("a tag cannot contain whitespace or control characters");
+    }
+    Ok(())
+}
+
+/// Checks a table step: `1..=2147483647`.
+pub fn validate_step(step: i64) -> Result<(), SegmentError> {
+    if (1..=MAX_TABLE_STEP).contains(&step) {
+        Ok(())
+    } else {
+        Err(SegmentError::InvalidStep(step))
+    }
+}
+
+/// Hides the password of `scheme://user:password@host/...` for messages.
+pub fn redact_url(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((creds, host)) = rest.rsplit_once('@')
+        && let Some((user, _)) = creds.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    url.to_string()
+}
+
+/// Whether an `open_store` may create the database file and schema (leafctl's own embedded
+/// default, or `db init`) or must find them in place (every explicit URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// The database and its table must exist.
+    Existing,
+    /// Create the SQLite file and the table when missing (MySQL: the table).
+    CreateSchema,
+}
+
+/// Opens the store a URL names: `mysql://user@host:port/db` or `sqlite://PATH`.
+///
+/// `password` (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL.
+pub fn open_store(
+    url: &str,
+    password: Option<&str>,
+    mode: OpenMode,
+) -> Result<Box<dyn AllocStore>, SegmentError> {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        return Ok(Box::new(SqliteStore::open(path, mode)?));
+    }
+    if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+        let store = MysqlStore::open(url, password)?;
+        if mode == OpenMode::CreateSchema {
+            store.init_schema()?;
+        }
+        return Ok(Box::new(store));
+    }
+    Err(SegmentError::InvalidUrl {
+        url: redact_url(url),
+        reason: "expected mysql://user@host:port/database or sqlite://PATH".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_checked() {
+        assert!(validate_tag("order").is_ok());
+        assert!(validate_tag("leaf-segment-test").is_ok());
+        assert!(validate_tag(&"x".repeat(128)).is_ok());
+        assert!(validate_tag(&"é".repeat(128)).is_ok());
+        for bad in ["", "a b", "a\tb", "a\nb", "a\u{7}b"] {
+            assert!(validate_tag(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_tag(&"x".repeat(129)).is_err());
+        // SQL-looking text without whitespace is a valid (if odd) tag; it only ever travels as
+        // a bound parameter.
+        assert!(validate_tag("x';DROP").is_ok());
+    }
+
+    #[test]
+    fn steps_are_checked() {
+        assert!(validate_step(1).is_ok());
+        assert!(validate_step(2_147_483_647).is_ok());
+        assert!(validate_step(0).is_err());
+        assert!(validate_step(2_147_483_648).is_err());
+        assert!(validate_step(-5).is_err());
+    }
+
+    #[test]
+    fn urls_are_redacted() {
+        assert_eq!(redact_url("mysql://u:p@h:1/d"), "mysql://u:***@h:1/d");
+        assert_eq!(redact_url("mysql://u:p@x@h/d"), "mysql://u:***@h/d");
+        assert_eq!(redact_url("mysql://u@h/d"), "mysql://u@h/d");
+    }
+
+    #[test]
+    fn unknown_schemes_are_rejected() {
+        assert!(matches!(
+            open_store("postgres://x/y", None, OpenMode::Existing),
+            Err(SegmentError::InvalidUrl { .. })
+        ));
+    }
+}

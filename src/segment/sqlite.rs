@@ -1,0 +1,318 @@
+//! The allocation table in an SQLite file: leafctl's embedded default, safe for many processes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+use super::store::check_claim;
+use super::{AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError};
+
+/// How long a writer waits for another process's transaction before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
+     CAST(strftime('%s', update_time) AS INTEGER) FROM leaf_alloc";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LeafAlloc> {
+    Ok(LeafAlloc {
+        tag: r.get(0)?,
+        max_id: r.get(1)?,
+        step: r.get(2)?,
+        description: r.get(3)?,
+        update_time_s: r.get::<_, Option<i64>>(4)?.unwrap_or(0),
+    })
+}
+
+/// `leaf_alloc` in an SQLite file. Claims run under `BEGIN IMMEDIATE`, which takes the file's
+/// write lock first, so concurrent processes queue (up to [`BUSY_TIMEOUT`]) instead of
+/// overlapping.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    name: String,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("db", &self.name)
+            .finish()
+    }
+}
+
+impl SqliteStore {
+    /// Opens the file at `path`. With [`OpenMode::CreateSchema`] the file, its directory and the
+    /// table are created when missing; with [`OpenMode::Existing`] a missing file is a
+    /// [`SegmentError::MissingTable`].
+    pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<SqliteStore, SegmentError> {
+        let path: PathBuf = path.as_ref().to_path_buf();
+        let name = format!("sqlite://{}", path.display());
+        let db_err = |detail: String| SegmentError::Database {
+            db: name.clone(),
+            detail,
+        };
+        if path.as_os_str().is_empty() {
+            return Err(SegmentError::InvalidUrl {
+                url: name.clone(),
+                reason: "no path: write sqlite:///absolute/path.db or sqlite://relative.db".into(),
+            });
+        }
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match mode {
+            OpenMode::Existing => {
+                if !path.exists() {
+                    return Err(SegmentError::MissingTable { db: name });
+                }
+            }
+            OpenMode::CreateSchema => {
+                flags |= OpenFlags::SQLITE_OPEN_CREATE;
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| db_err(format!("cannot create {}: {e}", dir.display())))?;
+                }
+            }
+        }
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| db_err(e.to_string()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| db_err(e.to_string()))?;
+        let store = SqliteStore {
+            conn: Mutex::new(conn),
+            name,
+        };
+        if mode == OpenMode::CreateSchema {
+            store.init_schema()?;
+        }
+        Ok(store)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn err(&self, e: rusqlite::Error) -> SegmentError {
+        let detail = e.to_string();
+        if detail.contains("no such table") {
+            SegmentError::MissingTable {
+                db: self.name.clone(),
+            }
+        } else {
+            SegmentError::Database {
+                db: self.name.clone(),
+                detail,
+            }
+        }
+    }
+
+    fn unknown(&self, tag: &str) -> SegmentError {
+        SegmentError::UnknownTag {
+            tag: tag.into(),
+            db: self.name.clone(),
+        }
+    }
+}
+
+impl AllocStore for SqliteStore {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn init_schema(&self) -> Result<(), SegmentError> {
+        let conn = self.lock();
+        for ddl in SQLITE_DDL {
+            conn.execute_batch(ddl).map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let current: Option<(i64, i64)> = tx
+            .query_row(
+                "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?1",
+                params![tag],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((max_id, step)) = current else {
+            return Err(self.unknown(tag));
+        };
+        let inc = match increment {
+            Increment::TableStep => step,
+            Increment::Custom(n) => n,
+        };
+        check_claim(tag, max_id, inc)?;
+        tx.execute(
+            "UPDATE leaf_alloc SET max_id = max_id + ?1, update_time = CURRENT_TIMESTAMP \
+             WHERE biz_tag = ?2",
+            params![inc, tag],
+        )
+        .map_err(|e| self.err(e))?;
+        let (new_max, table_step): (i64, i64) = tx
+            .query_row(
+                "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?1",
+                params![tag],
+                |r| Ok((r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        let (start, end) = check_claim(tag, new_max - inc, inc)?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(Claim {
+            start,
+            end,
+            table_step,
+        })
+    }
+
+    fn add(
+        &self,
+        tag: &str,
+        start: i64,
+        step: i64,
+        description: Option<&str>,
+        if_not_exists: bool,
+    ) -> Result<bool, SegmentError> {
+        let conn = self.lock();
+        match conn.execute(
+            "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?1, ?2, ?3, ?4)",
+            params![tag, start, step, description],
+        ) {
+            Ok(_) => Ok(true),
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            {
+                if if_not_exists {
+                    Ok(false)
+                } else {
+                    Err(SegmentError::TagExists {
+                        tag: tag.into(),
+                        db: self.name.clone(),
+                    })
+                }
+            }
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(&format!("{ROW_SQL} ORDER BY biz_tag"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], row)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+
+    fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
+        let conn = self.lock();
+        conn.query_row(&format!("{ROW_SQL} WHERE biz_tag = ?1"), params![tag], row)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn tags(&self) -> Result<Vec<String>, SegmentError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT biz_tag FROM leaf_alloc ORDER BY biz_tag")
+            .map_err(|e| self.err(e))?;
+        let tags = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(tags)
+    }
+
+    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        let conn = self.lock();
+        let n = conn
+            .execute(
+                "UPDATE leaf_alloc SET step = ?1, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?2",
+                params![step, tag],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(self.unknown(tag));
+        }
+        Ok(())
+    }
+
+    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let r = tx
+            .query_row(&format!("{ROW_SQL} WHERE biz_tag = ?1"), params![tag], row)
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some(r) = r else {
+            return Err(self.unknown(tag));
+        };
+        tx.execute("DELETE FROM leaf_alloc WHERE biz_tag = ?1", params![tag])
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_follow_leafs_arithmetic() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(dir.path().join("a/leaf.db"), OpenMode::CreateSchema).unwrap();
+        assert!(s.add("t", 1, 2000, Some("d"), false).unwrap());
+        assert!(!s.add("t", 1, 2000, None, true).unwrap());
+        assert!(matches!(
+            s.add("t", 1, 2000, None, false),
+            Err(SegmentError::TagExists { .. })
+        ));
+        let c = s.claim("t", Increment::TableStep).unwrap();
+        assert_eq!((c.start, c.end, c.table_step), (1, 2001, 2000));
+        let c = s.claim("t", Increment::Custom(5)).unwrap();
+        assert_eq!((c.start, c.end), (2001, 2006));
+        assert_eq!(s.get("t").unwrap().unwrap().max_id, 2006);
+        assert!(matches!(
+            s.claim("nope", Increment::TableStep),
+            Err(SegmentError::UnknownTag { .. })
+        ));
+    }
+
+    #[test]
+    fn an_overflowing_claim_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(dir.path().join("leaf.db"), OpenMode::CreateSchema).unwrap();
+        s.add("t", i64::MAX - 3, 10, None, false).unwrap();
+        assert!(matches!(
+            s.claim("t", Increment::TableStep),
+            Err(SegmentError::Exhausted { .. })
+        ));
+        assert_eq!(s.get("t").unwrap().unwrap().max_id, i64::MAX - 3);
+        let c = s.claim("t", Increment::Custom(3)).unwrap();
+        assert_eq!(c.end, i64::MAX as u64);
+    }
+
+    #[test]
+    fn a_missing_file_or_table_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            SqliteStore::open(dir.path().join("none.db"), OpenMode::Existing),
+            Err(SegmentError::MissingTable { .. })
+        ));
+        let p = dir.path().join("empty.db");
+        Connection::open(&p).unwrap();
+        let s = SqliteStore::open(&p, OpenMode::Existing).unwrap();
+        assert!(matches!(s.list(), Err(SegmentError::MissingTable { .. })));
+    }
+}
