@@ -4,6 +4,7 @@ use std::fmt;
 use std::process::ExitCode;
 
 use leafctl::config::ConfigError;
+use leafctl::segment::SegmentError;
 use leafctl::snowflake::SnowflakeError;
 use leafctl::state::StateError;
 
@@ -102,6 +103,9 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
             };
             return (EXIT_RUNTIME, Some(hint.into()));
         }
+        if let Some(e) = cause.downcast_ref::<SegmentError>() {
+            return segment_class_and_hint(e);
+        }
         if let Some(e) = cause.downcast_ref::<StateError>() {
             let hint = match e {
                 StateError::InUse { .. } => {
@@ -121,6 +125,56 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
         }
     }
     (EXIT_RUNTIME, None)
+}
+
+fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
+    let (code, hint) = match e {
+        SegmentError::InvalidTag { .. } => (
+            EXIT_USAGE,
+            "a tag has 1 to 128 characters and no whitespace, e.g. order or leaf-segment-test",
+        ),
+        SegmentError::InvalidStep(_) => (EXIT_USAGE, "pick a step between 1 and 2147483647"),
+        SegmentError::InvalidStart(_) => (EXIT_USAGE, "pick a start of 0 or more"),
+        SegmentError::InvalidCount(_) => (EXIT_USAGE, "ask for fewer IDs"),
+        SegmentError::InvalidUrl { .. } => (
+            EXIT_USAGE,
+            "use --db mysql://user@host:port/database or --db sqlite:///path/to/leaf.db",
+        ),
+        SegmentError::UnknownTag { .. } => (
+            EXIT_USAGE,
+            "add it with `leafctl tag add TAG`; `leafctl tag list` shows the tags there are",
+        ),
+        SegmentError::TagExists { .. } => (
+            EXIT_USAGE,
+            "pass --if-not-exists to accept an existing tag, or pick another name",
+        ),
+        SegmentError::Exhausted { .. } => (
+            EXIT_RUNTIME,
+            "the tag has run out of 63-bit IDs; ask for fewer, or move to a new tag",
+        ),
+        SegmentError::BadRow { .. } => (
+            EXIT_RUNTIME,
+            "fix the row with `leafctl tag show`/`set-step`, or by hand in the database",
+        ),
+        SegmentError::MissingTable { .. } => (
+            EXIT_RUNTIME,
+            "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)",
+        ),
+        SegmentError::Unreachable { .. } => (
+            EXIT_RUNTIME,
+            "check that the database server is up and the host and port in --db/LEAF_DB are right",
+        ),
+        SegmentError::AccessDenied { .. } => (
+            EXIT_RUNTIME,
+            "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",
+        ),
+        SegmentError::Database { .. } => (EXIT_RUNTIME, "check the database server's log"),
+        SegmentError::NotReady { .. } => (
+            EXIT_RUNTIME,
+            "retry shortly; the generator reloads by itself once the database answers",
+        ),
+    };
+    (code, Some(hint.into()))
 }
 
 /// Prints the error the way every leafctl failure looks and picks the exit code.

@@ -2,11 +2,13 @@
 
 mod assets;
 mod config_cmd;
+mod db;
 mod decode;
 pub mod error;
 mod next;
 pub mod output;
 pub mod settings;
+mod tag;
 pub mod time;
 
 use std::path::PathBuf;
@@ -62,6 +64,10 @@ pub struct GlobalArgs {
     /// Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]
     #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from
+    /// LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]
+    #[arg(long, global = true, value_name = "URL")]
+    pub db: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -72,6 +78,12 @@ pub enum Command {
     /// Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range
     #[command(after_help = decode::EXAMPLES)]
     Decode(decode::DecodeArgs),
+    /// Manage segment-mode tags (rows of Leaf's leaf_alloc table)
+    #[command(subcommand)]
+    Tag(tag::TagCommand),
+    /// Set up the segment database (leaf_alloc table)
+    #[command(subcommand)]
+    Db(db::DbCommand),
     /// Inspect the effective configuration
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -128,6 +140,7 @@ fn init_logging(verbose: u8, quiet: bool) {
 fn flag_values(cli: &Cli) -> FlagValues {
     let mut f = FlagValues {
         state_dir: cli.global.state_dir.clone(),
+        db: cli.global.db.clone(),
         ..FlagValues::default()
     };
     let layout = match &cli.command {
@@ -168,6 +181,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Next(args) => next::run(&ctx, args),
         Command::Decode(args) => decode::run(&ctx, args),
+        Command::Tag(cmd) => tag::run(&ctx, cmd),
+        Command::Db(cmd) => db::run(&ctx, cmd),
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
         Command::GenerateAssets { .. } => Ok(()),
     }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use clap::Args;
+use leafctl::segment::{Increment, SegmentError, validate_tag};
 use leafctl::snowflake::{SeqStart, SnowflakeGenerator, SystemClock};
 use leafctl::state::LocalWorkerLease;
 
@@ -16,15 +17,25 @@ Examples:
   leafctl next --snowflake --worker-id 1 -n 1000000   a million, one per line, ascending
   leafctl next --snowflake --worker-id 1 -n 3 --output json
   leafctl next --snowflake --worker-id 5 --preset discord
+  leafctl next order                                  segment mode: one ID of tag `order`
+  leafctl next order -n 10000000 > ids.txt            ten million, claimed in one transaction
+  leafctl next order -n 3 --db mysql://leaf@db:3306/leaf --output json
 
 Two runs with the same worker id (and --name) on one machine never repeat an ID: the second waits
 for the first (or fails with --no-wait), and a clock behind the last run's time is waited out when
-it is a few ms, refused otherwise.";
+it is a few ms, refused otherwise.
+
+Segment mode (`next TAG`) claims exactly COUNT IDs from the tag's row of leaf_alloc in one
+transaction (nothing is wasted) and prints them ascending; any number of processes, leafctl
+servers and Leaf servers can share the table. Add tags with `leafctl tag add`.";
 
 #[derive(Debug, Args)]
 pub struct NextArgs {
-    /// Issue snowflake IDs (time | worker | sequence)
-    #[arg(long, required = true)]
+    /// Segment mode: the tag to issue IDs for (see `leafctl tag`)
+    #[arg(value_name = "TAG", required_unless_present = "snowflake")]
+    pub tag: Option<String>,
+    /// Issue snowflake IDs (time | worker | sequence) instead of a tag's
+    #[arg(long, conflicts_with = "tag")]
     pub snowflake: bool,
     /// How many IDs to issue
     #[arg(short = 'n', long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
@@ -46,6 +57,9 @@ pub struct NextArgs {
 }
 
 pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
+    if let Some(tag) = &args.tag {
+        return run_segment(ctx, tag, args.count);
+    }
     let s = &ctx.settings;
     let layout = s.layout.value.layout;
     let worker = s.worker_id.as_ref().map(|w| w.value).ok_or_else(|| {
@@ -109,6 +123,19 @@ fn emit(ctx: &Context, generator: &SnowflakeGenerator, count: u64) -> anyhow::Re
         remaining -= block.count;
         bar.inc(block.count);
     }
+    bar.finish_and_clear();
+    out.finish()
+}
+
+/// `next TAG -n COUNT`: one claim of exactly COUNT IDs, printed ascending.
+fn run_segment(ctx: &Context, tag: &str, count: u64) -> anyhow::Result<()> {
+    validate_tag(tag)?;
+    let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;
+    let store = super::db::open(ctx)?;
+    let claim = store.claim(tag, Increment::Custom(increment))?;
+    let bar = progress(claim.len(), ctx.quiet);
+    let mut out = IdWriter::new(ctx.output);
+    out.push_range(claim.start, claim.end, |n| bar.inc(n))?;
     bar.finish_and_clear();
     out.finish()
 }

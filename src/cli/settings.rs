@@ -320,6 +320,11 @@ impl Settings {
             "password",
             file.db.password.clone(),
         )?;
+        if file.db.password.is_some()
+            && let Some(path) = &config.path
+        {
+            warn_if_readable_by_others(path);
+        }
         Ok(Settings {
             config,
             state_dir,
@@ -330,6 +335,20 @@ impl Settings {
             db_url,
             db_password,
         })
+    }
+}
+
+/// Warns when a config file that holds the database password can be read by other users.
+fn warn_if_readable_by_others(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.permissions().mode() & 0o044 != 0
+    {
+        tracing::warn!(
+            "{} holds the database password and is readable by other users; run `chmod 600 {}` or use LEAF_DB_PASSWORD",
+            path.display(),
+            path.display()
+        );
     }
 }
 

@@ -1,0 +1,79 @@
+//! `leafctl db`: the segment database - opening it for every command, and `db init`.
+
+use clap::Subcommand;
+use leafctl::config::Origin;
+use leafctl::segment::{self, AllocStore, OpenMode};
+use serde::Serialize;
+
+use super::Context;
+use super::output::{OutputFormat, print_json, print_text};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  leafctl db init                                   the embedded SQLite database (default)
+  leafctl db init --db sqlite:///var/lib/leaf/leaf.db
+  LEAF_DB_PASSWORD=... leafctl db init --db mysql://leaf@db.example:3306/leaf
+  leafctl db init --print --db mysql://leaf@db/leaf   the DDL, for a DBA to run
+
+The table is Leaf's leaf_alloc, unchanged: a table created by Leaf's scripts/leaf_alloc.sql works
+as it is, and Leaf servers and leafctl can share it.";
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Create the leaf_alloc table when it is missing (safe to run again)
+    #[command(after_help = EXAMPLES)]
+    Init {
+        /// Print the DDL instead of running it (nothing is connected to)
+        #[arg(long)]
+        print: bool,
+    },
+}
+
+/// Opens the configured database. The embedded default (no --db, LEAF_DB or db.url) is
+/// leafctl's own file and gets its table on first use; any URL given explicitly must already
+/// have the table (`leafctl db init`).
+pub fn open(ctx: &Context) -> anyhow::Result<Box<dyn AllocStore>> {
+    let s = &ctx.settings;
+    let mode = if s.db_url.origin == Origin::Default {
+        OpenMode::CreateSchema
+    } else {
+        OpenMode::Existing
+    };
+    let password = s.db_password.as_ref().map(|p| p.value.as_str());
+    Ok(segment::open_store(&s.db_url.value, password, mode)?)
+}
+
+#[derive(Serialize)]
+struct InitReport {
+    database: String,
+    table: &'static str,
+    ready: bool,
+}
+
+pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
+    let DbCommand::Init { print } = cmd;
+    let s = &ctx.settings;
+    if print {
+        let ddl = segment::ddl_for_url(&s.db_url.value);
+        let mut text = String::new();
+        for stmt in ddl {
+            text.push_str(stmt);
+            text.push_str(";\n");
+        }
+        return print_text(&text);
+    }
+    let password = s.db_password.as_ref().map(|p| p.value.as_str());
+    let store = segment::open_store(&s.db_url.value, password, OpenMode::CreateSchema)?;
+    let report = InitReport {
+        database: store.describe(),
+        table: "leaf_alloc",
+        ready: true,
+    };
+    match ctx.output {
+        OutputFormat::Json => print_json(&report),
+        OutputFormat::Text => print_text(&format!(
+            "leaf_alloc is ready in {}",
+            report.database
+        )),
+    }
+}

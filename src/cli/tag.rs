@@ -1,0 +1,258 @@
+//! `leafctl tag`: add, list, show, re-step and remove the tags of the `leaf_alloc` table.
+
+use clap::Subcommand;
+use leafctl::segment::{DEFAULT_STEP, LeafAlloc, validate_tag};
+use serde::Serialize;
+
+use super::Context;
+use super::db;
+use super::error::usage;
+use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  leafctl tag add order                          IDs from 1, claimed 1000 at a time
+  leafctl tag add order --step 5000 --desc 'order numbers'
+  leafctl tag add invoice --start 1000000        continue after an existing ID scheme
+  leafctl tag list --output json
+  leafctl tag set-step order 20000
+  leafctl tag remove order --yes                 prints the final max_id to record
+  leafctl next order -n 10                       ten IDs from the tag";
+
+#[derive(Debug, Subcommand)]
+pub enum TagCommand {
+    /// Add a tag (a row of leaf_alloc)
+    #[command(after_help = EXAMPLES)]
+    Add {
+        /// The tag: 1 to 128 characters, no whitespace
+        tag: String,
+        /// IDs claimed per segment by servers (1..=2147483647)
+        #[arg(long, default_value_t = DEFAULT_STEP, value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
+        step: i64,
+        /// The first ID (the initial max_id), e.g. to continue an existing ID scheme
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(0..))]
+        start: i64,
+        /// A description
+        #[arg(long, value_name = "TEXT")]
+        desc: Option<String>,
+        /// Succeed without changing anything when the tag exists
+        #[arg(long)]
+        if_not_exists: bool,
+    },
+    /// List every tag with its max_id, step and last update
+    #[command(after_help = EXAMPLES)]
+    List,
+    /// Show one tag
+    #[command(after_help = EXAMPLES)]
+    Show {
+        /// The tag
+        tag: String,
+    },
+    /// Change a tag's step (the size of the segments servers claim)
+    #[command(after_help = EXAMPLES)]
+    SetStep {
+        /// The tag
+        tag: String,
+        /// The new step (1..=2147483647)
+        #[arg(value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
+        step: i64,
+    },
+    /// Remove a tag; prints its final max_id, which must be recorded before re-adding it
+    #[command(after_help = EXAMPLES)]
+    Remove {
+        /// The tag
+        tag: String,
+        /// Confirm the removal
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// A row as scripts read it: the 64-bit max_id as a string.
+#[derive(Serialize)]
+struct RowJson {
+    tag: String,
+    max_id: String,
+    step: i64,
+    description: Option<String>,
+    update_time: String,
+}
+
+fn row_json(r: &LeafAlloc) -> RowJson {
+    RowJson {
+        tag: r.tag.clone(),
+        max_id: r.max_id.to_string(),
+        step: r.step,
+        description: r.description.clone(),
+        update_time: rfc3339_s(r.update_time_s),
+    }
+}
+
+fn rfc3339_s(unix_s: i64) -> String {
+    match chrono::DateTime::from_timestamp(unix_s, 0) {
+        Some(t) => t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        None => rfc3339_ms(unix_s.saturating_mul(1000)),
+    }
+}
+
+fn updated(r: &LeafAlloc) -> String {
+    let now = chrono::Utc::now().timestamp_millis();
+    let ms = r.update_time_s.saturating_mul(1000);
+    format!("{} ({})", rfc3339_s(r.update_time_s), age(ms, now))
+}
+
+fn check_tag(tag: &str) -> anyhow::Result<()> {
+    validate_tag(tag)?;
+    Ok(())
+}
+
+pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
+    match cmd {
+        TagCommand::Add {
+            tag,
+            step,
+            start,
+            desc,
+            if_not_exists,
+        } => {
+            check_tag(&tag)?;
+            if desc.as_ref().is_some_and(|d| d.chars().count() > 256) {
+                return Err(usage(
+                    "the description is longer than 256 characters",
+                    "shorten --desc",
+                ));
+            }
+            let store = db::open(ctx)?;
+            let added = store.add(&tag, start, step, desc.as_deref(), if_not_exists)?;
+            let row = store.get(&tag)?;
+            match ctx.output {
+                OutputFormat::Json => {
+                    #[derive(Serialize)]
+                    struct Added {
+                        added: bool,
+                        #[serde(flatten)]
+                        row: Option<RowJson>,
+                    }
+                    print_json(&Added {
+                        added,
+                        row: row.as_ref().map(row_json),
+                    })
+                }
+                OutputFormat::Text => {
+                    let text = match (added, row) {
+                        (true, _) => format!(
+                            "added tag {tag}: IDs start at {start}, step {step}\n  next: leafctl next {tag}"
+                        ),
+                        (false, Some(r)) => format!(
+                            "tag {tag} already exists (max_id {}, step {}); left unchanged",
+                            r.max_id, r.step
+                        ),
+                        (false, None) => format!("tag {tag} already exists; left unchanged"),
+                    };
+                    print_text(&text)
+                }
+            }
+        }
+        TagCommand::List => {
+            let store = db::open(ctx)?;
+            let rows = store.list()?;
+            match ctx.output {
+                OutputFormat::Json => print_json(&rows.iter().map(row_json).collect::<Vec<_>>()),
+                OutputFormat::Text => {
+                    if rows.is_empty() {
+                        return print_text(&format!(
+                            "no tags in {}; add one with `leafctl tag add TAG`",
+                            store.describe()
+                        ));
+                    }
+                    let mut t = table(&["tag", "max_id", "step", "description", "updated"]);
+                    for r in &rows {
+                        t.add_row(vec![
+                            r.tag.clone(),
+                            r.max_id.to_string(),
+                            r.step.to_string(),
+                            r.description.clone().unwrap_or_default(),
+                            updated(r),
+                        ]);
+                    }
+                    print_text(&t.to_string())
+                }
+            }
+        }
+        TagCommand::Show { tag } => {
+            check_tag(&tag)?;
+            let store = db::open(ctx)?;
+            let Some(r) = store.get(&tag)? else {
+                return Err(leafctl::segment::SegmentError::UnknownTag {
+                    tag,
+                    db: store.describe(),
+                }
+                .into());
+            };
+            match ctx.output {
+                OutputFormat::Json => print_json(&row_json(&r)),
+                OutputFormat::Text => {
+                    let mut t = table(&["key", "value"]);
+                    t.add_row(vec!["tag".to_string(), r.tag.clone()]);
+                    t.add_row(vec!["max_id".to_string(), r.max_id.to_string()]);
+                    t.add_row(vec!["step".to_string(), r.step.to_string()]);
+                    t.add_row(vec![
+                        "description".to_string(),
+                        r.description.clone().unwrap_or_default(),
+                    ]);
+                    t.add_row(vec!["updated".to_string(), updated(&r)]);
+                    print_text(&t.to_string())
+                }
+            }
+        }
+        TagCommand::SetStep { tag, step } => {
+            check_tag(&tag)?;
+            let store = db::open(ctx)?;
+            store.set_step(&tag, step)?;
+            match ctx.output {
+                OutputFormat::Json => {
+                    let r = store.get(&tag)?;
+                    print_json(&r.as_ref().map(row_json))
+                }
+                OutputFormat::Text => print_text(&format!(
+                    "tag {tag}: step is now {step} (servers use it from their next segment)"
+                )),
+            }
+        }
+        TagCommand::Remove { tag, yes } => {
+            check_tag(&tag)?;
+            if !yes {
+                return Err(usage(
+                    format!("refusing to remove tag {tag} without --yes"),
+                    "removing a tag forgets its max_id; run `leafctl tag show TAG` to record it, then pass --yes",
+                ));
+            }
+            let store = db::open(ctx)?;
+            let r = store.remove(&tag)?;
+            if !ctx.quiet {
+                eprintln!(
+                    "warning: re-adding tag {tag} with --start below {} would issue IDs again that were already issued",
+                    r.max_id
+                );
+            }
+            match ctx.output {
+                OutputFormat::Json => {
+                    #[derive(Serialize)]
+                    struct Removed {
+                        removed: bool,
+                        #[serde(flatten)]
+                        row: RowJson,
+                    }
+                    print_json(&Removed {
+                        removed: true,
+                        row: row_json(&r),
+                    })
+                }
+                OutputFormat::Text => print_text(&format!(
+                    "removed tag {tag}; its final max_id was {}",
+                    r.max_id
+                )),
+            }
+        }
+    }
+}
