@@ -68,6 +68,26 @@ pub struct ConfigFile {
     /// `[db]` settings.
     #[serde(default)]
     pub db: DbSection,
+    /// `[zk]` settings: the ZooKeeper worker registry.
+    #[serde(default)]
+    pub zk: ZkSection,
+}
+
+/// `[zk]`: where worker ids are registered in ZooKeeper, mirroring `--zk`, `--instance` and
+/// `LEAF_ZK_AUTH`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZkSection {
+    /// Connect string `host:port[,host:port...]`.
+    pub hosts: Option<String>,
+    /// Digest credentials `user:password` (prefer `LEAF_ZK_AUTH`).
+    pub auth: Option<String>,
+    /// This process's identity `IP:PORT` (default: first non-loopback IPv4 and port 8080).
+    pub instance: Option<String>,
+    /// Session timeout in ms (default 6000).
+    pub session_timeout_ms: Option<u64>,
+    /// Largest clock difference to live peers accepted at first registration, in ms (default 5000).
+    pub max_clock_skew_ms: Option<u64>,
 }
 
 /// `[snowflake]`: the ID layout and the local worker id.
@@ -88,6 +108,8 @@ pub struct SnowflakeSection {
     pub name: Option<String>,
     /// Where each tick's sequence starts.
     pub seq_start: Option<SeqStart>,
+    /// Where worker ids come from: `local`, `forever`, `lease` or `mysql`.
+    pub registry: Option<String>,
 }
 
 /// `[db]`: the segment store.

@@ -4,9 +4,12 @@
 //! - [`segment`]: Leaf's segment mode: ranges claimed in the `leaf_alloc` table (MySQL or SQLite)
 //!   and a double-buffered generator.
 //! - [`state`]: the local lock and state file that keeps one worker id's IDs unique across runs.
+//! - [`worker`]: where worker ids come from (local, ZooKeeper forever/lease, MySQL) and how they
+//!   stay safe across processes, hosts and clock changes.
 #![warn(missing_docs)]
 
 pub mod config;
 pub mod segment;
 pub mod snowflake;
 pub mod state;
+pub mod worker;

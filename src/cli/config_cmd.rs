@@ -91,6 +91,46 @@ pub fn run(ctx: &Context, cmd: ConfigCommand) -> anyhow::Result<()> {
             source: src(&s.db_url.origin),
         },
     ];
+    let opt = |r: &Option<crate::cli::settings::Resolved<String>>, secret: bool| Row {
+        key: "",
+        value: r.as_ref().map(|v| {
+            if secret {
+                "***".to_string()
+            } else {
+                v.value.clone()
+            }
+        }),
+        source: r
+            .as_ref()
+            .map(|v| src(&v.origin))
+            .unwrap_or_else(|| "unset".into()),
+    };
+    rows.push(Row {
+        key: "snowflake.registry",
+        ..opt(&s.registry, false)
+    });
+    rows.push(Row {
+        key: "zk.hosts",
+        ..opt(&s.zk_hosts, false)
+    });
+    rows.push(Row {
+        key: "zk.auth",
+        ..opt(&s.zk_auth, true)
+    });
+    rows.push(Row {
+        key: "zk.instance",
+        ..opt(&s.instance, false)
+    });
+    rows.push(Row {
+        key: "zk.session_timeout_ms",
+        value: Some(s.zk_session_timeout_ms.value.to_string()),
+        source: src(&s.zk_session_timeout_ms.origin),
+    });
+    rows.push(Row {
+        key: "zk.max_clock_skew_ms",
+        value: Some(s.zk_max_clock_skew_ms.value.to_string()),
+        source: src(&s.zk_max_clock_skew_ms.origin),
+    });
     rows.push(Row {
         key: "db.password",
         value: s.db_password.as_ref().map(|_| "***".to_string()),

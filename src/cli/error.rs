@@ -7,6 +7,7 @@ use leafctl::config::ConfigError;
 use leafctl::segment::SegmentError;
 use leafctl::snowflake::SnowflakeError;
 use leafctl::state::StateError;
+use leafctl::worker::{IssueError, WorkerError};
 
 /// Exit code of a successful run.
 pub const EXIT_OK: u8 = 0;
@@ -63,8 +64,75 @@ impl fmt::Display for AlreadyReported {
 }
 impl std::error::Error for AlreadyReported {}
 
+fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
+    let (code, hint) = match e {
+        WorkerError::ZkUnreachable { .. } => (
+            EXIT_RUNTIME,
+            "check --zk HOST:PORT and that ZooKeeper is running (echo ruok | nc HOST PORT)",
+        ),
+        WorkerError::Zk { .. } => (EXIT_RUNTIME, "retry once ZooKeeper answers"),
+        WorkerError::NotAuthorized { .. } => (
+            EXIT_RUNTIME,
+            "set LEAF_ZK_AUTH (or zk.auth) to the user:password the nodes were created with",
+        ),
+        WorkerError::BadNode { .. } => (
+            EXIT_RUNTIME,
+            "inspect the node; `leafctl workers list` shows what leafctl understands",
+        ),
+        WorkerError::ClockBehind { .. } => (
+            EXIT_RUNTIME,
+            "check NTP on this host; start again once the clock passes the recorded time",
+        ),
+        WorkerError::ClockSkew { .. } => (
+            EXIT_RUNTIME,
+            "fix NTP on this host (`leafctl workers doctor` compares clocks), or raise zk.max_clock_skew_ms",
+        ),
+        WorkerError::OutOfRange { .. } => (
+            EXIT_RUNTIME,
+            "use a layout with more worker bits, another --name, or reclaim unused worker ids",
+        ),
+        WorkerError::IdentityInUse { .. } => (
+            EXIT_RUNTIME,
+            "stop the other process, or give this one another --instance IP:PORT",
+        ),
+        WorkerError::NoFreeWorker { .. } => (
+            EXIT_RUNTIME,
+            "wait for a holder to finish, or `leafctl workers list` and reclaim stale leases",
+        ),
+        WorkerError::SessionLost { .. } => (
+            EXIT_RUNTIME,
+            "ZooKeeper stopped answering; retry once it is reachable",
+        ),
+        WorkerError::NoCache { .. } => (
+            EXIT_RUNTIME,
+            "start ZooKeeper (the first start of an identity needs it), or use --worker-id N",
+        ),
+        WorkerError::InvalidIdentity(_) => (EXIT_USAGE, "give the instance as IP:PORT"),
+        WorkerError::NoAddress => (EXIT_USAGE, "pass --instance IP:PORT"),
+        WorkerError::Mysql { .. } => (
+            EXIT_RUNTIME,
+            "check --db and that MySQL is running; `leafctl db init` creates leaf_workerid_alloc",
+        ),
+        WorkerError::Stopped { .. } => (EXIT_RUNTIME, "start a new run"),
+        WorkerError::State(_) => (
+            EXIT_RUNTIME,
+            "check the state directory's permissions, or point --state-dir elsewhere",
+        ),
+    };
+    (code, Some(hint.into()))
+}
+
 fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
     for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<IssueError>() {
+            match e {
+                IssueError::Worker(w) => return worker_class_and_hint(w),
+                IssueError::Snowflake(_) => {}
+            }
+        }
+        if let Some(e) = cause.downcast_ref::<WorkerError>() {
+            return worker_class_and_hint(e);
+        }
         if let Some(e) = cause.downcast_ref::<CliError>() {
             let code = if e.usage { EXIT_USAGE } else { EXIT_RUNTIME };
             return (code, e.hint.clone());

@@ -10,6 +10,7 @@ pub mod output;
 pub mod settings;
 mod tag;
 pub mod time;
+mod workers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +69,17 @@ pub struct GlobalArgs {
     /// LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]
     #[arg(long, global = true, value_name = "URL")]
     pub db: Option<String>,
+    /// ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or
+    /// zk.auth [env: LEAF_ZK]
+    #[arg(long, global = true, value_name = "HOSTS")]
+    pub zk: Option<String>,
+    /// Namespace of worker ids (Leaf's leaf.name) [env: LEAF_NAME] [default: leaf]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub name: Option<String>,
+    /// This process's identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback
+    /// IPv4, port 8080]
+    #[arg(long, global = true, value_name = "IP:PORT")]
+    pub instance: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +96,9 @@ pub enum Command {
     /// Set up the segment database (leaf_alloc table)
     #[command(subcommand)]
     Db(db::DbCommand),
+    /// List, reclaim and check worker ids in ZooKeeper or MySQL
+    #[command(subcommand)]
+    Workers(workers::WorkersCommand),
     /// Inspect the effective configuration
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -141,12 +156,15 @@ fn flag_values(cli: &Cli) -> FlagValues {
     let mut f = FlagValues {
         state_dir: cli.global.state_dir.clone(),
         db: cli.global.db.clone(),
+        zk: cli.global.zk.clone(),
+        name: cli.global.name.clone(),
+        instance: cli.global.instance.clone(),
         ..FlagValues::default()
     };
     let layout = match &cli.command {
         Command::Next(a) => {
             f.worker_id = a.worker_id;
-            f.name = a.name.clone();
+            f.registry = a.registry.clone();
             f.seq_start = a.seq_start;
             Some(&a.layout)
         }
@@ -183,6 +201,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Decode(args) => decode::run(&ctx, args),
         Command::Tag(cmd) => tag::run(&ctx, cmd),
         Command::Db(cmd) => db::run(&ctx, cmd),
+        Command::Workers(cmd) => workers::run(&ctx, cmd),
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
         Command::GenerateAssets { .. } => Ok(()),
     }

@@ -4,10 +4,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use leafctl::segment::{Increment, SegmentError, validate_tag};
-use leafctl::snowflake::{SeqStart, SnowflakeGenerator, SystemClock};
-use leafctl::state::LocalWorkerLease;
+use leafctl::snowflake::{Clock, SeqStart, SystemClock};
+use leafctl::worker::WorkerGenerator;
 
-use super::error::usage;
 use super::output::{IdWriter, progress};
 use super::{Context, LayoutArgs, parse_seq_start};
 
@@ -17,10 +16,14 @@ Examples:
   leafctl next --snowflake --worker-id 1 -n 1000000   a million, one per line, ascending
   leafctl next --snowflake --worker-id 1 -n 3 --output json
   leafctl next --snowflake --worker-id 5 --preset discord
+  leafctl next --snowflake --zk zk1:2181,zk2:2181 -n 100     lease a free worker id, issue, release
+  leafctl --zk zk1:2181 --name order next --snowflake --registry forever --instance 10.0.0.5:8080
   leafctl next order                                  segment mode: one ID of tag `order`
   leafctl next order -n 10000000 > ids.txt            ten million, claimed in one transaction
   leafctl next order -n 3 --db mysql://leaf@db:3306/leaf --output json
 
+With --zk, concurrent runs always get different worker ids (the lowest free lease under
+/snowflake/NAME/leases), and a run never reuses a time a previous holder of its id reserved.
 Two runs with the same worker id (and --name) on one machine never repeat an ID: the second waits
 for the first (or fails with --no-wait), and a clock behind the last run's time is waited out when
 it is a few ms, refused otherwise.
@@ -43,9 +46,10 @@ pub struct NextArgs {
     /// Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]
     #[arg(long, value_name = "N")]
     pub worker_id: Option<u64>,
-    /// Namespace of worker ids (Leaf's leaf.name) [env: LEAF_NAME] [default: leaf]
-    #[arg(long, value_name = "NAME")]
-    pub name: Option<String>,
+    /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
+    /// lease with --zk]
+    #[arg(long, value_name = "local|forever|lease|mysql")]
+    pub registry: Option<String>,
     /// Fail at once if another process holds this worker id, instead of waiting
     #[arg(long)]
     pub no_wait: bool,
@@ -61,57 +65,28 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return run_segment(ctx, tag, args.count);
     }
     let s = &ctx.settings;
-    let layout = s.layout.value.layout;
-    let worker = s.worker_id.as_ref().map(|w| w.value).ok_or_else(|| {
-        usage(
-            "no worker id for snowflake mode",
-            "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",
-        )
-    })?;
-    if worker > layout.max_worker() {
-        return Err(usage(
-            format!(
-                "worker id {worker} is out of range for the {} layout (0..={})",
-                s.layout.value.label,
-                layout.max_worker()
-            ),
-            "pick a worker id the layout can hold",
-        ));
-    }
-    let name = &s.name.value;
-    if name.is_empty() || name.contains('/') {
-        return Err(usage(
-            format!("invalid name {name:?}"),
-            "use a non-empty name without '/'",
-        ));
-    }
-
-    let clock = Arc::new(SystemClock);
-    let lease = Arc::new(LocalWorkerLease::acquire(
-        &s.state_dir.value,
-        name,
-        worker,
-        args.no_wait,
-        clock.as_ref(),
-    )?);
-    let mut builder = SnowflakeGenerator::builder(layout, worker)
-        .clock(clock)
-        .seq_start(s.seq_start.value)
-        .fence(Box::new(lease.clone()));
-    if let Some(t) = lease.resume_after_ms() {
-        builder = builder.resume_after(t);
-    }
-    let generator = builder.build()?;
-
+    let registry = super::workers::registry(ctx, "lease", args.no_wait)?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let generator = WorkerGenerator::start(
+        registry.as_ref(),
+        s.layout.value.layout,
+        s.seq_start.value,
+        clock,
+    )?;
+    tracing::info!(
+        "worker id {} from {}",
+        generator.worker(),
+        generator.lease().describe()
+    );
     let issued = emit(ctx, &generator, args.count);
     // Record the last time whatever happened to the output, so the next run starts after it.
-    let recorded = lease.finish(generator.last_issued_ms());
+    let recorded = generator.finish();
     issued?;
     recorded?;
     Ok(())
 }
 
-fn emit(ctx: &Context, generator: &SnowflakeGenerator, count: u64) -> anyhow::Result<()> {
+fn emit(ctx: &Context, generator: &WorkerGenerator, count: u64) -> anyhow::Result<()> {
     let bar = progress(count, ctx.quiet);
     let mut out = IdWriter::new(ctx.output);
     let mut remaining = count;

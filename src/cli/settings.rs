@@ -29,6 +29,9 @@ pub struct FlagValues {
     pub name: Option<String>,
     pub seq_start: Option<SeqStart>,
     pub db: Option<String>,
+    pub zk: Option<String>,
+    pub instance: Option<String>,
+    pub registry: Option<String>,
 }
 
 /// The layout chosen, and how it was described.
@@ -50,6 +53,19 @@ pub struct Settings {
     pub seq_start: Resolved<SeqStart>,
     pub db_url: Resolved<String>,
     pub db_password: Option<Resolved<String>>,
+    /// ZooKeeper worker registry (`--zk`, `LEAF_ZK`, `zk.hosts`).
+    pub zk_hosts: Option<Resolved<String>>,
+    /// Digest credentials `user:password` (`LEAF_ZK_AUTH`, `zk.auth`); a secret.
+    pub zk_auth: Option<Resolved<String>>,
+    /// This process's `IP:PORT` (`--instance`, `LEAF_INSTANCE`, `zk.instance`).
+    pub instance: Option<Resolved<String>>,
+    /// Worker registry: local, forever, lease or mysql (`--registry`, `LEAF_REGISTRY`,
+    /// `snowflake.registry`); unset means chosen from the other settings.
+    pub registry: Option<Resolved<String>>,
+    /// ZooKeeper session timeout (ms).
+    pub zk_session_timeout_ms: Resolved<u64>,
+    /// Largest clock difference to live peers at first registration (ms).
+    pub zk_max_clock_skew_ms: Resolved<u64>,
 }
 
 /// Reads an environment variable; an empty value counts as unset.
@@ -325,6 +341,59 @@ impl Settings {
         {
             warn_if_readable_by_others(path);
         }
+        let zk_hosts = pick(
+            flags.zk.clone(),
+            "LEAF_ZK",
+            "ZooKeeper hosts",
+            file.zk.hosts.clone(),
+        )?;
+        let zk_auth = pick(None, "LEAF_ZK_AUTH", "user:password", file.zk.auth.clone())?;
+        if let Some(a) = &zk_auth
+            && !a.value.contains(':')
+        {
+            return Err(usage(
+                format!("ZooKeeper auth from {} is not user:password", a.origin),
+                "set LEAF_ZK_AUTH (or zk.auth) to user:password",
+            ));
+        }
+        let instance = pick(
+            flags.instance.clone(),
+            "LEAF_INSTANCE",
+            "IP:PORT",
+            file.zk.instance.clone(),
+        )?;
+        let registry = pick(
+            flags.registry.clone(),
+            "LEAF_REGISTRY",
+            "registry",
+            file.snowflake.registry.clone(),
+        )?;
+        if let Some(r) = &registry
+            && !["local", "forever", "lease", "mysql"].contains(&r.value.as_str())
+        {
+            return Err(usage(
+                format!("unknown registry {:?} (from {})", r.value, r.origin),
+                "use local, forever, lease or mysql",
+            ));
+        }
+        let zk_session_timeout_ms = or_default(
+            pick(
+                None,
+                "LEAF_ZK_SESSION_TIMEOUT_MS",
+                "timeout in ms",
+                file.zk.session_timeout_ms,
+            )?,
+            6_000,
+        );
+        let zk_max_clock_skew_ms = or_default(
+            pick(
+                None,
+                "LEAF_ZK_MAX_CLOCK_SKEW_MS",
+                "skew in ms",
+                file.zk.max_clock_skew_ms,
+            )?,
+            leafctl::worker::DEFAULT_MAX_CLOCK_SKEW_MS as u64,
+        );
         Ok(Settings {
             config,
             state_dir,
@@ -334,6 +403,12 @@ impl Settings {
             seq_start,
             db_url,
             db_password,
+            zk_hosts,
+            zk_auth,
+            instance,
+            registry,
+            zk_session_timeout_ms,
+            zk_max_clock_skew_ms,
         })
     }
 }

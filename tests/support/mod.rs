@@ -2,6 +2,9 @@
 //! Real services live beside this file (MariaDB, ZooKeeper), one private instance per test binary.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod mariadb;
+pub mod zookeeper;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -105,7 +108,10 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
 pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
     String::from_utf8_lossy(stdout)
         .lines()
-        .map(|l| l.parse::<u64>().unwrap_or_else(|_| panic!("not an ID: {l:?}")))
+        .map(|l| {
+            l.parse::<u64>()
+                .unwrap_or_else(|_| panic!("not an ID: {l:?}"))
+        })
         .collect()
 }
 

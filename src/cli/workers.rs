@@ -1,0 +1,398 @@
+//! `leafctl workers`: list, reclaim and check worker ids; and the registry choice shared by
+//! `next --snowflake` and `serve`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Subcommand;
+use leafctl::config::Origin;
+use leafctl::snowflake::{Clock, SystemClock};
+use leafctl::worker::{
+    Identity, LocalRegistry, WorkerRecord, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
+    ZkLeaseRegistry, ZkOptions,
+};
+use serde::Serialize;
+
+use super::Context;
+use super::error::{CliError, usage};
+use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
+
+const EXAMPLES: &str = "\
+Examples:
+  leafctl workers list --zk zk1:2181
+  leafctl --zk zk1:2181 --name order workers list --output json
+  leafctl workers reclaim 7 --zk zk1:2181                 show what would be done
+  leafctl workers reclaim 10.0.0.5:8080 --zk zk1:2181 --yes
+  leafctl workers doctor --zk zk1:2181
+
+A worker is live when it reported within 3 report intervals (9 s) or holds a lease or an ephemeral
+node; reclaim refuses live workers unless --force is given.";
+
+#[derive(Debug, Subcommand)]
+pub enum WorkersCommand {
+    /// Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)
+    #[command(after_help = EXAMPLES)]
+    List,
+    /// Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is
+    /// deleted
+    #[command(after_help = EXAMPLES)]
+    Reclaim {
+        /// A worker id or an identity IP:PORT
+        target: String,
+        /// Do it (without --yes only says what would be done)
+        #[arg(long)]
+        yes: bool,
+        /// Reclaim even a live worker (two generators could then share the id)
+        #[arg(long)]
+        force: bool,
+        /// Only consider this mode when a worker id exists in both
+        #[arg(long, value_name = "forever|lease")]
+        mode: Option<String>,
+    },
+    /// Check this host's clock against ZooKeeper's and the live peers' and print a verdict
+    #[command(after_help = EXAMPLES)]
+    Doctor,
+}
+
+/// Leaf's name must be usable as one ZooKeeper path segment and file name part.
+fn checked_name(ctx: &Context) -> anyhow::Result<String> {
+    let name = &ctx.settings.name.value;
+    if name.is_empty() || name.contains('/') || name.chars().any(char::is_whitespace) {
+        return Err(usage(
+            format!("invalid name {name:?}"),
+            "use a non-empty name without '/' or spaces",
+        ));
+    }
+    Ok(name.clone())
+}
+
+/// ZooKeeper options from the settings; `None` without `--zk` / `LEAF_ZK` / `zk.hosts`.
+pub fn zk_options(ctx: &Context) -> anyhow::Result<Option<ZkOptions>> {
+    let s = &ctx.settings;
+    let Some(hosts) = &s.zk_hosts else {
+        return Ok(None);
+    };
+    let name = checked_name(ctx)?;
+    let identity = match &s.instance {
+        Some(i) => i.value.parse::<Identity>().map_err(|e| {
+            usage(
+                format!("{e} (from {})", i.origin),
+                "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080",
+            )
+        })?,
+        None => Identity::local(8080)?,
+    };
+    let mut opts = ZkOptions::new(&hosts.value, &name, identity, &s.state_dir.value);
+    opts.auth = s.zk_auth.as_ref().map(|a| a.value.clone());
+    opts.session_timeout = Duration::from_millis(s.zk_session_timeout_ms.value);
+    opts.max_clock_skew_ms = s.zk_max_clock_skew_ms.value.min(i64::MAX as u64) as i64;
+    Ok(Some(opts))
+}
+
+fn rank(o: &Origin) -> u8 {
+    match o {
+        Origin::Flag => 3,
+        Origin::Env(_) => 2,
+        Origin::File => 1,
+        Origin::Default => 0,
+    }
+}
+
+/// Picks the worker registry: `--registry`, else `--worker-id` (local) or `--zk` (`zk_default`
+/// mode), the one given with the stronger origin.
+pub fn registry(
+    ctx: &Context,
+    zk_default: &str,
+    no_wait: bool,
+) -> anyhow::Result<Box<dyn WorkerRegistry>> {
+    let s = &ctx.settings;
+    let mode = match (&s.registry, &s.worker_id, &s.zk_hosts) {
+        (Some(r), _, _) => r.value.clone(),
+        (None, Some(w), Some(z)) if rank(&w.origin) == rank(&z.origin) => {
+            return Err(usage(
+                format!(
+                    "both a worker id ({}) and ZooKeeper hosts ({}) are set",
+                    w.origin, z.origin
+                ),
+                "pass --registry local|lease|forever to say which to use",
+            ));
+        }
+        (None, Some(w), Some(z)) if rank(&w.origin) > rank(&z.origin) => "local".into(),
+        (None, Some(_), None) => "local".into(),
+        (None, _, Some(_)) => zk_default.into(),
+        (None, None, None) => {
+            return Err(usage(
+                "no worker id for snowflake mode",
+                "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id), or --zk HOSTS to lease one",
+            ));
+        }
+    };
+    let layout = s.layout.value.layout;
+    match mode.as_str() {
+        "local" => {
+            let worker = s.worker_id.as_ref().map(|w| w.value).ok_or_else(|| {
+                usage(
+                    "the local registry needs a worker id",
+                    "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",
+                )
+            })?;
+            if worker > layout.max_worker() {
+                return Err(usage(
+                    format!(
+                        "worker id {worker} is out of range for the {} layout (0..={})",
+                        s.layout.value.label,
+                        layout.max_worker()
+                    ),
+                    "pick a worker id the layout can hold",
+                ));
+            }
+            Ok(Box::new(LocalRegistry {
+                state_dir: s.state_dir.value.clone(),
+                name: checked_name(ctx)?,
+                worker,
+                no_wait,
+            }))
+        }
+        "forever" | "lease" => {
+            let opts = zk_options(ctx)?.ok_or_else(|| {
+                usage(
+                    format!("the {mode} registry needs ZooKeeper"),
+                    "pass --zk HOST:PORT[,HOST:PORT...], set LEAF_ZK, or set zk.hosts",
+                )
+            })?;
+            if mode == "forever" {
+                Ok(Box::new(ZkForeverRegistry::new(opts)))
+            } else {
+                Ok(Box::new(ZkLeaseRegistry::new(opts)))
+            }
+        }
+        "mysql" => mysql_registry(ctx),
+        other => Err(usage(
+            format!("unknown registry {other:?}"),
+            "use local, forever, lease or mysql",
+        )),
+    }
+}
+
+fn mysql_registry(_ctx: &Context) -> anyhow::Result<Box<dyn WorkerRegistry>> {
+    Err(usage(
+        "the mysql registry is not available in this build",
+        "use --zk HOSTS or --worker-id N",
+    ))
+}
+
+fn admin(ctx: &Context) -> anyhow::Result<(ZkAdmin, ZkOptions)> {
+    let opts = zk_options(ctx)?.ok_or_else(|| {
+        usage(
+            "no registry to inspect",
+            "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts)",
+        )
+    })?;
+    Ok((ZkAdmin::connect(&opts)?, opts))
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    worker: u64,
+    identity: String,
+    mode: String,
+    last_seen: Option<String>,
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reserved_until: Option<String>,
+    held: bool,
+    node: String,
+}
+
+fn row(r: &WorkerRecord) -> Row {
+    Row {
+        worker: r.worker,
+        identity: r.identity.clone(),
+        mode: r.mode.to_string(),
+        last_seen: r.last_seen_ms.map(rfc3339_ms),
+        status: r.status.to_string(),
+        reserved_until: r.reserved_until_ms.filter(|&t| t > 0).map(rfc3339_ms),
+        held: r.held,
+        node: r.location.clone(),
+    }
+}
+
+pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
+    let clock = SystemClock;
+    match cmd {
+        WorkersCommand::List => {
+            let (admin, _) = admin(ctx)?;
+            let now = clock.now_ms();
+            let records = admin.list(now)?;
+            match ctx.output {
+                OutputFormat::Json => print_json(&records.iter().map(row).collect::<Vec<_>>()),
+                OutputFormat::Text => {
+                    if records.is_empty() {
+                        return print_text(&format!(
+                            "no worker ids registered under /snowflake/{}",
+                            ctx.settings.name.value
+                        ));
+                    }
+                    let mut t = table(&["worker", "identity", "mode", "last report", "status"]);
+                    for r in &records {
+                        t.add_row(vec![
+                            r.worker.to_string(),
+                            r.identity.clone(),
+                            r.mode.to_string(),
+                            r.last_seen_ms
+                                .map(|ms| format!("{} ({})", rfc3339_ms(ms), age(ms, now)))
+                                .unwrap_or_else(|| "-".into()),
+                            r.status.to_string(),
+                        ]);
+                    }
+                    print_text(&t.to_string())
+                }
+            }
+        }
+        WorkersCommand::Reclaim {
+            target,
+            yes,
+            force,
+            mode,
+        } => {
+            let (admin, _) = admin(ctx)?;
+            let now = clock.now_ms();
+            let matches: Vec<WorkerRecord> = admin
+                .list(now)?
+                .into_iter()
+                .filter(|r| match target.parse::<u64>() {
+                    Ok(id) => r.worker == id,
+                    Err(_) => r.identity == target,
+                })
+                .filter(|r| mode.as_ref().is_none_or(|m| r.mode.to_string() == *m))
+                .collect();
+            let record = match matches.as_slice() {
+                [] => {
+                    return Err(usage(
+                        format!(
+                            "no worker {target:?} under /snowflake/{}",
+                            ctx.settings.name.value
+                        ),
+                        "`leafctl workers list` shows the worker ids there are",
+                    ));
+                }
+                [one] => one.clone(),
+                _ => {
+                    return Err(usage(
+                        format!("{target:?} matches {} worker entries", matches.len()),
+                        "pass --mode forever or --mode lease, or name the identity IP:PORT",
+                    ));
+                }
+            };
+            let what = match record.mode.to_string().as_str() {
+                "lease" => format!(
+                    "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
+                    record.worker, record.location
+                ),
+                _ => format!(
+                    "delete the forever node {} of {} (worker id {}); ZooKeeper never reuses sequence numbers, so this only tidies the tree",
+                    record.location, record.identity, record.worker
+                ),
+            };
+            if record.is_live(now) && !force {
+                return Err(CliError {
+                    usage: false,
+                    message: format!(
+                        "worker id {} ({}) is live: {}; reclaiming it could let two generators share the id",
+                        record.worker,
+                        record.identity,
+                        if record.held {
+                            "its holder's session is connected"
+                        } else {
+                            "it reported within the last 9 s"
+                        }
+                    ),
+                    hint: Some(
+                        "stop that process first; --force overrides, at the risk of duplicate IDs if it is still running"
+                            .into(),
+                    ),
+                }
+                .into());
+            }
+            if !yes {
+                return print_text(&format!("would {what}\nrun again with --yes to do it"));
+            }
+            if record.is_live(now) && !ctx.quiet {
+                eprintln!(
+                    "warning: worker id {} is live; if its process keeps running, it and the next holder may issue the same IDs",
+                    record.worker
+                );
+            }
+            let deleted = admin.reclaim(&record)?;
+            match ctx.output {
+                OutputFormat::Json => print_json(&serde_json::json!({
+                    "worker": record.worker,
+                    "identity": record.identity,
+                    "mode": record.mode.to_string(),
+                    "deleted": deleted,
+                })),
+                OutputFormat::Text => print_text(&if deleted.is_empty() {
+                    format!("worker id {} was already free", record.worker)
+                } else {
+                    format!(
+                        "reclaimed worker id {}: deleted {}",
+                        record.worker,
+                        deleted.join(", ")
+                    )
+                }),
+            }
+        }
+        WorkersCommand::Doctor => {
+            let (admin, _) = admin(ctx)?;
+            let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+            let report = admin.clock_report(|| clock.now_ms())?;
+            let verdict = if report.ok {
+                "ok: this host's clock agrees with ZooKeeper and the live peers"
+            } else {
+                "FAIL: this host's clock is off; fix NTP before starting a generator here"
+            };
+            match ctx.output {
+                OutputFormat::Json => print_json(&serde_json::json!({
+                    "zk_offset_ms": report.zk_offset_ms,
+                    "round_trip_ms": report.round_trip_ms,
+                    "peers": report.peers,
+                    "peer_offset_ms": report.peer_offset_ms,
+                    "max_skew_ms": report.max_skew_ms,
+                    "ok": report.ok,
+                }))?,
+                OutputFormat::Text => {
+                    let mut t = table(&["check", "result"]);
+                    t.add_row(vec![
+                        "clock vs ZooKeeper".to_string(),
+                        format!(
+                            "{:+} ms (round trip {} ms)",
+                            report.zk_offset_ms, report.round_trip_ms
+                        ),
+                    ]);
+                    t.add_row(vec![
+                        "clock vs live peers".to_string(),
+                        match report.peer_offset_ms {
+                            Some(o) => format!("{o:+} ms (average of {} peers)", report.peers),
+                            None => "no live peers".into(),
+                        },
+                    ]);
+                    t.add_row(vec![
+                        "threshold".to_string(),
+                        format!("{} ms", report.max_skew_ms),
+                    ]);
+                    print_text(&format!("{t}\n{verdict}"))?;
+                }
+            }
+            if report.ok {
+                Ok(())
+            } else {
+                Err(CliError {
+                    usage: false,
+                    message: "clock check failed".into(),
+                    hint: Some("check NTP on this host (chronyc tracking / timedatectl)".into()),
+                }
+                .into())
+            }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Worker ids: who may issue snowflake IDs with which worker id, and from what time on.
+//!
+//! Snowflake IDs are unique only if no two live generators share a worker id and no generator
+//! reuses a time a predecessor on that worker id used. A [`WorkerRegistry`] hands out a
+//! [`WorkerLease`] that guarantees both:
+//!
+//! - [`LocalRegistry`]: a worker id given by the operator, locked on this machine (the state file
+//!   from [`crate::state`]).
+//! - [`ZkForeverRegistry`]: Leaf's own ZooKeeper tree (`/snowflake/{name}/forever/{ip}:{port}-{seq}`),
+//!   one worker id per identity for ever, with Leaf's weak dependency on ZooKeeper through a local
+//!   cache file.
+//! - [`ZkLeaseRegistry`]: recyclable worker ids leased through ephemeral nodes, each fenced by a
+//!   `reserved_until` time kept in ZooKeeper.
+//! - [`MysqlRegistry`]: NotFound9's `leaf_workerid_alloc` table.
+//!
+//! The lease is also the generator's [`TimeFence`]: IDs are only issued at times the registry has
+//! recorded as reserved. [`WorkerGenerator`] ties a lease and a generator together and stops
+//! issuing as soon as the lease says it is no longer safe (a lost ZooKeeper session, say).
+
+pub mod cache;
+mod identity;
+mod local;
+pub mod mysql;
+mod zk;
+mod zk_forever;
+mod zk_lease;
+
+use std::sync::Arc;
+
+use crate::snowflake::{
+    Clock, IdBlock, Layout, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
+};
+use crate::state::StateError;
+
+pub use identity::Identity;
+pub use local::LocalRegistry;
+
+pub use zk::{ClockReport, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
+pub use zk_forever::ZkForeverRegistry;
+pub use zk_lease::ZkLeaseRegistry;
+
+/// How often a running worker reports its time (Leaf: every 3 s).
+pub const REPORT_INTERVAL_MS: i64 = 3_000;
+
+/// How far ahead of the clock a ZooKeeper or MySQL lease reserves times, in ms.
+pub const LEASE_WINDOW_MS: i64 = 3_000;
+
+/// Default largest difference (ms) between this host's clock and its live peers' at first
+/// registration.
+pub const DEFAULT_MAX_CLOCK_SKEW_MS: i64 = 5_000;
+
+/// Longest wait (ms) for the clock to pass a predecessor's reservation before giving up.
+pub const MAX_RESERVATION_WAIT_MS: i64 = 10_000;
+
+/// Failures to obtain, keep or inspect a worker id.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// No ZooKeeper server answered.
+    #[error("cannot reach ZooKeeper at {hosts}: {reason}")]
+    ZkUnreachable {
+        /// The connect string.
+        hosts: String,
+        /// What the client said.
+        reason: String,
+    },
+    /// A ZooKeeper request failed.
+    #[error("ZooKeeper {action} {path} failed: {reason}")]
+    Zk {
+        /// What was being done.
+        action: &'static str,
+        /// The node.
+        path: String,
+        /// What the client said.
+        reason: String,
+    },
+    /// ZooKeeper refused access to a node (its ACL does not admit our credentials).
+    #[error("ZooKeeper refused access to {path} (not authorized)")]
+    NotAuthorized {
+        /// The node.
+        path: String,
+    },
+    /// A node does not hold what leafctl or Leaf writes.
+    #[error("ZooKeeper node {path} is not a worker node: {reason}")]
+    BadNode {
+        /// The node.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The local clock is behind a time recorded for this worker id.
+    #[error(
+        "the clock is {behind_ms} ms behind the time recorded for worker id {worker} ({recorded_ms} ms, in {source_of}); refusing to start so no ID repeats"
+    )]
+    ClockBehind {
+        /// The worker id.
+        worker: u64,
+        /// The recorded time.
+        recorded_ms: i64,
+        /// How far behind the clock is.
+        behind_ms: i64,
+        /// Where the time was recorded.
+        source_of: String,
+    },
+    /// The local clock differs too much from the live peers' clocks.
+    #[error(
+        "the clock differs by {diff_ms} ms from the average of {peers} live peer(s) (allowed: {max_ms} ms); refusing to register a new worker"
+    )]
+    ClockSkew {
+        /// Our clock minus the peers' average.
+        diff_ms: i64,
+        /// How many peers were compared.
+        peers: usize,
+        /// The threshold.
+        max_ms: i64,
+    },
+    /// A sequence number or id beyond the layout's worker field.
+    #[error(
+        "worker id {worker} (from {source_of}) is beyond the layout's worker range (0..={max})"
+    )]
+    OutOfRange {
+        /// The worker id.
+        worker: u64,
+        /// The largest worker id the layout holds.
+        max: u64,
+        /// Where it came from.
+        source_of: String,
+    },
+    /// Another live process registered the same identity.
+    #[error("identity {identity} is already running (ephemeral node {path} exists)")]
+    IdentityInUse {
+        /// `ip:port`.
+        identity: String,
+        /// The ephemeral node.
+        path: String,
+    },
+    /// Every worker id of the layout is leased.
+    #[error("all {count} worker ids under /snowflake/{name}/leases are held")]
+    NoFreeWorker {
+        /// The name.
+        name: String,
+        /// How many ids the layout has.
+        count: u64,
+    },
+    /// The ZooKeeper session that holds the lease is not connected.
+    #[error("the ZooKeeper session holding worker id {worker} is {state}; stopped issuing IDs")]
+    SessionLost {
+        /// The worker id.
+        worker: u64,
+        /// The session's state.
+        state: String,
+    },
+    /// ZooKeeper was unreachable and no usable cache exists.
+    #[error("ZooKeeper is unreachable and there is no cached worker id for {identity} in {path}")]
+    NoCache {
+        /// `ip:port`.
+        identity: String,
+        /// The cache file looked for.
+        path: String,
+    },
+    /// An `--instance` that is not `IP:PORT`.
+    #[error("invalid instance {0:?}: expected IP:PORT")]
+    InvalidIdentity(String),
+    /// No non-loopback IPv4 address to name this host by.
+    #[error("no non-loopback IPv4 address found on this host")]
+    NoAddress,
+    /// A MySQL request failed.
+    #[error("MySQL {action} failed: {reason}")]
+    Mysql {
+        /// What was being done.
+        action: &'static str,
+        /// The driver's message.
+        reason: String,
+    },
+    /// The lease was already given up or stopped.
+    #[error("worker id {worker} is no longer held: {reason}")]
+    Stopped {
+        /// The worker id.
+        worker: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The local lock or state file failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+/// A held worker id: the generator's [`TimeFence`], plus what the generator must know to resume.
+pub trait WorkerLease: TimeFence {
+    /// The worker id.
+    fn worker(&self) -> u64;
+    /// Every time up to and including this one may already have been used on this worker id.
+    fn resume_after_ms(&self) -> Option<i64>;
+    /// Fails when issuing is no longer safe (lost session, lease taken away).
+    fn check(&self) -> Result<(), WorkerError>;
+    /// Records the last issued time (`None`: nothing issued) and gives the worker id back.
+    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError>;
+    /// A short description for logs and `next -v` (`zookeeper lease 3`, ...).
+    fn describe(&self) -> String;
+}
+
+/// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
+pub trait WorkerRegistry {
+    /// Obtains a worker id for a generator with `layout`, waiting out predecessors' reservations
+    /// on `clock`.
+    fn acquire(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
+}
+
+struct SharedFence(Arc<dyn WorkerLease>);
+
+impl TimeFence for SharedFence {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        self.0.extend(unix_ms)
+    }
+}
+
+/// A generator bound to a worker lease: checks the lease before each block of IDs and records
+/// the last issued time when finished.
+pub struct WorkerGenerator {
+    lease: Arc<dyn WorkerLease>,
+    generator: SnowflakeGenerator,
+}
+
+impl WorkerGenerator {
+    /// Acquires a worker id from `registry` and builds a generator on it.
+    pub fn start(
+        registry: &dyn WorkerRegistry,
+        layout: Layout,
+        seq_start: SeqStart,
+        clock: Arc<dyn Clock>,
+    ) -> Result<WorkerGenerator, IssueError> {
+        let lease = registry.acquire(&layout, clock.clone())?;
+        Self::on_lease(lease, layout, seq_start, clock)
+    }
+
+    /// Builds a generator on a lease already held.
+    pub fn on_lease(
+        lease: Arc<dyn WorkerLease>,
+        layout: Layout,
+        seq_start: SeqStart,
+        clock: Arc<dyn Clock>,
+    ) -> Result<WorkerGenerator, IssueError> {
+        let mut builder = SnowflakeGenerator::builder(layout, lease.worker())
+            .clock(clock)
+            .seq_start(seq_start)
+            .fence(Box::new(SharedFence(lease.clone())));
+        if let Some(t) = lease.resume_after_ms() {
+            builder = builder.resume_after(t);
+        }
+        let generator = match builder.build() {
+            Ok(g) => g,
+            Err(e) => {
+                let _ = lease.finish(None);
+                return Err(e.into());
+            }
+        };
+        Ok(WorkerGenerator { lease, generator })
+    }
+
+    /// The worker id.
+    pub fn worker(&self) -> u64 {
+        self.generator.worker()
+    }
+
+    /// The generator (for its layout and last issued time).
+    pub fn generator(&self) -> &SnowflakeGenerator {
+        &self.generator
+    }
+
+    /// The lease.
+    pub fn lease(&self) -> &Arc<dyn WorkerLease> {
+        &self.lease
+    }
+
+    /// Issues up to `max` IDs from one tick, after checking the lease still holds.
+    pub fn next_block(&self, max: u64) -> Result<IdBlock, IssueError> {
+        self.lease.check()?;
+        Ok(self.generator.next_block(max)?)
+    }
+
+    /// Records the last issued time and gives the worker id back.
+    pub fn finish(&self) -> Result<(), WorkerError> {
+        self.lease.finish(self.generator.last_issued_ms())
+    }
+}
+
+/// Either kind of failure while issuing with a worker lease: the registry's or the generator's.
+#[derive(Debug, thiserror::Error)]
+pub enum IssueError {
+    /// The registry failed.
+    #[error(transparent)]
+    Worker(#[from] WorkerError),
+    /// The generator failed.
+    #[error(transparent)]
+    Snowflake(#[from] SnowflakeError),
+}

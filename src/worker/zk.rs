@@ -1,0 +1,716 @@
+//! A synchronous ZooKeeper session for the registries, and the admin view behind `leafctl workers`.
+//!
+//! The client (`zookeeper-client`) is async; each session owns a small tokio runtime (one worker
+//! thread) that keeps the session alive (pings, reconnects) while the generator runs on the
+//! caller's threads. Every request has a deadline, so a stalled server never blocks issuing for
+//! longer than the session timeout.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use zookeeper_client as zkc;
+
+use super::{DEFAULT_MAX_CLOCK_SKEW_MS, Identity, REPORT_INTERVAL_MS, WorkerError};
+
+/// How to reach ZooKeeper and which tree to use.
+#[derive(Debug, Clone)]
+pub struct ZkOptions {
+    /// Connect string, `host:port[,host:port...]`.
+    pub hosts: String,
+    /// Leaf's `leaf.name`: nodes live under `/snowflake/{name}`.
+    pub name: String,
+    /// This process's `ip:port`.
+    pub identity: Identity,
+    /// Digest credentials `user:password`; nodes leafctl creates then carry a creator-only ACL.
+    pub auth: Option<String>,
+    /// Session timeout asked of the server.
+    pub session_timeout: Duration,
+    /// Largest clock difference to live peers accepted at first registration (ms).
+    pub max_clock_skew_ms: i64,
+    /// The state directory (for the forever mode's cache file).
+    pub state_dir: std::path::PathBuf,
+}
+
+impl ZkOptions {
+    /// Options with leafctl's defaults: 6 s sessions, 5 s skew threshold, no auth.
+    pub fn new(
+        hosts: &str,
+        name: &str,
+        identity: Identity,
+        state_dir: &std::path::Path,
+    ) -> ZkOptions {
+        ZkOptions {
+            hosts: hosts.to_string(),
+            name: name.to_string(),
+            identity,
+            auth: None,
+            session_timeout: Duration::from_secs(6),
+            max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
+            state_dir: state_dir.to_path_buf(),
+        }
+    }
+
+    /// `/snowflake/{name}`.
+    pub fn root(&self) -> String {
+        format!("/snowflake/{}", self.name)
+    }
+}
+
+/// Connection state as the registries see it.
+const CONNECTED: u8 = 0;
+const DISCONNECTED: u8 = 1;
+const EXPIRED: u8 = 2;
+const CLOSED: u8 = 3;
+const AUTH_FAILED: u8 = 4;
+
+fn state_code(s: zkc::SessionState) -> u8 {
+    match s {
+        zkc::SessionState::SyncConnected => CONNECTED,
+        zkc::SessionState::Disconnected | zkc::SessionState::ConnectedReadOnly => DISCONNECTED,
+        zkc::SessionState::Expired => EXPIRED,
+        zkc::SessionState::AuthFailed => AUTH_FAILED,
+        zkc::SessionState::Closed => CLOSED,
+    }
+}
+
+/// Human name of a state code.
+pub(crate) fn state_name(code: u8) -> &'static str {
+    match code {
+        CONNECTED => "connected",
+        DISCONNECTED => "disconnected",
+        EXPIRED => "expired",
+        AUTH_FAILED => "rejected (authentication failed)",
+        _ => "closed",
+    }
+}
+
+/// One ZooKeeper session with its runtime.
+pub(crate) struct ZkSession {
+    rt: tokio::runtime::Runtime,
+    client: Option<zkc::Client>,
+    state: Arc<AtomicU8>,
+    hosts: String,
+    auth: bool,
+    op_timeout: Duration,
+}
+
+/// Node data leafctl and Leaf write: `{"ip","port","timestamp"}` (leases add `reserved_until`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NodeData {
+    /// The holder's IP.
+    #[serde(default)]
+    pub ip: String,
+    /// The holder's port (a string, as Leaf writes it).
+    #[serde(default)]
+    pub port: String,
+    /// The holder's clock at its last report (Unix ms).
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Lease mode: IDs of this worker id were only issued below this Unix ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_until: Option<i64>,
+}
+
+impl NodeData {
+    pub(crate) fn new(identity: &Identity, timestamp: i64) -> NodeData {
+        NodeData {
+            ip: identity.ip.clone(),
+            port: identity.port.clone(),
+            timestamp,
+            reserved_until: None,
+        }
+    }
+
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    pub(crate) fn parse(path: &str, bytes: &[u8]) -> Result<NodeData, WorkerError> {
+        serde_json::from_slice(bytes).map_err(|e| WorkerError::BadNode {
+            path: path.to_string(),
+            reason: format!("data is not Leaf's JSON: {e}"),
+        })
+    }
+}
+
+impl ZkSession {
+    /// Connects (failing fast when no server answers) and starts watching the session state.
+    pub(crate) fn connect(opts: &ZkOptions) -> Result<ZkSession, WorkerError> {
+        let unreachable = |reason: String| WorkerError::ZkUnreachable {
+            hosts: opts.hosts.clone(),
+            reason,
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("leafctl-zk")
+            .enable_all()
+            .build()
+            .map_err(|e| unreachable(format!("cannot start the client runtime: {e}")))?;
+        let mut connector = zkc::Client::connector()
+            .with_session_timeout(opts.session_timeout)
+            .with_fail_eagerly();
+        if let Some(auth) = &opts.auth {
+            connector = connector.with_auth("digest", auth.as_bytes());
+        }
+        // Fail fast when nothing listens, but give a slow (loaded, just started) server a few
+        // tries within the session timeout before calling it unreachable.
+        let hosts = opts.hosts.clone();
+        let deadline = opts.session_timeout + Duration::from_secs(2);
+        let retry_until =
+            std::time::Instant::now() + opts.session_timeout.min(Duration::from_secs(5));
+        let client = rt.block_on(async move {
+            loop {
+                let attempt =
+                    tokio::time::timeout(deadline, connector.clone().connect(&hosts)).await;
+                match attempt {
+                    Ok(Err(zkc::Error::NoHosts)) if std::time::Instant::now() < retry_until => {
+                        tokio::time::sleep(Duration::from_millis(250)).await;
+                    }
+                    Ok(r) => return r.map_err(|e| unreachable(e.to_string())),
+                    Err(_) => {
+                        return Err(unreachable(format!(
+                            "no session within {} ms",
+                            deadline.as_millis()
+                        )));
+                    }
+                }
+            }
+        })?;
+        let state = Arc::new(AtomicU8::new(state_code(client.state())));
+        let mut watcher = client.state_watcher();
+        let shared = state.clone();
+        rt.spawn(async move {
+            loop {
+                let s = watcher.changed().await;
+                shared.store(state_code(s), Ordering::SeqCst);
+                if s.is_terminated() {
+                    break;
+                }
+            }
+        });
+        Ok(ZkSession {
+            rt,
+            client: Some(client),
+            state,
+            hosts: opts.hosts.clone(),
+            auth: opts.auth.is_some(),
+            // The client itself gives a silent connection up after 2/5 of the session timeout.
+            op_timeout: (opts.session_timeout * 2 / 5).max(Duration::from_millis(500)),
+        })
+    }
+
+    /// The connection state code, updated as the client notices changes.
+    pub(crate) fn state(&self) -> u8 {
+        self.state.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn state_flag(&self) -> Arc<AtomicU8> {
+        self.state.clone()
+    }
+
+    pub(crate) fn connected(&self) -> bool {
+        self.state() == CONNECTED
+    }
+
+    fn client(&self) -> Result<&zkc::Client, WorkerError> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| WorkerError::ZkUnreachable {
+                hosts: self.hosts.clone(),
+                reason: "session closed".into(),
+            })
+    }
+
+    fn run<T>(
+        &self,
+        action: &'static str,
+        path: &str,
+        fut: impl Future<Output = Result<T, zkc::Error>>,
+    ) -> Result<Result<T, zkc::Error>, WorkerError> {
+        let timeout = self.op_timeout;
+        match self
+            .rt
+            .block_on(async move { tokio::time::timeout(timeout, fut).await })
+        {
+            Ok(r) => Ok(r),
+            Err(_) => Err(WorkerError::Zk {
+                action,
+                path: path.to_string(),
+                reason: format!("no answer within {} ms", timeout.as_millis()),
+            }),
+        }
+    }
+
+    fn fail(action: &'static str, path: &str, e: zkc::Error) -> WorkerError {
+        match e {
+            zkc::Error::NoAuth => WorkerError::NotAuthorized {
+                path: path.to_string(),
+            },
+            other => WorkerError::Zk {
+                action,
+                path: path.to_string(),
+                reason: other.to_string(),
+            },
+        }
+    }
+
+    fn acls(&self) -> zkc::Acls<'static> {
+        if self.auth {
+            zkc::Acls::creator_all()
+        } else {
+            zkc::Acls::anyone_all()
+        }
+    }
+
+    /// `mkdir -p` with leafctl's ACL.
+    pub(crate) fn mkdir(&self, path: &str) -> Result<(), WorkerError> {
+        let client = self.client()?;
+        let opts = zkc::CreateMode::Persistent.with_acls(self.acls());
+        self.run("mkdir", path, client.mkdir(path, &opts))?
+            .map_err(|e| Self::fail("mkdir", path, e))
+    }
+
+    /// Creates a node; `Ok(None)` when it already exists. Returns the created path.
+    pub(crate) fn create(
+        &self,
+        path: &str,
+        data: &[u8],
+        mode: zkc::CreateMode,
+    ) -> Result<Option<(String, zkc::Stat)>, WorkerError> {
+        let client = self.client()?;
+        let opts = mode.with_acls(self.acls());
+        match self.run("create", path, client.create(path, data, &opts))? {
+            Ok((stat, seq)) => {
+                let created = if seq.into_i64() >= 0 {
+                    format!("{path}{seq}")
+                } else {
+                    path.to_string()
+                };
+                Ok(Some((created, stat)))
+            }
+            Err(zkc::Error::NodeExists) => Ok(None),
+            Err(e) => Err(Self::fail("create", path, e)),
+        }
+    }
+
+    /// Reads a node; `Ok(None)` when it does not exist.
+    pub(crate) fn get(&self, path: &str) -> Result<Option<(Vec<u8>, zkc::Stat)>, WorkerError> {
+        let client = self.client()?;
+        match self.run("read", path, client.get_data(path))? {
+            Ok(v) => Ok(Some(v)),
+            Err(zkc::Error::NoNode) => Ok(None),
+            Err(e) => Err(Self::fail("read", path, e)),
+        }
+    }
+
+    /// Writes a node's data, optionally only at `version`.
+    pub(crate) fn set(
+        &self,
+        path: &str,
+        data: &[u8],
+        version: Option<i32>,
+    ) -> Result<zkc::Stat, WorkerError> {
+        let client = self.client()?;
+        self.run("write", path, client.set_data(path, data, version))?
+            .map_err(|e| Self::fail("write", path, e))
+    }
+
+    /// Deletes a node; `Ok(false)` when it was not there.
+    pub(crate) fn delete(&self, path: &str, version: Option<i32>) -> Result<bool, WorkerError> {
+        let client = self.client()?;
+        match self.run("delete", path, client.delete(path, version))? {
+            Ok(()) => Ok(true),
+            Err(zkc::Error::NoNode) => Ok(false),
+            Err(e) => Err(Self::fail("delete", path, e)),
+        }
+    }
+
+    /// Lists children; empty when the node does not exist.
+    pub(crate) fn children(&self, path: &str) -> Result<Vec<String>, WorkerError> {
+        let client = self.client()?;
+        match self.run("list", path, client.list_children(path))? {
+            Ok(v) => Ok(v),
+            Err(zkc::Error::NoNode) => Ok(Vec::new()),
+            Err(e) => Err(Self::fail("list", path, e)),
+        }
+    }
+
+    /// ZooKeeper's own clock: creates and deletes a scratch node and returns its ctime, with the
+    /// local times before and after the round trip.
+    pub(crate) fn server_time(
+        &self,
+        root: &str,
+        now_ms: impl Fn() -> i64,
+    ) -> Result<(i64, i64, i64), WorkerError> {
+        self.mkdir(root)?;
+        let before = now_ms();
+        let created = self.create(
+            &format!("{root}/clock-"),
+            b"",
+            zkc::CreateMode::EphemeralSequential,
+        )?;
+        let after = now_ms();
+        let Some((path, stat)) = created else {
+            return Err(WorkerError::Zk {
+                action: "create",
+                path: format!("{root}/clock-"),
+                reason: "sequential node already exists".into(),
+            });
+        };
+        let _ = self.delete(&path, None);
+        Ok((before, stat.ctime, after))
+    }
+
+    /// Closes the session (deleting its ephemeral nodes at once) and waits briefly for it.
+    pub(crate) fn close(&mut self) {
+        if let Some(client) = self.client.take() {
+            let mut watcher = client.state_watcher();
+            drop(client);
+            let _ = self.rt.block_on(async move {
+                tokio::time::timeout(Duration::from_secs(3), async {
+                    loop {
+                        if watcher.changed().await.is_terminated() {
+                            break;
+                        }
+                    }
+                })
+                .await
+            });
+        }
+    }
+}
+
+impl Drop for ZkSession {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A worker id's mode, as `workers list` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerMode {
+    /// Leaf's persistent sequential node.
+    Forever,
+    /// A leased, recyclable id.
+    Lease,
+    /// A row of `leaf_workerid_alloc`.
+    Mysql,
+}
+
+impl std::fmt::Display for WorkerMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WorkerMode::Forever => "forever",
+            WorkerMode::Lease => "lease",
+            WorkerMode::Mysql => "mysql",
+        })
+    }
+}
+
+/// Whether a worker id is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkerStatus {
+    /// Reported within 3 report intervals, or holding a lease / ephemeral node.
+    Live,
+    /// Not heard from recently.
+    Stale,
+    /// Its recorded time is ahead of our clock.
+    ClockAhead,
+}
+
+impl std::fmt::Display for WorkerStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WorkerStatus::Live => "live",
+            WorkerStatus::Stale => "stale",
+            WorkerStatus::ClockAhead => "clock-ahead",
+        })
+    }
+}
+
+/// One worker id as a registry knows it.
+#[derive(Debug, Clone)]
+pub struct WorkerRecord {
+    /// The worker id.
+    pub worker: u64,
+    /// `ip:port` of its (last) holder.
+    pub identity: String,
+    /// Registry mode.
+    pub mode: WorkerMode,
+    /// Last reported time (the holder's clock), Unix ms.
+    pub last_seen_ms: Option<i64>,
+    /// Lease mode: the reservation bound.
+    pub reserved_until_ms: Option<i64>,
+    /// A lease or ephemeral node is held right now.
+    pub held: bool,
+    /// live / stale / clock-ahead.
+    pub status: WorkerStatus,
+    /// The node (or row) it lives in.
+    pub location: String,
+}
+
+impl WorkerRecord {
+    /// True when reclaiming it could let two generators share the id.
+    pub fn is_live(&self, now_ms: i64) -> bool {
+        self.held
+            || self
+                .last_seen_ms
+                .is_some_and(|t| now_ms - t <= 3 * REPORT_INTERVAL_MS)
+    }
+}
+
+/// Status from the facts: clock-ahead beats live beats stale.
+pub(crate) fn status_of(held: bool, last_seen: Option<i64>, now_ms: i64) -> WorkerStatus {
+    match last_seen {
+        Some(t) if t > now_ms => WorkerStatus::ClockAhead,
+        Some(t) if now_ms - t <= 3 * REPORT_INTERVAL_MS => WorkerStatus::Live,
+        _ if held => WorkerStatus::Live,
+        _ => WorkerStatus::Stale,
+    }
+}
+
+/// Splits Leaf's `{ip}:{port}-{seq}` child name.
+pub(crate) fn parse_forever_child(child: &str) -> Option<(String, u64)> {
+    let (identity, seq) = child.rsplit_once('-')?;
+    if seq.is_empty() || !seq.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((identity.to_string(), seq.parse().ok()?))
+}
+
+/// The clock comparison `workers doctor` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockReport {
+    /// Our clock minus ZooKeeper's (ms), estimated from one round trip.
+    pub zk_offset_ms: i64,
+    /// The round trip (ms).
+    pub round_trip_ms: i64,
+    /// Live peers compared (reported in the last 10 s by ZooKeeper's clock).
+    pub peers: usize,
+    /// Our clock minus the peers' average (ms), when there are peers.
+    pub peer_offset_ms: Option<i64>,
+    /// The threshold used.
+    pub max_skew_ms: i64,
+    /// True when both offsets are within the threshold.
+    pub ok: bool,
+}
+
+/// Inspection and repair of a name's worker ids (`leafctl workers`).
+pub struct ZkAdmin {
+    session: ZkSession,
+    opts: ZkOptions,
+}
+
+impl ZkAdmin {
+    /// Connects for inspection.
+    pub fn connect(opts: &ZkOptions) -> Result<ZkAdmin, WorkerError> {
+        Ok(ZkAdmin {
+            session: ZkSession::connect(opts)?,
+            opts: opts.clone(),
+        })
+    }
+
+    /// Every worker id under `/snowflake/{name}`: forever nodes and leases, by worker id.
+    pub fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+        let root = self.opts.root();
+        let s = &self.session;
+        let mut out = Vec::new();
+        let temporary: BTreeSet<String> = s
+            .children(&format!("{root}/temporary"))?
+            .into_iter()
+            .collect();
+        for child in s.children(&format!("{root}/forever"))? {
+            let Some((identity, seq)) = parse_forever_child(&child) else {
+                continue;
+            };
+            let path = format!("{root}/forever/{child}");
+            let Some((data, _)) = s.get(&path)? else {
+                continue;
+            };
+            let last_seen = NodeData::parse(&path, &data).ok().map(|d| d.timestamp);
+            let held = temporary.contains(&identity);
+            out.push(WorkerRecord {
+                worker: seq,
+                identity,
+                mode: WorkerMode::Forever,
+                last_seen_ms: last_seen,
+                reserved_until_ms: None,
+                held,
+                status: status_of(held, last_seen, now_ms),
+                location: path,
+            });
+        }
+        let leases: BTreeSet<u64> = s
+            .children(&format!("{root}/leases"))?
+            .iter()
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        let mut workers: BTreeMap<u64, String> = BTreeMap::new();
+        for child in s.children(&format!("{root}/workers"))? {
+            if let Ok(id) = child.parse::<u64>() {
+                workers.insert(id, format!("{root}/workers/{child}"));
+            }
+        }
+        for id in &leases {
+            workers
+                .entry(*id)
+                .or_insert_with(|| format!("{root}/workers/{id}"));
+        }
+        for (id, path) in workers {
+            let held = leases.contains(&id);
+            let mut data = match s.get(&path)? {
+                Some((bytes, _)) => NodeData::parse(&path, &bytes).unwrap_or_default(),
+                None => NodeData::default(),
+            };
+            if held
+                && let Some((bytes, _)) = s.get(&format!("{root}/leases/{id}"))?
+                && let Ok(lease) = NodeData::parse(&path, &bytes)
+            {
+                data.ip = lease.ip;
+                data.port = lease.port;
+                data.timestamp = data.timestamp.max(lease.timestamp);
+            }
+            let last_seen = (data.timestamp > 0).then_some(data.timestamp);
+            out.push(WorkerRecord {
+                worker: id,
+                identity: if data.ip.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{}:{}", data.ip, data.port)
+                },
+                mode: WorkerMode::Lease,
+                last_seen_ms: last_seen,
+                reserved_until_ms: data.reserved_until,
+                held,
+                status: status_of(held, last_seen, now_ms),
+                location: path,
+            });
+        }
+        out.sort_by(|a, b| (a.mode as u8, a.worker).cmp(&(b.mode as u8, b.worker)));
+        Ok(out)
+    }
+
+    /// Frees a worker id: deletes a lease's ephemeral node (its `reserved_until` stays) or a
+    /// forever node (with its ephemeral `temporary` node). Returns what was deleted.
+    pub fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+        let root = self.opts.root();
+        let mut deleted = Vec::new();
+        let paths = match record.mode {
+            WorkerMode::Lease => vec![format!("{root}/leases/{}", record.worker)],
+            WorkerMode::Forever => vec![
+                format!("{root}/temporary/{}", record.identity),
+                record.location.clone(),
+            ],
+            WorkerMode::Mysql => Vec::new(),
+        };
+        for p in paths {
+            if self.session.delete(&p, None)? {
+                deleted.push(p);
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Compares our clock with ZooKeeper's and with the live peers' reports.
+    pub fn clock_report(&self, now_ms: impl Fn() -> i64) -> Result<ClockReport, WorkerError> {
+        let root = self.opts.root();
+        let (before, zk_ms, after) = self.session.server_time(&root, &now_ms)?;
+        let ours = before + (after - before) / 2;
+        let peers = live_peer_times(&self.session, &root, zk_ms, None)?;
+        let local = now_ms();
+        let peer_offset = average(&peers).map(|avg| local - avg);
+        let zk_offset = ours - zk_ms;
+        let max = self.opts.max_clock_skew_ms;
+        Ok(ClockReport {
+            zk_offset_ms: zk_offset,
+            round_trip_ms: after - before,
+            peers: peers.len(),
+            peer_offset_ms: peer_offset,
+            max_skew_ms: max,
+            ok: zk_offset.abs() <= max && peer_offset.is_none_or(|o| o.abs() <= max),
+        })
+    }
+}
+
+pub(crate) fn average(v: &[i64]) -> Option<i64> {
+    if v.is_empty() {
+        None
+    } else {
+        Some((v.iter().map(|&t| t as i128).sum::<i128>() / v.len() as i128) as i64)
+    }
+}
+
+/// Reported times of peers whose nodes ZooKeeper saw written in the 10 s before `zk_now_ms`
+/// (forever nodes and leases), except `skip_identity`.
+pub(crate) fn live_peer_times(
+    s: &ZkSession,
+    root: &str,
+    zk_now_ms: i64,
+    skip_identity: Option<&str>,
+) -> Result<Vec<i64>, WorkerError> {
+    const RECENT_MS: i64 = 10_000;
+    let mut out = Vec::new();
+    let mut consider = |path: String, identity: Option<String>| -> Result<(), WorkerError> {
+        if identity.is_some() && identity.as_deref() == skip_identity {
+            return Ok(());
+        }
+        if let Some((data, stat)) = s.get(&path)?
+            && zk_now_ms - stat.mtime <= RECENT_MS
+            && let Ok(d) = NodeData::parse(&path, &data)
+            && d.timestamp > 0
+        {
+            out.push(d.timestamp);
+        }
+        Ok(())
+    };
+    for child in s.children(&format!("{root}/forever"))? {
+        if let Some((identity, _)) = parse_forever_child(&child) {
+            consider(format!("{root}/forever/{child}"), Some(identity))?;
+        }
+    }
+    for child in s.children(&format!("{root}/workers"))? {
+        consider(format!("{root}/workers/{child}"), None)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_child_names_parse() {
+        assert_eq!(
+            parse_forever_child("10.0.0.1:8080-0000000007"),
+            Some(("10.0.0.1:8080".to_string(), 7))
+        );
+        assert_eq!(parse_forever_child("10.0.0.1:8080"), None);
+        assert_eq!(parse_forever_child("10.0.0.1:8080-x1"), None);
+    }
+
+    #[test]
+    fn leaf_json_round_trips() {
+        let raw = br#"{"ip":"10.0.0.1","port":"8080","timestamp":1700000000000}"#;
+        let d = NodeData::parse("/x", raw).unwrap();
+        assert_eq!(d.timestamp, 1_700_000_000_000);
+        assert_eq!(d.port, "8080");
+        assert_eq!(d.to_bytes(), raw.to_vec());
+    }
+
+    #[test]
+    fn status_prefers_clock_ahead() {
+        assert_eq!(
+            status_of(true, Some(2_000), 1_000),
+            WorkerStatus::ClockAhead
+        );
+        assert_eq!(status_of(false, Some(1_000), 5_000), WorkerStatus::Live);
+        assert_eq!(status_of(false, Some(1_000), 50_000), WorkerStatus::Stale);
+        assert_eq!(status_of(true, Some(1_000), 50_000), WorkerStatus::Live);
+    }
+}

@@ -1,0 +1,469 @@
+//! Leaf's own ZooKeeper tree ("forever" mode): one worker id per `ip:port`, never recycled.
+//!
+//! - `/snowflake/{name}/forever/{ip}:{port}-{seq:010}`: persistent sequential; the sequence number
+//!   is the worker id; data `{"ip","port","timestamp"}` re-written every 3 s.
+//! - `/snowflake/{name}/temporary/{ip}:{port}`: ephemeral while a process runs (the design's
+//!   `leaf_temporary`), so a second live process with the same identity refuses to start.
+//! - A local cache file ([`super::cache`]) lets a known identity start while ZooKeeper is down.
+
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use zookeeper_client as zkc;
+
+use super::cache::{CacheFile, WorkerCache};
+use super::zk::{NodeData, ZkOptions, ZkSession, average, live_peer_times, parse_forever_child};
+use super::{
+    LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease,
+    WorkerRegistry,
+};
+use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+
+/// Leaf-compatible registry: reuses this identity's node or creates one.
+pub struct ZkForeverRegistry {
+    opts: ZkOptions,
+}
+
+impl ZkForeverRegistry {
+    /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
+    pub fn new(opts: ZkOptions) -> ZkForeverRegistry {
+        ZkForeverRegistry { opts }
+    }
+}
+
+struct Inner {
+    worker: u64,
+    identity: super::Identity,
+    node_path: Option<String>,
+    temp_path: String,
+    session: Mutex<Option<ZkSession>>,
+    cache_file: CacheFile,
+    cache: Mutex<WorkerCache>,
+    clock: Arc<dyn Clock>,
+    finished: Mutex<bool>,
+}
+
+/// A worker id held in forever mode.
+pub struct ZkForeverLease {
+    inner: Arc<Inner>,
+    resume_after_ms: Option<i64>,
+    stop: Mutex<Option<Sender<()>>>,
+    reporter: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn behind_check(
+    worker: u64,
+    recorded_ms: i64,
+    now_ms: i64,
+    source_of: String,
+) -> Result<(), WorkerError> {
+    if recorded_ms > now_ms {
+        return Err(WorkerError::ClockBehind {
+            worker,
+            recorded_ms,
+            behind_ms: recorded_ms - now_ms,
+            source_of,
+        });
+    }
+    Ok(())
+}
+
+impl ZkForeverRegistry {
+    /// Waits for a crashed predecessor's ephemeral node to go (up to the session timeout).
+    fn create_temporary(
+        &self,
+        s: &ZkSession,
+        path: &str,
+        data: &[u8],
+    ) -> Result<zkc::Stat, WorkerError> {
+        let deadline = Instant::now() + self.opts.session_timeout + Duration::from_secs(1);
+        loop {
+            if let Some((_, stat)) = s.create(path, data, zkc::CreateMode::Ephemeral)? {
+                return Ok(stat);
+            }
+            if Instant::now() >= deadline {
+                return Err(WorkerError::IdentityInUse {
+                    identity: self.opts.identity.to_string(),
+                    path: path.to_string(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl WorkerRegistry for ZkForeverRegistry {
+    fn acquire(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let o = &self.opts;
+        let identity = o.identity.clone();
+        let id_text = identity.to_string();
+        let cache_file = CacheFile::lock(&o.state_dir, &o.name, &identity)?;
+        let cached = cache_file.read()?;
+        if let Some(c) = &cached
+            && (c.name != o.name || c.identity != id_text)
+        {
+            return Err(WorkerError::BadNode {
+                path: cache_file.path().display().to_string(),
+                reason: format!("cache belongs to {} / {}", c.name, c.identity),
+            });
+        }
+        let max = layout.max_worker();
+        let root = o.root();
+        let temp_path = format!("{root}/temporary/{id_text}");
+
+        let (session, worker, node_path, zk_ts) = match ZkSession::connect(o) {
+            Err(WorkerError::ZkUnreachable { hosts, reason }) => {
+                let Some(c) = &cached else {
+                    return Err(WorkerError::NoCache {
+                        identity: id_text,
+                        path: format!(
+                            "{} (ZooKeeper at {hosts}: {reason})",
+                            cache_file.path().display()
+                        ),
+                    });
+                };
+                tracing::warn!(
+                    "ZooKeeper at {hosts} is unreachable ({reason}); using cached worker id {} from {}",
+                    c.worker_id,
+                    cache_file.path().display()
+                );
+                behind_check(
+                    c.worker_id,
+                    c.timestamp,
+                    clock.now_ms(),
+                    format!("the cache {}", cache_file.path().display()),
+                )?;
+                (None, c.worker_id, None, c.timestamp)
+            }
+            Err(e) => return Err(e),
+            Ok(s) => {
+                s.mkdir(&format!("{root}/forever"))?;
+                s.mkdir(&format!("{root}/temporary"))?;
+                let now = clock.now_ms();
+                let data = NodeData::new(&identity, now).to_bytes();
+                let temp = self.create_temporary(&s, &temp_path, &data)?;
+                let result = (|| {
+                    let mut mine: Vec<(u64, String)> = s
+                        .children(&format!("{root}/forever"))?
+                        .into_iter()
+                        .filter_map(|c| {
+                            let (who, seq) = parse_forever_child(&c)?;
+                            (who == id_text).then(|| (seq, format!("{root}/forever/{c}")))
+                        })
+                        .collect();
+                    mine.sort();
+                    if let Some((seq, path)) = mine.into_iter().next() {
+                        let Some((bytes, _)) = s.get(&path)? else {
+                            return Err(WorkerError::BadNode {
+                                path,
+                                reason: "it vanished while being read".into(),
+                            });
+                        };
+                        let d = NodeData::parse(&path, &bytes)?;
+                        behind_check(seq, d.timestamp, clock.now_ms(), path.clone())?;
+                        if seq > max {
+                            return Err(WorkerError::OutOfRange {
+                                worker: seq,
+                                max,
+                                source_of: path,
+                            });
+                        }
+                        tracing::info!("reusing worker id {seq} of {path}");
+                        return Ok((seq, path, d.timestamp));
+                    }
+                    // First registration: compare clocks with live peers first.
+                    let peers = live_peer_times(&s, &root, temp.ctime, Some(&id_text))?;
+                    if let Some(avg) = average(&peers) {
+                        let diff = clock.now_ms() - avg;
+                        if diff.abs() > o.max_clock_skew_ms {
+                            return Err(WorkerError::ClockSkew {
+                                diff_ms: diff,
+                                peers: peers.len(),
+                                max_ms: o.max_clock_skew_ms,
+                            });
+                        }
+                    }
+                    let prefix = format!("{root}/forever/{id_text}-");
+                    let now = clock.now_ms();
+                    let created = s.create(
+                        &prefix,
+                        &NodeData::new(&identity, now).to_bytes(),
+                        zkc::CreateMode::PersistentSequential,
+                    )?;
+                    let Some((path, _)) = created else {
+                        return Err(WorkerError::BadNode {
+                            path: prefix,
+                            reason: "sequential create reported an existing node".into(),
+                        });
+                    };
+                    let seq = parse_forever_child(path.rsplit('/').next().unwrap_or(""))
+                        .map(|(_, seq)| seq)
+                        .ok_or_else(|| WorkerError::BadNode {
+                            path: path.clone(),
+                            reason: "no sequence number".into(),
+                        })?;
+                    if seq > max {
+                        return Err(WorkerError::OutOfRange {
+                            worker: seq,
+                            max,
+                            source_of: path,
+                        });
+                    }
+                    tracing::info!("registered worker id {seq} as {path}");
+                    Ok((seq, path, now))
+                })();
+                match result {
+                    Ok((seq, path, ts)) => (Some(s), seq, Some(path), ts),
+                    Err(e) => {
+                        let _ = s.delete(&temp_path, None);
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        if worker > max {
+            return Err(WorkerError::OutOfRange {
+                worker,
+                max,
+                source_of: cache_file.path().display().to_string(),
+            });
+        }
+
+        // What this host issued before with this worker id (the cache's bound).
+        let mut resume_after = (zk_ts > 0).then_some(zk_ts);
+        let mut issued_below = 0;
+        if let Some(c) = cached.as_ref().filter(|c| c.worker_id == worker) {
+            issued_below = c.issued_below_ms;
+            let now = clock.now_ms();
+            if c.issued_below_ms > now {
+                let behind = c.issued_below_ms - now;
+                if c.clean || behind > MAX_RESERVATION_WAIT_MS {
+                    return Err(WorkerError::ClockBehind {
+                        worker,
+                        recorded_ms: c.issued_below_ms,
+                        behind_ms: behind,
+                        source_of: format!("the cache {}", cache_file.path().display()),
+                    });
+                }
+                clock.sleep_until_ms(c.issued_below_ms);
+            }
+            if c.issued_below_ms > 0 {
+                resume_after = Some(resume_after.unwrap_or(0).max(c.issued_below_ms - 1));
+            }
+        }
+        let cache = WorkerCache {
+            name: o.name.clone(),
+            identity: id_text,
+            worker_id: worker,
+            timestamp: zk_ts.max(clock.now_ms()),
+            issued_below_ms: issued_below,
+            clean: cached
+                .as_ref()
+                .is_some_and(|c| c.clean && c.worker_id == worker),
+        };
+        cache_file.write(&cache)?;
+
+        let inner = Arc::new(Inner {
+            worker,
+            identity,
+            node_path,
+            temp_path,
+            session: Mutex::new(session),
+            cache_file,
+            cache: Mutex::new(cache),
+            clock,
+            finished: Mutex::new(false),
+        });
+        let (tx, rx) = mpsc::channel::<()>();
+        let reporter_inner = inner.clone();
+        let reporter = std::thread::Builder::new()
+            .name("leafctl-report".into())
+            .spawn(move || {
+                loop {
+                    match rx.recv_timeout(Duration::from_millis(REPORT_INTERVAL_MS as u64)) {
+                        Err(RecvTimeoutError::Timeout) => reporter_inner.report(),
+                        _ => break,
+                    }
+                }
+            })
+            .ok();
+        Ok(Arc::new(ZkForeverLease {
+            inner,
+            resume_after_ms: resume_after,
+            stop: Mutex::new(Some(tx)),
+            reporter: Mutex::new(reporter),
+        }))
+    }
+}
+
+impl Inner {
+    /// Leaf's scheduled report: the node's timestamp (skipped if the clock went back) and the
+    /// cache.
+    fn report(&self) {
+        let now = self.clock.now_ms();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if now < cache.timestamp {
+            tracing::warn!("the clock is behind the last report; not reporting");
+            return;
+        }
+        cache.timestamp = now;
+        if let Err(e) = self.cache_file.write(&cache) {
+            tracing::warn!("cannot update the worker cache: {e}");
+        }
+        drop(cache);
+        self.write_node(now);
+    }
+
+    fn write_node(&self, timestamp: i64) {
+        let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(s), Some(path)) = (guard.as_ref(), &self.node_path)
+            && s.connected()
+        {
+            let data = NodeData::new(&self.identity, timestamp).to_bytes();
+            if let Err(e) = s.set(path, &data, None) {
+                tracing::warn!("cannot report to ZooKeeper: {e}");
+            }
+        }
+    }
+}
+
+impl TimeFence for ZkForeverLease {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        if *self
+            .inner
+            .finished
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+        {
+            return Err(SnowflakeError::FenceFailed(
+                "the worker id was given back".into(),
+            ));
+        }
+        let mut cache = self.inner.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.issued_below_ms > unix_ms && !cache.clean {
+            return Ok(cache.issued_below_ms);
+        }
+        let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
+        let mut next = cache.clone();
+        next.issued_below_ms = fence;
+        next.clean = false;
+        self.inner
+            .cache_file
+            .write(&next)
+            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
+        *cache = next;
+        Ok(fence)
+    }
+}
+
+impl WorkerLease for ZkForeverLease {
+    fn worker(&self) -> u64 {
+        self.inner.worker
+    }
+
+    fn resume_after_ms(&self) -> Option<i64> {
+        self.resume_after_ms
+    }
+
+    fn check(&self) -> Result<(), WorkerError> {
+        if *self
+            .inner
+            .finished
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+        {
+            return Err(WorkerError::Stopped {
+                worker: self.inner.worker,
+                reason: "the worker id was given back".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
+        {
+            let mut done = self
+                .inner
+                .finished
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if *done {
+                return Ok(());
+            }
+            *done = true;
+        }
+        self.stop_reporter();
+        let now = self.inner.clock.now_ms();
+        let mut cache = self.inner.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = cache.clone();
+        // Nothing issued in this run: the previous bound (maybe a reservation) stays.
+        if let Some(t) = last_issued_ms {
+            next.issued_below_ms = t + 1;
+        }
+        next.clean = last_issued_ms.is_some() || next.clean;
+        next.timestamp = next.timestamp.max(now).max(last_issued_ms.unwrap_or(0));
+        let written = self.inner.cache_file.write(&next);
+        if written.is_ok() {
+            *cache = next.clone();
+        }
+        drop(cache);
+        self.inner.write_node(next.timestamp);
+        self.close_session();
+        written
+    }
+
+    fn describe(&self) -> String {
+        match &self.inner.node_path {
+            Some(p) => format!("ZooKeeper node {p}"),
+            None => format!(
+                "cached worker id (ZooKeeper down), {}",
+                self.inner.cache_file.path().display()
+            ),
+        }
+    }
+}
+
+impl ZkForeverLease {
+    fn stop_reporter(&self) {
+        self.stop.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = self
+            .reporter
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = h.join();
+        }
+    }
+
+    fn close_session(&self) {
+        let taken = self
+            .inner
+            .session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(mut s) = taken {
+            let _ = s.delete(&self.inner.temp_path, None);
+            s.close();
+        }
+    }
+}
+
+impl Drop for ZkForeverLease {
+    fn drop(&mut self) {
+        *self
+            .inner
+            .finished
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = true;
+        self.stop_reporter();
+        self.close_session();
+    }
+}

@@ -1,0 +1,498 @@
+//! Worker registries against a real ZooKeeper 3.8 (private per test binary; fault tests start
+//! their own).
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
+use leafctl::worker::{
+    Identity, IssueError, WorkerError, WorkerGenerator, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
+    ZkLeaseRegistry, ZkOptions,
+};
+use support::zookeeper::ZkServer;
+use zookeeper_client as zkc;
+
+/// A plain client, used to write trees the way Leaf (Curator) does and to inspect nodes.
+struct Raw {
+    rt: tokio::runtime::Runtime,
+    client: zkc::Client,
+}
+
+impl Raw {
+    fn connect(hosts: &str, auth: Option<&str>) -> Raw {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut c = zkc::Client::connector().with_session_timeout(Duration::from_secs(6));
+        if let Some(a) = auth {
+            c = c.with_auth("digest", a.as_bytes());
+        }
+        let client = rt.block_on(c.connect(hosts)).unwrap();
+        Raw { rt, client }
+    }
+
+    /// Leaf: `creatingParentsIfNeeded().withMode(PERSISTENT_SEQUENTIAL)` on
+    /// `/snowflake/{name}/forever/{ip}:{port}-` with Jackson's `{"ip","port","timestamp"}`.
+    fn leaf_register(&self, name: &str, ip: &str, port: &str, timestamp: i64) -> String {
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        self.rt
+            .block_on(
+                self.client
+                    .mkdir(&format!("/snowflake/{name}/forever"), &opts),
+            )
+            .unwrap();
+        let data = format!(r#"{{"ip":"{ip}","port":"{port}","timestamp":{timestamp}}}"#);
+        let seq_opts = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
+        let (_, seq) = self
+            .rt
+            .block_on(self.client.create(
+                &format!("/snowflake/{name}/forever/{ip}:{port}-"),
+                data.as_bytes(),
+                &seq_opts,
+            ))
+            .unwrap();
+        format!("/snowflake/{name}/forever/{ip}:{port}-{seq}")
+    }
+
+    fn get(&self, path: &str) -> Result<Vec<u8>, zkc::Error> {
+        self.rt.block_on(self.client.get_data(path)).map(|(d, _)| d)
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        self.rt
+            .block_on(self.client.check_stat(path))
+            .unwrap()
+            .is_some()
+    }
+}
+
+fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
+    let mut o = ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
+    o.session_timeout = Duration::from_secs(4);
+    o
+}
+
+fn leaf() -> Layout {
+    Layout::preset(Preset::Leaf)
+}
+
+fn system() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
+fn now() -> i64 {
+    SystemClock.now_ms()
+}
+
+fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    while (out.len() as u64) < n {
+        let b = g.next_block(n - out.len() as u64).unwrap();
+        out.extend(b);
+    }
+    out
+}
+
+#[test]
+fn a_tree_written_by_leaf_is_read_and_reused() {
+    let zk = ZkServer::shared();
+    let raw = Raw::connect(&zk.hosts(), None);
+    // Live Leaf servers report their current time.
+    let t0 = now();
+    let p0 = raw.leaf_register("leafcompat", "10.1.0.1", "8080", t0);
+    let p1 = raw.leaf_register("leafcompat", "10.1.0.2", "8080", t0);
+    let p2 = raw.leaf_register("leafcompat", "10.1.0.3", "8080", t0);
+    assert!(
+        p0.ends_with("-0000000000") && p1.ends_with("-0000000001"),
+        "{p0} {p1}"
+    );
+    assert!(p2.ends_with("-0000000002"));
+
+    let state = tempfile::tempdir().unwrap();
+    let reg = ZkForeverRegistry::new(opts(zk, "leafcompat", "10.1.0.2:8080", state.path()));
+    let lease = reg.acquire(&leaf(), system()).unwrap();
+    assert_eq!(lease.worker(), 1, "the worker id Leaf gave 10.1.0.2:8080");
+    assert!(
+        lease.resume_after_ms().unwrap() >= t0,
+        "the stored timestamp is a lower bound"
+    );
+    assert!(raw.exists("/snowflake/leafcompat/temporary/10.1.0.2:8080"));
+    let g = WorkerGenerator::on_lease(lease, leaf(), SeqStart::Zero, system()).unwrap();
+    let ids = issue(&g, 10);
+    for id in &ids {
+        assert_eq!(leaf().decode(*id).unwrap().worker, 1);
+    }
+    let before_finish = now();
+    g.finish().unwrap();
+
+    // The node carries Leaf's JSON, with a fresh timestamp, and the ephemeral node is gone.
+    let v: serde_json::Value = serde_json::from_slice(&raw.get(&p1).unwrap()).unwrap();
+    let obj = v.as_object().unwrap();
+    let mut keys: Vec<_> = obj.keys().cloned().collect();
+    keys.sort();
+    assert_eq!(keys, ["ip", "port", "timestamp"]);
+    assert_eq!(obj["ip"], "10.1.0.2");
+    assert_eq!(obj["port"], "8080", "Leaf writes the port as a string");
+    assert!(obj["timestamp"].as_i64().unwrap() >= before_finish - 5);
+    assert!(!raw.exists("/snowflake/leafcompat/temporary/10.1.0.2:8080"));
+
+    // A new identity gets the next sequence number, in Leaf's 10-digit form.
+    let state2 = tempfile::tempdir().unwrap();
+    let reg = ZkForeverRegistry::new(opts(zk, "leafcompat", "10.1.0.9:9090", state2.path()));
+    let lease = reg.acquire(&leaf(), system()).unwrap();
+    assert_eq!(lease.worker(), 3);
+    lease.finish(None).unwrap();
+    assert!(raw.exists("/snowflake/leafcompat/forever/10.1.0.9:9090-0000000003"));
+}
+
+#[test]
+fn a_second_live_process_with_the_same_identity_is_refused() {
+    let zk = ZkServer::shared();
+    let a_state = tempfile::tempdir().unwrap();
+    let b_state = tempfile::tempdir().unwrap();
+    let mut o = opts(zk, "twice", "10.2.0.1:8080", a_state.path());
+    o.session_timeout = Duration::from_secs(2);
+    let a = ZkForeverRegistry::new(o.clone())
+        .acquire(&leaf(), system())
+        .unwrap();
+    // Another host (another state dir) claiming the same identity.
+    o.state_dir = b_state.path().to_path_buf();
+    let b = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
+    assert!(
+        matches!(b, Err(WorkerError::IdentityInUse { .. })),
+        "{:?}",
+        b.err()
+    );
+    // The same host: refused at once by the cache lock.
+    o.state_dir = a_state.path().to_path_buf();
+    let c = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
+    assert!(matches!(c, Err(WorkerError::IdentityInUse { .. })));
+    let worker = a.worker();
+    a.finish(None).unwrap();
+    drop(a);
+    o.state_dir = b_state.path().to_path_buf();
+    let d = ZkForeverRegistry::new(o)
+        .acquire(&leaf(), system())
+        .unwrap();
+    assert_eq!(d.worker(), worker, "the identity keeps its worker id");
+}
+
+#[test]
+fn a_sequence_beyond_the_layout_is_an_error() {
+    let zk = ZkServer::shared();
+    let raw = Raw::connect(&zk.hosts(), None);
+    for i in 0..3 {
+        raw.leaf_register("narrow", &format!("10.3.0.{i}"), "8080", now());
+    }
+    // One worker bit: ids 0 and 1 only.
+    let narrow = Layout::custom(LEAF_EPOCH_MS, 41, 1, 21, 1).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let r = ZkForeverRegistry::new(opts(zk, "narrow", "10.3.0.2:8080", state.path()))
+        .acquire(&narrow, system());
+    assert!(
+        matches!(
+            r,
+            Err(WorkerError::OutOfRange {
+                worker: 2,
+                max: 1,
+                ..
+            })
+        ),
+        "{:?}",
+        r.err()
+    );
+    let ok = ZkForeverRegistry::new(opts(zk, "narrow", "10.3.0.1:8080", state.path()))
+        .acquire(&narrow, system())
+        .unwrap();
+    assert_eq!(ok.worker(), 1);
+}
+
+#[test]
+fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
+    let zk = ZkServer::shared();
+    let raw = Raw::connect(&zk.hosts(), None);
+    raw.leaf_register("ahead", "10.4.0.1", "8080", now() + 3_600_000);
+    let state = tempfile::tempdir().unwrap();
+    let r = ZkForeverRegistry::new(opts(zk, "ahead", "10.4.0.1:8080", state.path()))
+        .acquire(&leaf(), system());
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { worker: 0, .. })),
+        "{:?}",
+        r.err()
+    );
+    // With a fake clock: register at T, finish, come back with the clock 10 s behind T.
+    let clock = Arc::new(FakeClock::new(now()));
+    let t = clock.now_ms();
+    let reg = ZkForeverRegistry::new(opts(zk, "ahead2", "10.4.0.2:8080", state.path()));
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    issue(&g, 5);
+    g.finish().unwrap();
+    drop(g);
+    clock.set_ms(t - 10_000);
+    let r = reg.acquire(&leaf(), clock.clone());
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { .. })),
+        "{:?}",
+        r.err()
+    );
+}
+
+#[test]
+fn first_registration_refuses_a_clock_far_from_live_peers() {
+    let zk = ZkServer::shared();
+    let raw = Raw::connect(&zk.hosts(), None);
+    // Two live peers whose clocks read about 60 s later than ours.
+    raw.leaf_register("skew", "10.5.0.1", "8080", now() + 60_000);
+    raw.leaf_register("skew", "10.5.0.2", "8080", now() + 60_000);
+    let state = tempfile::tempdir().unwrap();
+    let o = opts(zk, "skew", "10.5.0.9:8080", state.path());
+    let r = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
+    assert!(
+        matches!(r, Err(WorkerError::ClockSkew { peers: 2, .. })),
+        "{:?}",
+        r.err()
+    );
+    assert!(
+        !raw.exists("/snowflake/skew/temporary/10.5.0.9:8080"),
+        "a refused start leaves nothing behind"
+    );
+    let mut lenient = o;
+    lenient.max_clock_skew_ms = 120_000;
+    let ok = ZkForeverRegistry::new(lenient)
+        .acquire(&leaf(), system())
+        .unwrap();
+    assert_eq!(ok.worker(), 2);
+}
+
+#[test]
+fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
+    let zk = ZkServer::start();
+    let state = tempfile::tempdir().unwrap();
+    let o = opts(&zk, "weak", "10.6.0.1:8080", state.path());
+    let reg = ZkForeverRegistry::new(o.clone());
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let first = issue(&g, 100);
+    let worker = g.worker();
+    g.finish().unwrap();
+    drop(g);
+    zk.kill();
+
+    // Down, with a usable cache: same worker id, IDs after the previous run's.
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    assert_eq!(g.worker(), worker);
+    let second = issue(&g, 100);
+    assert!(second[0] > *first.last().unwrap());
+    g.finish().unwrap();
+    drop(g);
+
+    // Down, with the clock behind the cached timestamp: refused.
+    let behind = Arc::new(FakeClock::new(now() - 60_000));
+    let r = reg.acquire(&leaf(), behind);
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { .. })),
+        "{:?}",
+        r.err()
+    );
+
+    // Down, without a cache: refused.
+    let empty = tempfile::tempdir().unwrap();
+    let r = ZkForeverRegistry::new(opts(&zk, "weak", "10.6.0.1:8080", empty.path()))
+        .acquire(&leaf(), system());
+    assert!(
+        matches!(r, Err(WorkerError::NoCache { .. })),
+        "{:?}",
+        r.err()
+    );
+
+    // The lease mode has no cache: it fails fast with a clear error.
+    let started = Instant::now();
+    let r = ZkLeaseRegistry::new(o).acquire(&leaf(), system());
+    assert!(
+        matches!(r, Err(WorkerError::ZkUnreachable { .. })),
+        "{:?}",
+        r.err()
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn leases_are_the_lowest_free_ids_and_distinct() {
+    let zk = ZkServer::shared();
+    let state = tempfile::tempdir().unwrap();
+    let reg = ZkLeaseRegistry::new(opts(zk, "lowest", "10.7.0.1:8080", state.path()));
+    let a = reg.acquire(&leaf(), system()).unwrap();
+    let b = reg.acquire(&leaf(), system()).unwrap();
+    let c = reg.acquire(&leaf(), system()).unwrap();
+    assert_eq!((a.worker(), b.worker(), c.worker()), (0, 1, 2));
+    b.finish(None).unwrap();
+    let d = reg.acquire(&leaf(), system()).unwrap();
+    assert_eq!(d.worker(), 1, "a released id is reused first");
+    // 16 threads at once: all different.
+    let ids: Vec<u64> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..16)
+            .map(|_| {
+                s.spawn(|| {
+                    let l = reg.acquire(&leaf(), system()).unwrap();
+                    let w = l.worker();
+                    std::mem::forget(l); // keep holding until the end of the test
+                    w
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 16, "{ids:?}");
+    assert!(!sorted.iter().any(|w| [0, 1, 2].contains(w)));
+}
+
+#[test]
+fn lease_handoff_never_reuses_a_timestamp() {
+    let zk = ZkServer::shared();
+    let state = tempfile::tempdir().unwrap();
+    let reg = ZkLeaseRegistry::new(opts(zk, "handoff", "10.8.0.1:8080", state.path()));
+    let t = now();
+    let clock = Arc::new(FakeClock::new(t));
+
+    // A issues over 50 ms and "crashes" (no finish): its reservation stays in ZooKeeper.
+    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let mut a_ids = Vec::new();
+    for _ in 0..50 {
+        a_ids.extend(issue(&a, 3));
+        clock.advance_ms(1);
+    }
+    let a_worker = a.worker();
+    drop(a);
+
+    // B gets the same id with its clock 1 s behind A's: it must wait past A's reservation.
+    clock.set_ms(t - 1_000);
+    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert_eq!(b.worker(), a_worker);
+    assert!(clock.now_ms() >= t + 49, "B waited for A's reservation");
+    let b_ids = issue(&b, 100);
+    let a_max = *a_ids.iter().max().unwrap();
+    assert!(b_ids.iter().all(|id| *id > a_max), "B reused A's time");
+    b.finish().unwrap();
+    let b_last = b.generator().last_issued_ms().unwrap();
+    drop(b);
+
+    // C after a clean finish: waits only for B's exact last time, not the whole window.
+    clock.set_ms(b_last - 500);
+    let c = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert_eq!(c.worker(), a_worker);
+    assert_eq!(clock.now_ms(), b_last + 1);
+    let c_ids = issue(&c, 10);
+    assert!(c_ids[0] > *b_ids.iter().max().unwrap());
+    c.finish().unwrap();
+
+    // Far behind the reservation: refused rather than waiting for long.
+    clock.set_ms(b_last - 3_600_000);
+    let r = reg.acquire(&leaf(), clock.clone());
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { .. })),
+        "{:?}",
+        r.err()
+    );
+}
+
+#[test]
+fn a_paused_zookeeper_stops_issuing_before_the_session_can_expire() {
+    let zk = ZkServer::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut o = opts(&zk, "paused", "10.9.0.1:8080", state.path());
+    o.session_timeout = Duration::from_secs(6);
+    let reg = ZkLeaseRegistry::new(o);
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    issue(&g, 1_000);
+    zk.pause();
+    let paused_at = Instant::now();
+    let mut issued_after_pause = 0u64;
+    let err = loop {
+        match g.next_block(10) {
+            Ok(b) => issued_after_pause += b.count,
+            Err(e) => break e,
+        }
+        assert!(
+            paused_at.elapsed() < Duration::from_secs(30),
+            "still issuing 30 s after ZooKeeper froze"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stopped_after = paused_at.elapsed();
+    zk.resume();
+    assert!(
+        matches!(
+            err,
+            IssueError::Worker(WorkerError::SessionLost { .. }) | IssueError::Snowflake(_)
+        ),
+        "{err}"
+    );
+    // The server could expire the session 6 s after it last heard from us; we stopped earlier.
+    assert!(
+        stopped_after < Duration::from_secs(6),
+        "stopped only after {stopped_after:?}"
+    );
+    eprintln!("stopped {stopped_after:?} after the pause, {issued_after_pause} IDs in between");
+    // It stays stopped: no more IDs from this lease.
+    assert!(g.next_block(1).is_err());
+}
+
+#[test]
+fn digest_auth_protects_the_nodes() {
+    let zk = ZkServer::shared();
+    let state = tempfile::tempdir().unwrap();
+    let mut o = opts(zk, "secured", "10.10.0.1:8080", state.path());
+    o.auth = Some("leaf:s3cret".into());
+    let lease = ZkLeaseRegistry::new(o.clone())
+        .acquire(&leaf(), system())
+        .unwrap();
+    assert_eq!(lease.worker(), 0);
+
+    // Without credentials, or with the wrong ones, the nodes cannot be read.
+    let anon = Raw::connect(&zk.hosts(), None);
+    assert!(matches!(
+        anon.get("/snowflake/secured/workers/0"),
+        Err(zkc::Error::NoAuth)
+    ));
+    let wrong = Raw::connect(&zk.hosts(), Some("leaf:wrong"));
+    assert!(matches!(
+        wrong.get("/snowflake/secured/workers/0"),
+        Err(zkc::Error::NoAuth)
+    ));
+    let mut no_auth = o.clone();
+    no_auth.auth = None;
+    let r = ZkLeaseRegistry::new(no_auth.clone()).acquire(&leaf(), system());
+    assert!(
+        matches!(r, Err(WorkerError::NotAuthorized { .. })),
+        "{:?}",
+        r.err()
+    );
+    let listed = ZkAdmin::connect(&no_auth).unwrap().list(now());
+    assert!(matches!(listed, Err(WorkerError::NotAuthorized { .. })));
+
+    // With them, everything works.
+    let right = Raw::connect(&zk.hosts(), Some("leaf:s3cret"));
+    assert!(right.get("/snowflake/secured/workers/0").is_ok());
+    let records = ZkAdmin::connect(&o).unwrap().list(now()).unwrap();
+    assert_eq!(records.len(), 1);
+    assert!(records[0].held);
+    lease.finish(None).unwrap();
+}
+
+#[test]
+fn identity_defaults_to_a_non_loopback_ipv4() {
+    match Identity::local(8080) {
+        Ok(i) => {
+            assert_eq!(i.port, "8080");
+            let ip: std::net::Ipv4Addr = i.ip.parse().unwrap();
+            assert!(!ip.is_loopback());
+        }
+        Err(e) => assert!(matches!(e, WorkerError::NoAddress)),
+    }
+}
