@@ -60,10 +60,18 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
             text.push_str(stmt);
             text.push_str(";\n");
         }
+        if is_mysql(&s.db_url.value) {
+            // The worker id registry of `next --snowflake --registry mysql` (NotFound9's table).
+            text.push_str(leafctl::worker::mysql::WORKERID_DDL);
+            text.push_str(";\n");
+        }
         return print_text(&text);
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
     let store = segment::open_store(&s.db_url.value, password, OpenMode::CreateSchema)?;
+    if is_mysql(&s.db_url.value) {
+        leafctl::worker::mysql::init_schema(&s.db_url.value, password)?;
+    }
     let report = InitReport {
         database: store.describe(),
         table: "leaf_alloc",
@@ -71,9 +79,11 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
     };
     match ctx.output {
         OutputFormat::Json => print_json(&report),
-        OutputFormat::Text => print_text(&format!(
-            "leaf_alloc is ready in {}",
-            report.database
-        )),
+        OutputFormat::Text => print_text(&format!("leaf_alloc is ready in {}", report.database)),
     }
+}
+
+/// MySQL (not SQLite) URLs also get `leaf_workerid_alloc`, the worker id registry's table.
+fn is_mysql(url: &str) -> bool {
+    url.starts_with("mysql://") || url.starts_with("mariadb://")
 }

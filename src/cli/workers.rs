@@ -8,8 +8,8 @@ use clap::Subcommand;
 use leafctl::config::Origin;
 use leafctl::snowflake::{Clock, SystemClock};
 use leafctl::worker::{
-    Identity, LocalRegistry, WorkerRecord, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
-    ZkLeaseRegistry, ZkOptions,
+    Identity, LocalRegistry, MysqlOptions, MysqlRegistry, WorkerMode, WorkerRecord, WorkerRegistry,
+    ZkAdmin, ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
 };
 use serde::Serialize;
 
@@ -73,15 +73,7 @@ pub fn zk_options(ctx: &Context) -> anyhow::Result<Option<ZkOptions>> {
         return Ok(None);
     };
     let name = checked_name(ctx)?;
-    let identity = match &s.instance {
-        Some(i) => i.value.parse::<Identity>().map_err(|e| {
-            usage(
-                format!("{e} (from {})", i.origin),
-                "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080",
-            )
-        })?,
-        None => Identity::local(8080)?,
-    };
+    let identity = identity(ctx)?;
     let mut opts = ZkOptions::new(&hosts.value, &name, identity, &s.state_dir.value);
     opts.auth = s.zk_auth.as_ref().map(|a| a.value.clone());
     opts.session_timeout = Duration::from_millis(s.zk_session_timeout_ms.value);
@@ -174,21 +166,81 @@ pub fn registry(
     }
 }
 
-fn mysql_registry(_ctx: &Context) -> anyhow::Result<Box<dyn WorkerRegistry>> {
-    Err(usage(
-        "the mysql registry is not available in this build",
-        "use --zk HOSTS or --worker-id N",
-    ))
+fn identity(ctx: &Context) -> anyhow::Result<Identity> {
+    match &ctx.settings.instance {
+        Some(i) => i.value.parse::<Identity>().map_err(|e| {
+            usage(
+                format!("{e} (from {})", i.origin),
+                "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080",
+            )
+        }),
+        None => Ok(Identity::local(8080)?),
+    }
 }
 
-fn admin(ctx: &Context) -> anyhow::Result<(ZkAdmin, ZkOptions)> {
-    let opts = zk_options(ctx)?.ok_or_else(|| {
-        usage(
-            "no registry to inspect",
-            "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts)",
-        )
-    })?;
-    Ok((ZkAdmin::connect(&opts)?, opts))
+fn mysql_options(ctx: &Context) -> anyhow::Result<MysqlOptions> {
+    let s = &ctx.settings;
+    if !(s.db_url.value.starts_with("mysql://") || s.db_url.value.starts_with("mariadb://")) {
+        return Err(usage(
+            format!(
+                "the mysql registry needs a MySQL database, not {} (from {})",
+                super::config_cmd::redact_url(&s.db_url.value),
+                s.db_url.origin
+            ),
+            "pass --db mysql://user@host:port/database (password in LEAF_DB_PASSWORD)",
+        ));
+    }
+    Ok(MysqlOptions {
+        url: s.db_url.value.clone(),
+        password: s.db_password.as_ref().map(|p| p.value.clone()),
+        identity: identity(ctx)?,
+    })
+}
+
+fn mysql_registry(ctx: &Context) -> anyhow::Result<Box<dyn WorkerRegistry>> {
+    Ok(Box::new(MysqlRegistry::new(mysql_options(ctx)?)))
+}
+
+/// The registry `workers` inspects: ZooKeeper when configured, else an explicitly given MySQL
+/// database.
+enum Admin {
+    Zk(ZkAdmin),
+    Mysql(MysqlRegistry),
+}
+
+impl Admin {
+    fn list(&self, now_ms: i64) -> anyhow::Result<Vec<WorkerRecord>> {
+        Ok(match self {
+            Admin::Zk(a) => a.list(now_ms)?,
+            Admin::Mysql(m) => m.list(now_ms)?,
+        })
+    }
+
+    fn reclaim(&self, record: &WorkerRecord) -> anyhow::Result<Vec<String>> {
+        Ok(match self {
+            Admin::Zk(a) => a.reclaim(record)?,
+            Admin::Mysql(m) => {
+                if m.reclaim(record.worker)? {
+                    vec![record.location.clone()]
+                } else {
+                    Vec::new()
+                }
+            }
+        })
+    }
+}
+
+fn admin(ctx: &Context) -> anyhow::Result<Admin> {
+    if let Some(opts) = zk_options(ctx)? {
+        return Ok(Admin::Zk(ZkAdmin::connect(&opts)?));
+    }
+    if ctx.settings.db_url.origin != Origin::Default {
+        return Ok(Admin::Mysql(MysqlRegistry::new(mysql_options(ctx)?)));
+    }
+    Err(usage(
+        "no registry to inspect",
+        "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), or --db mysql://... for leaf_workerid_alloc",
+    ))
 }
 
 #[derive(Debug, Serialize)]
@@ -221,7 +273,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
     let clock = SystemClock;
     match cmd {
         WorkersCommand::List => {
-            let (admin, _) = admin(ctx)?;
+            let admin = admin(ctx)?;
             let now = clock.now_ms();
             let records = admin.list(now)?;
             match ctx.output {
@@ -255,7 +307,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             force,
             mode,
         } => {
-            let (admin, _) = admin(ctx)?;
+            let admin = admin(ctx)?;
             let now = clock.now_ms();
             let matches: Vec<WorkerRecord> = admin
                 .list(now)?
@@ -284,8 +336,12 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     ));
                 }
             };
-            let what = match record.mode.to_string().as_str() {
-                "lease" => format!(
+            let what = match record.mode {
+                WorkerMode::Mysql => format!(
+                    "delete row id {} ({}) of leaf_workerid_alloc; MySQL never reuses AUTO_INCREMENT ids, so this only tidies the table",
+                    record.worker, record.identity
+                ),
+                WorkerMode::Lease => format!(
                     "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
                     record.worker, record.location
                 ),
@@ -343,7 +399,12 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             }
         }
         WorkersCommand::Doctor => {
-            let (admin, _) = admin(ctx)?;
+            let Admin::Zk(admin) = admin(ctx)? else {
+                return Err(usage(
+                    "workers doctor needs ZooKeeper",
+                    "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts)",
+                ));
+            };
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             let report = admin.clock_report(|| clock.now_ms())?;
             let verdict = if report.ok {

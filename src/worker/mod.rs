@@ -34,8 +34,9 @@ use crate::state::StateError;
 
 pub use identity::Identity;
 pub use local::LocalRegistry;
+pub use mysql::{MysqlOptions, MysqlRegistry};
 
-pub use zk::{ClockReport, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
+pub use zk::{ClockReport, WorkerMode, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
 pub use zk_forever::ZkForeverRegistry;
 pub use zk_lease::ZkLeaseRegistry;
 

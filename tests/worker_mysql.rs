@@ -1,0 +1,194 @@
+//! The MySQL worker registry (NotFound9's `leaf_workerid_alloc`) against a real MariaDB.
+
+mod support;
+
+use std::sync::Arc;
+
+use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::worker::{
+    MysqlOptions, MysqlRegistry, WorkerError, WorkerGenerator, WorkerRegistry, WorkerStatus,
+};
+use support::mariadb::{MariaDb, PASSWORD};
+use support::{Sandbox, parse_ids};
+
+fn leaf() -> Layout {
+    Layout::preset(Preset::Leaf)
+}
+
+fn system() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
+fn init(db: &MariaDb) -> String {
+    let name = db.fresh_db();
+    let url = db.url(&name);
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["db", "init", "--db", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "db init: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tables = db.root_sql(Some(&name), "SHOW TABLES");
+    assert!(tables.contains("leaf_alloc"), "{tables}");
+    assert!(tables.contains("leaf_workerid_alloc"), "{tables}");
+    name
+}
+
+fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
+    MysqlRegistry::new(MysqlOptions {
+        url: db.url(name),
+        password: Some(PASSWORD.into()),
+        identity: instance.parse().unwrap(),
+    })
+}
+
+fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    while (out.len() as u64) < n {
+        out.extend(g.next_block(n - out.len() as u64).unwrap());
+    }
+    out
+}
+
+#[test]
+fn db_init_prints_the_worker_table_for_mysql() {
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args(["db", "init", "--print", "--db", "mysql://leaf@db/leaf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc`"));
+    assert!(text.contains("`ip_port` varchar(127) NOT NULL"));
+}
+
+#[test]
+fn ids_come_from_rows_by_ip_port_and_are_kept() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let a = registry(db, &name, "10.20.0.1:8080");
+    let g = WorkerGenerator::start(&a, leaf(), SeqStart::Zero, system()).unwrap();
+    assert_eq!(g.worker(), 1, "the first row's AUTO_INCREMENT id");
+    let first = issue(&g, 50);
+
+    // A second live process with the same identity is refused (the row's named lock).
+    let again = a.acquire(&leaf(), system());
+    assert!(
+        matches!(again, Err(WorkerError::IdentityInUse { .. })),
+        "{:?}",
+        again.err()
+    );
+    g.finish().unwrap();
+    drop(g);
+
+    // Another identity gets the next id; the first keeps its id and resumes after its IDs.
+    let b = registry(db, &name, "10.20.0.2:8080");
+    let gb = WorkerGenerator::start(&b, leaf(), SeqStart::Zero, system()).unwrap();
+    assert_eq!(gb.worker(), 2);
+    let g = WorkerGenerator::start(&a, leaf(), SeqStart::Zero, system()).unwrap();
+    assert_eq!(g.worker(), 1);
+    let second = issue(&g, 50);
+    assert!(second[0] > *first.last().unwrap());
+    let rows = a.list(SystemClock.now_ms()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.held && r.status == WorkerStatus::Live)
+    );
+    g.finish().unwrap();
+    gb.finish().unwrap();
+    let row = db.root_sql(
+        Some(&name),
+        "SELECT ip, port, max_timestamp IS NOT NULL, create_time IS NOT NULL FROM leaf_workerid_alloc WHERE id = 1",
+    );
+    assert_eq!(row.trim(), "10.20.0.1\t8080\t1\t1");
+}
+
+#[test]
+fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let reg = registry(db, &name, "10.21.0.1:8080");
+    let t = SystemClock.now_ms();
+    let clock = Arc::new(FakeClock::new(t));
+    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let a_ids = issue(&a, 100);
+    drop(a); // a crash: max_timestamp keeps the reservation
+
+    clock.set_ms(t - 500);
+    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert!(clock.now_ms() > t, "waited for the reservation");
+    let b_ids = issue(&b, 100);
+    assert!(b_ids[0] > *a_ids.iter().max().unwrap());
+    b.finish().unwrap();
+    drop(b);
+
+    clock.set_ms(t - 3_600_000);
+    let r = reg.acquire(&leaf(), clock.clone());
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { .. })),
+        "{:?}",
+        r.err()
+    );
+}
+
+#[test]
+fn the_cli_uses_the_mysql_registry() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let url = db.url(&name);
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args([
+            "next",
+            "--snowflake",
+            "--registry",
+            "mysql",
+            "--db",
+            &url,
+            "--instance",
+            "10.22.0.1:8080",
+            "-n",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids = parse_ids(&out.stdout);
+    assert_eq!(ids.len(), 5);
+    for id in ids {
+        assert_eq!(leaf().decode(id).unwrap().worker, 1);
+    }
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["workers", "list", "--db", &url, "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["worker"], 1);
+    assert_eq!(rows[0]["identity"], "10.22.0.1:8080");
+    assert_eq!(rows[0]["mode"], "mysql");
+    assert_eq!(rows[0]["status"], "live", "reported just now");
+}
