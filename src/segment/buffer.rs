@@ -414,7 +414,14 @@ mod tests {
         assert_eq!(ids, (10..20).collect::<Vec<_>>());
         let v = b.view();
         assert_eq!(v.pos, 1);
-        assert_eq!(v.segments[1], SegmentView { value: 20, max: 20, step: 10 });
+        assert_eq!(
+            v.segments[1],
+            SegmentView {
+                value: 20,
+                max: 20,
+                step: 10
+            }
+        );
     }
 
     #[test]
@@ -424,7 +431,11 @@ mod tests {
         assert_eq!(p.increment, Increment::TableStep);
         b.finish_load(p, Ok(claim(1, 101, 100)));
         let p = b.plan_load(2_000);
-        assert_eq!(p.increment, Increment::TableStep, "second claim sets the timestamp");
+        assert_eq!(
+            p.increment,
+            Increment::TableStep,
+            "second claim sets the timestamp"
+        );
         b.finish_load(p, Ok(claim(101, 201, 100)));
         let p = b.plan_load(2_000 + 60_000);
         assert_eq!(p.increment, Increment::Custom(200), "fast: doubles");
@@ -437,7 +448,11 @@ mod tests {
         assert_eq!(p.increment, Increment::Custom(100), "slow: halves");
         b.finish_load(p, Ok(claim(601, 701, 100)));
         let p = b.plan_load(t + 62 * 60_000);
-        assert_eq!(p.increment, Increment::Custom(100), "never below the table step");
+        assert_eq!(
+            p.increment,
+            Increment::Custom(100),
+            "never below the table step"
+        );
     }
 
     #[test]

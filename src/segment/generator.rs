@@ -81,10 +81,7 @@ fn worker(inner: Arc<Inner>, rx: mpsc::Receiver<Msg>, refresh_every: Duration) {
     let mut retries: Vec<(Instant, Arc<SegmentBuffer>)> = Vec::new();
     let mut next_refresh = Instant::now() + refresh_every;
     loop {
-        let wake = retries
-            .iter()
-            .map(|r| r.0)
-            .fold(next_refresh, Instant::min);
+        let wake = retries.iter().map(|r| r.0).fold(next_refresh, Instant::min);
         match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok(Msg::Load(b)) => inner.load(&b, &mut retries),
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,

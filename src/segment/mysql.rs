@@ -64,7 +64,11 @@ impl MysqlStore {
         };
         let mut tls = false;
         let mut passthrough = Vec::new();
-        for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
+        for pair in query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter(|p| !p.is_empty())
+        {
             match pair.split_once('=') {
                 Some(("tls" | "ssl", v)) => {
                     tls = match v {

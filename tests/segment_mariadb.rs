@@ -1,0 +1,557 @@
+//! Segment mode against a real MariaDB (one private server for this test binary, a fresh
+//! database per test): Leaf's own table, concurrent processes, generators, and bad input.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leafctl::segment::{
+    AllocStore, Increment, MysqlStore, SegmentError, SegmentGenerator, open_store,
+};
+use leafctl::snowflake::FakeClock;
+use predicates::prelude::*;
+use support::mariadb::{MariaDb, PASSWORD};
+use support::{Sandbox, assert_unique, parse_ids, wait_until};
+
+/// Leaf's `scripts/leaf_alloc.sql`, verbatim.
+const LEAF_DDL: &str = "CREATE TABLE `leaf_alloc` (
+  `biz_tag` varchar(128)  NOT NULL DEFAULT '',
+  `max_id` bigint(20) NOT NULL DEFAULT '1',
+  `step` int(11) NOT NULL,
+  `description` varchar(256)  DEFAULT NULL,
+  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB;";
+
+/// Leaf's README row.
+const LEAF_ROW: &str = "insert into leaf_alloc(biz_tag, max_id, step, description) \
+     values('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')";
+
+struct Env {
+    db: &'static MariaDb,
+    name: String,
+    url: String,
+    sandbox: Sandbox,
+}
+
+impl Env {
+    /// A fresh database with Leaf's table made by plain SQL.
+    fn new() -> Env {
+        let db = MariaDb::shared();
+        let name = db.fresh_db();
+        db.root_sql(Some(&name), LEAF_DDL);
+        Env {
+            url: db.url(&name),
+            db,
+            name,
+            sandbox: Sandbox::new(),
+        }
+    }
+
+    fn leafctl(&self) -> assert_cmd::Command {
+        let mut c = self.sandbox.leafctl();
+        c.env("LEAF_DB", &self.url)
+            .env("LEAF_DB_PASSWORD", PASSWORD);
+        c
+    }
+
+    fn store(&self) -> MysqlStore {
+        MysqlStore::open(&self.url, Some(PASSWORD)).unwrap()
+    }
+
+    fn max_id(&self, tag: &str) -> i64 {
+        self.db
+            .root_sql(
+                Some(&self.name),
+                &format!("SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}'"),
+            )
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+#[test]
+fn leafs_own_table_and_readme_row_work_untouched() {
+    let env = Env::new();
+    env.db.root_sql(Some(&env.name), LEAF_ROW);
+    let out = env
+        .leafctl()
+        .args(["next", "leaf-segment-test", "-n", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3, 4, 5]);
+    assert_eq!(env.max_id("leaf-segment-test"), 6);
+
+    // A Leaf-style claim with the table's step continues where the batch ended.
+    let c = env
+        .store()
+        .claim("leaf-segment-test", Increment::TableStep)
+        .unwrap();
+    assert_eq!((c.start, c.end, c.table_step), (6, 2006, 2000));
+
+    let out = env
+        .leafctl()
+        .args(["tag", "list", "--output", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["tag"], "leaf-segment-test");
+    assert_eq!(v[0]["max_id"], "2006");
+    assert_eq!(v[0]["step"], 2000);
+    assert_eq!(v[0]["description"], "Test leaf Segment Mode Get Id");
+    let t = v[0]["update_time"].as_str().unwrap();
+    assert!(chrono::DateTime::parse_from_rfc3339(t).is_ok(), "{t}");
+
+    // The schema is untouched: still exactly Leaf's columns.
+    let cols = env.db.root_sql(
+        Some(&env.name),
+        "SELECT GROUP_CONCAT(column_name ORDER BY ordinal_position) FROM information_schema.columns \
+         WHERE table_schema = DATABASE() AND table_name = 'leaf_alloc'",
+    );
+    assert_eq!(cols.trim(), "biz_tag,max_id,step,description,update_time");
+}
+
+#[test]
+fn db_init_is_idempotent_and_its_printed_ddl_is_leafs_table() {
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    let sb = Sandbox::new();
+    let url = db.url(&name);
+    for _ in 0..2 {
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["db", "init", "--db", &url])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("leaf_alloc is ready"));
+    }
+    // --db after or before the subcommand.
+    sb.leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["--db", &url, "tag", "add", "a"])
+        .assert()
+        .success();
+    sb.leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["tag", "show", "a", "--db", &url])
+        .assert()
+        .success();
+
+    let out = sb
+        .leafctl()
+        .args(["db", "init", "--print", "--db", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let ddl = String::from_utf8(out.stdout).unwrap();
+    let other = db.fresh_db();
+    db.root_sql(Some(&other), &ddl);
+    let describe = |d: &str| db.root_sql(Some(d), "SHOW CREATE TABLE leaf_alloc");
+    assert_eq!(describe(&name), describe(&other));
+    db.root_sql(Some(&other), LEAF_ROW);
+}
+
+#[test]
+fn eight_processes_on_one_tag_never_overlap() {
+    let env = Env::new();
+    env.leafctl()
+        .args(["tag", "add", "busy", "--step", "10"])
+        .assert()
+        .success();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            env.sandbox
+                .leafctl_std()
+                .env("LEAF_DB", &env.url)
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(["next", "busy", "-n", "100000"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut all = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ids = parse_ids(&out.stdout);
+        assert_eq!(ids.len(), 100_000);
+        // Each process printed one contiguous ascending claim.
+        assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
+        all.extend(ids);
+    }
+    assert_unique(&mut all);
+    let max_id = env.max_id("busy") as u64;
+    assert_eq!(max_id, 1 + 800_000, "exactly the claimed IDs were recorded");
+    assert_eq!(*all.first().unwrap(), 1);
+    assert_eq!(*all.last().unwrap(), max_id - 1);
+}
+
+#[test]
+fn two_generators_share_a_tag_without_duplicates() {
+    let env = Env::new();
+    env.leafctl()
+        .args(["tag", "add", "shared", "--step", "50"])
+        .assert()
+        .success();
+    let gens: Vec<Arc<SegmentGenerator>> = (0..2)
+        .map(|_| {
+            Arc::new(
+                SegmentGenerator::builder(Box::new(env.store()) as Box<dyn AllocStore>)
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let g = gens[i % 2].clone();
+            std::thread::spawn(move || {
+                let h = g.handle("shared").unwrap();
+                let mut ids = Vec::with_capacity(20_000);
+                for k in 0..20_000 {
+                    // Mix the by-name and the handle paths.
+                    let id = if k % 7 == 0 {
+                        g.next_id("shared")
+                    } else {
+                        h.next_id()
+                    };
+                    ids.push(id.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(all.len(), 120_000);
+    assert_unique(&mut all);
+    let max_id = env.max_id("shared") as u64;
+    assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
+}
+
+#[test]
+fn preload_starts_at_ten_percent_and_the_buffer_switches() {
+    let env = Env::new();
+    env.leafctl()
+        .args(["tag", "add", "pre", "--step", "100"])
+        .assert()
+        .success();
+    let g = SegmentGenerator::builder(Box::new(env.store()) as Box<dyn AllocStore>)
+        .build()
+        .unwrap();
+    let h = g.handle("pre").unwrap();
+    let first: Vec<u64> = (0..10).map(|_| h.next_id().unwrap()).collect();
+    assert_eq!(first, (1..=10).collect::<Vec<_>>());
+    let v = h.view();
+    assert!(v.init_ok);
+    assert!(
+        !v.next_ready && !v.loading,
+        "below 10%: no preload yet: {v:?}"
+    );
+    assert_eq!(env.max_id("pre"), 101);
+
+    h.next_id().unwrap(); // the 11th ID: 10% used
+    assert!(
+        wait_until(Duration::from_secs(10), || h.view().next_ready),
+        "preload did not finish: {:?}",
+        h.view()
+    );
+    assert_eq!(env.max_id("pre"), 201, "exactly one preload");
+    let pos = h.view().pos;
+    let v = h.view();
+    assert_eq!(v.segments[1 - pos].value, 101);
+    assert_eq!(v.segments[1 - pos].max, 201);
+
+    let rest: Vec<u64> = (0..95).map(|_| h.next_id().unwrap()).collect();
+    assert_eq!(rest, (12..=106).collect::<Vec<_>>(), "switched seamlessly");
+    let v = h.view();
+    assert_ne!(v.pos, pos, "switched to the other segment");
+    assert_eq!(v.segments[v.pos].value, 107);
+    assert!(!v.next_ready);
+    // The views of the generator list the tag too.
+    assert!(g.views().iter().any(|v| v.tag == "pre"));
+}
+
+#[test]
+fn the_step_doubles_keeps_and_halves_with_the_clock() {
+    let env = Env::new();
+    env.leafctl()
+        .args(["tag", "add", "dyn", "--step", "100"])
+        .assert()
+        .success();
+    let clock = Arc::new(FakeClock::new(1_700_000_000_000));
+    let g = SegmentGenerator::builder(Box::new(env.store()) as Box<dyn AllocStore>)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let h = g.handle("dyn").unwrap();
+    assert_eq!(
+        h.next_id().unwrap(),
+        1,
+        "the first claim uses the table's step"
+    );
+    assert_eq!(env.max_id("dyn"), 101);
+    let mut last_max = 101;
+    let mut claims = Vec::new();
+    // Uses up the current segment (after `advance_ms` on the clock), then takes IDs until the
+    // preload of the other segment starts, waits for it and records its size.
+    let segment = |advance_ms: i64, claims: &mut Vec<i64>, last_max: &mut i64| {
+        clock.advance_ms(advance_ms);
+        let pos = h.view().pos;
+        while h.view().pos == pos {
+            h.next_id().unwrap();
+        }
+        while !(h.view().loading || h.view().next_ready) {
+            h.next_id().unwrap();
+        }
+        assert!(wait_until(Duration::from_secs(10), || h.view().next_ready));
+        let m = env.max_id("dyn");
+        claims.push(m - *last_max);
+        *last_max = m;
+    };
+    // The second claim (the first preload) still uses the table's step and starts the clock.
+    while !(h.view().loading || h.view().next_ready) {
+        h.next_id().unwrap();
+    }
+    assert!(wait_until(Duration::from_secs(10), || h.view().next_ready));
+    claims.push(env.max_id("dyn") - last_max);
+    last_max = env.max_id("dyn");
+    for _ in 0..4 {
+        segment(1_000, &mut claims, &mut last_max); // fast: under 15 minutes per segment
+    }
+    segment(20 * 60_000, &mut claims, &mut last_max); // 15-30 min: keeps
+    for _ in 0..4 {
+        segment(31 * 60_000, &mut claims, &mut last_max); // over 30 min: halves, never below the table's step
+    }
+    assert_eq!(
+        claims,
+        vec![100, 200, 400, 800, 1600, 1600, 800, 400, 200, 100]
+    );
+    assert_eq!(h.view().min_step, 100);
+}
+
+fn code(out: &std::process::Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+#[test]
+fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
+    let env = Env::new();
+    env.leafctl().args(["tag", "add", "t"]).assert().success();
+
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["next", "has space"], 2, "invalid tag"),
+        (&["next", ""], 2, "invalid tag"),
+        (&["next", "x'; DROP TABLE leaf_alloc; --"], 2, "invalid tag"),
+        (&["next", "x';DROP_TABLE_leaf_alloc;--"], 2, "unknown tag"),
+        (&["tag", "add", "x\u{1}y"], 2, "invalid tag"),
+        (&["tag", "add", &"a".repeat(129)], 2, "invalid tag"),
+        (
+            &["tag", "add", "u", "--step", "0"],
+            2,
+            "0 is not in 1..=2147483647",
+        ),
+        (
+            &["tag", "add", "u", "--step", "2147483648"],
+            2,
+            "2147483648",
+        ),
+        (&["tag", "add", "u", "--start", "-1"], 2, "-1"),
+        (&["tag", "set-step", "t", "0"], 2, "0 is not in"),
+        (&["tag", "add", "t"], 2, "already exists"),
+        (&["tag", "remove", "t"], 2, "--yes"),
+        (&["tag", "remove", "nope", "--yes"], 2, "unknown tag"),
+        (&["tag", "show", "nope"], 2, "unknown tag"),
+        (&["tag", "set-step", "nope", "5"], 2, "unknown tag"),
+        (&["next", "nope"], 2, "tag add"),
+        (&["next", "t", "-n", "0"], 2, "0"),
+        (&["next"], 2, "TAG"),
+        (&["next", "t", "--snowflake"], 2, "cannot be used"),
+    ];
+    for (args, want, text) in cases {
+        let out = env.leafctl().args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), *want, "{args:?}: {err}");
+        assert!(err.contains(text), "{args:?}: {err}");
+    }
+    // Nothing was dropped, removed or claimed by any of that.
+    assert_eq!(env.max_id("t"), 1);
+    let tags = env.db.root_sql(
+        Some(&env.name),
+        "SELECT biz_tag FROM leaf_alloc ORDER BY biz_tag",
+    );
+    assert_eq!(tags.trim(), "t");
+
+    // Exhausted: refused, max_id unchanged.
+    env.leafctl()
+        .args(["tag", "add", "big", "--start", "9223372036854775800"])
+        .assert()
+        .success();
+    let out = env
+        .leafctl()
+        .args(["next", "big", "-n", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exhausted"));
+    assert_eq!(env.max_id("big"), 9223372036854775800);
+    let out = env
+        .leafctl()
+        .args(["next", "big", "-n", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        parse_ids(&out.stdout).last(),
+        Some(&9223372036854775806),
+        "the last ID below 2^63-1"
+    );
+    assert_eq!(env.max_id("big"), i64::MAX);
+    let out = env.leafctl().args(["next", "big"]).output().unwrap();
+    assert_eq!(code(&out), 1);
+    // Library: the same refusal with the table's step.
+    assert!(matches!(
+        env.store().claim("big", Increment::TableStep),
+        Err(SegmentError::Exhausted { .. })
+    ));
+
+    // remove --yes prints the final max_id and warns about re-adding.
+    env.leafctl()
+        .args(["tag", "remove", "t", "--yes"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("max_id was 1"))
+        .stderr(predicate::str::contains("would issue IDs again"));
+}
+
+#[test]
+fn a_database_without_the_table_names_db_init() {
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    let sb = Sandbox::new();
+    for args in [&["next", "t"][..], &["tag", "list"], &["tag", "add", "t"]] {
+        let out = sb
+            .leafctl()
+            .env("LEAF_DB", db.url(&name))
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), 1, "{args:?}: {err}");
+        assert!(err.contains("no leaf_alloc table"), "{err}");
+        assert!(err.contains("leafctl db init"), "{err}");
+    }
+}
+
+#[test]
+fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
+    let sb = Sandbox::new();
+    let secret = "s3cret-Pa55";
+    let dead_port = support::free_port();
+    for url in [
+        format!("mysql://leaf@127.0.0.1:{dead_port}/leaf"),
+        // TEST-NET-1: nothing answers; the connect timeout has to end it.
+        "mysql://leaf@192.0.2.1:3306/leaf".to_string(),
+        format!("mysql://leaf:{secret}@127.0.0.1:{dead_port}/leaf"),
+    ] {
+        let t = Instant::now();
+        let out = sb
+            .leafctl()
+            .env("LEAF_DB", &url)
+            .env("LEAF_DB_PASSWORD", secret)
+            .args(["next", "t"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), 1, "{err}");
+        assert!(err.contains("cannot reach"), "{err}");
+        assert!(!err.contains(secret), "password leaked: {err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            t.elapsed()
+        );
+    }
+    // A wrong password: refused, named, not shown.
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB", db.url(&name))
+        .env("LEAF_DB_PASSWORD", secret)
+        .args(["tag", "list"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 1, "{err}");
+    assert!(err.contains("refused the login"), "{err}");
+    assert!(!err.contains(secret), "password leaked: {err}");
+    // config show redacts the password too.
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB", format!("mysql://leaf:{secret}@h/d"))
+        .env("LEAF_DB_PASSWORD", secret)
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(secret));
+    // A store opened from the library reports the same classes.
+    assert!(matches!(
+        open_store(
+            &format!("mysql://leaf@127.0.0.1:{dead_port}/leaf"),
+            None,
+            leafctl::segment::OpenMode::Existing
+        ),
+        Err(SegmentError::Unreachable { .. })
+    ));
+}
+
+#[test]
+fn json_output_and_unique_ids_across_many_small_claims() {
+    let env = Env::new();
+    env.leafctl()
+        .args(["tag", "add", "j", "--start", "0", "--desc", "json"])
+        .assert()
+        .success();
+    let out = env
+        .leafctl()
+        .args(["next", "j", "-n", "3", "--output", "json"])
+        .output()
+        .unwrap();
+    let v: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, ["0", "1", "2"]);
+    let out = env
+        .leafctl()
+        .args(["tag", "show", "j", "--output", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["max_id"], "3");
+    assert_eq!(v["description"], "json");
+    let mut seen = HashSet::new();
+    let s = env.store();
+    for n in 1..50 {
+        let c = s.claim("j", Increment::Custom(n)).unwrap();
+        assert_eq!(c.len(), n as u64);
+        for id in c.start..c.end {
+            assert!(seen.insert(id));
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Segment mode on SQLite: the embedded default, many processes on one file, and the CLI's
+//! output behaviour.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
+use predicates::prelude::*;
+use support::{Sandbox, assert_unique, parse_ids};
+
+#[test]
+fn the_embedded_default_creates_its_own_database() {
+    let sb = Sandbox::new();
+    sb.leafctl()
+        .args(["tag", "add", "order", "--step", "5000"])
+        .assert()
+        .success();
+    let file = sb.path().join("data/leafctl/leaf.db");
+    assert!(file.is_file(), "{} missing", file.display());
+    let out = sb
+        .leafctl()
+        .args(["next", "order", "-n", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3]);
+    let store = SqliteStore::open(&file, OpenMode::Existing).unwrap();
+    let row = store.get("order").unwrap().unwrap();
+    assert_eq!((row.max_id, row.step), (4, 5000));
+    sb.leafctl()
+        .args(["config", "show"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("leafctl/leaf.db"));
+}
+
+#[test]
+fn an_explicit_url_without_the_table_names_db_init() {
+    let sb = Sandbox::new();
+    let url = format!("sqlite://{}", sb.path().join("explicit.db").display());
+    let out = sb
+        .leafctl()
+        .args(["--db", &url, "tag", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no leaf_alloc table") && err.contains("leafctl db init"),
+        "{err}"
+    );
+    assert!(
+        !sb.path().join("explicit.db").exists(),
+        "nothing was created"
+    );
+    sb.leafctl()
+        .args(["db", "init", "--db", &url])
+        .assert()
+        .success();
+    sb.leafctl()
+        .args(["tag", "list", "--db", &url, "--output", "json"])
+        .assert()
+        .success()
+        .stdout("[]\n");
+    let out = sb
+        .leafctl()
+        .args(["--db", "postgres://x/y", "tag", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn eight_processes_on_one_sqlite_file_never_overlap() {
+    let sb = Sandbox::new();
+    let url = format!("sqlite://{}", sb.path().join("shared.db").display());
+    sb.leafctl()
+        .args(["db", "init", "--db", &url])
+        .assert()
+        .success();
+    sb.leafctl()
+        .args(["tag", "add", "busy", "--db", &url])
+        .assert()
+        .success();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            sb.leafctl_std()
+                .env("LEAF_DB", &url)
+                .args(["next", "busy", "-n", "100000"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut all = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ids = parse_ids(&out.stdout);
+        assert_eq!(ids.len(), 100_000);
+        assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
+        all.extend(ids);
+    }
+    assert_unique(&mut all);
+    let store = SqliteStore::open(sb.path().join("shared.db"), OpenMode::Existing).unwrap();
+    let max_id = store.get("busy").unwrap().unwrap().max_id as u64;
+    assert_eq!(max_id, 800_001);
+    assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
+}
+
+#[test]
+fn generators_on_sqlite_share_a_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.db");
+    SqliteStore::open(&path, OpenMode::CreateSchema)
+        .unwrap()
+        .add("g", 1, 10, None, false)
+        .unwrap();
+    let gens: Vec<Arc<SegmentGenerator>> = (0..2)
+        .map(|_| {
+            let store: Box<dyn AllocStore> =
+                Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+            Arc::new(SegmentGenerator::builder(store).build().unwrap())
+        })
+        .collect();
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let g = gens[i % 2].clone();
+            std::thread::spawn(move || {
+                (0..5000)
+                    .map(|_| g.next_id("g").unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut all: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert_unique(&mut all);
+    assert_eq!(all.len(), 20_000);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let sb = Sandbox::new();
+    sb.leafctl().args(["tag", "add", "p"]).assert().success();
+    let mut child = sb
+        .leafctl_std()
+        .args(["next", "p", "-n", "5000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "1\n");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_config_file_with_a_password_readable_by_others_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let cfg = sb.path().join("leaf.toml");
+    std::fs::write(&cfg, "[db]\npassword = \"hunter2x\"\n").unwrap();
+    std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = sb.leafctl().args(["config", "show"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("readable by other users"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2x"));
+    assert!(!err.contains("hunter2x"));
+    std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = sb.leafctl().args(["config", "show"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("readable by other users"));
+}

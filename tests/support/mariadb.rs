@@ -1,0 +1,234 @@
+//! A private MariaDB for one test binary (or for one test that stops and restarts it).
+//!
+//! `mariadb-install-db` initialises a data directory in a temp dir and `mariadbd` serves it on a
+//! free loopback port, with a TCP user `leaf`/`pw` as production would use. The server runs under
+//! a small shell watchdog whose stdin is a pipe held by the test process: when the test binary
+//! ends, however it ends, the pipe closes and the watchdog stops the server and removes the data
+//! directory, so no mariadbd outlives the tests.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use super::{free_port, wait_until};
+
+/// The password of the `leaf` user.
+pub const PASSWORD: &str = "pw";
+
+fn tool(name: &str) -> PathBuf {
+    for dir in ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"] {
+        let p = Path::new(dir).join(name);
+        if p.exists() {
+            return p;
+        }
+    }
+    PathBuf::from(name)
+}
+
+struct Running {
+    watchdog: Child,
+    stdin: ChildStdin,
+    pid: u32,
+}
+
+/// One mariadbd with its data directory.
+pub struct MariaDb {
+    pub port: u16,
+    dir: PathBuf,
+    running: Mutex<Option<Running>>,
+    next_db: AtomicU32,
+}
+
+impl MariaDb {
+    /// The server shared by every test in this binary (started on first use).
+    pub fn shared() -> &'static MariaDb {
+        static SHARED: OnceLock<MariaDb> = OnceLock::new();
+        SHARED.get_or_init(MariaDb::start)
+    }
+
+    /// Initialises a data directory and starts a server on it.
+    pub fn start() -> MariaDb {
+        let dir = tempfile::Builder::new()
+            .prefix("leafctl-mariadb-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        let out = Command::new(tool("mariadb-install-db"))
+            .arg("--user=root")
+            .arg(format!("--datadir={}", dir.join("data").display()))
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db")
+            .output()
+            .expect("run mariadb-install-db (is mariadb-server installed?)");
+        assert!(
+            out.status.success(),
+            "mariadb-install-db failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let db = MariaDb {
+            port: free_port(),
+            dir,
+            running: Mutex::new(None),
+            next_db: AtomicU32::new(0),
+        };
+        db.launch();
+        db.root_sql(
+            None,
+            &format!(
+                "CREATE USER 'leaf'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO 'leaf'@'%';"
+            ),
+        );
+        db
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("sock")
+    }
+
+    /// Starts mariadbd on the existing data directory and port; waits until it answers.
+    fn launch(&self) {
+        let mut guard = self.running.lock().unwrap();
+        assert!(guard.is_none(), "already running");
+        let script = r#"
+"$MARIADBD" --no-defaults --user=root --datadir="$D/data" --port="$PORT" \
+  --bind-address=127.0.0.1 --socket="$D/sock" --pid-file="$D/pid" \
+  --innodb-buffer-pool-size=64M --skip-log-bin --log-error="$D/error.log" &
+pid=$!
+echo "$pid"
+read -r cmd
+kill -TERM "$pid" 2>/dev/null
+( sleep 15; kill -KILL "$pid" 2>/dev/null ) &
+killer=$!
+wait "$pid"
+kill "$killer" 2>/dev/null
+if [ "$cmd" != keep ]; then rm -rf "$D"; fi
+"#;
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("MARIADBD", tool("mariadbd"))
+            .env("D", &self.dir)
+            .env("PORT", self.port.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the mariadbd watchdog");
+        let stdin = child.stdin.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let pid: u32 = line.trim().parse().expect("mariadbd pid");
+        *guard = Some(Running {
+            watchdog: child,
+            stdin,
+            pid,
+        });
+        drop(guard);
+        let ready = wait_until(Duration::from_secs(60), || {
+            Command::new(tool("mariadb"))
+                .args(["--no-defaults", "-uroot"])
+                .arg(format!("--socket={}", self.socket().display()))
+                .args(["-e", "select 1"])
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        });
+        let log = std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default();
+        assert!(ready, "mariadbd did not become ready:\n{log}");
+    }
+
+    /// Runs SQL as root over the socket and returns the tab-separated output.
+    pub fn root_sql(&self, db: Option<&str>, sql: &str) -> String {
+        let mut cmd = Command::new(tool("mariadb"));
+        cmd.args(["--no-defaults", "-uroot", "-N", "-B"])
+            .arg(format!("--socket={}", self.socket().display()))
+            .args(["-e", sql]);
+        if let Some(db) = db {
+            cmd.arg(db);
+        }
+        let out = cmd.output().expect("run mariadb");
+        assert!(
+            out.status.success(),
+            "SQL failed: {sql}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A new empty database; returns its name.
+    pub fn fresh_db(&self) -> String {
+        let n = self.next_db.fetch_add(1, Ordering::SeqCst);
+        let name = format!("t{}_{n}", std::process::id());
+        self.root_sql(None, &format!("CREATE DATABASE `{name}`"));
+        name
+    }
+
+    /// The URL leafctl connects with (no password: that comes from LEAF_DB_PASSWORD).
+    pub fn url(&self, db: &str) -> String {
+        format!("mysql://leaf@127.0.0.1:{}/{db}", self.port)
+    }
+
+    fn signal(&self, sig: &str) {
+        let guard = self.running.lock().unwrap();
+        let r = guard.as_ref().expect("not running");
+        let st = Command::new("kill")
+            .args([sig, &r.pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success(), "kill {sig} failed");
+    }
+
+    fn reap(&self) {
+        let mut guard = self.running.lock().unwrap();
+        if let Some(mut r) = guard.take() {
+            let _ = writeln!(r.stdin, "keep");
+            drop(r.stdin);
+            let _ = r.watchdog.wait();
+        }
+        let port = self.port;
+        assert!(
+            wait_until(Duration::from_secs(30), || TcpStream::connect((
+                "127.0.0.1",
+                port
+            ))
+            .is_err()),
+            "mariadbd still listening"
+        );
+    }
+
+    /// Stops the server cleanly (SIGTERM) and waits until it is gone.
+    pub fn stop(&self) {
+        self.signal("-TERM");
+        self.reap();
+    }
+
+    /// Kills the server (SIGKILL), like a crash.
+    pub fn kill(&self) {
+        self.signal("-KILL");
+        self.reap();
+    }
+
+    /// Starts it again on the same data directory and port.
+    pub fn restart(&self) {
+        self.launch();
+    }
+}
+
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        if let Ok(mut guard) = self.running.lock()
+            && let Some(mut r) = guard.take()
+        {
+            let _ = writeln!(r.stdin, "stop");
+            drop(r.stdin);
+            let _ = r.watchdog.wait();
+        }
+    }
+}
