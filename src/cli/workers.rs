@@ -204,7 +204,7 @@ fn mysql_registry(ctx: &Context) -> anyhow::Result<Box<dyn WorkerRegistry>> {
 /// The registry `workers` inspects: ZooKeeper when configured, else an explicitly given MySQL
 /// database.
 enum Admin {
-    Zk(ZkAdmin),
+    Zk(Box<ZkAdmin>),
     Mysql(MysqlRegistry),
 }
 
@@ -232,7 +232,7 @@ impl Admin {
 
 fn admin(ctx: &Context) -> anyhow::Result<Admin> {
     if let Some(opts) = zk_options(ctx)? {
-        return Ok(Admin::Zk(ZkAdmin::connect(&opts)?));
+        return Ok(Admin::Zk(Box::new(ZkAdmin::connect(&opts)?)));
     }
     if ctx.settings.db_url.origin != Origin::Default {
         return Ok(Admin::Mysql(MysqlRegistry::new(mysql_options(ctx)?)));

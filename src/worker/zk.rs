@@ -592,7 +592,7 @@ impl ZkAdmin {
                 location: path,
             });
         }
-        out.sort_by(|a, b| (a.mode as u8, a.worker).cmp(&(b.mode as u8, b.worker)));
+        out.sort_by_key(|r| (r.mode as u8, r.worker));
         Ok(out)
     }
 
@@ -622,10 +622,10 @@ impl ZkAdmin {
         let root = self.opts.root();
         let (before, zk_ms, after) = self.session.server_time(&root, &now_ms)?;
         let ours = before + (after - before) / 2;
-        let peers = live_peer_times(&self.session, &root, zk_ms, None)?;
-        let local = now_ms();
-        let peer_offset = average(&peers).map(|avg| local - avg);
+        let peers = live_peer_offsets(&self.session, &root, zk_ms, None)?;
         let zk_offset = ours - zk_ms;
+        // Ours relative to ZooKeeper, minus theirs relative to ZooKeeper.
+        let peer_offset = average(&peers).map(|avg| zk_offset - avg);
         let max = self.opts.max_clock_skew_ms;
         Ok(ClockReport {
             zk_offset_ms: zk_offset,
@@ -646,9 +646,11 @@ pub(crate) fn average(v: &[i64]) -> Option<i64> {
     }
 }
 
-/// Reported times of peers whose nodes ZooKeeper saw written in the 10 s before `zk_now_ms`
-/// (forever nodes and leases), except `skip_identity`.
-pub(crate) fn live_peer_times(
+/// Clock offsets (reported time minus ZooKeeper's time of the write, ms) of peers whose nodes
+/// ZooKeeper saw written in the 10 s before `zk_now_ms` (forever nodes and leases), except
+/// `skip_identity`. Comparing each report with the server's own timestamp of the same write
+/// removes the age of the report from the comparison.
+pub(crate) fn live_peer_offsets(
     s: &ZkSession,
     root: &str,
     zk_now_ms: i64,
@@ -665,7 +667,7 @@ pub(crate) fn live_peer_times(
             && let Ok(d) = NodeData::parse(&path, &data)
             && d.timestamp > 0
         {
-            out.push(d.timestamp);
+            out.push(d.timestamp - stat.mtime);
         }
         Ok(())
     };

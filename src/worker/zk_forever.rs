@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use zookeeper_client as zkc;
 
 use super::cache::{CacheFile, WorkerCache};
-use super::zk::{NodeData, ZkOptions, ZkSession, average, live_peer_times, parse_forever_child};
+use super::zk::{NodeData, ZkOptions, ZkSession, average, live_peer_offsets, parse_forever_child};
 use super::{
     LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease,
     WorkerRegistry,
@@ -178,9 +178,11 @@ impl WorkerRegistry for ZkForeverRegistry {
                         return Ok((seq, path, d.timestamp));
                     }
                     // First registration: compare clocks with live peers first.
-                    let peers = live_peer_times(&s, &root, temp.ctime, Some(&id_text))?;
+                    let peers = live_peer_offsets(&s, &root, temp.ctime, Some(&id_text))?;
                     if let Some(avg) = average(&peers) {
-                        let diff = clock.now_ms() - avg;
+                        let (before, zk_ms, after) = s.server_time(&root, || clock.now_ms())?;
+                        let ours = before + (after - before) / 2 - zk_ms;
+                        let diff = ours - avg;
                         if diff.abs() > o.max_clock_skew_ms {
                             return Err(WorkerError::ClockSkew {
                                 diff_ms: diff,
@@ -285,11 +287,10 @@ impl WorkerRegistry for ZkForeverRegistry {
         let reporter = std::thread::Builder::new()
             .name("leafctl-report".into())
             .spawn(move || {
-                loop {
-                    match rx.recv_timeout(Duration::from_millis(REPORT_INTERVAL_MS as u64)) {
-                        Err(RecvTimeoutError::Timeout) => reporter_inner.report(),
-                        _ => break,
-                    }
+                while let Err(RecvTimeoutError::Timeout) =
+                    rx.recv_timeout(Duration::from_millis(REPORT_INTERVAL_MS as u64))
+                {
+                    reporter_inner.report();
                 }
             })
             .ok();

@@ -1,0 +1,407 @@
+//! `leafctl next --snowflake --zk`, `leafctl workers` and clock faults on the real binary, against
+//! a real ZooKeeper.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use leafctl::snowflake::{Clock, Layout, Preset, SystemClock, TimeFence};
+use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
+use support::zookeeper::ZkServer;
+use support::{Sandbox, assert_unique, free_port, parse_ids};
+
+fn leaf() -> Layout {
+    Layout::preset(Preset::Leaf)
+}
+
+/// `faketime -f OFFSET leafctl` with the sandbox's isolated environment.
+fn faketime(sb: &Sandbox, offset: &str) -> std::process::Command {
+    let isolated = sb.leafctl_std();
+    let mut cmd = std::process::Command::new("faketime");
+    cmd.args(["-f", offset]).arg(isolated.get_program());
+    for (k, v) in isolated.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.current_dir(sb.path());
+    cmd
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn eight_concurrent_leased_processes_never_share_an_id() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            sb.leafctl_std()
+                .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "conc"])
+                .args(["--instance", &format!("10.40.0.{i}:8080"), "-n", "20000"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut all = Vec::new();
+    // Per worker id: the time span of each process that used it.
+    let mut spans: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ids = parse_ids(&out.stdout);
+        assert_eq!(ids.len(), 20_000);
+        let parts: Vec<_> = ids.iter().map(|id| leaf().decode(*id).unwrap()).collect();
+        let worker = parts[0].worker;
+        assert!(
+            parts.iter().all(|p| p.worker == worker),
+            "one worker id per run"
+        );
+        let first = leaf().unix_ms(parts[0].ticks);
+        let last = leaf().unix_ms(parts[parts.len() - 1].ticks);
+        spans.entry(worker).or_default().push((first, last));
+        all.extend(ids);
+    }
+    assert_unique(&mut all);
+    assert_eq!(all.len(), 160_000);
+    // Runs that shared a worker id did so one after another, never over the same times.
+    for (worker, mut s) in spans {
+        s.sort_unstable();
+        for w in s.windows(2) {
+            assert!(
+                w[1].0 > w[0].1,
+                "worker {worker}: runs {:?} and {:?} overlap in time",
+                w[0],
+                w[1]
+            );
+        }
+    }
+}
+
+#[test]
+fn global_options_go_before_or_after_the_subcommand() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    let before = sb
+        .leafctl()
+        .args([
+            "--zk",
+            &zk.hosts(),
+            "--name",
+            "globals",
+            "next",
+            "--snowflake",
+        ])
+        .output()
+        .unwrap();
+    assert!(before.status.success(), "{}", stderr(&before));
+    let after = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--zk",
+            &zk.hosts(),
+            "--name",
+            "globals",
+        ])
+        .output()
+        .unwrap();
+    assert!(after.status.success(), "{}", stderr(&after));
+    let env = sb
+        .leafctl()
+        .env("LEAF_ZK", zk.hosts())
+        .env("LEAF_NAME", "globals")
+        .args(["next", "--snowflake", "-n", "3"])
+        .output()
+        .unwrap();
+    assert!(env.status.success(), "{}", stderr(&env));
+    let mut ids = parse_ids(&before.stdout);
+    ids.extend(parse_ids(&after.stdout));
+    ids.extend(parse_ids(&env.stdout));
+    assert_eq!(ids.len(), 5);
+    assert_unique(&mut ids);
+}
+
+#[test]
+fn zookeeper_unreachable_is_a_clear_runtime_error() {
+    let sb = Sandbox::new();
+    let hosts = format!("127.0.0.1:{}", free_port());
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--zk", &hosts])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("cannot reach ZooKeeper"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    // Forever mode without a cache says so.
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--zk",
+            &hosts,
+            "--registry",
+            "forever",
+        ])
+        .args(["--instance", "10.41.0.1:8080"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no cached worker id"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn faketime_behind_the_stored_time_is_refused() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    for registry in ["forever", "lease"] {
+        let name = format!("faketime-{registry}");
+        let args = [
+            "next",
+            "--snowflake",
+            "--zk",
+            &zk.hosts(),
+            "--name",
+            &name,
+            "--registry",
+            registry,
+            "--instance",
+            "10.42.0.1:8080",
+            "-n",
+            "10",
+        ];
+        let ok = sb.leafctl().args(args).output().unwrap();
+        assert!(ok.status.success(), "{registry}: {}", stderr(&ok));
+        let behind = faketime(&sb, "-1h")
+            .args(args)
+            .output()
+            .expect("run faketime (Debian package faketime)");
+        assert_eq!(
+            behind.status.code(),
+            Some(1),
+            "{registry}: an hour behind must be refused: {}",
+            stderr(&behind)
+        );
+        assert!(
+            stderr(&behind).contains("behind"),
+            "{registry}: {}",
+            stderr(&behind)
+        );
+        assert!(behind.stdout.is_empty(), "{registry}: no ID may be printed");
+    }
+}
+
+#[test]
+fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    let state = tempfile::tempdir().unwrap();
+    let opts = ZkOptions::new(
+        &zk.hosts(),
+        "reclaim",
+        "10.43.0.1:8080".parse().unwrap(),
+        state.path(),
+    );
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let lease = ZkLeaseRegistry::new(opts)
+        .acquire(&leaf(), clock.clone())
+        .unwrap();
+    assert_eq!(lease.worker(), 0);
+    lease.extend(clock.now_ms()).unwrap();
+
+    let list = sb
+        .leafctl()
+        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
+        .args(["--output", "json"])
+        .output()
+        .unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    let r = &rows[0];
+    assert_eq!(r["worker"], 0);
+    assert_eq!(r["identity"], "10.43.0.1:8080");
+    assert_eq!(r["mode"], "lease");
+    assert_eq!(r["status"], "live");
+    let seen = r["last_seen"].as_str().unwrap();
+    assert!(chrono::DateTime::parse_from_rfc3339(seen).is_ok(), "{seen}");
+
+    let text = sb
+        .leafctl()
+        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("10.43.0.1:8080") && t.contains("live"), "{t}");
+
+    let refused = sb
+        .leafctl()
+        .args(["workers", "reclaim", "0", "--yes", "--zk", &zk.hosts()])
+        .args(["--name", "reclaim"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("is live"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--force"), "{}", stderr(&refused));
+    assert!(lease.check().is_ok(), "the holder keeps its lease");
+
+    let dry = sb
+        .leafctl()
+        .args(["workers", "reclaim", "0", "--force", "--zk", &zk.hosts()])
+        .args(["--name", "reclaim"])
+        .output()
+        .unwrap();
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("would delete the lease"));
+
+    let forced = sb
+        .leafctl()
+        .args([
+            "workers",
+            "reclaim",
+            "0",
+            "--force",
+            "--yes",
+            "--zk",
+            &zk.hosts(),
+        ])
+        .args(["--name", "reclaim"])
+        .output()
+        .unwrap();
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(
+        stderr(&forced).contains("warning"),
+        "says what could go wrong"
+    );
+    drop(lease);
+
+    // The lease is free again and its reserved_until stayed.
+    let after = sb
+        .leafctl()
+        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
+        .args(["--output", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(v[0]["held"], false);
+    assert!(v[0]["reserved_until"].is_string(), "{v}");
+}
+
+#[test]
+fn reclaim_tidies_a_stale_forever_node() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    // A forever node that last reported a minute ago and has no live process.
+    let stale = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "tidy"])
+        .args(["--registry", "forever", "--instance", "10.44.0.1:8080"])
+        .output()
+        .unwrap();
+    assert!(stale.status.success(), "{}", stderr(&stale));
+    // Its last report is fresh: live until 3 report intervals have passed.
+    let live = sb
+        .leafctl()
+        .args([
+            "workers",
+            "reclaim",
+            "10.44.0.1:8080",
+            "--yes",
+            "--zk",
+            &zk.hosts(),
+        ])
+        .args(["--name", "tidy"])
+        .output()
+        .unwrap();
+    assert_eq!(live.status.code(), Some(1), "a fresh report counts as live");
+    let became_stale = support::wait_until(Duration::from_secs(30), || {
+        let out = sb
+            .leafctl()
+            .args(["workers", "list", "--zk", &zk.hosts(), "--name", "tidy"])
+            .args(["--output", "json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v[0]["status"] == "stale"
+    });
+    assert!(became_stale);
+    let done = sb
+        .leafctl()
+        .args([
+            "workers",
+            "reclaim",
+            "10.44.0.1:8080",
+            "--yes",
+            "--zk",
+            &zk.hosts(),
+        ])
+        .args(["--name", "tidy"])
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(String::from_utf8_lossy(&done.stdout).contains("forever/10.44.0.1:8080-"));
+    let list = sb
+        .leafctl()
+        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "tidy"])
+        .args(["--output", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn doctor_compares_clocks_and_config_show_redacts_auth() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(v["zk_offset_ms"].as_i64().unwrap().abs() < 5_000);
+
+    let show = sb
+        .leafctl()
+        .env("LEAF_ZK_AUTH", "leaf:topsecret")
+        .args(["config", "show", "--zk", "zk1:2181", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(show.status.success(), "{}", stderr(&show));
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(!text.contains("topsecret"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let row = |k: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == k)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(row("zk.hosts")["value"], "zk1:2181");
+    assert_eq!(row("zk.hosts")["source"], "flag");
+    assert_eq!(row("zk.auth")["value"], "***");
+    assert_eq!(row("zk.auth")["source"], "env LEAF_ZK_AUTH");
+}
