@@ -496,3 +496,33 @@ fn identity_defaults_to_a_non_loopback_ipv4() {
         Err(e) => assert!(matches!(e, WorkerError::NoAddress)),
     }
 }
+
+#[test]
+fn a_busy_lease_is_renewed_ahead_of_need() {
+    let zk = ZkServer::shared();
+    let raw = Raw::connect(&zk.hosts(), None);
+    let state = tempfile::tempdir().unwrap();
+    let reg = ZkLeaseRegistry::new(opts(zk, "renew", "10.11.0.1:8080", state.path()));
+    let t = now();
+    let clock = Arc::new(FakeClock::new(t));
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    issue(&g, 10);
+    let reserved = |raw: &Raw| -> i64 {
+        let v: serde_json::Value =
+            serde_json::from_slice(&raw.get("/snowflake/renew/workers/0").unwrap()).unwrap();
+        v["reserved_until"].as_i64().unwrap()
+    };
+    let first = reserved(&raw);
+    assert!(first > t, "reserved before issuing");
+    // Still busy half-way through the window: the renewer moves the bound before it is reached.
+    clock.advance_ms(1_500);
+    issue(&g, 10);
+    assert!(
+        support::wait_until(Duration::from_secs(20), || reserved(&raw) > first),
+        "reserved_until was not renewed ahead of need"
+    );
+    assert!(reserved(&raw) >= t + 1_500 + 3_000);
+    g.finish().unwrap();
+    let last = g.generator().last_issued_ms().unwrap();
+    assert_eq!(reserved(&raw), last + 1, "a clean finish records the exact bound");
+}

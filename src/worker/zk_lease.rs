@@ -10,7 +10,8 @@
 //! the session disconnected, long before the session can expire and free the lease.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 use zookeeper_client as zkc;
 
@@ -37,10 +38,20 @@ struct LeaseState {
     reserved_until: i64,
     /// Set once the lease is given back.
     finished: bool,
+    /// The latest time the generator asked to issue at (for renewing ahead of need).
+    last_demand_ms: i64,
 }
 
-/// A worker id leased through an ephemeral node.
+/// A worker id leased through an ephemeral node. A background thread renews `reserved_until`
+/// ahead of need while the generator is busy, so issuing rarely waits for ZooKeeper.
 pub struct ZkWorkerLease {
+    core: Arc<LeaseCore>,
+    renewer: Mutex<Option<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>>,
+}
+
+/// The lease itself, shared with the renewer thread.
+struct LeaseCore {
+    given_back: std::sync::atomic::AtomicBool,
     session: Mutex<Option<ZkSession>>,
     state_flag: Arc<AtomicU8>,
     worker: u64,
@@ -104,7 +115,8 @@ impl WorkerRegistry for ZkLeaseRegistry {
         let worker_path = format!("{workers}/{worker}");
 
         // From here on a failure must give the lease back; ZkWorkerLease's Drop does that.
-        let mut lease = ZkWorkerLease {
+        let mut lease = LeaseCore {
+            given_back: std::sync::atomic::AtomicBool::new(false),
             state_flag: session.state_flag(),
             session: Mutex::new(Some(session)),
             worker,
@@ -117,6 +129,7 @@ impl WorkerRegistry for ZkLeaseRegistry {
                 version: -1,
                 reserved_until: 0,
                 finished: false,
+                last_demand_ms: i64::MIN,
             }),
         };
         let (reserved, version) = {
@@ -164,11 +177,44 @@ impl WorkerRegistry for ZkLeaseRegistry {
             st.reserved_until = reserved;
         }
         tracing::info!("leased worker id {worker} ({})", lease.lease_path);
-        Ok(Arc::new(lease))
+        let core = Arc::new(lease);
+        let (tx, rx) = mpsc::channel::<()>();
+        let renewed = core.clone();
+        let renewer = std::thread::Builder::new()
+            .name("leafctl-lease".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) =
+                    rx.recv_timeout(Duration::from_millis((LEASE_WINDOW_MS / 3) as u64))
+                {
+                    renewed.renew_ahead();
+                }
+            })
+            .ok();
+        Ok(Arc::new(ZkWorkerLease {
+            core,
+            renewer: Mutex::new(renewer.map(|h| (tx, h))),
+        }))
     }
 }
 
-impl ZkWorkerLease {
+impl LeaseCore {
+    /// Moves `reserved_until` forward while the generator is busy and the bound is getting
+    /// close, so its next extension finds the time already reserved.
+    fn renew_ahead(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let now = self.clock.now_ms();
+        let busy = st.last_demand_ms >= now.saturating_sub(2 * LEASE_WINDOW_MS);
+        if st.finished || !busy || self.session_check().is_err() {
+            return;
+        }
+        if st.reserved_until - now < LEASE_WINDOW_MS * 2 / 3 {
+            let to = now.saturating_add(LEASE_WINDOW_MS);
+            if let Err(e) = self.write_reserved(&mut st, to) {
+                tracing::warn!("cannot renew worker id {}: {e}", self.worker);
+            }
+        }
+    }
+
     fn write_reserved(&self, st: &mut LeaseState, reserved_until: i64) -> Result<(), WorkerError> {
         let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let s = guard.as_ref().ok_or(WorkerError::Stopped {
@@ -210,9 +256,10 @@ impl ZkWorkerLease {
     }
 }
 
-impl TimeFence for ZkWorkerLease {
+impl TimeFence for LeaseCore {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.last_demand_ms = st.last_demand_ms.max(unix_ms);
         if st.finished {
             return Err(SnowflakeError::FenceFailed(
                 "the lease was given back".into(),
@@ -231,7 +278,7 @@ impl TimeFence for ZkWorkerLease {
     }
 }
 
-impl WorkerLease for ZkWorkerLease {
+impl WorkerLease for LeaseCore {
     fn worker(&self) -> u64 {
         self.worker
     }
@@ -241,18 +288,15 @@ impl WorkerLease for ZkWorkerLease {
     }
 
     fn check(&self) -> Result<(), WorkerError> {
-        if self
-            .state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .finished
-        {
+        // Lock-free: a renewal stuck on a silent server must not delay noticing the loss.
+        self.session_check()?;
+        if self.given_back.load(Ordering::SeqCst) {
             return Err(WorkerError::Stopped {
                 worker: self.worker,
                 reason: "the lease was given back".into(),
             });
         }
-        self.session_check()
+        Ok(())
     }
 
     fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
@@ -261,6 +305,7 @@ impl WorkerLease for ZkWorkerLease {
             return Ok(());
         }
         st.finished = true;
+        self.given_back.store(true, Ordering::SeqCst);
         // Lower the bound to the exact last time, so the next holder need not wait out the
         // unused part of the reservation. Never raise it here: nothing was issued above it.
         let result = match last_issued_ms {
@@ -279,7 +324,57 @@ impl WorkerLease for ZkWorkerLease {
     }
 }
 
+impl ZkWorkerLease {
+    fn stop_renewer(&self) {
+        let taken = self
+            .renewer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((tx, handle)) = taken {
+            drop(tx);
+            let _ = handle.join();
+        }
+    }
+}
+
+impl TimeFence for ZkWorkerLease {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        self.core.extend(unix_ms)
+    }
+}
+
+impl WorkerLease for ZkWorkerLease {
+    fn worker(&self) -> u64 {
+        self.core.worker
+    }
+
+    fn resume_after_ms(&self) -> Option<i64> {
+        self.core.resume_after_ms
+    }
+
+    fn check(&self) -> Result<(), WorkerError> {
+        self.core.check()
+    }
+
+    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
+        self.stop_renewer();
+        self.core.finish(last_issued_ms)
+    }
+
+    fn describe(&self) -> String {
+        self.core.describe()
+    }
+}
+
 impl Drop for ZkWorkerLease {
+    fn drop(&mut self) {
+        // The core (and with it the lease node) goes when the renewer lets go of it.
+        self.stop_renewer();
+    }
+}
+
+impl Drop for LeaseCore {
     fn drop(&mut self) {
         // Without finish() the reservation stays as written: it covers everything issued.
         self.state
