@@ -524,5 +524,40 @@ fn a_busy_lease_is_renewed_ahead_of_need() {
     assert!(reserved(&raw) >= t + 1_500 + 3_000);
     g.finish().unwrap();
     let last = g.generator().last_issued_ms().unwrap();
-    assert_eq!(reserved(&raw), last + 1, "a clean finish records the exact bound");
+    assert_eq!(
+        reserved(&raw),
+        last + 1,
+        "a clean finish records the exact bound"
+    );
+}
+
+#[test]
+fn forever_mode_keeps_issuing_through_a_zookeeper_outage_and_registers_again() {
+    let zk = ZkServer::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut o = opts(&zk, "outage", "10.12.0.1:8080", state.path());
+    o.session_timeout = Duration::from_secs(2);
+    let reg = ZkForeverRegistry::new(o);
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let mut ids = issue(&g, 100);
+    zk.pause();
+    // Leaf's weak dependency: a frozen ZooKeeper does not stop the forever mode.
+    let paused = Instant::now();
+    while paused.elapsed() < Duration::from_secs(5) {
+        ids.extend(issue(&g, 100));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    zk.resume();
+    // Once ZooKeeper is back, the process is registered again (same or new session).
+    let raw = Raw::connect(&zk.hosts(), None);
+    assert!(
+        support::wait_until(Duration::from_secs(30), || raw
+            .exists("/snowflake/outage/temporary/10.12.0.1:8080")),
+        "the ephemeral node did not come back"
+    );
+    ids.extend(issue(&g, 100));
+    g.finish().unwrap();
+    let n = ids.len();
+    support::assert_unique(&mut ids);
+    assert_eq!(ids.len(), n);
 }

@@ -212,6 +212,11 @@ impl ZkSession {
         self.state.clone()
     }
 
+    /// True once the session can never come back (expired, closed, rejected).
+    pub(crate) fn terminated(&self) -> bool {
+        self.state() >= EXPIRED
+    }
+
     pub(crate) fn connected(&self) -> bool {
         self.state() == CONNECTED
     }

@@ -43,6 +43,9 @@ struct Inner {
     cache: Mutex<WorkerCache>,
     clock: Arc<dyn Clock>,
     finished: Mutex<bool>,
+    opts: ZkOptions,
+    /// Set when, after a lost session, another process turned out to hold this identity.
+    conflict: std::sync::atomic::AtomicBool,
 }
 
 /// A worker id held in forever mode.
@@ -245,7 +248,7 @@ impl WorkerRegistry for ZkForeverRegistry {
             let now = clock.now_ms();
             if c.issued_below_ms > now {
                 let behind = c.issued_below_ms - now;
-                if c.clean || behind > MAX_RESERVATION_WAIT_MS {
+                if behind > MAX_RESERVATION_WAIT_MS {
                     return Err(WorkerError::ClockBehind {
                         worker,
                         recorded_ms: c.issued_below_ms,
@@ -281,6 +284,8 @@ impl WorkerRegistry for ZkForeverRegistry {
             cache: Mutex::new(cache),
             clock,
             finished: Mutex::new(false),
+            opts: o.clone(),
+            conflict: std::sync::atomic::AtomicBool::new(false),
         });
         let (tx, rx) = mpsc::channel::<()>();
         let reporter_inner = inner.clone();
@@ -318,7 +323,39 @@ impl Inner {
             tracing::warn!("cannot update the worker cache: {e}");
         }
         drop(cache);
+        self.renew_session();
         self.write_node(now);
+    }
+
+    /// After the session expired (ZooKeeper was away too long), registers again with a new
+    /// session. If another process took this identity meanwhile, issuing stops.
+    fn renew_session(&self) {
+        if self.node_path.is_none() {
+            return; // started from the cache: ZooKeeper was never part of this run
+        }
+        let mut guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        if !guard.as_ref().is_some_and(ZkSession::terminated) {
+            return;
+        }
+        let Ok(fresh) = ZkSession::connect(&self.opts) else {
+            return; // still away; the next report tries again
+        };
+        let data = NodeData::new(&self.identity, self.clock.now_ms()).to_bytes();
+        match fresh.create(&self.temp_path, &data, zkc::CreateMode::Ephemeral) {
+            Ok(Some(_)) => {
+                tracing::info!("registered again with ZooKeeper after the session expired");
+                *guard = Some(fresh);
+            }
+            Ok(None) => {
+                tracing::error!(
+                    "another process registered {} while our session was lost; stopping",
+                    self.identity
+                );
+                self.conflict
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            Err(e) => tracing::warn!("cannot register again with ZooKeeper: {e}"),
+        }
     }
 
     fn write_node(&self, timestamp: i64) {
@@ -373,6 +410,16 @@ impl WorkerLease for ZkForeverLease {
     }
 
     fn check(&self) -> Result<(), WorkerError> {
+        if self
+            .inner
+            .conflict
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(WorkerError::IdentityInUse {
+                identity: self.inner.identity.to_string(),
+                path: self.inner.temp_path.clone(),
+            });
+        }
         if *self
             .inner
             .finished
