@@ -1,0 +1,480 @@
+//! Black-box tests of `leafctl next --snowflake` and `leafctl config show`.
+
+mod support;
+
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use leafctl::snowflake::{Layout, Preset};
+use predicates::prelude::*;
+use support::{Sandbox, assert_unique, parse_ids};
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[test]
+fn issues_ascending_ids_for_the_worker() {
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "7", "-n", "5000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids = parse_ids(&out.stdout);
+    assert_eq!(ids.len(), 5000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let layout = Layout::preset(Preset::Leaf);
+    for id in &ids {
+        let p = layout.decode(*id).unwrap();
+        assert_eq!(p.worker, 7);
+        assert!((layout.unix_ms(p.ticks) - now_ms()).abs() < 60_000);
+    }
+}
+
+#[test]
+fn json_output_is_an_array_of_decimal_strings() {
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--worker-id",
+            "1",
+            "-n",
+            "3",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 3);
+    for x in arr {
+        let s = x.as_str().expect("IDs are strings in JSON");
+        assert!(s.parse::<u64>().is_ok());
+    }
+}
+
+#[test]
+fn presets_put_the_worker_where_decode_finds_it() {
+    let sb = Sandbox::new();
+    for (preset, worker) in [
+        ("discord", "9"),
+        ("sonyflake", "65000"),
+        ("baidu", "4000000"),
+    ] {
+        let out = sb
+            .leafctl()
+            .args([
+                "next",
+                "--snowflake",
+                "--preset",
+                preset,
+                "--worker-id",
+                worker,
+                "-n",
+                "2",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{preset}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ids = parse_ids(&out.stdout);
+        let dec = sb
+            .leafctl()
+            .args(["decode", "--preset", preset, "--output", "json"])
+            .arg(ids[1].to_string())
+            .output()
+            .unwrap();
+        assert!(
+            dec.status.success(),
+            "{preset}: {}",
+            String::from_utf8_lossy(&dec.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
+        assert_eq!(v[0]["worker"].to_string(), worker, "{preset}");
+    }
+}
+
+#[test]
+fn a_layout_out_of_time_refuses_instead_of_wrapping() {
+    // Baidu's default layout holds 2^28 seconds from 2016-05-20+08:00: it ran out in November 2024.
+    let sb = Sandbox::new();
+    sb.leafctl()
+        .args(["next", "--snowflake", "--preset", "baidu", "--worker-id", "1"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains("past the last instant this layout can encode"))
+        .stderr(predicate::str::contains("hint: the layout has run out of time"));
+    // Its IDs from before then still decode.
+    let l = Layout::preset(Preset::Baidu);
+    let id = l.encode(l.max_ticks(), 4_000_000, 8191).unwrap();
+    let out = sb.leafctl().args(["decode", "--preset", "baidu", "--output", "json", &id.to_string()]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["time"], "2024-11-20T13:24:15.000Z");
+    assert_eq!(v[0]["worker"], 4_000_000);
+}
+
+#[test]
+fn two_concurrent_processes_with_one_worker_id_never_collide() {
+    let sb = Sandbox::new();
+    let spawn = || {
+        sb.leafctl_std()
+            .args(["next", "--snowflake", "--worker-id", "7", "-n", "200000"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let mut all = parse_ids(&a.stdout);
+    all.extend(parse_ids(&b.stdout));
+    assert_eq!(all.len(), 400_000);
+    assert_unique(&mut all);
+}
+
+#[test]
+fn back_to_back_runs_never_repeat_an_id() {
+    let sb = Sandbox::new();
+    let mut all = Vec::new();
+    for _ in 0..20 {
+        let out = sb
+            .leafctl()
+            .args(["next", "--snowflake", "--worker-id", "3", "-n", "50"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        all.extend(parse_ids(&out.stdout));
+    }
+    assert_unique(&mut all);
+}
+
+#[test]
+fn no_wait_fails_while_another_process_holds_the_worker_id() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.state_dir()).unwrap();
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(sb.state_dir().join("snowflake-leaf-7.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    sb.leafctl()
+        .args(["next", "--snowflake", "--worker-id", "7", "--no-wait"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "in use by another leafctl process",
+        ))
+        .stderr(predicate::str::contains("hint:"));
+    // Another worker id is unaffected.
+    sb.leafctl()
+        .args(["next", "--snowflake", "--worker-id", "8", "--no-wait"])
+        .assert()
+        .success();
+}
+
+fn write_state(sb: &Sandbox, worker: u64, issued_below_ms: i64, clean: bool) {
+    std::fs::create_dir_all(sb.state_dir()).unwrap();
+    let body = serde_json::json!({
+        "name": "leaf", "worker_id": worker, "issued_below_ms": issued_below_ms, "clean": clean
+    });
+    std::fs::write(
+        sb.state_dir().join(format!("snowflake-leaf-{worker}.json")),
+        body.to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_clock_far_behind_the_recorded_time_is_refused() {
+    let sb = Sandbox::new();
+    write_state(&sb, 4, now_ms() + 3_600_000, true);
+    sb.leafctl()
+        .args(["next", "--snowflake", "--worker-id", "4"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains("clock moved backwards"));
+    write_state(&sb, 4, now_ms() + 3_600_000, false);
+    sb.leafctl()
+        .args(["next", "--snowflake", "--worker-id", "4"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "behind the last time worker id 4 issued",
+        ));
+}
+
+#[test]
+fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
+    let sb = Sandbox::new();
+    let bound = now_ms() + 300;
+    write_state(&sb, 5, bound, false);
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = parse_ids(&out.stdout)[0];
+    let layout = Layout::preset(Preset::Leaf);
+    assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
+
+    let bound = now_ms() + 3;
+    write_state(&sb, 6, bound, true);
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "6"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = parse_ids(&out.stdout)[0];
+    assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
+}
+
+#[test]
+fn faketime_an_hour_back_is_refused_end_to_end() {
+    let sb = Sandbox::new();
+    sb.leafctl()
+        .args(["next", "--snowflake", "--worker-id", "2"])
+        .assert()
+        .success();
+    let out = std::process::Command::new("faketime")
+        .args(["-f", "-1h"])
+        .arg(assert_cmd::cargo::cargo_bin("leafctl"))
+        .args(["next", "--snowflake", "--worker-id", "2"])
+        .env("LEAF_STATE_DIR", sb.state_dir())
+        .env("HOME", sb.path())
+        .current_dir(sb.path())
+        .output()
+        .expect("faketime is installed by scripts/test");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("clock moved backwards"));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_success() {
+    let sb = Sandbox::new();
+    let mut child = sb
+        .leafctl_std()
+        .args(["next", "--snowflake", "--worker-id", "9", "-n", "2000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here, like `| head -1`.
+    let out = child.wait_with_output().unwrap();
+    assert!(first.trim().parse::<u64>().is_ok());
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The next run still starts after the IDs that were issued.
+    let next = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "9"])
+        .output()
+        .unwrap();
+    assert!(parse_ids(&next.stdout)[0] > first.trim().parse::<u64>().unwrap());
+}
+
+#[test]
+fn bad_inputs_are_usage_errors_with_a_hint() {
+    let sb = Sandbox::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["next", "--snowflake"], "no worker id"),
+        (
+            &["next", "--snowflake", "--worker-id", "1024"],
+            "out of range",
+        ),
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--preset",
+                "sonyflake",
+                "--worker-id",
+                "65536",
+            ],
+            "out of range",
+        ),
+        (&["next", "--snowflake", "--worker-id", "-1"], ""),
+        (&["next", "--snowflake", "--worker-id", "1", "-n", "0"], ""),
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "1",
+                "--preset",
+                "nope",
+            ],
+            "",
+        ),
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "1",
+                "--preset",
+                "leaf",
+                "--layout",
+                "41,10,12",
+            ],
+            "both given",
+        ),
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "1",
+                "--layout",
+                "41,10,13",
+            ],
+            "add up to 63",
+        ),
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "1",
+                "--epoch",
+                "yesterday",
+            ],
+            "invalid epoch",
+        ),
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "1",
+                "--config",
+                "/nonexistent/leaf.toml",
+            ],
+            "cannot read config file",
+        ),
+        (&["next", "--worker-id", "1"], ""),
+        (&["frobnicate"], ""),
+    ];
+    for (args, needle) in cases {
+        let a = sb
+            .leafctl()
+            .args(*args)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty());
+        a.stderr(predicate::str::contains(*needle));
+    }
+    sb.leafctl()
+        .args(["next", "--snowflake"])
+        .env("LEAF_WORKER_ID", "abc")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("LEAF_WORKER_ID"));
+}
+
+#[test]
+fn config_precedence_is_flag_env_file_default() {
+    let sb = Sandbox::new();
+    let cfg = sb.path().join("leaf.toml");
+    std::fs::write(
+        &cfg,
+        "[snowflake]\nworker_id = 3\nname = \"orders\"\n[db]\npassword = \"s3cret\"\n",
+    )
+    .unwrap();
+    let out = sb
+        .leafctl()
+        .args(["config", "show", "--output", "json"])
+        .env("LEAF_WORKER_ID", "4")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("s3cret"), "password leaked: {text}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |k: &str| rows.iter().find(|r| r["key"] == k).unwrap().clone();
+    assert_eq!(row("snowflake.worker_id")["value"], "4");
+    assert_eq!(row("snowflake.worker_id")["source"], "env LEAF_WORKER_ID");
+    assert_eq!(row("snowflake.name")["value"], "orders");
+    assert_eq!(row("snowflake.name")["source"], "config file");
+    assert_eq!(row("snowflake.seq_start")["source"], "default");
+    assert_eq!(row("db.password")["value"], "***");
+    assert_eq!(row("config")["value"], "leaf.toml");
+
+    // The flag beats the environment and the file.
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "5"])
+        .env("LEAF_WORKER_ID", "4")
+        .output()
+        .unwrap();
+    let id = parse_ids(&out.stdout)[0];
+    assert_eq!(Layout::preset(Preset::Leaf).decode(id).unwrap().worker, 5);
+    // The file is used when nothing else is given, and a broken file is a usage error.
+    let out = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
+    assert_eq!(
+        Layout::preset(Preset::Leaf)
+            .decode(parse_ids(&out.stdout)[0])
+            .unwrap()
+            .worker,
+        3
+    );
+    std::fs::write(&cfg, "[snowflake]\nworker_id = \"three\"\n").unwrap();
+    sb.leafctl()
+        .args(["next", "--snowflake"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("leaf.toml"));
+}

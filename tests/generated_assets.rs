@@ -1,0 +1,51 @@
+//! The checked-in shell completions and man pages match the CLI; regenerate them with
+//! `cargo run --quiet -- generate-assets .` when this fails.
+
+use std::path::Path;
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn completions_and_man_pages_are_current() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_cmd::Command::cargo_bin("leafctl")
+        .unwrap()
+        .args(["generate-assets"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut stale = Vec::new();
+    for sub in ["completions", "man"] {
+        let fresh = files(&tmp.path().join(sub));
+        assert!(!fresh.is_empty(), "nothing generated in {sub}");
+        if files(&repo.join(sub)) != fresh {
+            stale.push(format!(
+                "{sub}/ has other files than the CLI generates: {:?}",
+                fresh
+            ));
+            continue;
+        }
+        for f in fresh {
+            let a = std::fs::read(tmp.path().join(sub).join(&f)).unwrap();
+            let b = std::fs::read(repo.join(sub).join(&f)).unwrap();
+            if a != b {
+                stale.push(format!("{sub}/{f}"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale generated files: {stale:?}; run `cargo run --quiet -- generate-assets .` and commit"
+    );
+}
