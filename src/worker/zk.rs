@@ -150,24 +150,32 @@ impl ZkSession {
             .enable_all()
             .build()
             .map_err(|e| unreachable(format!("cannot start the client runtime: {e}")))?;
+        // A silent connection counts as lost after 2/5 of the session timeout (at least 1.5 s,
+        // so a loaded server is not dropped at once); still well before the session can expire.
+        let connection_timeout = (opts.session_timeout * 2 / 5)
+            .max(Duration::from_millis(1_500))
+            .min(opts.session_timeout);
         let mut connector = zkc::Client::connector()
             .with_session_timeout(opts.session_timeout)
+            .with_connection_timeout(connection_timeout)
             .with_fail_eagerly();
         if let Some(auth) = &opts.auth {
             connector = connector.with_auth("digest", auth.as_bytes());
         }
-        // Fail fast when nothing listens, but give a slow (loaded, just started) server a few
-        // tries within the session timeout before calling it unreachable.
+        // Fail fast when no server accepts connections; when one does but is slow to open a
+        // session (loaded, just started), keep trying for a while before giving up.
         let hosts = opts.hosts.clone();
         let deadline = opts.session_timeout + Duration::from_secs(2);
         let retry_until =
-            std::time::Instant::now() + opts.session_timeout.min(Duration::from_secs(5));
+            std::time::Instant::now() + opts.session_timeout.max(Duration::from_secs(10));
         let client = rt.block_on(async move {
             loop {
                 let attempt =
                     tokio::time::timeout(deadline, connector.clone().connect(&hosts)).await;
                 match attempt {
-                    Ok(Err(zkc::Error::NoHosts)) if std::time::Instant::now() < retry_until => {
+                    Ok(Err(zkc::Error::NoHosts))
+                        if std::time::Instant::now() < retry_until && any_listening(&hosts) =>
+                    {
                         tokio::time::sleep(Duration::from_millis(250)).await;
                     }
                     Ok(r) => return r.map_err(|e| unreachable(e.to_string())),
@@ -393,6 +401,23 @@ impl Drop for ZkSession {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// True when at least one host of the connect string accepts a TCP connection within 1 s.
+fn any_listening(hosts: &str) -> bool {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let list = hosts.split('/').next().unwrap_or(hosts);
+    list.split(',').any(|h| {
+        let h = h.trim().trim_start_matches("tcp://");
+        let with_port = if h.contains(':') {
+            h.to_string()
+        } else {
+            format!("{h}:2181")
+        };
+        with_port.to_socket_addrs().is_ok_and(|mut addrs| {
+            addrs.any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok())
+        })
+    })
 }
 
 /// A worker id's mode, as `workers list` shows it.

@@ -52,7 +52,7 @@ impl ZkServer {
             format!(
                 "tickTime=500\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
                  admin.enableServer=false\nminSessionTimeout=1000\nmaxSessionTimeout=20000\n\
-                 4lw.commands.whitelist=*\n",
+                 4lw.commands.whitelist=*\npreAllocSize=1024\n",
                 data.display()
             ),
         )
