@@ -405,3 +405,88 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
     assert_eq!(row("zk.auth")["value"], "***");
     assert_eq!(row("zk.auth")["source"], "env LEAF_ZK_AUTH");
 }
+
+#[test]
+fn registry_choice_errors_are_usage_errors() {
+    let sb = Sandbox::new();
+    let both = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--worker-id",
+            "1",
+            "--zk",
+            "127.0.0.1:1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(stderr(&both).contains("--registry"), "{}", stderr(&both));
+    let bogus = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--registry",
+            "etcd",
+            "--worker-id",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bogus.status.code(), Some(2), "{}", stderr(&bogus));
+    let no_zk = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--registry", "lease"])
+        .output()
+        .unwrap();
+    assert_eq!(no_zk.status.code(), Some(2), "{}", stderr(&no_zk));
+    assert!(stderr(&no_zk).contains("--zk"), "{}", stderr(&no_zk));
+    let bad_instance = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--zk",
+            "127.0.0.1:1",
+            "--instance",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        bad_instance.status.code(),
+        Some(2),
+        "{}",
+        stderr(&bad_instance)
+    );
+    // A worker id from the config file loses to --zk on the command line.
+    std::fs::write(sb.path().join("leaf.toml"), "[snowflake]\nworker_id = 3\n").unwrap();
+    let zk = ZkServer::shared();
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--zk",
+            &zk.hosts(),
+            "--name",
+            "choice",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = parse_ids(&out.stdout)[0];
+    assert_eq!(
+        leaf().decode(id).unwrap().worker,
+        0,
+        "leased, not the file's 3"
+    );
+    let local = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
+    assert!(local.status.success(), "{}", stderr(&local));
+    assert_eq!(
+        leaf().decode(parse_ids(&local.stdout)[0]).unwrap().worker,
+        3
+    );
+}
