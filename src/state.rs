@@ -10,7 +10,9 @@
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
@@ -88,23 +90,78 @@ pub struct WorkerState {
 
 /// An exclusive hold on one (name, worker id) on this machine, released on drop.
 ///
-/// It is also the generator's [`TimeFence`]: each extension is written to disk before IDs at
-/// the new times are issued.
+/// It is also the generator's [`TimeFence`]: a reservation is written (and synced) to disk before
+/// IDs at its times are issued. Renewal normally happens ahead of need on a background thread, so
+/// the generator never waits for the disk; if that thread falls behind, `extend` writes in line.
 pub struct LocalWorkerLease {
+    shared: Arc<Shared>,
+    resume_after_ms: Option<i64>,
+    renewer: Mutex<Option<JoinHandle<()>>>,
+    _lock: File,
+}
+
+/// What the lease and its renewal thread share.
+struct Shared {
     name: String,
     worker: u64,
     state_path: PathBuf,
-    resume_after_ms: Option<i64>,
+    /// Serialises writes of the state file.
     write: Mutex<()>,
-    _lock: File,
+    /// Every time below this is covered by a reservation on disk.
+    durable_until: AtomicI64,
+    /// The renewal the thread should write next (0: none), and whether it should stop.
+    request: Mutex<(i64, bool)>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn write_state(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
+        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let state = WorkerState {
+            name: self.name.clone(),
+            worker_id: self.worker,
+            issued_below_ms,
+            clean,
+        };
+        write_atomically(&self.state_path, &state)
+    }
+
+    fn reserve(&self, until_ms: i64) -> Result<i64, StateError> {
+        self.write_state(until_ms, false)?;
+        Ok(self
+            .durable_until
+            .fetch_max(until_ms, Ordering::SeqCst)
+            .max(until_ms))
+    }
+
+    /// The renewal thread: writes each requested reservation until told to stop. A failed write
+    /// only leaves `durable_until` where it was; `extend` then writes in line and reports the error.
+    fn renew_loop(&self) {
+        let mut req = self.request.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if req.1 {
+                return;
+            }
+            if req.0 > 0 {
+                let target = std::mem::take(&mut req.0);
+                drop(req);
+                if let Err(e) = self.reserve(target) {
+                    tracing::warn!("background renewal of the worker reservation failed: {e}");
+                }
+                req = self.request.lock().unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            req = self.wake.wait(req).unwrap_or_else(|p| p.into_inner());
+        }
+    }
 }
 
 impl std::fmt::Debug for LocalWorkerLease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalWorkerLease")
-            .field("name", &self.name)
-            .field("worker", &self.worker)
-            .field("state_path", &self.state_path)
+            .field("name", &self.shared.name)
+            .field("worker", &self.shared.worker)
+            .field("state_path", &self.shared.state_path)
             .finish()
     }
 }
@@ -203,11 +260,17 @@ impl LocalWorkerLease {
             }
         };
         Ok(LocalWorkerLease {
-            name: name.to_string(),
-            worker,
-            state_path,
+            shared: Arc::new(Shared {
+                name: name.to_string(),
+                worker,
+                state_path,
+                write: Mutex::new(()),
+                durable_until: AtomicI64::new(i64::MIN),
+                request: Mutex::new((0, false)),
+                wake: Condvar::new(),
+            }),
             resume_after_ms,
-            write: Mutex::new(()),
+            renewer: Mutex::new(None),
             _lock: lock,
         })
     }
@@ -219,39 +282,96 @@ impl LocalWorkerLease {
 
     /// The state file's path.
     pub fn state_path(&self) -> &Path {
-        &self.state_path
+        &self.shared.state_path
     }
 
     /// Records the exact last issued time after a clean run (`None`: nothing was issued, the
-    /// previous bound stays).
+    /// previous bound stays). Call it once no more IDs will be issued under this lease.
     pub fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), StateError> {
+        self.stop_renewer();
         let Some(bound) = last_issued_ms
             .map(|t| t + 1)
             .or(self.resume_after_ms.map(|t| t + 1))
         else {
             return Ok(());
         };
-        self.write_state(bound, true)
+        self.shared.write_state(bound, true)
     }
 
-    fn write_state(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
-        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
-        let state = WorkerState {
-            name: self.name.clone(),
-            worker_id: self.worker,
-            issued_below_ms,
-            clean,
-        };
-        write_atomically(&self.state_path, &state)
+    /// Asks the renewal thread (started on first use) to reserve up to `until_ms`.
+    fn request_renewal(&self, until_ms: i64) {
+        let mut renewer = self.renewer.lock().unwrap_or_else(|p| p.into_inner());
+        {
+            let mut req = self
+                .shared
+                .request
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if req.1 {
+                return; // finished: no more renewals
+            }
+            req.0 = req.0.max(until_ms);
+        }
+        if renewer.is_none() {
+            let shared = self.shared.clone();
+            match std::thread::Builder::new()
+                .name("leafctl-reserve".into())
+                .spawn(move || shared.renew_loop())
+            {
+                Ok(handle) => *renewer = Some(handle),
+                // Without the thread every renewal is written in line by `extend`.
+                Err(e) => tracing::debug!("no background renewal thread: {e}"),
+            }
+        }
+        self.shared.wake.notify_one();
+    }
+
+    fn stop_renewer(&self) {
+        {
+            let mut req = self
+                .shared
+                .request
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            req.1 = true;
+        }
+        self.shared.wake.notify_one();
+        let handle = self
+            .renewer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for LocalWorkerLease {
+    fn drop(&mut self) {
+        self.stop_renewer();
     }
 }
 
 impl TimeFence for LocalWorkerLease {
+    /// Returns a fence never beyond what is durably reserved. Past the middle of the reservation
+    /// a renewal is requested in the background; only when the reservation has run out is it
+    /// written in line.
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        let fence = unix_ms.saturating_add(RESERVATION_WINDOW_MS);
-        self.write_state(fence, false)
+        const HALF: i64 = RESERVATION_WINDOW_MS / 2;
+        let durable = self.shared.durable_until.load(Ordering::SeqCst);
+        if durable > unix_ms.saturating_add(HALF) {
+            return Ok(durable - HALF);
+        }
+        if durable > unix_ms {
+            self.request_renewal(unix_ms.saturating_add(RESERVATION_WINDOW_MS));
+            return Ok(durable);
+        }
+        let durable = self
+            .shared
+            .reserve(unix_ms.saturating_add(RESERVATION_WINDOW_MS))
             .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        Ok(fence)
+        Ok(durable - HALF)
     }
 }
 
@@ -334,7 +454,8 @@ mod tests {
         {
             let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
             assert_eq!(a.resume_after_ms(), None);
-            assert_eq!(a.extend(10_000).unwrap(), 10_000 + RESERVATION_WINDOW_MS);
+            let fence = a.extend(10_000).unwrap();
+            assert!(fence > 10_000 && fence <= 10_000 + RESERVATION_WINDOW_MS);
             a.finish(Some(10_002)).unwrap();
         }
         let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
@@ -374,6 +495,28 @@ mod tests {
         clock.set_ms(5_000);
         let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
         assert!(matches!(b, Err(StateError::ClockBehind { .. })), "{b:?}");
+    }
+
+    #[test]
+    fn fences_never_pass_the_durable_reservation() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock::new(10_000);
+        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let mut t = 10_000;
+        for _ in 0..50 {
+            let fence = a.extend(t).unwrap();
+            assert!(fence > t, "the fence covers the time asked for");
+            let on_disk = read_state(a.state_path()).unwrap().unwrap();
+            assert!(!on_disk.clean);
+            assert!(
+                on_disk.issued_below_ms >= fence,
+                "fence {fence} beyond the disk's {on_disk:?}"
+            );
+            t = fence;
+        }
+        a.finish(Some(t)).unwrap();
+        let on_disk = read_state(a.state_path()).unwrap().unwrap();
+        assert_eq!((on_disk.issued_below_ms, on_disk.clean), (t + 1, true));
     }
 
     #[test]
