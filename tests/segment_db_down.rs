@@ -78,5 +78,16 @@ fn keeps_issuing_then_says_not_ready_then_recovers() {
     let max_id = admin.get("down").unwrap().unwrap().max_id as u64;
     assert!(ids.iter().all(|&id| id >= 1 && id < max_id));
     assert_unique(&mut ids);
+
+    // Dropping the generator stops its background thread.
+    let loaders = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+            .filter(|c| c.starts_with("leafctl-segment"))
+            .count()
+    };
+    assert_eq!(loaders(), 1);
     drop(g);
+    assert_eq!(loaders(), 0);
 }

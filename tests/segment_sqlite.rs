@@ -194,3 +194,35 @@ fn a_config_file_with_a_password_readable_by_others_is_warned_about() {
     let out = sb.leafctl().args(["config", "show"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("readable by other users"));
 }
+
+#[test]
+fn new_tags_are_found_at_once_and_removed_ones_dropped_on_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let admin = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
+    admin.add("old", 1, 10, None, false).unwrap();
+    let store: Box<dyn AllocStore> =
+        Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+    let g = SegmentGenerator::builder(store).build().unwrap();
+    assert_eq!(g.tags(), ["old"], "tags are loaded at start");
+    assert!(matches!(
+        g.next_id("new"),
+        Err(leafctl::segment::SegmentError::UnknownTag { .. })
+    ));
+    admin.add("new", 100, 10, None, false).unwrap();
+    assert_eq!(
+        g.next_id("new").unwrap(),
+        100,
+        "no wait for the next refresh"
+    );
+    assert!(matches!(
+        g.next_id("bad tag"),
+        Err(leafctl::segment::SegmentError::InvalidTag { .. })
+    ));
+    admin.remove("old").unwrap();
+    g.refresh();
+    assert_eq!(g.tags(), ["new"]);
+    let views = g.views();
+    assert_eq!(views.len(), 1);
+    assert_eq!(views[0].segments[views[0].pos].max, 110);
+}

@@ -233,6 +233,18 @@ impl SegmentGenerator {
     /// The next ID for `tag`. Finds the tag's buffer under a read lock; for the lock-free path
     /// keep a [`SegmentHandle`] instead.
     pub fn next_id(&self, tag: &str) -> Result<u64, SegmentError> {
+        {
+            // The common case touches the map under its read lock and takes no reference count.
+            let map = self.inner.buffers.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(buffer) = map.get(tag)
+                && let Some((id, preload)) = buffer.try_take()
+            {
+                if preload {
+                    request_preload(buffer, &self.tx);
+                }
+                return Ok(id);
+            }
+        }
         let buffer = self.inner.lookup(tag)?;
         next_from(&buffer, &self.tx, self.wait)
     }
