@@ -289,12 +289,25 @@ impl WorkerGenerator {
 }
 
 /// Either kind of failure while issuing with a worker lease: the registry's or the generator's.
+/// The inner error is also its `source()`, so callers can find it in an error chain.
 #[derive(Debug, thiserror::Error)]
 pub enum IssueError {
     /// The registry failed.
-    #[error(transparent)]
-    Worker(#[from] WorkerError),
+    #[error("{0}")]
+    Worker(#[source] WorkerError),
     /// The generator failed.
-    #[error(transparent)]
-    Snowflake(#[from] SnowflakeError),
+    #[error("{0}")]
+    Snowflake(#[source] SnowflakeError),
+}
+
+impl From<WorkerError> for IssueError {
+    fn from(e: WorkerError) -> Self {
+        IssueError::Worker(e)
+    }
+}
+
+impl From<SnowflakeError> for IssueError {
+    fn from(e: SnowflakeError) -> Self {
+        IssueError::Snowflake(e)
+    }
 }
