@@ -202,10 +202,9 @@ impl SegmentBuffer {
     #[inline(always)]
     pub(crate) fn try_take(&self) -> Option<(u64, bool)> {
         let idx = self.current.0.load(SeqCst);
-        match self.segments[idx].take() {
-            Some((id, past)) => Some((id, past && !self.next_busy.load(SeqCst))),
-            None => None,
-        }
+        self.segments[idx]
+            .take()
+            .map(|(id, past)| (id, past && !self.next_busy.load(SeqCst)))
     }
 
     /// Marks a preload as started, unless one is already under way (or the next segment is
