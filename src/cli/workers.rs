@@ -24,6 +24,7 @@ Examples:
   leafctl workers reclaim 7 --zk zk1:2181                 show what would be done
   leafctl workers reclaim 10.0.0.5:8080 --zk zk1:2181 --yes
   leafctl workers doctor --zk zk1:2181
+  LEAF_DB_PASSWORD=... leafctl workers list --db mysql://leaf@db:3306/leaf   leaf_workerid_alloc
 
 A worker is live when it reported within 3 report intervals (9 s) or holds a lease or an ephemeral
 node; reclaim refuses live workers unless --force is given.";
