@@ -116,7 +116,7 @@ pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
 }
 
 /// Asserts that no value repeats.
-pub fn assert_unique(ids: &mut Vec<u64>) {
+pub fn assert_unique(ids: &mut [u64]) {
     ids.sort_unstable();
     let before = ids.len();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
