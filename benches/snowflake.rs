@@ -14,7 +14,9 @@ fn layout(c: &mut Criterion) {
         b.iter(|| l.encode(std::hint::black_box(123_456_789), 7, 42))
     });
     let id = l.encode(123_456_789, 7, 42).unwrap();
-    c.bench_function("layout/decode", |b| b.iter(|| l.decode(std::hint::black_box(id))));
+    c.bench_function("layout/decode", |b| {
+        b.iter(|| l.decode(std::hint::black_box(id)))
+    });
 }
 
 fn generator(c: &mut Criterion) {
@@ -26,9 +28,15 @@ fn generator(c: &mut Criterion) {
         .seq_start(SeqStart::Zero)
         .build()
         .unwrap();
-    g.bench_function("next_id/fake_clock", |b| b.iter(|| cpu_only.next_id().unwrap()));
-    let real = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 1).build().unwrap();
-    g.bench_function("next_id/system_clock", |b| b.iter(|| real.next_id().unwrap()));
+    g.bench_function("next_id/fake_clock", |b| {
+        b.iter(|| cpu_only.next_id().unwrap())
+    });
+    let real = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 1)
+        .build()
+        .unwrap();
+    g.bench_function("next_id/system_clock", |b| {
+        b.iter(|| real.next_id().unwrap())
+    });
     g.throughput(Throughput::Elements(4096));
     g.bench_function("next_block_4096/system_clock", |b| {
         b.iter(|| {

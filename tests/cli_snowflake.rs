@@ -114,16 +114,38 @@ fn a_layout_out_of_time_refuses_instead_of_wrapping() {
     // Baidu's default layout holds 2^28 seconds from 2016-05-20+08:00: it ran out in November 2024.
     let sb = Sandbox::new();
     sb.leafctl()
-        .args(["next", "--snowflake", "--preset", "baidu", "--worker-id", "1"])
+        .args([
+            "next",
+            "--snowflake",
+            "--preset",
+            "baidu",
+            "--worker-id",
+            "1",
+        ])
         .assert()
         .code(1)
         .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::contains("past the last instant this layout can encode"))
-        .stderr(predicate::str::contains("hint: the layout has run out of time"));
+        .stderr(predicate::str::contains(
+            "past the last instant this layout can encode",
+        ))
+        .stderr(predicate::str::contains(
+            "hint: the layout has run out of time",
+        ));
     // Its IDs from before then still decode.
     let l = Layout::preset(Preset::Baidu);
     let id = l.encode(l.max_ticks(), 4_000_000, 8191).unwrap();
-    let out = sb.leafctl().args(["decode", "--preset", "baidu", "--output", "json", &id.to_string()]).output().unwrap();
+    let out = sb
+        .leafctl()
+        .args([
+            "decode",
+            "--preset",
+            "baidu",
+            "--output",
+            "json",
+            &id.to_string(),
+        ])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["time"], "2024-11-20T13:24:15.000Z");
     assert_eq!(v[0]["worker"], 4_000_000);

@@ -310,7 +310,7 @@ impl SnowflakeGenerator {
             SeqStart::Zero => 0,
             SeqStart::Random => {
                 // Leaf draws from [0, 100); narrow layouts keep at least half their sequence space.
-                let span = 100.min((self.layout.max_sequence() + 1) / 2).max(1);
+                let span = 100.min(self.layout.max_sequence().div_ceil(2)).max(1);
                 xorshift(rng) % span
             }
         }
