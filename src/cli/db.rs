@@ -15,6 +15,10 @@ Examples:
   LEAF_DB_PASSWORD=... leafctl db init --db mysql://leaf@db.example:3306/leaf
   leafctl db init --print --db mysql://leaf@db/leaf   the DDL, for a DBA to run
 
+Without --db/LEAF_DB/db.url, leafctl uses its own SQLite file ($XDG_DATA_HOME/leafctl/leaf.db),
+which gets its table on first use; a database named explicitly must be set up with `db init`
+(any other command there says so).
+
 The table is Leaf's leaf_alloc, unchanged: a table created by Leaf's scripts/leaf_alloc.sql works
 as it is, and Leaf servers and leafctl can share it.";
 

@@ -88,56 +88,24 @@ impl IdWriter {
         if start >= end {
             return Ok(());
         }
-        // The decimal digits of the current ID, right-aligned; 24 places hold any u64 + 1.
-        let mut digits = [b'0'; 24];
-        let mut first = digits.len();
-        let mut n = start;
-        loop {
-            first -= 1;
-            digits[first] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
+        if self.json {
+            let mut pending = 0;
+            for id in start..end {
+                self.push(id)?;
+                pending += 1;
+                if pending == 1 << 16 {
+                    progress(pending);
+                    pending = 0;
+                }
             }
+            progress(pending);
+            return Ok(());
         }
-        let last = digits.len() - 1;
-        let mut pending = 0u64;
-        for _ in start..end {
-            if self.json {
-                if !self.first {
-                    self.buf.push(b',');
-                }
-                self.buf.push(b'"');
-                self.buf.extend_from_slice(&digits[first..]);
-                self.buf.push(b'"');
-                self.first = false;
-            } else {
-                self.buf.extend_from_slice(&digits[first..]);
-                self.buf.push(b'\n');
-            }
-            let mut i = last;
-            loop {
-                if digits[i] != b'9' {
-                    digits[i] += 1;
-                    break;
-                }
-                digits[i] = b'0';
-                if i == first {
-                    first -= 1;
-                    digits[first] = b'1';
-                    break;
-                }
-                i -= 1;
-            }
-            pending += 1;
-            if self.buf.len() >= FLUSH_AT {
-                self.out.write_all(&self.buf).map_err(write_err)?;
-                self.buf.clear();
-                progress(pending);
-                pending = 0;
-            }
-        }
-        progress(pending);
+        // What is already buffered goes first.
+        self.out.write_all(&self.buf).map_err(write_err)?;
+        self.buf.clear();
+        write_range(&mut self.out, start, end, progress).map_err(write_err)?;
+        self.first = false;
         Ok(())
     }
 
@@ -149,6 +117,53 @@ impl IdWriter {
         self.out.write_all(&self.buf).map_err(write_err)?;
         self.out.flush().map_err(write_err)
     }
+}
+
+/// Writes `start..end` one per line, counting the digits up in place: every ID copies one
+/// fixed-size line (a couple of vector moves) and advances by its real length.
+pub fn write_range(
+    out: &mut impl Write,
+    start: u64,
+    end: u64,
+    mut progress: impl FnMut(u64),
+) -> io::Result<()> {
+    const LINE: usize = 32;
+    let mut line = [b'\n'; LINE];
+    let mut tmp = Vec::with_capacity(24);
+    push_decimal(&mut tmp, start);
+    let mut width = tmp.len();
+    line[..width].copy_from_slice(&tmp);
+    let mut chunk = vec![0u8; FLUSH_AT + LINE];
+    let mut remaining = end.saturating_sub(start);
+    while remaining > 0 {
+        let mut pos = 0;
+        let before = remaining;
+        while pos + LINE <= chunk.len() && remaining > 0 {
+            chunk[pos..pos + LINE].copy_from_slice(&line);
+            pos += width + 1;
+            remaining -= 1;
+            let mut i = width - 1;
+            loop {
+                if line[i] < b'9' {
+                    line[i] += 1;
+                    break;
+                }
+                line[i] = b'0';
+                if i == 0 {
+                    // 99..9 + 1: one digit more.
+                    line.copy_within(0..width, 1);
+                    line[0] = b'1';
+                    width += 1;
+                    line[width] = b'\n';
+                    break;
+                }
+                i -= 1;
+            }
+        }
+        out.write_all(&chunk[..pos])?;
+        progress(before - remaining);
+    }
+    Ok(())
 }
 
 /// Appends the decimal digits of `n`.
@@ -258,16 +273,25 @@ mod tests {
 
     #[test]
     fn ranges_count_up_across_digit_boundaries() {
-        for (start, end) in [(0u64, 1u64), (7, 13), (95, 1005), (999_999, 1_000_002)] {
-            let mut w = IdWriter::new(OutputFormat::Text);
-            let mut seen = 0;
-            w.push_range(start, end, |n| seen += n).unwrap();
-            let expected: String = (start..end).map(|i| format!("{i}\n")).collect();
-            assert_eq!(String::from_utf8(w.buf.clone()).unwrap(), expected);
-            assert_eq!(seen, end - start);
-            w.buf.clear();
-        }
         let top = i64::MAX as u64;
+        for (start, end) in [
+            (0u64, 1u64),
+            (7, 13),
+            (95, 1005),
+            (999_999, 1_000_002),
+            (0, 200_000),
+            (top - 2, top + 1),
+        ] {
+            let mut out = Vec::new();
+            let mut seen = 0;
+            write_range(&mut out, start, end, |n| seen += n).unwrap();
+            let expected: String = (start..end).map(|i| format!("{i}\n")).collect();
+            assert!(
+                String::from_utf8(out).unwrap() == expected,
+                "{start}..{end}"
+            );
+            assert_eq!(seen, end - start);
+        }
         let mut w = IdWriter::new(OutputFormat::Json);
         w.push_range(top - 2, top + 1, |_| {}).unwrap();
         assert_eq!(

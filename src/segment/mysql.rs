@@ -150,6 +150,12 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
             match m.code {
                 1146 => SegmentError::MissingTable { db },
                 1045 | 1044 | 1698 => SegmentError::AccessDenied { db, detail },
+                1049 => SegmentError::Database {
+                    db,
+                    detail: format!(
+                        "{detail}; create it (CREATE DATABASE), then run `leafctl db init`"
+                    ),
+                },
                 _ => SegmentError::Database {
                     db,
                     detail: format!("{detail} (error {})", m.code),
