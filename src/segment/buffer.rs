@@ -111,8 +111,8 @@ struct LoadState {
     min_step: i64,
     /// When the last claim after the first happened (clock ms), 0 before.
     update_ms: i64,
-    /// Loads finished, successful or not.
-    loads_done: u64,
+    /// Loads that failed (a waiter that sees this grow gives up).
+    failures: u64,
     last_error: Option<String>,
     last_failure: Option<Instant>,
 }
@@ -238,7 +238,9 @@ impl SegmentBuffer {
                 self.changed.notify_all();
                 return Ok(Slow::Retry);
             }
-            let failed_meanwhile = waited_since.is_some_and(|n| st.loads_done > n);
+            // Only a failure ends the wait early; a success that other threads already used up
+            // just means another load is due.
+            let failed_meanwhile = waited_since.is_some_and(|n| st.failures > n);
             if !st.loading {
                 let recent_failure = st.last_failure.is_some_and(|t| t.elapsed() < RETRY_AFTER);
                 if failed_meanwhile || recent_failure {
@@ -248,7 +250,7 @@ impl SegmentBuffer {
                 self.next_busy.store(true, SeqCst);
                 return Ok(Slow::StartLoad);
             }
-            waited_since.get_or_insert(st.loads_done);
+            waited_since.get_or_insert(st.failures);
             let now = Instant::now();
             if now >= deadline {
                 return Err(self.not_ready(&st));
@@ -272,7 +274,7 @@ impl SegmentBuffer {
     pub(crate) fn abandon_load(&self, why: &str) {
         let mut st = self.lock();
         st.loading = false;
-        st.loads_done += 1;
+        st.failures += 1;
         st.last_error = Some(why.to_string());
         st.last_failure = Some(Instant::now());
         self.next_busy.store(st.next_ready, SeqCst);
@@ -357,11 +359,11 @@ impl SegmentBuffer {
                 tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
                 st.last_error = Some(msg.clone());
                 st.last_failure = Some(Instant::now());
+                st.failures += 1;
                 Some(msg)
             }
         };
         st.loading = false;
-        st.loads_done += 1;
         // Ready, or failed and waiting for the loader's retry: either way the hot path must not
         // ask for another load on every ID meanwhile.
         self.next_busy.store(true, SeqCst);
@@ -421,6 +423,50 @@ mod tests {
                 step: 10
             }
         );
+    }
+
+    #[test]
+    fn a_waiter_whose_segment_others_used_up_loads_again_instead_of_failing() {
+        let b = std::sync::Arc::new(SegmentBuffer::new("t"));
+        assert!(matches!(
+            b.slow_path(Instant::now()).unwrap(),
+            Slow::StartLoad
+        ));
+        let waiter = {
+            let b = b.clone();
+            std::thread::spawn(move || b.slow_path(Instant::now() + Duration::from_secs(5)))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        b.finish_load(b.plan_load(0), Ok(claim(1, 3, 2)));
+        // Another thread switches and takes the whole small segment.
+        assert!(matches!(b.slow_path(Instant::now()).unwrap(), Slow::Retry));
+        while b.try_take().is_some() {}
+        // The waiter must not report a failure: no load failed.
+        assert!(waiter.join().unwrap().is_ok());
+        // A real failure does end a wait.
+        let b2 = std::sync::Arc::new(SegmentBuffer::new("t"));
+        assert!(matches!(
+            b2.slow_path(Instant::now()).unwrap(),
+            Slow::StartLoad
+        ));
+        let waiter = {
+            let b2 = b2.clone();
+            std::thread::spawn(move || b2.slow_path(Instant::now() + Duration::from_secs(5)))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        b2.finish_load(
+            b2.plan_load(0),
+            Err(SegmentError::Unreachable {
+                db: "db".into(),
+                detail: "down".into(),
+            }),
+        );
+        match waiter.join().unwrap() {
+            Err(SegmentError::NotReady { cause, .. }) => {
+                assert!(cause.unwrap().contains("cannot reach db"))
+            }
+            _ => panic!("expected NotReady"),
+        }
     }
 
     #[test]

@@ -30,7 +30,10 @@ impl Inner {
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
         let result = self.store.claim(buffer.tag(), plan.increment);
+        // A removed tag is not retried; anything else (the database down, say) is.
+        let retry = !matches!(result, Err(SegmentError::UnknownTag { .. }));
         if buffer.finish_load(plan, result).is_some()
+            && retry
             && !retries.iter().any(|(_, b)| Arc::ptr_eq(b, buffer))
         {
             retries.push((Instant::now() + RETRY_AFTER, buffer.clone()));
