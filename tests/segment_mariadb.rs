@@ -503,6 +503,23 @@ fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
     assert_eq!(code(&out), 1, "{err}");
     assert!(err.contains("refused the login"), "{err}");
     assert!(!err.contains(secret), "password leaked: {err}");
+    // TLS is asked for with ?tls=true; this test server offers none, which is a clear error.
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB", format!("{}?tls=true", db.url(&name)))
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["tag", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("secure connection"));
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB", format!("{}?tls=maybe", db.url(&name)))
+        .args(["tag", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
     // config show redacts the password too.
     let out = sb
         .leafctl()
