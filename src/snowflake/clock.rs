@@ -37,7 +37,7 @@ impl Clock for SystemClock {
         // Sleep most of the way, then yield for the last stretch, so a tick is not lost to
         // oversleeping. The kernel's default timer slack (50 µs) would make every sleep overshoot,
         // so it is lowered to 1 µs for the duration of the wait only.
-        const YIELD_WINDOW_US: i64 = 40;
+        const YIELD_WINDOW_US: i64 = 100;
         let target_us = target_ms.saturating_mul(1000);
         let _slack = PreciseTimers::enable();
         loop {
