@@ -1,0 +1,35 @@
+//! The configuration sample in the README is a file leafctl accepts, with every key it documents.
+
+mod support;
+
+use support::Sandbox;
+
+#[test]
+fn the_readme_config_sample_parses() {
+    let readme = include_str!("../README.md");
+    let start = readme.find("```toml\n").expect("a toml block in the README") + "```toml\n".len();
+    let len = readme[start..].find("```").expect("the block ends");
+    let sample = &readme[start..start + len];
+    let sb = Sandbox::new();
+    let path = sb.path().join("sample.toml");
+    std::fs::write(&path, sample).unwrap();
+    let out = sb
+        .leafctl()
+        .args(["config", "show", "--output", "json", "--config"])
+        .arg(&path)
+        .env("LEAF_DB_PASSWORD", "not-shown")
+        .env_remove("LEAF_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let value = |k: &str| {
+        rows.iter()
+            .find(|r| r["key"] == k)
+            .unwrap_or_else(|| panic!("no {k} in config show"))["value"]
+            .clone()
+    };
+    assert_eq!(value("snowflake.worker_id"), "1");
+    assert_eq!(value("state_dir"), "/var/lib/leafctl");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("not-shown"));
+}
