@@ -68,11 +68,8 @@ fn json_output_is_an_array_of_decimal_strings() {
 #[test]
 fn presets_put_the_worker_where_decode_finds_it() {
     let sb = Sandbox::new();
-    for (preset, worker) in [
-        ("discord", "9"),
-        ("sonyflake", "65000"),
-        ("baidu", "4000000"),
-    ] {
+    // (Baidu's default layout is out of time: see a_layout_out_of_time_refuses_instead_of_wrapping.)
+    for (preset, worker) in [("discord", "9"), ("sonyflake", "65000")] {
         let out = sb
             .leafctl()
             .args([
@@ -162,8 +159,11 @@ fn two_concurrent_processes_with_one_worker_id_never_collide() {
             .spawn()
             .unwrap()
     };
+    // Drain both at once: the one waiting for the lock must not keep the holder's pipe full.
     let (a, b) = (spawn(), spawn());
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let a = std::thread::spawn(move || a.wait_with_output().unwrap());
+    let b = std::thread::spawn(move || b.wait_with_output().unwrap());
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
     let mut all = parse_ids(&a.stdout);

@@ -1,0 +1,482 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[leafctl] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'leafctl'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'leafctl'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand next 'Issue IDs'
+            cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+            cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
+            cand db 'Set up the segment database (leaf_alloc table)'
+            cand workers 'List, reclaim and check worker ids in ZooKeeper or MySQL'
+            cand config 'Inspect the effective configuration'
+            cand generate-assets 'Write shell completions and man pages into DIR/completions and DIR/man'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;next'= {
+            cand -n 'How many IDs to issue'
+            cand --count 'How many IDs to issue'
+            cand --worker-id 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]'
+            cand --registry 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk]'
+            cand --seq-start 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]'
+            cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
+            cand --epoch 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]'
+            cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
+            cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --snowflake 'Issue snowflake IDs (time | worker | sequence) instead of a tag''s'
+            cand --no-wait 'Fail at once if another process holds this worker id, instead of waiting'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;decode'= {
+            cand --from 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)'
+            cand --to 'End of the range, inclusive (default: now)'
+            cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
+            cand --epoch 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]'
+            cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
+            cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;tag'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand add 'Add a tag (a row of leaf_alloc)'
+            cand list 'List every tag with its max_id, step and last update'
+            cand show 'Show one tag'
+            cand set-step 'Change a tag''s step (the size of the segments servers claim)'
+            cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;tag;add'= {
+            cand --step 'IDs claimed per segment by servers (1..=2147483647)'
+            cand --start 'The first ID (the initial max_id), e.g. to continue an existing ID scheme'
+            cand --desc 'A description'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --if-not-exists 'Succeed without changing anything when the tag exists'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;tag;list'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;tag;show'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;tag;set-step'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;tag;remove'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --yes 'Confirm the removal'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;tag;help'= {
+            cand add 'Add a tag (a row of leaf_alloc)'
+            cand list 'List every tag with its max_id, step and last update'
+            cand show 'Show one tag'
+            cand set-step 'Change a tag''s step (the size of the segments servers claim)'
+            cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;tag;help;add'= {
+        }
+        &'leafctl;tag;help;list'= {
+        }
+        &'leafctl;tag;help;show'= {
+        }
+        &'leafctl;tag;help;set-step'= {
+        }
+        &'leafctl;tag;help;remove'= {
+        }
+        &'leafctl;tag;help;help'= {
+        }
+        &'leafctl;db'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand init 'Create the leaf_alloc table when it is missing (safe to run again)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;db;init'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --print 'Print the DDL instead of running it (nothing is connected to)'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;db;help'= {
+            cand init 'Create the leaf_alloc table when it is missing (safe to run again)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;db;help;init'= {
+        }
+        &'leafctl;db;help;help'= {
+        }
+        &'leafctl;workers'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
+            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+            cand doctor 'Check this host''s clock against ZooKeeper''s and the live peers'' and print a verdict'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;workers;list'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;workers;reclaim'= {
+            cand --mode 'Only consider this mode when a worker id exists in both'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --yes 'Do it (without --yes only says what would be done)'
+            cand --force 'Reclaim even a live worker (two generators could then share the id)'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;workers;doctor'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;workers;help'= {
+            cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
+            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+            cand doctor 'Check this host''s clock against ZooKeeper''s and the live peers'' and print a verdict'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;workers;help;list'= {
+        }
+        &'leafctl;workers;help;reclaim'= {
+        }
+        &'leafctl;workers;help;doctor'= {
+        }
+        &'leafctl;workers;help;help'= {
+        }
+        &'leafctl;config'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand show 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;config;show'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;config;help'= {
+            cand show 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;config;help;show'= {
+        }
+        &'leafctl;config;help;help'= {
+        }
+        &'leafctl;generate-assets'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;help'= {
+            cand next 'Issue IDs'
+            cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+            cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
+            cand db 'Set up the segment database (leaf_alloc table)'
+            cand workers 'List, reclaim and check worker ids in ZooKeeper or MySQL'
+            cand config 'Inspect the effective configuration'
+            cand generate-assets 'Write shell completions and man pages into DIR/completions and DIR/man'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;help;next'= {
+        }
+        &'leafctl;help;decode'= {
+        }
+        &'leafctl;help;tag'= {
+            cand add 'Add a tag (a row of leaf_alloc)'
+            cand list 'List every tag with its max_id, step and last update'
+            cand show 'Show one tag'
+            cand set-step 'Change a tag''s step (the size of the segments servers claim)'
+            cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+        }
+        &'leafctl;help;tag;add'= {
+        }
+        &'leafctl;help;tag;list'= {
+        }
+        &'leafctl;help;tag;show'= {
+        }
+        &'leafctl;help;tag;set-step'= {
+        }
+        &'leafctl;help;tag;remove'= {
+        }
+        &'leafctl;help;db'= {
+            cand init 'Create the leaf_alloc table when it is missing (safe to run again)'
+        }
+        &'leafctl;help;db;init'= {
+        }
+        &'leafctl;help;workers'= {
+            cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
+            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+            cand doctor 'Check this host''s clock against ZooKeeper''s and the live peers'' and print a verdict'
+        }
+        &'leafctl;help;workers;list'= {
+        }
+        &'leafctl;help;workers;reclaim'= {
+        }
+        &'leafctl;help;workers;doctor'= {
+        }
+        &'leafctl;help;config'= {
+            cand show 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted'
+        }
+        &'leafctl;help;config;show'= {
+        }
+        &'leafctl;help;generate-assets'= {
+        }
+        &'leafctl;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

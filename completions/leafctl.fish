@@ -1,0 +1,327 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_leafctl_global_optspecs
+    string join \n config= output= q/quiet v/verbose state-dir= db= zk= name= instance= h/help V/version
+end
+
+function __fish_leafctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_leafctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_leafctl_using_subcommand
+    set -l cmd (__fish_leafctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c leafctl -n "__fish_leafctl_needs_command" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_needs_command" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_needs_command" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_needs_command" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_needs_command" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_needs_command" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_needs_command" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_needs_command" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_needs_command" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_needs_command" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "next" -d 'Issue IDs'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper or MySQL'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "config" -d 'Inspect the effective configuration'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "generate-assets" -d 'Write shell completions and man pages into DIR/completions and DIR/man'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d 'How many IDs to issue' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
+discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
+sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
+baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l snowflake -d 'Issue snowflake IDs (time | worker | sequence) instead of a tag\'s'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l no-wait -d 'Fail at once if another process holds this worker id, instead of waiting'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
+discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
+sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
+baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l step -d 'IDs claimed per segment by servers (1..=2147483647)' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l start -d 'The first ID (the initial max_id), e.g. to continue an existing ID scheme' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l desc -d 'A description' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l if-not-exists -d 'Succeed without changing anything when the tag exists'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l yes -d 'Confirm the removal'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -f -a "init" -d 'Create the leaf_alloc table when it is missing (safe to run again)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l print -d 'Print the DDL instead of running it (nothing is connected to)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "init" -d 'Create the leaf_alloc table when it is missing (safe to run again)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -f -a "list" -d 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -f -a "reclaim" -d 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s and the live peers\' and print a verdict'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l mode -d 'Only consider this mode when a worker id exists in both' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l yes -d 'Do it (without --yes only says what would be done)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l force -d 'Reclaim even a live worker (two generators could then share the id)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "list" -d 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "reclaim" -d 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s and the live peers\' and print a verdict'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "next" -d 'Issue IDs'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper or MySQL'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "config" -d 'Inspect the effective configuration'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "generate-assets" -d 'Write shell completions and man pages into DIR/completions and DIR/man'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "init" -d 'Create the leaf_alloc table when it is missing (safe to run again)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from workers" -f -a "list" -d 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from workers" -f -a "reclaim" -d 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from workers" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s and the live peers\' and print a verdict'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
