@@ -7,7 +7,10 @@ use support::Sandbox;
 #[test]
 fn the_readme_config_sample_parses() {
     let readme = include_str!("../README.md");
-    let start = readme.find("```toml\n").expect("a toml block in the README") + "```toml\n".len();
+    let start = readme
+        .find("```toml\n")
+        .expect("a toml block in the README")
+        + "```toml\n".len();
     let len = readme[start..].find("```").expect("the block ends");
     let sample = &readme[start..start + len];
     let sb = Sandbox::new();
@@ -21,7 +24,11 @@ fn the_readme_config_sample_parses() {
         .env_remove("LEAF_STATE_DIR")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     let value = |k: &str| {
         rows.iter()
