@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -23,7 +25,11 @@ enum Msg {
 struct Inner {
     store: Arc<dyn AllocStore>,
     clock: Arc<dyn Clock>,
-    buffers: RwLock<HashMap<String, Arc<SegmentBuffer>>>,
+    /// Read on every `next_id(tag)` without a lock (an atomic load); replaced as a whole, copy on
+    /// write, when tags come or go, which is rare.
+    buffers: ArcSwap<HashMap<String, Arc<SegmentBuffer>>>,
+    /// Serialises those replacements so none is lost.
+    buffers_write: Mutex<()>,
 }
 
 impl Inner {
@@ -44,24 +50,21 @@ impl Inner {
         match self.store.tags() {
             Ok(tags) => {
                 let known: std::collections::HashSet<&String> = tags.iter().collect();
-                let mut map = self.buffers.write().unwrap_or_else(|p| p.into_inner());
+                let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
+                let mut map = HashMap::clone(&self.buffers.load());
                 map.retain(|t, _| known.contains(t));
                 for t in tags {
                     map.entry(t.clone())
                         .or_insert_with(|| Arc::new(SegmentBuffer::new(t)));
                 }
+                self.buffers.store(Arc::new(map));
             }
             Err(e) => tracing::warn!("refreshing the tag list failed: {e}"),
         }
     }
 
     fn lookup(&self, tag: &str) -> Result<Arc<SegmentBuffer>, SegmentError> {
-        if let Some(b) = self
-            .buffers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(tag)
-        {
+        if let Some(b) = self.buffers.load().get(tag) {
             return Ok(b.clone());
         }
         // Unlike Leaf, a tag added since the last refresh is found at once.
@@ -72,11 +75,14 @@ impl Inner {
                 db: self.store.describe(),
             });
         }
-        let mut map = self.buffers.write().unwrap_or_else(|p| p.into_inner());
-        Ok(map
+        let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = HashMap::clone(&self.buffers.load());
+        let buffer = map
             .entry(tag.to_string())
             .or_insert_with(|| Arc::new(SegmentBuffer::new(tag)))
-            .clone())
+            .clone();
+        self.buffers.store(Arc::new(map));
+        Ok(buffer)
     }
 }
 
@@ -201,7 +207,8 @@ impl SegmentGeneratorBuilder {
         let inner = Arc::new(Inner {
             store: self.store,
             clock: self.clock,
-            buffers: RwLock::new(buffers),
+            buffers: ArcSwap::from_pointee(buffers),
+            buffers_write: Mutex::new(()),
         });
         let (tx, rx) = mpsc::channel();
         let refresh = self.refresh;
@@ -233,12 +240,12 @@ impl SegmentGenerator {
         }
     }
 
-    /// The next ID for `tag`. Finds the tag's buffer under a read lock; for the lock-free path
-    /// keep a [`SegmentHandle`] instead.
+    /// The next ID for `tag`. Finds the tag's buffer with an atomic load of the tag map (no
+    /// lock); a [`SegmentHandle`] also skips the map lookup.
     pub fn next_id(&self, tag: &str) -> Result<u64, SegmentError> {
         {
-            // The common case touches the map under its read lock and takes no reference count.
-            let map = self.inner.buffers.read().unwrap_or_else(|p| p.into_inner());
+            // The common case: an atomic load of the map, no lock and no reference count.
+            let map = self.inner.buffers.load();
             if let Some(buffer) = map.get(tag)
                 && let Some((id, preload)) = buffer.try_take()
             {
@@ -263,14 +270,7 @@ impl SegmentGenerator {
 
     /// The tags currently known, sorted.
     pub fn tags(&self) -> Vec<String> {
-        let mut t: Vec<String> = self
-            .inner
-            .buffers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .keys()
-            .cloned()
-            .collect();
+        let mut t: Vec<String> = self.inner.buffers.load().keys().cloned().collect();
         t.sort();
         t
     }
@@ -280,8 +280,7 @@ impl SegmentGenerator {
         let mut v: Vec<SegmentBufferView> = self
             .inner
             .buffers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .load()
             .values()
             .map(|b| b.view())
             .collect();
