@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+mod mysql_url;
 pub mod segment;
 pub mod snowflake;
 pub mod state;

@@ -1,17 +1,13 @@
 //! The allocation table on MySQL or MariaDB, through the pure-Rust `mysql` crate.
 
-use std::time::Duration;
-
 use mysql::prelude::Queryable;
-use mysql::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, SslOpts, TxOpts};
+use mysql::{Pool, PoolConstraints, PoolOpts, TxOpts};
 
 use super::store::check_claim;
 use super::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, redact_url};
+use crate::mysql_url::{self, scrub};
 
-/// How long opening a TCP connection may take before the server counts as unreachable.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long one read or write on a connection may stall before the server counts as gone.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+pub use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT};
 
 const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
      CAST(UNIX_TIMESTAMP(update_time) AS SIGNED) FROM leaf_alloc";
@@ -54,72 +50,17 @@ impl MysqlStore {
             url: redact_url(url),
             reason,
         };
-        let rest = url
-            .strip_prefix("mysql://")
-            .or_else(|| url.strip_prefix("mariadb://"))
-            .ok_or_else(|| invalid("expected mysql://user@host:port/database".into()))?;
-        let (base, query) = match rest.split_once('?') {
-            Some((b, q)) => (b, Some(q)),
-            None => (rest, None),
-        };
-        let mut tls = false;
-        let mut passthrough = Vec::new();
-        for pair in query
-            .into_iter()
-            .flat_map(|q| q.split('&'))
-            .filter(|p| !p.is_empty())
-        {
-            match pair.split_once('=') {
-                Some(("tls" | "ssl", v)) => {
-                    tls = match v {
-                        "true" | "1" | "required" => true,
-                        "false" | "0" | "disabled" => false,
-                        other => return Err(invalid(format!("tls={other}: use true or false"))),
-                    }
-                }
-                _ => passthrough.push(pair),
-            }
-        }
-        let mut crate_url = format!("mysql://{base}");
-        if !passthrough.is_empty() {
-            crate_url.push('?');
-            crate_url.push_str(&passthrough.join("&"));
-        }
-        let opts = Opts::from_url(&crate_url).map_err(|e| invalid(e.to_string()))?;
-        if opts.get_db_name().is_none_or(str::is_empty) {
-            return Err(invalid(
-                "no database named: write mysql://user@host:port/DATABASE".into(),
-            ));
-        }
-        let password = password
-            .map(str::to_string)
-            .or_else(|| opts.get_pass().map(str::to_string));
-        let name = format!(
-            "mysql://{}@{}:{}/{}",
-            opts.get_user().unwrap_or(""),
-            opts.get_ip_or_hostname(),
-            opts.get_tcp_port(),
-            opts.get_db_name().unwrap_or("")
-        );
-        let tls_opts = if tls && opts.get_ssl_opts().is_none() {
-            Some(SslOpts::default())
-        } else {
-            opts.get_ssl_opts().cloned()
-        };
+        let target = mysql_url::parse(url, password).map_err(invalid)?;
         let constraints = PoolConstraints::new(1, 4).ok_or_else(|| invalid("pool".into()))?;
-        let builder = OptsBuilder::from_opts(opts)
-            .pass(password.clone())
-            .prefer_socket(false)
-            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-            .read_timeout(Some(IO_TIMEOUT))
-            .write_timeout(Some(IO_TIMEOUT))
-            .ssl_opts(tls_opts)
+        let builder = target
+            .builder
             .pool_opts(PoolOpts::default().with_constraints(constraints));
-        let pool = Pool::new(builder).map_err(|e| map_error(&name, e, password.as_deref()))?;
+        let pool = Pool::new(builder)
+            .map_err(|e| map_error(&target.name, e, target.password.as_deref()))?;
         Ok(MysqlStore {
             pool,
-            name,
-            password,
+            name: target.name,
+            password: target.password,
         })
     }
 
@@ -135,13 +76,6 @@ impl MysqlStore {
 }
 
 /// Removes a password that a driver message might echo.
-fn scrub(text: String, password: Option<&str>) -> String {
-    match password {
-        Some(p) if p.len() >= 3 => text.replace(p, "***"),
-        _ => text,
-    }
-}
-
 fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError {
     let db = db.to_string();
     match e {

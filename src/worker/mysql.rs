@@ -13,14 +13,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use mysql::Conn;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, SslOpts};
 
 use super::zk::{WorkerMode, status_of};
 use super::{
     Identity, LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError,
     WorkerLease, WorkerRecord, WorkerRegistry,
 };
+use crate::mysql_url::{self, scrub};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 
 /// NotFound9's table, as `leafctl db init` creates it on MySQL.
@@ -47,13 +48,6 @@ pub struct MysqlOptions {
     pub identity: Identity,
 }
 
-fn scrub(text: String, password: Option<&str>) -> String {
-    match password {
-        Some(p) if p.len() >= 3 => text.replace(p, "***"),
-        _ => text,
-    }
-}
-
 impl MysqlOptions {
     fn fail(&self, action: &'static str, e: impl std::fmt::Display) -> WorkerError {
         WorkerError::Mysql {
@@ -63,61 +57,17 @@ impl MysqlOptions {
     }
 
     fn password_in_use(&self) -> Option<String> {
-        self.password.clone().or_else(|| {
-            self.url
-                .split_once("://")
-                .and_then(|(_, rest)| rest.split_once('@'))
-                .and_then(|(creds, _)| creds.split_once(':'))
-                .map(|(_, p)| p.to_string())
-        })
+        mysql_url::parse(&self.url, self.password.as_deref())
+            .ok()
+            .and_then(|t| t.password)
+            .or_else(|| self.password.clone())
     }
 
-    /// One connection with short timeouts (3 s connect, 5 s per read/write).
+    /// One connection with the shared URL reading and timeouts (see [`crate::mysql_url`]).
     fn connect(&self) -> Result<Conn, WorkerError> {
-        let rest = self
-            .url
-            .strip_prefix("mysql://")
-            .or_else(|| self.url.strip_prefix("mariadb://"))
-            .ok_or_else(|| self.fail("connect", "expected a mysql://user@host:port/db URL"))?;
-        let (base, query) = match rest.split_once('?') {
-            Some((b, q)) => (b, Some(q)),
-            None => (rest, None),
-        };
-        let mut tls = false;
-        let mut pass = Vec::new();
-        for pair in query
-            .into_iter()
-            .flat_map(|q| q.split('&'))
-            .filter(|p| !p.is_empty())
-        {
-            match pair.split_once('=') {
-                Some(("tls" | "ssl", v)) => tls = matches!(v, "true" | "1" | "required"),
-                _ => pass.push(pair),
-            }
-        }
-        let mut url = format!("mysql://{base}");
-        if !pass.is_empty() {
-            url.push('?');
-            url.push_str(&pass.join("&"));
-        }
-        let opts = Opts::from_url(&url).map_err(|e| self.fail("connect", e))?;
-        if opts.get_db_name().is_none_or(str::is_empty) {
-            return Err(self.fail("connect", "no database named in the URL"));
-        }
-        let ssl = if tls && opts.get_ssl_opts().is_none() {
-            Some(SslOpts::default())
-        } else {
-            opts.get_ssl_opts().cloned()
-        };
-        let password = self.password_in_use();
-        let builder = OptsBuilder::from_opts(opts)
-            .pass(password)
-            .prefer_socket(false)
-            .tcp_connect_timeout(Some(Duration::from_secs(3)))
-            .read_timeout(Some(Duration::from_secs(5)))
-            .write_timeout(Some(Duration::from_secs(5)))
-            .ssl_opts(ssl);
-        Conn::new(builder).map_err(|e| self.fail("connect", e))
+        let target = mysql_url::parse(&self.url, self.password.as_deref())
+            .map_err(|reason| self.fail("connect", reason))?;
+        Conn::new(target.builder).map_err(|e| self.fail("connect", e))
     }
 }
 

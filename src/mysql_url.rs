@@ -1,0 +1,145 @@
+//! One reading of `mysql://` URLs for everything in leafctl that talks to MySQL (the segment
+//! store and the worker registry), so they agree on TLS, timeouts and where the password comes
+//! from, and scrub it from messages the same way.
+
+use std::time::Duration;
+
+use mysql::{Opts, OptsBuilder, SslOpts};
+
+/// How long opening a TCP connection may take before the server counts as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one read or write on a connection may stall before the server counts as gone.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connection settings read from a URL.
+pub(crate) struct MysqlTarget {
+    /// Ready to connect: password, TLS and timeouts applied, no Unix socket.
+    pub builder: OptsBuilder,
+    /// `mysql://user@host:port/db`, for messages (never with a password).
+    pub name: String,
+    /// The password in use (the override, else the URL's), to scrub from messages.
+    pub password: Option<String>,
+}
+
+/// Reads `mysql://user[:password]@host[:port]/database[?tls=true]` (also `mariadb://`);
+/// `password` replaces one in the URL. `tls`/`ssl` take true/false (or 1/0, required/disabled);
+/// the `mysql` crate's own parameters pass through. The error is a reason, free of the password.
+pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, String> {
+    let rest = url
+        .strip_prefix("mysql://")
+        .or_else(|| url.strip_prefix("mariadb://"))
+        .ok_or("expected mysql://user@host:port/database")?;
+    let (base, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    let mut tls = false;
+    let mut passthrough = Vec::new();
+    for pair in query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| !p.is_empty())
+    {
+        match pair.split_once('=') {
+            Some(("tls" | "ssl", v)) => {
+                tls = match v {
+                    "true" | "1" | "required" => true,
+                    "false" | "0" | "disabled" => false,
+                    other => return Err(format!("tls={other}: use true or false")),
+                }
+            }
+            _ => passthrough.push(pair),
+        }
+    }
+    let mut crate_url = format!("mysql://{base}");
+    if !passthrough.is_empty() {
+        crate_url.push('?');
+        crate_url.push_str(&passthrough.join("&"));
+    }
+    let opts = Opts::from_url(&crate_url).map_err(|e| {
+        let reason = e.to_string();
+        // The crate's message may quote the URL; never pass a password on.
+        match url_password(url) {
+            Some(p) => scrub(reason, Some(&p)),
+            None => reason,
+        }
+    })?;
+    if opts.get_db_name().is_none_or(str::is_empty) {
+        return Err("no database named: write mysql://user@host:port/DATABASE".into());
+    }
+    let password = password
+        .map(str::to_string)
+        .or_else(|| opts.get_pass().map(str::to_string));
+    let name = format!(
+        "mysql://{}@{}:{}/{}",
+        opts.get_user().unwrap_or(""),
+        opts.get_ip_or_hostname(),
+        opts.get_tcp_port(),
+        opts.get_db_name().unwrap_or("")
+    );
+    let ssl = if tls && opts.get_ssl_opts().is_none() {
+        Some(SslOpts::default())
+    } else {
+        opts.get_ssl_opts().cloned()
+    };
+    let builder = OptsBuilder::from_opts(opts)
+        .pass(password.clone())
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+        .read_timeout(Some(IO_TIMEOUT))
+        .write_timeout(Some(IO_TIMEOUT))
+        .ssl_opts(ssl);
+    Ok(MysqlTarget {
+        builder,
+        name,
+        password,
+    })
+}
+
+/// The password written in a URL, if any (the user part ends at the last `@`).
+fn url_password(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let (creds, _) = rest.rsplit_once('@')?;
+    creds.split_once(':').map(|(_, p)| p.to_string())
+}
+
+/// Replaces the password in a message (server and driver errors can echo connection details).
+pub(crate) fn scrub(text: String, password: Option<&str>) -> String {
+    match password {
+        Some(p) if p.len() >= 3 => text.replace(p, "***"),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_with_the_password_override() {
+        let t = parse(
+            "mysql://leaf:inurl@db.example:3307/leaf?tls=false",
+            Some("override"),
+        )
+        .unwrap();
+        assert_eq!(t.name, "mysql://leaf@db.example:3307/leaf");
+        assert_eq!(t.password.as_deref(), Some("override"));
+        let t = parse("mariadb://leaf:p@ss@db/leaf", None).unwrap();
+        assert_eq!(t.password.as_deref(), Some("p@ss"));
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_the_password() {
+        assert!(parse("postgres://x/y", None).is_err());
+        assert!(
+            parse("mysql://leaf@db:3306/", None)
+                .err()
+                .unwrap()
+                .contains("no database")
+        );
+        let e = parse("mysql://leaf:secret@db/leaf?tls=maybe", None)
+            .err()
+            .unwrap();
+        assert!(e.contains("tls=maybe") && !e.contains("secret"), "{e}");
+    }
+}
