@@ -2,6 +2,7 @@
 
 use clap::Subcommand;
 use leafctl::config::Origin;
+use leafctl::segment::redact_url;
 use serde::Serialize;
 
 use super::Context;
@@ -22,17 +23,6 @@ struct Row {
     key: &'static str,
     value: Option<String>,
     source: String,
-}
-
-/// Hides the password part of `scheme://user:password@host/...`.
-pub fn redact_url(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://")
-        && let Some((creds, host)) = rest.split_once('@')
-        && let Some((user, _)) = creds.split_once(':')
-    {
-        return format!("{scheme}://{user}:***@{host}");
-    }
-    url.to_string()
 }
 
 pub fn run(ctx: &Context, cmd: ConfigCommand) -> anyhow::Result<()> {
@@ -153,20 +143,5 @@ pub fn run(ctx: &Context, cmd: ConfigCommand) -> anyhow::Result<()> {
             }
             print_text(&t.to_string())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn passwords_in_urls_are_hidden() {
-        assert_eq!(
-            redact_url("mysql://leaf:s3cret@db:3306/leaf"),
-            "mysql://leaf:***@db:3306/leaf"
-        );
-        assert_eq!(redact_url("mysql://leaf@db/leaf"), "mysql://leaf@db/leaf");
-        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
     }
 }

@@ -123,7 +123,8 @@ fn or_default<T>(r: Option<Resolved<T>>, default: T) -> Resolved<T> {
     })
 }
 
-fn rank(o: &Origin) -> u8 {
+/// How strong an origin is: flag > env > file > default.
+pub fn rank(o: &Origin) -> u8 {
     match o {
         Origin::Flag => 3,
         Origin::Env(_) => 2,

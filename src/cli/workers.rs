@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::Context;
 use super::error::{CliError, usage};
 use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
+use super::settings::rank;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -80,15 +81,6 @@ pub fn zk_options(ctx: &Context) -> anyhow::Result<Option<ZkOptions>> {
     opts.session_timeout = Duration::from_millis(s.zk_session_timeout_ms.value);
     opts.max_clock_skew_ms = s.zk_max_clock_skew_ms.value.min(i64::MAX as u64) as i64;
     Ok(Some(opts))
-}
-
-fn rank(o: &Origin) -> u8 {
-    match o {
-        Origin::Flag => 3,
-        Origin::Env(_) => 2,
-        Origin::File => 1,
-        Origin::Default => 0,
-    }
 }
 
 /// Picks the worker registry: `--registry`, else `--worker-id` (local) or `--zk` (`zk_default`
@@ -185,7 +177,7 @@ fn mysql_options(ctx: &Context) -> anyhow::Result<MysqlOptions> {
         return Err(usage(
             format!(
                 "the mysql registry needs a MySQL database, not {} (from {})",
-                super::config_cmd::redact_url(&s.db_url.value),
+                leafctl::segment::redact_url(&s.db_url.value),
                 s.db_url.origin
             ),
             "pass --db mysql://user@host:port/database (password in LEAF_DB_PASSWORD)",

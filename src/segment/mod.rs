@@ -239,6 +239,7 @@ mod tests {
         assert_eq!(redact_url("mysql://u:p@h:1/d"), "mysql://u:***@h:1/d");
         assert_eq!(redact_url("mysql://u:p@x@h/d"), "mysql://u:***@h/d");
         assert_eq!(redact_url("mysql://u@h/d"), "mysql://u@h/d");
+        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
     }
 
     #[test]
