@@ -7,6 +7,7 @@ mod decode;
 pub mod error;
 mod next;
 pub mod output;
+mod registry;
 pub mod settings;
 mod tag;
 pub mod time;

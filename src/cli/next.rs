@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return run_segment(ctx, tag, args.count);
     }
     let s = &ctx.settings;
-    let registry = super::workers::registry(ctx, "lease", args.no_wait)?;
+    let registry = super::registry::registry(ctx, "lease", args.no_wait)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let generator = WorkerGenerator::start(
         registry.as_ref(),

@@ -1,22 +1,17 @@
-//! `leafctl workers`: list, reclaim and check worker ids; and the registry choice shared by
-//! `next --snowflake` and `serve`.
+//! `leafctl workers`: list, reclaim and check worker ids.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Subcommand;
 use leafctl::config::Origin;
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::{
-    Identity, LocalRegistry, MysqlOptions, MysqlRegistry, WorkerMode, WorkerRecord, WorkerRegistry,
-    ZkAdmin, ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
-};
+use leafctl::worker::{MysqlRegistry, WorkerMode, WorkerRecord, ZkAdmin};
 use serde::Serialize;
 
 use super::Context;
 use super::error::{CliError, usage};
 use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
-use super::settings::rank;
+use super::registry::{mysql_options, zk_options};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -54,144 +49,6 @@ pub enum WorkersCommand {
     /// Check this host's clock against ZooKeeper's and the live peers' and print a verdict
     #[command(after_help = EXAMPLES)]
     Doctor,
-}
-
-/// Leaf's name must be usable as one ZooKeeper path segment and file name part.
-fn checked_name(ctx: &Context) -> anyhow::Result<String> {
-    let name = &ctx.settings.name.value;
-    if name.is_empty() || name.contains('/') || name.chars().any(char::is_whitespace) {
-        return Err(usage(
-            format!("invalid name {name:?}"),
-            "use a non-empty name without '/' or spaces",
-        ));
-    }
-    Ok(name.clone())
-}
-
-/// ZooKeeper options from the settings; `None` without `--zk` / `LEAF_ZK` / `zk.hosts`.
-pub fn zk_options(ctx: &Context) -> anyhow::Result<Option<ZkOptions>> {
-    let s = &ctx.settings;
-    let Some(hosts) = &s.zk_hosts else {
-        return Ok(None);
-    };
-    let name = checked_name(ctx)?;
-    let identity = identity(ctx)?;
-    let mut opts = ZkOptions::new(&hosts.value, &name, identity, &s.state_dir.value);
-    opts.auth = s.zk_auth.as_ref().map(|a| a.value.clone());
-    opts.session_timeout = Duration::from_millis(s.zk_session_timeout_ms.value);
-    opts.max_clock_skew_ms = s.zk_max_clock_skew_ms.value.min(i64::MAX as u64) as i64;
-    Ok(Some(opts))
-}
-
-/// Picks the worker registry: `--registry`, else `--worker-id` (local) or `--zk` (`zk_default`
-/// mode), the one given with the stronger origin.
-pub fn registry(
-    ctx: &Context,
-    zk_default: &str,
-    no_wait: bool,
-) -> anyhow::Result<Box<dyn WorkerRegistry>> {
-    let s = &ctx.settings;
-    let mode = match (&s.registry, &s.worker_id, &s.zk_hosts) {
-        (Some(r), _, _) => r.value.clone(),
-        (None, Some(w), Some(z)) if rank(&w.origin) == rank(&z.origin) => {
-            return Err(usage(
-                format!(
-                    "both a worker id ({}) and ZooKeeper hosts ({}) are set",
-                    w.origin, z.origin
-                ),
-                "pass --registry local|lease|forever to say which to use",
-            ));
-        }
-        (None, Some(w), Some(z)) if rank(&w.origin) > rank(&z.origin) => "local".into(),
-        (None, Some(_), None) => "local".into(),
-        (None, _, Some(_)) => zk_default.into(),
-        (None, None, None) => {
-            return Err(usage(
-                "no worker id for snowflake mode",
-                "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id), or --zk HOSTS to lease one",
-            ));
-        }
-    };
-    let layout = s.layout.value.layout;
-    match mode.as_str() {
-        "local" => {
-            let worker = s.worker_id.as_ref().map(|w| w.value).ok_or_else(|| {
-                usage(
-                    "the local registry needs a worker id",
-                    "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",
-                )
-            })?;
-            if worker > layout.max_worker() {
-                return Err(usage(
-                    format!(
-                        "worker id {worker} is out of range for the {} layout (0..={})",
-                        s.layout.value.label,
-                        layout.max_worker()
-                    ),
-                    "pick a worker id the layout can hold",
-                ));
-            }
-            Ok(Box::new(LocalRegistry {
-                state_dir: s.state_dir.value.clone(),
-                name: checked_name(ctx)?,
-                worker,
-                no_wait,
-            }))
-        }
-        "forever" | "lease" => {
-            let opts = zk_options(ctx)?.ok_or_else(|| {
-                usage(
-                    format!("the {mode} registry needs ZooKeeper"),
-                    "pass --zk HOST:PORT[,HOST:PORT...], set LEAF_ZK, or set zk.hosts",
-                )
-            })?;
-            if mode == "forever" {
-                Ok(Box::new(ZkForeverRegistry::new(opts)))
-            } else {
-                Ok(Box::new(ZkLeaseRegistry::new(opts)))
-            }
-        }
-        "mysql" => mysql_registry(ctx),
-        other => Err(usage(
-            format!("unknown registry {other:?}"),
-            "use local, forever, lease or mysql",
-        )),
-    }
-}
-
-fn identity(ctx: &Context) -> anyhow::Result<Identity> {
-    match &ctx.settings.instance {
-        Some(i) => i.value.parse::<Identity>().map_err(|e| {
-            usage(
-                format!("{e} (from {})", i.origin),
-                "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080",
-            )
-        }),
-        None => Ok(Identity::local(8080)?),
-    }
-}
-
-fn mysql_options(ctx: &Context) -> anyhow::Result<MysqlOptions> {
-    let s = &ctx.settings;
-    if !(s.db_url.value.starts_with("mysql://") || s.db_url.value.starts_with("mariadb://")) {
-        return Err(usage(
-            format!(
-                "the mysql registry needs a MySQL database, not {} (from {})",
-                leafctl::segment::redact_url(&s.db_url.value),
-                s.db_url.origin
-            ),
-            "pass --db mysql://user@host:port/database (password in LEAF_DB_PASSWORD)",
-        ));
-    }
-    Ok(MysqlOptions {
-        url: s.db_url.value.clone(),
-        password: s.db_password.as_ref().map(|p| p.value.clone()),
-        identity: identity(ctx)?,
-    })
-}
-
-fn mysql_registry(ctx: &Context) -> anyhow::Result<Box<dyn WorkerRegistry>> {
-    Ok(Box::new(MysqlRegistry::new(mysql_options(ctx)?)))
 }
 
 /// The registry `workers` inspects: ZooKeeper when configured, else an explicitly given MySQL
