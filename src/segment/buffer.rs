@@ -6,6 +6,7 @@
 //! never repeat one. Everything else (switching, waiting for a load) happens under a mutex on
 //! the slow path, once per segment.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -53,6 +54,25 @@ impl Segment {
         let g2 = m.generation.load(SeqCst);
         if g1 == g2 && g1 & 1 == 0 && v < max {
             Some((v, v >= preload_at))
+        } else {
+            None
+        }
+    }
+
+    /// Takes up to `n` IDs at once: `[v, min(v + n, max))`, under the same generation check as
+    /// [`Segment::take`] (a refill meanwhile wastes the IDs taken, never repeats them). The flag
+    /// says whether the range reached the preload point.
+    #[inline]
+    fn take_many(&self, n: u64) -> Option<(Range<u64>, bool)> {
+        let m = &self.meta.0;
+        let g1 = m.generation.load(SeqCst);
+        let v = self.value.0.fetch_add(n, SeqCst);
+        let max = m.max.load(SeqCst);
+        let preload_at = m.preload_at.load(SeqCst);
+        let g2 = m.generation.load(SeqCst);
+        if g1 == g2 && g1 & 1 == 0 && v < max {
+            let end = max.min(v.saturating_add(n));
+            Some((v..end, end > preload_at))
         } else {
             None
         }
@@ -207,6 +227,40 @@ impl SegmentBuffer {
             .map(|(id, past)| (id, past && !self.next_busy.load(SeqCst)))
     }
 
+    /// The batch path: up to `n` IDs from the current segment in one atomic step, and whether
+    /// the other segment should now be preloaded; `None` when the current segment is used up.
+    #[inline]
+    pub(crate) fn try_take_many(&self, n: u64) -> Option<(Range<u64>, bool)> {
+        let idx = self.current.0.load(SeqCst);
+        self.segments[idx]
+            .take_many(n)
+            .map(|(r, past)| (r, past && !self.next_busy.load(SeqCst)))
+    }
+
+    /// Switches to the other segment if the current one is used up and the other is loaded;
+    /// never waits. True when there is something to take now.
+    pub(crate) fn try_switch(&self) -> bool {
+        let mut st = self.lock();
+        self.switch_locked(&mut st)
+    }
+
+    /// Under the state lock: true when the current segment has IDs left, after switching to the
+    /// other one if it is loaded.
+    fn switch_locked(&self, st: &mut LoadState) -> bool {
+        let cur = self.current.0.load(SeqCst);
+        if self.segments[cur].has_left() {
+            return true;
+        }
+        if !st.next_ready {
+            return false;
+        }
+        self.current.0.store(1 - cur, SeqCst);
+        st.next_ready = false;
+        self.next_busy.store(st.loading, SeqCst);
+        self.changed.notify_all();
+        true
+    }
+
     /// Marks a preload as started, unless one is already under way (or the next segment is
     /// ready). True means the caller must hand this buffer to the loader.
     pub(crate) fn claim_preload(&self) -> bool {
@@ -227,15 +281,7 @@ impl SegmentBuffer {
         let mut st = self.lock();
         let mut waited_since: Option<u64> = None;
         loop {
-            let cur = self.current.0.load(SeqCst);
-            if self.segments[cur].has_left() {
-                return Ok(Slow::Retry);
-            }
-            if st.next_ready {
-                self.current.0.store(1 - cur, SeqCst);
-                st.next_ready = false;
-                self.next_busy.store(st.loading, SeqCst);
-                self.changed.notify_all();
+            if self.switch_locked(&mut st) {
                 return Ok(Slow::Retry);
             }
             // Only a failure ends the wait early; a success that other threads already used up

@@ -1,6 +1,7 @@
 //! The segment generator: a [`SegmentBuffer`] per tag, loaded and refreshed in the background.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -9,7 +10,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::buffer::{RETRY_AFTER, Slow};
-use super::{AllocStore, SegmentBuffer, SegmentBufferView, SegmentError, validate_tag};
+use super::{
+    AllocStore, Claim, Increment, LeafAlloc, SegmentBuffer, SegmentBufferView, SegmentError,
+    validate_tag,
+};
 use crate::snowflake::{Clock, SystemClock};
 
 /// How often the tag list is re-read from the table (Leaf: every minute).
@@ -22,9 +26,24 @@ enum Msg {
     Stop,
 }
 
+/// What a segment claim did, for monitoring ([`SegmentGeneratorBuilder::on_load`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LoadEvent<'a> {
+    /// The tag the claim was for.
+    pub tag: &'a str,
+    /// How long the claim took (one transaction).
+    pub elapsed: Duration,
+    /// How many IDs it claimed; `None` when it failed.
+    pub claimed: Option<u64>,
+}
+
+/// Called after every claim the generator makes (background loads and batch claims).
+pub type LoadObserver = Arc<dyn Fn(&LoadEvent<'_>) + Send + Sync>;
+
 struct Inner {
     store: Arc<dyn AllocStore>,
     clock: Arc<dyn Clock>,
+    observer: Option<LoadObserver>,
     /// Read on every `next_id(tag)` without a lock (an atomic load); replaced as a whole, copy on
     /// write, when tags come or go, which is rare.
     buffers: ArcSwap<HashMap<String, Arc<SegmentBuffer>>>,
@@ -33,9 +52,23 @@ struct Inner {
 }
 
 impl Inner {
+    /// One claim in the table, reported to the observer.
+    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
+        let started = Instant::now();
+        let result = self.store.claim(tag, increment);
+        if let Some(observe) = &self.observer {
+            observe(&LoadEvent {
+                tag,
+                elapsed: started.elapsed(),
+                claimed: result.as_ref().ok().map(Claim::len),
+            });
+        }
+        result
+    }
+
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
-        let result = self.store.claim(buffer.tag(), plan.increment);
+        let result = self.claim(buffer.tag(), plan.increment);
         // A removed tag is not retried; anything else (the database down, say) is.
         let retry = !matches!(result, Err(SegmentError::UnknownTag { .. }));
         if buffer.finish_load(plan, result).is_some()
@@ -177,6 +210,7 @@ pub struct SegmentGenerator {
 pub struct SegmentGeneratorBuilder {
     store: Arc<dyn AllocStore>,
     clock: Arc<dyn Clock>,
+    observer: Option<LoadObserver>,
     wait: Duration,
     refresh: Duration,
 }
@@ -190,6 +224,11 @@ impl SegmentGeneratorBuilder {
     /// How long `next_id` waits for a loading segment (default [`WAIT_TIMEOUT`]).
     pub fn wait_timeout(mut self, wait: Duration) -> Self {
         self.wait = wait;
+        self
+    }
+    /// Calls `observer` after every claim (for metrics: count, failures, latency).
+    pub fn on_load(mut self, observer: LoadObserver) -> Self {
+        self.observer = Some(observer);
         self
     }
     /// How often the tag list is re-read (default [`REFRESH_INTERVAL`]).
@@ -207,6 +246,7 @@ impl SegmentGeneratorBuilder {
         let inner = Arc::new(Inner {
             store: self.store,
             clock: self.clock,
+            observer: self.observer,
             buffers: ArcSwap::from_pointee(buffers),
             buffers_write: Mutex::new(()),
         });
@@ -235,6 +275,7 @@ impl SegmentGenerator {
         SegmentGeneratorBuilder {
             store: store.into(),
             clock: Arc::new(SystemClock),
+            observer: None,
             wait: WAIT_TIMEOUT,
             refresh: REFRESH_INTERVAL,
         }
@@ -243,20 +284,77 @@ impl SegmentGenerator {
     /// The next ID for `tag`. Finds the tag's buffer with an atomic load of the tag map (no
     /// lock); a [`SegmentHandle`] also skips the map lookup.
     pub fn next_id(&self, tag: &str) -> Result<u64, SegmentError> {
-        {
-            // The common case: an atomic load of the map, no lock and no reference count.
-            let map = self.inner.buffers.load();
-            if let Some(buffer) = map.get(tag)
-                && let Some((id, preload)) = buffer.try_take()
-            {
-                if preload {
-                    request_preload(buffer, &self.tx);
-                }
-                return Ok(id);
-            }
+        if let Some(id) = self.try_next_id(tag) {
+            return Ok(id);
         }
         let buffer = self.inner.lookup(tag)?;
         next_from(&buffer, &self.tx, self.wait)
+    }
+
+    /// The next ID for `tag` if one can be had without waiting: a known tag whose current
+    /// segment has IDs left (an atomic load of the map and one atomic increment, no lock, no
+    /// I/O). `None` means "call [`SegmentGenerator::next_id`]", which may wait for a load or ask
+    /// the database about an unknown tag; an async server does that off its event loop.
+    #[inline]
+    pub fn try_next_id(&self, tag: &str) -> Option<u64> {
+        // An atomic load of the map, no lock and no reference count.
+        let map = self.inner.buffers.load();
+        let buffer = map.get(tag)?;
+        let (id, preload) = buffer.try_take()?;
+        if preload {
+            request_preload(buffer, &self.tx);
+        }
+        Some(id)
+    }
+
+    /// `count` IDs for `tag`, ascending, as a few ranges: taken from the current segment in one
+    /// atomic step, then from the other segment if it is loaded, and the rest (if any) claimed
+    /// from the table in one transaction of exactly that size. Never waits for a background
+    /// load; may block on that one claim.
+    pub fn next_ids(&self, tag: &str, count: u64) -> Result<Vec<Range<u64>>, SegmentError> {
+        if count == 0 || count > i64::MAX as u64 {
+            return Err(SegmentError::InvalidCount(count));
+        }
+        let buffer = self.inner.lookup(tag)?;
+        let mut ranges: Vec<Range<u64>> = Vec::with_capacity(2);
+        let mut left = count;
+        let mut switched = false;
+        while left > 0 {
+            if let Some((range, preload)) = buffer.try_take_many(left) {
+                if preload {
+                    request_preload(&buffer, &self.tx);
+                }
+                left -= range.end - range.start;
+                match ranges.last_mut() {
+                    Some(last) if last.end == range.start => last.end = range.end,
+                    _ => ranges.push(range),
+                }
+                continue;
+            }
+            if switched || !buffer.try_switch() {
+                break;
+            }
+            switched = true;
+        }
+        if left > 0 {
+            // Keep the buffers filling for the single-ID path meanwhile.
+            request_preload(&buffer, &self.tx);
+            let increment = i64::try_from(left).map_err(|_| SegmentError::InvalidCount(count))?;
+            let claim = self.inner.claim(tag, Increment::Custom(increment))?;
+            // A claim is above every range claimed before it, so the list stays ascending.
+            ranges.push(claim.start..claim.end);
+        }
+        Ok(ranges)
+    }
+
+    /// Every row of the table (Leaf's `/db` page).
+    pub fn rows(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
+        self.inner.store.list()
+    }
+
+    /// The database, password removed.
+    pub fn describe(&self) -> String {
+        self.inner.store.describe()
     }
 
     /// A handle on one tag whose `next_id` takes no lock at all.

@@ -14,7 +14,9 @@ mod sqlite;
 mod store;
 
 pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView};
-pub use generator::{SegmentGenerator, SegmentGeneratorBuilder, SegmentHandle};
+pub use generator::{
+    LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder, SegmentHandle,
+};
 pub use mysql::MysqlStore;
 pub use sqlite::SqliteStore;
 pub use store::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SQLITE_DDL, ddl_for_url};
