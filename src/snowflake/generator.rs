@@ -1,5 +1,6 @@
 //! The thread-safe snowflake generator.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Clock, Layout, SnowflakeError, SystemClock};
@@ -68,6 +69,24 @@ impl IntoIterator for IdBlock {
     }
 }
 
+/// How often a generator met a clock that had moved back, for monitoring.
+#[derive(Debug, Default)]
+pub struct GeneratorStats {
+    rollbacks_waited: AtomicU64,
+    rollbacks_refused: AtomicU64,
+}
+
+impl GeneratorStats {
+    /// Small steps back that were waited out.
+    pub fn rollbacks_waited(&self) -> u64 {
+        self.rollbacks_waited.load(Ordering::Relaxed)
+    }
+    /// Steps back that were refused with [`SnowflakeError::ClockMovedBackwards`].
+    pub fn rollbacks_refused(&self) -> u64 {
+        self.rollbacks_refused.load(Ordering::Relaxed)
+    }
+}
+
 #[derive(Debug)]
 struct State {
     /// The tick of the last issued ID, if any.
@@ -96,6 +115,7 @@ pub struct SnowflakeGenerator {
     clock: Arc<dyn Clock>,
     fence: Option<Box<dyn TimeFence>>,
     state: Mutex<State>,
+    stats: GeneratorStats,
 }
 
 /// Sets up a [`SnowflakeGenerator`].
@@ -164,6 +184,7 @@ impl SnowflakeGeneratorBuilder {
                 fence_ms,
                 rng: seed(),
             }),
+            stats: GeneratorStats::default(),
         })
     }
 }
@@ -210,6 +231,11 @@ impl SnowflakeGenerator {
         self.worker
     }
 
+    /// Clock rollbacks met so far.
+    pub fn stats(&self) -> &GeneratorStats {
+        &self.stats
+    }
+
     /// Unix ms of the tick of the last issued ID (or of the resume point), if any.
     pub fn last_issued_ms(&self) -> Option<i64> {
         self.lock_state().last_tick.map(|t| self.layout.unix_ms(t))
@@ -254,12 +280,15 @@ impl SnowflakeGenerator {
                 if tick < last {
                     let behind_ms = self.layout.unix_ms(last) - now;
                     if behind_ms > MAX_TOLERATED_ROLLBACK_MS {
+                        self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
                         return Err(SnowflakeError::ClockMovedBackwards { by_ms: behind_ms });
                     }
+                    self.stats.rollbacks_waited.fetch_add(1, Ordering::Relaxed);
                     self.clock.sleep_ms((behind_ms as u64) * 2);
                     let now = self.clock.now_ms();
                     tick = self.layout.ticks_at(now)?;
                     if tick < last {
+                        self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
                         return Err(SnowflakeError::ClockMovedBackwards {
                             by_ms: self.layout.unix_ms(last) - now,
                         });

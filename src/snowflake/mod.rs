@@ -10,8 +10,8 @@ mod layout;
 
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use generator::{
-    IdBlock, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator, SnowflakeGeneratorBuilder,
-    TimeFence,
+    GeneratorStats, IdBlock, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator,
+    SnowflakeGeneratorBuilder, TimeFence,
 };
 pub use layout::{
     BAIDU_EPOCH_MS, BitWidths, DISCORD_EPOCH_MS, FieldOrder, IdParts, LEAF_EPOCH_MS, Layout,
