@@ -114,6 +114,10 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
             "check --db and that MySQL is running; `leafctl db init` creates leaf_workerid_alloc",
         ),
         WorkerError::Stopped { .. } => (EXIT_RUNTIME, "start a new run"),
+        WorkerError::NoLease { .. } => (
+            EXIT_RUNTIME,
+            "retry shortly; a new worker id is acquired once the registry answers",
+        ),
         WorkerError::State(_) => (
             EXIT_RUNTIME,
             "check the state directory's permissions, or point --state-dir elsewhere",

@@ -21,6 +21,7 @@ pub mod cache;
 mod identity;
 mod local;
 pub mod mysql;
+mod supervised;
 mod zk;
 mod zk_forever;
 mod zk_lease;
@@ -35,6 +36,7 @@ use crate::state::StateError;
 pub use identity::Identity;
 pub use local::LocalRegistry;
 pub use mysql::{MysqlOptions, MysqlRegistry};
+pub use supervised::{LeaseStatus, SupervisedGenerator};
 
 pub use zk::{ClockReport, WorkerMode, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
 pub use zk_forever::ZkForeverRegistry;
@@ -183,6 +185,20 @@ pub enum WorkerError {
     /// The local lock or state file failed.
     #[error(transparent)]
     State(#[from] StateError),
+    /// No worker id is held right now (a lost one is being replaced).
+    #[error("no worker id is held right now: {reason}")]
+    NoLease {
+        /// Why: the loss, or the last failed attempt to acquire one.
+        reason: String,
+    },
+}
+
+impl WorkerError {
+    /// Whether a lease that failed its check with this error may become usable again by itself:
+    /// a ZooKeeper session that is only disconnected can reconnect before it expires.
+    pub fn may_recover(&self) -> bool {
+        matches!(self, WorkerError::SessionLost { state, .. } if state == "disconnected")
+    }
 }
 
 /// A held worker id: the generator's [`TimeFence`], plus what the generator must know to resume.
@@ -200,7 +216,7 @@ pub trait WorkerLease: TimeFence {
 }
 
 /// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
-pub trait WorkerRegistry {
+pub trait WorkerRegistry: Send + Sync {
     /// Obtains a worker id for a generator with `layout`, waiting out predecessors' reservations
     /// on `clock`.
     fn acquire(

@@ -1,0 +1,316 @@
+//! A worker generator that outlives its lease, for long-running servers.
+//!
+//! When the registry takes the worker id away (a ZooKeeper session that expired, a lease given
+//! back, a conflict), [`SupervisedGenerator`] stops issuing at once, acquires a worker id again
+//! through the same registry (perhaps another id) and resumes by itself. The registry's own rules
+//! keep the new lease safe: a new holder of an id waits until its clock passes every time a
+//! predecessor reserved, so no time reserved on the old lease is ever reused.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwapOption;
+
+use super::{IssueError, WorkerError, WorkerGenerator, WorkerRegistry};
+use crate::snowflake::{Clock, IdBlock, Layout, SeqStart, SnowflakeError};
+
+/// How often the keeper checks the lease while nothing asks it to.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
+/// Longest pause between two attempts to acquire a worker id.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How long [`SupervisedGenerator::finish`] waits for a keeper busy acquiring.
+const STOP_WAIT: Duration = Duration::from_secs(3);
+
+/// What the keeper reports about the lease, for `/readyz` and metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseStatus {
+    /// The worker id held now, if any.
+    pub worker: Option<u64>,
+    /// The lease's description (`ZooKeeper lease /snowflake/...`), if one is held.
+    pub lease: Option<String>,
+    /// Why there is no usable lease (the last loss or failed acquisition), if so.
+    pub problem: Option<String>,
+    /// How many leases were acquired so far (1 after a clean start).
+    pub acquisitions: u64,
+}
+
+#[derive(Default)]
+struct KeeperState {
+    stopping: bool,
+    stopped: bool,
+    problem: Option<String>,
+}
+
+struct Shared {
+    registry: Box<dyn WorkerRegistry>,
+    layout: Layout,
+    seq_start: SeqStart,
+    clock: Arc<dyn Clock>,
+    current: ArcSwapOption<WorkerGenerator>,
+    state: Mutex<KeeperState>,
+    wake: Condvar,
+    acquisitions: AtomicU64,
+    /// Rollback counts of generators already replaced.
+    retired_waited: AtomicU64,
+    retired_refused: AtomicU64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, KeeperState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits up to `timeout` for a wake-up; false once stopping.
+    fn pause(&self, timeout: Duration) -> bool {
+        let st = self.lock();
+        if st.stopping {
+            return false;
+        }
+        let (st, _) = self
+            .wake
+            .wait_timeout(st, timeout)
+            .unwrap_or_else(|p| p.into_inner());
+        !st.stopping
+    }
+
+    fn acquire(&self) -> Result<WorkerGenerator, IssueError> {
+        WorkerGenerator::start(
+            self.registry.as_ref(),
+            self.layout,
+            self.seq_start,
+            self.clock.clone(),
+        )
+    }
+
+    /// Takes a generator out of service: keeps its counts, records its last time and gives the
+    /// worker id back (best effort: a lost session cannot be written to).
+    fn retire(&self, generator: &WorkerGenerator) {
+        let stats = generator.generator().stats();
+        self.retired_waited
+            .fetch_add(stats.rollbacks_waited(), Ordering::Relaxed);
+        self.retired_refused
+            .fetch_add(stats.rollbacks_refused(), Ordering::Relaxed);
+        if let Err(e) = generator.finish() {
+            tracing::debug!("giving back worker id {}: {e}", generator.worker());
+        }
+    }
+
+    fn keep(&self) {
+        let mut backoff = Duration::from_millis(200);
+        while self.pause(CHECK_EVERY) {
+            match self.current.load_full() {
+                Some(g) => match g.lease().check() {
+                    Ok(()) => {}
+                    // A disconnected session may come back before it expires.
+                    Err(e) if e.may_recover() => {}
+                    Err(e) => {
+                        tracing::warn!(
+                            "worker id {} lost: {e}; stopped issuing, acquiring a worker id again",
+                            g.worker()
+                        );
+                        self.current.store(None);
+                        self.lock().problem = Some(e.to_string());
+                        self.retire(&g);
+                    }
+                },
+                None => match self.acquire() {
+                    Ok(g) => {
+                        let mut st = self.lock();
+                        if st.stopping {
+                            drop(st);
+                            self.retire(&g);
+                            return;
+                        }
+                        tracing::warn!(
+                            "acquired worker id {} ({}); issuing again",
+                            g.worker(),
+                            g.lease().describe()
+                        );
+                        st.problem = None;
+                        self.acquisitions.fetch_add(1, Ordering::Relaxed);
+                        self.current.store(Some(Arc::new(g)));
+                        backoff = Duration::from_millis(200);
+                    }
+                    Err(e) => {
+                        tracing::warn!("cannot acquire a worker id yet: {e}");
+                        self.lock().problem = Some(e.to_string());
+                        if !self.pause(backoff) {
+                            break;
+                        }
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                    }
+                },
+            }
+        }
+        let mut st = self.lock();
+        st.stopped = true;
+        self.wake.notify_all();
+    }
+}
+
+/// A [`WorkerGenerator`] whose lease is watched by a background thread and replaced when lost.
+///
+/// While no lease is held, [`SupervisedGenerator::next_block`] fails with
+/// [`WorkerError::NoLease`] (a server answers 503) instead of waiting.
+pub struct SupervisedGenerator {
+    shared: Arc<Shared>,
+    keeper: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl SupervisedGenerator {
+    /// Acquires the first worker id (failing as [`WorkerGenerator::start`] does, so a server that
+    /// cannot get one does not start) and starts the keeper thread.
+    pub fn start(
+        registry: Box<dyn WorkerRegistry>,
+        layout: Layout,
+        seq_start: SeqStart,
+        clock: Arc<dyn Clock>,
+    ) -> Result<SupervisedGenerator, IssueError> {
+        let shared = Arc::new(Shared {
+            registry,
+            layout,
+            seq_start,
+            clock,
+            current: ArcSwapOption::empty(),
+            state: Mutex::new(KeeperState::default()),
+            wake: Condvar::new(),
+            acquisitions: AtomicU64::new(0),
+            retired_waited: AtomicU64::new(0),
+            retired_refused: AtomicU64::new(0),
+        });
+        let first = shared.acquire()?;
+        shared.acquisitions.store(1, Ordering::Relaxed);
+        shared.current.store(Some(Arc::new(first)));
+        let keeper_shared = shared.clone();
+        let keeper = std::thread::Builder::new()
+            .name("leafctl-lease-keeper".into())
+            .spawn(move || keeper_shared.keep())
+            .map_err(|e| WorkerError::NoLease {
+                reason: format!("cannot start the lease keeper thread: {e}"),
+            });
+        let keeper = match keeper {
+            Ok(k) => k,
+            Err(e) => {
+                if let Some(g) = shared.current.swap(None) {
+                    shared.retire(&g);
+                }
+                return Err(e.into());
+            }
+        };
+        Ok(SupervisedGenerator {
+            shared,
+            keeper: Mutex::new(Some(keeper)),
+        })
+    }
+
+    /// The layout IDs are encoded with.
+    pub fn layout(&self) -> &Layout {
+        &self.shared.layout
+    }
+
+    /// Issues up to `max` IDs from one tick with the current lease, or fails at once when no
+    /// lease is usable (the keeper is then acquiring one).
+    pub fn next_block(&self, max: u64) -> Result<IdBlock, IssueError> {
+        let current = self.shared.current.load();
+        let Some(generator) = current.as_ref() else {
+            return Err(self.no_lease());
+        };
+        let result = generator.next_block(max);
+        if matches!(
+            result,
+            Err(IssueError::Worker(_)) | Err(IssueError::Snowflake(SnowflakeError::FenceFailed(_)))
+        ) {
+            // The lease may be gone: have the keeper look now rather than at its next round.
+            self.shared.wake.notify_all();
+        }
+        result
+    }
+
+    fn no_lease(&self) -> IssueError {
+        let reason = self
+            .shared
+            .lock()
+            .problem
+            .clone()
+            .unwrap_or_else(|| "the worker id is being replaced".into());
+        IssueError::Worker(WorkerError::NoLease { reason })
+    }
+
+    /// The lease as the keeper sees it now.
+    pub fn status(&self) -> LeaseStatus {
+        let current = self.shared.current.load_full();
+        let usable = current.as_ref().filter(|g| g.lease().check().is_ok());
+        let problem = match (&current, usable) {
+            (_, Some(_)) => None,
+            (Some(g), None) => g.lease().check().err().map(|e| e.to_string()),
+            (None, None) => Some(
+                self.shared
+                    .lock()
+                    .problem
+                    .clone()
+                    .unwrap_or_else(|| "no worker id held".into()),
+            ),
+        };
+        LeaseStatus {
+            worker: current.as_ref().map(|g| g.worker()),
+            lease: current.as_ref().map(|g| g.lease().describe()),
+            problem,
+            acquisitions: self.shared.acquisitions.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Clock rollbacks waited out and refused, over every lease so far.
+    pub fn rollbacks(&self) -> (u64, u64) {
+        let mut waited = self.shared.retired_waited.load(Ordering::Relaxed);
+        let mut refused = self.shared.retired_refused.load(Ordering::Relaxed);
+        if let Some(g) = self.shared.current.load().as_ref() {
+            waited += g.generator().stats().rollbacks_waited();
+            refused += g.generator().stats().rollbacks_refused();
+        }
+        (waited, refused)
+    }
+
+    fn stop_keeper(&self) {
+        let Some(handle) = self.keeper.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return;
+        };
+        let deadline = Instant::now() + STOP_WAIT;
+        let mut st = self.shared.lock();
+        st.stopping = true;
+        self.shared.wake.notify_all();
+        while !st.stopped {
+            let now = Instant::now();
+            if now >= deadline {
+                // Busy acquiring (waiting out a predecessor's reservation, say): leave it; it
+                // gives back whatever it gets once it sees `stopping`.
+                tracing::warn!("the lease keeper is still acquiring a worker id; not waiting");
+                return;
+            }
+            st = self
+                .shared
+                .wake
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        drop(st);
+        let _ = handle.join();
+    }
+
+    /// Stops the keeper, records the last issued time and gives the worker id back.
+    pub fn finish(&self) -> Result<(), WorkerError> {
+        self.stop_keeper();
+        match self.shared.current.swap(None) {
+            Some(g) => g.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for SupervisedGenerator {
+    fn drop(&mut self) {
+        self.stop_keeper();
+    }
+}
