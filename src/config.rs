@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::snowflake::{Preset, SeqStart};
 
+pub mod leaf;
+
 /// Failures to find, read or parse the configuration file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -71,6 +73,25 @@ pub struct ConfigFile {
     /// `[zk]` settings: the ZooKeeper worker registry.
     #[serde(default)]
     pub zk: ZkSection,
+    /// `[serve]` settings: `leafctl serve`.
+    #[serde(default)]
+    pub serve: ServeSection,
+}
+
+/// `[serve]`: the HTTP service, mirroring `serve --listen/--segment/--snowflake` and
+/// `LEAF_SERVE_TOKEN`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSection {
+    /// Address to listen on, `IP:PORT` (default `127.0.0.1:8080`).
+    pub listen: Option<String>,
+    /// Serve segment mode (Leaf's `leaf.segment.enable`).
+    pub segment: Option<bool>,
+    /// Serve snowflake mode (Leaf's `leaf.snowflake.enable`).
+    pub snowflake: Option<bool>,
+    /// Bearer token every route but `/healthz` and `/readyz` requires (prefer
+    /// `LEAF_SERVE_TOKEN`).
+    pub token: Option<String>,
 }
 
 /// `[zk]`: where worker ids are registered in ZooKeeper, mirroring `--zk`, `--instance` and

@@ -1,0 +1,420 @@
+//! Leaf's `leaf.properties`, turned into a leafctl configuration file so that moving a Leaf
+//! deployment to `leafctl serve` is one command (`leafctl config import-leaf`).
+//!
+//! Keys understood: `leaf.name`, `leaf.segment.enable`, `leaf.jdbc.url`, `leaf.jdbc.username`,
+//! `leaf.jdbc.password` (never copied), `leaf.snowflake.enable`, `leaf.snowflake.zk.address`,
+//! `leaf.snowflake.port`, and the `leaf.snowflake.mode` of NotFound9's fork (`zk`, `mysql`,
+//! `local`). Anything else is reported, not guessed at.
+
+use std::collections::BTreeMap;
+
+use super::{ConfigFile, DbSection, ServeSection, SnowflakeSection, ZkSection};
+
+/// Why a `leaf.properties` file could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A value that leafctl cannot translate.
+    #[error("{key} = {value:?}: {reason}")]
+    BadValue {
+        /// The property.
+        key: String,
+        /// Its value (never a password).
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// The result of an import: the configuration and what the operator must know about it.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The equivalent leafctl configuration.
+    pub config: ConfigFile,
+    /// Notes: what was not copied (the password), what was ignored, what to check.
+    pub notes: Vec<String>,
+}
+
+impl Imported {
+    /// The configuration as a `leaf.toml`, the notes as comments at its top.
+    pub fn to_toml(&self) -> String {
+        let mut out =
+            String::from("# leaf.toml for leafctl, imported from Leaf's leaf.properties\n");
+        for note in &self.notes {
+            out.push_str("# NOTE: ");
+            out.push_str(note);
+            out.push('\n');
+        }
+        out.push('\n');
+        // Serialising plain strings, booleans and integers cannot fail.
+        out.push_str(&toml::to_string(&self.config).unwrap_or_default());
+        out
+    }
+}
+
+/// Parses Java properties text: `key=value`, `key: value` or `key value` lines, `#`/`!` comments,
+/// a trailing `\` continuing a line, and the escapes `\t \n \r \f \\ \uXXXX` (and any other escaped
+/// character as itself). A later key wins, as in Java.
+pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(first) = lines.next() {
+        let mut logical = first.trim_start().to_string();
+        if logical.is_empty() || logical.starts_with('#') || logical.starts_with('!') {
+            continue;
+        }
+        while ends_with_continuation(&logical) {
+            logical.pop();
+            match lines.next() {
+                Some(next) => logical.push_str(next.trim_start()),
+                None => break,
+            }
+        }
+        let (key, value) = split_key_value(&logical);
+        map.insert(unescape(key), unescape(value));
+    }
+    map
+}
+
+/// An odd number of trailing backslashes continues the line.
+fn ends_with_continuation(line: &str) -> bool {
+    line.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1
+}
+
+fn split_key_value(line: &str) -> (&str, &str) {
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '=' | ':' => return (&line[..i], line[i + 1..].trim_start()),
+            c if c.is_whitespace() => {
+                let rest = line[i..].trim_start();
+                let rest = rest
+                    .strip_prefix(['=', ':'])
+                    .map(str::trim_start)
+                    .unwrap_or(rest);
+                return (&line[..i], rest);
+            }
+            _ => {}
+        }
+    }
+    (line, "")
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('f') => out.push('\u{c}'),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(ch) if hex.len() == 4 => out.push(ch),
+                    _ => {
+                        out.push_str("\\u");
+                        out.push_str(&hex);
+                    }
+                }
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool, ImportError> {
+    // Spring's relaxed boolean conversion.
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "on" | "yes" | "1" => Ok(true),
+        "false" | "off" | "no" | "0" | "" => Ok(false),
+        _ => Err(ImportError::BadValue {
+            key: key.into(),
+            value: value.into(),
+            reason: "expected true or false".into(),
+        }),
+    }
+}
+
+/// `jdbc:mysql://host[:port][,host...]/database[?params]` with a user, as a leafctl URL
+/// `mysql://user@host:port/database`, plus a note for parameters that matter.
+fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), ImportError> {
+    let bad = |reason: &str| ImportError::BadValue {
+        key: "leaf.jdbc.url".into(),
+        value: jdbc.into(),
+        reason: reason.into(),
+    };
+    let rest = jdbc
+        .trim()
+        .strip_prefix("jdbc:mysql://")
+        .or_else(|| jdbc.trim().strip_prefix("jdbc:mariadb://"))
+        .ok_or_else(|| bad("expected jdbc:mysql://host:port/database"))?;
+    let (hosts, path) = rest
+        .split_once('/')
+        .ok_or_else(|| bad("no database name after the host"))?;
+    let (database, params) = path.split_once('?').unwrap_or((path, ""));
+    if database.is_empty() {
+        return Err(bad("no database name after the host"));
+    }
+    let mut notes = Vec::new();
+    let host = match hosts.split_once(',') {
+        Some((first, _)) => {
+            notes.push(format!(
+                "leaf.jdbc.url names several hosts ({hosts}); only the first, {first}, was kept"
+            ));
+            first
+        }
+        None => hosts,
+    };
+    if host.is_empty() || host.contains('@') {
+        return Err(bad("expected a host name after jdbc:mysql://"));
+    }
+    let host = if host
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        host.to_string()
+    } else {
+        format!("{host}:3306")
+    };
+    let mut query = "";
+    for param in params.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = param.split_once('=').unwrap_or((param, ""));
+        let on = v.eq_ignore_ascii_case("true");
+        match k {
+            "useSSL" | "requireSSL" if on => query = "?tls=true",
+            "sslMode" | "sslmode"
+                if !v.eq_ignore_ascii_case("disabled") && !v.eq_ignore_ascii_case("preferred") =>
+            {
+                query = "?tls=true"
+            }
+            _ => {}
+        }
+    }
+    if !params.is_empty() {
+        notes.push(format!(
+            "JDBC parameters ({params}) were not copied{}",
+            if query.is_empty() {
+                ""
+            } else {
+                " except TLS (?tls=true)"
+            }
+        ));
+    }
+    let user = match user.map(str::trim).filter(|u| !u.is_empty()) {
+        Some(u) => format!("{u}@"),
+        None => {
+            notes.push("leaf.jdbc.username is not set: add the user to db.url".into());
+            String::new()
+        }
+    };
+    Ok((format!("mysql://{user}{host}/{database}{query}"), notes))
+}
+
+/// Translates the text of a `leaf.properties` file.
+pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
+    let props = parse_properties(text);
+    let get = |k: &str| props.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let mut notes = Vec::new();
+    let mut config = ConfigFile::default();
+
+    let segment = get("leaf.segment.enable")
+        .map(|v| parse_bool("leaf.segment.enable", v))
+        .transpose()?
+        .unwrap_or(false);
+    let snowflake = get("leaf.snowflake.enable")
+        .map(|v| parse_bool("leaf.snowflake.enable", v))
+        .transpose()?
+        .unwrap_or(false);
+    if !segment && !snowflake {
+        notes.push(
+            "neither leaf.segment.enable nor leaf.snowflake.enable is true: enable a mode under [serve]"
+                .into(),
+        );
+    }
+
+    let mut snowflake_section = SnowflakeSection {
+        name: get("leaf.name").map(str::to_string),
+        ..SnowflakeSection::default()
+    };
+    if let Some(name) = &snowflake_section.name
+        && (name.contains('/') || name.chars().any(char::is_whitespace))
+    {
+        return Err(ImportError::BadValue {
+            key: "leaf.name".into(),
+            value: name.clone(),
+            reason: "a name cannot contain '/' or spaces".into(),
+        });
+    }
+
+    let mut db = DbSection::default();
+    if let Some(url) = get("leaf.jdbc.url") {
+        let (url, url_notes) = mysql_url(url, get("leaf.jdbc.username"))?;
+        db.url = Some(url);
+        notes.extend(url_notes);
+    }
+    if get("leaf.jdbc.password").is_some() {
+        notes.push(
+            "leaf.jdbc.password was not copied: give it to leafctl as LEAF_DB_PASSWORD".into(),
+        );
+    }
+
+    let mode = get("leaf.snowflake.mode").unwrap_or("zk");
+    let port = match get("leaf.snowflake.port") {
+        Some(p) => Some(p.parse::<u16>().map_err(|_| ImportError::BadValue {
+            key: "leaf.snowflake.port".into(),
+            value: p.into(),
+            reason: "expected a port number".into(),
+        })?),
+        None => None,
+    };
+    let mut zk = ZkSection::default();
+    match mode {
+        "zk" | "zookeeper" => {
+            if let Some(address) = get("leaf.snowflake.zk.address") {
+                zk.hosts = Some(address.to_string());
+                snowflake_section.registry = Some("forever".into());
+            } else if snowflake {
+                notes.push(
+                    "leaf.snowflake.zk.address is not set: set zk.hosts, or snowflake.worker_id for a fixed worker id"
+                        .into(),
+                );
+            }
+        }
+        "mysql" => snowflake_section.registry = Some("mysql".into()),
+        "local" => {
+            snowflake_section.registry = Some("local".into());
+            notes.push(
+                "leaf.snowflake.mode=local: set snowflake.worker_id on each host to the id leaf.snowflake.local.workIdMap gave it"
+                    .into(),
+            );
+        }
+        other => {
+            return Err(ImportError::BadValue {
+                key: "leaf.snowflake.mode".into(),
+                value: other.into(),
+                reason: "expected zk, mysql or local".into(),
+            });
+        }
+    }
+    if let Some(port) = port {
+        // Leaf names a worker by this host's IP and this port; ":PORT" keeps that identity.
+        zk.instance = Some(format!(":{port}"));
+        config.serve.listen = Some(format!("0.0.0.0:{port}"));
+        notes.push(format!(
+            "serve.listen is 0.0.0.0:{port} like Leaf's server; put it behind your usual network policy or use 127.0.0.1"
+        ));
+    }
+
+    let known = [
+        "leaf.name",
+        "leaf.segment.enable",
+        "leaf.jdbc.url",
+        "leaf.jdbc.username",
+        "leaf.jdbc.password",
+        "leaf.snowflake.enable",
+        "leaf.snowflake.zk.address",
+        "leaf.snowflake.port",
+        "leaf.snowflake.mode",
+    ];
+    for key in props.keys().filter(|k| !known.contains(&k.as_str())) {
+        notes.push(format!("{key} is not a setting leafctl knows; ignored"));
+    }
+
+    config.serve = ServeSection {
+        segment: Some(segment),
+        snowflake: Some(snowflake),
+        ..config.serve
+    };
+    config.snowflake = snowflake_section;
+    config.db = db;
+    config.zk = zk;
+    Ok(Imported { config, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_properties_syntax() {
+        let p = parse_properties(
+            "# comment\n! also\n  a=1\nb : two words\nc three\nd\\=x=y\ne=line \\\n   continued\nf=\\u00e9\\t\na=2\n",
+        );
+        assert_eq!(p["a"], "2");
+        assert_eq!(p["b"], "two words");
+        assert_eq!(p["c"], "three");
+        assert_eq!(p["d=x"], "y");
+        assert_eq!(p["e"], "line continued");
+        assert_eq!(p["f"], "é\t");
+    }
+
+    #[test]
+    fn leafs_sample_with_both_modes() {
+        let text = "leaf.name=com.sankuai.leaf.opensource.test\nleaf.segment.enable=true\n\
+            leaf.jdbc.url=jdbc:mysql://db.example:3307/leaf?useUnicode=true&characterEncoding=utf8\n\
+            leaf.jdbc.username=leafuser\nleaf.jdbc.password=s3cret\n\
+            leaf.snowflake.enable=true\nleaf.snowflake.zk.address=zk1:2181,zk2:2181\nleaf.snowflake.port=8081\n";
+        let imported = import_leaf_properties(text).unwrap();
+        let c = &imported.config;
+        assert_eq!(c.serve.segment, Some(true));
+        assert_eq!(c.serve.snowflake, Some(true));
+        assert_eq!(
+            c.db.url.as_deref(),
+            Some("mysql://leafuser@db.example:3307/leaf")
+        );
+        assert_eq!(c.db.password, None);
+        assert_eq!(c.zk.hosts.as_deref(), Some("zk1:2181,zk2:2181"));
+        assert_eq!(c.zk.instance.as_deref(), Some(":8081"));
+        assert_eq!(c.snowflake.registry.as_deref(), Some("forever"));
+        assert_eq!(
+            c.snowflake.name.as_deref(),
+            Some("com.sankuai.leaf.opensource.test")
+        );
+        let toml_text = imported.to_toml();
+        assert!(!toml_text.contains("s3cret"), "{toml_text}");
+        assert!(toml_text.contains("LEAF_DB_PASSWORD"), "{toml_text}");
+        let back: ConfigFile = toml::from_str(&toml_text).unwrap();
+        assert_eq!(back.db.url, c.db.url);
+        assert_eq!(back.serve.segment, Some(true));
+    }
+
+    #[test]
+    fn jdbc_urls() {
+        let (u, _) = mysql_url("jdbc:mysql://h/db", Some("u")).unwrap();
+        assert_eq!(u, "mysql://u@h:3306/db");
+        let (u, notes) = mysql_url("jdbc:mysql://h:1/db?useSSL=true", Some("u")).unwrap();
+        assert_eq!(u, "mysql://u@h:1/db?tls=true");
+        assert_eq!(notes.len(), 1);
+        assert!(mysql_url("jdbc:postgresql://h/db", None).is_err());
+        assert!(mysql_url("jdbc:mysql://h", None).is_err());
+        assert!(mysql_url("jdbc:mysql:///db", None).is_err());
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = import_leaf_properties("leaf.segment.enable=maybe\n").unwrap_err();
+        assert!(e.to_string().contains("leaf.segment.enable"), "{e}");
+        let e = import_leaf_properties("leaf.snowflake.port=http\n").unwrap_err();
+        assert!(e.to_string().contains("port"), "{e}");
+        let e = import_leaf_properties("leaf.snowflake.mode=redis\n").unwrap_err();
+        assert!(e.to_string().contains("zk, mysql or local"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_become_notes() {
+        let i = import_leaf_properties("leaf.segment.enable=true\nleaf.foo=1\n").unwrap();
+        assert!(i.notes.iter().any(|n| n.contains("leaf.foo")));
+    }
+}
