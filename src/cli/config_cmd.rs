@@ -2,10 +2,12 @@
 
 use clap::Subcommand;
 use leafctl::config::Origin;
+use leafctl::config::leaf::import_leaf_properties;
 use leafctl::segment::redact_url;
 use serde::Serialize;
 
 use super::Context;
+use super::error::usage;
 use super::output::{OutputFormat, print_json, print_text, table};
 
 #[derive(Debug, Subcommand)]
@@ -16,7 +18,24 @@ pub enum ConfigCommand {
         after_help = "Examples:\n  leafctl config show\n  LEAF_WORKER_ID=3 leafctl config show --output json"
     )]
     Show,
+    /// Print the leaf.toml equivalent of Leaf's leaf.properties (the password is not copied)
+    #[command(after_help = IMPORT_EXAMPLES)]
+    ImportLeaf {
+        /// Leaf's leaf.properties ("-" for standard input)
+        file: std::path::PathBuf,
+    },
 }
+
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  leafctl config import-leaf /opt/leaf/leaf.properties > leaf.toml
+  LEAF_DB_PASSWORD=... leafctl --config leaf.toml serve
+  leafctl config import-leaf leaf.properties --output json     {\"config\": {...}, \"notes\": [...]}
+
+Understands leaf.name, leaf.segment.enable, leaf.jdbc.url/username, leaf.snowflake.enable,
+leaf.snowflake.zk.address, leaf.snowflake.port (and leaf.snowflake.mode of NotFound9's fork).
+leaf.jdbc.password is never copied: give it as LEAF_DB_PASSWORD. Leaf's ZooKeeper mode becomes the
+forever registry, so the server keeps the worker id Leaf had for this host's IP and port.";
 
 #[derive(Debug, Serialize)]
 struct Row {
@@ -26,7 +45,47 @@ struct Row {
 }
 
 pub fn run(ctx: &Context, cmd: ConfigCommand) -> anyhow::Result<()> {
-    let ConfigCommand::Show = cmd;
+    match cmd {
+        ConfigCommand::Show => show(ctx),
+        ConfigCommand::ImportLeaf { file } => import_leaf(ctx, &file),
+    }
+}
+
+fn import_leaf(ctx: &Context, file: &std::path::Path) -> anyhow::Result<()> {
+    let text = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(file)
+    }
+    .map_err(|e| {
+        usage(
+            format!("cannot read {}: {e}", file.display()),
+            "give the path of Leaf's leaf.properties (or - for standard input)",
+        )
+    })?;
+    let imported = import_leaf_properties(&text).map_err(|e| {
+        usage(
+            format!("{}: {e}", file.display()),
+            "fix the property, or write leaf.toml by hand (see `leafctl config show`)",
+        )
+    })?;
+    match ctx.output {
+        OutputFormat::Json => print_json(&serde_json::json!({
+            "config": imported.config,
+            "notes": imported.notes,
+        })),
+        OutputFormat::Text => {
+            if !ctx.quiet {
+                for note in &imported.notes {
+                    eprintln!("note: {note}");
+                }
+            }
+            print_text(imported.to_toml().trim_end())
+        }
+    }
+}
+
+fn show(ctx: &Context) -> anyhow::Result<()> {
     let s = &ctx.settings;
     let src = |o: &Origin| o.to_string();
     let mut rows = vec![
@@ -120,6 +179,25 @@ pub fn run(ctx: &Context, cmd: ConfigCommand) -> anyhow::Result<()> {
         key: "zk.max_clock_skew_ms",
         value: Some(s.zk_max_clock_skew_ms.value.to_string()),
         source: src(&s.zk_max_clock_skew_ms.origin),
+    });
+    rows.push(Row {
+        key: "serve.listen",
+        value: Some(s.serve_listen.value.clone()),
+        source: src(&s.serve_listen.origin),
+    });
+    rows.push(Row {
+        key: "serve.segment",
+        value: Some(s.serve_segment.value.to_string()),
+        source: src(&s.serve_segment.origin),
+    });
+    rows.push(Row {
+        key: "serve.snowflake",
+        value: Some(s.serve_snowflake.value.to_string()),
+        source: src(&s.serve_snowflake.origin),
+    });
+    rows.push(Row {
+        key: "serve.token",
+        ..opt(&s.serve_token, true)
     });
     rows.push(Row {
         key: "db.password",

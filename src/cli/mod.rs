@@ -8,6 +8,7 @@ pub mod error;
 mod next;
 pub mod output;
 mod registry;
+mod serve;
 pub mod settings;
 mod tag;
 pub mod time;
@@ -88,6 +89,9 @@ pub enum Command {
     /// Issue IDs
     #[command(after_help = next::EXAMPLES)]
     Next(next::NextArgs),
+    /// Run Leaf's HTTP service (drop-in for Leaf's clients), with batches, metrics and health checks
+    #[command(after_help = serve::EXAMPLES)]
+    Serve(serve::ServeArgs),
     /// Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range
     #[command(after_help = decode::EXAMPLES)]
     Decode(decode::DecodeArgs),
@@ -128,6 +132,23 @@ pub struct LayoutArgs {
     pub unit_ms: Option<u64>,
 }
 
+/// Snowflake flags shared by `next --snowflake` and `serve --snowflake`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct SnowflakeArgs {
+    /// Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]
+    #[arg(long, value_name = "N")]
+    pub worker_id: Option<u64>,
+    /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
+    /// lease with --zk]
+    #[arg(long, value_name = "local|forever|lease|mysql")]
+    pub registry: Option<String>,
+    /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
+    #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
+    pub seq_start: Option<SeqStart>,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
 /// What a command runs with: parsed globals and resolved settings.
 pub struct Context {
     pub output: OutputFormat,
@@ -162,15 +183,24 @@ fn flag_values(cli: &Cli) -> FlagValues {
         instance: cli.global.instance.clone(),
         ..FlagValues::default()
     };
-    let layout = match &cli.command {
-        Command::Next(a) => {
-            f.worker_id = a.worker_id;
-            f.registry = a.registry.clone();
-            f.seq_start = a.seq_start;
-            Some(&a.layout)
+    let worker = match &cli.command {
+        Command::Next(a) => Some(&a.worker),
+        Command::Serve(a) => {
+            f.listen = a.listen.clone();
+            f.serve_segment = a.segment.then_some(true);
+            f.serve_snowflake = a.snowflake.then_some(true);
+            Some(&a.worker)
         }
-        Command::Decode(a) => Some(&a.layout),
         _ => None,
+    };
+    if let Some(w) = worker {
+        f.worker_id = w.worker_id;
+        f.registry = w.registry.clone();
+        f.seq_start = w.seq_start;
+    }
+    let layout = match &cli.command {
+        Command::Decode(a) => Some(&a.layout),
+        _ => worker.map(|w| &w.layout),
     };
     if let Some(l) = layout {
         f.preset = l.preset;
@@ -199,6 +229,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Command::Next(args) => next::run(&ctx, args),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Decode(args) => decode::run(&ctx, args),
         Command::Tag(cmd) => tag::run(&ctx, cmd),
         Command::Db(cmd) => db::run(&ctx, cmd),

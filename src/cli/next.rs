@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use clap::Args;
 use leafctl::segment::{Increment, SegmentError, validate_tag};
-use leafctl::snowflake::{Clock, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, SystemClock};
 use leafctl::worker::WorkerGenerator;
 
 use super::output::{IdWriter, progress};
-use super::{Context, LayoutArgs, parse_seq_start};
+use super::{Context, SnowflakeArgs};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -43,21 +43,11 @@ pub struct NextArgs {
     /// How many IDs to issue
     #[arg(short = 'n', long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub count: u64,
-    /// Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]
-    #[arg(long, value_name = "N")]
-    pub worker_id: Option<u64>,
-    /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
-    /// lease with --zk]
-    #[arg(long, value_name = "local|forever|lease|mysql")]
-    pub registry: Option<String>,
     /// Fail at once if another process holds this worker id, instead of waiting
     #[arg(long)]
     pub no_wait: bool,
-    /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
-    #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
-    pub seq_start: Option<SeqStart>,
     #[command(flatten)]
-    pub layout: LayoutArgs,
+    pub worker: SnowflakeArgs,
 }
 
 pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
@@ -65,7 +55,12 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return run_segment(ctx, tag, args.count);
     }
     let s = &ctx.settings;
-    let registry = super::registry::registry(ctx, "lease", args.no_wait)?;
+    let registry = super::registry::registry(
+        ctx,
+        "lease",
+        args.no_wait,
+        super::registry::DEFAULT_INSTANCE_PORT,
+    )?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let generator = WorkerGenerator::start(
         registry.as_ref(),

@@ -8,6 +8,10 @@ use leafctl::worker::{
     ZkLeaseRegistry, ZkOptions,
 };
 
+/// The port a process names itself by when it has none of its own (`next`, `workers`): Leaf's
+/// default server port.
+pub const DEFAULT_INSTANCE_PORT: u16 = 8080;
+
 use super::Context;
 use super::error::usage;
 use super::settings::rank;
@@ -25,13 +29,13 @@ pub fn checked_name(ctx: &Context) -> anyhow::Result<String> {
 }
 
 /// ZooKeeper options from the settings; `None` without `--zk` / `LEAF_ZK` / `zk.hosts`.
-pub fn zk_options(ctx: &Context) -> anyhow::Result<Option<ZkOptions>> {
+pub fn zk_options(ctx: &Context, default_port: u16) -> anyhow::Result<Option<ZkOptions>> {
     let s = &ctx.settings;
     let Some(hosts) = &s.zk_hosts else {
         return Ok(None);
     };
     let name = checked_name(ctx)?;
-    let identity = identity(ctx)?;
+    let identity = identity(ctx, default_port)?;
     let mut opts = ZkOptions::new(&hosts.value, &name, identity, &s.state_dir.value);
     opts.auth = s.zk_auth.as_ref().map(|a| a.value.clone());
     opts.session_timeout = Duration::from_millis(s.zk_session_timeout_ms.value);
@@ -41,10 +45,14 @@ pub fn zk_options(ctx: &Context) -> anyhow::Result<Option<ZkOptions>> {
 
 /// Picks the worker registry: `--registry`, else `--worker-id` (local) or `--zk` (`zk_default`
 /// mode), the one given with the stronger origin.
+///
+/// `default_port` names this process in the registry when `--instance` is not given (Leaf's
+/// identity is this host's IP and the server's port).
 pub fn registry(
     ctx: &Context,
     zk_default: &str,
     no_wait: bool,
+    default_port: u16,
 ) -> anyhow::Result<Box<dyn WorkerRegistry>> {
     let s = &ctx.settings;
     let mode = match (&s.registry, &s.worker_id, &s.zk_hosts) {
@@ -95,7 +103,7 @@ pub fn registry(
             }))
         }
         "forever" | "lease" => {
-            let opts = zk_options(ctx)?.ok_or_else(|| {
+            let opts = zk_options(ctx, default_port)?.ok_or_else(|| {
                 usage(
                     format!("the {mode} registry needs ZooKeeper"),
                     "pass --zk HOST:PORT[,HOST:PORT...], set LEAF_ZK, or set zk.hosts",
@@ -107,7 +115,10 @@ pub fn registry(
                 Ok(Box::new(ZkLeaseRegistry::new(opts)))
             }
         }
-        "mysql" => mysql_registry(ctx),
+        "mysql" => Ok(Box::new(MysqlRegistry::new(mysql_options(
+            ctx,
+            default_port,
+        )?))),
         other => Err(usage(
             format!("unknown registry {other:?}"),
             "use local, forever, lease or mysql",
@@ -115,19 +126,33 @@ pub fn registry(
     }
 }
 
-pub fn identity(ctx: &Context) -> anyhow::Result<Identity> {
+/// This process's identity: `--instance IP:PORT`, `:PORT` for this host's address with that
+/// port, or by default this host's first non-loopback IPv4 and `default_port`.
+pub fn identity(ctx: &Context, default_port: u16) -> anyhow::Result<Identity> {
+    let bad = |e: &dyn std::fmt::Display, origin: &leafctl::config::Origin| {
+        usage(
+            format!("{e} (from {origin})"),
+            "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080, or :PORT for this host's address",
+        )
+    };
     match &ctx.settings.instance {
-        Some(i) => i.value.parse::<Identity>().map_err(|e| {
-            usage(
-                format!("{e} (from {})", i.origin),
-                "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080",
-            )
-        }),
-        None => Ok(Identity::local(8080)?),
+        Some(i) => match i.value.strip_prefix(':') {
+            Some(port) => {
+                let port = port.parse::<u16>().map_err(|_| {
+                    bad(
+                        &format!("invalid instance {:?}: expected IP:PORT or :PORT", i.value),
+                        &i.origin,
+                    )
+                })?;
+                Ok(Identity::local(port)?)
+            }
+            None => i.value.parse::<Identity>().map_err(|e| bad(&e, &i.origin)),
+        },
+        None => Ok(Identity::local(default_port)?),
     }
 }
 
-pub fn mysql_options(ctx: &Context) -> anyhow::Result<MysqlOptions> {
+pub fn mysql_options(ctx: &Context, default_port: u16) -> anyhow::Result<MysqlOptions> {
     let s = &ctx.settings;
     if !(s.db_url.value.starts_with("mysql://") || s.db_url.value.starts_with("mariadb://")) {
         return Err(usage(
@@ -142,10 +167,6 @@ pub fn mysql_options(ctx: &Context) -> anyhow::Result<MysqlOptions> {
     Ok(MysqlOptions {
         url: s.db_url.value.clone(),
         password: s.db_password.as_ref().map(|p| p.value.clone()),
-        identity: identity(ctx)?,
+        identity: identity(ctx, default_port)?,
     })
-}
-
-fn mysql_registry(ctx: &Context) -> anyhow::Result<Box<dyn WorkerRegistry>> {
-    Ok(Box::new(MysqlRegistry::new(mysql_options(ctx)?)))
 }

@@ -32,6 +32,10 @@ pub struct FlagValues {
     pub zk: Option<String>,
     pub instance: Option<String>,
     pub registry: Option<String>,
+    pub listen: Option<String>,
+    /// `serve --segment` / `--snowflake` (absent flags are `None`, not `false`).
+    pub serve_segment: Option<bool>,
+    pub serve_snowflake: Option<bool>,
 }
 
 /// The layout chosen, and how it was described.
@@ -66,7 +70,18 @@ pub struct Settings {
     pub zk_session_timeout_ms: Resolved<u64>,
     /// Largest clock difference to live peers at first registration (ms).
     pub zk_max_clock_skew_ms: Resolved<u64>,
+    /// `serve` listen address (`--listen`, `LEAF_SERVE_LISTEN`, `serve.listen`).
+    pub serve_listen: Resolved<String>,
+    /// `serve` segment mode (`--segment`, `LEAF_SERVE_SEGMENT`, `serve.segment`).
+    pub serve_segment: Resolved<bool>,
+    /// `serve` snowflake mode (`--snowflake`, `LEAF_SERVE_SNOWFLAKE`, `serve.snowflake`).
+    pub serve_snowflake: Resolved<bool>,
+    /// `serve` bearer token (`LEAF_SERVE_TOKEN`, `serve.token`); a secret.
+    pub serve_token: Option<Resolved<String>>,
 }
+
+/// Default address of `leafctl serve` (Leaf's port, loopback only).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 /// Reads an environment variable; an empty value counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
@@ -340,7 +355,7 @@ impl Settings {
         if file.db.password.is_some()
             && let Some(path) = &config.path
         {
-            warn_if_readable_by_others(path);
+            warn_if_readable_by_others(path, "the database password", "LEAF_DB_PASSWORD");
         }
         let zk_hosts = pick(
             flags.zk.clone(),
@@ -395,6 +410,40 @@ impl Settings {
             )?,
             leafctl::worker::DEFAULT_MAX_CLOCK_SKEW_MS as u64,
         );
+        let serve = &file.serve;
+        let serve_listen = or_default(
+            pick(
+                flags.listen.clone(),
+                "LEAF_SERVE_LISTEN",
+                "IP:PORT",
+                serve.listen.clone(),
+            )?,
+            DEFAULT_LISTEN.to_string(),
+        );
+        let serve_segment = or_default(
+            pick(
+                flags.serve_segment,
+                "LEAF_SERVE_SEGMENT",
+                "boolean (true or false)",
+                serve.segment,
+            )?,
+            false,
+        );
+        let serve_snowflake = or_default(
+            pick(
+                flags.serve_snowflake,
+                "LEAF_SERVE_SNOWFLAKE",
+                "boolean (true or false)",
+                serve.snowflake,
+            )?,
+            false,
+        );
+        let serve_token = pick(None, "LEAF_SERVE_TOKEN", "token", serve.token.clone())?;
+        if serve.token.is_some()
+            && let Some(path) = &config.path
+        {
+            warn_if_readable_by_others(path, "the serve token", "LEAF_SERVE_TOKEN");
+        }
         Ok(Settings {
             config,
             state_dir,
@@ -410,18 +459,22 @@ impl Settings {
             registry,
             zk_session_timeout_ms,
             zk_max_clock_skew_ms,
+            serve_listen,
+            serve_segment,
+            serve_snowflake,
+            serve_token,
         })
     }
 }
 
-/// Warns when a config file that holds the database password can be read by other users.
-fn warn_if_readable_by_others(path: &std::path::Path) {
+/// Warns when a config file that holds a secret can be read by other users.
+fn warn_if_readable_by_others(path: &std::path::Path, what: &str, var: &str) {
     use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = std::fs::metadata(path)
         && meta.permissions().mode() & 0o044 != 0
     {
         tracing::warn!(
-            "{} holds the database password and is readable by other users; run `chmod 600 {}` or use LEAF_DB_PASSWORD",
+            "{} holds {what} and is readable by other users; run `chmod 600 {}` or use {var}",
             path.display(),
             path.display()
         );

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::Context;
 use super::error::{CliError, usage};
 use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
-use super::registry::{mysql_options, zk_options};
+use super::registry::{DEFAULT_INSTANCE_PORT, mysql_options, zk_options};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -81,11 +81,14 @@ impl Admin {
 }
 
 fn admin(ctx: &Context) -> anyhow::Result<Admin> {
-    if let Some(opts) = zk_options(ctx)? {
+    if let Some(opts) = zk_options(ctx, DEFAULT_INSTANCE_PORT)? {
         return Ok(Admin::Zk(Box::new(ZkAdmin::connect(&opts)?)));
     }
     if ctx.settings.db_url.origin != Origin::Default {
-        return Ok(Admin::Mysql(MysqlRegistry::new(mysql_options(ctx)?)));
+        return Ok(Admin::Mysql(MysqlRegistry::new(mysql_options(
+            ctx,
+            DEFAULT_INSTANCE_PORT,
+        )?)));
     }
     Err(usage(
         "no registry to inspect",

@@ -1,0 +1,134 @@
+//! `leafctl serve`: the library's HTTP service with the command line's settings.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use clap::Args;
+use leafctl::segment::SegmentGenerator;
+use leafctl::server::{self, HttpOptions, LeafService, LeafServiceBuilder};
+use leafctl::snowflake::{Clock, SystemClock};
+use leafctl::worker::SupervisedGenerator;
+
+use super::error::{CliError, usage};
+use super::{Context, SnowflakeArgs};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  leafctl serve --segment                               embedded SQLite, 127.0.0.1:8080
+  curl localhost:8080/api/segment/get/order             one ID (tag from `leafctl tag add order`)
+  curl 'localhost:8080/api/segment/get/order?count=1000'    1000 IDs, one per line, ascending
+  LEAF_DB_PASSWORD=... leafctl serve --segment --db mysql://leaf@db:3306/leaf --listen 0.0.0.0:8080
+  leafctl serve --snowflake --zk zk1:2181,zk2:2181      lease a worker id, replace it if lost
+  leafctl serve --snowflake --zk zk1:2181 --registry forever    Leaf's own ZooKeeper tree
+  leafctl serve --snowflake --worker-id 7
+  LEAF_SERVE_TOKEN=... leafctl serve --segment --snowflake --worker-id 7
+  leafctl config import-leaf leaf.properties > leaf.toml && leafctl --config leaf.toml serve
+
+Routes (any method, as in Leaf):
+  /api/segment/get/TAG[?count=N]    /api/snowflake/get/KEY[?count=N]   text/plain IDs
+  /decodeSnowflakeId?snowflakeId=ID  /cache  /db                        Leaf's JSON (HTML for browsers)
+  /metrics (Prometheus)  /healthz (process up)  /readyz (200 when every enabled mode can issue)
+
+Errors are never an ID: JSON {\"error\", \"code\"} with 400 bad_request, 401 unauthorized,
+404 unknown_tag / mode_disabled / not_found, 503 not_ready / clock_backwards / lease_lost
+(with Retry-After). SIGTERM or SIGINT: stop accepting, finish in-flight requests, record the last
+snowflake time and give the worker id back, exit 0. -v logs each request.";
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN]
+    /// [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: Option<String>,
+    /// Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]
+    #[arg(long)]
+    pub segment: bool,
+    /// Serve snowflake mode, with a worker id from --worker-id, --zk or --registry mysql
+    /// [env: LEAF_SERVE_SNOWFLAKE]
+    #[arg(long)]
+    pub snowflake: bool,
+    #[command(flatten)]
+    pub worker: SnowflakeArgs,
+}
+
+pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
+    let s = &ctx.settings;
+    let (segment, snowflake) = (s.serve_segment.value, s.serve_snowflake.value);
+    if !segment && !snowflake {
+        return Err(usage(
+            "no mode to serve",
+            "pass --segment and/or --snowflake (or set serve.segment / serve.snowflake, LEAF_SERVE_SEGMENT / LEAF_SERVE_SNOWFLAKE)",
+        ));
+    }
+    let listen = &s.serve_listen;
+    let addr: SocketAddr = listen.value.parse().map_err(|_| {
+        usage(
+            format!(
+                "invalid listen address {:?} (from {})",
+                listen.value, listen.origin
+            ),
+            "give IP:PORT, e.g. --listen 127.0.0.1:8080 or --listen 0.0.0.0:8080",
+        )
+    })?;
+    // Bind first: a taken port fails before a worker id is leased.
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| CliError {
+        usage: false,
+        message: format!("cannot listen on {addr}: {e}"),
+        hint: Some("pick another --listen port, or stop what is using it (ss -ltnp)".into()),
+    })?;
+    let local = listener.local_addr().unwrap_or(addr);
+
+    let (metrics, observer) = LeafServiceBuilder::load_observer();
+    let mut builder = LeafService::builder()
+        .metrics(metrics)
+        .layout(s.layout.value.layout)
+        .token(s.serve_token.as_ref().map(|t| t.value.clone()));
+    let mut modes = Vec::new();
+    if segment {
+        let store = super::db::open(ctx)?;
+        let generator = SegmentGenerator::builder(Arc::from(store))
+            .on_load(observer)
+            .build()?;
+        modes.push(format!(
+            "segment on {} ({} tags)",
+            generator.describe(),
+            generator.tags().len()
+        ));
+        builder = builder.segment(generator);
+    }
+    if snowflake {
+        // A server never waits for a local worker id another process holds: it fails at once.
+        let registry = super::registry::registry(ctx, "lease", true, local.port())?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let generator =
+            SupervisedGenerator::start(registry, s.layout.value.layout, s.seq_start.value, clock)?;
+        let status = generator.status();
+        modes.push(format!(
+            "snowflake worker id {} ({})",
+            status.worker.unwrap_or_default(),
+            status.lease.unwrap_or_default()
+        ));
+        builder = builder.snowflake(generator);
+    }
+    let service = Arc::new(builder.build());
+    if !ctx.quiet {
+        eprintln!(
+            "leafctl serve: listening on http://{local}: {}",
+            modes.join(", ")
+        );
+    }
+    let served = server::run(
+        listener,
+        service.clone(),
+        &HttpOptions::default(),
+        server::shutdown_signal(),
+    );
+    // Give the worker id back whatever happened to the server.
+    let finished = service.finish();
+    served?;
+    finished?;
+    if !ctx.quiet {
+        eprintln!("leafctl serve: stopped");
+    }
+    Ok(())
+}

@@ -1,0 +1,420 @@
+//! The server's Prometheus metrics, kept and encoded by `prometheus-client`.
+//!
+//! Counters on the request path are plain atomics behind cached handles (no allocation per
+//! request); what describes the generators' state (buffers, steps, the lease, clock rollbacks) is
+//! read from them at scrape time by a collector.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+use crate::segment::{LoadEvent, SegmentGenerator};
+use crate::worker::SupervisedGenerator;
+
+/// The routes requests are counted by (a fixed set, so label values stay bounded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Route {
+    /// `/api/segment/get/{key}`.
+    Segment,
+    /// `/api/snowflake/get/{key}`.
+    Snowflake,
+    /// `/decodeSnowflakeId`.
+    Decode,
+    /// `/cache`.
+    Cache,
+    /// `/db`.
+    Db,
+    /// `/metrics`.
+    Metrics,
+    /// `/healthz`.
+    Healthz,
+    /// `/readyz`.
+    Readyz,
+    /// Anything else (answered 404).
+    Other,
+}
+
+impl Route {
+    const ALL: [Route; 9] = [
+        Route::Segment,
+        Route::Snowflake,
+        Route::Decode,
+        Route::Cache,
+        Route::Db,
+        Route::Metrics,
+        Route::Healthz,
+        Route::Readyz,
+        Route::Other,
+    ];
+
+    /// The label value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Segment => "segment",
+            Route::Snowflake => "snowflake",
+            Route::Decode => "decode",
+            Route::Cache => "cache",
+            Route::Db => "db",
+            Route::Metrics => "metrics",
+            Route::Healthz => "healthz",
+            Route::Readyz => "readyz",
+            Route::Other => "other",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: &'static str,
+    status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IdLabels {
+    mode: &'static str,
+    tag: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TagLabels {
+    tag: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SegmentLabels {
+    tag: String,
+    segment: &'static str,
+}
+
+fn latency_buckets() -> impl Iterator<Item = f64> {
+    [
+        0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+        0.5, 1.0, 2.5, 5.0,
+    ]
+    .into_iter()
+}
+
+/// Everything `/metrics` reports.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: HashMap<Route, Histogram>,
+    issued: Family<IdLabels, Counter>,
+    /// Cached handles into `issued`, looked up by `&str` without allocating.
+    issued_by_tag: ArcSwap<HashMap<String, Counter>>,
+    issued_by_tag_write: Mutex<()>,
+    snowflake_issued: Counter,
+    loads: Family<TagLabels, Counter>,
+    load_failures: Family<TagLabels, Counter>,
+    load_latency: Family<TagLabels, Histogram>,
+    sources: Arc<StateCollector>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Metrics {
+    /// Registers every metric; the generators, once attached, are read at each scrape.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("leaf");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by route and status",
+            requests.clone(),
+        );
+        let latency_family = Family::<RouteLabels, Histogram>::new_with_constructor(
+            (|| Histogram::new(latency_buckets())) as fn() -> Histogram,
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Time from request to response, by route",
+            latency_family.clone(),
+        );
+        let latency = Route::ALL
+            .iter()
+            .map(|&r| {
+                let h = latency_family
+                    .get_or_create(&RouteLabels { route: r.name() })
+                    .clone();
+                (r, h)
+            })
+            .collect();
+        let issued = Family::<IdLabels, Counter>::default();
+        registry.register(
+            "ids_issued",
+            "IDs handed out, by mode and tag (empty for snowflake)",
+            issued.clone(),
+        );
+        let snowflake_issued = issued
+            .get_or_create(&IdLabels {
+                mode: "snowflake",
+                tag: String::new(),
+            })
+            .clone();
+        let loads = Family::<TagLabels, Counter>::default();
+        registry.register(
+            "segment_loads",
+            "Segment claims in the allocation table (background loads and batch claims), by tag",
+            loads.clone(),
+        );
+        let load_failures = Family::<TagLabels, Counter>::default();
+        registry.register(
+            "segment_load_failures",
+            "Segment claims that failed, by tag",
+            load_failures.clone(),
+        );
+        let load_latency = Family::<TagLabels, Histogram>::new_with_constructor(
+            (|| Histogram::new(latency_buckets())) as fn() -> Histogram,
+        );
+        registry.register(
+            "segment_load_duration_seconds",
+            "Time one segment claim took, by tag",
+            load_latency.clone(),
+        );
+        let sources = Arc::new(StateCollector::default());
+        registry.register_collector(Box::new(sources.clone()));
+        Metrics {
+            registry,
+            requests,
+            latency,
+            issued,
+            issued_by_tag: ArcSwap::from_pointee(HashMap::new()),
+            issued_by_tag_write: Mutex::new(()),
+            snowflake_issued,
+            loads,
+            load_failures,
+            load_latency,
+            sources,
+        }
+    }
+
+    /// The generators whose state `/metrics` reports (once; later calls change nothing).
+    pub fn attach(
+        &self,
+        segment: Option<Arc<SegmentGenerator>>,
+        snowflake: Option<Arc<SupervisedGenerator>>,
+    ) {
+        if let Some(s) = segment {
+            let _ = self.sources.segment.set(s);
+        }
+        if let Some(s) = snowflake {
+            let _ = self.sources.snowflake.set(s);
+        }
+    }
+
+    /// Counts one answered request.
+    pub fn request(&self, route: Route, status: u16, elapsed: Duration) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.name(),
+                status,
+            })
+            .inc();
+        if let Some(h) = self.latency.get(&route) {
+            h.observe(elapsed.as_secs_f64());
+        }
+    }
+
+    /// Counts IDs issued for a segment tag (a tag known to the table, so labels stay bounded).
+    pub fn segment_issued(&self, tag: &str, n: u64) {
+        if let Some(c) = self.issued_by_tag.load().get(tag) {
+            c.inc_by(n);
+            return;
+        }
+        let _w = self
+            .issued_by_tag_write
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let counter = self
+            .issued
+            .get_or_create(&IdLabels {
+                mode: "segment",
+                tag: tag.to_string(),
+            })
+            .clone();
+        counter.inc_by(n);
+        let mut map = HashMap::clone(&self.issued_by_tag.load());
+        map.insert(tag.to_string(), counter);
+        self.issued_by_tag.store(Arc::new(map));
+    }
+
+    /// Counts snowflake IDs issued.
+    pub fn snowflake_issued(&self, n: u64) {
+        self.snowflake_issued.inc_by(n);
+    }
+
+    /// Records one segment claim (the segment generator's load observer).
+    pub fn segment_load(&self, event: &LoadEvent<'_>) {
+        let labels = TagLabels {
+            tag: event.tag.to_string(),
+        };
+        self.loads.get_or_create(&labels).inc();
+        if event.claimed.is_none() {
+            self.load_failures.get_or_create(&labels).inc();
+        }
+        self.load_latency
+            .get_or_create(&labels)
+            .observe(event.elapsed.as_secs_f64());
+    }
+
+    /// The Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::with_capacity(8 * 1024);
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Reads the generators' state at scrape time.
+#[derive(Default)]
+struct StateCollector {
+    segment: OnceLock<Arc<SegmentGenerator>>,
+    snowflake: OnceLock<Arc<SupervisedGenerator>>,
+}
+
+impl fmt::Debug for StateCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateCollector")
+    }
+}
+
+fn encode_family<L, M>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    family: &Family<L, M>,
+) -> fmt::Result
+where
+    L: Clone + std::hash::Hash + Eq + EncodeLabelSet + fmt::Debug,
+    M: EncodeMetric + prometheus_client::metrics::TypedMetric,
+{
+    let metric = encoder.encode_descriptor(name, help, None, family.metric_type())?;
+    family.encode(metric)
+}
+
+fn encode_one(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    metric: &impl EncodeMetric,
+) -> fmt::Result {
+    let m = encoder.encode_descriptor(name, help, None, metric.metric_type())?;
+    metric.encode(m)
+}
+
+impl Collector for StateCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        if let Some(segment) = self.segment.get() {
+            let step = Family::<TagLabels, Gauge>::default();
+            let left = Family::<SegmentLabels, Gauge>::default();
+            let next_ready = Family::<TagLabels, Gauge>::default();
+            let loading = Family::<TagLabels, Gauge>::default();
+            for v in segment.views() {
+                let tag = TagLabels { tag: v.tag.clone() };
+                step.get_or_create(&tag).set(v.step);
+                next_ready.get_or_create(&tag).set(i64::from(v.next_ready));
+                loading.get_or_create(&tag).set(i64::from(v.loading));
+                let current = v.segments[v.pos & 1];
+                let other = v.segments[(v.pos + 1) & 1];
+                let remaining = |s: crate::segment::SegmentView| {
+                    i64::try_from(s.max.saturating_sub(s.value)).unwrap_or(i64::MAX)
+                };
+                left.get_or_create(&SegmentLabels {
+                    tag: v.tag.clone(),
+                    segment: "current",
+                })
+                .set(remaining(current));
+                left.get_or_create(&SegmentLabels {
+                    tag: v.tag.clone(),
+                    segment: "next",
+                })
+                .set(if v.next_ready { remaining(other) } else { 0 });
+            }
+            encode_family(
+                &mut encoder,
+                "segment_step",
+                "Size the next dynamic claim starts from, by tag",
+                &step,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_ids_left",
+                "IDs left in the current and the loaded next segment, by tag",
+                &left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_next_ready",
+                "1 when the next segment is loaded, by tag",
+                &next_ready,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_loading",
+                "1 while a claim for the next segment is under way, by tag",
+                &loading,
+            )?;
+        }
+        if let Some(snowflake) = self.snowflake.get() {
+            let (waited, refused) = snowflake.rollbacks();
+            encode_one(
+                &mut encoder,
+                "snowflake_clock_rollbacks_waited",
+                "Small backward clock steps waited out",
+                &ConstCounter::new(waited),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_clock_rollbacks_refused",
+                "Backward clock steps refused (requests answered 503)",
+                &ConstCounter::new(refused),
+            )?;
+            let status = snowflake.status();
+            encode_one(
+                &mut encoder,
+                "snowflake_worker_id",
+                "The worker id held, -1 when none",
+                &ConstGauge::new(status.worker.map_or(-1, |w| w as i64)),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_lease_held",
+                "1 when a usable worker lease is held",
+                &ConstGauge::new(i64::from(status.problem.is_none())),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_lease_acquisitions",
+                "Worker ids acquired since start (more than 1 after a lost lease)",
+                &ConstCounter::new(status.acquisitions),
+            )?;
+        }
+        Ok(())
+    }
+}

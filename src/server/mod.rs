@@ -1,0 +1,268 @@
+//! `leafctl serve`: Leaf's HTTP API on the library's generators, plus batches, metrics, health
+//! checks, a bearer token and graceful shutdown.
+//!
+//! [`LeafService`] answers requests. [`run`] serves it over HTTP/1.1 (hyper) until a shutdown
+//! future resolves; a Rust service that has its own hyper or axum server can mount the routes
+//! instead by calling [`LeafService::respond`] from its handler.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use leafctl::segment::{open_store, OpenMode, SegmentGenerator};
+//! use leafctl::server::{self, HttpOptions, LeafService};
+//!
+//! let store = open_store("sqlite:///tmp/leaf.db", None, OpenMode::CreateSchema)?;
+//! let segment = SegmentGenerator::builder(store).build()?;
+//! let service = Arc::new(LeafService::builder().segment(segment).build());
+//! let listener = std::net::TcpListener::bind("127.0.0.1:8080")?;
+//! server::run(listener, service.clone(), &HttpOptions::default(), server::shutdown_signal())?;
+//! service.finish()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod metrics;
+mod routes;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+
+pub use metrics::{Metrics, Route};
+
+use crate::segment::{LoadObserver, SegmentGenerator};
+use crate::snowflake::{Layout, Preset};
+use crate::worker::{SupervisedGenerator, WorkerError};
+
+/// Largest `?count=` a get route accepts.
+pub const MAX_BATCH: u64 = 100_000;
+
+/// Failures to run the HTTP server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The async runtime or the listening socket could not be set up.
+    #[error("cannot start the HTTP server: {0}")]
+    Start(#[source] std::io::Error),
+}
+
+/// Answers Leaf's routes and leafctl's own; see the module documentation.
+pub struct LeafService {
+    segment: Option<Arc<SegmentGenerator>>,
+    snowflake: Option<Arc<SupervisedGenerator>>,
+    layout: Layout,
+    token: Option<String>,
+    metrics: Arc<Metrics>,
+}
+
+/// Sets up a [`LeafService`].
+pub struct LeafServiceBuilder {
+    segment: Option<SegmentGenerator>,
+    snowflake: Option<SupervisedGenerator>,
+    layout: Option<Layout>,
+    token: Option<String>,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl LeafServiceBuilder {
+    /// Enables segment mode on this generator.
+    pub fn segment(mut self, generator: SegmentGenerator) -> Self {
+        self.segment = Some(generator);
+        self
+    }
+    /// Enables snowflake mode on this generator (its layout also decodes IDs).
+    pub fn snowflake(mut self, generator: SupervisedGenerator) -> Self {
+        self.snowflake = Some(generator);
+        self
+    }
+    /// The layout `/decodeSnowflakeId` decodes with (default: the snowflake generator's, else
+    /// Leaf's).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+    /// Requires `Authorization: Bearer TOKEN` on every route but `/healthz` and `/readyz`.
+    pub fn token(mut self, token: Option<String>) -> Self {
+        self.token = token.filter(|t| !t.is_empty());
+        self
+    }
+    /// Metrics made beforehand (see [`LeafServiceBuilder::load_observer`]).
+    pub fn metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+    /// Builds the service.
+    pub fn build(self) -> LeafService {
+        let segment = self.segment.map(Arc::new);
+        let snowflake = self.snowflake.map(Arc::new);
+        let layout = self
+            .layout
+            .or_else(|| snowflake.as_ref().map(|s| *s.layout()))
+            .unwrap_or_else(|| Layout::preset(Preset::Leaf));
+        let metrics = self.metrics.unwrap_or_else(|| Arc::new(Metrics::new()));
+        metrics.attach(segment.clone(), snowflake.clone());
+        LeafService {
+            segment,
+            snowflake,
+            layout,
+            token: self.token,
+            metrics,
+        }
+    }
+}
+
+impl LeafServiceBuilder {
+    /// Metrics to pass to [`LeafServiceBuilder::metrics`], and the observer to give the segment
+    /// generator's builder ([`crate::segment::SegmentGeneratorBuilder::on_load`]) so that its
+    /// claims are counted.
+    pub fn load_observer() -> (Arc<Metrics>, LoadObserver) {
+        let metrics = Arc::new(Metrics::new());
+        let m = metrics.clone();
+        (metrics, Arc::new(move |e| m.segment_load(e)))
+    }
+}
+
+impl LeafService {
+    /// A builder with no mode enabled.
+    pub fn builder() -> LeafServiceBuilder {
+        LeafServiceBuilder {
+            segment: None,
+            snowflake: None,
+            layout: None,
+            token: None,
+            metrics: None,
+        }
+    }
+
+    /// The segment generator, if segment mode is enabled.
+    pub fn segment(&self) -> Option<&SegmentGenerator> {
+        self.segment.as_deref()
+    }
+
+    /// The snowflake generator, if snowflake mode is enabled.
+    pub fn snowflake(&self) -> Option<&SupervisedGenerator> {
+        self.snowflake.as_deref()
+    }
+
+    /// Records the last snowflake time and gives the worker id back; call once the server has
+    /// stopped. Segment mode needs nothing: claimed ranges are never reissued.
+    pub fn finish(&self) -> Result<(), WorkerError> {
+        match &self.snowflake {
+            Some(s) => s.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How the HTTP server treats connections.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Runtime worker threads (default: the number of CPUs).
+    pub threads: usize,
+    /// A client must send a request's headers within this time (default 10 s); also bounds
+    /// slow-trickle clients.
+    pub header_timeout: Duration,
+    /// How long shutdown waits for in-flight requests (default 5 s).
+    pub drain_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2),
+            header_timeout: Duration::from_secs(10),
+            drain_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            tracing::warn!("cannot install signal handlers; stop the server with SIGKILL");
+            std::future::pending::<()>().await
+        }
+    }
+}
+
+/// Serves `service` on `listener` until `shutdown` resolves, then stops accepting and lets
+/// in-flight requests finish (at most [`HttpOptions::drain_timeout`]). Blocks the calling thread.
+pub fn run(
+    listener: std::net::TcpListener,
+    service: Arc<LeafService>,
+    options: &HttpOptions,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.threads.max(1))
+        .thread_name("leafctl-http")
+        .enable_all()
+        .build()
+        .map_err(ServerError::Start)?;
+    listener.set_nonblocking(true).map_err(ServerError::Start)?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(ServerError::Start)?;
+        let graceful = GracefulShutdown::new();
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(options.header_timeout)
+            .keep_alive(true);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            // Out of file descriptors, say: back off instead of spinning.
+                            tracing::warn!("accepting a connection failed: {e}");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let svc = service.clone();
+                    let conn = http.serve_connection(
+                        TokioIo::new(stream),
+                        service_fn(move |req| {
+                            let svc = svc.clone();
+                            async move { Ok::<_, Infallible>(svc.respond(req).await) }
+                        }),
+                    );
+                    let conn = graceful.watch(conn);
+                    tokio::spawn(async move {
+                        if let Err(e) = conn.await {
+                            tracing::debug!("connection from {peer}: {e}");
+                        }
+                    });
+                }
+                _ = &mut shutdown => break,
+            }
+        }
+        drop(listener);
+        tracing::info!("shutting down: finishing in-flight requests");
+        tokio::select! {
+            _ = graceful.shutdown() => {}
+            _ = tokio::time::sleep(options.drain_timeout) => {
+                tracing::warn!("in-flight requests did not finish within {:?}; closing", options.drain_timeout);
+            }
+        }
+        Ok(())
+    })
+}

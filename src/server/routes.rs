@@ -1,0 +1,776 @@
+//! The routes: Leaf's (`/api/segment/get/{key}`, `/api/snowflake/get/{key}`,
+//! `/decodeSnowflakeId`, `/cache`, `/db`) and leafctl's (`?count=N`, `/metrics`, `/healthz`,
+//! `/readyz`), with errors that are never an ID.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use serde::Serialize;
+use subtle::ConstantTimeEq;
+
+use super::{LeafService, MAX_BATCH, Route};
+use crate::segment::{SegmentError, validate_tag};
+use crate::snowflake::{IdBlock, SnowflakeError};
+use crate::worker::IssueError;
+
+const TEXT: &str = "text/plain;charset=UTF-8";
+const JSON: &str = "application/json";
+const HTML: &str = "text/html;charset=UTF-8";
+
+/// The body type of every response.
+pub type Body = Full<Bytes>;
+
+/// A failure answered as `{"error": "...", "code": "..."}`.
+#[derive(Debug)]
+struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    /// Ask the client to retry after a second (503s).
+    retry: bool,
+    /// Also carry Leaf's `errorMsg` key (`/decodeSnowflakeId`).
+    leaf_error_msg: bool,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry: status == StatusCode::SERVICE_UNAVAILABLE,
+            leaf_error_msg: false,
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    fn mode_disabled(mode: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "mode_disabled",
+            format!("{mode} mode is not enabled on this server (start it with --{mode})"),
+        )
+    }
+
+    fn response(self) -> Response<Body> {
+        #[derive(Serialize)]
+        struct ErrorBody<'a> {
+            error: &'a str,
+            code: &'a str,
+            #[serde(rename = "errorMsg", skip_serializing_if = "Option::is_none")]
+            error_msg: Option<&'a str>,
+        }
+        let body = serde_json::to_vec(&ErrorBody {
+            error: &self.message,
+            code: self.code,
+            error_msg: self.leaf_error_msg.then_some(self.message.as_str()),
+        })
+        .unwrap_or_default();
+        let mut r = respond_with(self.status, JSON, body);
+        if self.retry {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        r
+    }
+}
+
+fn segment_error(e: SegmentError) -> ApiError {
+    let unavailable = |code| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string());
+    match &e {
+        SegmentError::UnknownTag { .. } => {
+            ApiError::new(StatusCode::NOT_FOUND, "unknown_tag", e.to_string())
+        }
+        SegmentError::InvalidTag { .. } | SegmentError::InvalidCount(_) => {
+            ApiError::bad_request(e.to_string())
+        }
+        SegmentError::Exhausted { .. } | SegmentError::BadRow { .. } => {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+        }
+        // Not ready, database down, table gone: nothing to hand out right now.
+        _ => unavailable("not_ready"),
+    }
+}
+
+fn issue_error(e: IssueError) -> ApiError {
+    let msg = e.to_string();
+    match e {
+        IssueError::Snowflake(SnowflakeError::ClockMovedBackwards { .. }) => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "clock_backwards", msg)
+        }
+        IssueError::Snowflake(SnowflakeError::FenceFailed(_))
+        | IssueError::Snowflake(SnowflakeError::FenceReached { .. })
+        | IssueError::Worker(_) => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "lease_lost", msg)
+        }
+        IssueError::Snowflake(_) => {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg)
+        }
+    }
+}
+
+fn respond_with(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+fn one_id(id: u64) -> Response<Body> {
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(id);
+    let mut r = Response::new(Full::new(Bytes::copy_from_slice(text.as_bytes())));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT));
+    r
+}
+
+fn id_lines(count: u64, fill: impl FnOnce(&mut Vec<u8>)) -> Response<Body> {
+    let mut body = Vec::with_capacity(count as usize * 20);
+    fill(&mut body);
+    respond_with(StatusCode::OK, TEXT, body)
+}
+
+fn push_id(body: &mut Vec<u8>, buf: &mut itoa::Buffer, id: u64) {
+    body.extend_from_slice(buf.format(id).as_bytes());
+    body.push(b'\n');
+}
+
+fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
+    respond_with(status, JSON, serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// Decodes `%XX` escapes; `None` when an escape is malformed or the result is not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    if !s.contains('%') {
+        return Some(s.to_string());
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The value of `name` in a query string (`+` is a space, as in forms), if present.
+fn query_param(query: Option<&str>, name: &str) -> Result<Option<String>, ApiError> {
+    let Some(q) = query else { return Ok(None) };
+    for pair in q.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k == name {
+            let v = v.replace('+', " ");
+            return percent_decode(&v).map(Some).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "query parameter {name} is not valid percent-encoded UTF-8"
+                ))
+            });
+        }
+    }
+    Ok(None)
+}
+
+fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
+    let Some(raw) = query_param(query, "count")? else {
+        return Ok(None);
+    };
+    match raw.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(Some(n)),
+        _ => Err(ApiError::bad_request(format!(
+            "count must be a whole number from 1 to {MAX_BATCH}, not {raw:?}"
+        ))),
+    }
+}
+
+fn key_of(raw: &str) -> Result<String, ApiError> {
+    let key = percent_decode(raw)
+        .ok_or_else(|| ApiError::bad_request("the key is not valid percent-encoded UTF-8"))?;
+    if key.is_empty() {
+        return Err(ApiError::bad_request(
+            "no key: ask /api/segment/get/TAG or /api/snowflake/get/KEY",
+        ));
+    }
+    Ok(key)
+}
+
+/// Whether the client prefers HTML (a browser) to JSON.
+fn wants_html<B>(req: &Request<B>) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| {
+            let html = a.find("text/html");
+            let json = a.find("application/json");
+            match (html, json) {
+                (Some(h), Some(j)) => h < j,
+                (Some(_), None) => true,
+                _ => false,
+            }
+        })
+}
+
+fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn html_table(title: &str, header: &[&str], rows: &[Vec<String>]) -> Response<Body> {
+    let mut page = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{t}</title></head><body>\n<h1>{t}</h1>\n<table border=\"1\">\n<tr>",
+        t = html_escape(title)
+    );
+    for h in header {
+        page.push_str(&format!("<th>{}</th>", html_escape(h)));
+    }
+    page.push_str("</tr>\n");
+    for row in rows {
+        page.push_str("<tr>");
+        for cell in row {
+            page.push_str(&format!("<td>{}</td>", html_escape(cell)));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n</body></html>\n");
+    respond_with(StatusCode::OK, HTML, page.into_bytes())
+}
+
+fn local_time(unix_ms: i64) -> String {
+    use chrono::TimeZone;
+    match chrono::Local.timestamp_millis_opt(unix_ms).single() {
+        Some(t) => t.format("%Y-%m-%d %H:%M:%S%.3f").to_string(),
+        None => "?".into(),
+    }
+}
+
+fn rfc3339_s(unix_s: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_s, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+/// Leaf's `SegmentBufferView`, plus leafctl's load state.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheEntry {
+    key: String,
+    init_ok: bool,
+    next_ready: bool,
+    pos: usize,
+    value0: String,
+    max0: String,
+    step0: u64,
+    value1: String,
+    max1: String,
+    step1: u64,
+    loading: bool,
+    step: i64,
+    min_step: i64,
+    last_error: Option<String>,
+}
+
+/// Leaf's `LeafAlloc` row.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DbRow {
+    key: String,
+    max_id: String,
+    step: i64,
+    description: Option<String>,
+    update_time: String,
+}
+
+#[derive(Serialize)]
+struct Readiness {
+    ready: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snowflake: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+}
+
+impl LeafService {
+    /// Answers one request. Leaf's routes take any method, as Leaf does; the request body is
+    /// never read.
+    pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Body> {
+        let started = Instant::now();
+        let path = req.uri().path();
+        let path = if path.len() > 1 {
+            path.trim_end_matches('/')
+        } else {
+            path
+        };
+        let route = route_of(path);
+        let result = match route {
+            Route::Healthz => Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())),
+            Route::Readyz => Ok(self.readyz()),
+            _ => match self.authorize(&req) {
+                Err(e) => Err(e),
+                Ok(()) => self.route(route, path, &req).await,
+            },
+        };
+        let response = result.unwrap_or_else(ApiError::response);
+        let status = response.status().as_u16();
+        let elapsed = started.elapsed();
+        self.metrics.request(route, status, elapsed);
+        tracing::info!(
+            target: "leafctl::access",
+            "{} {} {} {:.3}ms",
+            req.method(),
+            req.uri().path(),
+            status,
+            elapsed.as_secs_f64() * 1000.0
+        );
+        response
+    }
+
+    fn authorize<B>(&self, req: &Request<B>) -> Result<(), ApiError> {
+        let Some(token) = &self.token else {
+            return Ok(());
+        };
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .unwrap_or_default();
+        if bool::from(given.ct_eq(token.as_bytes())) {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "this server requires Authorization: Bearer TOKEN",
+            ))
+        }
+    }
+
+    async fn route<B>(
+        self: &Arc<Self>,
+        route: Route,
+        path: &str,
+        req: &Request<B>,
+    ) -> Result<Response<Body>, ApiError> {
+        let query = req.uri().query();
+        match route {
+            Route::Segment => {
+                let key = key_of(path.get("/api/segment/get/".len()..).unwrap_or_default())?;
+                self.segment_get(key, parse_count(query)?).await
+            }
+            Route::Snowflake => {
+                key_of(path.get("/api/snowflake/get/".len()..).unwrap_or_default())?;
+                self.snowflake_get(parse_count(query)?).await
+            }
+            Route::Decode => self.decode(query),
+            Route::Cache => self.cache(wants_html(req)),
+            Route::Db => {
+                let this = self.clone();
+                let html = wants_html(req);
+                blocking(move || this.db(html)).await
+            }
+            Route::Metrics => Ok(respond_with(
+                StatusCode::OK,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                self.metrics.encode().into_bytes(),
+            )),
+            Route::Healthz | Route::Readyz | Route::Other => Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!(
+                    "no route {path}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz"
+                ),
+            )),
+        }
+    }
+
+    async fn segment_get(
+        self: &Arc<Self>,
+        tag: String,
+        count: Option<u64>,
+    ) -> Result<Response<Body>, ApiError> {
+        let Some(segment) = &self.segment else {
+            return Err(ApiError::mode_disabled("segment"));
+        };
+        validate_tag(&tag).map_err(segment_error)?;
+        match count {
+            None => {
+                // The common case never blocks: an ID from the current segment.
+                if let Some(id) = segment.try_next_id(&tag) {
+                    self.metrics.segment_issued(&tag, 1);
+                    return Ok(one_id(id));
+                }
+                let this = self.clone();
+                blocking(move || {
+                    let segment = this
+                        .segment
+                        .as_ref()
+                        .ok_or_else(|| ApiError::mode_disabled("segment"))?;
+                    let id = segment.next_id(&tag).map_err(segment_error)?;
+                    this.metrics.segment_issued(&tag, 1);
+                    Ok(one_id(id))
+                })
+                .await
+            }
+            Some(n) => {
+                let this = self.clone();
+                blocking(move || {
+                    let segment = this
+                        .segment
+                        .as_ref()
+                        .ok_or_else(|| ApiError::mode_disabled("segment"))?;
+                    let ranges: Vec<Range<u64>> =
+                        segment.next_ids(&tag, n).map_err(segment_error)?;
+                    this.metrics.segment_issued(&tag, n);
+                    Ok(id_lines(n, |body| {
+                        let mut buf = itoa::Buffer::new();
+                        for id in ranges.into_iter().flatten() {
+                            push_id(body, &mut buf, id);
+                        }
+                    }))
+                })
+                .await
+            }
+        }
+    }
+
+    async fn snowflake_get(
+        self: &Arc<Self>,
+        count: Option<u64>,
+    ) -> Result<Response<Body>, ApiError> {
+        let Some(snowflake) = &self.snowflake else {
+            return Err(ApiError::mode_disabled("snowflake"));
+        };
+        match count {
+            None => {
+                let block = snowflake.next_block(1).map_err(issue_error)?;
+                self.metrics.snowflake_issued(1);
+                Ok(one_id(block.first))
+            }
+            Some(n) => {
+                let this = self.clone();
+                blocking(move || {
+                    let snowflake = this
+                        .snowflake
+                        .as_ref()
+                        .ok_or_else(|| ApiError::mode_disabled("snowflake"))?;
+                    let mut blocks: Vec<IdBlock> = Vec::new();
+                    let mut left = n;
+                    while left > 0 {
+                        let block = snowflake.next_block(left).map_err(issue_error)?;
+                        left -= block.count;
+                        blocks.push(block);
+                    }
+                    this.metrics.snowflake_issued(n);
+                    Ok(id_lines(n, |body| {
+                        let mut buf = itoa::Buffer::new();
+                        for id in blocks.into_iter().flatten() {
+                            push_id(body, &mut buf, id);
+                        }
+                    }))
+                })
+                .await
+            }
+        }
+    }
+
+    fn decode(&self, query: Option<&str>) -> Result<Response<Body>, ApiError> {
+        let leaf = |mut e: ApiError| {
+            e.leaf_error_msg = true;
+            e
+        };
+        let raw = query_param(query, "snowflakeId")
+            .map_err(leaf)?
+            .ok_or_else(|| {
+                leaf(ApiError::bad_request(
+                    "missing query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1234",
+                ))
+            })?;
+        let id: u64 = raw.trim().parse().map_err(|_| {
+            leaf(ApiError::bad_request(format!(
+                "snowflakeId {raw:?} is not a decimal ID"
+            )))
+        })?;
+        let parts = self
+            .layout
+            .decode(id)
+            .map_err(|e| leaf(ApiError::bad_request(e.to_string())))?;
+        let ms = self.layout.unix_ms(parts.ticks);
+        Ok(json(
+            StatusCode::OK,
+            &serde_json::json!({
+                "timestamp": format!("{ms}({})", local_time(ms)),
+                "workerId": parts.worker.to_string(),
+                "sequenceId": parts.sequence.to_string(),
+            }),
+        ))
+    }
+
+    fn cache(&self, html: bool) -> Result<Response<Body>, ApiError> {
+        let Some(segment) = &self.segment else {
+            return Err(ApiError::mode_disabled("segment"));
+        };
+        let entries: Vec<CacheEntry> = segment
+            .views()
+            .into_iter()
+            .map(|v| CacheEntry {
+                key: v.tag,
+                init_ok: v.init_ok,
+                next_ready: v.next_ready,
+                pos: v.pos,
+                value0: v.segments[0].value.to_string(),
+                max0: v.segments[0].max.to_string(),
+                step0: v.segments[0].step,
+                value1: v.segments[1].value.to_string(),
+                max1: v.segments[1].max.to_string(),
+                step1: v.segments[1].step,
+                loading: v.loading,
+                step: v.step,
+                min_step: v.min_step,
+                last_error: v.last_error,
+            })
+            .collect();
+        if !html {
+            return Ok(json(StatusCode::OK, &entries));
+        }
+        let rows: Vec<Vec<String>> = entries
+            .into_iter()
+            .map(|e| {
+                vec![
+                    e.key,
+                    e.init_ok.to_string(),
+                    e.next_ready.to_string(),
+                    e.pos.to_string(),
+                    e.value0,
+                    e.max0,
+                    e.step0.to_string(),
+                    e.value1,
+                    e.max1,
+                    e.step1.to_string(),
+                ]
+            })
+            .collect();
+        Ok(html_table(
+            "Segment cache",
+            &[
+                "key",
+                "initOk",
+                "nextReady",
+                "pos",
+                "value0",
+                "max0",
+                "step0",
+                "value1",
+                "max1",
+                "step1",
+            ],
+            &rows,
+        ))
+    }
+
+    fn db(&self, html: bool) -> Result<Response<Body>, ApiError> {
+        let Some(segment) = &self.segment else {
+            return Err(ApiError::mode_disabled("segment"));
+        };
+        let rows: Vec<DbRow> = segment
+            .rows()
+            .map_err(segment_error)?
+            .into_iter()
+            .map(|r| DbRow {
+                key: r.tag,
+                max_id: r.max_id.to_string(),
+                step: r.step,
+                description: r.description,
+                update_time: rfc3339_s(r.update_time_s),
+            })
+            .collect();
+        if !html {
+            return Ok(json(StatusCode::OK, &rows));
+        }
+        let cells: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|r| {
+                vec![
+                    r.key,
+                    r.max_id,
+                    r.step.to_string(),
+                    r.description.unwrap_or_default(),
+                    r.update_time,
+                ]
+            })
+            .collect();
+        Ok(html_table(
+            "leaf_alloc",
+            &["key", "maxId", "step", "description", "updateTime"],
+            &cells,
+        ))
+    }
+
+    /// 200 when every enabled mode can issue now; 503 naming what cannot.
+    fn readyz(&self) -> Response<Body> {
+        let mut problems = Vec::new();
+        let segment = self.segment.as_ref().map(|s| {
+            let stuck: Vec<String> = s
+                .views()
+                .into_iter()
+                .filter(|v| {
+                    let cur = v.segments[v.pos & 1];
+                    cur.value >= cur.max && !v.next_ready && v.last_error.is_some()
+                })
+                .map(|v| {
+                    format!(
+                        "tag {:?} has no IDs left and cannot load more ({})",
+                        v.tag,
+                        v.last_error.unwrap_or_default()
+                    )
+                })
+                .collect();
+            if stuck.is_empty() {
+                "ok".to_string()
+            } else {
+                let m = stuck.join("; ");
+                problems.push(format!("segment: {m}"));
+                m
+            }
+        });
+        let snowflake = self.snowflake.as_ref().map(|s| {
+            let status = s.status();
+            match status.problem {
+                None => format!("ok (worker id {})", status.worker.unwrap_or_default()),
+                Some(p) => {
+                    problems.push(format!("snowflake: {p}"));
+                    p
+                }
+            }
+        });
+        let ready = problems.is_empty();
+        let body = Readiness {
+            ready,
+            segment,
+            snowflake,
+            error: (!ready).then(|| problems.join("; ")),
+            code: (!ready).then_some("not_ready"),
+        };
+        let mut r = json(
+            if ready {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            },
+            &body,
+        );
+        if !ready {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        r
+    }
+}
+
+fn route_of(path: &str) -> Route {
+    if path.starts_with("/api/segment/get/") || path == "/api/segment/get" {
+        Route::Segment
+    } else if path.starts_with("/api/snowflake/get/") || path == "/api/snowflake/get" {
+        Route::Snowflake
+    } else {
+        match path {
+            "/decodeSnowflakeId" => Route::Decode,
+            "/cache" => Route::Cache,
+            "/db" => Route::Db,
+            "/metrics" => Route::Metrics,
+            "/healthz" => Route::Healthz,
+            "/readyz" => Route::Readyz,
+            _ => Route::Other,
+        }
+    }
+}
+
+/// Runs work that may block (a database claim, a wait for a segment) off the event loop.
+async fn blocking(
+    work: impl FnOnce() -> Result<Response<Body>, ApiError> + Send + 'static,
+) -> Result<Response<Body>, ApiError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the request's worker failed: {e}"),
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%20b").as_deref(), Some("a b"));
+        assert_eq!(percent_decode("%E6%B5%8B").as_deref(), Some("测"));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%4"), None);
+        assert_eq!(percent_decode("%ff"), None, "not UTF-8");
+    }
+
+    #[test]
+    fn counts_are_bounded() {
+        assert_eq!(parse_count(Some("count=1")).unwrap(), Some(1));
+        assert_eq!(
+            parse_count(Some("x=1&count=100000")).unwrap(),
+            Some(100_000)
+        );
+        assert_eq!(parse_count(None).unwrap(), None);
+        for bad in ["count=0", "count=100001", "count=-1", "count=abc", "count="] {
+            assert!(parse_count(Some(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn routes() {
+        assert_eq!(route_of("/api/segment/get/x"), Route::Segment);
+        assert_eq!(route_of("/api/snowflake/get/x"), Route::Snowflake);
+        assert_eq!(route_of("/api/segment/get"), Route::Segment);
+        assert_eq!(route_of("/api/segmentx"), Route::Other);
+        assert_eq!(route_of("/cache"), Route::Cache);
+    }
+
+    #[test]
+    fn html_is_escaped() {
+        assert_eq!(
+            html_escape("<a href='x'>&"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;"
+        );
+    }
+}
