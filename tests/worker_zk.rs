@@ -11,64 +11,8 @@ use leafctl::worker::{
     Identity, IssueError, WorkerError, WorkerGenerator, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
     ZkLeaseRegistry, ZkOptions,
 };
-use support::zookeeper::ZkServer;
+use support::zookeeper::{RawZk, ZkServer};
 use zookeeper_client as zkc;
-
-/// A plain client, used to write trees the way Leaf (Curator) does and to inspect nodes.
-struct Raw {
-    rt: tokio::runtime::Runtime,
-    client: zkc::Client,
-}
-
-impl Raw {
-    fn connect(hosts: &str, auth: Option<&str>) -> Raw {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut c = zkc::Client::connector().with_session_timeout(Duration::from_secs(6));
-        if let Some(a) = auth {
-            c = c.with_auth("digest", a.as_bytes());
-        }
-        let client = rt.block_on(c.connect(hosts)).unwrap();
-        Raw { rt, client }
-    }
-
-    /// Leaf: `creatingParentsIfNeeded().withMode(PERSISTENT_SEQUENTIAL)` on
-    /// `/snowflake/{name}/forever/{ip}:{port}-` with Jackson's `{"ip","port","timestamp"}`.
-    fn leaf_register(&self, name: &str, ip: &str, port: &str, timestamp: i64) -> String {
-        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
-        self.rt
-            .block_on(
-                self.client
-                    .mkdir(&format!("/snowflake/{name}/forever"), &opts),
-            )
-            .unwrap();
-        let data = format!(r#"{{"ip":"{ip}","port":"{port}","timestamp":{timestamp}}}"#);
-        let seq_opts = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
-        let (_, seq) = self
-            .rt
-            .block_on(self.client.create(
-                &format!("/snowflake/{name}/forever/{ip}:{port}-"),
-                data.as_bytes(),
-                &seq_opts,
-            ))
-            .unwrap();
-        format!("/snowflake/{name}/forever/{ip}:{port}-{seq}")
-    }
-
-    fn get(&self, path: &str) -> Result<Vec<u8>, zkc::Error> {
-        self.rt.block_on(self.client.get_data(path)).map(|(d, _)| d)
-    }
-
-    fn exists(&self, path: &str) -> bool {
-        self.rt
-            .block_on(self.client.check_stat(path))
-            .unwrap()
-            .is_some()
-    }
-}
 
 fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
     let mut o = ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
@@ -100,7 +44,7 @@ fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
 #[test]
 fn a_tree_written_by_leaf_is_read_and_reused() {
     let zk = ZkServer::shared();
-    let raw = Raw::connect(&zk.hosts(), None);
+    let raw = RawZk::connect(&zk.hosts(), None);
     // Live Leaf servers report their current time.
     let t0 = now();
     let p0 = raw.leaf_register("leafcompat", "10.1.0.1", "8080", t0);
@@ -184,7 +128,7 @@ fn a_second_live_process_with_the_same_identity_is_refused() {
 #[test]
 fn a_sequence_beyond_the_layout_is_an_error() {
     let zk = ZkServer::shared();
-    let raw = Raw::connect(&zk.hosts(), None);
+    let raw = RawZk::connect(&zk.hosts(), None);
     for i in 0..3 {
         raw.leaf_register("narrow", &format!("10.3.0.{i}"), "8080", now());
     }
@@ -214,7 +158,7 @@ fn a_sequence_beyond_the_layout_is_an_error() {
 #[test]
 fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
     let zk = ZkServer::shared();
-    let raw = Raw::connect(&zk.hosts(), None);
+    let raw = RawZk::connect(&zk.hosts(), None);
     raw.leaf_register("ahead", "10.4.0.1", "8080", now() + 3_600_000);
     let state = tempfile::tempdir().unwrap();
     let r = ZkForeverRegistry::new(opts(zk, "ahead", "10.4.0.1:8080", state.path()))
@@ -244,7 +188,7 @@ fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
 #[test]
 fn first_registration_refuses_a_clock_far_from_live_peers() {
     let zk = ZkServer::shared();
-    let raw = Raw::connect(&zk.hosts(), None);
+    let raw = RawZk::connect(&zk.hosts(), None);
     // Two live peers whose clocks read about 60 s later than ours.
     raw.leaf_register("skew", "10.5.0.1", "8080", now() + 60_000);
     raw.leaf_register("skew", "10.5.0.2", "8080", now() + 60_000);
@@ -455,12 +399,12 @@ fn digest_auth_protects_the_nodes() {
     assert_eq!(lease.worker(), 0);
 
     // Without credentials, or with the wrong ones, the nodes cannot be read.
-    let anon = Raw::connect(&zk.hosts(), None);
+    let anon = RawZk::connect(&zk.hosts(), None);
     assert!(matches!(
         anon.get("/snowflake/secured/workers/0"),
         Err(zkc::Error::NoAuth)
     ));
-    let wrong = Raw::connect(&zk.hosts(), Some("leaf:wrong"));
+    let wrong = RawZk::connect(&zk.hosts(), Some("leaf:wrong"));
     assert!(matches!(
         wrong.get("/snowflake/secured/workers/0"),
         Err(zkc::Error::NoAuth)
@@ -477,7 +421,7 @@ fn digest_auth_protects_the_nodes() {
     assert!(matches!(listed, Err(WorkerError::NotAuthorized { .. })));
 
     // With them, everything works.
-    let right = Raw::connect(&zk.hosts(), Some("leaf:s3cret"));
+    let right = RawZk::connect(&zk.hosts(), Some("leaf:s3cret"));
     assert!(right.get("/snowflake/secured/workers/0").is_ok());
     let records = ZkAdmin::connect(&o).unwrap().list(now()).unwrap();
     assert_eq!(records.len(), 1);
@@ -500,14 +444,14 @@ fn identity_defaults_to_a_non_loopback_ipv4() {
 #[test]
 fn a_busy_lease_is_renewed_ahead_of_need() {
     let zk = ZkServer::shared();
-    let raw = Raw::connect(&zk.hosts(), None);
+    let raw = RawZk::connect(&zk.hosts(), None);
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "renew", "10.11.0.1:8080", state.path()));
     let t = now();
     let clock = Arc::new(FakeClock::new(t));
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
     issue(&g, 10);
-    let reserved = |raw: &Raw| -> i64 {
+    let reserved = |raw: &RawZk| -> i64 {
         let v: serde_json::Value =
             serde_json::from_slice(&raw.get("/snowflake/renew/workers/0").unwrap()).unwrap();
         v["reserved_until"].as_i64().unwrap()
@@ -549,7 +493,7 @@ fn forever_mode_keeps_issuing_through_a_zookeeper_outage_and_registers_again() {
     }
     zk.resume();
     // Once ZooKeeper is back, the process is registered again (same or new session).
-    let raw = Raw::connect(&zk.hosts(), None);
+    let raw = RawZk::connect(&zk.hosts(), None);
     assert!(
         support::wait_until(Duration::from_secs(30), || raw
             .exists("/snowflake/outage/temporary/10.12.0.1:8080")),

@@ -118,10 +118,7 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "retry shortly; a new worker id is acquired once the registry answers",
         ),
-        WorkerError::State(_) => (
-            EXIT_RUNTIME,
-            "check the state directory's permissions, or point --state-dir elsewhere",
-        ),
+        WorkerError::State(e) => (EXIT_RUNTIME, state_hint(e)),
     };
     (code, Some(hint.into()))
 }
@@ -179,24 +176,25 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
             return segment_class_and_hint(e);
         }
         if let Some(e) = cause.downcast_ref::<StateError>() {
-            let hint = match e {
-                StateError::InUse { .. } => {
-                    "drop --no-wait to wait for it, or use another worker id"
-                }
-                StateError::ClockBehind { .. } => {
-                    "check NTP on this host; start again once the clock passes the recorded time"
-                }
-                StateError::Corrupt { .. } => {
-                    "inspect the file; if unsure, use another worker id instead of deleting it"
-                }
-                StateError::Io { .. } => {
-                    "check the state directory's permissions, or point --state-dir elsewhere"
-                }
-            };
-            return (EXIT_RUNTIME, Some(hint.into()));
+            return (EXIT_RUNTIME, Some(state_hint(e).into()));
         }
     }
     (EXIT_RUNTIME, None)
+}
+
+fn state_hint(e: &StateError) -> &'static str {
+    match e {
+        StateError::InUse { .. } => "drop --no-wait to wait for it, or use another worker id",
+        StateError::ClockBehind { .. } => {
+            "check NTP on this host; start again once the clock passes the recorded time"
+        }
+        StateError::Corrupt { .. } => {
+            "inspect the file; if unsure, use another worker id instead of deleting it"
+        }
+        StateError::Io { .. } => {
+            "check the state directory's permissions, or point --state-dir elsewhere"
+        }
+    }
 }
 
 fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use super::{free_port, wait_until};
 
+use zookeeper_client as zkc;
+
 const JAR: &str = "/usr/share/java/zookeeper.jar";
 
 /// One running ZooKeeper server.
@@ -160,4 +162,60 @@ fn signal(sig: &str, pid: u32) {
         .map(|s| s.success())
         .unwrap_or(false);
     assert!(ok, "kill -{sig} {pid} failed");
+}
+
+/// A plain client, used to write trees the way Leaf (Curator) does and to inspect nodes.
+pub struct RawZk {
+    rt: tokio::runtime::Runtime,
+    client: zkc::Client,
+}
+
+impl RawZk {
+    pub fn connect(hosts: &str, auth: Option<&str>) -> RawZk {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut c = zkc::Client::connector().with_session_timeout(Duration::from_secs(6));
+        if let Some(a) = auth {
+            c = c.with_auth("digest", a.as_bytes());
+        }
+        let client = rt.block_on(c.connect(hosts)).unwrap();
+        RawZk { rt, client }
+    }
+
+    /// Leaf: `creatingParentsIfNeeded().withMode(PERSISTENT_SEQUENTIAL)` on
+    /// `/snowflake/{name}/forever/{ip}:{port}-` with Jackson's `{"ip","port","timestamp"}`.
+    pub fn leaf_register(&self, name: &str, ip: &str, port: &str, timestamp: i64) -> String {
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        self.rt
+            .block_on(
+                self.client
+                    .mkdir(&format!("/snowflake/{name}/forever"), &opts),
+            )
+            .unwrap();
+        let data = format!(r#"{{"ip":"{ip}","port":"{port}","timestamp":{timestamp}}}"#);
+        let seq_opts = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
+        let (_, seq) = self
+            .rt
+            .block_on(self.client.create(
+                &format!("/snowflake/{name}/forever/{ip}:{port}-"),
+                data.as_bytes(),
+                &seq_opts,
+            ))
+            .unwrap();
+        format!("/snowflake/{name}/forever/{ip}:{port}-{seq}")
+    }
+
+    pub fn get(&self, path: &str) -> Result<Vec<u8>, zkc::Error> {
+        self.rt.block_on(self.client.get_data(path)).map(|(d, _)| d)
+    }
+
+    pub fn exists(&self, path: &str) -> bool {
+        self.rt
+            .block_on(self.client.check_stat(path))
+            .unwrap()
+            .is_some()
+    }
 }

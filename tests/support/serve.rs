@@ -1,0 +1,268 @@
+//! `leafctl serve` as a child process on a free loopback port, and a minimal HTTP/1.1 client
+//! (one connection per request, bounded by timeouts) to talk to it.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A running `leafctl serve`, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub addr: SocketAddr,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+/// One HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    /// A header's value (names compare case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    /// The body as one decimal ID per line.
+    pub fn ids(&self) -> Vec<u64> {
+        assert_eq!(self.status, 200, "expected IDs, got {self:?}");
+        super::parse_ids(self.body.as_bytes())
+    }
+
+    /// The body as exactly one ID (Leaf's format: digits, no newline).
+    pub fn id(&self) -> u64 {
+        assert_eq!(self.status, 200, "expected an ID, got {self:?}");
+        assert!(
+            !self.body.is_empty() && self.body.bytes().all(|b| b.is_ascii_digit()),
+            "not a bare ID: {:?}",
+            self.body
+        );
+        self.body.parse().expect("ID")
+    }
+
+    /// Asserts an error body `{"error", "code"}` with this status and code.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "{self:?}");
+        let j = self.json();
+        assert_eq!(j["code"], code, "{self:?}");
+        let msg = j["error"].as_str().unwrap_or_default();
+        assert!(msg.len() > 10, "the error says what was wrong: {self:?}");
+        assert!(
+            self.header("content-type")
+                .is_some_and(|c| c.starts_with("application/json")),
+            "{self:?}"
+        );
+    }
+}
+
+/// Sends one request and reads the whole response (`Connection: close`).
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<Response> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    s.set_write_timeout(Some(Duration::from_secs(10)))?;
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("Content-Length: 0\r\n\r\n");
+    s.write_all(req.as_bytes())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("no HTTP response: {text:?}"),
+        )
+    })?;
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, head.to_string()))?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Ok(Response {
+        status,
+        headers,
+        body: body.to_string(),
+    })
+}
+
+impl Server {
+    /// Starts `cmd` (`leafctl ... serve ...`, without --listen) on a free loopback port and waits
+    /// for it to say where it listens; panics with its stderr if it exits instead.
+    pub fn start(cmd: Command) -> Server {
+        Server::try_start(cmd).unwrap_or_else(|e| panic!("leafctl serve did not start: {e}"))
+    }
+
+    /// Like [`Server::start`], but returns the server's stderr if it exits before listening.
+    pub fn try_start(mut cmd: Command) -> Result<Server, String> {
+        cmd.args(["--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn leafctl serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(rest) = line.split("listening on http://").nth(1) {
+                        let addr = rest.split(':').take(2).collect::<Vec<_>>().join(":");
+                        let _ = tx.send(addr);
+                    }
+                    lines.lock().unwrap().push(line);
+                }
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(addr) => {
+                    let addr = addr.parse().expect("listen address");
+                    return Ok(Server {
+                        child,
+                        addr,
+                        stderr: lines,
+                    });
+                }
+                Err(_) => {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        std::thread::sleep(Duration::from_millis(200));
+                        return Err(format!(
+                            "exited with {status}: {}",
+                            lines.lock().unwrap().join("\n")
+                        ));
+                    }
+                    if Instant::now() > deadline {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(format!(
+                            "no listening line within 60 s: {}",
+                            lines.lock().unwrap().join("\n")
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `GET path`.
+    pub fn get(&self, path: &str) -> Response {
+        self.request("GET", path, &[])
+    }
+
+    /// Any request; panics if the server does not answer.
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+        http(self.addr, method, path, headers)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}; stderr: {}", self.stderr()))
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    /// Sends SIGTERM and waits (at most 20 s) for the exit.
+    pub fn terminate(mut self) -> (ExitStatus, String) {
+        signal(self.child.id(), libc::SIGTERM);
+        let status = wait_bounded(&mut self.child, Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(100));
+        (status, self.stderr())
+    }
+
+    /// Kills the server (SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Sends a signal to a process.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) with a pid this test started and a valid signal number.
+    let rc = unsafe { libc::kill(pid as i32, sig) };
+    assert_eq!(rc, 0, "kill({pid}, {sig})");
+}
+
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server did not exit within {limit:?} of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `per_thread` requests from each of `threads` threads against the servers in turn,
+/// collecting every ID answered (bounded in count; each request has its own timeouts).
+pub fn hammer(addrs: &[SocketAddr], threads: usize, per_thread: usize, path: &str) -> Vec<u64> {
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let addr = addrs[t % addrs.len()];
+            let path = path.to_string();
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for i in 0..per_thread {
+                    // Mix single IDs and batches.
+                    let p = if i % 10 == 9 {
+                        format!("{path}?count=100")
+                    } else {
+                        path.clone()
+                    };
+                    let r = http(addr, "GET", &p, &[]).expect("request");
+                    ids.extend(r.ids());
+                }
+                ids
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("hammer thread"))
+        .collect()
+}
