@@ -12,22 +12,8 @@ use leafctl::segment::{
 };
 use leafctl::snowflake::FakeClock;
 use predicates::prelude::*;
-use support::mariadb::{MariaDb, PASSWORD};
+use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
 use support::{Sandbox, assert_unique, parse_ids, wait_until};
-
-/// Leaf's `scripts/leaf_alloc.sql`, verbatim.
-const LEAF_DDL: &str = "CREATE TABLE `leaf_alloc` (
-  `biz_tag` varchar(128)  NOT NULL DEFAULT '',
-  `max_id` bigint(20) NOT NULL DEFAULT '1',
-  `step` int(11) NOT NULL,
-  `description` varchar(256)  DEFAULT NULL,
-  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
-  PRIMARY KEY (`biz_tag`)
-) ENGINE=InnoDB;";
-
-/// Leaf's README row.
-const LEAF_ROW: &str = "insert into leaf_alloc(biz_tag, max_id, step, description) \
-     values('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')";
 
 struct Env {
     db: &'static MariaDb,

@@ -17,6 +17,20 @@ use std::time::Duration;
 
 use super::{free_port, wait_until};
 
+/// Leaf's `scripts/leaf_alloc.sql`, verbatim.
+pub const LEAF_DDL: &str = "CREATE TABLE `leaf_alloc` (
+  `biz_tag` varchar(128)  NOT NULL DEFAULT '',
+  `max_id` bigint(20) NOT NULL DEFAULT '1',
+  `step` int(11) NOT NULL,
+  `description` varchar(256)  DEFAULT NULL,
+  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB;";
+
+/// Leaf's README row.
+pub const LEAF_ROW: &str = "insert into leaf_alloc(biz_tag, max_id, step, description) \
+     values('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')";
+
 /// The password of the `leaf` user.
 pub const PASSWORD: &str = "pw";
 
@@ -58,8 +72,14 @@ impl MariaDb {
             .tempdir()
             .expect("temp dir")
             .keep();
+        // A private tmpdir, and one bootstrap at a time: concurrent bootstraps sharing /tmp
+        // collide on their temporary tables.
+        static BOOTSTRAP: Mutex<()> = Mutex::new(());
+        let _one = BOOTSTRAP.lock().unwrap_or_else(|p| p.into_inner());
+        std::fs::create_dir_all(dir.join("tmp")).expect("tmp dir");
         let out = Command::new(tool("mariadb-install-db"))
             .arg("--user=root")
+            .arg(format!("--tmpdir={}", dir.join("tmp").display()))
             .arg(format!("--datadir={}", dir.join("data").display()))
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
@@ -97,7 +117,7 @@ impl MariaDb {
         let script = r#"
 "$MARIADBD" --no-defaults --user=root --datadir="$D/data" --port="$PORT" \
   --bind-address=127.0.0.1 --socket="$D/sock" --pid-file="$D/pid" \
-  --innodb-buffer-pool-size=64M --skip-log-bin --log-error="$D/error.log" &
+  --innodb-buffer-pool-size=64M --skip-log-bin --log-error="$D/error.log" --tmpdir="$D/tmp" &
 pid=$!
 echo "$pid"
 read -r cmd
