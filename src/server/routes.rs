@@ -476,9 +476,24 @@ impl LeafService {
         };
         match count {
             None => {
-                let block = snowflake.next_block(1).map_err(issue_error)?;
-                self.metrics.snowflake_issued(1);
-                Ok(one_id(block.first))
+                // The common case never blocks; a wait for the next tick or a reservation that
+                // must be extended (I/O) goes to a blocking thread.
+                if let Some(result) = snowflake.try_next_block(1) {
+                    let block = result.map_err(issue_error)?;
+                    self.metrics.snowflake_issued(1);
+                    return Ok(one_id(block.first));
+                }
+                let this = self.clone();
+                blocking(move || {
+                    let snowflake = this
+                        .snowflake
+                        .as_ref()
+                        .ok_or_else(|| ApiError::mode_disabled("snowflake"))?;
+                    let block = snowflake.next_block(1).map_err(issue_error)?;
+                    this.metrics.snowflake_issued(1);
+                    Ok(one_id(block.first))
+                })
+                .await
             }
             Some(n) => {
                 let this = self.clone();

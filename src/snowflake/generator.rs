@@ -270,6 +270,22 @@ impl SnowflakeGenerator {
     /// back by at most [`MAX_TOLERATED_ROLLBACK_MS`] is waited out; a larger step back is an error,
     /// and so is a time past the layout's capacity.
     pub fn next_block(&self, max: u64) -> Result<IdBlock, SnowflakeError> {
+        // With `may_block` the issuer never gives up, so `None` cannot happen.
+        self.issue(max, true)?.ok_or(SnowflakeError::FenceReached {
+            unix_ms: self.clock.now_ms(),
+        })
+    }
+
+    /// Like [`SnowflakeGenerator::next_block`], but never blocks: `None` when issuing would have
+    /// to sleep (a used-up tick, a small clock rollback) or extend the fence (which may do I/O).
+    /// For an async server's event loop, which then calls `next_block` on a blocking thread.
+    #[inline]
+    pub fn try_next_block(&self, max: u64) -> Option<Result<IdBlock, SnowflakeError>> {
+        self.issue(max, false).transpose()
+    }
+
+    /// Issues a block; `Ok(None)` when `may_block` is false and issuing would block.
+    fn issue(&self, max: u64, may_block: bool) -> Result<Option<IdBlock>, SnowflakeError> {
         let max = max.max(1);
         let max_seq = self.layout.max_sequence();
         let mut st = self.lock_state();
@@ -282,6 +298,9 @@ impl SnowflakeGenerator {
                     if behind_ms > MAX_TOLERATED_ROLLBACK_MS {
                         self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
                         return Err(SnowflakeError::ClockMovedBackwards { by_ms: behind_ms });
+                    }
+                    if !may_block {
+                        return Ok(None);
                     }
                     self.stats.rollbacks_waited.fetch_add(1, Ordering::Relaxed);
                     self.clock.sleep_ms((behind_ms as u64) * 2);
@@ -303,12 +322,18 @@ impl SnowflakeGenerator {
                             last_ms: self.layout.last_unix_ms(),
                         });
                     }
+                    if !may_block {
+                        return Ok(None);
+                    }
                     self.clock.sleep_until_ms(next_tick_ms);
                     continue;
                 }
             }
             let tick_ms = self.layout.unix_ms(tick);
             if tick_ms >= st.fence_ms {
+                if !may_block && self.fence.is_some() {
+                    return Ok(None);
+                }
                 let fence = self
                     .fence
                     .as_ref()
@@ -326,11 +351,11 @@ impl SnowflakeGenerator {
             let count = max.min(max_seq - st.next_seq + 1);
             let first = self.layout.encode(tick, self.worker, st.next_seq)?;
             st.next_seq += count;
-            return Ok(IdBlock {
+            return Ok(Some(IdBlock {
                 first,
                 stride: self.layout.sequence_stride(),
                 count,
-            });
+            }));
         }
     }
 

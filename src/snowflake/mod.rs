@@ -268,4 +268,40 @@ mod tests {
             "256 per 10 ms tick"
         );
     }
+
+    #[test]
+    fn try_next_block_never_blocks_and_never_extends_the_fence() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .seq_start(SeqStart::Zero)
+            .fence(Box::new(StepFence {
+                step: 10,
+                calls: 0.into(),
+                fail_after: 100,
+            }))
+            .build()
+            .unwrap();
+        // The first ID needs the fence extended: the non-blocking path declines.
+        assert!(g.try_next_block(1).is_none());
+        let first = g.next_block(1).unwrap();
+        // Inside the fence it issues, after what next_block issued.
+        let b = g.try_next_block(4095).unwrap().unwrap();
+        assert_eq!(b.first, first.first + 1);
+        assert_eq!(b.count, 4095);
+        // The tick is used up: it would have to sleep, so it declines and sleeps nothing.
+        assert!(g.try_next_block(1).is_none());
+        assert_eq!(clock.slept_ms(), 0);
+        // A small rollback would be waited out: declined too; a large one is an error.
+        clock.advance_ms(5);
+        g.next_id().unwrap();
+        clock.advance_ms(-3);
+        assert!(g.try_next_block(1).is_none());
+        clock.advance_ms(-100);
+        assert!(matches!(
+            g.try_next_block(1),
+            Some(Err(SnowflakeError::ClockMovedBackwards { .. }))
+        ));
+        assert_eq!(clock.slept_ms(), 0);
+    }
 }

@@ -298,6 +298,19 @@ impl WorkerGenerator {
         Ok(self.generator.next_block(max)?)
     }
 
+    /// Like [`WorkerGenerator::next_block`] but never blocks (see
+    /// [`SnowflakeGenerator::try_next_block`]): `None` means "call `next_block` where blocking is
+    /// fine".
+    #[inline]
+    pub fn try_next_block(&self, max: u64) -> Option<Result<IdBlock, IssueError>> {
+        if let Err(e) = self.lease.check() {
+            return Some(Err(e.into()));
+        }
+        self.generator
+            .try_next_block(max)
+            .map(|r| r.map_err(IssueError::from))
+    }
+
     /// Records the last issued time and gives the worker id back.
     pub fn finish(&self) -> Result<(), WorkerError> {
         self.lease.finish(self.generator.last_issued_ms())

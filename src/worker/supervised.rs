@@ -213,14 +213,31 @@ impl SupervisedGenerator {
     /// Issues up to `max` IDs from one tick with the current lease, or fails at once when no
     /// lease is usable (the keeper is then acquiring one).
     pub fn next_block(&self, max: u64) -> Result<IdBlock, IssueError> {
+        self.issue(|g| Some(g.next_block(max)))
+            .unwrap_or_else(|| Err(self.no_lease()))
+    }
+
+    /// Like [`SupervisedGenerator::next_block`] but never blocks: `None` when issuing would
+    /// sleep or extend the lease's reservation (I/O), so an event loop can hand it to a blocking
+    /// thread instead.
+    #[inline]
+    pub fn try_next_block(&self, max: u64) -> Option<Result<IdBlock, IssueError>> {
+        self.issue(|g| g.try_next_block(max))
+    }
+
+    fn issue(
+        &self,
+        f: impl FnOnce(&WorkerGenerator) -> Option<Result<IdBlock, IssueError>>,
+    ) -> Option<Result<IdBlock, IssueError>> {
         let current = self.shared.current.load();
         let Some(generator) = current.as_ref() else {
-            return Err(self.no_lease());
+            return Some(Err(self.no_lease()));
         };
-        let result = generator.next_block(max);
+        let result = f(generator);
         if matches!(
             result,
-            Err(IssueError::Worker(_)) | Err(IssueError::Snowflake(SnowflakeError::FenceFailed(_)))
+            Some(Err(IssueError::Worker(_)))
+                | Some(Err(IssueError::Snowflake(SnowflakeError::FenceFailed(_))))
         ) {
             // The lease may be gone: have the keeper look now rather than at its next round.
             self.shared.wake.notify_all();
