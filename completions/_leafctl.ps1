@@ -37,6 +37,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
@@ -65,6 +66,34 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
             [CompletionResult]::new('--snowflake', '--snowflake', [CompletionResultType]::ParameterName, 'Issue snowflake IDs (time | worker | sequence) instead of a tag''s')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once if another process holds this worker id, instead of waiting')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'leafctl;serve' {
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]')
+            [CompletionResult]::new('--worker-id', '--worker-id', [CompletionResultType]::ParameterName, 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]')
+            [CompletionResult]::new('--registry', '--registry', [CompletionResultType]::ParameterName, 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk]')
+            [CompletionResult]::new('--seq-start', '--seq-start', [CompletionResultType]::ParameterName, 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]')
+            [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named layout (default leaf) [env: LEAF_PRESET]')
+            [CompletionResult]::new('--epoch', '--epoch', [CompletionResultType]::ParameterName, 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]')
+            [CompletionResult]::new('--unit-ms', '--unit-ms', [CompletionResultType]::ParameterName, 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
+            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--segment', '--segment', [CompletionResultType]::ParameterName, 'Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]')
+            [CompletionResult]::new('--snowflake', '--snowflake', [CompletionResultType]::ParameterName, 'Serve snowflake mode, with a worker id from --worker-id, --zk or --registry mysql [env: LEAF_SERVE_SNOWFLAKE]')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
@@ -410,6 +439,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted')
+            [CompletionResult]::new('import-leaf', 'import-leaf', [CompletionResultType]::ParameterValue, 'Print the leaf.toml equivalent of Leaf''s leaf.properties (the password is not copied)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -431,12 +461,34 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'leafctl;config;import-leaf' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
+            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'leafctl;config;help' {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted')
+            [CompletionResult]::new('import-leaf', 'import-leaf', [CompletionResultType]::ParameterValue, 'Print the leaf.toml equivalent of Leaf''s leaf.properties (the password is not copied)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'leafctl;config;help;show' {
+            break
+        }
+        'leafctl;config;help;import-leaf' {
             break
         }
         'leafctl;config;help;help' {
@@ -462,6 +514,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;help' {
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
@@ -472,6 +525,9 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             break
         }
         'leafctl;help;next' {
+            break
+        }
+        'leafctl;help;serve' {
             break
         }
         'leafctl;help;decode' {
@@ -524,9 +580,13 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;help;config' {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted')
+            [CompletionResult]::new('import-leaf', 'import-leaf', [CompletionResultType]::ParameterValue, 'Print the leaf.toml equivalent of Leaf''s leaf.properties (the password is not copied)')
             break
         }
         'leafctl;help;config;show' {
+            break
+        }
+        'leafctl;help;config;import-leaf' {
             break
         }
         'leafctl;help;generate-assets' {

@@ -34,6 +34,9 @@ _leafctl() {
             leafctl,next)
                 cmd="leafctl__subcmd__next"
                 ;;
+            leafctl,serve)
+                cmd="leafctl__subcmd__serve"
+                ;;
             leafctl,tag)
                 cmd="leafctl__subcmd__tag"
                 ;;
@@ -43,11 +46,17 @@ _leafctl() {
             leafctl__subcmd__config,help)
                 cmd="leafctl__subcmd__config__subcmd__help"
                 ;;
+            leafctl__subcmd__config,import-leaf)
+                cmd="leafctl__subcmd__config__subcmd__import__subcmd__leaf"
+                ;;
             leafctl__subcmd__config,show)
                 cmd="leafctl__subcmd__config__subcmd__show"
                 ;;
             leafctl__subcmd__config__subcmd__help,help)
                 cmd="leafctl__subcmd__config__subcmd__help__subcmd__help"
+                ;;
+            leafctl__subcmd__config__subcmd__help,import-leaf)
+                cmd="leafctl__subcmd__config__subcmd__help__subcmd__import__subcmd__leaf"
                 ;;
             leafctl__subcmd__config__subcmd__help,show)
                 cmd="leafctl__subcmd__config__subcmd__help__subcmd__show"
@@ -82,11 +91,17 @@ _leafctl() {
             leafctl__subcmd__help,next)
                 cmd="leafctl__subcmd__help__subcmd__next"
                 ;;
+            leafctl__subcmd__help,serve)
+                cmd="leafctl__subcmd__help__subcmd__serve"
+                ;;
             leafctl__subcmd__help,tag)
                 cmd="leafctl__subcmd__help__subcmd__tag"
                 ;;
             leafctl__subcmd__help,workers)
                 cmd="leafctl__subcmd__help__subcmd__workers"
+                ;;
+            leafctl__subcmd__help__subcmd__config,import-leaf)
+                cmd="leafctl__subcmd__help__subcmd__config__subcmd__import__subcmd__leaf"
                 ;;
             leafctl__subcmd__help__subcmd__config,show)
                 cmd="leafctl__subcmd__help__subcmd__config__subcmd__show"
@@ -185,7 +200,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version next decode tag db workers config generate-assets help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version next serve decode tag db workers config generate-assets help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -227,7 +242,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version show help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -269,7 +284,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__help)
-            opts="show help"
+            opts="show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -296,6 +311,20 @@ _leafctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        leafctl__subcmd__config__subcmd__help__subcmd__import__subcmd__leaf)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         leafctl__subcmd__config__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -303,6 +332,48 @@ _leafctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        leafctl__subcmd__config__subcmd__import__subcmd__leaf)
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -587,7 +658,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__help)
-            opts="next decode tag db workers config generate-assets help"
+            opts="next serve decode tag db workers config generate-assets help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -601,8 +672,22 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__help__subcmd__config)
-            opts="show"
+            opts="show import-leaf"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        leafctl__subcmd__help__subcmd__config__subcmd__import__subcmd__leaf)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -699,6 +784,20 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__help__subcmd__next)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        leafctl__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -853,7 +952,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --worker-id --registry --no-wait --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -864,6 +963,80 @@ _leafctl() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --worker-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seq-start)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --preset)
+                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu" -- "${cur}"))
+                    return 0
+                    ;;
+                --epoch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --unit-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        leafctl__subcmd__serve)
+            opts="-q -v -h -V --listen --segment --snowflake --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -34,6 +34,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand next 'Issue IDs'
+            cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
             cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
@@ -61,6 +62,33 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
             cand --snowflake 'Issue snowflake IDs (time | worker | sequence) instead of a tag''s'
             cand --no-wait 'Fail at once if another process holds this worker id, instead of waiting'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;serve'= {
+            cand --listen 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]'
+            cand --worker-id 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]'
+            cand --registry 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk]'
+            cand --seq-start 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]'
+            cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
+            cand --epoch 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]'
+            cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
+            cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --segment 'Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]'
+            cand --snowflake 'Serve snowflake mode, with a worker id from --worker-id, --zk or --registry mysql [env: LEAF_SERVE_SNOWFLAKE]'
             cand -q 'Print only results: no progress, no warnings'
             cand --quiet 'Print only results: no progress, no warnings'
             cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
@@ -377,6 +405,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand show 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted'
+            cand import-leaf 'Print the leaf.toml equivalent of Leaf''s leaf.properties (the password is not copied)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;config;show'= {
@@ -396,11 +425,31 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'leafctl;config;import-leaf'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'leafctl;config;help'= {
             cand show 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted'
+            cand import-leaf 'Print the leaf.toml equivalent of Leaf''s leaf.properties (the password is not copied)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;config;help;show'= {
+        }
+        &'leafctl;config;help;import-leaf'= {
         }
         &'leafctl;config;help;help'= {
         }
@@ -423,6 +472,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;help'= {
             cand next 'Issue IDs'
+            cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
             cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
@@ -432,6 +482,8 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;help;next'= {
+        }
+        &'leafctl;help;serve'= {
         }
         &'leafctl;help;decode'= {
         }
@@ -470,8 +522,11 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;help;config'= {
             cand show 'Print every setting''s effective value and its origin (flag, env, config file, default); secrets are redacted'
+            cand import-leaf 'Print the leaf.toml equivalent of Leaf''s leaf.properties (the password is not copied)'
         }
         &'leafctl;help;config;show'= {
+        }
+        &'leafctl;help;config;import-leaf'= {
         }
         &'leafctl;help;generate-assets'= {
         }

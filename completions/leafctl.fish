@@ -37,6 +37,7 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -s v -l verbose -d 'Log wh
 complete -c leafctl -n "__fish_leafctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_needs_command" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "next" -d 'Issue IDs'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "serve" -d 'Run Leaf\'s HTTP service (drop-in for Leaf\'s clients), with batches, metrics and health checks'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
@@ -69,6 +70,31 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s q -l quiet -d '
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l listen -d 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
+discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
+sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
+baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l segment -d 'Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l snowflake -d 'Serve snowflake mode, with a worker id from --worker-id, --zk or --registry mysql [env: LEAF_SERVE_SNOWFLAKE]'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
@@ -267,20 +293,21 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "reclaim" -d 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s and the live peers\' and print a verdict'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
 json\t'JSON; every 64-bit ID is a decimal string'"
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s q -l quiet -d 'Print only results: no progress, no warnings'
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -s V -l version -d 'Print version'
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -f -a "import-leaf" -d 'Print the leaf.toml equivalent of Leaf\'s leaf.properties (the password is not copied)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
 json\t'JSON; every 64-bit ID is a decimal string'"
@@ -293,7 +320,20 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
+json\t'JSON; every 64-bit ID is a decimal string'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "import-leaf" -d 'Print the leaf.toml equivalent of Leaf\'s leaf.properties (the password is not copied)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l output -d 'Output format; in JSON every 64-bit ID is a decimal string' -r -f -a "text\t'Tables and plain lines for people (IDs: one per line)'
@@ -307,14 +347,15 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s q -l
 complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s V -l version -d 'Print version'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "next" -d 'Issue IDs'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper or MySQL'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "config" -d 'Inspect the effective configuration'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "generate-assets" -d 'Write shell completions and man pages into DIR/completions and DIR/man'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next decode tag db workers config generate-assets help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "next" -d 'Issue IDs'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "serve" -d 'Run Leaf\'s HTTP service (drop-in for Leaf\'s clients), with batches, metrics and health checks'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper or MySQL'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "config" -d 'Inspect the effective configuration'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "generate-assets" -d 'Write shell completions and man pages into DIR/completions and DIR/man'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List every tag with its max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag'
@@ -325,3 +366,4 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_su
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from workers" -f -a "reclaim" -d 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from workers" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s and the live peers\' and print a verdict'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "import-leaf" -d 'Print the leaf.toml equivalent of Leaf\'s leaf.properties (the password is not copied)'
