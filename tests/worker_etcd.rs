@@ -254,11 +254,7 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
 fn etcd_down_is_a_clear_error_fast_and_a_killed_etcd_stops_issuing() {
     // Nothing listens here.
     let port = support::free_port();
-    let reg = EtcdLeaseRegistry::new(opts(
-        &format!("127.0.0.1:{port}"),
-        "down",
-        "10.12.0.1:8080",
-    ));
+    let reg = EtcdLeaseRegistry::new(opts(&format!("127.0.0.1:{port}"), "down", "10.12.0.1:8080"));
     let t0 = Instant::now();
     let r = reg.acquire(&leaf(), system());
     let took = t0.elapsed();
@@ -281,7 +277,10 @@ fn etcd_down_is_a_clear_error_fast_and_a_killed_etcd_stops_issuing() {
     etcd.first().kill();
     let killed = Instant::now();
     while g.lease().check().is_ok() {
-        assert!(killed.elapsed() < ttl, "still issuing a TTL after etcd died");
+        assert!(
+            killed.elapsed() < ttl,
+            "still issuing a TTL after etcd died"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let e = g.next_block(1).unwrap_err();
@@ -350,7 +349,10 @@ fn authentication_wrong_password_refused_and_never_shown() {
         .unwrap();
     assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
     let text = format!("{e} {e:?}");
-    assert!(text.contains("root") && !text.contains("not-the-Pw-42"), "{text}");
+    assert!(
+        text.contains("root") && !text.contains("not-the-Pw-42"),
+        "{text}"
+    );
     assert!(EtcdAdmin::connect(&wrong).is_err());
 
     let mut anonymous = good.clone();
@@ -479,5 +481,8 @@ fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
         ok_after_kill.load(Ordering::SeqCst) > 0,
         "no run succeeded after the leader was killed"
     );
-    assert!(cluster.leader().is_some(), "the cluster elected a new leader");
+    assert!(
+        cluster.leader().is_some(),
+        "the cluster elected a new leader"
+    );
 }

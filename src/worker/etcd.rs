@@ -182,6 +182,7 @@ fn join_parts(parts: Vec<String>) -> String {
         if p.is_empty() || p == "transport error" || out.iter().any(|o| o.contains(&p)) {
             continue;
         }
+        out.retain(|o| !p.contains(o.as_str()));
         out.push(p);
     }
     out.join(": ")
@@ -353,11 +354,24 @@ impl Conn {
                     self.request_timeout.as_millis()
                 )),
             };
+            if status.code() == Code::FailedPrecondition
+                && status.message().contains("authentication is not enabled")
+            {
+                tracing::warn!(
+                    "etcd at {} has authentication disabled; the etcd user {user:?} is not used",
+                    self.endpoints
+                );
+                return Ok(());
+            }
             if !retryable(&status) {
                 return Err(status);
             }
             self.rotate(i);
-            refused = if not_connected(&status) { refused + 1 } else { 0 };
+            refused = if not_connected(&status) {
+                refused + 1
+            } else {
+                0
+            };
             if refused >= n || start.elapsed() >= self.retry_for {
                 return Err(status);
             }
@@ -487,7 +501,9 @@ impl EtcdSession {
             Code::PermissionDenied | Code::Unauthenticated => WorkerError::EtcdAuth {
                 user: self.conn.user.clone().unwrap_or_else(|| "(none)".into()),
                 reason: if self.conn.user.is_none() {
-                    format!("{reason} (etcd has authentication enabled: set etcd.user and LEAF_ETCD_PASSWORD)")
+                    format!(
+                        "{reason} (etcd has authentication enabled: set etcd.user and LEAF_ETCD_PASSWORD)"
+                    )
                 } else {
                     format!("{reason} (for {action} {key})")
                 },
@@ -553,7 +569,11 @@ impl EtcdSession {
     }
 
     /// A transaction; `key` names it in errors.
-    pub(crate) fn txn(&self, key: &str, req: pb::TxnRequest) -> Result<pb::TxnResponse, WorkerError> {
+    pub(crate) fn txn(
+        &self,
+        key: &str,
+        req: pb::TxnRequest,
+    ) -> Result<pb::TxnResponse, WorkerError> {
         self.call("transaction on", key, method::TXN, req)
     }
 
@@ -574,7 +594,8 @@ impl EtcdSession {
             ttl: ttl.as_secs().max(1) as i64,
             id: 0,
         };
-        let resp: pb::LeaseGrantResponse = self.call("lease grant", "", method::LEASE_GRANT, req)?;
+        let resp: pb::LeaseGrantResponse =
+            self.call("lease grant", "", method::LEASE_GRANT, req)?;
         if !resp.error.is_empty() {
             return Err(WorkerError::Etcd {
                 action: "lease grant",
@@ -892,6 +913,13 @@ mod tests {
             ]),
             "tcp connect error: Connection refused (os error 111)"
         );
+        assert_eq!(
+            join_parts(vec![
+                "tcp connect error".into(),
+                "tcp connect error: Connection refused".into(),
+            ]),
+            "tcp connect error: Connection refused"
+        );
     }
 
     #[test]
@@ -902,14 +930,20 @@ mod tests {
 
     #[test]
     fn ids_come_from_keys_under_the_prefix() {
-        assert_eq!(id_of("/leafctl/x/leases/", b"/leafctl/x/leases/17"), Some(17));
+        assert_eq!(
+            id_of("/leafctl/x/leases/", b"/leafctl/x/leases/17"),
+            Some(17)
+        );
         assert_eq!(id_of("/leafctl/x/leases/", b"/leafctl/x/leases/a"), None);
         assert_eq!(id_of("/leafctl/x/leases/", b"/leafctl/y/leases/1"), None);
     }
 
     #[test]
     fn endpoints_default_to_http_and_refuse_other_schemes() {
-        assert_eq!(endpoint_url("127.0.0.1:2379").unwrap(), "http://127.0.0.1:2379");
+        assert_eq!(
+            endpoint_url("127.0.0.1:2379").unwrap(),
+            "http://127.0.0.1:2379"
+        );
         assert_eq!(endpoint_url("https://e:2379").unwrap(), "https://e:2379");
         assert!(matches!(
             endpoint_url("unix:///tmp/etcd.sock"),
@@ -923,6 +957,9 @@ mod tests {
         o.password = Some("s3cret-pw".into());
         assert_eq!(o.endpoints, vec!["a:1".to_string(), "b:2".to_string()]);
         let shown = format!("{o:?}");
-        assert!(!shown.contains("s3cret-pw") && shown.contains("***"), "{shown}");
+        assert!(
+            !shown.contains("s3cret-pw") && shown.contains("***"),
+            "{shown}"
+        );
     }
 }

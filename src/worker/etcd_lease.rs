@@ -188,7 +188,11 @@ async fn keep_alive_once(
                 }
             }
         };
-        if s.tx.send(pb::LeaseKeepAliveRequest { id: lease }).await.is_err() {
+        if s.tx
+            .send(pb::LeaseKeepAliveRequest { id: lease })
+            .await
+            .is_err()
+        {
             *slot = None;
             continue;
         }
@@ -414,7 +418,9 @@ impl WorkerRegistry for EtcdLeaseRegistry {
             clock.sleep_until_ms(reserved);
         }
         health.check(worker)?;
-        tracing::info!("leased worker id {worker} ({lease_key}, etcd lease {lease_id:x}, TTL {ttl} s)");
+        tracing::info!(
+            "leased worker id {worker} ({lease_key}, etcd lease {lease_id:x}, TTL {ttl} s)"
+        );
 
         let core = Arc::new(LeaseCore {
             session: Mutex::new(Some(session)),
@@ -550,8 +556,8 @@ impl LeaseCore {
                 st.reserved_until = reserved_until;
                 return Ok(());
             }
-            let ours = txn::read(&resp, 1)
-                .is_some_and(|kv| kv.create_revision == self.lease_create_rev);
+            let ours =
+                txn::read(&resp, 1).is_some_and(|kv| kv.create_revision == self.lease_create_rev);
             if !ours {
                 return Err(
                     self.lost("its lease key was deleted (reclaimed, or the lease expired)")
