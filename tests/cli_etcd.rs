@@ -623,3 +623,58 @@ fn registry_choice_with_etcd() {
     );
     assert_eq!(c, Some(2), "{e}");
 }
+
+#[test]
+fn https_endpoints_with_a_ca_file() {
+    let certs = support::etcd::Certs::new();
+    let etcd = EtcdServer::start_tls(&certs);
+    let sb = Sandbox::new();
+    let ep = etcd.endpoints();
+    assert!(ep.starts_with("https://"), "{ep}");
+    let with_ca = sb
+        .leafctl()
+        .env("LEAF_ETCD_CA_FILE", &certs.ca)
+        .args(["next", "--snowflake", "--etcd", &ep, "-n", "3"])
+        .output()
+        .unwrap();
+    assert!(with_ca.status.success(), "{}", stderr(&with_ca));
+    assert_eq!(parse_ids(&with_ca.stdout).len(), 3);
+    // The CA from the config file works the same.
+    std::fs::write(
+        sb.path().join("leaf.toml"),
+        format!("[etcd]\nca_file = {:?}\n", certs.ca.display().to_string()),
+    )
+    .unwrap();
+    let listed = sb
+        .leafctl()
+        .args(["workers", "list", "--etcd", &ep, "--output", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(json(&listed)[0]["mode"], "etcd");
+    std::fs::remove_file(sb.path().join("leaf.toml")).unwrap();
+
+    // Without the CA the server's certificate is not trusted: a clear error, no ID.
+    let without = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--etcd", &ep])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(without.status.code(), Some(1), "{}", stderr(&without));
+    assert!(stderr(&without).contains("TLS"), "{}", stderr(&without));
+    assert!(stderr(&without).contains("ca_file"), "{}", stderr(&without));
+    assert!(without.stdout.is_empty());
+    // A CA file that is not there: a usage error naming it.
+    let missing = sb
+        .leafctl()
+        .env("LEAF_ETCD_CA_FILE", "/nonexistent/ca.pem")
+        .args(["next", "--snowflake", "--etcd", &ep])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("/nonexistent/ca.pem"),
+        "{}",
+        stderr(&missing)
+    );
+}

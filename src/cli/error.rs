@@ -117,6 +117,10 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "check --etcd ENDPOINTS and that etcd is running (etcdctl --endpoints=... endpoint health)",
         ),
+        WorkerError::EtcdTls { .. } => (
+            EXIT_RUNTIME,
+            "set etcd.ca_file (or LEAF_ETCD_CA_FILE) to the PEM file of the CA that signed etcd's certificate, and use the host name the certificate names",
+        ),
         WorkerError::Etcd { .. } => (EXIT_RUNTIME, "retry once etcd answers"),
         WorkerError::EtcdAuth { .. } => (
             EXIT_RUNTIME,

@@ -209,12 +209,20 @@ fn not_connected(s: &Status) -> bool {
         && (t.contains("connect") || t.contains("refused") || t.contains("dns"))
 }
 
+/// The TLS handshake failed (an untrusted or mismatched certificate): no retry will help.
+fn tls_failure(s: &Status) -> bool {
+    let t = status_text(s).to_ascii_lowercase();
+    t.contains("certificate") || t.contains("handshake") || t.contains("tls")
+}
+
 /// Worth another try, maybe on another endpoint: the server is down, busy or electing a leader.
 fn retryable(s: &Status) -> bool {
-    matches!(
-        s.code(),
-        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::ResourceExhausted
-    ) || (s.code() == Code::Unknown && status_text(s).contains("transport"))
+    !tls_failure(s)
+        && matches!(
+            s.code(),
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::ResourceExhausted
+        )
+        || (s.code() == Code::Unknown && status_text(s).contains("transport"))
 }
 
 fn invalid_token(s: &Status) -> bool {
@@ -514,10 +522,26 @@ impl EtcdSession {
                     reason: reason.clone(),
                 }
             }
+            _ if tls_failure(&s) => WorkerError::EtcdTls {
+                endpoints: self.conn.endpoints.clone(),
+                reason,
+            },
             _ if not_connected(&s) => WorkerError::EtcdUnreachable {
                 endpoints: self.conn.endpoints.clone(),
                 reason,
             },
+            _ if self.conn.endpoints.contains("http://")
+                && (reason.contains("broken pipe")
+                    || reason.contains("connection reset")
+                    || reason.contains("frame")) =>
+            {
+                WorkerError::EtcdUnreachable {
+                    endpoints: self.conn.endpoints.clone(),
+                    reason: format!(
+                        "{reason} (if etcd serves TLS there, use an https:// endpoint)"
+                    ),
+                }
+            }
             _ => WorkerError::Etcd {
                 action,
                 key: key.to_string(),
@@ -594,12 +618,13 @@ impl EtcdSession {
             ttl: ttl.as_secs().max(1) as i64,
             id: 0,
         };
+        let what = format!("(TTL {} s)", req.ttl);
         let resp: pb::LeaseGrantResponse =
-            self.call("lease grant", "", method::LEASE_GRANT, req)?;
+            self.call("lease grant", &what, method::LEASE_GRANT, req)?;
         if !resp.error.is_empty() {
             return Err(WorkerError::Etcd {
                 action: "lease grant",
-                key: String::new(),
+                key: what,
                 reason: resp.error,
             });
         }

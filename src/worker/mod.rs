@@ -189,6 +189,14 @@ pub enum WorkerError {
         /// What the client said.
         reason: String,
     },
+    /// The TLS handshake with etcd failed (an untrusted or mismatched certificate).
+    #[error("cannot talk TLS to etcd at {endpoints}: {reason}")]
+    EtcdTls {
+        /// The endpoints tried.
+        endpoints: String,
+        /// What the TLS library said.
+        reason: String,
+    },
     /// An etcd request failed.
     #[error("etcd {action} {key} failed: {reason}")]
     Etcd {

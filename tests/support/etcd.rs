@@ -21,6 +21,10 @@ const ETCDCTL: &str = "/usr/bin/etcdctl";
 /// One etcd process.
 pub struct EtcdMember {
     pub name: String,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The CA that signed the member's certificate (TLS members only).
+    pub ca_file: Option<PathBuf>,
     pub client_port: u16,
     pub peer_port: u16,
     dir: tempfile::TempDir,
@@ -41,14 +45,21 @@ fn check_installed() {
 }
 
 impl EtcdMember {
-    fn spawn(name: &str, client_port: u16, peer_port: u16, initial_cluster: &str) -> EtcdMember {
+    fn spawn(
+        name: &str,
+        client_port: u16,
+        peer_port: u16,
+        initial_cluster: &str,
+        tls: Option<&Certs>,
+    ) -> EtcdMember {
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("data");
-        let args = [
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let mut args = vec![
             format!("--name={name}"),
             format!("--data-dir={}", data.display()),
-            format!("--listen-client-urls=http://127.0.0.1:{client_port}"),
-            format!("--advertise-client-urls=http://127.0.0.1:{client_port}"),
+            format!("--listen-client-urls={scheme}://127.0.0.1:{client_port}"),
+            format!("--advertise-client-urls={scheme}://127.0.0.1:{client_port}"),
             format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
             format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
             format!("--initial-cluster={initial_cluster}"),
@@ -57,6 +68,10 @@ impl EtcdMember {
             "--logger=zap".to_string(),
             "--log-level=warn".to_string(),
         ];
+        if let Some(c) = tls {
+            args.push(format!("--cert-file={}", c.cert.display()));
+            args.push(format!("--key-file={}", c.key.display()));
+        }
         // The watchdog: start etcd, print its pid, wait for stdin to close, then kill etcd.
         let script = format!(
             "cd '{d}' && {ETCD} {args} >'{d}/out.log' 2>&1 </dev/null & J=$!; echo $J; cat >/dev/null; \
@@ -80,6 +95,8 @@ impl EtcdMember {
         let pid: u32 = line.trim().parse().expect("etcd pid is a number");
         EtcdMember {
             name: name.to_string(),
+            scheme,
+            ca_file: tls.map(|c| c.ca.clone()),
             client_port,
             peer_port,
             dir,
@@ -88,9 +105,9 @@ impl EtcdMember {
         }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` for a TLS member).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        format!("{}://127.0.0.1:{}", self.scheme, self.client_port)
     }
 
     /// The member's own output, for failure messages.
@@ -104,7 +121,12 @@ impl EtcdMember {
 
     /// True when `etcdctl endpoint health` says so.
     pub fn healthy(&self) -> bool {
-        etcdctl(&self.endpoint(), &["endpoint", "health"], None).is_ok()
+        let mut args = vec!["endpoint".to_string(), "health".to_string()];
+        if let Some(ca) = &self.ca_file {
+            args.push(format!("--cacert={}", ca.display()));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        etcdctl(&self.endpoint(), &args, None).is_ok()
     }
 
     /// Freezes the member (SIGSTOP): connections stay open but nothing answers.
@@ -152,7 +174,31 @@ impl EtcdServer {
     pub fn start() -> EtcdServer {
         check_installed();
         let (client, peer) = (free_port(), free_port());
-        let member = EtcdMember::spawn("e1", client, peer, &format!("e1=http://127.0.0.1:{peer}"));
+        let member = EtcdMember::spawn(
+            "e1",
+            client,
+            peer,
+            &format!("e1=http://127.0.0.1:{peer}"),
+            None,
+        );
+        let server = EtcdServer {
+            members: vec![member],
+        };
+        server.wait_healthy();
+        server
+    }
+
+    /// A single member serving clients over TLS with a certificate from `certs`.
+    pub fn start_tls(certs: &Certs) -> EtcdServer {
+        check_installed();
+        let (client, peer) = (free_port(), free_port());
+        let member = EtcdMember::spawn(
+            "e1",
+            client,
+            peer,
+            &format!("e1=http://127.0.0.1:{peer}"),
+            Some(certs),
+        );
         let server = EtcdServer {
             members: vec![member],
         };
@@ -174,7 +220,7 @@ impl EtcdServer {
             .iter()
             .enumerate()
             .map(|(i, (client, peer))| {
-                EtcdMember::spawn(&format!("e{}", i + 1), *client, *peer, &initial)
+                EtcdMember::spawn(&format!("e{}", i + 1), *client, *peer, &initial, None)
             })
             .collect();
         let server = EtcdServer { members };
@@ -244,6 +290,90 @@ impl EtcdServer {
     /// `etcdctl get --prefix` as `key=value` lines (with `root:password` when auth is on).
     pub fn dump(&self, prefix: &str, auth: Option<&str>) -> String {
         etcdctl(&self.endpoints(), &["get", "--prefix", prefix], auth).unwrap_or_default()
+    }
+}
+
+/// A test CA and a server certificate for 127.0.0.1 signed by it (made with `openssl`).
+pub struct Certs {
+    pub dir: tempfile::TempDir,
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Certs {
+    pub fn new() -> Certs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(d)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run openssl (Debian package openssl)");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=leafctl test CA",
+        ]);
+        run(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ]);
+        std::fs::write(
+            d.join("ext.cnf"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("ext.cnf");
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ]);
+        Certs {
+            ca: d.join("ca.crt"),
+            cert: d.join("server.crt"),
+            key: d.join("server.key"),
+            dir,
+        }
     }
 }
 
