@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
 use leafctl::worker::{
-    EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, WorkerError, WorkerGenerator,
-    WorkerLease, WorkerMode, WorkerRegistry,
+    EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, SupervisedGenerator, WorkerError,
+    WorkerGenerator, WorkerLease, WorkerMode, WorkerRegistry,
 };
 use support::etcd::EtcdServer;
 
@@ -485,4 +485,47 @@ fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
         cluster.leader().is_some(),
         "the cluster elected a new leader"
     );
+}
+
+#[test]
+fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "supervised", "10.16.0.1:8080");
+    let g = SupervisedGenerator::start(
+        Box::new(EtcdLeaseRegistry::new(o.clone())),
+        leaf(),
+        SeqStart::Zero,
+        system(),
+    )
+    .unwrap();
+    let mut ids: Vec<u64> = g.next_block(100).unwrap().into_iter().collect();
+    assert_eq!(g.status().acquisitions, 1);
+    // Someone frees the worker id under the running server.
+    let admin = EtcdAdmin::connect(&o).unwrap();
+    let rec = admin.list(now()).unwrap().remove(0);
+    admin.reclaim(&rec).unwrap();
+    // It stops issuing on the lost lease and, by itself, leases again and resumes.
+    let t0 = Instant::now();
+    while g.status().acquisitions < 2 || g.next_block(1).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", g.status());
+        if let Ok(b) = g.next_block(10) {
+            ids.extend(b);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for _ in 0..100 {
+        if let Ok(b) = g.next_block(10) {
+            ids.extend(b);
+        }
+    }
+    let status = g.status();
+    assert!(
+        status
+            .lease
+            .unwrap()
+            .starts_with("etcd lease /leafctl/supervised/leases/")
+    );
+    support::assert_unique(&mut ids);
+    g.finish().unwrap();
+    assert!(!held(&o, 0) && !held(&o, 1));
 }
