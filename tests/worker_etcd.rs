@@ -529,3 +529,35 @@ fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
     g.finish().unwrap();
     assert!(!held(&o, 0) && !held(&o, 1));
 }
+
+#[test]
+fn leasing_and_issuing_from_inside_another_tokio_runtime() {
+    // A server's request handler runs on its own tokio runtime; the lease's synchronous etcd
+    // calls must work there too (tokio forbids a nested block_on).
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "nested", "10.17.0.1:8080");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let t = now();
+    let clock = Arc::new(FakeClock::new(t));
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let ids = rt.block_on(async move {
+        let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            // Past the reservation: the next block must write a new one first.
+            clock.advance_ms(10_000);
+            ids.extend(g.next_block(5).unwrap());
+            tokio::task::yield_now().await;
+        }
+        g.finish().unwrap();
+        drop(g);
+        ids
+    });
+    assert_eq!(ids.len(), 15);
+    assert!(reserved_until(&o, 0).unwrap() >= t + 30_000);
+    assert!(!held(&o, 0));
+}

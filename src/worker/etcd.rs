@@ -394,7 +394,8 @@ impl Conn {
 
 /// One etcd connection with its runtime.
 pub(crate) struct EtcdSession {
-    rt: tokio::runtime::Runtime,
+    /// `None` only while dropping.
+    rt: Option<tokio::runtime::Runtime>,
     conn: Arc<Conn>,
 }
 
@@ -458,7 +459,7 @@ impl EtcdSession {
             request_timeout: opts.request_timeout,
             retry_for: opts.request_timeout.max(Duration::from_secs(3)),
         });
-        let session = EtcdSession { rt, conn };
+        let session = EtcdSession { rt: Some(rt), conn };
         if let Some(user) = &opts.user {
             if opts.password.is_none() {
                 return Err(WorkerError::EtcdConfig(format!(
@@ -473,9 +474,34 @@ impl EtcdSession {
         Ok(session)
     }
 
-    /// Runs a future on the session's runtime.
-    pub(crate) fn block<F: Future>(&self, fut: F) -> F::Output {
-        self.rt.block_on(fut)
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        self.rt
+            .as_ref()
+            .expect("the runtime is only taken when the session is dropped")
+    }
+
+    /// Runs a future on the session's runtime and waits for it. Callable from any thread,
+    /// including one that drives another tokio runtime (a server's request handler): the future
+    /// then runs on this session's runtime while the caller waits on a channel, since tokio
+    /// forbids `block_on` there.
+    pub(crate) fn block<F>(&self, fut: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.rt().block_on(fut);
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.rt().spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        match rx.recv() {
+            Ok(out) => out,
+            // Only if the runtime dropped the task, which it does only when shut down, and
+            // that happens only in Drop, after every caller is gone.
+            Err(_) => panic!("the etcd client runtime stopped during a request"),
+        }
     }
 
     pub(crate) fn conn(&self) -> Arc<Conn> {
@@ -487,7 +513,7 @@ impl EtcdSession {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.rt.spawn(fut)
+        self.rt().spawn(fut)
     }
 
     /// A failed status as a [`WorkerError`].
@@ -642,6 +668,19 @@ impl EtcdSession {
             Ok(_) => Ok(true),
             Err(s) if s.code() == Code::NotFound => Ok(false),
             Err(s) => Err(self.fail("lease revoke", &format!("{lease:x}"), s)),
+        }
+    }
+}
+
+impl Drop for EtcdSession {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                // Inside another runtime, waiting is not allowed.
+                rt.shutdown_background();
+            } else {
+                rt.shutdown_timeout(Duration::from_secs(1));
+            }
         }
     }
 }
