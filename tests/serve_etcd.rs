@@ -63,7 +63,7 @@ fn two_servers_on_a_cluster_losing_its_leader_under_load_never_duplicate_and_res
                 // Bounded: at most 20,000 requests per thread, and the stop flag after ~11 s.
                 while !stop.load(Ordering::SeqCst) && i < 20_000 {
                     i += 1;
-                    let path = if i % 10 == 0 {
+                    let path = if i.is_multiple_of(10) {
                         "/api/snowflake/get/k?count=50"
                     } else {
                         "/api/snowflake/get/k"
