@@ -876,7 +876,6 @@ impl EtcdAdmin {
                 let ours = now_ms() - at.elapsed().as_millis() as i64;
                 if let Ok(d) = NodeData::parse("", &value)
                     && d.timestamp > 0
-                    && format!("{}:{}", d.ip, d.port) != self.opts.identity.to_string()
                 {
                     offsets.insert(key, d.timestamp - ours);
                 }
