@@ -237,15 +237,37 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
         "the expired lease still holds worker id 0"
     );
     // Another process takes the id: it starts after everything the first holder issued.
-    let other = EtcdLeaseRegistry::new(opts(&etcd.endpoints(), "paused", "10.9.0.2:8080"));
-    let h = WorkerGenerator::start(&other, leaf(), SeqStart::Zero, system()).unwrap();
-    assert_eq!(h.worker(), g.worker(), "the same worker id is reused");
-    let second = issue(&h, 1_000);
+    let sb = support::Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--etcd",
+            &etcd.endpoints(),
+            "--name",
+            "paused",
+        ])
+        .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = support::parse_ids(&out.stdout);
+    assert_eq!(second.len(), 1_000);
+    assert!(
+        second
+            .iter()
+            .all(|id| leaf().decode(*id).unwrap().worker == g.worker()),
+        "the same worker id is reused"
+    );
     let first_max = *first.iter().max().unwrap();
     assert!(second.iter().all(|id| *id > first_max));
     let mut all: Vec<u64> = first.into_iter().chain(second).collect();
     support::assert_unique(&mut all);
-    h.finish().unwrap();
     // The stopped holder's clean-up must not disturb anything.
     assert!(g.finish().is_ok() || g.lease().check().is_err());
 }
