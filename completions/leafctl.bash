@@ -200,7 +200,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version next serve decode tag db workers config generate-assets help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version next serve decode tag db workers config generate-assets help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -226,6 +226,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -242,7 +246,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version show import-leaf help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -265,6 +269,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -340,7 +348,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__import__subcmd__leaf)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -363,6 +371,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -382,7 +394,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -408,6 +420,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -424,7 +440,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version init help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -447,6 +463,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -508,7 +528,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db__subcmd__init)
-            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -534,6 +554,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -550,7 +574,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -600,6 +624,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -616,7 +644,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__generate__subcmd__assets)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -639,6 +667,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -952,7 +984,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1014,6 +1046,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1030,7 +1066,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__serve)
-            opts="-q -v -h -V --listen --segment --snowflake --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --listen --segment --snowflake --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1088,6 +1124,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1104,7 +1144,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version add list show set-step remove help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version add list show set-step remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1130,6 +1170,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1146,7 +1190,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__add)
-            opts="-q -v -h -V --step --start --desc --if-not-exists --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --step --start --desc --if-not-exists --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1181,6 +1225,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1298,7 +1346,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__list)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1321,6 +1369,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1340,7 +1392,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__remove)
-            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1363,6 +1415,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1382,7 +1438,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__set__subcmd__step)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1405,6 +1461,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1424,7 +1484,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1450,6 +1510,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1466,7 +1530,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version list reclaim doctor help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version list reclaim doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1492,6 +1556,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1508,7 +1576,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__doctor)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1531,6 +1599,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1620,7 +1692,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__list)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1646,6 +1718,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1662,7 +1738,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__reclaim)
-            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --db --zk --name --instance --help --version"
+            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1689,6 +1765,10 @@ _leafctl() {
                     return 0
                     ;;
                 --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

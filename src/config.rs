@@ -76,6 +76,24 @@ pub struct ConfigFile {
     /// `[serve]` settings: `leafctl serve`.
     #[serde(default)]
     pub serve: ServeSection,
+    /// `[etcd]` settings: the etcd worker registry.
+    #[serde(default)]
+    pub etcd: EtcdSection,
+}
+
+/// `[etcd]`: where worker ids are leased in etcd, mirroring `--etcd`, `LEAF_ETCD_USER` and
+/// `LEAF_ETCD_CA_FILE`. The password only comes from `LEAF_ETCD_PASSWORD`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EtcdSection {
+    /// Endpoints `http(s)://host:port[,...]` (`host:port` means plain HTTP).
+    pub endpoints: Option<String>,
+    /// User name when etcd has authentication enabled (password in `LEAF_ETCD_PASSWORD`).
+    pub user: Option<String>,
+    /// PEM file with the CA certificate(s) for `https://` endpoints (default: the system's roots).
+    pub ca_file: Option<PathBuf>,
+    /// TTL of the etcd lease behind a worker id, in ms, rounded up to whole seconds (default 10000).
+    pub lease_ttl_ms: Option<u64>,
 }
 
 /// `[serve]`: the HTTP service, mirroring `serve --listen/--segment/--snowflake` and

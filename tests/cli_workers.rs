@@ -429,7 +429,7 @@ fn registry_choice_errors_are_usage_errors() {
             "next",
             "--snowflake",
             "--registry",
-            "etcd",
+            "zookeeper",
             "--worker-id",
             "1",
         ])

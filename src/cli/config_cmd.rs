@@ -181,6 +181,35 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
         source: src(&s.zk_max_clock_skew_ms.origin),
     });
     rows.push(Row {
+        key: "etcd.endpoints",
+        ..opt(&s.etcd_endpoints, false)
+    });
+    rows.push(Row {
+        key: "etcd.user",
+        ..opt(&s.etcd_user, false)
+    });
+    rows.push(Row {
+        key: "etcd.password",
+        ..opt(&s.etcd_password, true)
+    });
+    rows.push(Row {
+        key: "etcd.ca_file",
+        value: s
+            .etcd_ca_file
+            .as_ref()
+            .map(|c| c.value.display().to_string()),
+        source: s
+            .etcd_ca_file
+            .as_ref()
+            .map(|c| src(&c.origin))
+            .unwrap_or_else(|| "unset".into()),
+    });
+    rows.push(Row {
+        key: "etcd.lease_ttl_ms",
+        value: Some(s.etcd_lease_ttl_ms.value.to_string()),
+        source: src(&s.etcd_lease_ttl_ms.origin),
+    });
+    rows.push(Row {
         key: "serve.listen",
         value: Some(s.serve_listen.value.clone()),
         source: src(&s.serve_listen.origin),

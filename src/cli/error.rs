@@ -113,6 +113,27 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "check --db and that MySQL is running; `leafctl db init` creates leaf_workerid_alloc",
         ),
+        WorkerError::EtcdUnreachable { .. } => (
+            EXIT_RUNTIME,
+            "check --etcd ENDPOINTS and that etcd is running (etcdctl --endpoints=... endpoint health)",
+        ),
+        WorkerError::EtcdTls { .. } => (
+            EXIT_RUNTIME,
+            "set etcd.ca_file (or LEAF_ETCD_CA_FILE) to the PEM file of the CA that signed etcd's certificate, and use the host name the certificate names",
+        ),
+        WorkerError::Etcd { .. } => (EXIT_RUNTIME, "retry once etcd answers"),
+        WorkerError::EtcdAuth { .. } => (
+            EXIT_RUNTIME,
+            "check etcd.user (LEAF_ETCD_USER) and the password in LEAF_ETCD_PASSWORD, and the user's permissions on /leafctl/",
+        ),
+        WorkerError::EtcdConfig(_) => (
+            EXIT_USAGE,
+            "give endpoints as http://HOST:PORT or https://HOST:PORT (CA file: etcd.ca_file), comma-separated",
+        ),
+        WorkerError::LeaseLost { .. } => (
+            EXIT_RUNTIME,
+            "etcd stopped answering or the worker id was reclaimed; retry once etcd is reachable",
+        ),
         WorkerError::Stopped { .. } => (EXIT_RUNTIME, "start a new run"),
         WorkerError::NoLease { .. } => (
             EXIT_RUNTIME,

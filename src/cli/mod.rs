@@ -75,6 +75,11 @@ pub struct GlobalArgs {
     /// zk.auth [env: LEAF_ZK]
     #[arg(long, global = true, value_name = "HOSTS")]
     pub zk: Option<String>,
+    /// etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from
+    /// etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from
+    /// etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]
+    #[arg(long, global = true, value_name = "ENDPOINTS")]
+    pub etcd: Option<String>,
     /// Namespace of worker ids (Leaf's leaf.name) [env: LEAF_NAME] [default: leaf]
     #[arg(long, global = true, value_name = "NAME")]
     pub name: Option<String>,
@@ -101,7 +106,7 @@ pub enum Command {
     /// Set up the segment database (leaf_alloc table)
     #[command(subcommand)]
     Db(db::DbCommand),
-    /// List, reclaim and check worker ids in ZooKeeper or MySQL
+    /// List, reclaim and check worker ids in ZooKeeper, etcd or MySQL
     #[command(subcommand)]
     Workers(workers::WorkersCommand),
     /// Inspect the effective configuration
@@ -139,8 +144,8 @@ pub struct SnowflakeArgs {
     #[arg(long, value_name = "N")]
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
-    /// lease with --zk]
-    #[arg(long, value_name = "local|forever|lease|mysql")]
+    /// lease with --zk, etcd with --etcd]
+    #[arg(long, value_name = "local|forever|lease|mysql|etcd")]
     pub registry: Option<String>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
@@ -179,6 +184,7 @@ fn flag_values(cli: &Cli) -> FlagValues {
         state_dir: cli.global.state_dir.clone(),
         db: cli.global.db.clone(),
         zk: cli.global.zk.clone(),
+        etcd: cli.global.etcd.clone(),
         name: cli.global.name.clone(),
         instance: cli.global.instance.clone(),
         ..FlagValues::default()

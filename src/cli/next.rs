@@ -18,12 +18,14 @@ Examples:
   leafctl next --snowflake --worker-id 5 --preset discord
   leafctl next --snowflake --zk zk1:2181,zk2:2181 -n 100     lease a free worker id, issue, release
   leafctl --zk zk1:2181 --name order next --snowflake --registry forever --instance 10.0.0.5:8080
+  leafctl next --snowflake --etcd http://etcd1:2379,http://etcd2:2379   the same lease, on etcd
   leafctl next order                                  segment mode: one ID of tag `order`
   leafctl next order -n 10000000 > ids.txt            ten million, claimed in one transaction
   leafctl next order -n 3 --db mysql://leaf@db:3306/leaf --output json
 
-With --zk, concurrent runs always get different worker ids (the lowest free lease under
-/snowflake/NAME/leases), and a run never reuses a time a previous holder of its id reserved.
+With --zk (or --etcd), concurrent runs always get different worker ids (the lowest free lease under
+/snowflake/NAME/leases, or /leafctl/NAME/leases/ in etcd), and a run never reuses a time a previous
+holder of its id reserved.
 Two runs with the same worker id (and --name) on one machine never repeat an ID: the second waits
 for the first (or fails with --no-wait), and a clock behind the last run's time is waited out when
 it is a few ms, refused otherwise.

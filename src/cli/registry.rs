@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use leafctl::worker::{
-    Identity, LocalRegistry, MysqlOptions, MysqlRegistry, WorkerRegistry, ZkForeverRegistry,
-    ZkLeaseRegistry, ZkOptions,
+    EtcdLeaseRegistry, EtcdOptions, Identity, LocalRegistry, MysqlOptions, MysqlRegistry,
+    WorkerRegistry, ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
 };
 
 /// The port a process names itself by when it has none of its own (`next`, `workers`): Leaf's
@@ -43,8 +43,40 @@ pub fn zk_options(ctx: &Context, default_port: u16) -> anyhow::Result<Option<ZkO
     Ok(Some(opts))
 }
 
-/// Picks the worker registry: `--registry`, else `--worker-id` (local) or `--zk` (`zk_default`
-/// mode), the one given with the stronger origin.
+/// etcd options from the settings; `None` without `--etcd` / `LEAF_ETCD` / `etcd.endpoints`.
+pub fn etcd_options(ctx: &Context, default_port: u16) -> anyhow::Result<Option<EtcdOptions>> {
+    let s = &ctx.settings;
+    let Some(endpoints) = &s.etcd_endpoints else {
+        return Ok(None);
+    };
+    let name = checked_name(ctx)?;
+    let identity = identity(ctx, default_port)?;
+    let mut opts = EtcdOptions::new(&endpoints.value, &name, identity);
+    if opts.endpoints.is_empty() {
+        return Err(usage(
+            format!(
+                "no etcd endpoint in {:?} (from {})",
+                endpoints.value, endpoints.origin
+            ),
+            "pass --etcd http://HOST:PORT[,http://HOST:PORT...]",
+        ));
+    }
+    opts.user = s.etcd_user.as_ref().map(|u| u.value.clone());
+    opts.password = s.etcd_password.as_ref().map(|p| p.value.clone());
+    if opts.user.is_none() && opts.password.is_some() {
+        return Err(usage(
+            "LEAF_ETCD_PASSWORD is set but no etcd user",
+            "set etcd.user in the config file or LEAF_ETCD_USER",
+        ));
+    }
+    opts.ca_file = s.etcd_ca_file.as_ref().map(|c| c.value.clone());
+    opts.lease_ttl = Duration::from_millis(s.etcd_lease_ttl_ms.value.div_ceil(1_000) * 1_000);
+    opts.max_clock_skew_ms = s.zk_max_clock_skew_ms.value.min(i64::MAX as u64) as i64;
+    Ok(Some(opts))
+}
+
+/// Picks the worker registry: `--registry`, else `--worker-id` (local), `--zk` (`zk_default`
+/// mode) or `--etcd`, the one given with the strongest origin.
 ///
 /// `default_port` names this process in the registry when `--instance` is not given (Leaf's
 /// identity is this host's IP and the server's port).
@@ -55,26 +87,9 @@ pub fn registry(
     default_port: u16,
 ) -> anyhow::Result<Box<dyn WorkerRegistry>> {
     let s = &ctx.settings;
-    let mode = match (&s.registry, &s.worker_id, &s.zk_hosts) {
-        (Some(r), _, _) => r.value.clone(),
-        (None, Some(w), Some(z)) if rank(&w.origin) == rank(&z.origin) => {
-            return Err(usage(
-                format!(
-                    "both a worker id ({}) and ZooKeeper hosts ({}) are set",
-                    w.origin, z.origin
-                ),
-                "pass --registry local|lease|forever to say which to use",
-            ));
-        }
-        (None, Some(w), Some(z)) if rank(&w.origin) > rank(&z.origin) => "local".into(),
-        (None, Some(_), None) => "local".into(),
-        (None, _, Some(_)) => zk_default.into(),
-        (None, None, None) => {
-            return Err(usage(
-                "no worker id for snowflake mode",
-                "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id), or --zk HOSTS to lease one",
-            ));
-        }
+    let mode = match &s.registry {
+        Some(r) => r.value.clone(),
+        None => implied_mode(ctx, zk_default)?,
     };
     let layout = s.layout.value.layout;
     match mode.as_str() {
@@ -119,9 +134,54 @@ pub fn registry(
             ctx,
             default_port,
         )?))),
+        "etcd" => {
+            let opts = etcd_options(ctx, default_port)?.ok_or_else(|| {
+                usage(
+                    "the etcd registry needs etcd endpoints",
+                    "pass --etcd http://HOST:PORT[,...], set LEAF_ETCD, or set etcd.endpoints",
+                )
+            })?;
+            Ok(Box::new(EtcdLeaseRegistry::new(opts)))
+        }
         other => Err(usage(
             format!("unknown registry {other:?}"),
-            "use local, forever, lease or mysql",
+            "use local, forever, lease, mysql or etcd",
+        )),
+    }
+}
+
+/// The registry the other settings imply without `--registry`: `--worker-id` (local), `--zk`
+/// (`zk_default`) or `--etcd`, whichever has the strongest origin; a tie is a usage error.
+fn implied_mode(ctx: &Context, zk_default: &str) -> anyhow::Result<String> {
+    let s = &ctx.settings;
+    let mut given = Vec::new();
+    if let Some(w) = &s.worker_id {
+        given.push(("local", "a worker id", &w.origin));
+    }
+    if let Some(z) = &s.zk_hosts {
+        given.push((zk_default, "ZooKeeper hosts", &z.origin));
+    }
+    if let Some(e) = &s.etcd_endpoints {
+        given.push(("etcd", "etcd endpoints", &e.origin));
+    }
+    let Some(best) = given.iter().map(|g| rank(g.2)).max() else {
+        return Err(usage(
+            "no worker id for snowflake mode",
+            "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id), or --zk HOSTS or --etcd ENDPOINTS to lease one",
+        ));
+    };
+    let top: Vec<_> = given.iter().filter(|g| rank(g.2) == best).collect();
+    match top.as_slice() {
+        [one] => Ok(one.0.to_string()),
+        _ => Err(usage(
+            format!(
+                "both {} are set",
+                top.iter()
+                    .map(|g| format!("{} ({})", g.1, g.2))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+            "pass --registry local|lease|forever|etcd to say which to use",
         )),
     }
 }

@@ -20,6 +20,7 @@ Examples:
   LEAF_DB_PASSWORD=... leafctl serve --segment --db mysql://leaf@db:3306/leaf --listen 0.0.0.0:8080
   leafctl serve --snowflake --zk zk1:2181,zk2:2181      lease a worker id, replace it if lost
   leafctl serve --snowflake --zk zk1:2181 --registry forever    Leaf's own ZooKeeper tree
+  LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl serve --snowflake --etcd https://etcd1:2379
   leafctl serve --snowflake --worker-id 7
   LEAF_SERVE_TOKEN=... leafctl serve --segment --snowflake --worker-id 7
   leafctl config import-leaf leaf.properties > leaf.toml && leafctl --config leaf.toml serve
@@ -43,7 +44,7 @@ pub struct ServeArgs {
     /// Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]
     #[arg(long)]
     pub segment: bool,
-    /// Serve snowflake mode, with a worker id from --worker-id, --zk or --registry mysql
+    /// Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql
     /// [env: LEAF_SERVE_SNOWFLAKE]
     #[arg(long)]
     pub snowflake: bool,

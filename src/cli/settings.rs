@@ -30,6 +30,7 @@ pub struct FlagValues {
     pub seq_start: Option<SeqStart>,
     pub db: Option<String>,
     pub zk: Option<String>,
+    pub etcd: Option<String>,
     pub instance: Option<String>,
     pub registry: Option<String>,
     pub listen: Option<String>,
@@ -70,6 +71,16 @@ pub struct Settings {
     pub zk_session_timeout_ms: Resolved<u64>,
     /// Largest clock difference to live peers at first registration (ms).
     pub zk_max_clock_skew_ms: Resolved<u64>,
+    /// etcd worker registry (`--etcd`, `LEAF_ETCD`, `etcd.endpoints`).
+    pub etcd_endpoints: Option<Resolved<String>>,
+    /// etcd user (`LEAF_ETCD_USER`, `etcd.user`).
+    pub etcd_user: Option<Resolved<String>>,
+    /// etcd password (`LEAF_ETCD_PASSWORD` only); a secret.
+    pub etcd_password: Option<Resolved<String>>,
+    /// CA certificates for `https://` etcd endpoints (`LEAF_ETCD_CA_FILE`, `etcd.ca_file`).
+    pub etcd_ca_file: Option<Resolved<PathBuf>>,
+    /// TTL of the etcd lease behind a worker id (ms).
+    pub etcd_lease_ttl_ms: Resolved<u64>,
     /// `serve` listen address (`--listen`, `LEAF_SERVE_LISTEN`, `serve.listen`).
     pub serve_listen: Resolved<String>,
     /// `serve` segment mode (`--segment`, `LEAF_SERVE_SEGMENT`, `serve.segment`).
@@ -385,11 +396,47 @@ impl Settings {
             file.snowflake.registry.clone(),
         )?;
         if let Some(r) = &registry
-            && !["local", "forever", "lease", "mysql"].contains(&r.value.as_str())
+            && !["local", "forever", "lease", "mysql", "etcd"].contains(&r.value.as_str())
         {
             return Err(usage(
                 format!("unknown registry {:?} (from {})", r.value, r.origin),
-                "use local, forever, lease or mysql",
+                "use local, forever, lease, mysql or etcd",
+            ));
+        }
+        let etcd_endpoints = pick(
+            flags.etcd.clone(),
+            "LEAF_ETCD",
+            "etcd endpoints",
+            file.etcd.endpoints.clone(),
+        )?;
+        let etcd_user = pick(None, "LEAF_ETCD_USER", "user name", file.etcd.user.clone())?;
+        let etcd_password = pick(None, "LEAF_ETCD_PASSWORD", "password", None)?;
+        let etcd_ca_file = pick(
+            None,
+            "LEAF_ETCD_CA_FILE",
+            "path",
+            file.etcd.ca_file.clone().map(PathStr),
+        )?
+        .map(|r| Resolved {
+            value: r.value.0,
+            origin: r.origin,
+        });
+        let etcd_lease_ttl_ms = or_default(
+            pick(
+                None,
+                "LEAF_ETCD_LEASE_TTL_MS",
+                "TTL in ms",
+                file.etcd.lease_ttl_ms,
+            )?,
+            leafctl::worker::DEFAULT_ETCD_LEASE_TTL.as_millis() as u64,
+        );
+        if etcd_lease_ttl_ms.value < 2_000 {
+            return Err(usage(
+                format!(
+                    "etcd lease TTL {} ms (from {}) is below etcd's minimum",
+                    etcd_lease_ttl_ms.value, etcd_lease_ttl_ms.origin
+                ),
+                "use at least 2000 ms (etcd.lease_ttl_ms or LEAF_ETCD_LEASE_TTL_MS)",
             ));
         }
         let zk_session_timeout_ms = or_default(
@@ -459,6 +506,11 @@ impl Settings {
             registry,
             zk_session_timeout_ms,
             zk_max_clock_skew_ms,
+            etcd_endpoints,
+            etcd_user,
+            etcd_password,
+            etcd_ca_file,
+            etcd_lease_ttl_ms,
             serve_listen,
             serve_segment,
             serve_snowflake,

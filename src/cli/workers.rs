@@ -5,13 +5,14 @@ use std::sync::Arc;
 use clap::Subcommand;
 use leafctl::config::Origin;
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::{MysqlRegistry, WorkerMode, WorkerRecord, ZkAdmin};
+use leafctl::worker::{EtcdAdmin, MysqlRegistry, WorkerMode, WorkerRecord, ZkAdmin};
 use serde::Serialize;
 
 use super::Context;
 use super::error::{CliError, usage};
 use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
-use super::registry::{DEFAULT_INSTANCE_PORT, mysql_options, zk_options};
+use super::registry::{DEFAULT_INSTANCE_PORT, etcd_options, mysql_options, zk_options};
+use super::settings::rank;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -20,10 +21,14 @@ Examples:
   leafctl workers reclaim 7 --zk zk1:2181                 show what would be done
   leafctl workers reclaim 10.0.0.5:8080 --zk zk1:2181 --yes
   leafctl workers doctor --zk zk1:2181
+  leafctl workers list --etcd http://etcd1:2379,http://etcd2:2379
+  leafctl workers reclaim 3 --etcd http://etcd1:2379 --yes  revokes the holder's etcd lease
+  LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl workers doctor --etcd https://etcd1:2379
   LEAF_DB_PASSWORD=... leafctl workers list --db mysql://leaf@db:3306/leaf   leaf_workerid_alloc
 
 A worker is live when it reported within 3 report intervals (9 s) or holds a lease or an ephemeral
-node; reclaim refuses live workers unless --force is given.";
+node; reclaim refuses live workers unless --force is given. etcd does not report its own clock, so
+doctor --etcd compares this host with the live holders' reports only (it watches them for up to 4.5 s).";
 
 #[derive(Debug, Subcommand)]
 pub enum WorkersCommand {
@@ -43,32 +48,56 @@ pub enum WorkersCommand {
         #[arg(long)]
         force: bool,
         /// Only consider this mode when a worker id exists in both
-        #[arg(long, value_name = "forever|lease")]
+        #[arg(long, value_name = "forever|lease|etcd|mysql")]
         mode: Option<String>,
     },
-    /// Check this host's clock against ZooKeeper's and the live peers' and print a verdict
+    /// Check this host's clock against ZooKeeper's (or etcd's holders') and the live peers' and
+    /// print a verdict
     #[command(after_help = EXAMPLES)]
     Doctor,
 }
 
-/// The registry `workers` inspects: ZooKeeper when configured, else an explicitly given MySQL
-/// database.
+/// The registry `workers` inspects: ZooKeeper or etcd when configured (the stronger origin when
+/// both are), else an explicitly given MySQL database.
 enum Admin {
     Zk(Box<ZkAdmin>),
+    Etcd(Box<EtcdAdmin>),
     Mysql(MysqlRegistry),
+}
+
+/// What `workers doctor` found, whichever registry it asked.
+struct Doctor {
+    store: &'static str,
+    store_offset_ms: Option<i64>,
+    round_trip_ms: i64,
+    peers: usize,
+    peer_offset_ms: Option<i64>,
+    max_skew_ms: i64,
+    ok: bool,
 }
 
 impl Admin {
     fn list(&self, now_ms: i64) -> anyhow::Result<Vec<WorkerRecord>> {
         Ok(match self {
             Admin::Zk(a) => a.list(now_ms)?,
+            Admin::Etcd(a) => a.list(now_ms)?,
             Admin::Mysql(m) => m.list(now_ms)?,
         })
+    }
+
+    /// Where its worker ids live, for messages.
+    fn place(&self, name: &str) -> String {
+        match self {
+            Admin::Zk(_) => format!("/snowflake/{name}"),
+            Admin::Etcd(_) => format!("/leafctl/{name}/"),
+            Admin::Mysql(_) => "leaf_workerid_alloc".into(),
+        }
     }
 
     fn reclaim(&self, record: &WorkerRecord) -> anyhow::Result<Vec<String>> {
         Ok(match self {
             Admin::Zk(a) => a.reclaim(record)?,
+            Admin::Etcd(a) => a.reclaim(record)?,
             Admin::Mysql(m) => {
                 if m.reclaim(record.worker)? {
                     vec![record.location.clone()]
@@ -81,6 +110,26 @@ impl Admin {
 }
 
 fn admin(ctx: &Context) -> anyhow::Result<Admin> {
+    let s = &ctx.settings;
+    if let (Some(z), Some(e)) = (&s.zk_hosts, &s.etcd_endpoints)
+        && rank(&z.origin) == rank(&e.origin)
+    {
+        return Err(usage(
+            format!(
+                "both ZooKeeper hosts ({}) and etcd endpoints ({}) are set",
+                z.origin, e.origin
+            ),
+            "pass only one of --zk and --etcd to say which registry to inspect",
+        ));
+    }
+    let etcd_first = match (&s.zk_hosts, &s.etcd_endpoints) {
+        (Some(z), Some(e)) => rank(&e.origin) > rank(&z.origin),
+        (None, Some(_)) => true,
+        _ => false,
+    };
+    if etcd_first && let Some(opts) = etcd_options(ctx, DEFAULT_INSTANCE_PORT)? {
+        return Ok(Admin::Etcd(Box::new(EtcdAdmin::connect(&opts)?)));
+    }
     if let Some(opts) = zk_options(ctx, DEFAULT_INSTANCE_PORT)? {
         return Ok(Admin::Zk(Box::new(ZkAdmin::connect(&opts)?)));
     }
@@ -92,7 +141,7 @@ fn admin(ctx: &Context) -> anyhow::Result<Admin> {
     }
     Err(usage(
         "no registry to inspect",
-        "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), or --db mysql://... for leaf_workerid_alloc",
+        "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints), or --db mysql://... for leaf_workerid_alloc",
     ))
 }
 
@@ -134,8 +183,8 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 OutputFormat::Text => {
                     if records.is_empty() {
                         return print_text(&format!(
-                            "no worker ids registered under /snowflake/{}",
-                            ctx.settings.name.value
+                            "no worker ids registered under {}",
+                            admin.place(&ctx.settings.name.value)
                         ));
                     }
                     let mut t = table(&["worker", "identity", "mode", "last report", "status"]);
@@ -175,8 +224,8 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 [] => {
                     return Err(usage(
                         format!(
-                            "no worker {target:?} under /snowflake/{}",
-                            ctx.settings.name.value
+                            "no worker {target:?} under {}",
+                            admin.place(&ctx.settings.name.value)
                         ),
                         "`leafctl workers list` shows the worker ids there are",
                     ));
@@ -198,6 +247,10 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
                     record.worker, record.location
                 ),
+                WorkerMode::Etcd => format!(
+                    "revoke the etcd lease holding worker id {} ({}); its holder stops issuing at its next keep-alive, and reserved_until stays, so the next holder still starts after it",
+                    record.worker, record.location
+                ),
                 _ => format!(
                     "delete the forever node {} of {} (worker id {}); ZooKeeper never reuses sequence numbers, so this only tidies the tree",
                     record.location, record.identity, record.worker
@@ -211,7 +264,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                         record.worker,
                         record.identity,
                         if record.held {
-                            "its holder's session is connected"
+                            "its holder's session or lease is alive"
                         } else {
                             "it reported within the last 9 s"
                         }
@@ -252,22 +305,57 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             }
         }
         WorkersCommand::Doctor => {
-            let Admin::Zk(admin) = admin(ctx)? else {
-                return Err(usage(
-                    "workers doctor needs ZooKeeper",
-                    "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts)",
-                ));
-            };
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-            let report = admin.clock_report(|| clock.now_ms())?;
-            let verdict = if report.ok {
-                "ok: this host's clock agrees with ZooKeeper and the live peers"
-            } else {
-                "FAIL: this host's clock is off; fix NTP before starting a generator here"
+            let report = match admin(ctx)? {
+                Admin::Zk(a) => {
+                    let r = a.clock_report(|| clock.now_ms())?;
+                    Doctor {
+                        store: "ZooKeeper",
+                        store_offset_ms: Some(r.zk_offset_ms),
+                        round_trip_ms: r.round_trip_ms,
+                        peers: r.peers,
+                        peer_offset_ms: r.peer_offset_ms,
+                        max_skew_ms: r.max_skew_ms,
+                        ok: r.ok,
+                    }
+                }
+                Admin::Etcd(a) => {
+                    let r = a.clock_report(|| clock.now_ms())?;
+                    Doctor {
+                        store: "etcd",
+                        store_offset_ms: None,
+                        round_trip_ms: r.round_trip_ms,
+                        peers: r.peers,
+                        peer_offset_ms: r.peer_offset_ms,
+                        max_skew_ms: r.max_skew_ms,
+                        ok: r.ok,
+                    }
+                }
+                Admin::Mysql(_) => {
+                    return Err(usage(
+                        "workers doctor needs ZooKeeper or etcd",
+                        "pass --zk HOST:PORT (or LEAF_ZK / zk.hosts), or --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints)",
+                    ));
+                }
+            };
+            let verdict = match (report.ok, report.store_offset_ms.is_some(), report.peers) {
+                (false, _, _) => {
+                    "FAIL: this host's clock is off; fix NTP before starting a generator here"
+                        .to_string()
+                }
+                (true, true, _) => format!(
+                    "ok: this host's clock agrees with {} and the live peers",
+                    report.store
+                ),
+                (true, false, 0) => format!(
+                    "ok: no live peers to compare with ({} does not report its clock)",
+                    report.store
+                ),
+                (true, false, _) => "ok: this host's clock agrees with the live peers".into(),
             };
             match ctx.output {
                 OutputFormat::Json => print_json(&serde_json::json!({
-                    "zk_offset_ms": report.zk_offset_ms,
+                    "zk_offset_ms": report.store_offset_ms,
                     "round_trip_ms": report.round_trip_ms,
                     "peers": report.peers,
                     "peer_offset_ms": report.peer_offset_ms,
@@ -277,11 +365,14 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 OutputFormat::Text => {
                     let mut t = table(&["check", "result"]);
                     t.add_row(vec![
-                        "clock vs ZooKeeper".to_string(),
-                        format!(
-                            "{:+} ms (round trip {} ms)",
-                            report.zk_offset_ms, report.round_trip_ms
-                        ),
+                        format!("clock vs {}", report.store),
+                        match report.store_offset_ms {
+                            Some(o) => format!("{o:+} ms (round trip {} ms)", report.round_trip_ms),
+                            None => format!(
+                                "not available: {} does not report its clock (round trip {} ms)",
+                                report.store, report.round_trip_ms
+                            ),
+                        },
                     ]);
                     t.add_row(vec![
                         "clock vs live peers".to_string(),

@@ -12,12 +12,16 @@
 //! - [`ZkLeaseRegistry`]: recyclable worker ids leased through ephemeral nodes, each fenced by a
 //!   `reserved_until` time kept in ZooKeeper.
 //! - [`MysqlRegistry`]: NotFound9's `leaf_workerid_alloc` table.
+//! - [`EtcdLeaseRegistry`]: recyclable worker ids leased through etcd leases, each fenced by a
+//!   `reserved_until` time kept in etcd, like the ZooKeeper lease.
 //!
 //! The lease is also the generator's [`TimeFence`]: IDs are only issued at times the registry has
 //! recorded as reserved. [`WorkerGenerator`] ties a lease and a generator together and stops
 //! issuing as soon as the lease says it is no longer safe (a lost ZooKeeper session, say).
 
 pub mod cache;
+mod etcd;
+mod etcd_lease;
 mod identity;
 mod local;
 pub mod mysql;
@@ -41,6 +45,9 @@ pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zk::{ClockReport, WorkerMode, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
 pub use zk_forever::ZkForeverRegistry;
 pub use zk_lease::ZkLeaseRegistry;
+
+pub use etcd::{DEFAULT_ETCD_LEASE_TTL, EtcdAdmin, EtcdClockReport, EtcdOptions};
+pub use etcd_lease::{EtcdLeaseRegistry, EtcdWorkerLease};
 
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;
@@ -137,10 +144,10 @@ pub enum WorkerError {
         path: String,
     },
     /// Every worker id of the layout is leased.
-    #[error("all {count} worker ids under /snowflake/{name}/leases are held")]
+    #[error("all {count} worker ids under {path} are held")]
     NoFreeWorker {
-        /// The name.
-        name: String,
+        /// Where the leases live (`/snowflake/{name}/leases`, `/leafctl/{name}/leases/`).
+        path: String,
         /// How many ids the layout has.
         count: u64,
     },
@@ -172,6 +179,51 @@ pub enum WorkerError {
         /// What was being done.
         action: &'static str,
         /// The driver's message.
+        reason: String,
+    },
+    /// No etcd endpoint answered.
+    #[error("cannot reach etcd at {endpoints}: {reason}")]
+    EtcdUnreachable {
+        /// The endpoints tried.
+        endpoints: String,
+        /// What the client said.
+        reason: String,
+    },
+    /// The TLS handshake with etcd failed (an untrusted or mismatched certificate).
+    #[error("cannot talk TLS to etcd at {endpoints}: {reason}")]
+    EtcdTls {
+        /// The endpoints tried.
+        endpoints: String,
+        /// What the TLS library said.
+        reason: String,
+    },
+    /// An etcd request failed.
+    #[error("etcd {action} {key} failed: {reason}")]
+    Etcd {
+        /// What was being done.
+        action: &'static str,
+        /// The key (or key prefix).
+        key: String,
+        /// What etcd or the client said.
+        reason: String,
+    },
+    /// etcd refused the user name or password, or the user lacks a permission.
+    #[error("etcd refused user {user:?}: {reason}")]
+    EtcdAuth {
+        /// The user name (never the password).
+        user: String,
+        /// Why.
+        reason: String,
+    },
+    /// An etcd setting leafctl cannot use (an endpoint URL, a CA file).
+    #[error("invalid etcd setting: {0}")]
+    EtcdConfig(String),
+    /// The etcd lease that holds a worker id expired, was revoked, or could not be kept alive.
+    #[error("the etcd lease holding worker id {worker} is lost ({reason}); stopped issuing IDs")]
+    LeaseLost {
+        /// The worker id.
+        worker: u64,
+        /// What happened.
         reason: String,
     },
     /// The lease was already given up or stopped.

@@ -430,6 +430,8 @@ pub enum WorkerMode {
     Lease,
     /// A row of `leaf_workerid_alloc`.
     Mysql,
+    /// A leased, recyclable id in etcd.
+    Etcd,
 }
 
 impl std::fmt::Display for WorkerMode {
@@ -438,6 +440,7 @@ impl std::fmt::Display for WorkerMode {
             WorkerMode::Forever => "forever",
             WorkerMode::Lease => "lease",
             WorkerMode::Mysql => "mysql",
+            WorkerMode::Etcd => "etcd",
         })
     }
 }
@@ -637,7 +640,7 @@ impl ZkAdmin {
                 format!("{root}/temporary/{}", record.identity),
                 record.location.clone(),
             ],
-            WorkerMode::Mysql => Vec::new(),
+            WorkerMode::Mysql | WorkerMode::Etcd => Vec::new(),
         };
         for p in paths {
             if self.session.delete(&p, None)? {

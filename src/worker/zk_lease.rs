@@ -107,7 +107,7 @@ impl WorkerRegistry for ZkLeaseRegistry {
         }
         let Some(worker) = worker else {
             return Err(WorkerError::NoFreeWorker {
-                name: self.opts.name.clone(),
+                path: leases.clone(),
                 count: max + 1,
             });
         };

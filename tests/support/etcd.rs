@@ -1,0 +1,410 @@
+//! A private etcd 3.4 (Debian's `etcd-server`) for one test binary, or a 3-member cluster, on
+//! free loopback ports.
+//!
+//! Each member runs under a small shell watchdog whose stdin is a pipe held by the test process:
+//! when the test binary ends, however it ends, the pipe closes and the watchdog kills the member,
+//! so no etcd process outlives the tests.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use super::{free_port, wait_until};
+
+const ETCD: &str = "/usr/bin/etcd";
+const ETCDCTL: &str = "/usr/bin/etcdctl";
+
+/// One etcd process.
+pub struct EtcdMember {
+    pub name: String,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The CA that signed the member's certificate (TLS members only).
+    pub ca_file: Option<PathBuf>,
+    pub client_port: u16,
+    pub peer_port: u16,
+    dir: tempfile::TempDir,
+    pid: u32,
+    watchdog: Mutex<Option<(Child, ChildStdin)>>,
+}
+
+/// A running etcd: one member, or a cluster.
+pub struct EtcdServer {
+    pub members: Vec<EtcdMember>,
+}
+
+fn check_installed() {
+    assert!(
+        Path::new(ETCD).exists() && Path::new(ETCDCTL).exists(),
+        "{ETCD} or {ETCDCTL} is missing: install Debian's etcd-server and etcd-client (scripts/test does)"
+    );
+}
+
+impl EtcdMember {
+    fn spawn(
+        name: &str,
+        client_port: u16,
+        peer_port: u16,
+        initial_cluster: &str,
+        tls: Option<&Certs>,
+    ) -> EtcdMember {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let mut args = vec![
+            format!("--name={name}"),
+            format!("--data-dir={}", data.display()),
+            format!("--listen-client-urls={scheme}://127.0.0.1:{client_port}"),
+            format!("--advertise-client-urls={scheme}://127.0.0.1:{client_port}"),
+            format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
+            format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
+            format!("--initial-cluster={initial_cluster}"),
+            "--initial-cluster-state=new".to_string(),
+            "--initial-cluster-token=leafctl-test".to_string(),
+            "--logger=zap".to_string(),
+            "--log-level=warn".to_string(),
+        ];
+        if let Some(c) = tls {
+            args.push(format!("--cert-file={}", c.cert.display()));
+            args.push(format!("--key-file={}", c.key.display()));
+        }
+        // The watchdog: start etcd, print its pid, wait for stdin to close, then kill etcd.
+        let script = format!(
+            "cd '{d}' && {ETCD} {args} >'{d}/out.log' 2>&1 </dev/null & J=$!; echo $J; cat >/dev/null; \
+             kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null",
+            d = dir.path().display(),
+            args = args.join(" "),
+        );
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start etcd watchdog");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("etcd pid");
+        let pid: u32 = line.trim().parse().expect("etcd pid is a number");
+        EtcdMember {
+            name: name.to_string(),
+            scheme,
+            ca_file: tls.map(|c| c.ca.clone()),
+            client_port,
+            peer_port,
+            dir,
+            pid,
+            watchdog: Mutex::new(Some((child, stdin))),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (`https://` for a TLS member).
+    pub fn endpoint(&self) -> String {
+        format!("{}://127.0.0.1:{}", self.scheme, self.client_port)
+    }
+
+    /// The member's own output, for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("out.log")).unwrap_or_default()
+    }
+
+    pub fn dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    /// True when `etcdctl endpoint health` says so.
+    pub fn healthy(&self) -> bool {
+        let mut args = vec!["endpoint".to_string(), "health".to_string()];
+        if let Some(ca) = &self.ca_file {
+            args.push(format!("--cacert={}", ca.display()));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        etcdctl(&self.endpoint(), &args, None).is_ok()
+    }
+
+    /// Freezes the member (SIGSTOP): connections stay open but nothing answers.
+    pub fn pause(&self) {
+        signal("STOP", self.pid);
+    }
+
+    /// Thaws a paused member (SIGCONT).
+    pub fn resume(&self) {
+        signal("CONT", self.pid);
+    }
+
+    /// Kills the member (SIGKILL) and waits until its port is closed.
+    pub fn kill(&self) {
+        let taken = self.watchdog.lock().unwrap().take();
+        if let Some((mut child, stdin)) = taken {
+            drop(stdin);
+            let _ = child.wait();
+        }
+        wait_until(Duration::from_secs(30), || {
+            TcpStream::connect(("127.0.0.1", self.client_port)).is_err()
+        });
+    }
+
+    /// True while the process runs.
+    pub fn running(&self) -> bool {
+        self.watchdog.lock().unwrap().is_some()
+    }
+}
+
+impl Drop for EtcdMember {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl EtcdServer {
+    /// The single-member server shared by every test in this binary (started on first use).
+    pub fn shared() -> &'static EtcdServer {
+        static SHARED: OnceLock<EtcdServer> = OnceLock::new();
+        SHARED.get_or_init(EtcdServer::start)
+    }
+
+    /// A single member of its own, for tests that stop, pause or kill it.
+    pub fn start() -> EtcdServer {
+        check_installed();
+        let (client, peer) = (free_port(), free_port());
+        let member = EtcdMember::spawn(
+            "e1",
+            client,
+            peer,
+            &format!("e1=http://127.0.0.1:{peer}"),
+            None,
+        );
+        let server = EtcdServer {
+            members: vec![member],
+        };
+        server.wait_healthy();
+        server
+    }
+
+    /// A single member serving clients over TLS with a certificate from `certs`.
+    pub fn start_tls(certs: &Certs) -> EtcdServer {
+        check_installed();
+        let (client, peer) = (free_port(), free_port());
+        let member = EtcdMember::spawn(
+            "e1",
+            client,
+            peer,
+            &format!("e1=http://127.0.0.1:{peer}"),
+            Some(certs),
+        );
+        let server = EtcdServer {
+            members: vec![member],
+        };
+        server.wait_healthy();
+        server
+    }
+
+    /// A cluster of `n` members on loopback.
+    pub fn cluster(n: usize) -> EtcdServer {
+        check_installed();
+        let ports: Vec<(u16, u16)> = (0..n).map(|_| (free_port(), free_port())).collect();
+        let initial = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer))| format!("e{}=http://127.0.0.1:{peer}", i + 1))
+            .collect::<Vec<_>>()
+            .join(",");
+        let members = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (client, peer))| {
+                EtcdMember::spawn(&format!("e{}", i + 1), *client, *peer, &initial, None)
+            })
+            .collect();
+        let server = EtcdServer { members };
+        server.wait_healthy();
+        server
+    }
+
+    fn wait_healthy(&self) {
+        for m in &self.members {
+            assert!(
+                wait_until(Duration::from_secs(60), || m.healthy()),
+                "etcd member {} did not become healthy on port {} within 60 s; log: {}",
+                m.name,
+                m.client_port,
+                m.log()
+            );
+        }
+    }
+
+    /// All client endpoints, comma-separated.
+    pub fn endpoints(&self) -> String {
+        self.members
+            .iter()
+            .map(EtcdMember::endpoint)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The first member.
+    pub fn first(&self) -> &EtcdMember {
+        &self.members[0]
+    }
+
+    /// The member that is leader now (asked of every running member).
+    pub fn leader(&self) -> Option<&EtcdMember> {
+        let running: Vec<String> = self
+            .members
+            .iter()
+            .filter(|m| m.running())
+            .map(EtcdMember::endpoint)
+            .collect();
+        let out = etcdctl(
+            &running.join(","),
+            &["endpoint", "status", "-w", "json"],
+            None,
+        )
+        .ok()?;
+        let status: serde_json::Value = serde_json::from_str(&out).ok()?;
+        for entry in status.as_array()? {
+            let member = entry["Status"]["header"]["member_id"].as_u64()?;
+            let leader = entry["Status"]["leader"].as_u64()?;
+            if member == leader {
+                let endpoint = entry["Endpoint"].as_str()?;
+                return self.members.iter().find(|m| m.endpoint() == endpoint);
+            }
+        }
+        None
+    }
+
+    /// Creates `root` with `password`, grants it the root role and enables authentication.
+    pub fn enable_auth(&self, password: &str) {
+        let ep = self.endpoints();
+        etcdctl(&ep, &["user", "add", &format!("root:{password}")], None).expect("user add");
+        etcdctl(&ep, &["auth", "enable"], None).expect("auth enable");
+    }
+
+    /// `etcdctl get --prefix` as `key=value` lines (with `root:password` when auth is on).
+    pub fn dump(&self, prefix: &str, auth: Option<&str>) -> String {
+        etcdctl(&self.endpoints(), &["get", "--prefix", prefix], auth).unwrap_or_default()
+    }
+}
+
+/// A test CA and a server certificate for 127.0.0.1 signed by it (made with `openssl`).
+pub struct Certs {
+    pub dir: tempfile::TempDir,
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Certs {
+    pub fn new() -> Certs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(d)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run openssl (Debian package openssl)");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=leafctl test CA",
+        ]);
+        run(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ]);
+        std::fs::write(
+            d.join("ext.cnf"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("ext.cnf");
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ]);
+        Certs {
+            ca: d.join("ca.crt"),
+            cert: d.join("server.crt"),
+            key: d.join("server.key"),
+            dir,
+        }
+    }
+}
+
+/// Runs etcdctl (API v3) against `endpoints`; its stdout, or its stderr as the error.
+pub fn etcdctl(endpoints: &str, args: &[&str], auth: Option<&str>) -> Result<String, String> {
+    let mut cmd = Command::new(ETCDCTL);
+    cmd.env("ETCDCTL_API", "3")
+        .arg(format!("--endpoints={endpoints}"))
+        .arg("--dial-timeout=2s")
+        .arg("--command-timeout=5s");
+    if let Some(a) = auth {
+        cmd.arg(format!("--user={a}"));
+    }
+    let out = cmd
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn signal(sig: &str, pid: u32) {
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "kill -{sig} {pid} failed");
+}

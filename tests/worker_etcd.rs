@@ -1,0 +1,585 @@
+//! The etcd lease registry against a real etcd 3.4 (private per test binary; fault tests start
+//! their own, and one a 3-member cluster).
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::worker::{
+    EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, SupervisedGenerator, WorkerError,
+    WorkerGenerator, WorkerLease, WorkerMode, WorkerRegistry,
+};
+use support::etcd::EtcdServer;
+
+fn opts(endpoints: &str, name: &str, instance: &str) -> EtcdOptions {
+    let mut o = EtcdOptions::new(endpoints, name, instance.parse().unwrap());
+    o.lease_ttl = Duration::from_secs(3);
+    o
+}
+
+fn leaf() -> Layout {
+    Layout::preset(Preset::Leaf)
+}
+
+fn system() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
+fn now() -> i64 {
+    SystemClock.now_ms()
+}
+
+fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    while (out.len() as u64) < n {
+        let b = g.next_block(n - out.len() as u64).unwrap();
+        out.extend(b);
+    }
+    out
+}
+
+fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
+    EtcdAdmin::connect(o)
+        .unwrap()
+        .list(now())
+        .unwrap()
+        .into_iter()
+        .find(|r| r.worker == worker)
+        .and_then(|r| r.reserved_until_ms)
+}
+
+fn held(o: &EtcdOptions, worker: u64) -> bool {
+    EtcdAdmin::connect(o)
+        .unwrap()
+        .list(now())
+        .unwrap()
+        .into_iter()
+        .any(|r| r.worker == worker && r.held)
+}
+
+#[test]
+fn leases_are_the_lowest_free_ids_and_distinct() {
+    let etcd = EtcdServer::shared();
+    let reg = EtcdLeaseRegistry::new(opts(&etcd.endpoints(), "lowest", "10.7.0.1:8080"));
+    let a = reg.acquire(&leaf(), system()).unwrap();
+    let b = reg.acquire(&leaf(), system()).unwrap();
+    let c = reg.acquire(&leaf(), system()).unwrap();
+    assert_eq!((a.worker(), b.worker(), c.worker()), (0, 1, 2));
+    b.finish(None).unwrap();
+    let d = reg.acquire(&leaf(), system()).unwrap();
+    assert_eq!(d.worker(), 1, "a released id is reused first");
+    // 16 threads at once: all different.
+    let leases: Vec<Arc<dyn WorkerLease>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..16)
+            .map(|_| s.spawn(|| reg.acquire(&leaf(), system()).unwrap()))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut ids: Vec<u64> = leases.iter().map(|l| l.worker()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 16, "{ids:?}");
+    assert!(!ids.iter().any(|w| [0, 1, 2].contains(w)));
+    // etcd shows each as a key attached to a lease.
+    let dump = etcd.dump("/leafctl/lowest/leases/", None);
+    assert_eq!(dump.lines().count(), 2 * 19, "{dump}");
+    for l in leases.iter().chain([&a, &c, &d]) {
+        l.finish(None).unwrap();
+    }
+    assert!(etcd.dump("/leafctl/lowest/leases/", None).is_empty());
+}
+
+#[test]
+fn lease_handoff_never_reuses_a_timestamp() {
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "handoff", "10.8.0.1:8080");
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let t = now();
+    let clock = Arc::new(FakeClock::new(t));
+
+    // A issues over 50 ms and "crashes" (no finish): its reservation stays in etcd.
+    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let mut a_ids = Vec::new();
+    for _ in 0..50 {
+        a_ids.extend(issue(&a, 3));
+        clock.advance_ms(1);
+    }
+    let a_worker = a.worker();
+    drop(a);
+    assert!(reserved_until(&o, a_worker).unwrap() >= t + 49);
+
+    // B gets the same id with its clock 1 s behind A's: it must wait past A's reservation.
+    clock.set_ms(t - 1_000);
+    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert_eq!(b.worker(), a_worker);
+    assert!(clock.now_ms() >= t + 49, "B waited for A's reservation");
+    let b_ids = issue(&b, 100);
+    let a_max = *a_ids.iter().max().unwrap();
+    assert!(b_ids.iter().all(|id| *id > a_max), "B reused A's time");
+    b.finish().unwrap();
+    let b_last = b.generator().last_issued_ms().unwrap();
+    drop(b);
+    assert_eq!(
+        reserved_until(&o, a_worker),
+        Some(b_last + 1),
+        "a clean finish records the exact bound"
+    );
+
+    // C after a clean finish: waits only for B's exact last time, not the whole window.
+    clock.set_ms(b_last - 500);
+    let c = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert_eq!(c.worker(), a_worker);
+    assert_eq!(clock.now_ms(), b_last + 1);
+    let c_ids = issue(&c, 10);
+    assert!(c_ids[0] > *b_ids.iter().max().unwrap());
+    c.finish().unwrap();
+
+    // Far behind the reservation: refused rather than waiting for long, and the id is free again.
+    clock.set_ms(b_last - 3_600_000);
+    let r = reg.acquire(&leaf(), clock.clone());
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { .. })),
+        "{:?}",
+        r.err()
+    );
+    assert!(!held(&o, a_worker), "a refused start gives the id back");
+}
+
+#[test]
+fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "renew", "10.11.0.1:8080");
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let t = now();
+    let clock = Arc::new(FakeClock::new(t));
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    issue(&g, 10);
+    let first = reserved_until(&o, 0).unwrap();
+    assert!(first > t, "reserved before issuing");
+    // Still busy half-way through the window: the renewer moves the bound before it is reached.
+    clock.advance_ms(1_500);
+    issue(&g, 10);
+    assert!(
+        support::wait_until(Duration::from_secs(20), || reserved_until(&o, 0).unwrap()
+            > first),
+        "reserved_until was not renewed ahead of need"
+    );
+    assert!(reserved_until(&o, 0).unwrap() >= t + 1_500 + 3_000);
+    // The holder reports its clock into its lease key every 3 s.
+    clock.advance_ms(60_000);
+    let admin = EtcdAdmin::connect(&o).unwrap();
+    assert!(
+        support::wait_until(Duration::from_secs(10), || {
+            admin.list(now()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
+        }),
+        "no report"
+    );
+    let rec = &admin.list(t + 60_000).unwrap()[0];
+    assert_eq!(rec.identity, "10.11.0.1:8080");
+    assert_eq!(rec.mode, WorkerMode::Etcd);
+    assert!(rec.held && rec.is_live(t + 60_000));
+    clock.advance_ms(-60_000);
+    g.finish().unwrap();
+    let last = g.generator().last_issued_ms().unwrap();
+    assert_eq!(reserved_until(&o, 0), Some(last + 1));
+    assert!(!held(&o, 0), "finish revokes the lease");
+}
+
+#[test]
+fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_waits() {
+    let etcd = EtcdServer::start();
+    let o = opts(&etcd.endpoints(), "paused", "10.9.0.1:8080");
+    let ttl = o.lease_ttl;
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let mut first = issue(&g, 1_000);
+    // Let a few keep-alives go through first.
+    std::thread::sleep(ttl);
+    first.extend(issue(&g, 1_000));
+    etcd.first().pause();
+    let paused_at = Instant::now();
+    let err = loop {
+        match g.next_block(10) {
+            Ok(b) => first.extend(b),
+            Err(e) => break e,
+        }
+        assert!(
+            paused_at.elapsed() < Duration::from_secs(30),
+            "still issuing 30 s after etcd froze"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stopped_after = paused_at.elapsed();
+    assert!(
+        matches!(
+            err,
+            IssueError::Worker(WorkerError::LeaseLost { .. }) | IssueError::Snowflake(_)
+        ),
+        "{err}"
+    );
+    // The last keep-alive etcd got was sent at most TTL/5 before the pause, so the lease can
+    // expire TTL - TTL/5 after it at the earliest; we stopped well before.
+    assert!(
+        stopped_after < ttl - ttl / 5,
+        "stopped only after {stopped_after:?}"
+    );
+    eprintln!("stopped issuing {stopped_after:?} after etcd froze (TTL {ttl:?})");
+    assert!(g.next_block(1).is_err(), "it stays stopped");
+
+    // Keep etcd frozen past the TTL: when it thaws it expires the lease and frees the id.
+    std::thread::sleep((ttl + Duration::from_secs(1)).saturating_sub(paused_at.elapsed()));
+    etcd.first().resume();
+    assert!(
+        support::wait_until(Duration::from_secs(15), || !held(&o, 0)),
+        "the expired lease still holds worker id 0"
+    );
+    // Another process takes the id: it starts after everything the first holder issued.
+    let sb = support::Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--etcd",
+            &etcd.endpoints(),
+            "--name",
+            "paused",
+        ])
+        .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = support::parse_ids(&out.stdout);
+    assert_eq!(second.len(), 1_000);
+    assert!(
+        second
+            .iter()
+            .all(|id| leaf().decode(*id).unwrap().worker == g.worker()),
+        "the same worker id is reused"
+    );
+    let first_max = *first.iter().max().unwrap();
+    assert!(second.iter().all(|id| *id > first_max));
+    let mut all: Vec<u64> = first.into_iter().chain(second).collect();
+    support::assert_unique(&mut all);
+    // The stopped holder's clean-up must not disturb anything.
+    assert!(g.finish().is_ok() || g.lease().check().is_err());
+}
+
+#[test]
+fn etcd_down_is_a_clear_error_fast_and_a_killed_etcd_stops_issuing() {
+    // Nothing listens here.
+    let port = support::free_port();
+    let reg = EtcdLeaseRegistry::new(opts(&format!("127.0.0.1:{port}"), "down", "10.12.0.1:8080"));
+    let t0 = Instant::now();
+    let r = reg.acquire(&leaf(), system());
+    let took = t0.elapsed();
+    match r {
+        Err(WorkerError::EtcdUnreachable { endpoints, reason }) => {
+            assert!(endpoints.contains(&port.to_string()), "{endpoints}");
+            assert!(!reason.is_empty());
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+
+    // A holder whose etcd dies stops issuing within the keep-alive deadline.
+    let etcd = EtcdServer::start();
+    let o = opts(&etcd.endpoints(), "killed", "10.12.0.2:8080");
+    let ttl = o.lease_ttl;
+    let g = WorkerGenerator::start(&EtcdLeaseRegistry::new(o), leaf(), SeqStart::Zero, system())
+        .unwrap();
+    issue(&g, 100);
+    etcd.first().kill();
+    let killed = Instant::now();
+    while g.lease().check().is_ok() {
+        assert!(
+            killed.elapsed() < ttl,
+            "still issuing a TTL after etcd died"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let e = g.next_block(1).unwrap_err();
+    assert!(e.to_string().contains("etcd lease"), "{e}");
+    eprintln!("stopped {:?} after etcd died: {e}", killed.elapsed());
+    let t0 = Instant::now();
+    let _ = g.finish();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "reclaim", "10.13.0.1:8080");
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let before = issue(&g, 100);
+    let admin = EtcdAdmin::connect(&o).unwrap();
+    let records = admin.list(now()).unwrap();
+    assert_eq!(records.len(), 1);
+    let rec = records[0].clone();
+    assert!(rec.held && rec.is_live(now()));
+    assert_eq!(rec.location, "/leafctl/reclaim/leases/0");
+    let deleted = admin.reclaim(&rec).unwrap();
+    assert_eq!(deleted, vec!["/leafctl/reclaim/leases/0".to_string()]);
+    // The holder's next keep-alive finds its lease revoked (TTL/5 later at most).
+    assert!(
+        support::wait_until(Duration::from_secs(5), || g.lease().check().is_err()),
+        "the holder kept issuing after its lease was revoked"
+    );
+    let after = admin.list(now()).unwrap();
+    assert!(!after[0].held, "{after:?}");
+    assert!(after[0].reserved_until_ms.is_some(), "reserved_until stays");
+    // Reclaiming a free id deletes nothing.
+    assert!(admin.reclaim(&after[0]).unwrap().is_empty());
+
+    // The same registry object leases again (what a long-running server does) and starts
+    // after everything the first lease issued.
+    let h = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    assert_eq!(h.worker(), 0);
+    let again = issue(&h, 100);
+    assert!(again[0] > *before.iter().max().unwrap());
+    h.finish().unwrap();
+    let _ = g.finish();
+}
+
+#[test]
+fn authentication_wrong_password_refused_and_never_shown() {
+    let etcd = EtcdServer::start();
+    etcd.enable_auth("R00t-pw");
+    let mut good = opts(&etcd.endpoints(), "auth", "10.14.0.1:8080");
+    good.user = Some("root".into());
+    good.password = Some("R00t-pw".into());
+    let lease = EtcdLeaseRegistry::new(good.clone())
+        .acquire(&leaf(), system())
+        .unwrap();
+    assert_eq!(lease.worker(), 0);
+    let records = EtcdAdmin::connect(&good).unwrap().list(now()).unwrap();
+    assert!(records[0].held);
+
+    let mut wrong = good.clone();
+    wrong.password = Some("not-the-Pw-42".into());
+    let e = EtcdLeaseRegistry::new(wrong.clone())
+        .acquire(&leaf(), system())
+        .err()
+        .unwrap();
+    assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
+    let text = format!("{e} {e:?}");
+    assert!(
+        text.contains("root") && !text.contains("not-the-Pw-42"),
+        "{text}"
+    );
+    assert!(EtcdAdmin::connect(&wrong).is_err());
+
+    let mut anonymous = good.clone();
+    anonymous.user = None;
+    anonymous.password = None;
+    let e = EtcdLeaseRegistry::new(anonymous)
+        .acquire(&leaf(), system())
+        .err()
+        .unwrap();
+    assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
+    assert!(e.to_string().contains("LEAF_ETCD_PASSWORD"), "{e}");
+    lease.finish(None).unwrap();
+}
+
+#[test]
+fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
+    let cluster = EtcdServer::cluster(3);
+    let endpoints = cluster.endpoints();
+    let all_ids = Mutex::new(Vec::<u64>::new());
+    let stop = AtomicBool::new(false);
+    let killed_at = Mutex::new(None::<Instant>);
+    let ok_after_kill = AtomicU64::new(0);
+    let failures = AtomicU64::new(0);
+    let reacquired = AtomicU64::new(0);
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        // Short runs, like `leafctl next`: lease, issue, finish.
+        for t in 0..2 {
+            let (endpoints, all_ids, stop, killed_at, ok_after_kill, failures) = (
+                &endpoints,
+                &all_ids,
+                &stop,
+                &killed_at,
+                &ok_after_kill,
+                &failures,
+            );
+            s.spawn(move || {
+                let reg = EtcdLeaseRegistry::new(opts(
+                    endpoints,
+                    "cluster",
+                    &format!("10.15.0.{t}:8080"),
+                ));
+                while !stop.load(Ordering::SeqCst) {
+                    let begun = Instant::now();
+                    let run = || -> Result<Vec<u64>, IssueError> {
+                        let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system())?;
+                        let mut ids = Vec::new();
+                        for _ in 0..20 {
+                            ids.extend(g.next_block(50)?);
+                        }
+                        g.finish()?;
+                        Ok(ids)
+                    };
+                    match run() {
+                        Ok(ids) => {
+                            all_ids.lock().unwrap().extend(ids);
+                            if killed_at.lock().unwrap().is_some_and(|k| begun > k) {
+                                ok_after_kill.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                        Err(e) => {
+                            failures.fetch_add(1, Ordering::SeqCst);
+                            eprintln!("run failed (allowed during the election): {e}");
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                    }
+                }
+            });
+        }
+        // A long-running holder, like `serve`: on a lost lease it leases again.
+        let (endpoints, all_ids, stop, reacquired) = (&endpoints, &all_ids, &stop, &reacquired);
+        s.spawn(move || {
+            let reg = EtcdLeaseRegistry::new(opts(endpoints, "cluster", "10.15.1.1:8080"));
+            let mut g: Option<WorkerGenerator> = None;
+            while !stop.load(Ordering::SeqCst) {
+                if g.is_none() {
+                    match WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()) {
+                        Ok(n) => {
+                            reacquired.fetch_add(1, Ordering::SeqCst);
+                            g = Some(n);
+                        }
+                        Err(e) => {
+                            eprintln!("serve-like lease failed: {e}");
+                            std::thread::sleep(Duration::from_millis(200));
+                            continue;
+                        }
+                    }
+                }
+                if let Some(cur) = &g {
+                    match cur.next_block(20) {
+                        Ok(b) => all_ids.lock().unwrap().extend(b),
+                        Err(e) => {
+                            eprintln!("serve-like holder lost its lease: {e}");
+                            let _ = cur.finish();
+                            g = None;
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if let Some(cur) = g {
+                cur.finish().unwrap();
+            }
+        });
+
+        std::thread::sleep(Duration::from_secs(3));
+        let leader = cluster.leader().expect("a leader");
+        eprintln!("killing leader {}", leader.name);
+        leader.kill();
+        *killed_at.lock().unwrap() = Some(Instant::now());
+        std::thread::sleep(Duration::from_secs(8));
+        stop.store(true, Ordering::SeqCst);
+    });
+    let mut ids = all_ids.into_inner().unwrap();
+    eprintln!(
+        "{} IDs in {:?}; {} failed runs; {} runs begun after the kill succeeded; serve-like leased {} time(s)",
+        ids.len(),
+        started.elapsed(),
+        failures.load(Ordering::SeqCst),
+        ok_after_kill.load(Ordering::SeqCst),
+        reacquired.load(Ordering::SeqCst)
+    );
+    assert!(ids.len() > 1_000);
+    support::assert_unique(&mut ids);
+    assert!(
+        ok_after_kill.load(Ordering::SeqCst) > 0,
+        "no run succeeded after the leader was killed"
+    );
+    assert!(
+        cluster.leader().is_some(),
+        "the cluster elected a new leader"
+    );
+}
+
+#[test]
+fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "supervised", "10.16.0.1:8080");
+    let g = SupervisedGenerator::start(
+        Box::new(EtcdLeaseRegistry::new(o.clone())),
+        leaf(),
+        SeqStart::Zero,
+        system(),
+    )
+    .unwrap();
+    let mut ids: Vec<u64> = g.next_block(100).unwrap().into_iter().collect();
+    assert_eq!(g.status().acquisitions, 1);
+    // Someone frees the worker id under the running server.
+    let admin = EtcdAdmin::connect(&o).unwrap();
+    let rec = admin.list(now()).unwrap().remove(0);
+    admin.reclaim(&rec).unwrap();
+    // It stops issuing on the lost lease and, by itself, leases again and resumes.
+    let t0 = Instant::now();
+    while g.status().acquisitions < 2 || g.next_block(1).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", g.status());
+        if let Ok(b) = g.next_block(10) {
+            ids.extend(b);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for _ in 0..100 {
+        if let Ok(b) = g.next_block(10) {
+            ids.extend(b);
+        }
+    }
+    let status = g.status();
+    assert!(
+        status
+            .lease
+            .unwrap()
+            .starts_with("etcd lease /leafctl/supervised/leases/")
+    );
+    support::assert_unique(&mut ids);
+    g.finish().unwrap();
+    assert!(!held(&o, 0) && !held(&o, 1));
+}
+
+#[test]
+fn leasing_and_issuing_from_inside_another_tokio_runtime() {
+    // A server's request handler runs on its own tokio runtime; the lease's synchronous etcd
+    // calls must work there too (tokio forbids a nested block_on).
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "nested", "10.17.0.1:8080");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let t = now();
+    let clock = Arc::new(FakeClock::new(t));
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let ids = rt.block_on(async move {
+        let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            // Past the reservation: the next block must write a new one first.
+            clock.advance_ms(10_000);
+            ids.extend(g.next_block(5).unwrap());
+            tokio::task::yield_now().await;
+        }
+        g.finish().unwrap();
+        drop(g);
+        ids
+    });
+    assert_eq!(ids.len(), 15);
+    assert!(reserved_until(&o, 0).unwrap() >= t + 30_000);
+    assert!(!held(&o, 0));
+}
