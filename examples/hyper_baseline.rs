@@ -30,7 +30,8 @@ fn main() -> std::io::Result<()> {
             let _ = stream.set_nodelay(true);
             tokio::spawn(async move {
                 let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
-                    let mut r = Response::new(Full::new(Bytes::from_static(b"2124556629465632814")));
+                    let mut r =
+                        Response::new(Full::new(Bytes::from_static(b"2124556629465632814")));
                     r.headers_mut().insert(
                         hyper::header::CONTENT_TYPE,
                         hyper::header::HeaderValue::from_static("text/plain;charset=UTF-8"),

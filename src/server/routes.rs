@@ -359,6 +359,27 @@ impl LeafService {
         response
     }
 
+    fn segment_mode(&self) -> Result<&crate::segment::SegmentGenerator, ApiError> {
+        self.segment
+            .as_deref()
+            .ok_or_else(|| ApiError::mode_disabled("segment"))
+    }
+
+    fn snowflake_mode(&self) -> Result<&crate::worker::SupervisedGenerator, ApiError> {
+        self.snowflake
+            .as_deref()
+            .ok_or_else(|| ApiError::mode_disabled("snowflake"))
+    }
+
+    /// Runs `work` on a blocking thread with this service.
+    async fn off_loop(
+        self: &Arc<Self>,
+        work: impl FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send + 'static,
+    ) -> Result<Response<Body>, ApiError> {
+        let this = self.clone();
+        blocking(move || work(&this)).await
+    }
+
     fn authorize<B>(&self, req: &Request<B>) -> Result<(), ApiError> {
         let Some(token) = &self.token else {
             return Ok(());
@@ -398,9 +419,8 @@ impl LeafService {
             Route::Decode => self.decode(query),
             Route::Cache => self.cache(wants_html(req)),
             Route::Db => {
-                let this = self.clone();
                 let html = wants_html(req);
-                blocking(move || this.db(html)).await
+                self.off_loop(move |this| this.db(html)).await
             }
             Route::Metrics => Ok(respond_with(
                 StatusCode::OK,
@@ -422,9 +442,7 @@ impl LeafService {
         tag: String,
         count: Option<u64>,
     ) -> Result<Response<Body>, ApiError> {
-        let Some(segment) = &self.segment else {
-            return Err(ApiError::mode_disabled("segment"));
-        };
+        let segment = self.segment_mode()?;
         validate_tag(&tag).map_err(segment_error)?;
         match count {
             None => {
@@ -433,12 +451,8 @@ impl LeafService {
                     self.metrics.segment_issued(&tag, 1);
                     return Ok(one_id(id));
                 }
-                let this = self.clone();
-                blocking(move || {
-                    let segment = this
-                        .segment
-                        .as_ref()
-                        .ok_or_else(|| ApiError::mode_disabled("segment"))?;
+                self.off_loop(move |this| {
+                    let segment = this.segment_mode()?;
                     let id = segment.next_id(&tag).map_err(segment_error)?;
                     this.metrics.segment_issued(&tag, 1);
                     Ok(one_id(id))
@@ -446,12 +460,8 @@ impl LeafService {
                 .await
             }
             Some(n) => {
-                let this = self.clone();
-                blocking(move || {
-                    let segment = this
-                        .segment
-                        .as_ref()
-                        .ok_or_else(|| ApiError::mode_disabled("segment"))?;
+                self.off_loop(move |this| {
+                    let segment = this.segment_mode()?;
                     let ranges: Vec<Range<u64>> =
                         segment.next_ids(&tag, n).map_err(segment_error)?;
                     this.metrics.segment_issued(&tag, n);
@@ -471,9 +481,7 @@ impl LeafService {
         self: &Arc<Self>,
         count: Option<u64>,
     ) -> Result<Response<Body>, ApiError> {
-        let Some(snowflake) = &self.snowflake else {
-            return Err(ApiError::mode_disabled("snowflake"));
-        };
+        let snowflake = self.snowflake_mode()?;
         match count {
             None => {
                 // The common case never blocks; a wait for the next tick or a reservation that
@@ -483,12 +491,8 @@ impl LeafService {
                     self.metrics.snowflake_issued(1);
                     return Ok(one_id(block.first));
                 }
-                let this = self.clone();
-                blocking(move || {
-                    let snowflake = this
-                        .snowflake
-                        .as_ref()
-                        .ok_or_else(|| ApiError::mode_disabled("snowflake"))?;
+                self.off_loop(move |this| {
+                    let snowflake = this.snowflake_mode()?;
                     let block = snowflake.next_block(1).map_err(issue_error)?;
                     this.metrics.snowflake_issued(1);
                     Ok(one_id(block.first))
@@ -496,12 +500,8 @@ impl LeafService {
                 .await
             }
             Some(n) => {
-                let this = self.clone();
-                blocking(move || {
-                    let snowflake = this
-                        .snowflake
-                        .as_ref()
-                        .ok_or_else(|| ApiError::mode_disabled("snowflake"))?;
+                self.off_loop(move |this| {
+                    let snowflake = this.snowflake_mode()?;
                     let mut blocks: Vec<IdBlock> = Vec::new();
                     let mut left = n;
                     while left > 0 {
@@ -555,9 +555,7 @@ impl LeafService {
     }
 
     fn cache(&self, html: bool) -> Result<Response<Body>, ApiError> {
-        let Some(segment) = &self.segment else {
-            return Err(ApiError::mode_disabled("segment"));
-        };
+        let segment = self.segment_mode()?;
         let entries: Vec<CacheEntry> = segment
             .views()
             .into_iter()
@@ -617,9 +615,7 @@ impl LeafService {
     }
 
     fn db(&self, html: bool) -> Result<Response<Body>, ApiError> {
-        let Some(segment) = &self.segment else {
-            return Err(ApiError::mode_disabled("segment"));
-        };
+        let segment = self.segment_mode()?;
         let rows: Vec<DbRow> = segment
             .rows()
             .map_err(segment_error)?
