@@ -8,6 +8,10 @@ use super::{Clock, Layout, SnowflakeError, SystemClock};
 /// Largest backwards clock step (ms) the generator waits out instead of failing, as in Leaf.
 pub const MAX_TOLERATED_ROLLBACK_MS: i64 = 5;
 
+/// Largest lead over the clock (ms) a generator may be given (see
+/// [`SnowflakeGeneratorBuilder::max_lead_ms`]).
+pub const MAX_LEAD_MS: u64 = 60_000;
+
 /// Where the sequence starts in each new tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,9 +41,16 @@ impl std::str::FromStr for SeqStart {
 /// else issues IDs for this worker id (a lease, a state file, a database row).
 ///
 /// The generator issues an ID at Unix time `t` only while `t < fence`. When it needs to go past the
-/// fence it calls [`TimeFence::extend`], under its lock; an error there stops issuing.
+/// fence it calls [`TimeFence::extend`], under its lock, before any ID at `t` is returned; an error
+/// there stops issuing. With a lead ([`SnowflakeGeneratorBuilder::max_lead_ms`]) `t` may be ahead
+/// of the clock: the fence records it like any other time.
 pub trait TimeFence: Send + Sync {
     /// Makes IDs at `unix_ms` safe to issue and returns the new fence, which must be `> unix_ms`.
+    ///
+    /// For a time ahead of the clock a fence may also answer "not yet" by returning a value
+    /// `<= unix_ms` (it cannot record times ahead just now); the generator then waits for the
+    /// clock to reach `unix_ms` and asks again. For a time the clock has reached, such an answer
+    /// is an error ([`SnowflakeError::FenceReached`]).
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError>;
 }
 
@@ -100,6 +111,12 @@ struct State {
 
 /// Issues unique, strictly increasing IDs for one worker id.
 ///
+/// By default (Leaf's behaviour) at most one tick's sequence numbers are issued per tick of the
+/// clock: a batch larger than that waits for the clock. With a lead of `L` ms
+/// ([`SnowflakeGeneratorBuilder::max_lead_ms`]) a used-up tick is followed at once by the next
+/// one as long as its time is at most `L` ms ahead of the clock, so IDs carry times up to `L` ms
+/// in the future; every such time still passes the [`TimeFence`] first.
+///
 /// ```
 /// use leafctl::snowflake::{Layout, Preset, SnowflakeGenerator};
 /// let generator = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 7).build().unwrap();
@@ -114,6 +131,7 @@ pub struct SnowflakeGenerator {
     seq_start: SeqStart,
     clock: Arc<dyn Clock>,
     fence: Option<Box<dyn TimeFence>>,
+    max_lead_ms: i64,
     state: Mutex<State>,
     stats: GeneratorStats,
 }
@@ -126,6 +144,7 @@ pub struct SnowflakeGeneratorBuilder {
     clock: Arc<dyn Clock>,
     fence: Option<Box<dyn TimeFence>>,
     resume_after_ms: Option<i64>,
+    max_lead_ms: u64,
 }
 
 impl SnowflakeGeneratorBuilder {
@@ -150,8 +169,23 @@ impl SnowflakeGeneratorBuilder {
         self.resume_after_ms = Some(unix_ms);
         self
     }
+    /// Lets the generator run up to `ms` milliseconds ahead of the clock (default 0: never ahead,
+    /// Leaf's behaviour; at most [`MAX_LEAD_MS`]). When a tick's sequence numbers are used up, the
+    /// next tick is used at once if its time is at most `ms` ahead of the clock, instead of
+    /// waiting for it. Times ahead of the clock are recorded by the [`TimeFence`] before IDs at
+    /// them are returned, so a successor on the worker id still starts after them.
+    pub fn max_lead_ms(mut self, ms: u64) -> Self {
+        self.max_lead_ms = ms;
+        self
+    }
     /// Checks the worker id against the layout and builds the generator.
     pub fn build(self) -> Result<SnowflakeGenerator, SnowflakeError> {
+        if self.max_lead_ms > MAX_LEAD_MS {
+            return Err(SnowflakeError::LeadOutOfRange {
+                lead_ms: self.max_lead_ms,
+                max_ms: MAX_LEAD_MS,
+            });
+        }
         let max = self.layout.max_worker();
         if self.worker > max {
             return Err(SnowflakeError::WorkerOutOfRange {
@@ -178,6 +212,7 @@ impl SnowflakeGeneratorBuilder {
             seq_start: self.seq_start,
             clock: self.clock,
             fence: self.fence,
+            max_lead_ms: self.max_lead_ms as i64,
             state: Mutex::new(State {
                 last_tick,
                 next_seq,
@@ -218,6 +253,7 @@ impl SnowflakeGenerator {
             clock: Arc::new(SystemClock),
             fence: None,
             resume_after_ms: None,
+            max_lead_ms: 0,
         }
     }
 
@@ -236,7 +272,13 @@ impl SnowflakeGenerator {
         &self.stats
     }
 
-    /// Unix ms of the tick of the last issued ID (or of the resume point), if any.
+    /// How far (ms) IDs may run ahead of the clock (0: never).
+    pub fn max_lead_ms(&self) -> u64 {
+        self.max_lead_ms as u64
+    }
+
+    /// Unix ms of the tick of the last issued ID (or of the resume point), if any. With a lead it
+    /// may be ahead of the clock.
     pub fn last_issued_ms(&self) -> Option<i64> {
         self.lock_state().last_tick.map(|t| self.layout.unix_ms(t))
     }
@@ -264,11 +306,13 @@ impl SnowflakeGenerator {
         Ok(out)
     }
 
-    /// Reserves up to `max` IDs (at least 1) from the current tick under one lock; the batch path.
+    /// Reserves up to `max` IDs (at least 1) from one tick under one lock; the batch path.
     ///
-    /// When the tick's sequence is used up it waits (sleeping) for the next tick. A clock that moved
-    /// back by at most [`MAX_TOLERATED_ROLLBACK_MS`] is waited out; a larger step back is an error,
-    /// and so is a time past the layout's capacity.
+    /// When the tick's sequence is used up it waits (sleeping) for the next tick, or, with a lead,
+    /// moves to the next tick at once while that tick is at most the lead ahead of the clock. A
+    /// clock that fell behind the last issued time by at most the lead plus
+    /// [`MAX_TOLERATED_ROLLBACK_MS`] is waited out; a larger step back is an error, and so is a
+    /// time past the layout's capacity.
     pub fn next_block(&self, max: u64) -> Result<IdBlock, SnowflakeError> {
         // With `may_block` the issuer never gives up, so `None` cannot happen.
         self.issue(max, true)?.ok_or(SnowflakeError::FenceReached {
@@ -288,33 +332,40 @@ impl SnowflakeGenerator {
     fn issue(&self, max: u64, may_block: bool) -> Result<Option<IdBlock>, SnowflakeError> {
         let max = max.max(1);
         let max_seq = self.layout.max_sequence();
+        let lead = self.max_lead_ms;
         let mut st = self.lock_state();
         loop {
-            let now = self.clock.now_ms();
+            let mut now = self.clock.now_ms();
             let mut tick = self.layout.ticks_at(now)?;
             if let Some(last) = st.last_tick {
                 if tick < last {
-                    let behind_ms = self.layout.unix_ms(last) - now;
-                    if behind_ms > MAX_TOLERATED_ROLLBACK_MS {
-                        self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
-                        return Err(SnowflakeError::ClockMovedBackwards { by_ms: behind_ms });
+                    // The last issued tick is ahead of the clock. Within the lead that is the
+                    // lead at work (it is measured from the last issued time, not the clock);
+                    // beyond it the clock stepped back.
+                    let beyond = self.layout.unix_ms(last) - now - lead;
+                    if beyond > 0 {
+                        if beyond > MAX_TOLERATED_ROLLBACK_MS {
+                            self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
+                            return Err(SnowflakeError::ClockMovedBackwards { by_ms: beyond });
+                        }
+                        if !may_block {
+                            return Ok(None);
+                        }
+                        self.stats.rollbacks_waited.fetch_add(1, Ordering::Relaxed);
+                        self.clock.sleep_ms((beyond as u64) * 2);
+                        now = self.clock.now_ms();
+                        tick = self.layout.ticks_at(now)?;
+                        let beyond = self.layout.unix_ms(last) - now - lead;
+                        if tick < last && beyond > 0 {
+                            self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
+                            return Err(SnowflakeError::ClockMovedBackwards { by_ms: beyond });
+                        }
                     }
-                    if !may_block {
-                        return Ok(None);
-                    }
-                    self.stats.rollbacks_waited.fetch_add(1, Ordering::Relaxed);
-                    self.clock.sleep_ms((behind_ms as u64) * 2);
-                    let now = self.clock.now_ms();
-                    tick = self.layout.ticks_at(now)?;
-                    if tick < last {
-                        self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
-                        return Err(SnowflakeError::ClockMovedBackwards {
-                            by_ms: self.layout.unix_ms(last) - now,
-                        });
-                    }
+                    tick = tick.max(last);
                 }
                 if tick == last && st.next_seq > max_seq {
-                    // This tick is used up: wait for the next one.
+                    // This tick is used up: take the next one if it is within the lead, else
+                    // wait until it is.
                     let next_tick_ms = self.layout.unix_ms(last + 1);
                     if last + 1 > self.layout.max_ticks() {
                         return Err(SnowflakeError::TimeOverflow {
@@ -322,11 +373,14 @@ impl SnowflakeGenerator {
                             last_ms: self.layout.last_unix_ms(),
                         });
                     }
-                    if !may_block {
-                        return Ok(None);
+                    if next_tick_ms.saturating_sub(lead) > now {
+                        if !may_block {
+                            return Ok(None);
+                        }
+                        self.clock.sleep_until_ms(next_tick_ms.saturating_sub(lead));
+                        continue;
                     }
-                    self.clock.sleep_until_ms(next_tick_ms);
-                    continue;
+                    tick = last + 1;
                 }
             }
             let tick_ms = self.layout.unix_ms(tick);
@@ -340,6 +394,12 @@ impl SnowflakeGenerator {
                     .ok_or(SnowflakeError::FenceReached { unix_ms: tick_ms })?;
                 let new_fence = fence.extend(tick_ms)?;
                 if new_fence <= tick_ms {
+                    if tick_ms > now {
+                        // The fence cannot record times ahead of the clock just now: issue this
+                        // tick once the clock has reached it, without the lead.
+                        self.clock.sleep_until_ms(tick_ms);
+                        continue;
+                    }
                     return Err(SnowflakeError::FenceReached { unix_ms: tick_ms });
                 }
                 st.fence_ms = new_fence;

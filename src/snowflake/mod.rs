@@ -10,7 +10,7 @@ mod layout;
 
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use generator::{
-    GeneratorStats, IdBlock, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator,
+    GeneratorStats, IdBlock, MAX_LEAD_MS, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator,
     SnowflakeGeneratorBuilder, TimeFence,
 };
 pub use layout::{
@@ -73,6 +73,14 @@ pub enum SnowflakeError {
     FenceReached {
         /// The instant the generator wanted to issue at.
         unix_ms: i64,
+    },
+    /// A lead over the clock larger than the generator accepts.
+    #[error("a lead of {lead_ms} ms over the clock is more than the {max_ms} ms allowed")]
+    LeadOutOfRange {
+        /// The lead asked for.
+        lead_ms: u64,
+        /// The largest lead allowed.
+        max_ms: u64,
     },
     /// The fence's holder failed to extend it (lost lease, unwritable state file...).
     #[error("could not extend the worker's reservation: {0}")]
@@ -303,5 +311,152 @@ mod tests {
             Some(Err(SnowflakeError::ClockMovedBackwards { .. }))
         ));
         assert_eq!(clock.slept_ms(), 0);
+    }
+
+    fn leading(clock: &Arc<FakeClock>, lead: u64) -> SnowflakeGenerator {
+        SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .seq_start(SeqStart::Zero)
+            .max_lead_ms(lead)
+            .build()
+            .unwrap()
+    }
+
+    fn time_of(g: &SnowflakeGenerator, id: u64) -> i64 {
+        g.layout().unix_ms(g.layout().decode(id).unwrap().ticks)
+    }
+
+    #[test]
+    fn a_lead_borrows_whole_ticks_up_to_the_lead_then_waits() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = leading(&clock, 5);
+        let ids = g.next_ids(6 * 4096).unwrap();
+        assert_eq!(
+            clock.slept_ms(),
+            0,
+            "six ticks (now and 5 ahead) without waiting"
+        );
+        assert!(ids.windows(2).all(|w| w[1] > w[0]), "ascending");
+        assert_eq!(time_of(&g, ids[0]), T0);
+        assert_eq!(time_of(&g, *ids.last().unwrap()), T0 + 5);
+        // The seventh tick is 6 ms ahead: wait until it is within the lead.
+        let next = g.next_id().unwrap();
+        assert_eq!(clock.now_ms(), T0 + 1);
+        assert_eq!(time_of(&g, next), T0 + 6);
+        assert!(next > *ids.last().unwrap());
+    }
+
+    #[test]
+    fn a_lead_is_not_a_rollback_but_a_step_back_beyond_it_is() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = leading(&clock, 100);
+        let last = *g.next_ids(50 * 4096).unwrap().last().unwrap();
+        assert_eq!(time_of(&g, last), T0 + 49);
+        // The clock has not moved: the last issued time is 49 ms ahead, within the lead.
+        let next = g.next_id().unwrap();
+        assert!(next > last);
+        assert_eq!((time_of(&g, next), clock.slept_ms()), (T0 + 50, 0));
+        // 3 ms beyond the lead is waited out (twice the offset, as without a lead).
+        clock.set_ms(T0 + 50 - 100 - 3);
+        assert_eq!(g.next_id().unwrap(), next + 1);
+        assert_eq!(clock.slept_ms(), 6);
+        // 6 ms beyond the lead is a clock step back, reported as that much.
+        clock.set_ms(T0 + 50 - 100 - 6);
+        match g.next_id() {
+            Err(SnowflakeError::ClockMovedBackwards { by_ms }) => assert_eq!(by_ms, 6),
+            other => panic!("expected ClockMovedBackwards, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_resume_point_ahead_of_the_clock_is_continued_within_the_lead() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .max_lead_ms(5_000)
+            .resume_after(T0 + 2_000)
+            .build()
+            .unwrap();
+        assert_eq!(time_of(&g, g.next_id().unwrap()), T0 + 2_001);
+        assert_eq!(clock.slept_ms(), 0);
+        // Without a lead the same resume point is a clock behind the record, as before.
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .resume_after(T0 + 2_000)
+            .build()
+            .unwrap();
+        assert!(matches!(
+            g.next_id(),
+            Err(SnowflakeError::ClockMovedBackwards { .. })
+        ));
+    }
+
+    #[test]
+    fn a_lead_above_the_limit_is_refused() {
+        let r = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .max_lead_ms(MAX_LEAD_MS + 1)
+            .build();
+        assert!(matches!(
+            r,
+            Err(SnowflakeError::LeadOutOfRange {
+                lead_ms: 60_001,
+                max_ms: 60_000
+            })
+        ));
+        assert!(
+            SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+                .max_lead_ms(MAX_LEAD_MS)
+                .build()
+                .is_ok()
+        );
+    }
+
+    /// Records nothing ahead of the clock (like a registry that cannot reach its server).
+    struct ClockBoundFence(Arc<FakeClock>);
+    impl TimeFence for ClockBoundFence {
+        fn extend(&self, _unix_ms: i64) -> Result<i64, SnowflakeError> {
+            Ok(self.0.now_ms() + 1)
+        }
+    }
+
+    #[test]
+    fn a_fence_that_cannot_record_ahead_makes_the_lead_wait_for_the_clock() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .seq_start(SeqStart::Zero)
+            .max_lead_ms(1_000)
+            .fence(Box::new(ClockBoundFence(clock.clone())))
+            .build()
+            .unwrap();
+        let ids = g.next_ids(3 * 4096).unwrap();
+        for id in &ids {
+            assert!(time_of(&g, *id) <= T0 + 2);
+        }
+        assert_eq!(
+            clock.now_ms(),
+            T0 + 2,
+            "waited for each tick as without a lead"
+        );
+    }
+
+    struct FailingFence;
+    impl TimeFence for FailingFence {
+        fn extend(&self, _: i64) -> Result<i64, SnowflakeError> {
+            Err(SnowflakeError::FenceFailed("lease lost".into()))
+        }
+    }
+
+    #[test]
+    fn a_failing_fence_stops_a_leading_generator() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .max_lead_ms(1_000)
+            .fence(Box::new(FailingFence))
+            .build()
+            .unwrap();
+        assert!(matches!(g.next_id(), Err(SnowflakeError::FenceFailed(_))));
+        assert_eq!(g.last_issued_ms(), None);
     }
 }
