@@ -16,7 +16,8 @@ use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
-use crate::snowflake::{Clock, SnowflakeError, TimeFence};
+use crate::snowflake::{Clock, MAX_LEAD_MS, SnowflakeError, TimeFence};
+use crate::worker::MAX_RESERVATION_WAIT_MS;
 
 /// How far ahead of the clock a running generator reserves times, in ms. A run that crashed
 /// leaves at most this much unused reservation for the next run to wait out.
@@ -86,6 +87,14 @@ pub struct WorkerState {
     /// True when the last run exited cleanly and `issued_below_ms` is exact (last time + 1),
     /// false while a run holds a reservation (or crashed holding one).
     pub clean: bool,
+    /// The lead over the clock (ms) the run that wrote this could issue with: its record may be
+    /// that much further ahead of its clock. Absent (0) for runs without a lead.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_lead_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An exclusive hold on one (name, worker id) on this machine, released on drop.
@@ -96,6 +105,8 @@ pub struct WorkerState {
 pub struct LocalWorkerLease {
     shared: Arc<Shared>,
     resume_after_ms: Option<i64>,
+    /// With a lead: the clock and the lead, to reserve the lead ahead at once.
+    ahead: Option<(Arc<dyn Clock>, i64)>,
     renewer: Mutex<Option<JoinHandle<()>>>,
     _lock: File,
 }
@@ -104,6 +115,7 @@ pub struct LocalWorkerLease {
 struct Shared {
     name: String,
     worker: u64,
+    max_lead_ms: u64,
     state_path: PathBuf,
     /// Serialises writes of the state file.
     write: Mutex<()>,
@@ -117,21 +129,33 @@ struct Shared {
 impl Shared {
     fn write_state(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
         let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        self.write_locked(issued_below_ms, clean)
+    }
+
+    /// Writes the state file; the caller holds `write`.
+    fn write_locked(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
         let state = WorkerState {
             name: self.name.clone(),
             worker_id: self.worker,
             issued_below_ms,
             clean,
+            max_lead_ms: self.max_lead_ms,
         };
         write_atomically(&self.state_path, &state)
     }
 
+    /// Writes a reservation up to `until_ms` unless one at least as far is already on disk (the
+    /// background thread and `extend` may race: the file must never move back below what a
+    /// fence was given). Returns what is durable.
     fn reserve(&self, until_ms: i64) -> Result<i64, StateError> {
-        self.write_state(until_ms, false)?;
-        Ok(self
-            .durable_until
-            .fetch_max(until_ms, Ordering::SeqCst)
-            .max(until_ms))
+        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let durable = self.durable_until.load(Ordering::SeqCst);
+        if until_ms <= durable {
+            return Ok(durable);
+        }
+        self.write_locked(until_ms, false)?;
+        self.durable_until.store(until_ms, Ordering::SeqCst);
+        Ok(until_ms)
     }
 
     /// The renewal thread: writes each requested reservation until told to stop. A failed write
@@ -199,6 +223,41 @@ impl LocalWorkerLease {
         no_wait: bool,
         clock: &dyn Clock,
     ) -> Result<LocalWorkerLease, StateError> {
+        Self::acquire_with(dir, name, worker, no_wait, clock, None)
+    }
+
+    /// [`LocalWorkerLease::acquire`] for a generator that may run up to `max_lead_ms` ahead of
+    /// the clock.
+    ///
+    /// The record is waited out only until it is within `max_lead_ms` of the clock (the generator
+    /// resumes after it within its lead). A record further ahead than the run that wrote it could
+    /// have put it (its reservation window plus its own lead, recorded in the file) is the clock
+    /// behind: refused, as is a wait longer than [`crate::worker::MAX_RESERVATION_WAIT_MS`].
+    ///
+    /// While issuing, a reservation reaches the lead plus [`RESERVATION_WINDOW_MS`] past the
+    /// clock (read on `clock`), so a batch running ahead syncs the file rarely; a crash leaves no
+    /// more than that to wait out.
+    pub fn acquire_ahead(
+        dir: &Path,
+        name: &str,
+        worker: u64,
+        no_wait: bool,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<LocalWorkerLease, StateError> {
+        let ahead = (max_lead_ms > 0).then(|| (clock.clone(), max_lead_ms.min(MAX_LEAD_MS)));
+        Self::acquire_with(dir, name, worker, no_wait, clock.as_ref(), ahead)
+    }
+
+    fn acquire_with(
+        dir: &Path,
+        name: &str,
+        worker: u64,
+        no_wait: bool,
+        clock: &dyn Clock,
+        ahead: Option<(Arc<dyn Clock>, u64)>,
+    ) -> Result<LocalWorkerLease, StateError> {
+        let max_lead_ms = ahead.as_ref().map_or(0, |a| a.1);
         ensure_dir(dir)?;
         let stem = format!("snowflake-{}-{worker}", sanitize(name));
         let lock_path = dir.join(format!("{stem}.lock"));
@@ -242,8 +301,25 @@ impl LocalWorkerLease {
                 }
                 let now = clock.now_ms();
                 let behind = state.issued_below_ms - now;
-                if !state.clean && behind > 0 {
-                    if behind > RESERVATION_WINDOW_MS {
+                let lead = max_lead_ms.min(MAX_LEAD_MS) as i64;
+                let prev_lead = state.max_lead_ms.min(MAX_LEAD_MS) as i64;
+                // What this run must wait for: the record down to its own lead.
+                let until = state.issued_below_ms - lead;
+                let wait = until - now;
+                // How far ahead of its clock the previous run could have put the record.
+                let allowed = if state.clean {
+                    prev_lead
+                } else {
+                    RESERVATION_WINDOW_MS + prev_lead
+                }
+                .min(RESERVATION_WINDOW_MS.max(MAX_RESERVATION_WAIT_MS));
+                if wait > 0 {
+                    if wait <= allowed {
+                        tracing::info!(
+                            "the last run on worker id {worker} recorded a time {behind} ms ahead of the clock; waiting {wait} ms for it to pass"
+                        );
+                        clock.sleep_until_ms(until);
+                    } else if !state.clean || prev_lead > 0 {
                         return Err(StateError::ClockBehind {
                             worker,
                             behind_ms: behind,
@@ -251,10 +327,8 @@ impl LocalWorkerLease {
                             path: state_path,
                         });
                     }
-                    tracing::info!(
-                        "the last run on worker id {worker} did not exit cleanly; waiting {behind} ms for its reservation to pass"
-                    );
-                    clock.sleep_until_ms(state.issued_below_ms);
+                    // Else (a clean record of a run without a lead) the generator judges: a step
+                    // back of a few ms is waited out, a larger one refused.
                 }
                 Some(state.issued_below_ms - 1)
             }
@@ -263,6 +337,7 @@ impl LocalWorkerLease {
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 worker,
+                max_lead_ms: max_lead_ms.min(MAX_LEAD_MS),
                 state_path,
                 write: Mutex::new(()),
                 durable_until: AtomicI64::new(i64::MIN),
@@ -271,8 +346,19 @@ impl LocalWorkerLease {
             }),
             resume_after_ms,
             renewer: Mutex::new(None),
+            ahead: ahead.map(|(clock, lead)| (clock, lead as i64)),
             _lock: lock,
         })
+    }
+
+    /// How far a reservation made for issuing at `unix_ms` reaches: one window past it, and
+    /// with a lead at least one window past the lead over the clock.
+    fn reservation_for(&self, unix_ms: i64) -> i64 {
+        let base = match &self.ahead {
+            Some((clock, lead)) => unix_ms.max(clock.now_ms().saturating_add(*lead)),
+            None => unix_ms,
+        };
+        base.saturating_add(RESERVATION_WINDOW_MS)
     }
 
     /// The time the generator must resume after (every earlier time may have been used).
@@ -364,12 +450,12 @@ impl TimeFence for LocalWorkerLease {
             return Ok(durable - HALF);
         }
         if durable > unix_ms {
-            self.request_renewal(unix_ms.saturating_add(RESERVATION_WINDOW_MS));
+            self.request_renewal(self.reservation_for(unix_ms));
             return Ok(durable);
         }
         let durable = self
             .shared
-            .reserve(unix_ms.saturating_add(RESERVATION_WINDOW_MS))
+            .reserve(self.reservation_for(unix_ms))
             .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
         Ok(durable - HALF)
     }
@@ -526,5 +612,101 @@ mod tests {
         let clock = FakeClock::new(10_000);
         let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
         assert!(matches!(r, Err(StateError::Corrupt { .. })), "{r:?}");
+    }
+
+    #[test]
+    fn a_leading_runs_crash_is_waited_out_down_to_the_next_runs_lead() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FakeClock::new(10_000));
+        {
+            let a =
+                LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
+                    .unwrap();
+            // Issuing 4 s ahead of the clock: the reservation covers it before IDs go out.
+            let fence = a.extend(14_000).unwrap();
+            assert!(fence > 14_000);
+            let on_disk = read_state(a.state_path()).unwrap().unwrap();
+            assert!(on_disk.issued_below_ms >= fence && on_disk.max_lead_ms == 5_000);
+            // Crash: no finish().
+        }
+        // Reserved at once: the lead past the clock, plus the window.
+        let recorded = 10_000 + 5_000 + RESERVATION_WINDOW_MS;
+        // The same lead: the record is within it after at most the reservation window.
+        let b = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
+            .unwrap();
+        assert_eq!(clock.now_ms(), recorded - 5_000);
+        assert_eq!(b.resume_after_ms(), Some(recorded - 1));
+        drop(b);
+        // Without a lead: the whole record is waited out (it is the previous run's lead).
+        clock.set_ms(10_000);
+        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        assert_eq!(clock.now_ms(), recorded);
+        assert_eq!(c.resume_after_ms(), Some(recorded - 1));
+    }
+
+    #[test]
+    fn a_clean_record_ahead_of_the_clock_is_continued_within_the_lead() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FakeClock::new(10_000));
+        {
+            let a =
+                LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
+                    .unwrap();
+            a.extend(12_000).unwrap();
+            a.finish(Some(12_345)).unwrap();
+        }
+        let on_disk = read_state(&dir.path().join("snowflake-leaf-7.json"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((on_disk.issued_below_ms, on_disk.clean), (12_346, true));
+        let b = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
+            .unwrap();
+        assert_eq!(b.resume_after_ms(), Some(12_345));
+        assert_eq!(
+            clock.slept_ms(),
+            0,
+            "no wait: the generator continues within its lead"
+        );
+        drop(b);
+        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        assert_eq!(c.resume_after_ms(), Some(12_345));
+        assert_eq!(
+            clock.now_ms(),
+            12_346,
+            "without a lead: waits until the record passes"
+        );
+    }
+
+    #[test]
+    fn a_record_further_ahead_than_its_run_could_put_it_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FakeClock::new(10_000));
+        {
+            let a =
+                LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 2_000)
+                    .unwrap();
+            a.extend(12_000).unwrap();
+        }
+        // The clock went back 5 s: the record is 8 s ahead, the previous run allowed 3 s.
+        clock.set_ms(5_000);
+        let r = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 2_000);
+        assert!(
+            matches!(
+                r,
+                Err(StateError::ClockBehind {
+                    behind_ms: 8_000,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(clock.slept_ms(), 0);
+        // A lead that covers it continues at once (the IDs stay within this run's lead).
+        let b = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 10_000)
+            .unwrap();
+        assert_eq!(
+            b.resume_after_ms(),
+            Some(12_000 + RESERVATION_WINDOW_MS - 1)
+        );
     }
 }

@@ -394,7 +394,7 @@ impl SnowflakeGenerator {
                     .ok_or(SnowflakeError::FenceReached { unix_ms: tick_ms })?;
                 let new_fence = fence.extend(tick_ms)?;
                 if new_fence <= tick_ms {
-                    if tick_ms > now {
+                    if tick_ms > now.min(self.clock.now_ms()) {
                         // The fence cannot record times ahead of the clock just now: issue this
                         // tick once the clock has reached it, without the lead.
                         self.clock.sleep_until_ms(tick_ms);

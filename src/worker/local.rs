@@ -53,6 +53,15 @@ impl WorkerRegistry for LocalRegistry {
         layout: &Layout,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        self.acquire_ahead(layout, clock, 0)
+    }
+
+    fn acquire_ahead(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
         if self.worker > layout.max_worker() {
             return Err(WorkerError::OutOfRange {
                 worker: self.worker,
@@ -60,12 +69,13 @@ impl WorkerRegistry for LocalRegistry {
                 source_of: "--worker-id".into(),
             });
         }
-        let lease = LocalWorkerLease::acquire(
+        let lease = LocalWorkerLease::acquire_ahead(
             &self.state_dir,
             &self.name,
             self.worker,
             self.no_wait,
-            clock.as_ref(),
+            clock,
+            max_lead_ms,
         )?;
         Ok(Arc::new(Local(lease, self.worker)))
     }

@@ -33,7 +33,7 @@ mod zk_lease;
 use std::sync::Arc;
 
 use crate::snowflake::{
-    Clock, IdBlock, Layout, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
+    Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
 };
 use crate::state::StateError;
 
@@ -265,6 +265,12 @@ pub trait WorkerLease: TimeFence {
     fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError>;
     /// A short description for logs and `next -v` (`zookeeper lease 3`, ...).
     fn describe(&self) -> String;
+    /// The largest lead over the clock a generator on this lease may use: its fence records
+    /// times that far ahead before they are issued. Most registries record any time;
+    /// forever mode only the lead it was acquired with ([`WorkerRegistry::acquire_ahead`]).
+    fn max_lead_ms(&self) -> u64 {
+        MAX_LEAD_MS
+    }
 }
 
 /// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
@@ -276,6 +282,52 @@ pub trait WorkerRegistry: Send + Sync {
         layout: &Layout,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
+
+    /// The same for a generator that may run up to `max_lead_ms` ahead of the clock (see
+    /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]): a predecessor's recorded
+    /// time is waited out only down to `max_lead_ms` ahead of the clock, since the generator
+    /// resumes after it anyway. The lease then records times ahead of the clock before they are
+    /// issued. The default ignores the lead and waits as [`WorkerRegistry::acquire`] does.
+    fn acquire_ahead(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let _ = max_lead_ms;
+        self.acquire(layout, clock)
+    }
+}
+
+/// Waits until a generator with `max_lead_ms` may issue after `recorded_ms` (a predecessor's
+/// bound: every earlier time may have been used), or fails with [`WorkerError::ClockBehind`] when
+/// that is more than [`MAX_RESERVATION_WAIT_MS`] away.
+fn wait_for_record(
+    clock: &dyn Clock,
+    worker: u64,
+    recorded_ms: i64,
+    max_lead_ms: u64,
+    source_of: impl FnOnce() -> String,
+) -> Result<(), WorkerError> {
+    let now = clock.now_ms();
+    let until = recorded_ms.saturating_sub(max_lead_ms.min(i64::MAX as u64) as i64);
+    let wait = until.saturating_sub(now);
+    if wait <= 0 {
+        return Ok(());
+    }
+    if wait > MAX_RESERVATION_WAIT_MS {
+        return Err(WorkerError::ClockBehind {
+            worker,
+            recorded_ms,
+            behind_ms: recorded_ms - now,
+            source_of: source_of(),
+        });
+    }
+    tracing::info!(
+        "worker id {worker}: waiting {wait} ms for the previous holder's reservation to pass"
+    );
+    clock.sleep_until_ms(until);
+    Ok(())
 }
 
 struct SharedFence(Arc<dyn WorkerLease>);
@@ -301,8 +353,28 @@ impl WorkerGenerator {
         seq_start: SeqStart,
         clock: Arc<dyn Clock>,
     ) -> Result<WorkerGenerator, IssueError> {
-        let lease = registry.acquire(&layout, clock.clone())?;
-        Self::on_lease(lease, layout, seq_start, clock)
+        Self::start_with_lead(registry, layout, seq_start, clock, 0)
+    }
+
+    /// Acquires a worker id from `registry` ([`WorkerRegistry::acquire_ahead`]) and builds a
+    /// generator on it that may run up to `max_lead_ms` ahead of the clock (at most
+    /// [`crate::snowflake::MAX_LEAD_MS`]).
+    pub fn start_with_lead(
+        registry: &dyn WorkerRegistry,
+        layout: Layout,
+        seq_start: SeqStart,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<WorkerGenerator, IssueError> {
+        if max_lead_ms > MAX_LEAD_MS {
+            return Err(SnowflakeError::LeadOutOfRange {
+                lead_ms: max_lead_ms,
+                max_ms: MAX_LEAD_MS,
+            }
+            .into());
+        }
+        let lease = registry.acquire_ahead(&layout, clock.clone(), max_lead_ms)?;
+        Self::on_lease_with_lead(lease, layout, seq_start, clock, max_lead_ms)
     }
 
     /// Builds a generator on a lease already held.
@@ -312,9 +384,33 @@ impl WorkerGenerator {
         seq_start: SeqStart,
         clock: Arc<dyn Clock>,
     ) -> Result<WorkerGenerator, IssueError> {
+        Self::on_lease_with_lead(lease, layout, seq_start, clock, 0)
+    }
+
+    /// Builds a generator that may run up to `max_lead_ms` ahead of the clock on a lease already
+    /// held, acquired with [`WorkerRegistry::acquire_ahead`] and the same lead (with a smaller
+    /// one a resumed run may find its start ahead of the clock and refuse it). A lead beyond
+    /// [`WorkerLease::max_lead_ms`] is refused.
+    pub fn on_lease_with_lead(
+        lease: Arc<dyn WorkerLease>,
+        layout: Layout,
+        seq_start: SeqStart,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<WorkerGenerator, IssueError> {
+        let supported = lease.max_lead_ms().min(MAX_LEAD_MS);
+        if max_lead_ms > supported {
+            let _ = lease.finish(None);
+            return Err(SnowflakeError::LeadOutOfRange {
+                lead_ms: max_lead_ms,
+                max_ms: supported,
+            }
+            .into());
+        }
         let mut builder = SnowflakeGenerator::builder(layout, lease.worker())
             .clock(clock)
             .seq_start(seq_start)
+            .max_lead_ms(max_lead_ms)
             .fence(Box::new(SharedFence(lease.clone())));
         if let Some(t) = lease.resume_after_ms() {
             builder = builder.resume_after(t);

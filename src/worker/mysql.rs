@@ -18,8 +18,8 @@ use mysql::prelude::Queryable;
 
 use super::zk::{WorkerMode, status_of};
 use super::{
-    Identity, LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError,
-    WorkerLease, WorkerRecord, WorkerRegistry,
+    Identity, LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRecord,
+    WorkerRegistry,
 };
 use crate::mysql_url::{self, scrub};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
@@ -167,6 +167,15 @@ impl WorkerRegistry for MysqlRegistry {
         layout: &Layout,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        self.acquire_ahead(layout, clock, 0)
+    }
+
+    fn acquire_ahead(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
         let o = &self.opts;
         let ip_port = o.identity.to_string();
         let mut c = o.connect()?;
@@ -216,19 +225,9 @@ impl WorkerRegistry for MysqlRegistry {
             });
         }
         let stored = stored.unwrap_or(0);
-        let now = clock.now_ms();
-        if stored > now {
-            let behind = stored - now;
-            if behind > MAX_RESERVATION_WAIT_MS {
-                return Err(WorkerError::ClockBehind {
-                    worker: id,
-                    recorded_ms: stored,
-                    behind_ms: behind,
-                    source_of: format!("max_timestamp of leaf_workerid_alloc id {id}"),
-                });
-            }
-            clock.sleep_until_ms(stored);
-        }
+        super::wait_for_record(clock.as_ref(), id, stored, max_lead_ms, || {
+            format!("max_timestamp of leaf_workerid_alloc id {id}")
+        })?;
         let held = Arc::new(Mutex::new(Held {
             conn: Some(c),
             max_timestamp: stored,

@@ -5,7 +5,13 @@
 //! - `/snowflake/{name}/temporary/{ip}:{port}`: ephemeral while a process runs (the design's
 //!   `leaf_temporary`), so a second live process with the same identity refuses to start.
 //! - A local cache file ([`super::cache`]) lets a known identity start while ZooKeeper is down.
+//!
+//! With a lead over the clock ([`WorkerRegistry::acquire_ahead`]) the node's timestamp is raised
+//! to cover every time reserved ahead of the clock before IDs at those times are issued, so Leaf's
+//! own start-up check on this identity (timestamp ahead of its clock: refuse) and ours both hold
+//! back until the clock has passed them. Without ZooKeeper the lead is not used.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -15,10 +21,7 @@ use zookeeper_client as zkc;
 
 use super::cache::{CacheFile, WorkerCache};
 use super::zk::{NodeData, ZkOptions, ZkSession, average, live_peer_offsets, parse_forever_child};
-use super::{
-    LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease,
-    WorkerRegistry,
-};
+use super::{LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 
 /// Leaf-compatible registry: reuses this identity's node or creates one.
@@ -46,6 +49,11 @@ struct Inner {
     opts: ZkOptions,
     /// Set when, after a lost session, another process turned out to hold this identity.
     conflict: std::sync::atomic::AtomicBool,
+    /// The lead over the clock the generator may use (0: none, Leaf's behaviour).
+    max_lead_ms: i64,
+    /// The node's timestamp is never written below this (the times issued or reserved ahead of
+    /// the clock, and what the node held at start); changed only under the session lock.
+    node_floor: AtomicI64,
 }
 
 /// A worker id held in forever mode.
@@ -56,13 +64,15 @@ pub struct ZkForeverLease {
     reporter: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Refuses a recorded time ahead of the clock by more than the lead (Leaf's check, lead 0).
 fn behind_check(
     worker: u64,
     recorded_ms: i64,
     now_ms: i64,
+    max_lead_ms: i64,
     source_of: String,
 ) -> Result<(), WorkerError> {
-    if recorded_ms > now_ms {
+    if recorded_ms > now_ms.saturating_add(max_lead_ms) {
         return Err(WorkerError::ClockBehind {
             worker,
             recorded_ms,
@@ -103,6 +113,16 @@ impl WorkerRegistry for ZkForeverRegistry {
         layout: &Layout,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        self.acquire_ahead(layout, clock, 0)
+    }
+
+    fn acquire_ahead(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let lead = max_lead_ms.min(i64::MAX as u64) as i64;
         let o = &self.opts;
         let identity = o.identity.clone();
         let id_text = identity.to_string();
@@ -140,6 +160,7 @@ impl WorkerRegistry for ZkForeverRegistry {
                     c.worker_id,
                     c.timestamp,
                     clock.now_ms(),
+                    lead,
                     format!("the cache {}", cache_file.path().display()),
                 )?;
                 (None, c.worker_id, None, c.timestamp)
@@ -169,7 +190,7 @@ impl WorkerRegistry for ZkForeverRegistry {
                             });
                         };
                         let d = NodeData::parse(&path, &bytes)?;
-                        behind_check(seq, d.timestamp, clock.now_ms(), path.clone())?;
+                        behind_check(seq, d.timestamp, clock.now_ms(), lead, path.clone())?;
                         if seq > max {
                             return Err(WorkerError::OutOfRange {
                                 worker: seq,
@@ -245,19 +266,13 @@ impl WorkerRegistry for ZkForeverRegistry {
         let mut issued_below = 0;
         if let Some(c) = cached.as_ref().filter(|c| c.worker_id == worker) {
             issued_below = c.issued_below_ms;
-            let now = clock.now_ms();
-            if c.issued_below_ms > now {
-                let behind = c.issued_below_ms - now;
-                if behind > MAX_RESERVATION_WAIT_MS {
-                    return Err(WorkerError::ClockBehind {
-                        worker,
-                        recorded_ms: c.issued_below_ms,
-                        behind_ms: behind,
-                        source_of: format!("the cache {}", cache_file.path().display()),
-                    });
-                }
-                clock.sleep_until_ms(c.issued_below_ms);
-            }
+            super::wait_for_record(
+                clock.as_ref(),
+                worker,
+                c.issued_below_ms,
+                max_lead_ms,
+                || format!("the cache {}", cache_file.path().display()),
+            )?;
             if c.issued_below_ms > 0 {
                 resume_after = Some(resume_after.unwrap_or(0).max(c.issued_below_ms - 1));
             }
@@ -286,6 +301,8 @@ impl WorkerRegistry for ZkForeverRegistry {
             finished: Mutex::new(false),
             opts: o.clone(),
             conflict: std::sync::atomic::AtomicBool::new(false),
+            max_lead_ms: lead,
+            node_floor: AtomicI64::new(zk_ts),
         });
         let (tx, rx) = mpsc::channel::<()>();
         let reporter_inner = inner.clone();
@@ -315,16 +332,22 @@ impl Inner {
         let now = self.clock.now_ms();
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if now < cache.timestamp {
-            tracing::warn!("the clock is behind the last report; not reporting");
-            return;
-        }
-        cache.timestamp = now;
-        if let Err(e) = self.cache_file.write(&cache) {
-            tracing::warn!("cannot update the worker cache: {e}");
+            if now.saturating_add(self.max_lead_ms) < cache.timestamp {
+                tracing::warn!("the clock is behind the last report; not reporting");
+                return;
+            }
+            // A run resumed within its lead: the recorded time stays until the clock passes it.
+        } else {
+            cache.timestamp = now;
+            if let Err(e) = self.cache_file.write(&cache) {
+                tracing::warn!("cannot update the worker cache: {e}");
+            }
         }
         drop(cache);
         self.renew_session();
-        self.write_node(now);
+        if let Err(e) = self.write_node(now, false) {
+            tracing::warn!("cannot report to ZooKeeper: {e}");
+        }
     }
 
     /// After the session expired (ZooKeeper was away too long), registers again with a new
@@ -358,16 +381,30 @@ impl Inner {
         }
     }
 
-    fn write_node(&self, timestamp: i64) {
+    /// Writes the node's timestamp: `timestamp`, but never below the floor (times reserved
+    /// ahead of the clock) unless `exact` (a clean finish: `timestamp` covers every issued time),
+    /// which also lowers the floor to it. Returns the timestamp written, or `None` without a
+    /// connected session (nothing written).
+    fn write_node(&self, timestamp: i64, exact: bool) -> Result<Option<i64>, WorkerError> {
         let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        if let (Some(s), Some(path)) = (guard.as_ref(), &self.node_path)
-            && s.connected()
-        {
-            let data = NodeData::new(&self.identity, timestamp).to_bytes();
-            if let Err(e) = s.set(path, &data, None) {
-                tracing::warn!("cannot report to ZooKeeper: {e}");
-            }
+        let (Some(s), Some(path)) = (guard.as_ref(), &self.node_path) else {
+            return Ok(None);
+        };
+        if !s.connected() {
+            return Ok(None);
         }
+        let floor = self.node_floor.load(Ordering::SeqCst);
+        let ts = if exact {
+            timestamp
+        } else {
+            timestamp.max(floor)
+        };
+        let data = NodeData::new(&self.identity, ts).to_bytes();
+        s.set(path, &data, None)?;
+        if exact || ts > floor {
+            self.node_floor.store(ts, Ordering::SeqCst);
+        }
+        Ok(Some(ts))
     }
 }
 
@@ -384,19 +421,36 @@ impl TimeFence for ZkForeverLease {
             ));
         }
         let mut cache = self.inner.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.issued_below_ms > unix_ms && !cache.clean {
-            return Ok(cache.issued_below_ms);
+        let reserved = if cache.issued_below_ms > unix_ms && !cache.clean {
+            cache.issued_below_ms
+        } else {
+            let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
+            let mut next = cache.clone();
+            next.issued_below_ms = fence;
+            next.clean = false;
+            self.inner
+                .cache_file
+                .write(&next)
+                .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
+            *cache = next;
+            fence
+        };
+        let now = self.inner.clock.now_ms();
+        if self.inner.max_lead_ms == 0 && unix_ms <= now {
+            // Leaf's behaviour: the node's timestamp is the last report of the clock.
+            return Ok(reserved);
         }
-        let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
-        let mut next = cache.clone();
-        next.issued_below_ms = fence;
-        next.clean = false;
-        self.inner
-            .cache_file
-            .write(&next)
-            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        *cache = next;
-        Ok(fence)
+        // With a lead the node must cover what may be issued ahead of the clock first. When
+        // ZooKeeper cannot record it, times ahead of the clock wait for the clock.
+        let mut covered = self.inner.node_floor.load(Ordering::SeqCst);
+        if covered < reserved - 1 {
+            match self.inner.write_node(reserved - 1, false) {
+                Ok(Some(ts)) => covered = ts,
+                Ok(None) => {}
+                Err(e) => tracing::debug!("cannot record the reservation in ZooKeeper: {e}"),
+            }
+        }
+        Ok(reserved.min(covered.max(now).saturating_add(1)))
     }
 }
 
@@ -461,9 +515,20 @@ impl WorkerLease for ZkForeverLease {
             *cache = next.clone();
         }
         drop(cache);
-        self.inner.write_node(next.timestamp);
+        // The exact last time replaces any reservation ahead of it; with nothing issued, the
+        // node keeps what it holds.
+        if let Err(e) = self
+            .inner
+            .write_node(next.timestamp, last_issued_ms.is_some())
+        {
+            tracing::warn!("cannot report to ZooKeeper: {e}");
+        }
         self.close_session();
         written
+    }
+
+    fn max_lead_ms(&self) -> u64 {
+        self.inner.max_lead_ms as u64
     }
 
     fn describe(&self) -> String {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use zookeeper_client as zkc;
 
 use super::zk::{NodeData, ZkOptions, ZkSession, state_name};
-use super::{LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, WorkerError, WorkerLease, WorkerRegistry};
+use super::{LEASE_WINDOW_MS, WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 
 /// Leases the lowest free worker id under `/snowflake/{name}/leases`.
@@ -78,6 +78,15 @@ impl WorkerRegistry for ZkLeaseRegistry {
         &self,
         layout: &Layout,
         clock: Arc<dyn Clock>,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        self.acquire_ahead(layout, clock, 0)
+    }
+
+    fn acquire_ahead(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
         let session = ZkSession::connect(&self.opts)?;
         let root = self.opts.root();
@@ -154,22 +163,9 @@ impl WorkerRegistry for ZkLeaseRegistry {
                 }
             }
         };
-        let now = clock.now_ms();
-        if reserved > now {
-            let behind = reserved - now;
-            if behind > MAX_RESERVATION_WAIT_MS {
-                return Err(WorkerError::ClockBehind {
-                    worker,
-                    recorded_ms: reserved,
-                    behind_ms: behind,
-                    source_of: format!("reserved_until of {}", lease.worker_path),
-                });
-            }
-            tracing::info!(
-                "worker id {worker}: waiting {behind} ms for the previous holder's reservation to pass"
-            );
-            clock.sleep_until_ms(reserved);
-        }
+        super::wait_for_record(clock.as_ref(), worker, reserved, max_lead_ms, || {
+            format!("reserved_until of {}", lease.worker_path)
+        })?;
         lease.resume_after_ms = (reserved > 0).then(|| reserved - 1);
         {
             let mut st = lease.state.lock().unwrap_or_else(|p| p.into_inner());
