@@ -149,6 +149,9 @@ pub struct SnowflakeSection {
     pub seq_start: Option<SeqStart>,
     /// Where worker ids come from: `local`, `forever`, `lease` or `mysql`.
     pub registry: Option<String>,
+    /// How far (ms) issued times may run ahead of the clock when a millisecond's sequence numbers
+    /// are used up (0: never, Leaf's behaviour; at most 60000).
+    pub max_lead_ms: Option<u64>,
 }
 
 /// `[db]`: the segment store.

@@ -135,6 +135,11 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
             source: src(&s.seq_start.origin),
         },
         Row {
+            key: "snowflake.max_lead_ms",
+            value: Some(s.max_lead_ms.value.to_string()),
+            source: src(&s.max_lead_ms.origin),
+        },
+        Row {
             key: "db.url",
             value: Some(redact_url(&s.db_url.value)),
             source: src(&s.db_url.origin),

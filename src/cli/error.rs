@@ -81,7 +81,7 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
         ),
         WorkerError::ClockBehind { .. } => (
             EXIT_RUNTIME,
-            "check NTP on this host; start again once the clock passes the recorded time",
+            "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)",
         ),
         WorkerError::ClockSkew { .. } => (
             EXIT_RUNTIME,
@@ -177,6 +177,12 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
                     "the layout has run out of time: use a layout with a later epoch or more time bits"
                 }
                 SnowflakeError::BeforeEpoch { .. } => "check the clock and the layout's epoch",
+                SnowflakeError::LeadOutOfRange { .. } => {
+                    return (
+                        EXIT_USAGE,
+                        Some("give --max-lead between 0 and 60000 ms".into()),
+                    );
+                }
                 SnowflakeError::WorkerOutOfRange { .. } => {
                     return (
                         EXIT_USAGE,
@@ -207,7 +213,7 @@ fn state_hint(e: &StateError) -> &'static str {
     match e {
         StateError::InUse { .. } => "drop --no-wait to wait for it, or use another worker id",
         StateError::ClockBehind { .. } => {
-            "check NTP on this host; start again once the clock passes the recorded time"
+            "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)"
         }
         StateError::Corrupt { .. } => {
             "inspect the file; if unsure, use another worker id instead of deleting it"

@@ -150,6 +150,11 @@ pub struct SnowflakeArgs {
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
     pub seq_start: Option<SeqStart>,
+    /// Let ID times run up to MS ahead of the clock when a millisecond's 4,096 sequence numbers
+    /// are used up, instead of waiting (0-60000; the registry records them first)
+    /// [env: LEAF_MAX_LEAD_MS] [default: 0]
+    #[arg(long = "max-lead", value_name = "MS")]
+    pub max_lead: Option<u64>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
@@ -203,6 +208,7 @@ fn flag_values(cli: &Cli) -> FlagValues {
         f.worker_id = w.worker_id;
         f.registry = w.registry.clone();
         f.seq_start = w.seq_start;
+        f.max_lead_ms = w.max_lead;
     }
     let layout = match &cli.command {
         Command::Decode(a) => Some(&a.layout),

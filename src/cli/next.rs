@@ -16,6 +16,8 @@ Examples:
   leafctl next --snowflake --worker-id 1 -n 1000000   a million, one per line, ascending
   leafctl next --snowflake --worker-id 1 -n 3 --output json
   leafctl next --snowflake --worker-id 5 --preset discord
+  leafctl next --snowflake --worker-id 1 -n 100000000 --max-lead 30000 > ids.txt
+                                                      run up to 30 s ahead of the clock
   leafctl next --snowflake --zk zk1:2181,zk2:2181 -n 100     lease a free worker id, issue, release
   leafctl --zk zk1:2181 --name order next --snowflake --registry forever --instance 10.0.0.5:8080
   leafctl next --snowflake --etcd http://etcd1:2379,http://etcd2:2379   the same lease, on etcd
@@ -29,6 +31,13 @@ holder of its id reserved.
 Two runs with the same worker id (and --name) on one machine never repeat an ID: the second waits
 for the first (or fails with --no-wait), and a clock behind the last run's time is waited out when
 it is a few ms, refused otherwise.
+
+A worker issues at most 4,096 IDs per millisecond (leaf layout). With --max-lead MS a run that has
+used up a millisecond moves on to the next one at once, as long as it is at most MS ahead of the
+clock, so large batches need not wait for the clock: their IDs carry times up to MS in the future.
+Those times are recorded by the worker's registry before the IDs are printed, so a crash, a rerun
+or another holder of the worker id never repeats one; a rerun with the same lead continues right
+after a finished run, one without waits for the clock to pass its last time.
 
 Segment mode (`next TAG`) claims exactly COUNT IDs from the tag's row of leaf_alloc in one
 transaction (nothing is wasted) and prints them ascending; any number of processes, leafctl
@@ -64,11 +73,12 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         super::registry::DEFAULT_INSTANCE_PORT,
     )?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let generator = WorkerGenerator::start(
+    let generator = WorkerGenerator::start_with_lead(
         registry.as_ref(),
         s.layout.value.layout,
         s.seq_start.value,
         clock,
+        s.max_lead_ms.value,
     )?;
     tracing::info!(
         "worker id {} from {}",
@@ -89,9 +99,7 @@ fn emit(ctx: &Context, generator: &WorkerGenerator, count: u64) -> anyhow::Resul
     let mut remaining = count;
     while remaining > 0 {
         let block = generator.next_block(remaining)?;
-        for id in block {
-            out.push(id)?;
-        }
+        out.push_block(block.first, block.stride, block.count)?;
         remaining -= block.count;
         bar.inc(block.count);
     }

@@ -28,51 +28,110 @@ pub fn write_err(e: io::Error) -> anyhow::Error {
 }
 
 /// Writes a stream of IDs to stdout, one per line or as a JSON array of strings, through one
-/// large buffer (no allocation or lock per ID).
+/// large fixed buffer (no allocation or lock per ID).
 pub struct IdWriter {
     out: io::StdoutLock<'static>,
-    buf: Vec<u8>,
+    /// `FLUSH_AT` bytes plus room for one more line of any kind.
+    buf: Box<[u8]>,
+    len: usize,
     json: bool,
     first: bool,
 }
 
 const FLUSH_AT: usize = 1 << 16;
+/// Room past `FLUSH_AT`: one fixed-size line copy (`LINE`), or a JSON item (at most 23 bytes).
+const SLACK: usize = 64;
+/// The fixed size of one line as copied by the counting path (an ID is at most 20 digits).
+const LINE: usize = 32;
 
 impl IdWriter {
     /// A writer in the given format.
     pub fn new(format: OutputFormat) -> IdWriter {
         let json = format == OutputFormat::Json;
-        let mut buf = Vec::with_capacity(FLUSH_AT + 64);
-        if json {
-            buf.push(b'[');
-        }
-        IdWriter {
+        let mut w = IdWriter {
             out: io::stdout().lock(),
-            buf,
+            buf: vec![0u8; FLUSH_AT + SLACK].into_boxed_slice(),
+            len: 0,
             json,
             first: true,
+        };
+        if json {
+            w.buf[0] = b'[';
+            w.len = 1;
         }
+        w
+    }
+
+    #[inline]
+    fn flush_if_full(&mut self) -> anyhow::Result<()> {
+        if self.len >= FLUSH_AT {
+            self.out
+                .write_all(&self.buf[..self.len])
+                .map_err(write_err)?;
+            self.len = 0;
+        }
+        Ok(())
     }
 
     /// Appends one ID.
     #[inline]
     pub fn push(&mut self, id: u64) -> anyhow::Result<()> {
+        let (buf, mut len) = (&mut self.buf, self.len);
         if self.json {
             if !self.first {
-                self.buf.push(b',');
+                buf[len] = b',';
+                len += 1;
             }
-            self.buf.push(b'"');
-            push_decimal(&mut self.buf, id);
-            self.buf.push(b'"');
+            buf[len] = b'"';
+            len += 1;
+            len += put_decimal(&mut buf[len..len + 20], id);
+            buf[len] = b'"';
+            len += 1;
         } else {
-            push_decimal(&mut self.buf, id);
-            self.buf.push(b'\n');
+            len += put_decimal(&mut buf[len..len + 20], id);
+            buf[len] = b'\n';
+            len += 1;
+        }
+        self.len = len;
+        self.first = false;
+        self.flush_if_full()
+    }
+
+    /// Appends `count` IDs `first, first + stride, ...` (a snowflake block). Consecutive IDs in
+    /// text are counted up in place like [`write_range`]: one fixed-size copy per line and a digit
+    /// increment, no division per ID.
+    pub fn push_block(&mut self, first: u64, stride: u64, count: u64) -> anyhow::Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        if self.json || stride != 1 || first.checked_add(count - 1).is_none() {
+            let mut id = first;
+            for i in 0..count {
+                if i > 0 {
+                    id += stride;
+                }
+                self.push(id)?;
+            }
+            return Ok(());
+        }
+        let mut line = [b'\n'; LINE];
+        let mut width = put_decimal(&mut line[..20], first);
+        line[width] = b'\n';
+        let mut remaining = count;
+        while remaining > 0 {
+            let mut len = self.len;
+            while len < FLUSH_AT && remaining > 0 {
+                self.buf[len..len + LINE].copy_from_slice(&line);
+                len += width + 1;
+                remaining -= 1;
+                if remaining > 0 {
+                    count_up(&mut line, &mut width);
+                }
+            }
+            self.len = len;
+            self.flush_if_full()?;
         }
         self.first = false;
-        if self.buf.len() >= FLUSH_AT {
-            self.out.write_all(&self.buf).map_err(write_err)?;
-            self.buf.clear();
-        }
         Ok(())
     }
 
@@ -102,8 +161,10 @@ impl IdWriter {
             return Ok(());
         }
         // What is already buffered goes first.
-        self.out.write_all(&self.buf).map_err(write_err)?;
-        self.buf.clear();
+        self.out
+            .write_all(&self.buf[..self.len])
+            .map_err(write_err)?;
+        self.len = 0;
         write_range(&mut self.out, start, end, progress).map_err(write_err)?;
         self.first = false;
         Ok(())
@@ -112,10 +173,35 @@ impl IdWriter {
     /// Closes the JSON array and flushes everything.
     pub fn finish(mut self) -> anyhow::Result<()> {
         if self.json {
-            self.buf.extend_from_slice(b"]\n");
+            self.buf[self.len..self.len + 2].copy_from_slice(b"]\n");
+            self.len += 2;
         }
-        self.out.write_all(&self.buf).map_err(write_err)?;
+        self.out
+            .write_all(&self.buf[..self.len])
+            .map_err(write_err)?;
         self.out.flush().map_err(write_err)
+    }
+}
+
+/// Adds one to the decimal number in `line[..width]` (followed by a newline), growing it by a
+/// digit at 99..9.
+#[inline]
+fn count_up(line: &mut [u8; LINE], width: &mut usize) {
+    let mut i = *width - 1;
+    loop {
+        if line[i] < b'9' {
+            line[i] += 1;
+            return;
+        }
+        line[i] = b'0';
+        if i == 0 {
+            line.copy_within(0..*width, 1);
+            line[0] = b'1';
+            *width += 1;
+            line[*width] = b'\n';
+            return;
+        }
+        i -= 1;
     }
 }
 
@@ -127,7 +213,6 @@ pub fn write_range(
     end: u64,
     mut progress: impl FnMut(u64),
 ) -> io::Result<()> {
-    const LINE: usize = 32;
     let mut line = [b'\n'; LINE];
     let mut tmp = Vec::with_capacity(24);
     push_decimal(&mut tmp, start);
@@ -142,23 +227,7 @@ pub fn write_range(
             chunk[pos..pos + LINE].copy_from_slice(&line);
             pos += width + 1;
             remaining -= 1;
-            let mut i = width - 1;
-            loop {
-                if line[i] < b'9' {
-                    line[i] += 1;
-                    break;
-                }
-                line[i] = b'0';
-                if i == 0 {
-                    // 99..9 + 1: one digit more.
-                    line.copy_within(0..width, 1);
-                    line[0] = b'1';
-                    width += 1;
-                    line[width] = b'\n';
-                    break;
-                }
-                i -= 1;
-            }
+            count_up(&mut line, &mut width);
         }
         out.write_all(&chunk[..pos])?;
         progress(before - remaining);
@@ -168,7 +237,16 @@ pub fn write_range(
 
 /// Appends the decimal digits of `n`.
 #[inline]
-pub fn push_decimal(buf: &mut Vec<u8>, mut n: u64) {
+pub fn push_decimal(buf: &mut Vec<u8>, n: u64) {
+    let mut tmp = [0u8; 20];
+    let len = put_decimal(&mut tmp, n);
+    buf.extend_from_slice(&tmp[..len]);
+}
+
+/// Writes the decimal digits of `n` at the start of `out` (at least 20 bytes) and returns how
+/// many there are.
+#[inline]
+pub fn put_decimal(out: &mut [u8], mut n: u64) -> usize {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     loop {
@@ -179,7 +257,9 @@ pub fn push_decimal(buf: &mut Vec<u8>, mut n: u64) {
             break;
         }
     }
-    buf.extend_from_slice(&tmp[i..]);
+    let len = tmp.len() - i;
+    out[..len].copy_from_slice(&tmp[i..]);
+    len
 }
 
 /// A progress bar on stderr, shown only when stderr is a terminal, the run is long, and not `-q`.
@@ -295,10 +375,56 @@ mod tests {
         let mut w = IdWriter::new(OutputFormat::Json);
         w.push_range(top - 2, top + 1, |_| {}).unwrap();
         assert_eq!(
-            String::from_utf8(w.buf.clone()).unwrap(),
+            String::from_utf8(w.buf[..w.len].to_vec()).unwrap(),
             format!("[\"{}\",\"{}\",\"{}\"", top - 2, top - 1, top)
         );
-        w.buf.clear();
+        w.len = 0;
+    }
+
+    #[test]
+    fn blocks_print_like_their_ids() {
+        let top = i64::MAX as u64;
+        let cases: &[(u64, u64, u64)] = &[
+            (0, 1, 1),
+            (95, 1, 1005),
+            (2_124_556_629_465_632_814, 1, 4096),
+            (999_999_999_999_999_990, 1, 20),
+            (top - 2, 1, 3),
+            (u64::MAX - 1, 1, 2),
+            (7, 1 << 16, 300),
+            (3, 1, 200_000),
+        ];
+        for &(first, stride, count) in cases {
+            for json in [false, true] {
+                let mut w = IdWriter::new(if json {
+                    OutputFormat::Json
+                } else {
+                    OutputFormat::Text
+                });
+                let mut seen = String::from_utf8(w.buf[..w.len].to_vec()).unwrap();
+                w.len = 0;
+                // Capture instead of writing to stdout: stay below one flush per step.
+                let mut left = count;
+                let mut id = first;
+                while left > 0 {
+                    let n = left.min(1_000);
+                    w.push_block(id, stride, n).unwrap();
+                    seen.push_str(std::str::from_utf8(&w.buf[..w.len]).unwrap());
+                    w.len = 0;
+                    id = id.wrapping_add(n * stride);
+                    left -= n;
+                }
+                let ids: Vec<String> = (0..count)
+                    .map(|i| (first + i * stride).to_string())
+                    .collect();
+                let expected = if json {
+                    format!("[\"{}\"", ids.join("\",\""))
+                } else {
+                    ids.iter().map(|i| format!("{i}\n")).collect()
+                };
+                assert!(seen == expected, "{first} {stride} {count} json={json}");
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use leafctl::config::{self, LoadedConfig, Origin};
-use leafctl::snowflake::{BitWidths, LEAF_EPOCH_MS, Layout, Preset, SeqStart};
+use leafctl::snowflake::{BitWidths, LEAF_EPOCH_MS, Layout, MAX_LEAD_MS, Preset, SeqStart};
 
 use super::error::usage;
 use super::time::parse_instant;
@@ -37,6 +37,7 @@ pub struct FlagValues {
     /// `serve --segment` / `--snowflake` (absent flags are `None`, not `false`).
     pub serve_segment: Option<bool>,
     pub serve_snowflake: Option<bool>,
+    pub max_lead_ms: Option<u64>,
 }
 
 /// The layout chosen, and how it was described.
@@ -89,6 +90,10 @@ pub struct Settings {
     pub serve_snowflake: Resolved<bool>,
     /// `serve` bearer token (`LEAF_SERVE_TOKEN`, `serve.token`); a secret.
     pub serve_token: Option<Resolved<String>>,
+    /// How far (ms) snowflake times may run ahead of the clock (`--max-lead`,
+    /// `LEAF_MAX_LEAD_MS`, `snowflake.max_lead_ms`); 0 (the default) never, at most
+    /// [`leafctl::snowflake::MAX_LEAD_MS`].
+    pub max_lead_ms: Resolved<u64>,
 }
 
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
@@ -491,6 +496,26 @@ impl Settings {
         {
             warn_if_readable_by_others(path, "the serve token", "LEAF_SERVE_TOKEN");
         }
+        let max_lead_ms = or_default(
+            pick(
+                flags.max_lead_ms,
+                "LEAF_MAX_LEAD_MS",
+                "lead in ms",
+                file.snowflake.max_lead_ms,
+            )?,
+            0,
+        );
+        if max_lead_ms.value > MAX_LEAD_MS {
+            return Err(usage(
+                format!(
+                    "a lead of {} ms (from {}) is more than the {MAX_LEAD_MS} ms allowed",
+                    max_lead_ms.value, max_lead_ms.origin
+                ),
+                format!(
+                    "give --max-lead (LEAF_MAX_LEAD_MS, snowflake.max_lead_ms) between 0 and {MAX_LEAD_MS}"
+                ),
+            ));
+        }
         Ok(Settings {
             config,
             state_dir,
@@ -515,6 +540,7 @@ impl Settings {
             serve_segment,
             serve_snowflake,
             serve_token,
+            max_lead_ms,
         })
     }
 }
