@@ -192,3 +192,64 @@ fn the_cli_uses_the_mysql_registry() {
     assert_eq!(rows[0]["mode"], "mysql");
     assert_eq!(rows[0]["status"], "live", "reported just now");
 }
+
+#[test]
+fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let reg = registry(db, &name, "10.23.0.1:8080");
+    let t = SystemClock.now_ms();
+    let clock = Arc::new(FakeClock::new(t));
+    let lead = 4_000u64;
+    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
+        .unwrap();
+    let max_timestamp = || -> i64 {
+        db.root_sql(
+            Some(&name),
+            &format!(
+                "SELECT max_timestamp FROM leaf_workerid_alloc WHERE id = {}",
+                g.worker()
+            ),
+        )
+        .trim()
+        .parse()
+        .unwrap()
+    };
+    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
+    let mut last = 0;
+    // 2,000 ticks' worth with the clock standing still: the lead is used, each time recorded in
+    // the row before its IDs come back.
+    for i in 0..2_000 {
+        let b = g.next_block(4096).unwrap();
+        assert!(b.first > last);
+        last = b.last();
+        let at = time_of(b.first);
+        assert!(at <= clock.now_ms() + lead as i64);
+        if i % 50 == 0 || i == 1_999 {
+            let recorded = max_timestamp();
+            assert!(
+                recorded > at,
+                "block at {at} returned before max_timestamp ({recorded})"
+            );
+        }
+    }
+    assert_eq!(time_of(last), t + 1_999, "ahead of the clock");
+    g.finish().unwrap();
+    assert_eq!(
+        max_timestamp(),
+        t + 2_000,
+        "a clean exit records the exact last time"
+    );
+    drop(g);
+    // Without a lead the next start waits for the clock to pass it; with one it continues.
+    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
+        .unwrap();
+    assert_eq!(clock.now_ms(), t);
+    assert!(g.next_block(1).unwrap().first > last);
+    g.finish().unwrap();
+    drop(g);
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert!(clock.now_ms() >= t + 2_001);
+    assert!(g.next_block(1).unwrap().first > last);
+    g.finish().unwrap();
+}

@@ -125,3 +125,34 @@ pub fn assert_unique(ids: &mut [u64]) {
         panic!("duplicate ID {} among {before}", w[0]);
     }
 }
+
+/// Starts `next` for a huge batch ahead of the clock, reads until `read_at_least` IDs came out
+/// (the pipe paces it: it is still issuing), kills it with SIGKILL, and returns every complete
+/// line it wrote.
+pub fn killed_mid_batch(mut cmd: std::process::Command, read_at_least: usize) -> Vec<u64> {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut lines = 0;
+    while lines < read_at_least && Instant::now() < deadline {
+        let n = std::io::Read::read(&mut stdout, &mut chunk).unwrap();
+        if n == 0 {
+            break;
+        }
+        lines += chunk[..n].iter().filter(|b| **b == b'\n').count();
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    child.kill().unwrap(); // SIGKILL: no finish, no clean record
+    // What it wrote before dying is still in the pipe.
+    std::io::Read::read_to_end(&mut stdout, &mut bytes).unwrap();
+    child.wait().unwrap();
+    assert!(lines >= read_at_least, "the batch ended early");
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    parse_ids(&bytes[..complete])
+}

@@ -1,0 +1,278 @@
+//! `--max-lead` with the local registry (state file): the library with a fake clock, and the real
+//! binary, including `kill -9` in the middle of a batch issued ahead of the clock.
+
+mod support;
+
+use std::sync::Arc;
+
+use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart};
+use leafctl::state::{WorkerState, read_state};
+use leafctl::worker::{LocalRegistry, WorkerGenerator};
+use predicates::prelude::*;
+use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids};
+
+fn leaf() -> Layout {
+    Layout::preset(Preset::Leaf)
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn time_of(id: u64) -> i64 {
+    leaf().unix_ms(leaf().decode(id).unwrap().ticks)
+}
+
+fn state(sb: &Sandbox, worker: u64) -> WorkerState {
+    read_state(&sb.state_dir().join(format!("snowflake-leaf-{worker}.json")))
+        .unwrap()
+        .expect("a state file")
+}
+
+#[test]
+fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = LocalRegistry {
+        state_dir: dir.path().to_path_buf(),
+        name: "leaf".into(),
+        worker: 5,
+        no_wait: true,
+    };
+    let t0 = now_ms();
+    let clock = Arc::new(FakeClock::new(t0));
+    let lead = 3_000;
+    let g =
+        WorkerGenerator::start_with_lead(&registry, leaf(), SeqStart::Zero, clock.clone(), lead)
+            .unwrap();
+    let path = dir.path().join("snowflake-leaf-5.json");
+    let mut last = 0;
+    // 5,000 full ticks with the clock standing still but for 1 ms per 10 blocks: the lead is
+    // used up, then the generator waits for the clock.
+    for i in 0..5_000 {
+        let b = g.next_block(4096).unwrap();
+        assert!(b.first > last);
+        last = b.last();
+        let t = time_of(b.first);
+        assert!(t <= clock.now_ms() + lead as i64, "{t} beyond the lead");
+        let on_disk = read_state(&path).unwrap().unwrap();
+        assert!(!on_disk.clean);
+        assert!(
+            on_disk.issued_below_ms > t,
+            "block at {t} returned before the state file covered it: {on_disk:?}"
+        );
+        if i % 10 == 9 {
+            clock.advance_ms(1);
+        }
+    }
+    assert!(
+        time_of(last) >= clock.now_ms() + lead as i64 - 1,
+        "the lead was used"
+    );
+    g.finish().unwrap();
+    let on_disk = read_state(&path).unwrap().unwrap();
+    assert_eq!(
+        (on_disk.issued_below_ms, on_disk.clean, on_disk.max_lead_ms),
+        (time_of(last) + 1, true, lead),
+        "a clean exit records the exact last time, ahead of the clock"
+    );
+    drop(g);
+    // A rerun with the same lead continues right after, without waiting.
+    clock.advance_ms(100);
+    let slept = clock.slept_ms();
+    let g =
+        WorkerGenerator::start_with_lead(&registry, leaf(), SeqStart::Zero, clock.clone(), lead)
+            .unwrap();
+    let next = g.next_block(1).unwrap().first;
+    assert!(next > last);
+    assert_eq!(time_of(next), time_of(last) + 1);
+    assert_eq!(clock.slept_ms(), slept);
+    g.finish().unwrap();
+    drop(g);
+    // Without a lead the rerun waits for the clock to pass the record.
+    let g = WorkerGenerator::start(&registry, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let after = g.next_block(1).unwrap().first;
+    assert!(after > next);
+    assert!(time_of(after) <= clock.now_ms());
+    g.finish().unwrap();
+}
+
+#[test]
+fn out_of_range_leads_are_usage_errors() {
+    let sb = Sandbox::new();
+    let base = ["next", "--snowflake", "--worker-id", "1"];
+    for (extra, needle) in [
+        (&["--max-lead", "60001"][..], "60000"),
+        (&["--max-lead", "-5"][..], ""),
+        (&["--max-lead", "soon"][..], ""),
+        (&["--max-lead", "99999999999999999999999"][..], ""),
+    ] {
+        sb.leafctl()
+            .args(base)
+            .args(extra)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(needle));
+    }
+    for (value, needle) in [("70000", "LEAF_MAX_LEAD_MS"), ("x", "LEAF_MAX_LEAD_MS")] {
+        sb.leafctl()
+            .args(base)
+            .env("LEAF_MAX_LEAD_MS", value)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(needle))
+            .stderr(predicate::str::contains("hint:"));
+    }
+    let cfg = sb.path().join("leaf.toml");
+    for body in ["max_lead_ms = 60001", "max_lead_ms = -1"] {
+        std::fs::write(&cfg, format!("[snowflake]\n{body}\n")).unwrap();
+        sb.leafctl()
+            .args(base)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains("hint:"));
+    }
+    // The limit itself is fine, and `config show` says where the value came from.
+    std::fs::write(&cfg, "[snowflake]\nmax_lead_ms = 60000\n").unwrap();
+    sb.leafctl().args(base).assert().success();
+    let out = sb
+        .leafctl()
+        .args(["config", "show", "--output", "json"])
+        .env("LEAF_MAX_LEAD_MS", "250")
+        .output()
+        .unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r["key"] == "snowflake.max_lead_ms")
+        .unwrap();
+    assert_eq!(
+        (row["value"].as_str(), row["source"].as_str()),
+        (Some("250"), Some("env LEAF_MAX_LEAD_MS"))
+    );
+}
+
+#[test]
+fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
+    let sb = Sandbox::new();
+    let run = |lead: &str, n: &str| {
+        let out = sb
+            .leafctl()
+            .args([
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "3",
+                "--seq-start",
+                "zero",
+            ])
+            .args(["-n", n, "--max-lead", lead])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (parse_ids(&out.stdout), now_ms())
+    };
+    // 400,000 IDs are 98 ms of sequence numbers.
+    let (a, a_end) = run("5000", "400000");
+    assert_eq!(a.len(), 400_000);
+    assert!(a.windows(2).all(|w| w[0] < w[1]));
+    let a_last = *a.last().unwrap();
+    assert!(time_of(a_last) <= a_end + 5_000);
+    let st = state(&sb, 3);
+    assert_eq!(
+        (st.issued_below_ms, st.clean),
+        (time_of(a_last) + 1, true),
+        "exact last time recorded"
+    );
+    // Right after: with the same lead, and without one; neither repeats.
+    let (b, _) = run("5000", "5000");
+    assert!(b[0] > a_last);
+    let (c, c_end) = run("0", "5000");
+    assert!(c[0] > *b.last().unwrap());
+    assert!(time_of(*c.last().unwrap()) <= c_end, "no lead: never ahead");
+    let mut all = [a, b, c].concat();
+    assert_unique(&mut all);
+}
+
+/// A layout with 4 IDs per ms, so that any producer outruns the clock at once: the batches below
+/// are ahead of it whatever the speed of the machine.
+const SMALL: [&str; 2] = ["--layout", "51,10,2"];
+
+fn small() -> Layout {
+    Layout::custom(leafctl::snowflake::LEAF_EPOCH_MS, 51, 10, 2, 1).unwrap()
+}
+
+fn small_time(id: u64) -> i64 {
+    small().unix_ms(small().decode(id).unwrap().ticks)
+}
+
+#[test]
+fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
+    let sb = Sandbox::new();
+    let started = now_ms();
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "next",
+        "--snowflake",
+        "--worker-id",
+        "4",
+        "--seq-start",
+        "zero",
+    ])
+    .args(SMALL)
+    .args(["-n", "1000000000", "--max-lead", "20000"]);
+    // 20,000 IDs: 5 s of this layout's sequence numbers, issued within a fraction of that.
+    let killed = killed_mid_batch(cmd, 20_000);
+    let killed_max = *killed.iter().max().unwrap();
+    assert!(killed.windows(2).all(|w| w[0] < w[1]));
+    let st = state(&sb, 4);
+    assert!(!st.clean);
+    assert!(
+        st.issued_below_ms > small_time(killed_max),
+        "the state file ({st:?}) must cover the last ID printed ({} ms)",
+        small_time(killed_max)
+    );
+    assert!(
+        small_time(killed_max) >= started + 4_000,
+        "the batch ran ahead of the clock"
+    );
+    // Rerun at once with the lead: continues after the reservation, without a long wait.
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "4", "-n", "1000"])
+        .args(SMALL)
+        .args(["--max-lead", "20000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids = parse_ids(&out.stdout);
+    assert!(ids[0] > killed_max, "repeated a time of the killed run");
+    // Without a lead: waits for the clock to pass the record, or refuses a wait over 10 s.
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--worker-id", "4", "-n", "1000"])
+        .args(SMALL)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        assert!(parse_ids(&out.stdout)[0] > *ids.last().unwrap());
+    } else {
+        assert_eq!(out.status.code(), Some(1));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("behind") && err.contains("--max-lead"),
+            "{err}"
+        );
+    }
+}
