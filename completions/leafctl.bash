@@ -984,7 +984,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --registry --seq-start --max-lead --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1007,6 +1007,10 @@ _leafctl() {
                     return 0
                     ;;
                 --seq-start)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-lead)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1066,7 +1070,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__serve)
-            opts="-q -v -h -V --listen --segment --snowflake --worker-id --registry --seq-start --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --listen --segment --snowflake --worker-id --registry --seq-start --max-lead --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1085,6 +1089,10 @@ _leafctl() {
                     return 0
                     ;;
                 --seq-start)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-lead)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

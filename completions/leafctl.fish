@@ -50,6 +50,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d '
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
@@ -76,6 +77,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l listen -d 'Add
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'

@@ -276,3 +276,55 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         );
     }
 }
+
+#[test]
+fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
+    let sb = Sandbox::new();
+    // 20,000 IDs of a 4-per-ms layout: 5 s of times, issued in much less.
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--worker-id",
+            "2",
+            "--seq-start",
+            "zero",
+        ])
+        .args(SMALL)
+        .args(["-n", "20000", "--max-lead", "10000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let last = *parse_ids(&out.stdout).last().unwrap();
+    let at = small_time(last);
+    let dec = sb
+        .leafctl()
+        .args(["decode", "--output", "json"])
+        .args(SMALL)
+        .arg(last.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        dec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dec.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
+    assert_eq!(v[0]["timestamp_ms"], at);
+    assert_eq!(v[0]["worker"], 2);
+    let text = sb
+        .leafctl()
+        .arg("decode")
+        .args(SMALL)
+        .arg(last.to_string())
+        .output()
+        .unwrap();
+    if at > now_ms() + 1_000 {
+        assert!(
+            String::from_utf8_lossy(&text.stdout).contains("in "),
+            "the age of a future time reads `in ...`: {}",
+            String::from_utf8_lossy(&text.stdout)
+        );
+    }
+}
