@@ -328,3 +328,49 @@ fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
         );
     }
 }
+
+#[test]
+fn serve_runs_ahead_too_and_records_before_answering() {
+    let sb = Sandbox::new();
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "serve",
+        "--snowflake",
+        "--worker-id",
+        "7",
+        "--seq-start",
+        "zero",
+    ])
+    .args(SMALL)
+    .args(["--max-lead", "5000"]);
+    let s = support::serve::Server::start(cmd);
+    let mut all = Vec::new();
+    // 8,000 IDs of a 4-per-ms layout: 2 s of times per answer.
+    for _ in 0..2 {
+        let ids = s.get("/api/snowflake/get/k?count=8000").ids();
+        assert_eq!(ids.len(), 8_000);
+        let last = *ids.last().unwrap();
+        assert!(small_time(last) <= now_ms() + 5_000, "within the lead");
+        let st = state(&sb, 7);
+        assert!(
+            st.issued_below_ms > small_time(last),
+            "answered before the state file covered {}: {st:?}",
+            small_time(last)
+        );
+        all.extend(ids);
+    }
+    assert!(all.windows(2).all(|w| w[0] < w[1]));
+    let last = *all.last().unwrap();
+    assert!(
+        small_time(last) >= small_time(all[0]) + 3_999,
+        "4,000 ms of times"
+    );
+    let (status, stderr) = s.terminate();
+    assert!(status.success(), "{stderr}");
+    let st = state(&sb, 7);
+    assert_eq!(
+        (st.issued_below_ms, st.clean),
+        (small_time(last) + 1, true),
+        "a clean stop records the exact last time"
+    );
+}

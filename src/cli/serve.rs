@@ -101,8 +101,13 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         // A server never waits for a local worker id another process holds: it fails at once.
         let registry = super::registry::registry(ctx, "lease", true, local.port())?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let generator =
-            SupervisedGenerator::start(registry, s.layout.value.layout, s.seq_start.value, clock)?;
+        let generator = SupervisedGenerator::start_with_lead(
+            registry,
+            s.layout.value.layout,
+            s.seq_start.value,
+            clock,
+            s.max_lead_ms.value,
+        )?;
         let status = generator.status();
         modes.push(format!(
             "snowflake worker id {} ({})",

@@ -48,6 +48,7 @@ struct Shared {
     layout: Layout,
     seq_start: SeqStart,
     clock: Arc<dyn Clock>,
+    max_lead_ms: u64,
     current: ArcSwapOption<WorkerGenerator>,
     state: Mutex<KeeperState>,
     wake: Condvar,
@@ -76,11 +77,12 @@ impl Shared {
     }
 
     fn acquire(&self) -> Result<WorkerGenerator, IssueError> {
-        WorkerGenerator::start(
+        WorkerGenerator::start_with_lead(
             self.registry.as_ref(),
             self.layout,
             self.seq_start,
             self.clock.clone(),
+            self.max_lead_ms,
         )
     }
 
@@ -168,11 +170,25 @@ impl SupervisedGenerator {
         seq_start: SeqStart,
         clock: Arc<dyn Clock>,
     ) -> Result<SupervisedGenerator, IssueError> {
+        Self::start_with_lead(registry, layout, seq_start, clock, 0)
+    }
+
+    /// [`SupervisedGenerator::start`] for generators that may run up to `max_lead_ms` ahead of
+    /// the clock (see [`WorkerGenerator::start_with_lead`]); every lease acquired later uses the
+    /// same lead.
+    pub fn start_with_lead(
+        registry: Box<dyn WorkerRegistry>,
+        layout: Layout,
+        seq_start: SeqStart,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<SupervisedGenerator, IssueError> {
         let shared = Arc::new(Shared {
             registry,
             layout,
             seq_start,
             clock,
+            max_lead_ms,
             current: ArcSwapOption::empty(),
             state: Mutex::new(KeeperState::default()),
             wake: Condvar::new(),
