@@ -583,3 +583,60 @@ fn leasing_and_issuing_from_inside_another_tokio_runtime() {
     assert!(reserved_until(&o, 0).unwrap() >= t + 30_000);
     assert!(!held(&o, 0));
 }
+
+#[test]
+fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
+    let etcd = EtcdServer::shared();
+    let o = opts(&etcd.endpoints(), "lead", "10.9.1.1:8080");
+    let reg = EtcdLeaseRegistry::new(o.clone());
+    let admin = EtcdAdmin::connect(&o).unwrap();
+    let recorded = |worker: u64| {
+        admin
+            .list(now())
+            .unwrap()
+            .into_iter()
+            .find(|r| r.worker == worker)
+            .and_then(|r| r.reserved_until_ms)
+            .unwrap()
+    };
+    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
+    let clock = Arc::new(FakeClock::new(now()));
+    let lead = 4_000u64;
+    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
+        .unwrap();
+    let worker = g.worker();
+    let mut last = 0;
+    // 3,000 ticks' worth with the clock standing still but for 1 ms per 20 blocks.
+    for i in 0..3_000 {
+        let b = g.next_block(4096).unwrap();
+        assert!(b.first > last);
+        last = b.last();
+        let at = time_of(b.first);
+        assert!(at <= clock.now_ms() + lead as i64);
+        if i % 50 == 0 || i == 2_999 {
+            let r = recorded(worker);
+            assert!(r > at, "block at {at} returned before reserved_until ({r})");
+        }
+        if i % 20 == 19 {
+            clock.advance_ms(1);
+        }
+    }
+    assert!(time_of(last) > clock.now_ms() + 2_000, "the lead was used");
+    g.finish().unwrap();
+    drop(g);
+    assert_eq!(recorded(worker), time_of(last) + 1, "exact last time");
+    // The next holder with the same lead continues at once; without one it waits for the clock.
+    let slept = clock.slept_ms();
+    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
+        .unwrap();
+    assert_eq!(g.worker(), worker);
+    let next = g.next_block(1).unwrap().first;
+    assert!(next > last);
+    assert_eq!(clock.slept_ms(), slept);
+    g.finish().unwrap();
+    drop(g);
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    assert!(clock.now_ms() > time_of(last));
+    assert!(g.next_block(1).unwrap().first > next);
+    g.finish().unwrap();
+}

@@ -27,10 +27,7 @@ use tonic::codec::ProstCodec;
 
 use super::etcd::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
 use super::zk::NodeData;
-use super::{
-    LEASE_WINDOW_MS, MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease,
-    WorkerRegistry,
-};
+use super::{LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 
 /// Leases the lowest free worker id under `/leafctl/{name}/leases/`.
@@ -336,6 +333,15 @@ impl WorkerRegistry for EtcdLeaseRegistry {
         layout: &Layout,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        self.acquire_ahead(layout, clock, 0)
+    }
+
+    fn acquire_ahead(
+        &self,
+        layout: &Layout,
+        clock: Arc<dyn Clock>,
+        max_lead_ms: u64,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
         let session = Arc::new(EtcdSession::connect(&self.opts)?);
         let leases = self.opts.leases_prefix();
         let workers = self.opts.workers_prefix();
@@ -401,22 +407,9 @@ impl WorkerRegistry for EtcdLeaseRegistry {
         let worker_key = format!("{workers}{worker}");
         let (reserved, mod_revision) = reserved_of(&worker_key, worker_kv.as_ref())?;
 
-        let now = clock.now_ms();
-        if reserved > now {
-            let behind = reserved - now;
-            if behind > MAX_RESERVATION_WAIT_MS {
-                return Err(WorkerError::ClockBehind {
-                    worker,
-                    recorded_ms: reserved,
-                    behind_ms: behind,
-                    source_of: format!("reserved_until of {worker_key}"),
-                });
-            }
-            tracing::info!(
-                "worker id {worker}: waiting {behind} ms for the previous holder's reservation to pass"
-            );
-            clock.sleep_until_ms(reserved);
-        }
+        super::wait_for_record(clock.as_ref(), worker, reserved, max_lead_ms, || {
+            format!("reserved_until of {worker_key}")
+        })?;
         health.check(worker)?;
         tracing::info!(
             "leased worker id {worker} ({lease_key}, etcd lease {lease_id:x}, TTL {ttl} s)"
