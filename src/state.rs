@@ -48,7 +48,8 @@ pub enum StateError {
     },
     /// Another process holds the worker id (only with `no_wait`).
     #[error(
-        "worker id {worker} (name {name:?}) is in use by another leafctl process (lock {path})"
+        "worker id {worker} (name {name:?}) is in use by another leafctl process{} (lock {path})",
+        holder.map(|p| format!(" (pid {p})")).unwrap_or_default()
     )]
     InUse {
         /// The name the worker id belongs to.
@@ -57,6 +58,23 @@ pub enum StateError {
         worker: u64,
         /// The lock file.
         path: PathBuf,
+        /// The holder's process id, as it wrote it into the lock file.
+        holder: Option<u32>,
+    },
+    /// The process holding the worker id is stopped (SIGSTOP, Ctrl-Z): waiting for it could
+    /// last for ever, so the run fails instead.
+    #[error(
+        "worker id {worker} (name {name:?}) is held by process {pid}, which is stopped (lock {path}); not waiting for it"
+    )]
+    HolderStopped {
+        /// The name the worker id belongs to.
+        name: String,
+        /// The worker id.
+        worker: u64,
+        /// The lock file.
+        path: PathBuf,
+        /// The stopped holder's process id.
+        pid: u32,
     },
     /// The local clock is behind the last time recorded for this worker id.
     #[error(
@@ -270,22 +288,16 @@ impl LocalWorkerLease {
             .map_err(io("cannot open lock file", &lock_path))?;
         match lock.try_lock() {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) if no_wait => {
-                return Err(StateError::InUse {
-                    name: name.to_string(),
-                    worker,
-                    path: lock_path,
-                });
-            }
             Err(TryLockError::WouldBlock) => {
-                tracing::info!(
-                    "worker id {worker} is in use by another leafctl process; waiting for {}",
-                    lock_path.display()
-                );
-                lock.lock().map_err(io("cannot lock", &lock_path))?;
+                wait_for_lock(&lock, &lock_path, name, worker, no_wait)?;
             }
             Err(TryLockError::Error(e)) => return Err(io("cannot lock", &lock_path)(e)),
         }
+        // Name the holder for whoever waits next (best effort: a full disk only loses the name).
+        let _ = (&lock).set_len(0).and_then(|_| {
+            let mut f = &lock;
+            f.write_all(format!("{}\n", std::process::id()).as_bytes())
+        });
 
         let resume_after_ms = match read_state(&state_path)? {
             None => None,
@@ -296,6 +308,16 @@ impl LocalWorkerLease {
                         reason: format!(
                             "it belongs to name {:?} worker {}",
                             state.name, state.worker_id
+                        ),
+                    });
+                }
+                if state.issued_below_ms <= 0 {
+                    // leafctl only ever records a positive time: this was edited by hand.
+                    return Err(StateError::Corrupt {
+                        path: state_path,
+                        reason: format!(
+                            "issued_below_ms {} is not a time leafctl records",
+                            state.issued_below_ms
                         ),
                     });
                 }
@@ -467,14 +489,85 @@ impl<T: TimeFence + ?Sized> TimeFence for std::sync::Arc<T> {
     }
 }
 
+/// Waits for the lock another process holds (or fails at once with `no_wait`). A holder that is
+/// stopped (SIGSTOP, Ctrl-Z) is an error rather than a wait that could last for ever; it is
+/// checked again every 200 ms while waiting.
+fn wait_for_lock(
+    lock: &File,
+    lock_path: &Path,
+    name: &str,
+    worker: u64,
+    no_wait: bool,
+) -> Result<(), StateError> {
+    let mut announced = false;
+    loop {
+        let holder = lock_holder(lock_path);
+        if let Some(pid) = holder.filter(|&p| process_stopped(p)) {
+            return Err(StateError::HolderStopped {
+                name: name.to_string(),
+                worker,
+                path: lock_path.to_path_buf(),
+                pid,
+            });
+        }
+        if no_wait {
+            return Err(StateError::InUse {
+                name: name.to_string(),
+                worker,
+                path: lock_path.to_path_buf(),
+                holder,
+            });
+        }
+        if !announced {
+            announced = true;
+            tracing::warn!(
+                "worker id {worker} is in use by another leafctl process{}; waiting for it to finish ({}; --no-wait fails instead)",
+                holder.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                lock_path.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        match lock.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(io("cannot lock", lock_path)(e)),
+        }
+    }
+}
+
+/// The process id the holder of a lock file wrote into it, if readable.
+fn lock_holder(lock_path: &Path) -> Option<u32> {
+    fs::read_to_string(lock_path).ok()?.trim().parse().ok()
+}
+
+/// Whether process `pid` exists and is stopped (by a signal or a tracer). Linux only.
+fn process_stopped(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // /proc/PID/stat: "pid (comm) S ..."; comm may hold spaces and parentheses.
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "T" || state == "t")
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
 /// Reads a state file; `None` when there is none yet.
 pub fn read_state(path: &Path) -> Result<Option<WorkerState>, StateError> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
+    // Bytes, not text: a file garbled into invalid UTF-8 is corrupt, not unreadable.
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io("cannot read state file", path)(e)),
     };
-    serde_json::from_str(&text)
+    serde_json::from_slice(&bytes)
         .map(Some)
         .map_err(|e| StateError::Corrupt {
             path: path.to_path_buf(),

@@ -183,6 +183,9 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
                         Some("give --max-lead between 0 and 60000 ms".into()),
                     );
                 }
+                SnowflakeError::FenceFailed(_) | SnowflakeError::FenceReached { .. } => {
+                    "the worker id's reservation could not be recorded where the message says (a full or read-only state directory, an unreachable registry); fix that and retry"
+                }
                 SnowflakeError::WorkerOutOfRange { .. } => {
                     return (
                         EXIT_USAGE,
@@ -212,6 +215,9 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
 fn state_hint(e: &StateError) -> &'static str {
     match e {
         StateError::InUse { .. } => "drop --no-wait to wait for it, or use another worker id",
+        StateError::HolderStopped { .. } => {
+            "resume the stopped process (kill -CONT PID, or `fg` in its shell) or end it; its lock goes when it exits"
+        }
         StateError::ClockBehind { .. } => {
             "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)"
         }

@@ -110,12 +110,13 @@ impl CacheFile {
 
 /// Reads a cache file; `None` when there is none.
 pub fn read(path: &Path) -> Result<Option<WorkerCache>, WorkerError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    // Bytes, not text: a file garbled into invalid UTF-8 is corrupt, not unreadable.
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_err("cannot read cache file", path, e)),
     };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
         WorkerError::State(StateError::Corrupt {
             path: path.to_path_buf(),
             reason: e.to_string(),
