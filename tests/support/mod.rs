@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod etcd;
+pub mod fault;
 pub mod mariadb;
 pub mod serve;
 pub mod zookeeper;

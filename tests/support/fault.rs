@@ -1,0 +1,156 @@
+//! Helpers for the fault suite (`tests/fault_*.rs`): steady load on a `leafctl serve` that keeps
+//! every ID answered and every refusal, and reading what a killed process managed to print.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::serve::http;
+
+/// The IDs in what a process printed before it was killed: only lines ended by a newline count
+/// (a last partial line was never handed out whole).
+pub fn complete_ids(out: &[u8]) -> Vec<u64> {
+    let end = out.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    super::parse_ids(&out[..end])
+}
+
+/// What a load run saw.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Every ID answered with 200.
+    pub ids: Vec<u64>,
+    /// Answers per status code.
+    pub statuses: BTreeMap<u16, u64>,
+    /// The distinct error codes (`code` of the JSON body) of non-200 answers, with one message each.
+    pub errors: BTreeMap<String, String>,
+    /// Requests that got no HTTP answer at all (connection refused or cut).
+    pub failed: u64,
+    /// (time since the start, status) of every answer, in order per thread, merged.
+    pub timeline: Vec<(Duration, u16)>,
+}
+
+impl Seen {
+    /// How many answers had this status.
+    pub fn count(&self, status: u16) -> u64 {
+        self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    fn merge(&mut self, other: Seen) {
+        self.ids.extend(other.ids);
+        for (k, v) in other.statuses {
+            *self.statuses.entry(k).or_default() += v;
+        }
+        for (k, v) in other.errors {
+            self.errors.entry(k).or_insert(v);
+        }
+        self.failed += other.failed;
+        self.timeline.extend(other.timeline);
+    }
+}
+
+/// Steady load on one server from a few threads until stopped: single IDs and batches of
+/// `batch`, one request at a time per thread with a short pause, bounded by `limit`.
+pub struct Load {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<Seen>>,
+    started: Instant,
+    /// Set to true by any thread that saw an answer (for waiting until the load is flowing).
+    progress: Arc<Mutex<u64>>,
+}
+
+impl Load {
+    /// Starts `threads` threads sending `path` (every 10th request with `?count=batch`) to
+    /// `addr`, pausing `pause` between requests, for at most `limit`.
+    pub fn start(
+        addr: SocketAddr,
+        path: &str,
+        threads: usize,
+        batch: u64,
+        pause: Duration,
+        limit: Duration,
+    ) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let progress = Arc::new(Mutex::new(0));
+        let started = Instant::now();
+        let threads = (0..threads)
+            .map(|_| {
+                let (stop, progress, path) = (stop.clone(), progress.clone(), path.to_string());
+                std::thread::spawn(move || {
+                    let mut seen = Seen::default();
+                    let mut i = 0u64;
+                    while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
+                        i += 1;
+                        let p = if i % 10 == 0 {
+                            format!("{path}?count={batch}")
+                        } else {
+                            path.clone()
+                        };
+                        match http(addr, "GET", &p, &[]) {
+                            Ok(r) => {
+                                *seen.statuses.entry(r.status).or_default() += 1;
+                                seen.timeline.push((started.elapsed(), r.status));
+                                if r.status == 200 {
+                                    seen.ids.extend(r.ids());
+                                } else {
+                                    let (code, msg) =
+                                        serde_json::from_str::<serde_json::Value>(&r.body)
+                                            .map(|j| {
+                                                (
+                                                    j["code"].as_str().unwrap_or("?").to_string(),
+                                                    j["error"].as_str().unwrap_or("").to_string(),
+                                                )
+                                            })
+                                            .unwrap_or_else(|_| {
+                                                ("not-json".into(), r.body.clone())
+                                            });
+                                    seen.errors.entry(code).or_insert(msg);
+                                }
+                                *progress.lock().unwrap() += 1;
+                            }
+                            Err(_) => seen.failed += 1,
+                        }
+                        std::thread::sleep(pause);
+                    }
+                    seen
+                })
+            })
+            .collect();
+        Load {
+            stop,
+            threads,
+            started,
+            progress,
+        }
+    }
+
+    /// How many answers the threads have had so far.
+    pub fn answers(&self) -> u64 {
+        *self.progress.lock().unwrap()
+    }
+
+    /// Waits (bounded) until at least `n` more answers arrived than now.
+    pub fn wait_for_answers(&self, n: u64, limit: Duration) -> bool {
+        let target = self.answers() + n;
+        super::wait_until(limit, || self.answers() >= target)
+    }
+
+    /// Time since the load started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Stops the threads and returns everything they saw (timeline sorted by time).
+    pub fn stop(self) -> Seen {
+        self.stop.store(true, Ordering::SeqCst);
+        let mut all = Seen::default();
+        for t in self.threads {
+            all.merge(t.join().expect("load thread"));
+        }
+        all.timeline.sort();
+        all
+    }
+}
