@@ -10,6 +10,10 @@ use mysql::{Opts, OptsBuilder, SslOpts};
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one read or write on a connection may stall before the server counts as gone.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a statement waits for a row lock another session holds (`innodb_lock_wait_timeout`,
+/// set on every connection): shorter than [`IO_TIMEOUT`], so a locked row ends the statement with
+/// the server's clear error and the connection stays usable, rather than a read timing out.
+pub const LOCK_WAIT_TIMEOUT_S: u64 = 3;
 
 /// Connection settings read from a URL.
 pub(crate) struct MysqlTarget {
@@ -88,6 +92,9 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
         .read_timeout(Some(IO_TIMEOUT))
         .write_timeout(Some(IO_TIMEOUT))
+        .init(vec![format!(
+            "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}"
+        )])
         .ssl_opts(ssl);
     Ok(MysqlTarget {
         builder,

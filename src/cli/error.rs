@@ -267,6 +267,10 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "check that the database server is up and the host and port in --db/LEAF_DB are right",
         ),
+        SegmentError::Busy { .. } => (
+            EXIT_RUNTIME,
+            "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry",
+        ),
         SegmentError::AccessDenied { .. } => (
             EXIT_RUNTIME,
             "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",

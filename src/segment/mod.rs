@@ -108,6 +108,15 @@ pub enum SegmentError {
         /// The driver's explanation.
         detail: String,
     },
+    /// The server is up but did not answer in time: a row lock held by another session past
+    /// the lock wait timeout, or no reply within the I/O timeout (an overloaded server).
+    #[error("{db} did not answer in time: {detail}")]
+    Busy {
+        /// The database, password removed.
+        db: String,
+        /// What took too long.
+        detail: String,
+    },
     /// The server refused the login.
     #[error("{db} refused the login: {detail}")]
     AccessDenied {

@@ -7,7 +7,7 @@ use super::store::check_claim;
 use super::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, redact_url};
 use crate::mysql_url::{self, scrub};
 
-pub use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT};
+pub use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 
 const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
      CAST(UNIX_TIMESTAMP(update_time) AS SIGNED) FROM leaf_alloc";
@@ -68,11 +68,81 @@ impl MysqlStore {
         map_error(&self.name, e, self.password.as_deref())
     }
 
-    fn conn(&self) -> Result<mysql::PooledConn, SegmentError> {
-        self.pool
+    fn conn(&self) -> Result<Checked, SegmentError> {
+        let conn = self
+            .pool
             .try_get_conn(CONNECT_TIMEOUT + IO_TIMEOUT)
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        Ok(Checked::new(conn))
     }
+
+    /// Maps an error of a statement on `conn`; a connection-level failure first poisons it.
+    fn fail(&self, conn: &Poison, e: mysql::Error) -> SegmentError {
+        if !matches!(e, mysql::Error::MySqlError(_)) {
+            conn.poison();
+        }
+        self.err(e)
+    }
+}
+
+/// A pooled connection whose socket can be shut down after a connection-level failure (a read
+/// that timed out, a broken stream). The driver keeps such a connection and may hand it out
+/// again; a late reply to the abandoned statement would then be read as the answer to the next
+/// one. Shut down, every further use fails at once (the transaction's rollback included) and
+/// the pool discards it when it comes back.
+struct Checked {
+    conn: mysql::PooledConn,
+    poison: Poison,
+}
+
+/// The socket of a [`Checked`] connection, to shut down while the connection is borrowed.
+#[derive(Clone, Copy)]
+struct Poison {
+    #[cfg(unix)]
+    fd: std::os::unix::io::RawFd,
+}
+
+impl Poison {
+    fn poison(&self) {
+        #[cfg(unix)]
+        // SAFETY: shutdown(2) on the descriptor of a socket the pooled connection owns and
+        // keeps open; it only ends the connection, the descriptor stays valid until the
+        // driver closes it.
+        unsafe {
+            libc::shutdown(self.fd, libc::SHUT_RDWR);
+        }
+    }
+}
+
+impl Checked {
+    fn new(conn: mysql::PooledConn) -> Checked {
+        #[cfg(unix)]
+        let poison = Poison {
+            fd: std::os::unix::io::AsRawFd::as_raw_fd(&*conn),
+        };
+        #[cfg(not(unix))]
+        let poison = Poison {};
+        Checked { conn, poison }
+    }
+}
+
+/// Whether a read or write gave up after the I/O timeout (the socket's timeout reports as
+/// "would block" or "timed out", directly or through the packet codec).
+fn timed_out(e: &mysql::Error) -> bool {
+    let io = match e {
+        mysql::Error::IoError(io) => Some(io),
+        // The codec's error is not re-exported by name; its source is the I/O error.
+        mysql::Error::CodecError(c) => {
+            std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
+        }
+        _ => None,
+    };
+    io.is_some_and(|io| {
+        matches!(
+            io.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )
+    })
 }
 
 /// Removes a password that a driver message might echo.
@@ -83,6 +153,12 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
             let detail = scrub(m.message.clone(), password);
             match m.code {
                 1146 => SegmentError::MissingTable { db },
+                1205 => SegmentError::Busy {
+                    db,
+                    detail: format!(
+                        "a row stayed locked by another session for over {LOCK_WAIT_TIMEOUT_S} s ({detail})"
+                    ),
+                },
                 1045 | 1044 | 1698 => SegmentError::AccessDenied { db, detail },
                 1049 => SegmentError::Database {
                     db,
@@ -96,6 +172,13 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
                 },
             }
         }
+        ref e if timed_out(e) => SegmentError::Busy {
+            db,
+            detail: format!(
+                "no reply within {} s (a lock held by another session, or an overloaded server)",
+                IO_TIMEOUT.as_secs()
+            ),
+        },
         mysql::Error::IoError(io) => SegmentError::Unreachable {
             db,
             detail: scrub(io.to_string(), password),
@@ -125,25 +208,25 @@ impl AllocStore for MysqlStore {
     }
 
     fn init_schema(&self) -> Result<(), SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         for ddl in MYSQL_DDL {
-            conn.query_drop(ddl).map_err(|e| self.err(e))?;
+            conn.query_drop(ddl).map_err(|e| self.fail(&poison, e))?;
         }
         Ok(())
     }
 
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         let mut tx = conn
             .start_transaction(TxOpts::default())
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         // Lock the row and check the arithmetic before anything changes.
         let current: Option<(i64, i64)> = tx
             .exec_first(
                 "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE",
                 (tag,),
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         let Some((max_id, step)) = current else {
             return Err(SegmentError::UnknownTag {
                 tag: tag.into(),
@@ -160,13 +243,13 @@ impl AllocStore for MysqlStore {
             "UPDATE leaf_alloc SET max_id = max_id + ? WHERE biz_tag = ?",
             (inc, tag),
         )
-        .map_err(|e| self.err(e))?;
+        .map_err(|e| self.fail(&poison, e))?;
         let after: Option<(String, i64, i64)> = tx
             .exec_first(
                 "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?",
                 (tag,),
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         let Some((_, new_max, table_step)) = after else {
             return Err(SegmentError::UnknownTag {
                 tag: tag.into(),
@@ -174,7 +257,7 @@ impl AllocStore for MysqlStore {
             });
         };
         let (start, end) = check_claim(tag, new_max - inc, inc)?;
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.fail(&poison, e))?;
         Ok(Claim {
             start,
             end,
@@ -190,7 +273,7 @@ impl AllocStore for MysqlStore {
         description: Option<&str>,
         if_not_exists: bool,
     ) -> Result<bool, SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         match conn.exec_drop(
             "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)",
             (tag, start, step, description),
@@ -206,39 +289,39 @@ impl AllocStore for MysqlStore {
                     })
                 }
             }
-            Err(e) => Err(self.err(e)),
+            Err(e) => Err(self.fail(&poison, e)),
         }
     }
 
     fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         let rows: Vec<Row> = conn
             .query(format!("{ROW_SQL} ORDER BY biz_tag"))
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         Ok(rows.into_iter().map(row).collect())
     }
 
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         let r: Option<Row> = conn
             .exec_first(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         Ok(r.map(row))
     }
 
     fn tags(&self) -> Result<Vec<String>, SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         conn.query("SELECT biz_tag FROM leaf_alloc ORDER BY biz_tag")
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.fail(&poison, e))
     }
 
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         conn.exec_drop(
             "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
             (step, tag),
         )
-        .map_err(|e| self.err(e))?;
+        .map_err(|e| self.fail(&poison, e))?;
         if conn.affected_rows() == 0 && self.get(tag)?.is_none() {
             return Err(SegmentError::UnknownTag {
                 tag: tag.into(),
@@ -249,13 +332,13 @@ impl AllocStore for MysqlStore {
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
-        let mut conn = self.conn()?;
+        let Checked { mut conn, poison } = self.conn()?;
         let mut tx = conn
             .start_transaction(TxOpts::default())
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         let r: Option<Row> = tx
             .exec_first(format!("{ROW_SQL} WHERE biz_tag = ? FOR UPDATE"), (tag,))
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
         let Some(r) = r else {
             return Err(SegmentError::UnknownTag {
                 tag: tag.into(),
@@ -263,8 +346,8 @@ impl AllocStore for MysqlStore {
             });
         };
         tx.exec_drop("DELETE FROM leaf_alloc WHERE biz_tag = ?", (tag,))
-            .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
+            .map_err(|e| self.fail(&poison, e))?;
+        tx.commit().map_err(|e| self.fail(&poison, e))?;
         Ok(row(r))
     }
 }
