@@ -84,7 +84,7 @@ impl CacheFile {
             Err(TryLockError::WouldBlock) => {
                 return Err(WorkerError::IdentityInUse {
                     identity: identity.to_string(),
-                    path: lock_path.display().to_string(),
+                    path: format!("lock file {} is held on this host", lock_path.display()),
                 });
             }
             Err(TryLockError::Error(e)) => return Err(io_err("cannot lock", &lock_path, e)),

@@ -136,11 +136,11 @@ pub enum WorkerError {
         source_of: String,
     },
     /// Another live process registered the same identity.
-    #[error("identity {identity} is already running (ephemeral node {path} exists)")]
+    #[error("identity {identity} is already in use by another live process ({path})")]
     IdentityInUse {
         /// `ip:port`.
         identity: String,
-        /// The ephemeral node.
+        /// What shows the other holder: an ephemeral node, a lock file, a locked row.
         path: String,
     },
     /// Every worker id of the layout is leased.

@@ -221,7 +221,7 @@ impl WorkerRegistry for MysqlRegistry {
         if locked.flatten() != Some(1) {
             return Err(WorkerError::IdentityInUse {
                 identity: ip_port,
-                path: format!("leaf_workerid_alloc id {id} (locked by another connection)"),
+                path: format!("leaf_workerid_alloc id {id} is locked by another connection"),
             });
         }
         let stored = stored.unwrap_or(0);

@@ -99,7 +99,7 @@ impl ZkForeverRegistry {
             if Instant::now() >= deadline {
                 return Err(WorkerError::IdentityInUse {
                     identity: self.opts.identity.to_string(),
-                    path: path.to_string(),
+                    path: format!("its ephemeral node {path} exists"),
                 });
             }
             std::thread::sleep(Duration::from_millis(200));
@@ -471,7 +471,10 @@ impl WorkerLease for ZkForeverLease {
         {
             return Err(WorkerError::IdentityInUse {
                 identity: self.inner.identity.to_string(),
-                path: self.inner.temp_path.clone(),
+                path: format!(
+                    "another process created {} while our session was lost",
+                    self.inner.temp_path
+                ),
             });
         }
         if *self
