@@ -122,6 +122,7 @@ pid=$!
 echo "$pid"
 read -r cmd
 kill -TERM "$pid" 2>/dev/null
+kill -CONT "$pid" 2>/dev/null
 ( sleep 15; kill -KILL "$pid" 2>/dev/null ) &
 killer=$!
 wait "$pid"
@@ -238,6 +239,16 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
     /// Starts it again on the same data directory and port.
     pub fn restart(&self) {
         self.launch();
+    }
+
+    /// Freezes the server (SIGSTOP): connections stay open but nothing answers.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Thaws a paused server (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
     }
 }
 
