@@ -95,6 +95,10 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "stop the other process, or give this one another --instance IP:PORT",
         ),
+        WorkerError::WorkerIdShared { .. } => (
+            EXIT_RUNTIME,
+            "one of the two nodes was not made by ZooKeeper's sequence: remove the wrong one (`leafctl workers reclaim IP:PORT --yes`) or give this process another --instance",
+        ),
         WorkerError::NoFreeWorker { .. } => (
             EXIT_RUNTIME,
             "wait for a holder to finish, or `leafctl workers list` and reclaim stale leases",

@@ -143,6 +143,19 @@ pub enum WorkerError {
         /// What shows the other holder: an ephemeral node, a lock file, a locked row.
         path: String,
     },
+    /// Two identities' nodes name the same worker id. ZooKeeper never gives two sequential nodes
+    /// one number, so one of them was written by hand (or by a broken tool).
+    #[error(
+        "worker id {worker} of {mine} is also claimed by another identity ({other}); refusing so two processes never share it"
+    )]
+    WorkerIdShared {
+        /// The worker id.
+        worker: u64,
+        /// Our node.
+        mine: String,
+        /// The other identity's node.
+        other: String,
+    },
     /// Every worker id of the layout is leased.
     #[error("all {count} worker ids under {path} are held")]
     NoFreeWorker {

@@ -173,15 +173,31 @@ impl WorkerRegistry for ZkForeverRegistry {
                 let data = NodeData::new(&identity, now).to_bytes();
                 let temp = self.create_temporary(&s, &temp_path, &data)?;
                 let result = (|| {
-                    let mut mine: Vec<(u64, String)> = s
-                        .children(&format!("{root}/forever"))?
-                        .into_iter()
+                    let children = s.children(&format!("{root}/forever"))?;
+                    let mut mine: Vec<(u64, String)> = children
+                        .iter()
                         .filter_map(|c| {
-                            let (who, seq) = parse_forever_child(&c)?;
+                            let (who, seq) = parse_forever_child(c)?;
                             (who == id_text).then(|| (seq, format!("{root}/forever/{c}")))
                         })
                         .collect();
                     mine.sort();
+                    // A tree written by hand may give another identity the same number: never
+                    // share a worker id (checked again after a first registration below).
+                    let shared_with = |seq: u64, path: &str| -> Result<(), WorkerError> {
+                        let now = s.children(&format!("{root}/forever"))?;
+                        match now.iter().find(|c| {
+                            parse_forever_child(c)
+                                .is_some_and(|(who, n)| n == seq && who != id_text)
+                        }) {
+                            Some(other) => Err(WorkerError::WorkerIdShared {
+                                worker: seq,
+                                mine: path.to_string(),
+                                other: format!("{root}/forever/{other}"),
+                            }),
+                            None => Ok(()),
+                        }
+                    };
                     if let Some((seq, path)) = mine.into_iter().next() {
                         let Some((bytes, _)) = s.get(&path)? else {
                             return Err(WorkerError::BadNode {
@@ -191,6 +207,7 @@ impl WorkerRegistry for ZkForeverRegistry {
                         };
                         let d = NodeData::parse(&path, &bytes)?;
                         behind_check(seq, d.timestamp, clock.now_ms(), lead, path.clone())?;
+                        shared_with(seq, &path)?;
                         if seq > max {
                             return Err(WorkerError::OutOfRange {
                                 worker: seq,
@@ -241,6 +258,8 @@ impl WorkerRegistry for ZkForeverRegistry {
                             source_of: path,
                         });
                     }
+                    // A node made by hand may already carry the number the sequence gave us.
+                    shared_with(seq, &path)?;
                     tracing::info!("registered worker id {seq} as {path}");
                     Ok((seq, path, now))
                 })();
