@@ -96,6 +96,8 @@ pub(crate) struct ZkSession {
     hosts: String,
     auth: bool,
     op_timeout: Duration,
+    /// The session's id (the `ephemeralOwner` of the nodes it creates).
+    session_id: i64,
 }
 
 /// Node data leafctl and Leaf write: `{"ip","port","timestamp"}` (leases add `reserved_until`).
@@ -188,6 +190,7 @@ impl ZkSession {
                 }
             }
         })?;
+        let session_id = client.session_id().0;
         let state = Arc::new(AtomicU8::new(state_code(client.state())));
         let mut watcher = client.state_watcher();
         let shared = state.clone();
@@ -208,6 +211,7 @@ impl ZkSession {
             auth: opts.auth.is_some(),
             // The client itself gives a silent connection up after 2/5 of the session timeout.
             op_timeout: (opts.session_timeout * 2 / 5).max(Duration::from_millis(500)),
+            session_id,
         })
     }
 
@@ -227,6 +231,11 @@ impl ZkSession {
 
     pub(crate) fn connected(&self) -> bool {
         self.state() == CONNECTED
+    }
+
+    /// The session's id: the `ephemeral_owner` of the ephemeral nodes it created.
+    pub(crate) fn session_id(&self) -> i64 {
+        self.session_id
     }
 
     fn client(&self) -> Result<&zkc::Client, WorkerError> {

@@ -389,12 +389,24 @@ impl Inner {
                 *guard = Some(fresh);
             }
             Ok(None) => {
-                tracing::error!(
-                    "another process registered {} while our session was lost; stopping",
-                    self.identity
-                );
-                self.conflict
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                // Ours, from the expired session, until ZooKeeper gets round to removing it
+                // (it may not have yet when we learn of the expiry): try again next report.
+                let old = guard.as_ref().map(ZkSession::session_id);
+                match fresh.get(&self.temp_path) {
+                    Ok(Some((_, stat))) if Some(stat.ephemeral_owner) != old => {
+                        tracing::error!(
+                            "another process registered {} while our session was lost; stopping",
+                            self.identity
+                        );
+                        self.conflict
+                            .store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    Ok(_) => tracing::info!(
+                        "{} still holds the expired session's node; registering again at the next report",
+                        self.temp_path
+                    ),
+                    Err(e) => tracing::warn!("cannot register again with ZooKeeper: {e}"),
+                }
             }
             Err(e) => tracing::warn!("cannot register again with ZooKeeper: {e}"),
         }
