@@ -11,6 +11,59 @@ use std::time::{Duration, Instant};
 
 use super::serve::http;
 
+/// `cmd` (a leafctl command with its environment) run under Debian's `faketime -f OFFSET`, the
+/// monotonic clock left alone as a real clock step leaves it.
+pub fn under_faketime(cmd: &std::process::Command, offset: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("faketime");
+    c.arg("-f")
+        .arg(offset)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    copy_env(cmd, &mut c);
+    c.env("DONT_FAKE_MONOTONIC", "1");
+    c
+}
+
+/// `cmd` with its clock read from `file` on every call (libfaketime's
+/// `FAKETIME_TIMESTAMP_FILE`), so a test can step the clock of the running process by
+/// rewriting the file (`+0`, `-10s`, `+1h`, ...). The monotonic clock is left alone.
+pub fn with_clock_file(
+    cmd: &std::process::Command,
+    file: &std::path::Path,
+) -> std::process::Command {
+    let mut c = std::process::Command::new(cmd.get_program());
+    c.args(cmd.get_args());
+    copy_env(cmd, &mut c);
+    c.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME_TIMESTAMP_FILE", file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("DONT_FAKE_MONOTONIC", "1");
+    c
+}
+
+/// Debian's libfaketime (package `faketime`, installed by scripts/test), for this architecture.
+pub fn libfaketime() -> std::path::PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.exists())
+        .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
+}
+
+fn copy_env(from: &std::process::Command, to: &mut std::process::Command) {
+    for (k, v) in from.get_envs() {
+        match v {
+            Some(v) => to.env(k, v),
+            None => to.env_remove(k),
+        };
+    }
+    if let Some(d) = from.get_current_dir() {
+        to.current_dir(d);
+    }
+}
+
 /// The IDs in what a process printed before it was killed: only lines ended by a newline count
 /// (a last partial line was never handed out whole).
 pub fn complete_ids(out: &[u8]) -> Vec<u64> {

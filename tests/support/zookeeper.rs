@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -19,12 +20,22 @@ use zookeeper_client as zkc;
 
 const JAR: &str = "/usr/share/java/zookeeper.jar";
 
-/// One running ZooKeeper server.
+/// One running ZooKeeper server (standalone, or a member of a [`ZkEnsemble`]).
 pub struct ZkServer {
     pub port: u16,
     dir: tempfile::TempDir,
-    java_pid: u32,
+    /// `ZooKeeperServerMain` (standalone) or `QuorumPeerMain` (ensemble member).
+    main_class: &'static str,
+    heap: &'static str,
+    java_pid: AtomicU32,
     watchdog: Mutex<Option<(Child, ChildStdin)>>,
+}
+
+fn check_installed() {
+    assert!(
+        Path::new(JAR).exists(),
+        "{JAR} is missing: install Debian's zookeeperd (scripts/test does)"
+    );
 }
 
 impl ZkServer {
@@ -41,31 +52,72 @@ impl ZkServer {
 
     /// A server on a given port (e.g. to restart on the same address).
     pub fn start_on(port: u16) -> ZkServer {
-        assert!(
-            Path::new(JAR).exists(),
-            "{JAR} is missing: install Debian's zookeeperd (scripts/test does)"
+        let server = Self::prepare(
+            port,
+            "",
+            None,
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            "-Xmx256m",
         );
+        server.launch();
+        assert!(
+            wait_until(Duration::from_secs(60), || server.ruok()),
+            "ZooKeeper did not answer ruok on port {port} within 60 s; log: {}",
+            server.log()
+        );
+        server
+    }
+
+    /// Writes the data directory and `zoo.cfg` (with `extra` lines and, for an ensemble
+    /// member, `myid`), without starting anything.
+    fn prepare(
+        port: u16,
+        extra: &str,
+        myid: Option<u32>,
+        main_class: &'static str,
+        heap: &'static str,
+    ) -> ZkServer {
+        check_installed();
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).expect("data dir");
+        if let Some(id) = myid {
+            std::fs::write(data.join("myid"), format!("{id}\n")).expect("myid");
+        }
         let cfg = dir.path().join("zoo.cfg");
         std::fs::write(
             &cfg,
             format!(
                 "tickTime=500\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
                  admin.enableServer=false\nminSessionTimeout=1000\nmaxSessionTimeout=20000\n\
-                 4lw.commands.whitelist=*\npreAllocSize=1024\n",
+                 4lw.commands.whitelist=*\npreAllocSize=1024\n{extra}",
                 data.display()
             ),
         )
         .expect("zoo.cfg");
-        let classpath = format!("{}:/etc/zookeeper/conf:{JAR}", dir.path().display());
+        ZkServer {
+            port,
+            dir,
+            main_class,
+            heap,
+            java_pid: AtomicU32::new(0),
+            watchdog: Mutex::new(None),
+        }
+    }
+
+    /// Starts java on the prepared directory under a watchdog (again after [`ZkServer::kill`]:
+    /// same data, same port).
+    fn launch(&self) {
+        let mut guard = self.watchdog.lock().unwrap();
+        assert!(guard.is_none(), "already running");
+        let d = self.dir.path().display();
+        let classpath = format!("{d}:/etc/zookeeper/conf:{JAR}");
         // The watchdog: start java, print its pid, wait for stdin to close, then kill java.
         let script = format!(
-            "cd '{d}' && java -Xmx256m -cp '{classpath}' org.apache.zookeeper.server.ZooKeeperServerMain '{cfg}' \
-             >'{d}/out.log' 2>&1 </dev/null & J=$!; echo $J; cat >/dev/null; kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null",
-            d = dir.path().display(),
-            cfg = cfg.display(),
+            "cd '{d}' && java {heap} -cp '{classpath}' {class} '{d}/zoo.cfg' \
+             >>'{d}/out.log' 2>&1 </dev/null & J=$!; echo $J; cat >/dev/null; kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null",
+            heap = self.heap,
+            class = self.main_class,
         );
         let mut child = Command::new("sh")
             .arg("-c")
@@ -81,18 +133,20 @@ impl ZkServer {
             .read_line(&mut line)
             .expect("java pid");
         let java_pid: u32 = line.trim().parse().expect("java pid is a number");
-        let server = ZkServer {
-            port,
-            dir,
-            java_pid,
-            watchdog: Mutex::new(Some((child, stdin))),
-        };
+        self.java_pid.store(java_pid, Ordering::SeqCst);
+        *guard = Some((child, stdin));
+    }
+
+    /// Starts the server again after [`ZkServer::kill`], on the same data and port, and waits
+    /// until it answers.
+    pub fn restart(&self) {
+        self.launch();
         assert!(
-            wait_until(Duration::from_secs(60), || server.ruok()),
-            "ZooKeeper did not answer ruok on port {port} within 60 s; log: {}",
-            server.log()
+            wait_until(Duration::from_secs(60), || self.ruok()),
+            "ZooKeeper did not come back on port {}; log: {}",
+            self.port,
+            self.log()
         );
-        server
     }
 
     /// `127.0.0.1:PORT`, the connect string.
@@ -105,18 +159,31 @@ impl ZkServer {
         self.dir.path().to_path_buf()
     }
 
-    /// True when the server answers `imok`.
-    pub fn ruok(&self) -> bool {
+    /// Sends a four-letter command and returns the answer ("" when none).
+    pub fn four_letters(&self, cmd: &str) -> String {
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
+            return String::new();
         };
         let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        if s.write_all(b"ruok").is_err() {
-            return false;
+        if s.write_all(cmd.as_bytes()).is_err() {
+            return String::new();
         }
         let mut out = String::new();
         let _ = s.read_to_string(&mut out);
-        out == "imok"
+        out
+    }
+
+    /// True when the server answers `imok`.
+    pub fn ruok(&self) -> bool {
+        self.four_letters("ruok") == "imok"
+    }
+
+    /// `leader`, `follower` or `standalone` while serving; `None` when not (no quorum, down).
+    pub fn mode(&self) -> Option<String> {
+        self.four_letters("srvr")
+            .lines()
+            .find_map(|l| l.strip_prefix("Mode: "))
+            .map(str::to_string)
     }
 
     /// The server's own output, for failure messages.
@@ -126,12 +193,17 @@ impl ZkServer {
 
     /// Freezes the server (SIGSTOP): connections stay open but nothing answers.
     pub fn pause(&self) {
-        signal("STOP", self.java_pid);
+        signal("STOP", self.java_pid.load(Ordering::SeqCst));
     }
 
     /// Thaws a paused server (SIGCONT).
     pub fn resume(&self) {
-        signal("CONT", self.java_pid);
+        signal("CONT", self.java_pid.load(Ordering::SeqCst));
+    }
+
+    /// True while the process runs (not killed).
+    pub fn running(&self) -> bool {
+        self.watchdog.lock().unwrap().is_some()
     }
 
     /// Kills the server (SIGKILL) and waits for the watchdog to go.
@@ -151,6 +223,88 @@ impl ZkServer {
 impl Drop for ZkServer {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Three ZooKeeper servers on loopback forming one ensemble (quorum: two).
+pub struct ZkEnsemble {
+    pub members: Vec<ZkServer>,
+}
+
+impl ZkEnsemble {
+    /// Starts three members and waits until one leads and two follow.
+    pub fn start() -> ZkEnsemble {
+        let ports: Vec<(u16, u16, u16)> = (0..3)
+            .map(|_| (free_port(), free_port(), free_port()))
+            .collect();
+        let servers: String = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer, elect))| format!("server.{}=127.0.0.1:{peer}:{elect}\n", i + 1))
+            .collect();
+        let extra = format!("initLimit=10\nsyncLimit=5\n{servers}");
+        let members: Vec<ZkServer> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (client, _, _))| {
+                ZkServer::prepare(
+                    *client,
+                    &extra,
+                    Some(i as u32 + 1),
+                    "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                    "-Xmx192m",
+                )
+            })
+            .collect();
+        for m in &members {
+            m.launch();
+        }
+        let ensemble = ZkEnsemble { members };
+        assert!(
+            ensemble.wait_for_quorum(Duration::from_secs(90)),
+            "the ensemble did not form; logs:\n{}",
+            ensemble.logs()
+        );
+        ensemble
+    }
+
+    /// Every member's `127.0.0.1:PORT`, comma-separated.
+    pub fn hosts(&self) -> String {
+        self.members
+            .iter()
+            .map(ZkServer::hosts)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The index of the member that leads now, if any.
+    pub fn leader(&self) -> Option<usize> {
+        self.members
+            .iter()
+            .position(|m| m.running() && m.mode().as_deref() == Some("leader"))
+    }
+
+    /// Waits until a leader and every other running member serve.
+    pub fn wait_for_quorum(&self, limit: Duration) -> bool {
+        wait_until(limit, || {
+            let running: Vec<&ZkServer> = self.members.iter().filter(|m| m.running()).collect();
+            let modes: Vec<Option<String>> = running.iter().map(|m| m.mode()).collect();
+            modes
+                .iter()
+                .filter(|m| m.as_deref() == Some("leader"))
+                .count()
+                == 1
+                && modes.iter().all(|m| m.is_some())
+        })
+    }
+
+    /// Every member's output, for failure messages.
+    pub fn logs(&self) -> String {
+        self.members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("--- member {}:\n{}", i + 1, m.log()))
+            .collect()
     }
 }
 
@@ -206,6 +360,19 @@ impl RawZk {
             ))
             .unwrap();
         format!("/snowflake/{name}/forever/{ip}:{port}-{seq}")
+    }
+
+    /// Creates a persistent node (and its parents) with `data`, as a hand-made tree would.
+    pub fn create(&self, path: &str, data: &[u8]) {
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        if let Some((parent, _)) = path.rsplit_once('/')
+            && !parent.is_empty()
+        {
+            self.rt.block_on(self.client.mkdir(parent, &opts)).unwrap();
+        }
+        self.rt
+            .block_on(self.client.create(path, data, &opts))
+            .unwrap();
     }
 
     pub fn get(&self, path: &str) -> Result<Vec<u8>, zkc::Error> {
