@@ -97,7 +97,7 @@ fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
         ),
         WorkerError::WorkerIdShared { .. } => (
             EXIT_RUNTIME,
-            "one of the two nodes was not made by ZooKeeper's sequence: remove the wrong one (`leafctl workers reclaim IP:PORT --yes`) or give this process another --instance",
+            "a node made by hand: remove the wrong one (`leafctl workers reclaim IP:PORT --yes`); a lease: wait for it to go, or use another --name; or give this process another --instance",
         ),
         WorkerError::NoFreeWorker { .. } => (
             EXIT_RUNTIME,

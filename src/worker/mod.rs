@@ -143,17 +143,18 @@ pub enum WorkerError {
         /// What shows the other holder: an ephemeral node, a lock file, a locked row.
         path: String,
     },
-    /// Two identities' nodes name the same worker id. ZooKeeper never gives two sequential nodes
-    /// one number, so one of them was written by hand (or by a broken tool).
+    /// A worker id claimed twice: two identities' forever nodes name it (ZooKeeper never gives
+    /// two sequential nodes one number, so one was written by hand), or a lease on the same name
+    /// holds it.
     #[error(
-        "worker id {worker} of {mine} is also claimed by another identity ({other}); refusing so two processes never share it"
+        "worker id {worker} of {mine} is also claimed by {other}; refusing so two processes never share it"
     )]
     WorkerIdShared {
         /// The worker id.
         worker: u64,
         /// Our node.
         mine: String,
-        /// The other identity's node.
+        /// The other claim: another identity's node, or a lease.
         other: String,
     },
     /// Every worker id of the layout is leased.

@@ -140,7 +140,7 @@ impl WorkerRegistry for ZkForeverRegistry {
         let root = o.root();
         let temp_path = format!("{root}/temporary/{id_text}");
 
-        let (session, worker, node_path, zk_ts) = match ZkSession::connect(o) {
+        let (session, worker, node_path, zk_ts, lease_reserved) = match ZkSession::connect(o) {
             Err(WorkerError::ZkUnreachable { hosts, reason }) => {
                 let Some(c) = &cached else {
                     return Err(WorkerError::NoCache {
@@ -163,7 +163,7 @@ impl WorkerRegistry for ZkForeverRegistry {
                     lead,
                     format!("the cache {}", cache_file.path().display()),
                 )?;
-                (None, c.worker_id, None, c.timestamp)
+                (None, c.worker_id, None, c.timestamp, 0)
             }
             Err(e) => return Err(e),
             Ok(s) => {
@@ -182,21 +182,37 @@ impl WorkerRegistry for ZkForeverRegistry {
                         })
                         .collect();
                     mine.sort();
-                    // A tree written by hand may give another identity the same number: never
-                    // share a worker id (checked again after a first registration below).
-                    let shared_with = |seq: u64, path: &str| -> Result<(), WorkerError> {
-                        let now = s.children(&format!("{root}/forever"))?;
-                        match now.iter().find(|c| {
+                    // Never share a worker id: a tree written by hand may give another identity
+                    // the same number, and a lease on the same name (`leases/{id}`) may hold it.
+                    // Returns what an earlier lease holder of the id reserved (`workers/{id}`).
+                    // Checked when a node is reused and again after a first registration.
+                    let exclusive = |seq: u64, path: &str| -> Result<i64, WorkerError> {
+                        let siblings = s.children(&format!("{root}/forever"))?;
+                        if let Some(other) = siblings.iter().find(|c| {
                             parse_forever_child(c)
                                 .is_some_and(|(who, n)| n == seq && who != id_text)
                         }) {
-                            Some(other) => Err(WorkerError::WorkerIdShared {
+                            return Err(WorkerError::WorkerIdShared {
                                 worker: seq,
                                 mine: path.to_string(),
-                                other: format!("{root}/forever/{other}"),
-                            }),
-                            None => Ok(()),
+                                other: format!("another identity ({root}/forever/{other})"),
+                            });
                         }
+                        let lease = format!("{root}/leases/{seq}");
+                        if s.get(&lease)?.is_some() {
+                            return Err(WorkerError::WorkerIdShared {
+                                worker: seq,
+                                mine: path.to_string(),
+                                other: format!("a lease on the same name ({lease})"),
+                            });
+                        }
+                        let workers = format!("{root}/workers/{seq}");
+                        Ok(match s.get(&workers)? {
+                            Some((bytes, _)) => NodeData::parse(&workers, &bytes)?
+                                .reserved_until
+                                .unwrap_or(0),
+                            None => 0,
+                        })
                     };
                     if let Some((seq, path)) = mine.into_iter().next() {
                         let Some((bytes, _)) = s.get(&path)? else {
@@ -207,7 +223,7 @@ impl WorkerRegistry for ZkForeverRegistry {
                         };
                         let d = NodeData::parse(&path, &bytes)?;
                         behind_check(seq, d.timestamp, clock.now_ms(), lead, path.clone())?;
-                        shared_with(seq, &path)?;
+                        let reserved = exclusive(seq, &path)?;
                         if seq > max {
                             return Err(WorkerError::OutOfRange {
                                 worker: seq,
@@ -216,7 +232,7 @@ impl WorkerRegistry for ZkForeverRegistry {
                             });
                         }
                         tracing::info!("reusing worker id {seq} of {path}");
-                        return Ok((seq, path, d.timestamp));
+                        return Ok((seq, path, d.timestamp, reserved));
                     }
                     // First registration: compare clocks with live peers first.
                     let peers = live_peer_offsets(&s, &root, temp.ctime, Some(&id_text))?;
@@ -258,13 +274,14 @@ impl WorkerRegistry for ZkForeverRegistry {
                             source_of: path,
                         });
                     }
-                    // A node made by hand may already carry the number the sequence gave us.
-                    shared_with(seq, &path)?;
+                    // A node made by hand, or a lease, may already hold the number the sequence
+                    // gave us.
+                    let reserved = exclusive(seq, &path)?;
                     tracing::info!("registered worker id {seq} as {path}");
-                    Ok((seq, path, now))
+                    Ok((seq, path, now, reserved))
                 })();
                 match result {
-                    Ok((seq, path, ts)) => (Some(s), seq, Some(path), ts),
+                    Ok((seq, path, ts, reserved)) => (Some(s), seq, Some(path), ts, reserved),
                     Err(e) => {
                         let _ = s.delete(&temp_path, None);
                         return Err(e);
@@ -280,8 +297,15 @@ impl WorkerRegistry for ZkForeverRegistry {
             });
         }
 
-        // What this host issued before with this worker id (the cache's bound).
+        // What this host issued before with this worker id (the cache's bound), and what an
+        // earlier lease holder of the id reserved.
         let mut resume_after = (zk_ts > 0).then_some(zk_ts);
+        if lease_reserved > 0 {
+            super::wait_for_record(clock.as_ref(), worker, lease_reserved, max_lead_ms, || {
+                format!("reserved_until of {}/workers/{worker}", o.root())
+            })?;
+            resume_after = Some(resume_after.unwrap_or(0).max(lease_reserved - 1));
+        }
         let mut issued_below = 0;
         if let Some(c) = cached.as_ref().filter(|c| c.worker_id == worker) {
             issued_below = c.issued_below_ms;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use super::zk::{NodeData, ZkOptions, ZkSession, state_name};
+use super::zk::{NodeData, ZkOptions, ZkSession, parse_forever_child, state_name};
 use super::{LEASE_WINDOW_MS, WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 
@@ -97,19 +97,38 @@ impl WorkerRegistry for ZkLeaseRegistry {
         let data = NodeData::new(&self.opts.identity, clock.now_ms());
         let max = layout.max_worker();
 
-        // Lowest free id: skip the ones listed as held, try to create the rest in order.
-        let held: std::collections::BTreeSet<u64> = session
+        // Lowest free id: skip the ones listed as held, and the ones Leaf's forever nodes of the
+        // same name own for ever; try to create the rest in order.
+        let forever = format!("{root}/forever");
+        let forever_ids = |s: &ZkSession| -> Result<std::collections::BTreeSet<u64>, WorkerError> {
+            Ok(s.children(&forever)?
+                .iter()
+                .filter_map(|c| parse_forever_child(c).map(|(_, seq)| seq))
+                .collect())
+        };
+        let mut held: std::collections::BTreeSet<u64> = session
             .children(&leases)?
             .iter()
             .filter_map(|c| c.parse().ok())
             .collect();
+        held.extend(forever_ids(&session)?);
         let mut worker = None;
-        for id in (0..=max).filter(|id| !held.contains(id)) {
+        for id in 0..=max {
+            if held.contains(&id) {
+                continue;
+            }
             let path = format!("{leases}/{id}");
             if session
                 .create(&path, &data.to_bytes(), zkc::CreateMode::Ephemeral)?
                 .is_some()
             {
+                // A forever node may have taken the number meanwhile: then give it up.
+                let now_forever = forever_ids(&session)?;
+                if now_forever.contains(&id) {
+                    let _ = session.delete(&path, None);
+                    held.extend(now_forever);
+                    continue;
+                }
                 worker = Some(id);
                 break;
             }
