@@ -417,3 +417,60 @@ fn a_hand_made_tree_giving_two_identities_one_worker_id_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn leases_and_forever_nodes_on_one_name_never_share_a_worker_id() {
+    let zk = ZkServer::shared();
+    let raw = RawZk::connect(&zk.hosts(), None);
+    // A Leaf server registered under this name (worker 0 for ever) ...
+    raw.leaf_register("mixed", "10.63.0.1", "8080", now_ms() - 1_000);
+    let host = Host::new(&zk.hosts(), "mixed");
+    // ... so leafctl's leases start at 1 (before: 0, the same worker id as Leaf's server).
+    let leased = Server::start(host.cmd(&["serve", "--snowflake"]));
+    let mut ids = leased.get("/api/snowflake/get/k?count=1000").ids();
+    assert_eq!(worker_of(ids[0]), 1);
+
+    // A new forever identity gets sequence number 1, which the live lease holds: refused.
+    let forever = |instance: &str| {
+        host.cmd(&[
+            "next",
+            "--snowflake",
+            "--registry",
+            "forever",
+            "--instance",
+            instance,
+            "-n",
+            "1000",
+        ])
+        .output()
+        .unwrap()
+    };
+    let out = forever("10.63.0.2:8080");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("worker id 1") && err.contains("a lease on the same name"),
+        "{err}"
+    );
+    ids.extend(leased.get("/api/snowflake/get/k?count=1000").ids());
+    let (status, log) = leased.terminate();
+    assert!(status.success(), "{log}");
+
+    // The lease given back, the forever identity takes worker 1, after every time the lease
+    // reserved; the next lease skips 0 and 1.
+    let out = forever("10.63.0.2:8080");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let later = parse_ids(&out.stdout);
+    assert_eq!(worker_of(later[0]), 1);
+    after_on_each_worker(&ids, &later);
+    ids.extend(later);
+    let out = host
+        .cmd(&["next", "--snowflake", "-n", "10"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let leased = parse_ids(&out.stdout);
+    assert_eq!(worker_of(leased[0]), 2);
+    ids.extend(leased);
+    assert_unique(&mut ids);
+}
