@@ -679,7 +679,16 @@ impl LeafService {
         });
         let snowflake = self.snowflake.as_ref().map(|s| {
             let status = s.status();
-            match status.problem {
+            // A clock behind the last issued time refuses every request until it catches up.
+            let problem = status.problem.or_else(|| {
+                s.clock_behind_ms().map(|behind| {
+                    format!(
+                        "the clock is {behind} ms behind the last time worker id {} issued IDs at; issuing resumes once it passes it",
+                        status.worker.unwrap_or_default()
+                    )
+                })
+            });
+            match problem {
                 None => format!("ok (worker id {})", status.worker.unwrap_or_default()),
                 Some(p) => {
                     problems.push(format!("snowflake: {p}"));

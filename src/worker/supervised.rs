@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwapOption;
 
 use super::{IssueError, WorkerError, WorkerGenerator, WorkerRegistry};
-use crate::snowflake::{Clock, IdBlock, Layout, SeqStart, SnowflakeError};
+use crate::snowflake::{
+    Clock, IdBlock, Layout, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeError,
+};
 
 /// How often the keeper checks the lease while nothing asks it to.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -292,6 +294,16 @@ impl SupervisedGenerator {
             problem,
             acquisitions: self.shared.acquisitions.load(Ordering::Relaxed),
         }
+    }
+
+    /// How far (ms) the clock is behind the last time the current generator issued IDs at, when
+    /// that is more than a step the generator waits out: nothing can be issued until the clock
+    /// catches up. `None` when the clock is fine (or no generator is held).
+    pub fn clock_behind_ms(&self) -> Option<i64> {
+        let current = self.shared.current.load();
+        let last = current.as_ref()?.generator().last_issued_ms()?;
+        let behind = last - self.shared.clock.now_ms();
+        (behind > MAX_TOLERATED_ROLLBACK_MS).then_some(behind)
     }
 
     /// Clock rollbacks waited out and refused, over every lease so far.
