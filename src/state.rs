@@ -294,7 +294,7 @@ impl LocalWorkerLease {
             Err(TryLockError::Error(e)) => return Err(io("cannot lock", &lock_path)(e)),
         }
         // Name the holder for whoever waits next (best effort: a full disk only loses the name).
-        let _ = (&lock).set_len(0).and_then(|_| {
+        let _ = lock.set_len(0).and_then(|_| {
             let mut f = &lock;
             f.write_all(format!("{}\n", std::process::id()).as_bytes())
         });

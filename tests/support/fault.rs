@@ -137,7 +137,7 @@ impl Load {
                     let mut i = 0u64;
                     while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
                         i += 1;
-                        let p = if i % 10 == 0 {
+                        let p = if i.is_multiple_of(10) {
                             format!("{path}?count={batch}")
                         } else {
                             path.clone()
