@@ -296,13 +296,15 @@ impl SupervisedGenerator {
         }
     }
 
-    /// How far (ms) the clock is behind the last time the current generator issued IDs at, when
-    /// that is more than a step the generator waits out: nothing can be issued until the clock
-    /// catches up. `None` when the clock is fine (or no generator is held).
+    /// How far (ms) the clock is behind the last time the current generator issued IDs at, beyond
+    /// its lead, when that is more than a step the generator waits out: nothing can be issued
+    /// until the clock catches up. `None` when the clock is fine (or no generator is held).
     pub fn clock_behind_ms(&self) -> Option<i64> {
         let current = self.shared.current.load();
-        let last = current.as_ref()?.generator().last_issued_ms()?;
-        let behind = last - self.shared.clock.now_ms();
+        let generator = current.as_ref()?.generator();
+        let last = generator.last_issued_ms()?;
+        let lead = generator.max_lead_ms().min(i64::MAX as u64) as i64;
+        let behind = last - self.shared.clock.now_ms() - lead;
         (behind > MAX_TOLERATED_ROLLBACK_MS).then_some(behind)
     }
 
