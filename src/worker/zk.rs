@@ -98,6 +98,8 @@ pub(crate) struct ZkSession {
     op_timeout: Duration,
     /// The session's id (the `ephemeralOwner` of the nodes it creates).
     session_id: i64,
+    /// The session timeout the server granted.
+    negotiated_timeout: Duration,
 }
 
 /// Node data leafctl and Leaf write: `{"ip","port","timestamp"}` (leases add `reserved_until`).
@@ -191,6 +193,7 @@ impl ZkSession {
             }
         })?;
         let session_id = client.session_id().0;
+        let negotiated_timeout = client.session_timeout();
         let state = Arc::new(AtomicU8::new(state_code(client.state())));
         let mut watcher = client.state_watcher();
         let shared = state.clone();
@@ -212,6 +215,7 @@ impl ZkSession {
             // The client itself gives a silent connection up after 2/5 of the session timeout.
             op_timeout: (opts.session_timeout * 2 / 5).max(Duration::from_millis(500)),
             session_id,
+            negotiated_timeout,
         })
     }
 
@@ -236,6 +240,11 @@ impl ZkSession {
     /// The session's id: the `ephemeral_owner` of the ephemeral nodes it created.
     pub(crate) fn session_id(&self) -> i64 {
         self.session_id
+    }
+
+    /// The session timeout the server granted (it may differ from the one asked for).
+    pub(crate) fn negotiated_timeout(&self) -> Duration {
+        self.negotiated_timeout
     }
 
     fn client(&self) -> Result<&zkc::Client, WorkerError> {

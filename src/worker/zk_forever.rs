@@ -84,14 +84,18 @@ fn behind_check(
 }
 
 impl ZkForeverRegistry {
-    /// Waits for a crashed predecessor's ephemeral node to go (up to the session timeout).
+    /// Waits for a crashed predecessor's ephemeral node to go. ZooKeeper removes it once the
+    /// predecessor's session expires: its timeout after the last ping, checked on the server's
+    /// tick (at most half a session timeout, since sessions last at least two ticks). So the
+    /// wait is one and a half session timeouts and a second before a live holder is assumed.
     fn create_temporary(
         &self,
         s: &ZkSession,
         path: &str,
         data: &[u8],
     ) -> Result<zkc::Stat, WorkerError> {
-        let deadline = Instant::now() + self.opts.session_timeout + Duration::from_secs(1);
+        let timeout = self.opts.session_timeout.max(s.negotiated_timeout());
+        let deadline = Instant::now() + timeout * 3 / 2 + Duration::from_secs(1);
         loop {
             if let Some((_, stat)) = s.create(path, data, zkc::CreateMode::Ephemeral)? {
                 return Ok(stat);
