@@ -221,7 +221,11 @@ fn forever_mode_keeps_issuing_through_a_zookeeper_paused_past_the_session_timeou
 fn a_leased_server_stops_before_its_session_can_expire_and_resumes_without_reusing_a_time() {
     let zk = ZkServer::start();
     let host = Host::new(&zk.hosts(), "lfault");
-    let s = Server::start(host.cmd(&["serve", "--snowflake"]));
+    // A longer session here: the client gives a silent server up after 1.5 s, well before 3 s.
+    const SESSION_MS: u64 = 3_000;
+    let mut cmd = host.cmd(&["serve", "--snowflake"]);
+    cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", SESSION_MS.to_string());
+    let s = Server::start(cmd);
     let mut ids = Vec::new();
 
     for fault in ["kill", "pause"] {
