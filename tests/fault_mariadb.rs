@@ -24,15 +24,15 @@ fn worker_of(id: u64) -> u64 {
 }
 
 /// A sandbox bound to one fresh database of `db`, with leafctl's tables.
-struct Env {
+struct Env<'a> {
     sb: Sandbox,
-    db: &'static MariaDb,
+    db: &'a MariaDb,
     name: String,
     url: String,
 }
 
-impl Env {
-    fn new(db: &'static MariaDb) -> Env {
+impl<'a> Env<'a> {
+    fn new(db: &'a MariaDb) -> Env<'a> {
         let name = db.fresh_db();
         let env = Env {
             sb: Sandbox::new(),
@@ -78,15 +78,11 @@ impl Env {
     }
 }
 
-/// A MariaDB of this binary's own, for the tests that restart it (leaked: it lives as long as
-/// the test binary, and its watchdog removes it when the binary ends).
-fn own_db() -> &'static MariaDb {
-    Box::leak(Box::new(MariaDb::start()))
-}
-
 #[test]
 fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clients() {
-    let db = own_db();
+    // A server of its own (this test restarts it), stopped when the test ends.
+    let own = MariaDb::start();
+    let db = &own;
     let env = Env::new(db);
     env.ok(&["tag", "add", "stale", "--step", "1000"]);
     let s = env.serve(&[
@@ -182,33 +178,55 @@ fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clien
     assert!(status.success(), "{log}");
 }
 
-/// Holds `SELECT ... FOR UPDATE` on a tag's row from a mariadb client for `hold`.
-fn lock_row(env: &Env, tag: &str, hold: Duration) -> std::thread::JoinHandle<Duration> {
-    let sql = format!(
-        "BEGIN; SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}' FOR UPDATE; DO SLEEP({}); COMMIT;",
-        hold.as_secs_f64()
-    );
-    let (db, name) = (env.db, env.name.clone());
-    let (tx, rx) = std::sync::mpsc::channel();
-    let t = std::thread::spawn(move || {
+/// A mariadb client holding `SELECT ... FOR UPDATE` on a tag's row for `hold`.
+struct RowLock {
+    client: std::process::Child,
+    started: Instant,
+}
+
+impl RowLock {
+    /// Starts the client and returns once the row is locked (its session has gone on to sleep).
+    fn take(env: &Env, tag: &str, hold: Duration) -> RowLock {
+        let sql = format!(
+            "BEGIN; SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}' FOR UPDATE; DO SLEEP({}); COMMIT;",
+            hold.as_secs_f64()
+        );
         let started = Instant::now();
-        tx.send(()).unwrap();
-        db.root_sql(Some(&name), &sql);
-        started.elapsed()
-    });
-    rx.recv().unwrap();
-    // Returns once the row is locked: the holder's session has gone on to its sleep.
-    assert!(
-        wait_until(Duration::from_secs(20), || {
-            env.sql(
-                "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'DO SLEEP%'",
-            )
-            .trim()
-                != "0"
-        }),
-        "the row was not locked"
-    );
-    t
+        let client = env
+            .db
+            .root_sql_command(Some(&env.name), &sql)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("run mariadb");
+        let lock = RowLock { client, started };
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                env.sql(
+                    "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'DO SLEEP%'",
+                )
+                .trim()
+                    != "0"
+            }),
+            "the row was not locked"
+        );
+        lock
+    }
+
+    /// Waits for the client to commit and end; returns how long the lock was held.
+    fn release(mut self) -> Duration {
+        let status = self.client.wait().expect("mariadb client");
+        assert!(status.success(), "the locking session failed: {status}");
+        self.started.elapsed()
+    }
+}
+
+impl Drop for RowLock {
+    fn drop(&mut self) {
+        if let Ok(None) = self.client.try_wait() {
+            let _ = self.client.kill();
+            let _ = self.client.wait();
+        }
+    }
 }
 
 #[test]
@@ -221,7 +239,7 @@ fn a_row_locked_longer_than_the_io_timeout_is_waited_out_from_the_buffer() {
     let mut ids = vec![s.get(path).id()];
     let max_before = env.max_id("locked");
     let hold = Duration::from_secs(12);
-    let locker = lock_row(&env, "locked", hold);
+    let locker = RowLock::take(&env, "locked", hold);
     std::thread::sleep(Duration::from_millis(300));
 
     // About 50 requests a second: the first segment (1,000 IDs) outlasts the lock; its preload
@@ -261,7 +279,7 @@ fn a_row_locked_longer_than_the_io_timeout_is_waited_out_from_the_buffer() {
         "nothing claimed under the lock"
     );
 
-    let lock_took = locker.join().unwrap();
+    let lock_took = locker.release();
     assert!(lock_took >= hold, "the lock was held {lock_took:?}");
     // Once the lock goes, the claim completes by itself.
     let claimed = wait_until(Duration::from_secs(20), || {
@@ -295,7 +313,9 @@ fn a_row_locked_longer_than_the_io_timeout_is_waited_out_from_the_buffer() {
 
 #[test]
 fn a_database_frozen_in_the_middle_of_a_claim_never_leaves_a_confused_connection() {
-    let db = own_db();
+    // A server of its own (this test restarts it), stopped when the test ends.
+    let own = MariaDb::start();
+    let db = &own;
     let env = Env::new(db);
     env.ok(&["tag", "add", "frozen", "--step", "1000"]);
     let s = env.serve(&["--segment"]);
@@ -304,7 +324,7 @@ fn a_database_frozen_in_the_middle_of_a_claim_never_leaves_a_confused_connection
     // A claim that waits on a row lock, then the server freezes under it: the claim's read times
     // out (no reply within the I/O timeout). When the server thaws, the late reply to the
     // abandoned statement must never be read as the answer to a later one.
-    let locker = lock_row(&env, "frozen", Duration::from_secs(2));
+    let locker = RowLock::take(&env, "frozen", Duration::from_secs(2));
     let addr = s.addr;
     let batch = std::thread::spawn(move || {
         support::serve::http(addr, "GET", &format!("{path}?count=50000"), &[]).unwrap()
@@ -321,7 +341,7 @@ fn a_database_frozen_in_the_middle_of_a_claim_never_leaves_a_confused_connection
         let msg = r.json()["error"].as_str().unwrap().to_string();
         assert!(msg.contains("did not answer in time"), "{msg}");
     }
-    locker.join().unwrap();
+    locker.release();
     // The database is back: every later claim succeeds and is sound (the exact count, below
     // max_id), on a fresh connection rather than the one that lost track of its replies.
     for i in 0..20 {

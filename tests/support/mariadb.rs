@@ -165,8 +165,8 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
         assert!(ready, "mariadbd did not become ready:\n{log}");
     }
 
-    /// Runs SQL as root over the socket and returns the tab-separated output.
-    pub fn root_sql(&self, db: Option<&str>, sql: &str) -> String {
+    /// The `mariadb` client running SQL as root over the socket (to run in the background).
+    pub fn root_sql_command(&self, db: Option<&str>, sql: &str) -> Command {
         let mut cmd = Command::new(tool("mariadb"));
         cmd.args(["--no-defaults", "-uroot", "-N", "-B"])
             .arg(format!("--socket={}", self.socket().display()))
@@ -174,7 +174,15 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
         if let Some(db) = db {
             cmd.arg(db);
         }
-        let out = cmd.output().expect("run mariadb");
+        cmd
+    }
+
+    /// Runs SQL as root over the socket and returns the tab-separated output.
+    pub fn root_sql(&self, db: Option<&str>, sql: &str) -> String {
+        let out = self
+            .root_sql_command(db, sql)
+            .output()
+            .expect("run mariadb");
         assert!(
             out.status.success(),
             "SQL failed: {sql}\n{}",
