@@ -4,12 +4,12 @@
 //! request); what describes the generators' state (buffers, steps, the lease, clock rollbacks) is
 //! read from them at scrape time by a collector.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -45,7 +45,8 @@ pub enum Route {
 }
 
 impl Route {
-    const ALL: [Route; 9] = [
+    const COUNT: usize = 9;
+    const ALL: [Route; Route::COUNT] = [
         Route::Segment,
         Route::Snowflake,
         Route::Decode,
@@ -56,6 +57,10 @@ impl Route {
         Route::Readyz,
         Route::Other,
     ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
 
     /// The label value.
     pub fn name(self) -> &'static str {
@@ -71,6 +76,17 @@ impl Route {
             Route::Other => "other",
         }
     }
+}
+
+/// The statuses the server answers with, counted without a lookup.
+const COMMON_STATUSES: [u16; 7] = [200, 400, 401, 404, 500, 503, 408];
+
+static NEXT_METRICS_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The counter of the segment tag this thread counted last (metrics id, tag, counter): a
+    /// server's requests mostly repeat a few tags, so this skips the family's lock and hash.
+    static LAST_TAG: RefCell<Option<(u64, Box<str>, Counter)>> = const { RefCell::new(None) };
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -113,11 +129,12 @@ fn latency_buckets() -> impl Iterator<Item = f64> {
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
-    latency: HashMap<Route, Histogram>,
+    /// Handles into `requests` for the usual statuses, by route: no hashing or lock per request.
+    common: [[OnceLock<Counter>; COMMON_STATUSES.len()]; Route::COUNT],
+    latency: [Histogram; Route::COUNT],
     issued: Family<IdLabels, Counter>,
-    /// Cached handles into `issued`, looked up by `&str` without allocating.
-    issued_by_tag: ArcSwap<HashMap<String, Counter>>,
-    issued_by_tag_write: Mutex<()>,
+    /// Tells this instance's entries in a thread's [`LAST_TAG`] cache from others'.
+    id: u64,
     snowflake_issued: Counter,
     loads: Family<TagLabels, Counter>,
     load_failures: Family<TagLabels, Counter>,
@@ -155,15 +172,11 @@ impl Metrics {
             "Time from request to response, by route",
             latency_family.clone(),
         );
-        let latency = Route::ALL
-            .iter()
-            .map(|&r| {
-                let h = latency_family
-                    .get_or_create(&RouteLabels { route: r.name() })
-                    .clone();
-                (r, h)
-            })
-            .collect();
+        let latency = Route::ALL.map(|r| {
+            latency_family
+                .get_or_create(&RouteLabels { route: r.name() })
+                .clone()
+        });
         let issued = Family::<IdLabels, Counter>::default();
         registry.register(
             "ids_issued",
@@ -202,9 +215,9 @@ impl Metrics {
             registry,
             requests,
             latency,
+            common: Default::default(),
             issued,
-            issued_by_tag: ArcSwap::from_pointee(HashMap::new()),
-            issued_by_tag_write: Mutex::new(()),
+            id: NEXT_METRICS_ID.fetch_add(1, Ordering::Relaxed),
             snowflake_issued,
             loads,
             load_failures,
@@ -229,38 +242,40 @@ impl Metrics {
 
     /// Counts one answered request.
     pub fn request(&self, route: Route, status: u16, elapsed: Duration) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                route: route.name(),
-                status,
-            })
-            .inc();
-        if let Some(h) = self.latency.get(&route) {
-            h.observe(elapsed.as_secs_f64());
-        }
+        let labels = || RequestLabels {
+            route: route.name(),
+            status,
+        };
+        match COMMON_STATUSES.iter().position(|&s| s == status) {
+            Some(i) => self.common[route.index()][i]
+                .get_or_init(|| self.requests.get_or_create(&labels()).clone())
+                .inc(),
+            None => self.requests.get_or_create(&labels()).inc(),
+        };
+        self.latency[route.index()].observe(elapsed.as_secs_f64());
     }
 
     /// Counts IDs issued for a segment tag (a tag known to the table, so labels stay bounded).
     pub fn segment_issued(&self, tag: &str, n: u64) {
-        if let Some(c) = self.issued_by_tag.load().get(tag) {
-            c.inc_by(n);
-            return;
-        }
-        let _w = self
-            .issued_by_tag_write
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let counter = self
-            .issued
-            .get_or_create(&IdLabels {
-                mode: "segment",
-                tag: tag.to_string(),
-            })
-            .clone();
-        counter.inc_by(n);
-        let mut map = HashMap::clone(&self.issued_by_tag.load());
-        map.insert(tag.to_string(), counter);
-        self.issued_by_tag.store(Arc::new(map));
+        LAST_TAG.with(|last| {
+            let mut last = last.borrow_mut();
+            if let Some((id, t, counter)) = last.as_ref()
+                && *id == self.id
+                && **t == *tag
+            {
+                counter.inc_by(n);
+                return;
+            }
+            let counter = self
+                .issued
+                .get_or_create(&IdLabels {
+                    mode: "segment",
+                    tag: tag.to_string(),
+                })
+                .clone();
+            counter.inc_by(n);
+            *last = Some((self.id, tag.into(), counter));
+        });
     }
 
     /// Counts snowflake IDs issued.

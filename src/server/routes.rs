@@ -2,6 +2,7 @@
 //! `/decodeSnowflakeId`, `/cache`, `/db`) and leafctl's (`?count=N`, `/metrics`, `/healthz`,
 //! `/readyz`), with errors that are never an ID.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
@@ -153,10 +154,11 @@ fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
     respond_with(status, JSON, serde_json::to_vec(value).unwrap_or_default())
 }
 
-/// Decodes `%XX` escapes; `None` when an escape is malformed or the result is not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
+/// Decodes `%XX` escapes (borrowing when there are none); `None` when an escape is malformed or
+/// the result is not UTF-8.
+fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
     if !s.contains('%') {
-        return Some(s.to_string());
+        return Some(Cow::Borrowed(s));
     }
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -172,7 +174,7 @@ fn percent_decode(s: &str) -> Option<String> {
             i += 1;
         }
     }
-    String::from_utf8(out).ok()
+    String::from_utf8(out).ok().map(Cow::Owned)
 }
 
 /// The value of `name` in a query string (`+` is a space, as in forms), if present.
@@ -182,11 +184,13 @@ fn query_param(query: Option<&str>, name: &str) -> Result<Option<String>, ApiErr
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         if k == name {
             let v = v.replace('+', " ");
-            return percent_decode(&v).map(Some).ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "query parameter {name} is not valid percent-encoded UTF-8"
-                ))
-            });
+            return percent_decode(&v)
+                .map(|d| Some(d.into_owned()))
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "query parameter {name} is not valid percent-encoded UTF-8"
+                    ))
+                });
         }
     }
     Ok(None)
@@ -204,7 +208,7 @@ fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
     }
 }
 
-fn key_of(raw: &str) -> Result<String, ApiError> {
+fn key_of(raw: &str) -> Result<Cow<'_, str>, ApiError> {
     let key = percent_decode(raw)
         .ok_or_else(|| ApiError::bad_request("the key is not valid percent-encoded UTF-8"))?;
     if key.is_empty() {
@@ -439,7 +443,7 @@ impl LeafService {
 
     async fn segment_get(
         self: &Arc<Self>,
-        tag: String,
+        tag: Cow<'_, str>,
         count: Option<u64>,
     ) -> Result<Response<Body>, ApiError> {
         let segment = self.segment_mode()?;
@@ -451,6 +455,8 @@ impl LeafService {
                     self.metrics.segment_issued(&tag, 1);
                     return Ok(one_id(id));
                 }
+                // Owned only on the paths that leave the event loop.
+                let tag = tag.into_owned();
                 self.off_loop(move |this| {
                     let segment = this.segment_mode()?;
                     let id = segment.next_id(&tag).map_err(segment_error)?;
@@ -460,6 +466,7 @@ impl LeafService {
                 .await
             }
             Some(n) => {
+                let tag = tag.into_owned();
                 self.off_loop(move |this| {
                     let segment = this.segment_mode()?;
                     let ranges: Vec<Range<u64>> =
