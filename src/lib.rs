@@ -15,4 +15,5 @@ pub mod segment;
 pub mod server;
 pub mod snowflake;
 pub mod state;
+mod sync;
 pub mod worker;

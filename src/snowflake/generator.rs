@@ -1,9 +1,10 @@
 //! The thread-safe snowflake generator.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Clock, Layout, SnowflakeError, SystemClock};
+use crate::sync::{Mutex, MutexGuard};
 
 /// Largest backwards clock step (ms) the generator waits out instead of failing, as in Leaf.
 pub const MAX_TOLERATED_ROLLBACK_MS: i64 = 5;
@@ -428,5 +429,113 @@ impl SnowflakeGenerator {
                 xorshift(rng) % span
             }
         }
+    }
+}
+
+/// Model checks of the fence being extended under the generator's lock (`--cfg loom`; see
+/// `crate::sync`).
+///
+/// Two threads issue IDs from a layout with four sequence numbers per 1 ms tick (so they cross
+/// ticks and wait for the next one) under a fence that grants one tick at a time, while a third
+/// revokes the fence, as a lost lease does. Every ID must be unique and ascending per thread,
+/// lie below what the fence had granted when it was returned, and nothing may be issued past
+/// what was granted before the revocation.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::atomic::AtomicI64;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    /// A clock whose sleeps move it, so waiting for the next tick ends.
+    struct ModelClock(AtomicI64);
+
+    impl Clock for ModelClock {
+        fn now_ms(&self) -> i64 {
+            self.0.load(SeqCst)
+        }
+        fn sleep_ms(&self, ms: u64) {
+            self.0.fetch_add(ms as i64, SeqCst);
+        }
+        fn sleep_until_ms(&self, target_ms: i64) {
+            self.0.fetch_max(target_ms, SeqCst);
+        }
+    }
+
+    /// Grants one tick per extension until revoked.
+    struct ModelFence(Mutex<(i64, bool)>);
+
+    impl ModelFence {
+        fn granted(&self) -> i64 {
+            self.0.lock().unwrap().0
+        }
+        fn revoke(&self) -> i64 {
+            let mut g = self.0.lock().unwrap();
+            g.1 = true;
+            g.0
+        }
+    }
+
+    impl TimeFence for ModelFence {
+        fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+            let mut g = self.0.lock().unwrap();
+            if g.1 {
+                return Err(SnowflakeError::FenceFailed("revoked".into()));
+            }
+            g.0 = g.0.max(unix_ms + 1);
+            Ok(unix_ms + 1)
+        }
+    }
+
+    /// Issues `rounds` blocks of up to `n`, checking each against the fence as it returns.
+    fn issue(g: &SnowflakeGenerator, fence: &ModelFence, rounds: usize, n: u64) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for _ in 0..rounds {
+            let Ok(block) = g.next_block(n) else { break };
+            let ms = g
+                .layout()
+                .unix_ms(g.layout().decode(block.first).unwrap().ticks);
+            assert!(ms < fence.granted(), "issued at {ms} past the fence");
+            ids.extend(block);
+        }
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        ids
+    }
+
+    #[test]
+    fn loom_fence_extended_under_the_lock_bounds_every_id() {
+        loom::model(|| {
+            let layout = Layout::custom(0, 59, 2, 2, 1).unwrap();
+            let fence = Arc::new(ModelFence(Mutex::new((i64::MIN, false))));
+            let g = loom::sync::Arc::new(
+                SnowflakeGenerator::builder(layout, 1)
+                    .clock(Arc::new(ModelClock(AtomicI64::new(10))))
+                    .seq_start(SeqStart::Zero)
+                    .fence(Box::new(fence.clone()))
+                    .build()
+                    .unwrap(),
+            );
+            let other = {
+                let (g, fence) = (g.clone(), fence.clone());
+                loom::thread::spawn(move || issue(&g, &fence, 2, 3))
+            };
+            let revoker = {
+                let fence = fence.clone();
+                loom::thread::spawn(move || fence.revoke())
+            };
+            let mut ids = issue(&g, &fence, 2, 2);
+            ids.extend(other.join().unwrap());
+            let granted_before_revocation = revoker.join().unwrap();
+            for &id in &ids {
+                let ms = layout.unix_ms(layout.decode(id).unwrap().ticks);
+                assert!(
+                    ms < granted_before_revocation,
+                    "{ms} issued after the revocation"
+                );
+            }
+            ids.sort_unstable();
+            let n = ids.len();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "an ID was issued twice");
+        });
     }
 }
