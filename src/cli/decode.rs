@@ -79,6 +79,27 @@ fn parse_id(raw: &str) -> Result<u64, String> {
     Ok(value as u64)
 }
 
+/// The non-blank lines of `input`. A line that is not UTF-8 is kept (shown with U+FFFD in place
+/// of its bad bytes) so that it is reported as not an ID like any other bad value, instead of
+/// ending the run.
+fn read_lines(mut input: impl BufRead) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| anyhow::Error::new(e).context("cannot read standard input"))?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        let line = String::from_utf8_lossy(&buf);
+        if !line.trim().is_empty() {
+            lines.push(line.into_owned());
+        }
+    }
+}
+
 fn decode_one(layout: &Layout, label: &str, raw: &str, now_ms: i64) -> Result<Decoded, String> {
     let id = parse_id(raw)?;
     let parts = layout.decode(id).map_err(|e| e.to_string())?;
@@ -105,15 +126,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     }
     let now = chrono::Utc::now().timestamp_millis();
     let inputs: Vec<String> = if args.ids.is_empty() || args.ids == ["-"] {
-        let mut v = Vec::new();
-        for line in std::io::stdin().lock().lines() {
-            let line =
-                line.map_err(|e| anyhow::Error::new(e).context("cannot read standard input"))?;
-            if !line.trim().is_empty() {
-                v.push(line);
-            }
-        }
-        v
+        read_lines(std::io::stdin().lock())?
     } else {
         args.ids
     };
@@ -232,5 +245,15 @@ mod tests {
         assert!(parse_id("12a").unwrap_err().contains("not a number"));
         assert!(parse_id("0xzz").is_err());
         assert!(parse_id("99999999999999999999999999999999999999999").is_err());
+    }
+
+    #[test]
+    fn stdin_lines_that_are_not_utf8_are_values_not_a_failure() {
+        let lines = read_lines(&b"1\n\xff\xfe\n\n  \r\n2\r\n3"[..]).unwrap();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(parse_id(&lines[0]), Ok(1));
+        assert!(parse_id(&lines[1]).unwrap_err().contains("not a number"));
+        assert_eq!(parse_id(&lines[2]), Ok(2));
+        assert_eq!(parse_id(&lines[3]), Ok(3));
     }
 }
