@@ -133,15 +133,47 @@ pub struct LayoutArgs {
     #[arg(long = "layout", value_name = "TIME,WORKER,SEQ")]
     pub widths: Option<BitWidths>,
     /// Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(1u64, u64::MAX))]
     pub unit_ms: Option<u64>,
+}
+
+/// A clap value parser for a whole number in `min..=max` whose error names the range, for a
+/// negative number or a word too. (clap's own integer parser takes `-1` for an unknown flag and
+/// suggests `-- -1`, and says "invalid digit found in string" for `abc`.) Pair it with
+/// `allow_negative_numbers = true`.
+pub fn whole_number<T>(
+    min: T,
+    max: T,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<i128> + Into<i128> + Copy + std::fmt::Display + Send + Sync + 'static,
+{
+    move |raw: &str| {
+        let (lo, hi): (i128, i128) = (min.into(), max.into());
+        let unbounded = hi >= u64::MAX as i128;
+        let Ok(v) = raw.trim().parse::<i128>() else {
+            return Err(if unbounded {
+                format!("{raw:?} is not a whole number (expected {min} or more)")
+            } else {
+                format!("{raw:?} is not a whole number (expected {min}..={max})")
+            });
+        };
+        if v < lo || v > hi {
+            return Err(if unbounded {
+                format!("{v} is below {min}")
+            } else {
+                format!("{v} is not in {min}..={max}")
+            });
+        }
+        T::try_from(v).map_err(|_| format!("{v} is not in {min}..={max}"))
+    }
 }
 
 /// Snowflake flags shared by `next --snowflake` and `serve --snowflake`.
 #[derive(Debug, Args, Default, Clone)]
 pub struct SnowflakeArgs {
     /// Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(0u64, u64::MAX))]
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
     /// lease with --zk, etcd with --etcd]
@@ -264,4 +296,45 @@ pub fn main() -> ExitCode {
 /// The sequence start flag's parser, shared with the config file's spelling.
 pub fn parse_seq_start(s: &str) -> Result<SeqStart, String> {
     s.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole_number;
+
+    #[test]
+    fn whole_numbers_name_their_range() {
+        let step = whole_number(1i64, 2_147_483_647);
+        assert_eq!(step("5"), Ok(5));
+        assert_eq!(step("2147483647"), Ok(2_147_483_647));
+        for (raw, want) in [
+            ("0", "0 is not in 1..=2147483647"),
+            ("-1", "-1 is not in 1..=2147483647"),
+            ("2147483648", "2147483648 is not in 1..=2147483647"),
+            ("9223372036854775808", "9223372036854775808 is not in"),
+            (
+                "abc",
+                "\"abc\" is not a whole number (expected 1..=2147483647)",
+            ),
+            ("", "is not a whole number"),
+            ("1e3", "is not a whole number"),
+            (
+                "99999999999999999999999999999999999999999",
+                "is not a whole number",
+            ),
+        ] {
+            let e = step(raw).unwrap_err();
+            assert!(e.contains(want), "{raw:?}: {e}");
+        }
+        let worker = whole_number(0u64, u64::MAX);
+        assert_eq!(worker("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(worker("-1").unwrap_err(), "-1 is below 0");
+        assert!(worker("18446744073709551616").is_err());
+        let count = whole_number(1u64, i64::MAX as u64);
+        assert!(
+            count("9223372036854775808")
+                .unwrap_err()
+                .contains("not in 1..=")
+        );
+    }
 }

@@ -52,7 +52,7 @@ pub struct NextArgs {
     #[arg(long, conflicts_with = "tag")]
     pub snowflake: bool,
     /// How many IDs to issue
-    #[arg(short = 'n', long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'n', long, default_value_t = 1, allow_negative_numbers = true, value_parser = super::whole_number(1u64, i64::MAX as u64))]
     pub count: u64,
     /// Fail at once if another process holds this worker id, instead of waiting
     #[arg(long)]

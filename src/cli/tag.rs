@@ -1,13 +1,13 @@
 //! `leafctl tag`: add, list, show, re-step and remove the tags of the `leaf_alloc` table.
 
 use clap::Subcommand;
-use leafctl::segment::{DEFAULT_STEP, LeafAlloc, validate_tag};
+use leafctl::segment::{DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, validate_tag};
 use serde::Serialize;
 
-use super::Context;
 use super::db;
 use super::error::usage;
 use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
+use super::{Context, whole_number};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -27,10 +27,10 @@ pub enum TagCommand {
         /// The tag: 1 to 128 characters, no whitespace
         tag: String,
         /// IDs claimed per segment by servers (1..=2147483647)
-        #[arg(long, default_value_t = DEFAULT_STEP, value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
+        #[arg(long, default_value_t = DEFAULT_STEP, allow_negative_numbers = true, value_parser = whole_number(1i64, MAX_TABLE_STEP))]
         step: i64,
         /// The first ID (the initial max_id), e.g. to continue an existing ID scheme
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(0..))]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole_number(0i64, i64::MAX))]
         start: i64,
         /// A description
         #[arg(long, value_name = "TEXT")]
@@ -54,7 +54,7 @@ pub enum TagCommand {
         /// The tag
         tag: String,
         /// The new step (1..=2147483647)
-        #[arg(value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
+        #[arg(allow_negative_numbers = true, value_parser = whole_number(1i64, MAX_TABLE_STEP))]
         step: i64,
     },
     /// Remove a tag; prints its final max_id, which must be recorded before re-adding it
