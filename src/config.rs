@@ -207,7 +207,7 @@ pub fn load(explicit: Option<(PathBuf, Origin)>) -> Result<LoadedConfig, ConfigE
     })?;
     let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
         path: path.clone(),
-        message: e.to_string().trim_end().to_string(),
+        message: parse_message(&text, &e),
     })?;
     Ok(LoadedConfig {
         file,
@@ -216,9 +216,99 @@ pub fn load(explicit: Option<(PathBuf, Origin)>) -> Result<LoadedConfig, ConfigE
     })
 }
 
+/// Keys whose values are secrets (`db.password`, `zk.auth`, `serve.token`), and `db.url`,
+/// which may carry a password.
+const SECRET_KEYS: [&str; 4] = ["password", "auth", "token", "url"];
+
+/// The parser's explanation with its line and column, but without the excerpt of the file that
+/// `toml` prints (which would show a password on the offending line), and with the values of
+/// secret keys masked where the explanation quotes them (`invalid type: integer ...`).
+fn parse_message(text: &str, e: &toml::de::Error) -> String {
+    let mut message = e.message().trim_end().to_string();
+    for secret in secret_values(text) {
+        message = message.replace(&secret, "***");
+    }
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// Values written after a secret key anywhere in the text (also in inline tables), raw and
+/// unquoted, plus the password part of a URL; longest first, at least 3 characters.
+fn secret_values(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for key in SECRET_KEYS {
+        let mut rest = text;
+        while let Some(at) = rest.find(key) {
+            let after = &rest[at + key.len()..];
+            rest = after;
+            let Some(value) = after.trim_start_matches([' ', '\t', '"', '\'']).strip_prefix('=')
+            else {
+                continue;
+            };
+            let value = value.lines().next().unwrap_or("").trim();
+            let unquoted = value
+                .split([',', '}'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\'']);
+            for v in [value, unquoted] {
+                found.push(v.to_string());
+                // mysql://user:password@host/...
+                if let Some((_, creds)) = v.split_once("://")
+                    && let Some((creds, _)) = creds.rsplit_once('@')
+                    && let Some((_, password)) = creds.split_once(':')
+                {
+                    found.push(password.to_string());
+                }
+            }
+        }
+    }
+    found.retain(|v| v.chars().count() >= 3);
+    found.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    found.dedup();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_error(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("leaf.toml");
+        std::fs::write(&p, text).unwrap();
+        load(Some((p, Origin::Flag))).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parse_errors_name_the_place_but_never_show_a_secret() {
+        for (text, place) in [
+            ("[db]\npassword=\"hunter22\n", "line 2"),
+            ("[db]\npassword=hunter22\n", "line 2"),
+            ("[db]\npassword = 12345678\n", "line 2"),
+            ("[zk]\nauth = [\"leaf:hunter22\"]\n", "line 2"),
+            ("[serve]\ntoken = 1234567890\n", "line 2"),
+            ("[serve]\ntoken = \"hunter22\"\nbogus = 1\n", "line 3"),
+            ("db = { password = 12345678, url = 5 }\n", "line 1"),
+            ("[db]\nurl = \"mysql://u:hunter22@h/d\"\nurl2 = 1\n", "line 3"),
+        ] {
+            let e = parse_error(text);
+            assert!(e.contains(place), "{text:?}: {e}");
+            for secret in ["hunter22", "12345678", "1234567890"] {
+                assert!(!e.contains(secret), "{text:?} leaked: {e}");
+            }
+        }
+        let e = parse_error("[snowflake]\nworker_id = \"x\"\n");
+        assert!(e.contains("line 2, column 13") && e.contains("invalid type"), "{e}");
+    }
 
     #[test]
     fn unknown_keys_are_rejected() {
