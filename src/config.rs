@@ -248,7 +248,9 @@ fn secret_values(text: &str) -> Vec<String> {
         while let Some(at) = rest.find(key) {
             let after = &rest[at + key.len()..];
             rest = after;
-            let Some(value) = after.trim_start_matches([' ', '\t', '"', '\'']).strip_prefix('=')
+            let Some(value) = after
+                .trim_start_matches([' ', '\t', '"', '\''])
+                .strip_prefix('=')
             else {
                 continue;
             };
@@ -298,7 +300,10 @@ mod tests {
             ("[serve]\ntoken = 1234567890\n", "line 2"),
             ("[serve]\ntoken = \"hunter22\"\nbogus = 1\n", "line 3"),
             ("db = { password = 12345678, url = 5 }\n", "line 1"),
-            ("[db]\nurl = \"mysql://u:hunter22@h/d\"\nurl2 = 1\n", "line 3"),
+            (
+                "[db]\nurl = \"mysql://u:hunter22@h/d\"\nurl2 = 1\n",
+                "line 3",
+            ),
         ] {
             let e = parse_error(text);
             assert!(e.contains(place), "{text:?}: {e}");
@@ -307,7 +312,10 @@ mod tests {
             }
         }
         let e = parse_error("[snowflake]\nworker_id = \"x\"\n");
-        assert!(e.contains("line 2, column 13") && e.contains("invalid type"), "{e}");
+        assert!(
+            e.contains("line 2, column 13") && e.contains("invalid type"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -152,7 +152,7 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, ImportError> {
 fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), ImportError> {
     let bad = |reason: &str| ImportError::BadValue {
         key: "leaf.jdbc.url".into(),
-        value: jdbc.into(),
+        value: redact_jdbc(jdbc),
         reason: reason.into(),
     };
     let rest = jdbc
@@ -203,8 +203,15 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
         }
     }
     if !params.is_empty() {
+        // Names only: a value may be a password (`password=...`).
+        let names: Vec<&str> = params
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split_once('=').map_or(p, |(k, _)| k))
+            .collect();
         notes.push(format!(
-            "JDBC parameters ({params}) were not copied{}",
+            "JDBC parameters ({}) were not copied{}",
+            names.join(", "),
             if query.is_empty() {
                 ""
             } else {
@@ -220,6 +227,44 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
         }
     };
     Ok((format!("mysql://{user}{host}/{database}{query}"), notes))
+}
+
+/// A JDBC URL for messages: a password in `//user:password@host` or in a parameter whose name
+/// contains "password" (any case) becomes `***`.
+fn redact_jdbc(jdbc: &str) -> String {
+    let (base, params) = jdbc.split_once('?').unwrap_or((jdbc, ""));
+    let mut out = match base.split_once("//") {
+        Some((scheme, rest)) => {
+            let (authority, path) = match rest.split_once('/') {
+                Some((a, p)) => (a, Some(p)),
+                None => (rest, None),
+            };
+            let authority = match authority.rsplit_once('@') {
+                Some((creds, host)) => match creds.split_once(':') {
+                    Some((user, _)) => format!("{user}:***@{host}"),
+                    None => authority.to_string(),
+                },
+                None => authority.to_string(),
+            };
+            match path {
+                Some(path) => format!("{scheme}//{authority}/{path}"),
+                None => format!("{scheme}//{authority}"),
+            }
+        }
+        None => base.to_string(),
+    };
+    if jdbc.contains('?') {
+        let masked: Vec<String> = params
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.to_ascii_lowercase().contains("password") => format!("{k}=***"),
+                _ => p.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&masked.join("&"));
+    }
+    out
 }
 
 /// Translates the text of a `leaf.properties` file.
@@ -410,6 +455,34 @@ mod tests {
         assert!(e.to_string().contains("port"), "{e}");
         let e = import_leaf_properties("leaf.snowflake.mode=redis\n").unwrap_err();
         assert!(e.to_string().contains("zk, mysql or local"), "{e}");
+    }
+
+    #[test]
+    fn a_password_in_the_jdbc_url_is_never_repeated() {
+        let text = "leaf.segment.enable=true\nleaf.jdbc.username=u\n\
+            leaf.jdbc.url=jdbc:mysql://h:3306/leaf?user=u&password=s3cretpw&useSSL=true\n";
+        let i = import_leaf_properties(text).unwrap();
+        let all = format!("{}{:?}", i.to_toml(), i.notes);
+        assert!(!all.contains("s3cretpw"), "{all}");
+        assert!(
+            all.contains("password"),
+            "the note names the parameter: {all}"
+        );
+        for bad in [
+            "leaf.jdbc.url=jdbc:mysql://u:s3cretpw@h/leaf\n",
+            "leaf.jdbc.url=jdbc:postgresql://h/leaf?PassWord=s3cretpw\n",
+        ] {
+            let e = import_leaf_properties(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("leaf.jdbc.url") && !e.contains("s3cretpw"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            redact_jdbc("jdbc:mysql://u:p@h:1/db?a=1&password=x"),
+            "jdbc:mysql://u:***@h:1/db?a=1&password=***"
+        );
+        assert_eq!(redact_jdbc("jdbc:mysql://h"), "jdbc:mysql://h");
     }
 
     #[test]
