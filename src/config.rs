@@ -110,6 +110,11 @@ pub struct ServeSection {
     /// Bearer token every route but `/healthz` and `/readyz` requires (prefer
     /// `LEAF_SERVE_TOKEN`).
     pub token: Option<String>,
+    /// A request's headers must arrive within this many ms, which also closes idle connections
+    /// (default 10000).
+    pub header_timeout_ms: Option<u64>,
+    /// Most connections open at once (default 4096; also capped by the open-file limit).
+    pub max_connections: Option<usize>,
 }
 
 /// `[zk]`: where worker ids are registered in ZooKeeper, mirroring `--zk`, `--instance` and

@@ -234,6 +234,16 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
         ..opt(&s.serve_token, true)
     });
     rows.push(Row {
+        key: "serve.header_timeout_ms",
+        value: Some(s.serve_header_timeout_ms.value.to_string()),
+        source: src(&s.serve_header_timeout_ms.origin),
+    });
+    rows.push(Row {
+        key: "serve.max_connections",
+        value: Some(s.serve_max_connections.value.to_string()),
+        source: src(&s.serve_max_connections.origin),
+    });
+    rows.push(Row {
         key: "db.password",
         value: s.db_password.as_ref().map(|_| "***".to_string()),
         source: s

@@ -71,6 +71,10 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
             "give IP:PORT, e.g. --listen 127.0.0.1:8080 or --listen 0.0.0.0:8080",
         )
     })?;
+    // Idle clients must not run the process out of file descriptors at a low default soft
+    // limit (often 1024): take the hard limit; the connection cap stays below it.
+    let fds = server::raise_open_file_limit();
+    tracing::debug!("open-file limit: {fds:?}");
     // Bind first: a taken port fails before a worker id is leased.
     let listener = std::net::TcpListener::bind(addr).map_err(|e| CliError {
         usage: false,
@@ -123,10 +127,15 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
             modes.join(", ")
         );
     }
+    let options = HttpOptions {
+        header_timeout: std::time::Duration::from_millis(s.serve_header_timeout_ms.value),
+        max_connections: s.serve_max_connections.value,
+        ..HttpOptions::default()
+    };
     let served = server::run(
         listener,
         service.clone(),
-        &HttpOptions::default(),
+        &options,
         server::shutdown_signal(),
     );
     // Give the worker id back whatever happened to the server.

@@ -94,6 +94,11 @@ pub struct Settings {
     /// `LEAF_MAX_LEAD_MS`, `snowflake.max_lead_ms`); 0 (the default) never, at most
     /// [`leafctl::snowflake::MAX_LEAD_MS`].
     pub max_lead_ms: Resolved<u64>,
+    /// `serve` header (and idle) timeout in ms (`LEAF_SERVE_HEADER_TIMEOUT_MS`,
+    /// `serve.header_timeout_ms`).
+    pub serve_header_timeout_ms: Resolved<u64>,
+    /// `serve` connection cap (`LEAF_SERVE_MAX_CONNECTIONS`, `serve.max_connections`).
+    pub serve_max_connections: Resolved<usize>,
 }
 
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
@@ -516,6 +521,42 @@ impl Settings {
                 ),
             ));
         }
+        let serve_header_timeout_ms = or_default(
+            pick(
+                None,
+                "LEAF_SERVE_HEADER_TIMEOUT_MS",
+                "timeout in ms",
+                serve.header_timeout_ms,
+            )?,
+            leafctl::server::DEFAULT_HEADER_TIMEOUT.as_millis() as u64,
+        );
+        if serve_header_timeout_ms.value == 0 {
+            return Err(usage(
+                format!(
+                    "serve header timeout 0 ms (from {}) would close every connection",
+                    serve_header_timeout_ms.origin
+                ),
+                "use at least 1 ms (serve.header_timeout_ms or LEAF_SERVE_HEADER_TIMEOUT_MS)",
+            ));
+        }
+        let serve_max_connections = or_default(
+            pick(
+                None,
+                "LEAF_SERVE_MAX_CONNECTIONS",
+                "number of connections",
+                serve.max_connections,
+            )?,
+            leafctl::server::DEFAULT_MAX_CONNECTIONS,
+        );
+        if serve_max_connections.value == 0 {
+            return Err(usage(
+                format!(
+                    "serve.max_connections 0 (from {}) would refuse every client",
+                    serve_max_connections.origin
+                ),
+                "use at least 1 (serve.max_connections or LEAF_SERVE_MAX_CONNECTIONS)",
+            ));
+        }
         Ok(Settings {
             config,
             state_dir,
@@ -541,6 +582,8 @@ impl Settings {
             serve_snowflake,
             serve_token,
             max_lead_ms,
+            serve_header_timeout_ms,
+            serve_max_connections,
         })
     }
 }

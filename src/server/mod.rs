@@ -157,14 +157,30 @@ impl LeafService {
     }
 }
 
+/// Default of [`HttpOptions::header_timeout`].
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of [`HttpOptions::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// File descriptors [`run`] keeps out of the connection cap for the process's own use (database
+/// and registry connections, state files, the listening socket).
+pub const RESERVED_FDS: u64 = 64;
+
 /// How the HTTP server treats connections.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// Runtime worker threads (default: the number of CPUs).
     pub threads: usize,
-    /// A client must send a request's headers within this time (default 10 s); also bounds
-    /// slow-trickle clients.
+    /// A connection is closed when a request's headers have not fully arrived this long after
+    /// the server started waiting for them (default 10 s). That wait starts when the connection
+    /// is accepted and again after each answer, so this bounds both a client trickling its
+    /// headers and an idle (keep-alive) connection.
     pub header_timeout: Duration,
+    /// Most connections open at once (default 4096), further capped by the process's open-file
+    /// limit less [`RESERVED_FDS`]. At the cap the server stops accepting until a connection
+    /// closes (new clients wait in the kernel's queue), so idle clients can never exhaust the
+    /// file descriptors the database, registry and state files need; the header timeout bounds
+    /// how long such a wait lasts.
+    pub max_connections: usize,
     /// How long shutdown waits for in-flight requests (default 5 s).
     pub drain_timeout: Duration,
 }
@@ -175,10 +191,53 @@ impl Default for HttpOptions {
             threads: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2),
-            header_timeout: Duration::from_secs(10),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             drain_timeout: Duration::from_secs(5),
         }
     }
+}
+
+/// Raises this process's soft limit on open files to its hard limit (as Go's runtime does), so
+/// the connection cap rather than the default soft limit (often 1024) bounds a server. Returns
+/// the soft limit in force afterwards, `None` if it cannot be read.
+pub fn raise_open_file_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim.rlim_cur = lim.rlim_max;
+        }
+    }
+    Some(lim.rlim_cur as u64)
+}
+
+/// The connection cap [`run`] applies: `configured`, at most the open-file limit less
+/// [`RESERVED_FDS`], and at least 1.
+fn connection_cap(configured: usize) -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct passed.
+    let fds = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        lim.rlim_cur as u64
+    } else {
+        u64::MAX
+    };
+    let by_fds = usize::try_from(fds.saturating_sub(RESERVED_FDS)).unwrap_or(usize::MAX);
+    configured.min(by_fds).max(1)
 }
 
 /// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
@@ -216,6 +275,12 @@ pub fn run(
         .build()
         .map_err(ServerError::Start)?;
     listener.set_nonblocking(true).map_err(ServerError::Start)?;
+    let cap = connection_cap(options.max_connections);
+    if cap < options.max_connections {
+        tracing::info!(
+            "at most {cap} connections at once (the open-file limit less {RESERVED_FDS})"
+        );
+    }
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(ServerError::Start)?;
         let graceful = GracefulShutdown::new();
@@ -223,8 +288,31 @@ pub fn run(
         http.timer(TokioTimer::new())
             .header_read_timeout(options.header_timeout)
             .keep_alive(true);
+        let slots = Arc::new(tokio::sync::Semaphore::new(cap));
+        let mut warned_full = false;
         tokio::pin!(shutdown);
         loop {
+            // A free slot first: at the cap, new clients wait in the kernel's accept queue.
+            let slot = match slots.clone().try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(_) => {
+                    if !warned_full {
+                        tracing::warn!(
+                            "{cap} connections open: not accepting more until one closes \
+                             (idle ones close after {:?})",
+                            options.header_timeout
+                        );
+                        warned_full = true;
+                    }
+                    tokio::select! {
+                        slot = slots.clone().acquire_owned() => match slot {
+                            Ok(slot) => slot,
+                            Err(_) => break, // never closed
+                        },
+                        _ = &mut shutdown => break,
+                    }
+                }
+            };
             tokio::select! {
                 accepted = listener.accept() => {
                     let (stream, peer) = match accepted {
@@ -250,6 +338,7 @@ pub fn run(
                         if let Err(e) = conn.await {
                             tracing::debug!("connection from {peer}: {e}");
                         }
+                        drop(slot);
                     });
                 }
                 _ = &mut shutdown => break,
