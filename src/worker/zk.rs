@@ -297,9 +297,34 @@ impl ZkSession {
         }
     }
 
-    /// `mkdir -p` with leafctl's ACL.
+    /// `mkdir -p` with leafctl's ACL. With credentials, a missing top-level node (`/snowflake`,
+    /// shared with Leaf and with other names and their credentials) is created so that anyone
+    /// may read it and create a namespace below it, but only these credentials may change or
+    /// delete what is in it; everything below gets the creator-only ACL.
     pub(crate) fn mkdir(&self, path: &str) -> Result<(), WorkerError> {
         let client = self.client()?;
+        if self.auth
+            && let Some(top) = path
+                .strip_prefix('/')
+                .and_then(|p| p.split_once('/'))
+                .map(|(top, _)| format!("/{top}"))
+        {
+            static SHARED_TOP: std::sync::LazyLock<[zkc::Acl; 2]> =
+                std::sync::LazyLock::new(|| {
+                    [
+                        zkc::Acl::new(zkc::Permission::ALL, zkc::AuthId::new("auth", "")),
+                        zkc::Acl::new(
+                            zkc::Permission::READ | zkc::Permission::CREATE,
+                            zkc::AuthId::anyone(),
+                        ),
+                    ]
+                });
+            let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(&*SHARED_TOP));
+            match self.run("create", &top, client.create(&top, b"", &opts))? {
+                Ok(_) | Err(zkc::Error::NodeExists) => {}
+                Err(e) => return Err(Self::fail("create", &top, e)),
+            }
+        }
         let opts = zkc::CreateMode::Persistent.with_acls(self.acls());
         self.run("mkdir", path, client.mkdir(path, &opts))?
             .map_err(|e| Self::fail("mkdir", path, e))
