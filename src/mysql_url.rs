@@ -25,9 +25,11 @@ pub(crate) struct MysqlTarget {
     pub password: Option<String>,
 }
 
-/// Reads `mysql://user[:password]@host[:port]/database[?tls=true]` (also `mariadb://`);
-/// `password` replaces one in the URL. `tls`/`ssl` take true/false (or 1/0, required/disabled);
-/// the `mysql` crate's own parameters pass through. The error is a reason, free of the password.
+/// Reads `mysql://user[:password]@host[:port]/database[?tls=true][&ca=FILE]` (also
+/// `mariadb://`); `password` replaces one in the URL. `tls`/`ssl` take true/false (or 1/0,
+/// required/disabled); `ca` (or `ca_file`) names a PEM file of CA certificates to trust besides
+/// the built-in roots, and implies `tls=true`; the `mysql` crate's own parameters (such as
+/// `root_cert_path`) pass through. The error is a reason, free of the password.
 pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, String> {
     let rest = url
         .strip_prefix("mysql://")
@@ -38,6 +40,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         None => (rest, None),
     };
     let mut tls = false;
+    let mut ca_file: Option<std::path::PathBuf> = None;
     let mut passthrough = Vec::new();
     for pair in query
         .into_iter()
@@ -51,6 +54,16 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
                     "false" | "0" | "disabled" => false,
                     other => return Err(format!("tls={other}: use true or false")),
                 }
+            }
+            Some(("ca" | "ca_file", path)) => {
+                if path.is_empty() {
+                    return Err("ca= needs the path of a PEM file of CA certificates".into());
+                }
+                let path = std::path::PathBuf::from(path);
+                if let Err(e) = std::fs::File::open(&path) {
+                    return Err(format!("cannot read the CA file {}: {e}", path.display()));
+                }
+                ca_file = Some(path);
             }
             _ => passthrough.push(pair),
         }
@@ -81,10 +94,10 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         opts.get_tcp_port(),
         opts.get_db_name().unwrap_or("")
     );
-    let ssl = if tls && opts.get_ssl_opts().is_none() {
-        Some(SslOpts::default())
-    } else {
-        opts.get_ssl_opts().cloned()
+    let ssl = match (ca_file, opts.get_ssl_opts().cloned()) {
+        (Some(ca), ssl) => Some(ssl.unwrap_or_default().with_root_cert_path(Some(ca))),
+        (None, None) if tls => Some(SslOpts::default()),
+        (None, ssl) => ssl,
     };
     let builder = OptsBuilder::from_opts(opts)
         .pass(password.clone())
@@ -101,6 +114,46 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         name,
         password,
     })
+}
+
+/// The I/O error under a driver error, directly or inside a packet codec error.
+fn io_error(e: &mysql::Error) -> Option<&std::io::Error> {
+    match e {
+        mysql::Error::IoError(io) => Some(io),
+        mysql::Error::CodecError(c) => std::error::Error::source(c)?.downcast_ref(),
+        _ => None,
+    }
+}
+
+/// Whether a driver error is a TLS failure: the server's certificate refused (unknown issuer,
+/// wrong name), a CA file that is not a certificate, or a server without TLS.
+pub(crate) fn is_tls_failure(e: &mysql::Error) -> bool {
+    match e {
+        mysql::Error::TlsError(_) => true,
+        mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => true,
+        // rustls's verdict on the certificate, passed up through the stream as an I/O error.
+        other => io_error(other).is_some_and(|io| io.to_string().contains("certificate")),
+    }
+}
+
+/// A driver error as a reason, with a read that timed out said as such (the driver reports
+/// it as "Resource temporarily unavailable").
+pub(crate) fn describe(e: &mysql::Error) -> String {
+    match io_error(e) {
+        Some(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            format!(
+                "no answer within {} s (connected, but the server does not respond)",
+                IO_TIMEOUT.as_secs()
+            )
+        }
+        Some(io) => io.to_string(),
+        None => e.to_string(),
+    }
 }
 
 /// The password written in a URL, if any (the user part ends at the last `@`).
@@ -133,6 +186,28 @@ mod tests {
         assert_eq!(t.password.as_deref(), Some("override"));
         let t = parse("mariadb://leaf:p@ss@db/leaf", None).unwrap();
         assert_eq!(t.password.as_deref(), Some("p@ss"));
+    }
+
+    #[test]
+    fn a_ca_file_turns_tls_on_and_must_be_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, "not checked until connecting").unwrap();
+        let t = parse(&format!("mysql://leaf@db/leaf?ca={}", ca.display()), None).unwrap();
+        let opts = mysql::Opts::from(t.builder);
+        let ssl = opts.get_ssl_opts().expect("TLS on");
+        assert_eq!(ssl.root_cert_path(), Some(ca.as_path()));
+        let e = parse(
+            "mysql://leaf:secret@db/leaf?tls=true&ca=/nonexistent/ca.pem",
+            None,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.contains("/nonexistent/ca.pem") && !e.contains("secret"),
+            "{e}"
+        );
+        assert!(parse("mysql://leaf@db/leaf?ca=", None).is_err());
     }
 
     #[test]

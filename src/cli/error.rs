@@ -275,6 +275,10 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry",
         ),
+        SegmentError::TlsRefused { .. } => (
+            EXIT_RUNTIME,
+            "give the CA that signed the server's certificate with ?ca=FILE in the URL, and a host name that certificate carries",
+        ),
         SegmentError::AccessDenied { .. } => (
             EXIT_RUNTIME,
             "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",

@@ -117,6 +117,15 @@ pub enum SegmentError {
         /// What took too long.
         detail: String,
     },
+    /// TLS was asked for and failed: the server's certificate was refused (not signed by a
+    /// trusted CA, or not for the host name in the URL), or the server offers no TLS.
+    #[error("TLS to {db} failed: {detail}")]
+    TlsRefused {
+        /// The database, password removed.
+        db: String,
+        /// The driver's explanation.
+        detail: String,
+    },
     /// The server refused the login.
     #[error("{db} refused the login: {detail}")]
     AccessDenied {

@@ -148,6 +148,12 @@ fn timed_out(e: &mysql::Error) -> bool {
 /// Removes a password that a driver message might echo.
 fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError {
     let db = db.to_string();
+    if mysql_url::is_tls_failure(&e) {
+        return SegmentError::TlsRefused {
+            db,
+            detail: scrub(mysql_url::describe(&e), password),
+        };
+    }
     match e {
         mysql::Error::MySqlError(m) => {
             let detail = scrub(m.message.clone(), password);
@@ -179,9 +185,9 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
                 IO_TIMEOUT.as_secs()
             ),
         },
-        mysql::Error::IoError(io) => SegmentError::Unreachable {
+        e @ mysql::Error::IoError(_) => SegmentError::Unreachable {
             db,
-            detail: scrub(io.to_string(), password),
+            detail: scrub(mysql_url::describe(&e), password),
         },
         mysql::Error::DriverError(
             d @ (mysql::DriverError::ConnectTimeout
@@ -191,9 +197,9 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
             db,
             detail: scrub(d.to_string(), password),
         },
-        mysql::Error::CodecError(c) => SegmentError::Unreachable {
+        e @ mysql::Error::CodecError(_) => SegmentError::Unreachable {
             db,
-            detail: scrub(c.to_string(), password),
+            detail: scrub(mysql_url::describe(&e), password),
         },
         other => SegmentError::Database {
             db,

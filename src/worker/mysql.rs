@@ -67,7 +67,7 @@ impl MysqlOptions {
     fn connect(&self) -> Result<Conn, WorkerError> {
         let target = mysql_url::parse(&self.url, self.password.as_deref())
             .map_err(|reason| self.fail("connect", reason))?;
-        Conn::new(target.builder).map_err(|e| self.fail("connect", e))
+        Conn::new(target.builder).map_err(|e| self.fail("connect", mysql_url::describe(&e)))
     }
 }
 
