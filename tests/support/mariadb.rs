@@ -54,6 +54,8 @@ struct Running {
 pub struct MariaDb {
     pub port: u16,
     dir: PathBuf,
+    /// Extra `mariadbd` options (e.g. TLS), word-split by the shell.
+    extra: String,
     running: Mutex<Option<Running>>,
     next_db: AtomicU32,
 }
@@ -67,6 +69,11 @@ impl MariaDb {
 
     /// Initialises a data directory and starts a server on it.
     pub fn start() -> MariaDb {
+        MariaDb::start_with(&[])
+    }
+
+    /// The same with extra `mariadbd` options (no spaces inside one).
+    pub fn start_with(extra: &[&str]) -> MariaDb {
         let dir = tempfile::Builder::new()
             .prefix("leafctl-mariadb-")
             .tempdir()
@@ -93,6 +100,7 @@ impl MariaDb {
         let db = MariaDb {
             port: free_port(),
             dir,
+            extra: extra.join(" "),
             running: Mutex::new(None),
             next_db: AtomicU32::new(0),
         };
@@ -117,7 +125,7 @@ impl MariaDb {
         let script = r#"
 "$MARIADBD" --no-defaults --user=root --datadir="$D/data" --port="$PORT" \
   --bind-address=127.0.0.1 --socket="$D/sock" --pid-file="$D/pid" \
-  --innodb-buffer-pool-size=64M --skip-log-bin --log-error="$D/error.log" --tmpdir="$D/tmp" &
+  --innodb-buffer-pool-size=64M --skip-log-bin --log-error="$D/error.log" --tmpdir="$D/tmp" $EXTRA &
 pid=$!
 echo "$pid"
 read -r cmd
@@ -135,6 +143,7 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
             .env("MARIADBD", tool("mariadbd"))
             .env("D", &self.dir)
             .env("PORT", self.port.to_string())
+            .env("EXTRA", &self.extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -379,6 +379,26 @@ impl RawZk {
         self.rt.block_on(self.client.get_data(path)).map(|(d, _)| d)
     }
 
+    /// Overwrites a node's data (any version).
+    pub fn set(&self, path: &str, data: &[u8]) -> Result<(), zkc::Error> {
+        self.rt
+            .block_on(self.client.set_data(path, data, None))
+            .map(|_| ())
+    }
+
+    /// Deletes a node (any version).
+    pub fn delete(&self, path: &str) -> Result<(), zkc::Error> {
+        self.rt.block_on(self.client.delete(path, None))
+    }
+
+    /// Creates a persistent node open to anyone.
+    pub fn create(&self, path: &str, data: &[u8]) -> Result<(), zkc::Error> {
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        self.rt
+            .block_on(self.client.create(path, data, &opts))
+            .map(|_| ())
+    }
+
     pub fn exists(&self, path: &str) -> bool {
         self.rt
             .block_on(self.client.check_stat(path))
