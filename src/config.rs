@@ -356,3 +356,71 @@ mod tests {
         assert!(matches!(r, Err(ConfigError::Read { .. })));
     }
 }
+
+/// Parser fuzzing (issue 8): arbitrary text as a config file never panics, and a malformed
+/// secret line is never echoed. `PROPTEST_CASES=100000 cargo test --release --lib fuzz_`.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The ways a hand-edited secret line goes wrong.
+    fn malformed(key: &str, secret: &str, form: usize) -> String {
+        match form {
+            0 => format!("{key} = \"{secret}"),
+            1 => format!("{key} = {secret}"),
+            2 => format!("{key} = \"{secret}\" trailing"),
+            3 => format!("{key} = ['{secret}']"),
+            4 => format!("{key} = {{ x = \"{secret}\" }}"),
+            5 => format!("{key} = '{secret}"),
+            6 => format!("{key} = \"\"\"{secret}"),
+            7 => format!("{key} = 1{secret}"),
+            _ => format!("{key}={secret}\"\""),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn fuzz_arbitrary_text_never_panics(text in any::<String>()) {
+            if let Err(e) = toml::from_str::<ConfigFile>(&text) {
+                let _ = parse_message(&text, &e);
+            }
+        }
+
+        #[test]
+        fn fuzz_a_malformed_secret_is_never_echoed(
+            section in prop::sample::select(vec![("db", "password"), ("zk", "auth"), ("serve", "token"), ("db", "url")]),
+            secret in "[A-Za-z0-9]{8,16}",
+            form in 0usize..9,
+            before in "(\\[snowflake\\]\nworker_id = [0-9]{1,3}\n)?",
+            after in "([a-z_]{1,8} = [0-9a-z\"]{0,6}\n){0,2}",
+        ) {
+            let text = format!("{before}[{}]\n{}\n{after}", section.0, malformed(section.1, &secret, form));
+            if let Err(e) = toml::from_str::<ConfigFile>(&text) {
+                let m = parse_message(&text, &e);
+                prop_assert!(!m.contains(&secret), "{:?} -> {}", text, m);
+            }
+        }
+
+        #[test]
+        fn fuzz_a_written_config_reads_back(
+            worker in proptest::option::of(any::<u64>()),
+            name in proptest::option::of(".{0,20}"),
+            url in proptest::option::of(".{0,40}"),
+            ttl in proptest::option::of(any::<u64>()),
+            listen in proptest::option::of(".{0,20}"),
+            max in proptest::option::of(0usize..1_000_000),
+        ) {
+            let mut c = ConfigFile::default();
+            c.snowflake.worker_id = worker;
+            c.snowflake.name = name;
+            c.db.url = url;
+            c.etcd.lease_ttl_ms = ttl;
+            c.serve.listen = listen;
+            c.serve.max_connections = max;
+            let text = toml::to_string(&c).unwrap();
+            let back: ConfigFile = toml::from_str(&text).unwrap();
+            prop_assert_eq!(toml::to_string(&back).unwrap(), text);
+        }
+    }
+}

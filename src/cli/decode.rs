@@ -257,3 +257,45 @@ mod tests {
         assert_eq!(parse_id(&lines[3]), Ok(3));
     }
 }
+
+/// Parser fuzzing (issue 8): arbitrary input never panics, and every ID reads back as itself.
+/// `PROPTEST_CASES=100000 cargo test --release --bin leafctl fuzz_` for a long run.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fuzz_arbitrary_text_never_panics(raw in any::<String>(), bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            if let Ok(id) = parse_id(&raw) {
+                prop_assert!(id <= i64::MAX as u64);
+            }
+            for preset in [Preset::Leaf, Preset::Sonyflake, Preset::Baidu] {
+                let _ = decode_one(&preset.layout(), preset.name(), &raw, 1_800_000_000_000);
+            }
+            let lines = read_lines(&bytes[..]).unwrap();
+            prop_assert!(lines.len() <= bytes.iter().filter(|&&b| b == b'\n').count() + 1);
+            for line in &lines {
+                let _ = parse_id(line);
+            }
+        }
+
+        #[test]
+        fn fuzz_ids_read_back_in_decimal_and_hex(id in any::<u64>(), pad in "[ \t]{0,3}") {
+            let dec = parse_id(&format!("{pad}{id}{pad}"));
+            let hex = parse_id(&format!("{pad}0x{id:x}{pad}"));
+            let upper = parse_id(&format!("0X{id:X}"));
+            if id <= i64::MAX as u64 {
+                prop_assert_eq!(dec, Ok(id));
+                prop_assert_eq!(hex, Ok(id));
+                prop_assert_eq!(upper, Ok(id));
+            } else {
+                prop_assert!(dec.unwrap_err().contains("2^63-1"));
+                prop_assert!(hex.is_err() && upper.is_err());
+            }
+            let negative = parse_id(&format!("-{id}")).unwrap_err();
+            prop_assert!(negative.contains("negative"), "{}", negative);
+        }
+    }
+}

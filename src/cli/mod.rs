@@ -338,3 +338,29 @@ mod tests {
         );
     }
 }
+
+/// Parser fuzzing (issue 8) of the numeric flags.
+#[cfg(test)]
+mod fuzz {
+    use super::whole_number;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fuzz_whole_numbers(raw in any::<String>(), n in any::<i64>()) {
+            let step = whole_number(1i64, 2_147_483_647);
+            if let Ok(v) = step(&raw) {
+                prop_assert!((1..=2_147_483_647).contains(&v));
+            }
+            let parsed = step(&n.to_string());
+            if (1..=2_147_483_647).contains(&n) {
+                prop_assert_eq!(parsed, Ok(n));
+            } else {
+                let e = parsed.unwrap_err();
+                prop_assert!(e.contains("1..=2147483647"), "{}", e);
+            }
+            let worker = whole_number(0u64, u64::MAX);
+            prop_assert_eq!(worker(&n.to_string()).is_ok(), n >= 0);
+        }
+    }
+}

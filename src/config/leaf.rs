@@ -602,8 +602,8 @@ mod fuzz {
             password in "[A-Z][A-Za-z0-9]{9,15}",
         ) {
             prop_assume!(!lines.iter().any(|l| l.contains(&password)));
-            let mut text = lines.join("\n");
-            text.push_str(&format!("\nleaf.jdbc.password={password}\n"));
+            // First, so that no continuation line (a trailing `\`) joins it to another key.
+            let text = format!("leaf.jdbc.password={password}\n{}", lines.join("\n"));
             match import_leaf_properties(&text) {
                 Ok(i) => {
                     let out = i.to_toml();

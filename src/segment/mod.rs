@@ -270,3 +270,44 @@ mod tests {
         ));
     }
 }
+
+/// Parser fuzzing (issue 8): tags and store URLs. `PROPTEST_CASES=100000 cargo test --release
+/// --lib fuzz_` for a long run.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fuzz_tags_are_checked_without_panicking(tag in any::<String>()) {
+            match validate_tag(&tag) {
+                Ok(()) => {
+                    let n = tag.chars().count();
+                    prop_assert!((1..=MAX_TAG_CHARS).contains(&n));
+                    prop_assert!(!tag.chars().any(|c| c.is_whitespace() || c.is_control()));
+                }
+                Err(e) => prop_assert!(e.to_string().starts_with("invalid tag")),
+            }
+        }
+
+        #[test]
+        fn fuzz_unknown_url_schemes_are_refused_and_redacted(
+            scheme in "[a-z]{0,8}",
+            user in "[a-z]{1,6}",
+            password in "[A-Z][A-Za-z0-9]{7,12}",
+            rest in "[a-z0-9./:]{0,20}",
+        ) {
+            prop_assume!(!["mysql", "mariadb", "sqlite"].contains(&scheme.as_str()));
+            let url = format!("{scheme}://{user}:{password}@{rest}");
+            let r = open_store(&url, None, OpenMode::Existing);
+            match r {
+                Err(SegmentError::InvalidUrl { url, .. }) => {
+                    prop_assert!(!url.contains(&password), "{}", url)
+                }
+                other => prop_assert!(false, "{:?}", other.err()),
+            }
+            prop_assert!(!redact_url(&url).contains(&password));
+        }
+    }
+}

@@ -801,3 +801,45 @@ mod tests {
         );
     }
 }
+
+/// Parser fuzzing (issue 8): arbitrary paths and query strings never panic, and decoding
+/// inverts encoding. `PROPTEST_CASES=100000 cargo test --release --lib fuzz_` for a long run.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn encode(s: &str) -> String {
+        s.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn fuzz_query_and_path_parsing_never_panics(q in any::<String>(), raw in ".{0,40}") {
+            let _ = percent_decode(&q);
+            let _ = key_of(&q);
+            let _ = query_param(Some(&q), "count");
+            if let Ok(Some(n)) = parse_count(Some(&q)) {
+                prop_assert!((1..=MAX_BATCH).contains(&n));
+            }
+            let _ = parse_count(Some(&format!("count={raw}")));
+            let _ = route_of(&q);
+            let _ = html_escape(&q);
+        }
+
+        #[test]
+        fn fuzz_percent_decoding_inverts_encoding(s in any::<String>()) {
+            prop_assert_eq!(percent_decode(&encode(&s)), Some(s.clone()));
+            let q = format!("a=1&count={}&b", encode(&s));
+            prop_assert_eq!(query_param(Some(&q), "count").ok().flatten(), Some(s));
+        }
+    }
+}
