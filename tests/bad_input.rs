@@ -439,7 +439,11 @@ fn a_thousand_idle_connections_starve_no_one_and_are_closed() {
     let served_within = opened.elapsed();
     eprintln!("1000 idle connections open, 20 requests answered after {served_within:?}");
     // ... while every idle connection was still open (else this run proved nothing).
-    let still_open = idle.iter_mut().map(is_closed).filter(|closed| !closed).count();
+    let still_open = idle
+        .iter_mut()
+        .map(is_closed)
+        .filter(|closed| !closed)
+        .count();
     assert_eq!(
         still_open, 1000,
         "idle connections closed before the others were served ({served_within:?})"
@@ -536,4 +540,39 @@ fn is_closed(c: &mut TcpStream) -> bool {
     };
     let _ = c.set_nonblocking(false);
     closed
+}
+
+#[test]
+fn registries_that_accept_but_never_answer_fail_in_bounded_time() {
+    // A loopback port whose connections the kernel accepts but nobody ever answers.
+    let black_hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = black_hole.local_addr().unwrap();
+    let sb = Sandbox::new();
+    for (args, needle) in [
+        (
+            vec!["next", "--snowflake", "--zk", &addr.to_string()],
+            "cannot reach ZooKeeper",
+        ),
+        (
+            vec!["next", "--snowflake", "--etcd", &format!("http://{addr}")],
+            "etcd lease grant",
+        ),
+    ] {
+        let start = Instant::now();
+        let out = sb
+            .leafctl()
+            .args(&args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(needle) && err.contains("hint:"), "{err}");
+        eprintln!("{args:?} failed after {:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 }

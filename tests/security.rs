@@ -191,10 +191,7 @@ fn mysql_over_tls_connects_with_the_ca_and_refuses_a_wrong_ca_or_name() {
         let out = run(&url("localhost", &query), &["tag", "list"]);
         let t = text(&out);
         assert_eq!(out.status.code(), Some(1), "{query}: {t}");
-        assert!(
-            t.contains("TLS to") && t.contains("UnknownIssuer"),
-            "{t}"
-        );
+        assert!(t.contains("TLS to") && t.contains("UnknownIssuer"), "{t}");
         assert!(t.contains("hint:") && !t.contains(password), "{t}");
     }
     // The right CA, but a host name the certificate does not carry: refused.
