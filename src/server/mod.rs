@@ -220,7 +220,7 @@ pub fn raise_open_file_limit() -> Option<u64> {
             lim.rlim_cur = lim.rlim_max;
         }
     }
-    Some(lim.rlim_cur as u64)
+    Some(lim.rlim_cur)
 }
 
 /// The connection cap [`run`] applies: `configured`, at most the open-file limit less
@@ -232,7 +232,7 @@ fn connection_cap(configured: usize) -> usize {
     };
     // SAFETY: getrlimit only writes the struct passed.
     let fds = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
-        lim.rlim_cur as u64
+        lim.rlim_cur
     } else {
         u64::MAX
     };
