@@ -237,7 +237,10 @@ fn connection_cap(configured: usize) -> usize {
         u64::MAX
     };
     let by_fds = usize::try_from(fds.saturating_sub(RESERVED_FDS)).unwrap_or(usize::MAX);
-    configured.min(by_fds).max(1)
+    configured
+        .min(by_fds)
+        .min(tokio::sync::Semaphore::MAX_PERMITS)
+        .max(1)
 }
 
 /// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
@@ -354,4 +357,22 @@ pub fn run(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_cap_stays_below_the_open_file_limit() {
+        let fds = raise_open_file_limit().expect("getrlimit");
+        let cap = connection_cap(usize::MAX);
+        assert!(
+            cap as u64 <= fds.saturating_sub(RESERVED_FDS).max(1),
+            "{cap} vs {fds}"
+        );
+        assert!(cap <= tokio::sync::Semaphore::MAX_PERMITS);
+        assert_eq!(connection_cap(10), 10);
+        assert_eq!(connection_cap(0), 1);
+    }
 }
