@@ -239,8 +239,7 @@ fn connection_cap(configured: usize) -> usize {
     let by_fds = usize::try_from(fds.saturating_sub(RESERVED_FDS)).unwrap_or(usize::MAX);
     configured
         .min(by_fds)
-        .min(tokio::sync::Semaphore::MAX_PERMITS)
-        .max(1)
+        .clamp(1, tokio::sync::Semaphore::MAX_PERMITS)
 }
 
 /// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
