@@ -391,8 +391,8 @@ impl RawZk {
         self.rt.block_on(self.client.delete(path, None))
     }
 
-    /// Creates a persistent node open to anyone.
-    pub fn create(&self, path: &str, data: &[u8]) -> Result<(), zkc::Error> {
+    /// Creates one persistent node open to anyone, returning the server's refusal.
+    pub fn try_create(&self, path: &str, data: &[u8]) -> Result<(), zkc::Error> {
         let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
         self.rt
             .block_on(self.client.create(path, data, &opts))
