@@ -56,7 +56,7 @@ impl MysqlStore {
             .builder
             .pool_opts(PoolOpts::default().with_constraints(constraints));
         let pool = Pool::new(builder)
-            .map_err(|e| map_error(&target.name, e, target.password.as_deref()))?;
+            .map_err(|e| map_connect_error(&target.name, e, target.password.as_deref()))?;
         Ok(MysqlStore {
             pool,
             name: target.name,
@@ -72,7 +72,7 @@ impl MysqlStore {
         let conn = self
             .pool
             .try_get_conn(CONNECT_TIMEOUT + IO_TIMEOUT)
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| map_connect_error(&self.name, e, self.password.as_deref()))?;
         Ok(Checked::new(conn))
     }
 
@@ -143,6 +143,18 @@ fn timed_out(e: &mysql::Error) -> bool {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
         )
     })
+}
+
+/// A failure to open a connection. A read that timed out here is a server that accepted the
+/// connection but never greeted (frozen, or not a MySQL server at all), not a held row lock.
+fn map_connect_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError {
+    if timed_out(&e) {
+        return SegmentError::Unreachable {
+            db: db.to_string(),
+            detail: scrub(mysql_url::describe(&e), password),
+        };
+    }
+    map_error(db, e, password)
 }
 
 /// Removes a password that a driver message might echo.
