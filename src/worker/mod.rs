@@ -25,6 +25,7 @@ mod etcd_lease;
 mod identity;
 mod local;
 pub mod mysql;
+mod record;
 mod supervised;
 mod zk;
 mod zk_forever;
@@ -40,9 +41,10 @@ use crate::state::StateError;
 pub use identity::Identity;
 pub use local::LocalRegistry;
 pub use mysql::{MysqlOptions, MysqlRegistry};
+pub use record::{WorkerMode, WorkerRecord, WorkerStatus};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 
-pub use zk::{ClockReport, WorkerMode, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
+pub use zk::{ClockReport, ZkAdmin, ZkOptions};
 pub use zk_forever::ZkForeverRegistry;
 pub use zk_lease::ZkLeaseRegistry;
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
-use super::zk::{WorkerMode, status_of};
+use super::record::{WorkerMode, WorkerStatus, status_of};
 use super::{
     Identity, LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRecord,
     WorkerRegistry,
@@ -118,7 +118,7 @@ impl MysqlRegistry {
                 let ahead = max_ts.is_some_and(|t| t > now_ms + LEASE_WINDOW_MS);
                 let mut status = status_of(held, updated, now_ms);
                 if ahead {
-                    status = super::WorkerStatus::ClockAhead;
+                    status = WorkerStatus::ClockAhead;
                 }
                 WorkerRecord {
                     worker: id,
