@@ -81,11 +81,20 @@ fn ids_come_from_rows_by_ip_port_and_are_kept() {
 
     // A second live process with the same identity is refused (the row's named lock).
     let again = a.acquire(&leaf(), system());
-    assert!(
-        matches!(again, Err(WorkerError::IdentityInUse { .. })),
-        "{:?}",
-        again.err()
-    );
+    match again {
+        Err(e @ WorkerError::IdentityInUse { .. }) => {
+            let text = e.to_string();
+            assert_eq!(
+                text,
+                format!(
+                    "identity 10.20.0.1:8080 is already in use by another live process (the named lock leafctl_worker_1_{name} \
+                     of leaf_workerid_alloc id 1 is held by another MySQL connection)"
+                ),
+                "said in MySQL's terms"
+            );
+        }
+        other => panic!("expected IdentityInUse, got {:?}", other.err()),
+    }
     g.finish().unwrap();
     drop(g);
 

@@ -212,17 +212,24 @@ impl WorkerRegistry for MysqlRegistry {
                 source_of: format!("leaf_workerid_alloc id of {ip_port}"),
             });
         }
-        let locked: Option<Option<i64>> = c
+        let locked: Option<(String, Option<i64>)> = c
             .exec_first(
-                "SELECT GET_LOCK(LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64), 0)",
+                "SELECT n, GET_LOCK(n, 0) FROM \
+                 (SELECT LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64) AS n) AS l",
                 (id,),
             )
             .map_err(|e| o.fail("lock the worker id", e))?;
-        if locked.flatten() != Some(1) {
-            return Err(WorkerError::IdentityInUse {
-                identity: ip_port,
-                path: format!("leaf_workerid_alloc id {id} is locked by another connection"),
-            });
+        match locked {
+            Some((_, Some(1))) => {}
+            Some((lock, _)) => {
+                return Err(WorkerError::IdentityInUse {
+                    identity: ip_port,
+                    path: format!(
+                        "the named lock {lock} of leaf_workerid_alloc id {id} is held by another MySQL connection"
+                    ),
+                });
+            }
+            None => return Err(o.fail("lock the worker id", "GET_LOCK returned no row")),
         }
         let stored = stored.unwrap_or(0);
         super::wait_for_record(clock.as_ref(), id, stored, max_lead_ms, || {
