@@ -833,7 +833,7 @@ impl EtcdAdmin {
                 last_seen_ms: last_seen,
                 reserved_until_ms: data.reserved_until,
                 held,
-                status: status_of(held, last_seen, now_ms),
+                status: status_of(WorkerMode::Etcd, held, last_seen, now_ms),
                 location: format!("{leases_prefix}{id}"),
             });
         }

@@ -116,7 +116,7 @@ impl MysqlRegistry {
                 let held = lock.is_some();
                 // max_timestamp may legitimately run one window ahead (a reservation).
                 let ahead = max_ts.is_some_and(|t| t > now_ms + LEASE_WINDOW_MS);
-                let mut status = status_of(held, updated, now_ms);
+                let mut status = status_of(WorkerMode::Mysql, held, updated, now_ms);
                 if ahead {
                     status = WorkerStatus::ClockAhead;
                 }
@@ -358,6 +358,14 @@ impl WorkerLease for MysqlWorkerLease {
                 .map_err(|e| self.opts.fail("write max_timestamp", e)),
             _ => Ok(()),
         };
+        // Give the named lock back before the connection goes, so `workers list` sees the row
+        // free as soon as this returns (closing the connection alone frees it a little later).
+        if let Some(conn) = h.conn.as_mut() {
+            let _ = conn.exec_drop(
+                "DO RELEASE_LOCK(LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64))",
+                (self.worker,),
+            );
+        }
         h.conn = None;
         result
     }

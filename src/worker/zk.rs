@@ -506,7 +506,7 @@ impl ZkAdmin {
                 last_seen_ms: last_seen,
                 reserved_until_ms: None,
                 held,
-                status: status_of(held, last_seen, now_ms),
+                status: status_of(WorkerMode::Forever, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -552,7 +552,7 @@ impl ZkAdmin {
                 last_seen_ms: last_seen,
                 reserved_until_ms: data.reserved_until,
                 held,
-                status: status_of(held, last_seen, now_ms),
+                status: status_of(WorkerMode::Lease, held, last_seen, now_ms),
                 location: path,
             });
         }
