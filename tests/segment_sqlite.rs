@@ -29,6 +29,19 @@ fn the_embedded_default_creates_its_own_database() {
     let store = SqliteStore::open(&file, OpenMode::Existing).unwrap();
     let row = store.get("order").unwrap().unwrap();
     assert_eq!((row.max_id, row.step), (4, 5000));
+    // The same range in the row formats: a header before the counted-up lines, or JSON lines.
+    let out = sb
+        .leafctl()
+        .args(["next", "order", "-n", "3", "--output", "tsv"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n4\n5\n6\n");
+    let out = sb
+        .leafctl()
+        .args(["next", "order", "-n", "2", "--output", "ndjson"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "\"7\"\n\"8\"\n");
     sb.leafctl()
         .args(["config", "show"])
         .assert()
