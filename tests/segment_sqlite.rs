@@ -232,10 +232,48 @@ fn new_tags_are_found_at_once_and_removed_ones_dropped_on_refresh() {
         g.next_id("bad tag"),
         Err(leafctl::segment::SegmentError::InvalidTag { .. })
     ));
+    assert_eq!(
+        g.next_id("old").unwrap(),
+        1,
+        "this thread now has the map cached"
+    );
     admin.remove("old").unwrap();
     g.refresh();
     assert_eq!(g.tags(), ["new"]);
+    assert!(
+        matches!(
+            g.next_id("old"),
+            Err(leafctl::segment::SegmentError::UnknownTag { .. })
+        ),
+        "the thread's cached map is replaced once the tag list changes"
+    );
     let views = g.views();
     assert_eq!(views.len(), 1);
     assert_eq!(views[0].segments[views[0].pos].max, 110);
+}
+
+#[test]
+fn generators_on_one_thread_never_see_each_others_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |name: &str, tag: &str, start: i64| {
+        let path = dir.path().join(name);
+        let s = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
+        s.add(tag, start, 1000, None, false).unwrap();
+        let store: Box<dyn AllocStore> =
+            Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+        SegmentGenerator::builder(store).build().unwrap()
+    };
+    let a = open("a.db", "shared", 1);
+    let b = open("b.db", "shared", 1_000_000);
+    // Alternating by name on one thread: each generator keeps to its own table.
+    for i in 0..100 {
+        assert_eq!(a.next_id("shared").unwrap(), 1 + i);
+        assert_eq!(b.next_id("shared").unwrap(), 1_000_000 + i);
+    }
+    drop(a);
+    // A generator made after another was dropped starts from its own map.
+    let c = open("c.db", "other", 5);
+    assert_eq!(c.next_id("other").unwrap(), 5);
+    assert!(c.next_id("shared").is_err());
+    assert_eq!(b.next_id("shared").unwrap(), 1_000_100);
 }
