@@ -351,19 +351,24 @@ impl Decoder<'_> {
     }
 }
 
-/// Reads one line (without its `\n`) into `line`, keeping at most [`MAX_LINE`] bytes; `None` at
-/// the end of input, else whether the line was longer. `on_wait` runs before any read that may
-/// block, so output can be flushed while the input is slow.
-fn read_line(
-    reader: &mut io::BufReader<impl io::Read>,
-    line: &mut Vec<u8>,
-    mut on_wait: impl FnMut() -> anyhow::Result<()>,
-) -> anyhow::Result<Option<bool>> {
-    line.clear();
-    let (mut any, mut long) = (false, false);
+/// Decodes stdin line by line. Lines are taken straight from the read buffer; only a line split
+/// across two reads is copied (at most [`MAX_LINE`] bytes of it). Before any read that may wait,
+/// what has been decoded so far is flushed, so a reader sees rows while the input is slow.
+fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
+    let mut reader = io::BufReader::with_capacity(1 << 16, io::stdin().lock());
+    let mut partial: Vec<u8> = Vec::with_capacity(MAX_LINE);
+    let mut partial_long = false;
+    let keep = |partial: &mut Vec<u8>, long: &mut bool, bytes: &[u8]| {
+        let room = MAX_LINE - partial.len();
+        if bytes.len() > room {
+            *long = true;
+        }
+        partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    };
+    let mut n = 0u64;
     loop {
         if reader.buffer().is_empty() {
-            on_wait()?;
+            d.printer.flush()?;
         }
         let avail = match reader.fill_buf() {
             Ok(b) => b,
@@ -371,24 +376,28 @@ fn read_line(
             Err(e) => return Err(anyhow::Error::new(e).context("cannot read standard input")),
         };
         if avail.is_empty() {
-            return Ok(any.then_some(long));
+            if !partial.is_empty() || partial_long {
+                n += 1;
+                d.value(&partial, partial_long, Some(n))?;
+            }
+            return Ok(());
         }
-        any = true;
-        let (chunk, used, done) = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => (&avail[..i], i + 1, true),
-            None => (avail, avail.len(), false),
-        };
-        let room = MAX_LINE - line.len();
-        if chunk.len() > room {
-            long = true;
-            line.extend_from_slice(&chunk[..room]);
-        } else {
-            line.extend_from_slice(chunk);
+        let mut rest = avail;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            n += 1;
+            if partial.is_empty() && !partial_long {
+                d.value(&rest[..i], false, Some(n))?;
+            } else {
+                keep(&mut partial, &mut partial_long, &rest[..i]);
+                d.value(&partial, partial_long, Some(n))?;
+                partial.clear();
+                partial_long = false;
+            }
+            rest = &rest[i + 1..];
         }
+        keep(&mut partial, &mut partial_long, rest);
+        let used = avail.len();
         reader.consume(used);
-        if done {
-            return Ok(Some(long));
-        }
     }
 }
 
@@ -408,13 +417,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         printer: Printer::new(ctx.rows, now, sonyflake, ctx.quiet),
     };
     if args.ids.is_empty() || args.ids == ["-"] {
-        let mut reader = io::BufReader::with_capacity(1 << 16, io::stdin().lock());
-        let mut line = Vec::with_capacity(MAX_LINE);
-        let mut n = 0u64;
-        while let Some(too_long) = read_line(&mut reader, &mut line, || d.printer.flush())? {
-            n += 1;
-            d.value(&line, too_long, Some(n))?;
-        }
+        decode_stdin(&mut d)?;
     } else {
         for raw in &args.ids {
             d.value(raw.as_bytes(), false, None)?;
