@@ -769,7 +769,7 @@ mod tests {
 
     #[test]
     fn rates_read_as_people_say_them() {
-        assert_eq!(human_rate(3_766_305.4515), "3.77 M IDs/s");
+        assert_eq!(human_rate(3_766_305.451_5), "3.77 M IDs/s");
         assert_eq!(human_rate(0.0), "0 IDs/s");
         assert_eq!(human_rate(0.4), "0 IDs/s");
         assert_eq!(human_rate(512.3), "512 IDs/s");
