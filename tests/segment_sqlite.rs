@@ -270,6 +270,23 @@ fn generators_on_one_thread_never_see_each_others_tags() {
         assert_eq!(a.next_id("shared").unwrap(), 1 + i);
         assert_eq!(b.next_id("shared").unwrap(), 1_000_000 + i);
     }
+    // One generator, tags alternating and repeating on one thread: each from its own row.
+    let path = dir.path().join("two.db");
+    let two = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
+    two.add("x", 1, 1000, None, false).unwrap();
+    two.add("y", 500_000, 1000, None, false).unwrap();
+    let store: Box<dyn AllocStore> =
+        Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+    let g = SegmentGenerator::builder(store).build().unwrap();
+    let (mut x, mut y) = (1, 500_000);
+    for i in 0..300u64 {
+        let tag = if i % 3 == 0 { "y" } else { "x" };
+        let want = if tag == "x" { &mut x } else { &mut y };
+        assert_eq!(g.next_id(tag).unwrap(), *want, "call {i} for {tag}");
+        *want += 1;
+    }
+    assert!(g.next_id("z").is_err());
+    assert_eq!(g.next_id("x").unwrap(), x);
     drop(a);
     // A generator made after another was dropped starts from its own map.
     let c = open("c.db", "other", 5);

@@ -46,7 +46,36 @@ pub type LoadObserver = Arc<dyn Fn(&LoadEvent<'_>) + Send + Sync>;
 /// through libc's `memcmp`, whose call costs more than comparing a short name; together they
 /// were most of the cost of a lookup. Only tags that exist in the table are ever inserted, so
 /// lookups of arbitrary names cannot flood it with collisions.
-type TagMap = hashbrown::HashMap<TagKey, Arc<SegmentBuffer>>;
+type TagMap = hashbrown::HashMap<TagKey, usize>;
+
+/// The tags' buffers as published to `next_id(tag)`: a list, and the map from tag to position in
+/// it, so a thread can remember the position of the tag it asked for last and, asked for the same
+/// tag again, skip the map.
+struct Tags {
+    index: TagMap,
+    list: Vec<Arc<SegmentBuffer>>,
+}
+
+impl Tags {
+    /// `list` must not hold a tag twice.
+    fn new(list: Vec<Arc<SegmentBuffer>>) -> Tags {
+        let index = list
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (TagKey(b.tag().into()), i))
+            .collect();
+        Tags { index, list }
+    }
+
+    #[inline]
+    fn position(&self, tag: &str) -> Option<usize> {
+        self.index.get(&TagQuery(tag)).copied()
+    }
+
+    fn get(&self, tag: &str) -> Option<&Arc<SegmentBuffer>> {
+        self.list.get(self.position(tag)?)
+    }
+}
 
 /// A tag as the map's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +144,7 @@ struct Inner {
     observer: Option<LoadObserver>,
     /// Read on every `next_id(tag)` without a lock (an atomic load); replaced as a whole, copy on
     /// write, when tags come or go, which is rare.
-    buffers: ArcSwap<TagMap>,
+    buffers: ArcSwap<Tags>,
     /// Serialises those replacements so none is lost.
     buffers_write: Mutex<()>,
     /// This generator's number, unique in the process (never reused), for [`TAGS`].
@@ -127,17 +156,26 @@ struct Inner {
 static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// The tag map this thread last used: (generator id, version, map). Checking it takes a
+    /// The tags this thread last used, with their generator's id and version. Checking it takes a
     /// plain load of `version`; a load from the `ArcSwap` takes two atomic read-modify-writes,
-    /// which cost more than the rest of `next_id(tag)`. A thread keeps the map it last used
-    /// (and so that map's buffers) alive until it next calls `next_id(tag)` or ends.
-    static TAGS: RefCell<Option<(u64, u64, Arc<TagMap>)>> = const { RefCell::new(None) };
+    /// which cost more than the rest of `next_id(tag)`. A thread keeps the tags it last used
+    /// (and so their buffers) alive until it next calls `next_id(tag)` or ends.
+    static TAGS: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
+/// A thread's copy of one generator's tags.
+struct Cached {
+    generator: u64,
+    version: u64,
+    tags: Arc<Tags>,
+    /// The position of the tag this thread asked for last.
+    last: usize,
 }
 
 impl Inner {
     /// Publishes a new tag map (under `buffers_write`).
-    fn publish(&self, map: TagMap) {
-        self.buffers.store(Arc::new(map));
+    fn publish(&self, tags: Tags) {
+        self.buffers.store(Arc::new(tags));
         self.version.fetch_add(1, Ordering::Release);
     }
 
@@ -174,20 +212,28 @@ impl Inner {
                 let known: std::collections::HashSet<&str> =
                     tags.iter().map(String::as_str).collect();
                 let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
-                let mut map = TagMap::clone(&self.buffers.load());
-                map.retain(|t, _| known.contains(&*t.0));
+                let current = self.buffers.load();
+                let mut list: Vec<Arc<SegmentBuffer>> = current
+                    .list
+                    .iter()
+                    .filter(|b| known.contains(b.tag()))
+                    .cloned()
+                    .collect();
+                let mut listed: std::collections::HashSet<String> =
+                    list.iter().map(|b| b.tag().to_string()).collect();
                 for t in tags {
-                    map.entry(TagKey(t.as_str().into()))
-                        .or_insert_with(|| Arc::new(SegmentBuffer::new(t)));
+                    if listed.insert(t.clone()) {
+                        list.push(Arc::new(SegmentBuffer::new(t)));
+                    }
                 }
-                self.publish(map);
+                self.publish(Tags::new(list));
             }
             Err(e) => tracing::warn!("refreshing the tag list failed: {e}"),
         }
     }
 
     fn lookup(&self, tag: &str) -> Result<Arc<SegmentBuffer>, SegmentError> {
-        if let Some(b) = self.buffers.load().get(&TagQuery(tag)) {
+        if let Some(b) = self.buffers.load().get(tag) {
             return Ok(b.clone());
         }
         // Unlike Leaf, a tag added since the last refresh is found at once.
@@ -199,12 +245,14 @@ impl Inner {
             });
         }
         let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map = TagMap::clone(&self.buffers.load());
-        let buffer = map
-            .entry(TagKey(tag.into()))
-            .or_insert_with(|| Arc::new(SegmentBuffer::new(tag)))
-            .clone();
-        self.publish(map);
+        let current = self.buffers.load();
+        if let Some(b) = current.get(tag) {
+            return Ok(b.clone()); // added meanwhile
+        }
+        let buffer = Arc::new(SegmentBuffer::new(tag));
+        let mut list = current.list.clone();
+        list.push(buffer.clone());
+        self.publish(Tags::new(list));
         Ok(buffer)
     }
 }
@@ -329,10 +377,13 @@ impl SegmentGeneratorBuilder {
     /// Reads the tag list and starts the background thread.
     pub fn build(self) -> Result<SegmentGenerator, SegmentError> {
         let tags = self.store.tags()?;
-        let buffers: TagMap = tags
-            .into_iter()
-            .map(|t| (TagKey(t.as_str().into()), Arc::new(SegmentBuffer::new(t))))
-            .collect();
+        let mut listed = std::collections::HashSet::new();
+        let buffers = Tags::new(
+            tags.into_iter()
+                .filter(|t| listed.insert(t.clone()))
+                .map(|t| Arc::new(SegmentBuffer::new(t)))
+                .collect(),
+        );
         let inner = Arc::new(Inner {
             store: self.store,
             clock: self.clock,
@@ -393,17 +444,28 @@ impl SegmentGenerator {
     pub fn try_next_id(&self, tag: &str) -> Option<u64> {
         let inner = &self.inner;
         let version = inner.version.load(Ordering::Acquire);
-        TAGS.try_with(|cached| {
-            let mut cached = cached.borrow_mut();
-            let map = match &*cached {
-                Some((g, v, map)) if *g == inner.id && *v == version => map,
-                _ => {
+        TAGS.try_with(|slot| {
+            let mut slot = slot.borrow_mut();
+            let fresh =
+                matches!(&*slot, Some(c) if c.generator == inner.id && c.version == version);
+            if !fresh {
+                *slot = Some(Cached {
+                    generator: inner.id,
+                    version,
                     // Loaded after `version` was read, so at least that new.
-                    let map = inner.buffers.load_full();
-                    &cached.insert((inner.id, version, map)).2
+                    tags: inner.buffers.load_full(),
+                    last: 0,
+                });
+            }
+            let c = slot.as_mut()?;
+            let buffer = match c.tags.list.get(c.last) {
+                Some(b) if same_bytes(b.tag().as_bytes(), tag.as_bytes()) => b,
+                _ => {
+                    let i = c.tags.position(tag)?;
+                    c.last = i;
+                    c.tags.list.get(i)?
                 }
             };
-            let buffer = map.get(&TagQuery(tag))?;
             let (id, preload) = buffer.try_take()?;
             if preload {
                 request_preload(buffer, &self.tx);
@@ -479,8 +541,9 @@ impl SegmentGenerator {
             .inner
             .buffers
             .load()
-            .keys()
-            .map(|k| k.0.to_string())
+            .list
+            .iter()
+            .map(|b| b.tag().to_string())
             .collect();
         t.sort();
         t
@@ -492,7 +555,8 @@ impl SegmentGenerator {
             .inner
             .buffers
             .load()
-            .values()
+            .list
+            .iter()
             .map(|b| b.view())
             .collect();
         v.sort_by(|a, b| a.tag.cmp(&b.tag));
