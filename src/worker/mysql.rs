@@ -24,6 +24,10 @@ use super::{
 use crate::mysql_url::{self, scrub};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 
+/// How long (s) a start waits for the named lock of its row before saying another live process
+/// holds it: long enough for the server to notice a killed holder's connection is gone.
+const LOCK_WAIT_S: i64 = 2;
+
 /// NotFound9's table, as `leafctl db init` creates it on MySQL.
 pub const WORKERID_DDL: &str = "CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc` (
   `id` bigint(20) NOT NULL AUTO_INCREMENT,
@@ -212,11 +216,13 @@ impl WorkerRegistry for MysqlRegistry {
                 source_of: format!("leaf_workerid_alloc id of {ip_port}"),
             });
         }
+        // A holder killed a moment ago keeps its lock until the server notices its connection
+        // closed (usually at once, later on a loaded server): wait briefly before refusing.
         let locked: Option<(String, Option<i64>)> = c
             .exec_first(
-                "SELECT n, GET_LOCK(n, 0) FROM \
+                "SELECT n, GET_LOCK(n, ?) FROM \
                  (SELECT LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64) AS n) AS l",
-                (id,),
+                (LOCK_WAIT_S, id),
             )
             .map_err(|e| o.fail("lock the worker id", e))?;
         match locked {
