@@ -1,5 +1,5 @@
-//! Segment generator hot path: `next_id` on one thread (handle and by-name) and two threads on
-//! one tag. The store is an SQLite file with Leaf's largest step, so loads are rare and the
+//! Segment generator hot path: `next_id` on one thread (handle, by name, by name with two tags
+//! in turn) and two threads on one tag. The store is an SQLite file with Leaf's largest step, so loads are rare and the
 //! figures show the in-memory path; `cargo bench --bench segment`.
 
 use std::hint::black_box;
@@ -13,6 +13,7 @@ fn generator(dir: &tempfile::TempDir) -> SegmentGenerator {
     let path = dir.path().join("bench.db");
     let store = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
     store.add("bench", 1, 1_000_000, None, true).unwrap();
+    store.add("other-tag", 1, 1_000_000, None, true).unwrap();
     SegmentGenerator::builder(Box::new(store) as Box<dyn AllocStore>)
         .build()
         .unwrap()
@@ -33,7 +34,16 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(h.next_id().unwrap()))
     });
     group.bench_function("next_id/by-name/1-thread", |b| {
-        b.iter(|| black_box(g.next_id("bench").unwrap()))
+        b.iter(|| black_box(g.next_id(black_box("bench")).unwrap()))
+    });
+    // Two tags by name in turn: no help from the thread's memory of its last tag.
+    group.bench_function("next_id/by-name/2-tags-alternating", |b| {
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            let tag = if flip { "bench" } else { "other-tag" };
+            black_box(g.next_id(black_box(tag)).unwrap())
+        })
     });
     // Two threads on one tag: time per ID of the pair (IDs/s total = 1e9 / ns).
     group.bench_function("next_id/handle/2-threads-one-tag", |b| {

@@ -22,7 +22,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
     $completions = @(switch ($command) {
         'leafctl' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -60,7 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]')
             [CompletionResult]::new('--unit-ms', '--unit-ms', [CompletionResultType]::ParameterName, 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -90,7 +90,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]')
             [CompletionResult]::new('--unit-ms', '--unit-ms', [CompletionResultType]::ParameterName, 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -117,7 +117,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]')
             [CompletionResult]::new('--unit-ms', '--unit-ms', [CompletionResultType]::ParameterName, 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -136,7 +136,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;tag' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -164,7 +164,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--start', '--start', [CompletionResultType]::ParameterName, 'The first ID (the initial max_id), e.g. to continue an existing ID scheme')
             [CompletionResult]::new('--desc', '--desc', [CompletionResultType]::ParameterName, 'A description')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -184,7 +184,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;tag;list' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -203,7 +203,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;tag;show' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -222,7 +222,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;tag;set-step' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -241,7 +241,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;tag;remove' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -288,7 +288,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;db' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -309,7 +309,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;db;init' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -340,7 +340,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;workers' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -363,7 +363,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;workers;list' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -383,7 +383,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;workers;reclaim' {
             [CompletionResult]::new('--mode', '--mode', [CompletionResultType]::ParameterName, 'Only consider this mode when a worker id exists in both')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -404,7 +404,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;workers;doctor' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -442,7 +442,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;config' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -464,7 +464,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;config;show' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -483,7 +483,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;config;import-leaf' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
@@ -517,7 +517,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;generate-assets' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format; in JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
             [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')

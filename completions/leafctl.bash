@@ -211,7 +211,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -257,7 +257,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -359,7 +359,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -405,7 +405,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -451,7 +451,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -539,7 +539,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -609,7 +609,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -655,7 +655,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1035,7 +1035,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1117,7 +1117,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1163,7 +1163,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1221,7 +1221,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1365,7 +1365,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1411,7 +1411,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1457,7 +1457,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1503,7 +1503,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1549,7 +1549,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1595,7 +1595,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1711,7 +1711,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1761,7 +1761,7 @@ _leafctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)

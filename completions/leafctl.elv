@@ -19,7 +19,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
     var completions = [
         &'leafctl'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -56,7 +56,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
             cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -85,7 +85,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
             cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -111,7 +111,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
             cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -129,7 +129,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -156,7 +156,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --start 'The first ID (the initial max_id), e.g. to continue an existing ID scheme'
             cand --desc 'A description'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -175,7 +175,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;list'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -193,7 +193,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;show'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -211,7 +211,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;set-step'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -229,7 +229,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;remove'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -268,7 +268,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;db'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -288,7 +288,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;db;init'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -315,7 +315,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -337,7 +337,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers;list'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -356,7 +356,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;workers;reclaim'= {
             cand --mode 'Only consider this mode when a worker id exists in both'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -376,7 +376,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers;doctor'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -408,7 +408,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -429,7 +429,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config;show'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -447,7 +447,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config;import-leaf'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -476,7 +476,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;generate-assets'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format; in JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'

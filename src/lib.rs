@@ -4,9 +4,8 @@
 //! - [`segment`]: Leaf's segment mode: ranges claimed in the `leaf_alloc` table (MySQL or SQLite)
 //!   and a double-buffered generator.
 //! - [`server`]: `leafctl serve`, Leaf's HTTP API on these generators, mountable in any hyper server.
-//! - [`state`]: the local lock and state file that keeps one worker id's IDs unique across runs.
-//! - [`worker`]: where worker ids come from (local, ZooKeeper forever/lease, MySQL) and how they
-//!   stay safe across processes, hosts and clock changes.
+//! - [`worker`]: where worker ids come from (local lock and state file, ZooKeeper forever/lease,
+//!   MySQL, etcd) and how they stay safe across processes, hosts and clock changes.
 #![warn(missing_docs)]
 
 pub mod config;
@@ -14,6 +13,5 @@ mod mysql_url;
 pub mod segment;
 pub mod server;
 pub mod snowflake;
-pub mod state;
 mod sync;
 pub mod worker;

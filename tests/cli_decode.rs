@@ -40,15 +40,104 @@ fn decodes_a_known_id_to_json() {
 }
 
 #[test]
-fn text_output_is_a_table_with_the_fields() {
+fn text_output_off_a_terminal_is_tab_separated_with_a_header() {
     let sb = Sandbox::new();
-    sb.leafctl()
+    let out = sb
+        .leafctl()
         .args(["decode", &KNOWN.to_string()])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("2010-11-04T01:42:55.657Z"))
-        .stdout(predicate::str::contains("worker"))
-        .stdout(predicate::str::contains("ago"));
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(
+        lines[0],
+        ["id", "time (UTC)", "age", "worker", "sequence"],
+        "the table's columns"
+    );
+    assert_eq!(lines[1][0], KNOWN.to_string());
+    assert_eq!(lines[1][1], "2010-11-04T01:42:55.657Z");
+    assert!(lines[1][2].ends_with(" ago"), "{}", lines[1][2]);
+    assert_eq!(&lines[1][3..], ["1", "5"]);
+    assert!(!text.contains('│'), "no table off a terminal");
+}
+
+/// `leafctl ARGS` under a pseudo-terminal of 200 columns (`script` from util-linux), with the
+/// sandbox's environment and `stdin` as standard input; returns what the terminal showed.
+fn on_a_terminal(sb: &Sandbox, args: &str, stdin: Option<&std::path::Path>) -> String {
+    let isolated = sb.leafctl_std();
+    let bin = isolated.get_program().to_str().unwrap().to_string();
+    let input = stdin
+        .map(|p| format!(" < '{}'", p.display()))
+        .unwrap_or_default();
+    let mut cmd = std::process::Command::new("script");
+    cmd.args([
+        "-qec",
+        &format!("stty cols 200 rows 50; '{bin}' {args}{input}"),
+        "/dev/null",
+    ]);
+    for (k, v) in isolated.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.current_dir(sb.path())
+        .stdin(std::process::Stdio::null());
+    let out = cmd.output().expect("script (util-linux) runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+}
+
+#[test]
+fn a_terminal_gets_the_bordered_table() {
+    let sb = Sandbox::new();
+    let shown = on_a_terminal(&sb, &format!("decode {KNOWN} {}", KNOWN + 1), None);
+    assert!(shown.contains('┌') && shown.contains('└'), "{shown}");
+    let header = shown.lines().find(|l| l.contains("time (UTC)")).unwrap();
+    for col in ["id", "age", "worker", "sequence"] {
+        assert!(header.contains(col), "{header}");
+    }
+    let row = shown
+        .lines()
+        .find(|l| l.contains(&KNOWN.to_string()))
+        .unwrap_or_else(|| panic!("no row for {KNOWN} in {shown}"));
+    assert!(
+        row.contains("2010-11-04T01:42:55.657Z") && row.contains("ago"),
+        "{row}"
+    );
+    assert!(!shown.contains('\t'));
+
+    // --output tsv on a terminal: the stable form, no table.
+    let tsv = on_a_terminal(&sb, &format!("decode --output tsv {KNOWN}"), None);
+    assert!(!tsv.contains('│'), "{tsv}");
+    assert!(
+        tsv.contains(&format!("{KNOWN}\t2010-11-04T01:42:55.657Z\t")),
+        "{tsv}"
+    );
+
+    // Many IDs on a terminal: tab-separated lines after a note, in constant memory.
+    let file = sb.path().join("many.txt");
+    let many: String = (0..1500u64).map(|i| format!("{}\n", KNOWN + i)).collect();
+    std::fs::write(&file, many).unwrap();
+    let shown = on_a_terminal(&sb, "decode", Some(&file));
+    assert!(
+        shown.contains("printing tab-separated lines"),
+        "{}",
+        &shown[..500]
+    );
+    assert!(!shown.contains('│'));
+    let rows = shown
+        .lines()
+        .filter(|l| l.contains("\t2010-11-04T"))
+        .count();
+    assert_eq!(rows, 1500);
 }
 
 #[test]
@@ -243,4 +332,303 @@ fn from_to_gives_the_bounding_ids() {
         .assert()
         .success()
         .stdout(predicate::str::contains("WHERE id BETWEEN"));
+}
+
+/// Leaf IDs spread over 2011..2025 with varied workers and sequences, deterministically.
+fn leaf_ids(n: usize) -> Vec<u64> {
+    let l = Layout::preset(Preset::Leaf);
+    let span = (1_735_689_600_000 - LEAF_EPOCH_MS) as u64; // up to 2025-01-01
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut t = 0u64;
+    (0..n)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Runs of IDs in one second, as in a log, with a jump now and then.
+            if i.is_multiple_of(50) {
+                t = x % span;
+            } else {
+                t = (t + x % 7).min(span);
+            }
+            l.encode(t, (x >> 20) % 1024, (x >> 40) % 4096).unwrap()
+        })
+        .collect()
+}
+
+/// What today's decoder says of an ID: (time, timestamp_ms, worker, sequence).
+fn expected(id: u64) -> (String, i64, u64, u64) {
+    let l = Layout::preset(Preset::Leaf);
+    let p = l.decode(id).unwrap();
+    let ms = l.unix_ms(p.ticks);
+    let time = chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    (time, ms, p.worker, p.sequence)
+}
+
+#[derive(serde::Deserialize)]
+struct Obj<'a> {
+    id: &'a str,
+    time: &'a str,
+    timestamp_ms: i64,
+    worker: u64,
+    sequence: u64,
+}
+
+fn check_obj(o: &Obj, id: u64) {
+    assert_eq!(o.id, id.to_string());
+    let (time, ms, worker, sequence) = expected(id);
+    assert_eq!(
+        (o.time, o.timestamp_ms, o.worker, o.sequence),
+        (time.as_str(), ms, worker, sequence),
+        "{id}"
+    );
+}
+
+#[test]
+fn a_million_ids_decode_the_same_in_every_format_with_bad_lines_numbered() {
+    const N: usize = 1_000_000;
+    const BAD_AT: [usize; 2] = [400_000, 777_777]; // 1-based line numbers
+    let sb = Sandbox::new();
+    let ids = leaf_ids(N);
+    let mut input = String::with_capacity(N * 20 + 64);
+    let mut good = Vec::with_capacity(N);
+    let mut line = 0;
+    for id in &ids {
+        line += 1;
+        if BAD_AT.contains(&line) {
+            input.push_str(if line == BAD_AT[0] { "12x4\n" } else { "-7\n" });
+            line += 1;
+        }
+        input.push_str(&format!("{id}\n"));
+        good.push(*id);
+    }
+    let file = sb.path().join("ids.txt");
+    std::fs::write(&file, &input).unwrap();
+    let sample = |i: usize| i.is_multiple_of(4999) || i + 1 == N;
+
+    for format in ["text", "tsv", "json", "ndjson"] {
+        let out = sb
+            .leafctl()
+            .args(["decode", "--output", format])
+            .pipe_stdin(&file)
+            .unwrap()
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{format}: bad lines give exit 2"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error: line 400000: \"12x4\": not a number"),
+            "{format}: {err}"
+        );
+        assert!(
+            err.contains("error: line 777777: \"-7\": negative"),
+            "{format}: {err}"
+        );
+        assert!(
+            err.contains(&format!("2 of {} values", N + 2)),
+            "{format}: {err}"
+        );
+        match format {
+            "text" | "tsv" => {
+                let text = std::str::from_utf8(&out.stdout).unwrap();
+                let mut lines = text.lines();
+                assert_eq!(lines.next(), Some("id\ttime (UTC)\tage\tworker\tsequence"));
+                let mut n = 0;
+                for (i, l) in lines.enumerate() {
+                    n += 1;
+                    if sample(i) {
+                        let f: Vec<&str> = l.split('\t').collect();
+                        let (time, _, worker, sequence) = expected(good[i]);
+                        assert_eq!(f[0], good[i].to_string());
+                        assert_eq!(f[1], time);
+                        assert!(f[2].ends_with(" ago"), "{l}");
+                        assert_eq!((f[3], f[4]), (&*worker.to_string(), &*sequence.to_string()));
+                    }
+                }
+                assert_eq!(n, N, "{format}");
+            }
+            "json" => {
+                let all: Vec<Obj> = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(all.len(), N);
+                for (i, o) in all.iter().enumerate() {
+                    if sample(i) {
+                        check_obj(o, good[i]);
+                    }
+                }
+            }
+            _ => {
+                let text = std::str::from_utf8(&out.stdout).unwrap();
+                let mut n = 0;
+                for (i, l) in text.lines().enumerate() {
+                    n += 1;
+                    if sample(i) {
+                        check_obj(&serde_json::from_str(l).unwrap(), good[i]);
+                    }
+                }
+                assert_eq!(n, N);
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_appear_as_input_arrives_and_a_closed_reader_ends_quietly() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let sb = Sandbox::new();
+    let mut child = sb
+        .leafctl_std()
+        .args(["decode"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        // Like `| head -4`: the header and three rows, then the reader goes away.
+        for l in BufReader::new(stdout).lines().take(4) {
+            if tx.send(l.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    for i in 0..3 {
+        writeln!(stdin, "{}", KNOWN + i).unwrap();
+    }
+    stdin.flush().unwrap();
+    // Input stays open: the rows must come before it ends.
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(l) => got.push(l),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("only {got:?} before input ended: {e}");
+            }
+        }
+    }
+    reader.join().unwrap();
+    assert!(got[0].starts_with("id\t"), "{got:?}");
+    assert!(got[3].starts_with(&format!("{}\t", KNOWN + 2)), "{got:?}");
+    // More input after the reader left: the next write fails and leafctl ends quietly.
+    for i in 0..100_000u64 {
+        if writeln!(stdin, "{}", KNOWN + i).is_err() {
+            break;
+        }
+    }
+    drop(stdin);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("leafctl did not end after its reader went away");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "exit {status:?}: {err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn head_on_a_million_ids_ends_early_and_quietly() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("ids.txt");
+    let input: String = leaf_ids(1_000_000)
+        .iter()
+        .map(|id| format!("{id}\n"))
+        .collect();
+    std::fs::write(&file, input).unwrap();
+    let bin = sb.leafctl_std().get_program().to_str().unwrap().to_string();
+    for format in ["text", "json", "ndjson"] {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.args([
+            "-c",
+            r#"set -o pipefail; "$LEAFCTL_BIN" decode --output "$FORMAT" < "$IDS" | head -3"#,
+        ]);
+        let isolated = sb.leafctl_std();
+        for (k, v) in isolated.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.env("LEAFCTL_BIN", &bin)
+            .env("IDS", &file)
+            .env("FORMAT", format)
+            .current_dir(sb.path());
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{format}: {:?} {err}", out.status);
+        assert!(err.is_empty(), "{format}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
+    }
+}
+
+#[test]
+fn tsv_and_ndjson_are_for_commands_that_print_rows() {
+    let sb = Sandbox::new();
+    for format in ["tsv", "ndjson"] {
+        sb.leafctl()
+            .args(["tag", "list", "--output", format])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "--output {format} is not available for `leafctl tag`"
+            )))
+            .stderr(predicate::str::contains(
+                "hint: use --output text or --output json",
+            ));
+    }
+    // decode --from/--to: one row, in the same forms.
+    let out = sb
+        .leafctl()
+        .args([
+            "decode",
+            "--from",
+            "2026-11-21T10:00:00Z",
+            "--to",
+            "2026-11-21T11:00:00Z",
+        ])
+        .args(["--output", "tsv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "from\tto\tmin_id\tmax_id");
+    assert!(lines[1].starts_with("2026-11-21T10:00:00.000Z\t2026-11-21T11:00:00.000Z\t"));
+    let out = sb
+        .leafctl()
+        .args([
+            "decode",
+            "--from",
+            "2026-11-21T10:00:00Z",
+            "--to",
+            "2026-11-21T11:00:00Z",
+        ])
+        .args(["--output", "ndjson"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["from"], "2026-11-21T10:00:00.000Z");
 }

@@ -66,6 +66,40 @@ fn json_output_is_an_array_of_decimal_strings() {
 }
 
 #[test]
+fn tsv_and_ndjson_stream_ids_too() {
+    let sb = Sandbox::new();
+    let run = |format: &str| {
+        let out = sb
+            .leafctl()
+            .args(["next", "--snowflake", "--worker-id", "3", "-n", "4"])
+            .args(["--output", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tsv = run("tsv");
+    let mut lines = tsv.lines();
+    assert_eq!(lines.next(), Some("id"));
+    let ids: Vec<u64> = lines.map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 4);
+    let ndjson = run("ndjson");
+    let ids: Vec<u64> = ndjson
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_str().expect("a string per line").parse().unwrap()
+        })
+        .collect();
+    assert_eq!(ids.len(), 4);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
 fn presets_put_the_worker_where_decode_finds_it() {
     let sb = Sandbox::new();
     // (Baidu's default layout is out of time: see a_layout_out_of_time_refuses_instead_of_wrapping.)

@@ -302,6 +302,10 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
     assert_eq!(v[0]["held"], false);
+    assert_eq!(
+        v[0]["status"], "stale",
+        "no lease node: nobody can issue with it, however recent its report"
+    );
     assert!(v[0]["reserved_until"].is_string(), "{v}");
 }
 

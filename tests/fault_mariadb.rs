@@ -387,7 +387,9 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
         assert!(out.stdout.is_empty(), "{what}");
         assert!(
             err.contains("already in use by another live process")
-                && err.contains(&format!("leaf_workerid_alloc id {worker} is locked")),
+                && err.contains(&format!(
+                    "of leaf_workerid_alloc id {worker} is held by another MySQL connection"
+                )),
             "{what}: {err}"
         );
         assert!(err.contains("hint:"), "{what}: {err}");

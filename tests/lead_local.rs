@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 
 use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart};
-use leafctl::state::{WorkerState, read_state};
+use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
 use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids};

@@ -29,6 +29,19 @@ fn the_embedded_default_creates_its_own_database() {
     let store = SqliteStore::open(&file, OpenMode::Existing).unwrap();
     let row = store.get("order").unwrap().unwrap();
     assert_eq!((row.max_id, row.step), (4, 5000));
+    // The same range in the row formats: a header before the counted-up lines, or JSON lines.
+    let out = sb
+        .leafctl()
+        .args(["next", "order", "-n", "3", "--output", "tsv"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n4\n5\n6\n");
+    let out = sb
+        .leafctl()
+        .args(["next", "order", "-n", "2", "--output", "ndjson"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "\"7\"\n\"8\"\n");
     sb.leafctl()
         .args(["config", "show"])
         .assert()
@@ -219,10 +232,65 @@ fn new_tags_are_found_at_once_and_removed_ones_dropped_on_refresh() {
         g.next_id("bad tag"),
         Err(leafctl::segment::SegmentError::InvalidTag { .. })
     ));
+    assert_eq!(
+        g.next_id("old").unwrap(),
+        1,
+        "this thread now has the map cached"
+    );
     admin.remove("old").unwrap();
     g.refresh();
     assert_eq!(g.tags(), ["new"]);
+    assert!(
+        matches!(
+            g.next_id("old"),
+            Err(leafctl::segment::SegmentError::UnknownTag { .. })
+        ),
+        "the thread's cached map is replaced once the tag list changes"
+    );
     let views = g.views();
     assert_eq!(views.len(), 1);
     assert_eq!(views[0].segments[views[0].pos].max, 110);
+}
+
+#[test]
+fn generators_on_one_thread_never_see_each_others_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |name: &str, tag: &str, start: i64| {
+        let path = dir.path().join(name);
+        let s = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
+        s.add(tag, start, 1000, None, false).unwrap();
+        let store: Box<dyn AllocStore> =
+            Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+        SegmentGenerator::builder(store).build().unwrap()
+    };
+    let a = open("a.db", "shared", 1);
+    let b = open("b.db", "shared", 1_000_000);
+    // Alternating by name on one thread: each generator keeps to its own table.
+    for i in 0..100 {
+        assert_eq!(a.next_id("shared").unwrap(), 1 + i);
+        assert_eq!(b.next_id("shared").unwrap(), 1_000_000 + i);
+    }
+    // One generator, tags alternating and repeating on one thread: each from its own row.
+    let path = dir.path().join("two.db");
+    let two = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
+    two.add("x", 1, 1000, None, false).unwrap();
+    two.add("y", 500_000, 1000, None, false).unwrap();
+    let store: Box<dyn AllocStore> =
+        Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+    let g = SegmentGenerator::builder(store).build().unwrap();
+    let (mut x, mut y) = (1, 500_000);
+    for i in 0..300u64 {
+        let tag = if i % 3 == 0 { "y" } else { "x" };
+        let want = if tag == "x" { &mut x } else { &mut y };
+        assert_eq!(g.next_id(tag).unwrap(), *want, "call {i} for {tag}");
+        *want += 1;
+    }
+    assert!(g.next_id("z").is_err());
+    assert_eq!(g.next_id("x").unwrap(), x);
+    drop(a);
+    // A generator made after another was dropped starts from its own map.
+    let c = open("c.db", "other", 5);
+    assert_eq!(c.next_id("other").unwrap(), 5);
+    assert!(c.next_id("shared").is_err());
+    assert_eq!(b.next_id("shared").unwrap(), 1_000_100);
 }

@@ -3,10 +3,12 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
 use leafctl::worker::{
-    MysqlOptions, MysqlRegistry, WorkerError, WorkerGenerator, WorkerRegistry, WorkerStatus,
+    MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, WorkerError, WorkerGenerator, WorkerRegistry,
+    WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
 use support::{Sandbox, parse_ids};
@@ -81,11 +83,20 @@ fn ids_come_from_rows_by_ip_port_and_are_kept() {
 
     // A second live process with the same identity is refused (the row's named lock).
     let again = a.acquire(&leaf(), system());
-    assert!(
-        matches!(again, Err(WorkerError::IdentityInUse { .. })),
-        "{:?}",
-        again.err()
-    );
+    match again {
+        Err(e @ WorkerError::IdentityInUse { .. }) => {
+            let text = e.to_string();
+            assert_eq!(
+                text,
+                format!(
+                    "identity 10.20.0.1:8080 is already in use by another live process (the named lock leafctl_worker_1_{name} \
+                     of leaf_workerid_alloc id 1 is held by another MySQL connection)"
+                ),
+                "said in MySQL's terms"
+            );
+        }
+        other => panic!("expected IdentityInUse, got {:?}", other.err()),
+    }
     g.finish().unwrap();
     drop(g);
 
@@ -190,7 +201,98 @@ fn the_cli_uses_the_mysql_registry() {
     assert_eq!(rows[0]["worker"], 1);
     assert_eq!(rows[0]["identity"], "10.22.0.1:8080");
     assert_eq!(rows[0]["mode"], "mysql");
-    assert_eq!(rows[0]["status"], "live", "reported just now");
+    // The process has exited: nobody holds the row's named lock, so nobody can issue with it,
+    // although it reported a moment ago.
+    assert_eq!(rows[0]["held"], false);
+    assert_eq!(rows[0]["status"], "stale", "{}", rows[0]);
+}
+
+/// `workers list --db URL --output json` as parsed rows.
+fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["workers", "list", "--db", url, "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+#[test]
+fn a_row_is_live_exactly_while_its_named_lock_is_held() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let reg = registry(db, &name, "10.23.0.1:8080");
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    issue(&g, 10);
+    let now = SystemClock.now_ms();
+    let rows = reg.list(now).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0].held && rows[0].status == WorkerStatus::Live);
+    assert!(rows[0].is_live(now));
+
+    // A clean exit: free at once, though its last report is only moments old.
+    g.finish().unwrap();
+    drop(g);
+    let now = SystemClock.now_ms();
+    let rows = reg.list(now).unwrap();
+    let seen = rows[0].last_seen_ms.expect("reported at start");
+    assert!(
+        now - seen < 3 * REPORT_INTERVAL_MS,
+        "the report is recent: {seen} vs {now}"
+    );
+    assert!(!rows[0].held, "{:?}", rows[0]);
+    assert_eq!(rows[0].status, WorkerStatus::Stale, "{:?}", rows[0]);
+    assert!(!rows[0].is_live(now));
+}
+
+#[test]
+fn a_killed_cli_holder_stops_being_live_when_its_connection_goes() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let url = db.url(&name);
+    let sb = Sandbox::new();
+    // A holder that keeps running: stdout is a pipe nobody reads, so it blocks once it is full.
+    let mut child = sb
+        .leafctl_std()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["next", "--snowflake", "--registry", "mysql", "--db", &url])
+        .args(["--instance", "10.24.0.1:8080", "-n", "100000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let live = support::wait_until(Duration::from_secs(20), || {
+        let rows = list_json(&sb, &url);
+        rows.len() == 1 && rows[0]["held"] == true && rows[0]["status"] == "live"
+    });
+    let killed = child.kill();
+    let _ = child.wait();
+    assert!(
+        live,
+        "a running holder is listed as live: {:?}",
+        list_json(&sb, &url)
+    );
+    killed.unwrap();
+
+    // The server frees the lock when the connection closes; no report interval to wait out.
+    let started = Instant::now();
+    let freed = support::wait_until(Duration::from_secs(20), || {
+        let rows = list_json(&sb, &url);
+        rows[0]["held"] == false && rows[0]["status"] == "stale"
+    });
+    assert!(freed, "{:?}", list_json(&sb, &url));
+    assert!(
+        started.elapsed() < Duration::from_millis(3 * REPORT_INTERVAL_MS as u64),
+        "freed by the lock, not by the report age ({:?})",
+        started.elapsed()
+    );
 }
 
 #[test]

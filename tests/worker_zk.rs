@@ -106,15 +106,26 @@ fn a_second_live_process_with_the_same_identity_is_refused() {
     // Another host (another state dir) claiming the same identity.
     o.state_dir = b_state.path().to_path_buf();
     let b = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
-    assert!(
-        matches!(b, Err(WorkerError::IdentityInUse { .. })),
-        "{:?}",
-        b.err()
-    );
+    match b {
+        Err(e @ WorkerError::IdentityInUse { .. }) => {
+            assert!(
+                e.to_string().contains("(its ephemeral node /snowflake/"),
+                "{e}"
+            )
+        }
+        other => panic!("expected IdentityInUse, got {:?}", other.err()),
+    }
     // The same host: refused at once by the cache lock.
     o.state_dir = a_state.path().to_path_buf();
     let c = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
-    assert!(matches!(c, Err(WorkerError::IdentityInUse { .. })));
+    match c {
+        Err(e @ WorkerError::IdentityInUse { .. }) => assert!(
+            e.to_string().contains("(lock file ")
+                && e.to_string().contains(" is held on this host)"),
+            "{e}"
+        ),
+        other => panic!("expected IdentityInUse, got {:?}", other.err()),
+    }
     let worker = a.worker();
     a.finish(None).unwrap();
     drop(a);

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use leafctl::config::ConfigError;
 use leafctl::segment::SegmentError;
 use leafctl::snowflake::SnowflakeError;
-use leafctl::state::StateError;
+use leafctl::worker::StateError;
 use leafctl::worker::{IssueError, WorkerError};
 
 /// Exit code of a successful run.

@@ -21,7 +21,7 @@ use clap::{Args, Parser, Subcommand};
 use leafctl::config::{self, Origin};
 use leafctl::snowflake::{BitWidths, Preset, SeqStart};
 
-use output::OutputFormat;
+use output::{OutputFormat, RowFormat};
 use settings::{FlagValues, Settings, env_var};
 
 const EXIT_CODES: &str = "\
@@ -55,9 +55,10 @@ pub struct GlobalArgs {
     /// Configuration file (TOML) [env: LEAF_CONFIG]
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Output format; in JSON every 64-bit ID is a decimal string
-    #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Text)]
-    pub output: OutputFormat,
+    /// Output format: text, json; tsv and ndjson for commands that print rows (next, decode).
+    /// In JSON every 64-bit ID is a decimal string
+    #[arg(long, global = true, value_enum, default_value_t = RowFormat::Text)]
+    pub output: RowFormat,
     /// Print only results: no progress, no warnings
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -193,7 +194,10 @@ pub struct SnowflakeArgs {
 
 /// What a command runs with: parsed globals and resolved settings.
 pub struct Context {
+    /// The format of commands that print one result (text or json).
     pub output: OutputFormat,
+    /// The format of commands that stream rows (`next`, `decode`): `--output` as given.
+    pub rows: RowFormat,
     pub quiet: bool,
     pub settings: Settings,
 }
@@ -264,10 +268,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),
         (None, None) => None,
     };
+    let output = match (cli.global.output.document(), &cli.command) {
+        (Some(doc), _) => doc,
+        (None, Command::Next(_) | Command::Decode(_)) => OutputFormat::Text,
+        (None, other) => {
+            return Err(error::usage(
+                format!(
+                    "--output {} is not available for `leafctl {}`",
+                    cli.global.output.name(),
+                    command_name(other)
+                ),
+                "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode)",
+            ));
+        }
+    };
     let loaded = config::load(explicit)?;
     let settings = Settings::resolve(&flag_values(&cli), loaded)?;
     let ctx = Context {
-        output: cli.global.output,
+        output,
+        rows: cli.global.output,
         quiet: cli.global.quiet,
         settings,
     };
@@ -280,6 +299,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Workers(cmd) => workers::run(&ctx, cmd),
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
         Command::GenerateAssets { .. } => Ok(()),
+    }
+}
+
+/// The command's name as typed, for messages.
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Next(_) => "next",
+        Command::Serve(_) => "serve",
+        Command::Decode(_) => "decode",
+        Command::Tag(_) => "tag",
+        Command::Db(_) => "db",
+        Command::Workers(_) => "workers",
+        Command::Config(_) => "config",
+        Command::GenerateAssets { .. } => "generate-assets",
     }
 }
 

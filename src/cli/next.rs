@@ -15,6 +15,7 @@ Examples:
   leafctl next --snowflake --worker-id 1              one ID
   leafctl next --snowflake --worker-id 1 -n 1000000   a million, one per line, ascending
   leafctl next --snowflake --worker-id 1 -n 3 --output json
+  leafctl next --snowflake --worker-id 1 -n 3 --output tsv     an id header, then one per line
   leafctl next --snowflake --worker-id 5 --preset discord
   leafctl next --snowflake --worker-id 1 -n 100000000 --max-lead 30000 > ids.txt
                                                       run up to 30 s ahead of the clock
@@ -95,7 +96,7 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
 
 fn emit(ctx: &Context, generator: &WorkerGenerator, count: u64) -> anyhow::Result<()> {
     let bar = progress(count, ctx.quiet);
-    let mut out = IdWriter::new(ctx.output);
+    let mut out = IdWriter::new(ctx.rows);
     let mut remaining = count;
     while remaining > 0 {
         let block = generator.next_block(remaining)?;
@@ -114,7 +115,7 @@ fn run_segment(ctx: &Context, tag: &str, count: u64) -> anyhow::Result<()> {
     let store = super::db::open(ctx)?;
     let claim = store.claim(tag, Increment::Custom(increment))?;
     let bar = progress(claim.len(), ctx.quiet);
-    let mut out = IdWriter::new(ctx.output);
+    let mut out = IdWriter::new(ctx.rows);
     out.push_range(claim.start, claim.end, |n| bar.inc(n))?;
     bar.finish_and_clear();
     out.finish()

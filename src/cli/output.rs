@@ -8,14 +8,52 @@ use serde::Serialize;
 
 use super::error::ClosedPipe;
 
-/// `--output`: human text or JSON for scripts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+/// What most commands print: a document for people or for scripts. Commands that stream many
+/// rows (`next`, `decode`) take the fuller [`RowFormat`]; the others refuse `tsv` and `ndjson`
+/// before they run (see `cli::run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
-    /// Tables and plain lines for people (IDs: one per line).
+    /// Tables and plain lines for people.
     #[default]
     Text,
     /// JSON; every 64-bit ID is a decimal string.
     Json,
+}
+
+/// `--output`: how results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum RowFormat {
+    /// For people: tables and plain lines (IDs: one per line; decode: a table on a terminal,
+    /// tab-separated lines otherwise)
+    #[default]
+    Text,
+    /// JSON (an array for rows, streamed); every 64-bit ID is a decimal string
+    Json,
+    /// Tab-separated lines after a header line; only commands that print rows (next, decode)
+    Tsv,
+    /// One JSON value per line (for jq -c); only commands that print rows (next, decode)
+    Ndjson,
+}
+
+impl RowFormat {
+    /// The value as typed after `--output`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowFormat::Text => "text",
+            RowFormat::Json => "json",
+            RowFormat::Tsv => "tsv",
+            RowFormat::Ndjson => "ndjson",
+        }
+    }
+
+    /// The document format for commands that print one result rather than rows.
+    pub fn document(self) -> Option<OutputFormat> {
+        match self {
+            RowFormat::Text => Some(OutputFormat::Text),
+            RowFormat::Json => Some(OutputFormat::Json),
+            RowFormat::Tsv | RowFormat::Ndjson => None,
+        }
+    }
 }
 
 /// Maps a write error to [`ClosedPipe`] when the reader went away, so the run ends quietly.
@@ -27,14 +65,32 @@ pub fn write_err(e: io::Error) -> anyhow::Error {
     }
 }
 
-/// Writes a stream of IDs to stdout, one per line or as a JSON array of strings, through one
-/// large fixed buffer (no allocation or lock per ID).
+/// How a [`RowWriter`] frames its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// One row per line after a header line of tab-separated column names.
+    Tsv,
+    /// A JSON array: `[`, the rows separated by commas, `]`; `pretty` puts each row on its own
+    /// lines (the caller indents the row by two spaces).
+    JsonArray {
+        /// Line breaks between rows, as `serde_json`'s pretty printer writes them.
+        pretty: bool,
+    },
+    /// One JSON value per line.
+    Ndjson,
+}
+
+/// Writes a stream of IDs to stdout through one large fixed buffer (no allocation or lock per
+/// ID): one per line (`text`), after an `id` header line (`tsv`), as a JSON array of strings
+/// (`json`) or one JSON string per line (`ndjson`).
 pub struct IdWriter {
     out: io::StdoutLock<'static>,
     /// `FLUSH_AT` bytes plus room for one more line of any kind.
     buf: Box<[u8]>,
     len: usize,
     json: bool,
+    /// JSON strings (`json`, `ndjson`) rather than bare digits.
+    quoted: bool,
     first: bool,
 }
 
@@ -44,21 +100,123 @@ const SLACK: usize = 64;
 /// The fixed size of one line as copied by the counting path (an ID is at most 20 digits).
 const LINE: usize = 32;
 
+/// The streaming writer for commands that print many rows (`decode`; `next` has the specialised
+/// [`IdWriter`]): rows go into one buffer that is written out every 64 KiB (no allocation, lock
+/// or syscall per row), framed as TSV with a header, a JSON array or NDJSON. Memory stays
+/// constant whatever the number of rows.
+///
+/// The header and the opening `[` are written with the first row, so a run that fails before
+/// any row prints nothing; [`RowWriter::finish`] closes the array (`[]` when no row came).
+pub struct RowWriter<W: Write> {
+    out: W,
+    /// The current row's bytes go here, between [`RowWriter::begin_row`] and
+    /// [`RowWriter::end_row`].
+    pub buf: Vec<u8>,
+    framing: Framing,
+    header: Vec<u8>,
+    rows: u64,
+}
+
+impl<W: Write> RowWriter<W> {
+    /// A writer on `out`; `columns` names the TSV header (unused by other framings).
+    pub fn new(out: W, framing: Framing, columns: &[&str]) -> RowWriter<W> {
+        let mut header = columns.join("\t").into_bytes();
+        header.push(b'\n');
+        RowWriter {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
+            framing,
+            header,
+            rows: 0,
+        }
+    }
+
+    /// Starts a row: the header or `[` before the first one, a separator between JSON rows.
+    #[inline]
+    pub fn begin_row(&mut self) {
+        if self.rows == 0 {
+            self.open();
+        } else if let Framing::JsonArray { pretty } = self.framing {
+            self.buf
+                .extend_from_slice(if pretty { b",\n" } else { b"," });
+        }
+        self.rows += 1;
+    }
+
+    #[cold]
+    fn open(&mut self) {
+        match self.framing {
+            Framing::Tsv => self.buf.extend_from_slice(&self.header),
+            Framing::JsonArray { pretty } => {
+                self.buf
+                    .extend_from_slice(if pretty { b"[\n" } else { b"[" })
+            }
+            Framing::Ndjson => {}
+        }
+    }
+
+    /// Ends a row (a line break unless in a JSON array) and writes the buffer out once full.
+    #[inline]
+    pub fn end_row(&mut self) -> io::Result<()> {
+        if !matches!(self.framing, Framing::JsonArray { .. }) {
+            self.buf.push(b'\n');
+        }
+        if self.buf.len() >= FLUSH_AT {
+            self.write_buf()?;
+        }
+        Ok(())
+    }
+
+    fn write_buf(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes out everything buffered, so a reader sees the rows so far (call it before waiting
+    /// for more input).
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.write_buf()?;
+        }
+        self.out.flush()
+    }
+
+    /// Closes a JSON array (`[]` when no row came) and flushes; returns the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        if let Framing::JsonArray { pretty } = self.framing {
+            let close: &[u8] = match (self.rows, pretty) {
+                (0, _) => b"[]\n",
+                (_, true) => b"\n]\n",
+                (_, false) => b"]\n",
+            };
+            self.buf.extend_from_slice(close);
+        }
+        self.flush()?;
+        Ok(self.out)
+    }
+}
+
 impl IdWriter {
     /// A writer in the given format.
-    pub fn new(format: OutputFormat) -> IdWriter {
-        let json = format == OutputFormat::Json;
+    pub fn new(format: RowFormat) -> IdWriter {
+        let json = format == RowFormat::Json;
         let mut w = IdWriter {
             out: io::stdout().lock(),
             buf: vec![0u8; FLUSH_AT + SLACK].into_boxed_slice(),
             len: 0,
             json,
+            quoted: json || format == RowFormat::Ndjson,
             first: true,
         };
-        if json {
-            w.buf[0] = b'[';
-            w.len = 1;
-        }
+        // Written out with the first flush, so a run that fails before any ID prints nothing.
+        let opening: &[u8] = match format {
+            RowFormat::Json => b"[",
+            RowFormat::Tsv => b"id\n",
+            RowFormat::Text | RowFormat::Ndjson => b"",
+        };
+        w.buf[..opening.len()].copy_from_slice(opening);
+        w.len = opening.len();
         w
     }
 
@@ -77,8 +235,8 @@ impl IdWriter {
     #[inline]
     pub fn push(&mut self, id: u64) -> anyhow::Result<()> {
         let (buf, mut len) = (&mut self.buf, self.len);
-        if self.json {
-            if !self.first {
+        if self.quoted {
+            if self.json && !self.first {
                 buf[len] = b',';
                 len += 1;
             }
@@ -87,6 +245,10 @@ impl IdWriter {
             len += put_decimal(&mut buf[len..len + 20], id);
             buf[len] = b'"';
             len += 1;
+            if !self.json {
+                buf[len] = b'\n';
+                len += 1;
+            }
         } else {
             len += put_decimal(&mut buf[len..len + 20], id);
             buf[len] = b'\n';
@@ -104,7 +266,7 @@ impl IdWriter {
         if count == 0 {
             return Ok(());
         }
-        if self.json || stride != 1 || first.checked_add(count - 1).is_none() {
+        if self.quoted || stride != 1 || first.checked_add(count - 1).is_none() {
             let mut id = first;
             for i in 0..count {
                 if i > 0 {
@@ -147,7 +309,7 @@ impl IdWriter {
         if start >= end {
             return Ok(());
         }
-        if self.json {
+        if self.quoted {
             let mut pending = 0;
             for id in start..end {
                 self.push(id)?;
@@ -160,7 +322,7 @@ impl IdWriter {
             progress(pending);
             return Ok(());
         }
-        // What is already buffered goes first.
+        // What is already buffered (a header, earlier IDs) goes first.
         self.out
             .write_all(&self.buf[..self.len])
             .map_err(write_err)?;
@@ -235,31 +397,51 @@ pub fn write_range(
     Ok(())
 }
 
+/// "00" to "99", for writing two digits at a time.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// Appends the decimal digits of `n`.
 #[inline]
 pub fn push_decimal(buf: &mut Vec<u8>, n: u64) {
-    let mut tmp = [0u8; 20];
-    let len = put_decimal(&mut tmp, n);
-    buf.extend_from_slice(&tmp[..len]);
+    let start = buf.len();
+    buf.extend_from_slice(&[b'0'; 20]);
+    let len = put_decimal(&mut buf[start..], n);
+    buf.truncate(start + len);
 }
 
 /// Writes the decimal digits of `n` at the start of `out` (at least 20 bytes) and returns how
-/// many there are.
+/// many there are: two digits per division, straight into `out` (a scratch array copied in
+/// afterwards would stall the copy on store forwarding).
 #[inline]
 pub fn put_decimal(out: &mut [u8], mut n: u64) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let out = &mut out[..len];
+    let mut i = len;
+    while n >= 100 {
+        let r = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        out[i..i + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
     }
-    let len = tmp.len() - i;
-    out[..len].copy_from_slice(&tmp[i..]);
+    if n >= 10 {
+        let r = n as usize * 2;
+        out[..2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    } else {
+        out[0] = b'0' + n as u8;
+    }
     len
+}
+
+/// Appends `n` (0..=99) as two digits.
+#[inline]
+fn push_two(buf: &mut Vec<u8>, n: u32) {
+    let r = (n % 100) as usize * 2;
+    buf.extend_from_slice(&DIGIT_PAIRS[r..r + 2]);
 }
 
 /// A progress bar on stderr, shown only when stderr is a terminal, the run is long, and not `-q`.
@@ -269,12 +451,49 @@ pub fn progress(total: u64, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {bar:40} {human_pos}/{human_len} IDs ({per_sec}, eta {eta})",
-    ) {
+    if let Ok(style) = progress_style() {
         bar.set_style(style);
     }
     bar
+}
+
+/// The style of every progress bar: `7,498,744/30,000,000 IDs (3.77 M IDs/s, eta 6s)`.
+fn progress_style() -> Result<ProgressStyle, indicatif::style::TemplateError> {
+    Ok(ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:40} {human_pos}/{human_len} IDs ({rate}, eta {eta})",
+    )?
+    .with_key(
+        "rate",
+        |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&human_rate(state.per_sec()));
+        },
+    ))
+}
+
+/// A rate the way people read it: three significant digits and a unit prefix
+/// (`512 IDs/s`, `12.3 k IDs/s`, `3.77 M IDs/s`); `- IDs/s` before there is a rate.
+pub fn human_rate(per_sec: f64) -> String {
+    const PREFIX: [&str; 5] = ["", " k", " M", " G", " T"];
+    if !per_sec.is_finite() || per_sec < 0.0 {
+        return "- IDs/s".into();
+    }
+    let (mut v, mut i) = (per_sec, 0);
+    // 999.5 and up would round to 1000: show it with the next prefix instead.
+    while v >= 999.5 && i < PREFIX.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        return format!("{v:.0} IDs/s");
+    }
+    let decimals = if v < 9.995 {
+        2
+    } else if v < 99.95 {
+        1
+    } else {
+        0
+    };
+    format!("{v:.decimals$}{} IDs/s", PREFIX[i])
 }
 
 /// Prints a serialisable value as pretty JSON with a trailing newline.
@@ -314,28 +533,141 @@ pub fn rfc3339_ms(unix_ms: i64) -> String {
 
 /// A short human age: `3d 4h ago`, `12s ago`, `in 5m`.
 pub fn age(unix_ms: i64, now_ms: i64) -> String {
+    let mut buf = Vec::with_capacity(16);
+    push_age(&mut buf, unix_ms, now_ms);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Appends [`age`] without allocating.
+pub fn push_age(buf: &mut Vec<u8>, unix_ms: i64, now_ms: i64) {
     let diff = now_ms.saturating_sub(unix_ms);
     let (secs, future) = ((diff / 1000).unsigned_abs(), diff < 0);
-    let text = if secs < 60 {
-        format!("{secs}s")
-    } else if secs < 3600 {
-        format!("{}m {}s", secs / 60, secs % 60)
-    } else if secs < 86_400 {
-        format!("{}h {}m", secs / 3600, (secs % 3600) / 60)
-    } else if secs < 86_400 * 365 {
-        format!("{}d {}h", secs / 86_400, (secs % 86_400) / 3600)
-    } else {
-        format!(
-            "{}y {}d",
-            secs / (86_400 * 365),
-            (secs % (86_400 * 365)) / 86_400
-        )
-    };
     if future {
-        format!("in {text}")
-    } else {
-        format!("{text} ago")
+        buf.extend_from_slice(b"in ");
     }
+    let two = |buf: &mut Vec<u8>, a: u64, ua: &[u8], b: u64, ub: &[u8]| {
+        push_decimal(buf, a);
+        buf.extend_from_slice(ua);
+        buf.push(b' ');
+        push_decimal(buf, b);
+        buf.extend_from_slice(ub);
+    };
+    if secs < 60 {
+        push_decimal(buf, secs);
+        buf.push(b's');
+    } else if secs < 3600 {
+        two(buf, secs / 60, b"m", secs % 60, b"s");
+    } else if secs < 86_400 {
+        two(buf, secs / 3600, b"h", (secs % 3600) / 60, b"m");
+    } else if secs < 86_400 * 365 {
+        two(buf, secs / 86_400, b"d", (secs % 86_400) / 3600, b"h");
+    } else {
+        two(
+            buf,
+            secs / (86_400 * 365),
+            b"y",
+            (secs % (86_400 * 365)) / 86_400,
+            b"d",
+        );
+    }
+    if !future {
+        buf.extend_from_slice(b" ago");
+    }
+}
+
+/// Appends a signed decimal.
+#[inline]
+pub fn push_signed(buf: &mut Vec<u8>, n: i64) {
+    if n < 0 {
+        buf.push(b'-');
+    }
+    push_decimal(buf, n.unsigned_abs());
+}
+
+/// Formats Unix ms exactly as [`rfc3339_ms`] does, without allocating. The date of the last day
+/// and the text of the last second formatted are kept, so IDs from one second (usual in a log)
+/// only add their milliseconds, and IDs from one day only their time of day.
+#[derive(Debug, Default)]
+pub struct Rfc3339Ms {
+    second: Option<i64>,
+    day: Option<i64>,
+    /// `YYYY-MM-DDThh:mm:ss` of `second`; the first 11 bytes are the date of `day`.
+    prefix: [u8; 19],
+}
+
+impl Rfc3339Ms {
+    /// Appends `2010-11-04T01:42:54.657Z` for `unix_ms`.
+    #[inline]
+    pub fn push(&mut self, buf: &mut Vec<u8>, unix_ms: i64) {
+        let (sec, milli) = (unix_ms.div_euclid(1000), unix_ms.rem_euclid(1000) as u32);
+        if self.second != Some(sec) && !self.set_second(sec) {
+            // Outside years 0..=9999: the general formatter.
+            buf.extend_from_slice(rfc3339_ms(unix_ms).as_bytes());
+            return;
+        }
+        buf.extend_from_slice(&self.prefix);
+        buf.push(b'.');
+        buf.push(b'0' + (milli / 100) as u8);
+        push_two(buf, milli % 100);
+        buf.push(b'Z');
+    }
+
+    fn set_second(&mut self, sec: i64) -> bool {
+        let (days, tod) = (sec.div_euclid(86_400), sec.rem_euclid(86_400) as u32);
+        if self.day != Some(days) && !self.set_day(days) {
+            self.second = None;
+            return false;
+        }
+        let pair = |n: u32| {
+            let r = n as usize * 2;
+            [DIGIT_PAIRS[r], DIGIT_PAIRS[r + 1]]
+        };
+        let (hh, mm, ss) = (pair(tod / 3600), pair(tod / 60 % 60), pair(tod % 60));
+        self.prefix[11..].copy_from_slice(&[hh[0], hh[1], b':', mm[0], mm[1], b':', ss[0], ss[1]]);
+        self.second = Some(sec);
+        true
+    }
+
+    #[cold]
+    fn set_day(&mut self, days: i64) -> bool {
+        let (y, m, d) = civil_from_days(days);
+        if !(0..=9999).contains(&y) {
+            self.day = None;
+            return false;
+        }
+        let y = y as u32;
+        let digit = |n: u32| b'0' + n as u8;
+        self.prefix[..11].copy_from_slice(&[
+            digit(y / 1000),
+            digit(y / 100 % 10),
+            digit(y / 10 % 10),
+            digit(y % 10),
+            b'-',
+            digit(m / 10),
+            digit(m % 10),
+            b'-',
+            digit(d / 10),
+            digit(d % 10),
+            b'T',
+        ]);
+        self.day = Some(days);
+        true
+    }
+}
+
+/// (year, month, day) of a count of days since 1970-01-01 in the proleptic Gregorian calendar
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097) as u64;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe as i64 + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 #[cfg(test)]
@@ -344,10 +676,18 @@ mod tests {
 
     #[test]
     fn decimal_matches_std() {
-        for n in [0, 1, 9, 10, 99, 12345, u64::MAX, i64::MAX as u64] {
-            let mut b = Vec::new();
+        let mut values: Vec<u64> = (0..=1000)
+            .chain([12345, u64::MAX, i64::MAX as u64])
+            .collect();
+        for p in 1..20 {
+            let t = 10u64.pow(p);
+            values.extend([t - 1, t, t + 1, t / 10 * 9 + 7]);
+        }
+        let mut b = b"x".to_vec();
+        for n in values {
+            b.truncate(1);
             push_decimal(&mut b, n);
-            assert_eq!(String::from_utf8(b).unwrap(), n.to_string());
+            assert_eq!(&b[1..], n.to_string().as_bytes(), "{n}");
         }
     }
 
@@ -372,7 +712,7 @@ mod tests {
             );
             assert_eq!(seen, end - start);
         }
-        let mut w = IdWriter::new(OutputFormat::Json);
+        let mut w = IdWriter::new(RowFormat::Json);
         w.push_range(top - 2, top + 1, |_| {}).unwrap();
         assert_eq!(
             String::from_utf8(w.buf[..w.len].to_vec()).unwrap(),
@@ -397,9 +737,9 @@ mod tests {
         for &(first, stride, count) in cases {
             for json in [false, true] {
                 let mut w = IdWriter::new(if json {
-                    OutputFormat::Json
+                    RowFormat::Json
                 } else {
-                    OutputFormat::Text
+                    RowFormat::Text
                 });
                 let mut seen = String::from_utf8(w.buf[..w.len].to_vec()).unwrap();
                 w.len = 0;
@@ -425,6 +765,111 @@ mod tests {
                 assert!(seen == expected, "{first} {stride} {count} json={json}");
             }
         }
+    }
+
+    #[test]
+    fn rates_read_as_people_say_them() {
+        assert_eq!(human_rate(3_766_305.451_5), "3.77 M IDs/s");
+        assert_eq!(human_rate(0.0), "0 IDs/s");
+        assert_eq!(human_rate(0.4), "0 IDs/s");
+        assert_eq!(human_rate(512.3), "512 IDs/s");
+        assert_eq!(human_rate(999.4), "999 IDs/s");
+        assert_eq!(human_rate(999.6), "1.00 k IDs/s");
+        assert_eq!(human_rate(12_345.0), "12.3 k IDs/s");
+        assert_eq!(human_rate(99_960.0), "100 k IDs/s");
+        assert_eq!(human_rate(999_600.0), "1.00 M IDs/s");
+        assert_eq!(human_rate(37_700_000.0), "37.7 M IDs/s");
+        assert_eq!(human_rate(377_000_000.0), "377 M IDs/s");
+        assert_eq!(human_rate(1.5e9), "1.50 G IDs/s");
+        assert_eq!(human_rate(2.0e18), "2000000 T IDs/s");
+        assert_eq!(human_rate(f64::INFINITY), "- IDs/s");
+        assert_eq!(human_rate(f64::NAN), "- IDs/s");
+        assert_eq!(human_rate(-1.0), "- IDs/s");
+    }
+
+    #[test]
+    fn the_progress_template_is_valid() {
+        assert!(progress_style().is_ok());
+    }
+
+    #[test]
+    fn fast_times_match_chrono() {
+        let mut f = Rfc3339Ms::default();
+        let mut check = |ms: i64| {
+            let mut b = Vec::new();
+            f.push(&mut b, ms);
+            assert_eq!(String::from_utf8(b).unwrap(), rfc3339_ms(ms), "{ms}");
+        };
+        for ms in [
+            0,
+            1,
+            999,
+            -1,
+            -1000,
+            -1001,
+            951_782_400_000,     // 2000-02-29
+            1_288_834_974_657,   // Leaf's epoch
+            4_102_444_799_999,   // 2099-12-31T23:59:59.999
+            -62_167_219_200_000, // 0000-01-01
+            -62_167_219_200_001, // year -1: the general formatter
+            253_402_300_799_999, // 9999-12-31T23:59:59.999
+            253_402_300_800_000, // year 10000: the general formatter
+        ] {
+            check(ms);
+        }
+        // A pseudo-random walk over four centuries, and runs within one second (the cache).
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ms = (x % 12_622_780_800_000) as i64 - 2_208_988_800_000; // 1900..2300
+            check(ms);
+            check(ms + 1);
+            check(ms.div_euclid(1000) * 1000 + 999);
+        }
+    }
+
+    #[test]
+    fn pushed_ages_match_the_formatter() {
+        let mut b = Vec::new();
+        push_age(&mut b, 0, 3_600_000 * 26);
+        assert_eq!(b, b"1d 2h ago");
+        b.clear();
+        push_age(&mut b, 10_000, 0);
+        assert_eq!(b, b"in 10s");
+        assert_eq!(age(0, 400 * 86_400_000), "1y 35d ago");
+        assert_eq!(age(0, 61_000), "1m 1s ago");
+        assert_eq!(age(0, 7_260_000), "2h 1m ago");
+        let mut s = Vec::new();
+        push_signed(&mut s, -42);
+        push_signed(&mut s, i64::MIN);
+        assert_eq!(s, b"-42-9223372036854775808");
+    }
+
+    #[test]
+    fn rows_are_framed_in_every_format() {
+        let write = |framing: Framing, rows: &[&str]| {
+            let mut w = RowWriter::new(Vec::new(), framing, &["a", "b"]);
+            for r in rows {
+                w.begin_row();
+                w.buf.extend_from_slice(r.as_bytes());
+                w.end_row().unwrap();
+            }
+            String::from_utf8(w.finish().unwrap()).unwrap()
+        };
+        assert_eq!(write(Framing::Tsv, &["1\tx", "2\ty"]), "a\tb\n1\tx\n2\ty\n");
+        assert_eq!(write(Framing::Tsv, &[]), "", "no header without rows");
+        assert_eq!(
+            write(Framing::JsonArray { pretty: false }, &["1", "2"]),
+            "[1,2]\n"
+        );
+        assert_eq!(
+            write(Framing::JsonArray { pretty: true }, &["  1", "  2"]),
+            "[\n  1,\n  2\n]\n"
+        );
+        assert_eq!(write(Framing::JsonArray { pretty: true }, &[]), "[]\n");
+        assert_eq!(write(Framing::Ndjson, &["{}", "{}"]), "{}\n{}\n");
     }
 
     #[test]

@@ -26,9 +26,12 @@ Examples:
   LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl workers doctor --etcd https://etcd1:2379
   LEAF_DB_PASSWORD=... leafctl workers list --db mysql://leaf@db:3306/leaf   leaf_workerid_alloc
 
-A worker is live when it reported within 3 report intervals (9 s) or holds a lease or an ephemeral
-node; reclaim refuses live workers unless --force is given. etcd does not report its own clock, so
-doctor --etcd compares this host with the live holders' reports only (it watches them for up to 4.5 s).";
+A worker is live when someone can issue IDs with it now: a MySQL row while its named lock is held,
+a lease (ZooKeeper or etcd) while its ephemeral node or lease key exists, a forever node while its
+temporary node exists or it reported within 3 report intervals (9 s; Leaf's own servers hold no
+temporary node). Once the holder exits, a MySQL row or lease is stale at once. reclaim refuses live
+workers unless --force is given. etcd does not report its own clock, so doctor --etcd compares
+this host with the live holders' reports only (it watches them for up to 4.5 s).";
 
 #[derive(Debug, Subcommand)]
 pub enum WorkersCommand {
@@ -264,7 +267,10 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                         record.worker,
                         record.identity,
                         if record.held {
-                            "its holder's session or lease is alive"
+                            match record.mode {
+                                WorkerMode::Mysql => "another connection holds its named lock",
+                                _ => "its holder's session or lease is alive",
+                            }
                         } else {
                             "it reported within the last 9 s"
                         }

@@ -1,7 +1,8 @@
 //! The segment generator: a [`SegmentBuffer`] per tag, loaded and refreshed in the background.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -40,18 +41,144 @@ pub struct LoadEvent<'a> {
 /// Called after every claim the generator makes (background loads and batch claims).
 pub type LoadObserver = Arc<dyn Fn(&LoadEvent<'_>) + Send + Sync>;
 
+/// The tag map, read on every `next_id(tag)`. hashbrown with foldhash rather than std's SipHash
+/// (a short tag hashes in a couple of ns instead of ~15), and keys compared inline rather than
+/// through libc's `memcmp`, whose call costs more than comparing a short name; together they
+/// were most of the cost of a lookup. Only tags that exist in the table are ever inserted, so
+/// lookups of arbitrary names cannot flood it with collisions.
+type TagMap = hashbrown::HashMap<TagKey, usize>;
+
+/// The tags' buffers as published to `next_id(tag)`: a list, and the map from tag to position in
+/// it, so a thread can remember the position of the tag it asked for last and, asked for the same
+/// tag again, skip the map.
+struct Tags {
+    index: TagMap,
+    list: Vec<Arc<SegmentBuffer>>,
+}
+
+impl Tags {
+    /// `list` must not hold a tag twice.
+    fn new(list: Vec<Arc<SegmentBuffer>>) -> Tags {
+        let index = list
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (TagKey(b.tag().into()), i))
+            .collect();
+        Tags { index, list }
+    }
+
+    #[inline]
+    fn position(&self, tag: &str) -> Option<usize> {
+        self.index.get(&TagQuery(tag)).copied()
+    }
+
+    fn get(&self, tag: &str) -> Option<&Arc<SegmentBuffer>> {
+        self.list.get(self.position(tag)?)
+    }
+}
+
+/// A tag as the map's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TagKey(Box<str>);
+
+/// A tag being looked up: hashes as its [`TagKey`] does, compares inline.
+struct TagQuery<'a>(&'a str);
+
+// Both hash the bytes alone: the map holds nothing but tags, so `str`'s extra end marker (one
+// more round of the hash) buys nothing.
+impl std::hash::Hash for TagKey {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0.as_bytes());
+    }
+}
+
+impl std::hash::Hash for TagQuery<'_> {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0.as_bytes());
+    }
+}
+
+impl hashbrown::Equivalent<TagKey> for TagQuery<'_> {
+    #[inline]
+    fn equivalent(&self, key: &TagKey) -> bool {
+        same_bytes(self.0.as_bytes(), key.0.as_bytes())
+    }
+}
+
+/// Byte equality without a call out: 8 bytes at a time, and short names by overlapping loads
+/// (like the hash itself) instead of a loop over bytes.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // Lengths are checked above, so every load is in bounds; a failed one only misses.
+    let load8 = |s: &[u8], i: usize| s.get(i..).and_then(|s| s.first_chunk::<8>()).copied();
+    let load4 = |s: &[u8], i: usize| s.get(i..).and_then(|s| s.first_chunk::<4>()).copied();
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => {
+            load4(a, 0).is_some_and(|x| Some(x) == load4(b, 0))
+                && load4(a, n - 4).is_some_and(|x| Some(x) == load4(b, n - 4))
+        }
+        _ => {
+            let mut i = 0;
+            while i + 8 < n {
+                if load8(a, i).is_none_or(|x| Some(x) != load8(b, i)) {
+                    return false;
+                }
+                i += 8;
+            }
+            load8(a, n - 8).is_some_and(|x| Some(x) == load8(b, n - 8))
+        }
+    }
+}
+
 struct Inner {
     store: Arc<dyn AllocStore>,
     clock: Arc<dyn Clock>,
     observer: Option<LoadObserver>,
     /// Read on every `next_id(tag)` without a lock (an atomic load); replaced as a whole, copy on
     /// write, when tags come or go, which is rare.
-    buffers: ArcSwap<HashMap<String, Arc<SegmentBuffer>>>,
+    buffers: ArcSwap<Tags>,
     /// Serialises those replacements so none is lost.
     buffers_write: Mutex<()>,
+    /// This generator's number, unique in the process (never reused), for [`TAGS`].
+    id: u64,
+    /// Raised after each replacement of `buffers`, so a thread's cached map is known stale.
+    version: AtomicU64,
+}
+
+static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The tags this thread last used, with their generator's id and version. Checking it takes a
+    /// plain load of `version`; a load from the `ArcSwap` takes two atomic read-modify-writes,
+    /// which cost more than the rest of `next_id(tag)`. A thread keeps the tags it last used
+    /// (and so their buffers) alive until it next calls `next_id(tag)` or ends.
+    static TAGS: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
+/// A thread's copy of one generator's tags.
+struct Cached {
+    generator: u64,
+    version: u64,
+    tags: Arc<Tags>,
+    /// The position of the tag this thread asked for last.
+    last: usize,
 }
 
 impl Inner {
+    /// Publishes a new tag map (under `buffers_write`).
+    fn publish(&self, tags: Tags) {
+        self.buffers.store(Arc::new(tags));
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
     /// One claim in the table, reported to the observer.
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         let started = Instant::now();
@@ -82,15 +209,24 @@ impl Inner {
     fn refresh(&self) {
         match self.store.tags() {
             Ok(tags) => {
-                let known: std::collections::HashSet<&String> = tags.iter().collect();
+                let known: std::collections::HashSet<&str> =
+                    tags.iter().map(String::as_str).collect();
                 let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
-                let mut map = HashMap::clone(&self.buffers.load());
-                map.retain(|t, _| known.contains(t));
+                let current = self.buffers.load();
+                let mut list: Vec<Arc<SegmentBuffer>> = current
+                    .list
+                    .iter()
+                    .filter(|b| known.contains(b.tag()))
+                    .cloned()
+                    .collect();
+                let mut listed: std::collections::HashSet<String> =
+                    list.iter().map(|b| b.tag().to_string()).collect();
                 for t in tags {
-                    map.entry(t.clone())
-                        .or_insert_with(|| Arc::new(SegmentBuffer::new(t)));
+                    if listed.insert(t.clone()) {
+                        list.push(Arc::new(SegmentBuffer::new(t)));
+                    }
                 }
-                self.buffers.store(Arc::new(map));
+                self.publish(Tags::new(list));
             }
             Err(e) => tracing::warn!("refreshing the tag list failed: {e}"),
         }
@@ -109,12 +245,14 @@ impl Inner {
             });
         }
         let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map = HashMap::clone(&self.buffers.load());
-        let buffer = map
-            .entry(tag.to_string())
-            .or_insert_with(|| Arc::new(SegmentBuffer::new(tag)))
-            .clone();
-        self.buffers.store(Arc::new(map));
+        let current = self.buffers.load();
+        if let Some(b) = current.get(tag) {
+            return Ok(b.clone()); // added meanwhile
+        }
+        let buffer = Arc::new(SegmentBuffer::new(tag));
+        let mut list = current.list.clone();
+        list.push(buffer.clone());
+        self.publish(Tags::new(list));
         Ok(buffer)
     }
 }
@@ -239,16 +377,21 @@ impl SegmentGeneratorBuilder {
     /// Reads the tag list and starts the background thread.
     pub fn build(self) -> Result<SegmentGenerator, SegmentError> {
         let tags = self.store.tags()?;
-        let buffers = tags
-            .into_iter()
-            .map(|t| (t.clone(), Arc::new(SegmentBuffer::new(t))))
-            .collect();
+        let mut listed = std::collections::HashSet::new();
+        let buffers = Tags::new(
+            tags.into_iter()
+                .filter(|t| listed.insert(t.clone()))
+                .map(|t| Arc::new(SegmentBuffer::new(t)))
+                .collect(),
+        );
         let inner = Arc::new(Inner {
             store: self.store,
             clock: self.clock,
             observer: self.observer,
             buffers: ArcSwap::from_pointee(buffers),
             buffers_write: Mutex::new(()),
+            id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
+            version: AtomicU64::new(0),
         });
         let (tx, rx) = mpsc::channel();
         let refresh = self.refresh;
@@ -281,8 +424,9 @@ impl SegmentGenerator {
         }
     }
 
-    /// The next ID for `tag`. Finds the tag's buffer with an atomic load of the tag map (no
-    /// lock); a [`SegmentHandle`] also skips the map lookup.
+    /// The next ID for `tag`. Finds the tag's buffer in this thread's copy of the tag map,
+    /// checked current with one atomic load (no lock, no reference count); a [`SegmentHandle`]
+    /// also skips the map lookup.
     pub fn next_id(&self, tag: &str) -> Result<u64, SegmentError> {
         if let Some(id) = self.try_next_id(tag) {
             return Ok(id);
@@ -292,19 +436,44 @@ impl SegmentGenerator {
     }
 
     /// The next ID for `tag` if one can be had without waiting: a known tag whose current
-    /// segment has IDs left (an atomic load of the map and one atomic increment, no lock, no
-    /// I/O). `None` means "call [`SegmentGenerator::next_id`]", which may wait for a load or ask
-    /// the database about an unknown tag; an async server does that off its event loop.
+    /// segment has IDs left (this thread's copy of the tag map, checked current with an atomic
+    /// load, and one atomic increment; no lock, no I/O). `None` means "call
+    /// [`SegmentGenerator::next_id`]", which may wait for a load or ask the database about an
+    /// unknown tag; an async server does that off its event loop.
     #[inline]
     pub fn try_next_id(&self, tag: &str) -> Option<u64> {
-        // An atomic load of the map, no lock and no reference count.
-        let map = self.inner.buffers.load();
-        let buffer = map.get(tag)?;
-        let (id, preload) = buffer.try_take()?;
-        if preload {
-            request_preload(buffer, &self.tx);
-        }
-        Some(id)
+        let inner = &self.inner;
+        let version = inner.version.load(Ordering::Acquire);
+        TAGS.try_with(|slot| {
+            let mut slot = slot.borrow_mut();
+            let fresh =
+                matches!(&*slot, Some(c) if c.generator == inner.id && c.version == version);
+            if !fresh {
+                *slot = Some(Cached {
+                    generator: inner.id,
+                    version,
+                    // Loaded after `version` was read, so at least that new.
+                    tags: inner.buffers.load_full(),
+                    last: 0,
+                });
+            }
+            let c = slot.as_mut()?;
+            let buffer = match c.tags.list.get(c.last) {
+                Some(b) if same_bytes(b.tag().as_bytes(), tag.as_bytes()) => b,
+                _ => {
+                    let i = c.tags.position(tag)?;
+                    c.last = i;
+                    c.tags.list.get(i)?
+                }
+            };
+            let (id, preload) = buffer.try_take()?;
+            if preload {
+                request_preload(buffer, &self.tx);
+            }
+            Some(id)
+        })
+        .ok()
+        .flatten()
     }
 
     /// `count` IDs for `tag`, ascending, as a few ranges: taken from the current segment in one
@@ -368,7 +537,14 @@ impl SegmentGenerator {
 
     /// The tags currently known, sorted.
     pub fn tags(&self) -> Vec<String> {
-        let mut t: Vec<String> = self.inner.buffers.load().keys().cloned().collect();
+        let mut t: Vec<String> = self
+            .inner
+            .buffers
+            .load()
+            .list
+            .iter()
+            .map(|b| b.tag().to_string())
+            .collect();
         t.sort();
         t
     }
@@ -379,7 +555,8 @@ impl SegmentGenerator {
             .inner
             .buffers
             .load()
-            .values()
+            .list
+            .iter()
             .map(|b| b.view())
             .collect();
         v.sort_by(|a, b| a.tag.cmp(&b.tag));
@@ -425,5 +602,28 @@ impl SegmentHandle {
     /// A monitoring snapshot of the tag's buffer.
     pub fn view(&self) -> SegmentBufferView {
         self.buffer.view()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_bytes;
+
+    #[test]
+    fn inline_equality_agrees_with_slices_at_every_length() {
+        let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for n in 0..base.len() {
+            let a = &base[..n];
+            let copy = a.to_vec(); // equal bytes elsewhere in memory
+            assert!(same_bytes(a, &copy), "len {n}");
+            if n > 0 {
+                assert!(!same_bytes(a, &base[..n - 1]), "len {n} vs {}", n - 1);
+            }
+            for i in 0..n {
+                let mut b = a.to_vec();
+                b[i] ^= 0x20;
+                assert!(!same_bytes(a, &b), "len {n}, byte {i} differs");
+            }
+        }
     }
 }

@@ -55,6 +55,12 @@ pub trait TimeFence: Send + Sync {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError>;
 }
 
+impl<T: TimeFence + ?Sized> TimeFence for std::sync::Arc<T> {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        (**self).extend(unix_ms)
+    }
+}
+
 /// A run of IDs from one tick: `first`, `first + stride`, ... (`count` of them), all ascending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdBlock {

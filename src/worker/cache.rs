@@ -1,7 +1,7 @@
 //! The forever mode's local cache file: Leaf's weak dependency on ZooKeeper, with NotFound9's fix.
 //!
 //! `{state_dir}/zk-{name}-{ip}_{port}.json` holds the worker id ZooKeeper gave this identity, the
-//! last time reported, and (like [`crate::state`]) an upper bound on the times IDs were issued at,
+//! last time reported, and (like the `--worker-id` state file in [`super::local`]) an upper bound on the times IDs were issued at,
 //! written and synced before IDs at those times are handed out. When ZooKeeper is unreachable at
 //! start the cached worker id is used only if the clock is not behind the recorded times. A lock
 //! file beside it keeps a second process with the same identity on this host from starting.
@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::StateError;
+use super::files;
 use super::{Identity, WorkerError};
-use crate::state::{self, StateError};
 
 /// What the cache file holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,7 +71,7 @@ impl CacheFile {
 
     /// Locks the cache for (`name`, `identity`); fails at once when another process holds it.
     pub fn lock(dir: &Path, name: &str, identity: &Identity) -> Result<CacheFile, WorkerError> {
-        state::ensure_dir(dir)?;
+        files::ensure_dir(dir)?;
         let path = Self::path_for(dir, name, identity);
         let lock_path = path.with_extension("lock");
         let lock = OpenOptions::new()
@@ -104,7 +105,7 @@ impl CacheFile {
 
     /// Replaces the cache atomically (written, synced, renamed).
     pub fn write(&self, cache: &WorkerCache) -> Result<(), WorkerError> {
-        Ok(state::write_atomically(&self.path, cache)?)
+        Ok(files::write_atomically(&self.path, cache)?)
     }
 }
 

@@ -21,7 +21,8 @@ use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status};
 
-use super::zk::{NodeData, WorkerMode, WorkerRecord, average, status_of};
+use super::record::{WorkerMode, WorkerRecord, status_of};
+use super::zk::{NodeData, average};
 use super::{DEFAULT_MAX_CLOCK_SKEW_MS, Identity, REPORT_INTERVAL_MS, WorkerError};
 
 /// How to reach etcd and which keys to use.
@@ -832,7 +833,7 @@ impl EtcdAdmin {
                 last_seen_ms: last_seen,
                 reserved_until_ms: data.reserved_until,
                 held,
-                status: status_of(held, last_seen, now_ms),
+                status: status_of(WorkerMode::Etcd, held, last_seen, now_ms),
                 location: format!("{leases_prefix}{id}"),
             });
         }

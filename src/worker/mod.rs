@@ -4,8 +4,8 @@
 //! reuses a time a predecessor on that worker id used. A [`WorkerRegistry`] hands out a
 //! [`WorkerLease`] that guarantees both:
 //!
-//! - [`LocalRegistry`]: a worker id given by the operator, locked on this machine (the state file
-//!   from [`crate::state`]).
+//! - [`LocalRegistry`]: a worker id given by the operator, locked on this machine by a lock and
+//!   state file ([`local`]).
 //! - [`ZkForeverRegistry`]: Leaf's own ZooKeeper tree (`/snowflake/{name}/forever/{ip}:{port}-{seq}`),
 //!   one worker id per identity for ever, with Leaf's weak dependency on ZooKeeper through a local
 //!   cache file.
@@ -22,9 +22,11 @@
 pub mod cache;
 mod etcd;
 mod etcd_lease;
+mod files;
 mod identity;
-mod local;
+pub mod local;
 pub mod mysql;
+mod record;
 mod supervised;
 mod zk;
 mod zk_forever;
@@ -35,14 +37,14 @@ use std::sync::Arc;
 use crate::snowflake::{
     Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
 };
-use crate::state::StateError;
 
 pub use identity::Identity;
-pub use local::LocalRegistry;
+pub use local::{LocalRegistry, LocalWorkerLease, StateError};
 pub use mysql::{MysqlOptions, MysqlRegistry};
+pub use record::{WorkerMode, WorkerRecord, WorkerStatus};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 
-pub use zk::{ClockReport, WorkerMode, WorkerRecord, WorkerStatus, ZkAdmin, ZkOptions};
+pub use zk::{ClockReport, ZkAdmin, ZkOptions};
 pub use zk_forever::ZkForeverRegistry;
 pub use zk_lease::ZkLeaseRegistry;
 

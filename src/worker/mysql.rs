@@ -16,13 +16,17 @@ use std::time::Duration;
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
-use super::zk::{WorkerMode, status_of};
+use super::record::{WorkerMode, WorkerStatus, status_of};
 use super::{
     Identity, LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRecord,
     WorkerRegistry,
 };
 use crate::mysql_url::{self, scrub};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+
+/// How long (s) a start waits for the named lock of its row before saying another live process
+/// holds it: long enough for the server to notice a killed holder's connection is gone.
+const LOCK_WAIT_S: i64 = 2;
 
 /// NotFound9's table, as `leafctl db init` creates it on MySQL.
 pub const WORKERID_DDL: &str = "CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc` (
@@ -116,9 +120,9 @@ impl MysqlRegistry {
                 let held = lock.is_some();
                 // max_timestamp may legitimately run one window ahead (a reservation).
                 let ahead = max_ts.is_some_and(|t| t > now_ms + LEASE_WINDOW_MS);
-                let mut status = status_of(held, updated, now_ms);
+                let mut status = status_of(WorkerMode::Mysql, held, updated, now_ms);
                 if ahead {
-                    status = super::WorkerStatus::ClockAhead;
+                    status = WorkerStatus::ClockAhead;
                 }
                 WorkerRecord {
                     worker: id,
@@ -212,17 +216,26 @@ impl WorkerRegistry for MysqlRegistry {
                 source_of: format!("leaf_workerid_alloc id of {ip_port}"),
             });
         }
-        let locked: Option<Option<i64>> = c
+        // A holder killed a moment ago keeps its lock until the server notices its connection
+        // closed (usually at once, later on a loaded server): wait briefly before refusing.
+        let locked: Option<(String, Option<i64>)> = c
             .exec_first(
-                "SELECT GET_LOCK(LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64), 0)",
-                (id,),
+                "SELECT n, GET_LOCK(n, ?) FROM \
+                 (SELECT LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64) AS n) AS l",
+                (LOCK_WAIT_S, id),
             )
             .map_err(|e| o.fail("lock the worker id", e))?;
-        if locked.flatten() != Some(1) {
-            return Err(WorkerError::IdentityInUse {
-                identity: ip_port,
-                path: format!("leaf_workerid_alloc id {id} is locked by another connection"),
-            });
+        match locked {
+            Some((_, Some(1))) => {}
+            Some((lock, _)) => {
+                return Err(WorkerError::IdentityInUse {
+                    identity: ip_port,
+                    path: format!(
+                        "the named lock {lock} of leaf_workerid_alloc id {id} is held by another MySQL connection"
+                    ),
+                });
+            }
+            None => return Err(o.fail("lock the worker id", "GET_LOCK returned no row")),
         }
         let stored = stored.unwrap_or(0);
         super::wait_for_record(clock.as_ref(), id, stored, max_lead_ms, || {
@@ -351,6 +364,14 @@ impl WorkerLease for MysqlWorkerLease {
                 .map_err(|e| self.opts.fail("write max_timestamp", e)),
             _ => Ok(()),
         };
+        // Give the named lock back before the connection goes, so `workers list` sees the row
+        // free as soon as this returns (closing the connection alone frees it a little later).
+        if let Some(conn) = h.conn.as_mut() {
+            let _ = conn.exec_drop(
+                "DO RELEASE_LOCK(LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64))",
+                (self.worker,),
+            );
+        }
         h.conn = None;
         result
     }

@@ -14,7 +14,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use zookeeper_client as zkc;
 
-use super::{DEFAULT_MAX_CLOCK_SKEW_MS, Identity, REPORT_INTERVAL_MS, WorkerError};
+use super::record::{WorkerMode, WorkerRecord, status_of};
+use super::{DEFAULT_MAX_CLOCK_SKEW_MS, Identity, WorkerError};
 
 /// How to reach ZooKeeper and which tree to use.
 #[derive(Debug, Clone)]
@@ -463,94 +464,6 @@ fn any_listening(hosts: &str) -> bool {
     })
 }
 
-/// A worker id's mode, as `workers list` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkerMode {
-    /// Leaf's persistent sequential node.
-    Forever,
-    /// A leased, recyclable id.
-    Lease,
-    /// A row of `leaf_workerid_alloc`.
-    Mysql,
-    /// A leased, recyclable id in etcd.
-    Etcd,
-}
-
-impl std::fmt::Display for WorkerMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WorkerMode::Forever => "forever",
-            WorkerMode::Lease => "lease",
-            WorkerMode::Mysql => "mysql",
-            WorkerMode::Etcd => "etcd",
-        })
-    }
-}
-
-/// Whether a worker id is in use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkerStatus {
-    /// Reported within 3 report intervals, or holding a lease / ephemeral node.
-    Live,
-    /// Not heard from recently.
-    Stale,
-    /// Its recorded time is ahead of our clock.
-    ClockAhead,
-}
-
-impl std::fmt::Display for WorkerStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WorkerStatus::Live => "live",
-            WorkerStatus::Stale => "stale",
-            WorkerStatus::ClockAhead => "clock-ahead",
-        })
-    }
-}
-
-/// One worker id as a registry knows it.
-#[derive(Debug, Clone)]
-pub struct WorkerRecord {
-    /// The worker id.
-    pub worker: u64,
-    /// `ip:port` of its (last) holder.
-    pub identity: String,
-    /// Registry mode.
-    pub mode: WorkerMode,
-    /// Last reported time (the holder's clock), Unix ms.
-    pub last_seen_ms: Option<i64>,
-    /// Lease mode: the reservation bound.
-    pub reserved_until_ms: Option<i64>,
-    /// A lease or ephemeral node is held right now.
-    pub held: bool,
-    /// live / stale / clock-ahead.
-    pub status: WorkerStatus,
-    /// The node (or row) it lives in.
-    pub location: String,
-}
-
-impl WorkerRecord {
-    /// True when reclaiming it could let two generators share the id.
-    pub fn is_live(&self, now_ms: i64) -> bool {
-        self.held
-            || self
-                .last_seen_ms
-                .is_some_and(|t| now_ms - t <= 3 * REPORT_INTERVAL_MS)
-    }
-}
-
-/// Status from the facts: clock-ahead beats live beats stale.
-pub(crate) fn status_of(held: bool, last_seen: Option<i64>, now_ms: i64) -> WorkerStatus {
-    match last_seen {
-        Some(t) if t > now_ms => WorkerStatus::ClockAhead,
-        Some(t) if now_ms - t <= 3 * REPORT_INTERVAL_MS => WorkerStatus::Live,
-        _ if held => WorkerStatus::Live,
-        _ => WorkerStatus::Stale,
-    }
-}
-
 /// Splits Leaf's `{ip}:{port}-{seq}` child name.
 pub(crate) fn parse_forever_child(child: &str) -> Option<(String, u64)> {
     let (identity, seq) = child.rsplit_once('-')?;
@@ -618,7 +531,7 @@ impl ZkAdmin {
                 last_seen_ms: last_seen,
                 reserved_until_ms: None,
                 held,
-                status: status_of(held, last_seen, now_ms),
+                status: status_of(WorkerMode::Forever, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -664,7 +577,7 @@ impl ZkAdmin {
                 last_seen_ms: last_seen,
                 reserved_until_ms: data.reserved_until,
                 held,
-                status: status_of(held, last_seen, now_ms),
+                status: status_of(WorkerMode::Lease, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -779,16 +692,5 @@ mod tests {
         assert_eq!(d.timestamp, 1_700_000_000_000);
         assert_eq!(d.port, "8080");
         assert_eq!(d.to_bytes(), raw.to_vec());
-    }
-
-    #[test]
-    fn status_prefers_clock_ahead() {
-        assert_eq!(
-            status_of(true, Some(2_000), 1_000),
-            WorkerStatus::ClockAhead
-        );
-        assert_eq!(status_of(false, Some(1_000), 5_000), WorkerStatus::Live);
-        assert_eq!(status_of(false, Some(1_000), 50_000), WorkerStatus::Stale);
-        assert_eq!(status_of(true, Some(1_000), 50_000), WorkerStatus::Live);
     }
 }
