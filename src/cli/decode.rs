@@ -355,11 +355,17 @@ impl Decoder<'_> {
     }
 }
 
-/// Decodes stdin line by line. Lines are taken straight from the read buffer; only a line split
-/// across two reads is copied (at most [`MAX_LINE`] bytes of it). Before any read that may wait,
-/// what has been decoded so far is flushed, so a reader sees rows while the input is slow.
-fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
-    let mut reader = io::BufReader::with_capacity(1 << 16, io::stdin().lock());
+/// Calls `on_line(ctx, line, longer_than_kept, line_number)` for every line of `reader` (without
+/// its `\n`). Lines are taken straight from the read buffer; only a line split across two reads
+/// is copied (at most [`MAX_LINE`] bytes of it). `on_wait` runs before any read that may wait, so
+/// what has been decoded so far can be flushed while the input is slow.
+fn for_each_line<C>(
+    reader: impl io::Read,
+    ctx: &mut C,
+    mut on_wait: impl FnMut(&mut C) -> anyhow::Result<()>,
+    mut on_line: impl FnMut(&mut C, &[u8], bool, u64) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut reader = io::BufReader::with_capacity(1 << 16, reader);
     let mut partial: Vec<u8> = Vec::with_capacity(MAX_LINE);
     let mut partial_long = false;
     let keep = |partial: &mut Vec<u8>, long: &mut bool, bytes: &[u8]| {
@@ -372,7 +378,7 @@ fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
     let mut n = 0u64;
     loop {
         if reader.buffer().is_empty() {
-            d.printer.flush()?;
+            on_wait(ctx)?;
         }
         let avail = match reader.fill_buf() {
             Ok(b) => b,
@@ -382,7 +388,7 @@ fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
         if avail.is_empty() {
             if !partial.is_empty() || partial_long {
                 n += 1;
-                d.value(&partial, partial_long, Some(n))?;
+                on_line(ctx, &partial, partial_long, n)?;
             }
             return Ok(());
         }
@@ -390,10 +396,10 @@ fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
         while let Some(i) = rest.iter().position(|&b| b == b'\n') {
             n += 1;
             if partial.is_empty() && !partial_long {
-                d.value(&rest[..i], false, Some(n))?;
+                on_line(ctx, &rest[..i], false, n)?;
             } else {
                 keep(&mut partial, &mut partial_long, &rest[..i]);
-                d.value(&partial, partial_long, Some(n))?;
+                on_line(ctx, &partial, partial_long, n)?;
                 partial.clear();
                 partial_long = false;
             }
@@ -403,6 +409,16 @@ fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
         let used = avail.len();
         reader.consume(used);
     }
+}
+
+/// Decodes stdin line by line, flushing while it waits for input.
+fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
+    for_each_line(
+        io::stdin().lock(),
+        d,
+        |d| d.printer.flush(),
+        |d, line, long, n| d.value(line, long, Some(n)),
+    )
 }
 
 pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
@@ -529,6 +545,56 @@ mod tests {
         assert!(parse_id("0xzz").is_err());
         assert!(parse_id("99999999999999999999999999999999999999999").is_err());
     }
+
+    /// Every line `for_each_line` gives for `input`: (bytes, longer than kept).
+    pub(super) fn lines_of(input: &[u8]) -> Vec<(Vec<u8>, bool)> {
+        let mut out = Vec::new();
+        // Reads of a few bytes at a time, so lines are split across reads.
+        let reader = io::Read::chain(&input[..input.len() / 3], &input[input.len() / 3..]);
+        for_each_line(
+            io::BufReader::with_capacity(7, reader),
+            &mut out,
+            |_| Ok(()),
+            |out, line, long, n| {
+                assert_eq!(n as usize, out.len() + 1, "numbered in order");
+                out.push((line.to_vec(), long));
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn stdin_lines_that_are_not_utf8_are_values_not_a_failure() {
+        let lines: Vec<Vec<u8>> = lines_of(b"1\n\xff\xfe\n\n  \r\n2\r\n3")
+            .into_iter()
+            .map(|(l, _)| l.trim_ascii().to_vec())
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(parse_id_bytes(&lines[0]), Ok(1));
+        assert!(
+            parse_id_bytes(&lines[1])
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert_eq!(parse_id_bytes(&lines[2]), Ok(2));
+        assert_eq!(parse_id_bytes(&lines[3]), Ok(3));
+    }
+
+    #[test]
+    fn lines_split_across_reads_and_long_lines_are_kept_whole_or_cut() {
+        let long = vec![b'7'; MAX_LINE + 100];
+        let mut input = b"123456789012345678\n".to_vec();
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\n42");
+        let lines = lines_of(&input);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], (b"123456789012345678".to_vec(), false));
+        assert_eq!((lines[1].0.len(), lines[1].1), (MAX_LINE, true));
+        assert_eq!(lines[2], (b"42".to_vec(), false));
+    }
 }
 
 /// Parser fuzzing (issue 8): arbitrary input never panics, and every ID reads back as itself.
@@ -548,6 +614,12 @@ mod fuzz {
                 let _ = decode_one(&preset.layout(), preset.name(), raw.as_bytes(), 1_800_000_000_000);
                 // Stdin lines are bytes: anything, valid UTF-8 or not.
                 let _ = decode_one(&preset.layout(), preset.name(), &bytes, 1_800_000_000_000);
+            }
+            let lines = tests::lines_of(&bytes);
+            prop_assert!(lines.len() <= bytes.iter().filter(|&&b| b == b'\n').count() + 1);
+            for (line, _) in &lines {
+                prop_assert!(line.len() <= MAX_LINE);
+                let _ = parse_id_bytes(line.trim_ascii());
             }
         }
 
