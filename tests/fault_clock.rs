@@ -122,18 +122,33 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
     }
     assert!(load.wait_for_answers(100, Duration::from_secs(30)));
     let seen = load.stop();
-    assert_eq!(
-        seen.statuses.keys().copied().collect::<Vec<_>>(),
-        vec![200],
-        "{:?}",
-        seen.errors
-    );
+    // A step within the tolerance (5 ms) is never refused. On a loaded machine libfaketime has
+    // been seen to hand the server a larger step now and then (one refusal "by 29 ms" in a run of
+    // 3 ms steps); refusing that is right, so a refusal is accepted only when it names a step
+    // beyond the tolerance.
+    for code in seen.statuses.keys().filter(|&&c| c != 200) {
+        assert_eq!(*code, 503, "{:?}", seen.errors);
+    }
+    for (code, msg) in &seen.errors {
+        assert_eq!(code, "clock_backwards", "{msg}");
+        let by: i64 = msg
+            .split("by ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no amount in {msg:?}"));
+        assert!(
+            by > leafctl::snowflake::MAX_TOLERATED_ROLLBACK_MS,
+            "a {by} ms step was refused: {msg}"
+        );
+    }
+    let refused_answers = seen.statuses.get(&503).copied().unwrap_or(0);
     ids.extend(seen.ids);
     let waited = metric(&s, "leaf_snowflake_clock_rollbacks_waited_total");
     assert!(waited >= 1, "no step back was met (waited {waited})");
-    assert_eq!(
-        metric(&s, "leaf_snowflake_clock_rollbacks_refused_total"),
-        0
+    assert!(
+        metric(&s, "leaf_snowflake_clock_rollbacks_refused_total") <= refused_answers,
+        "refusals the clients never saw"
     );
 
     // Back 10 s, then 1 h: refused with a clear 503 until the clock is back where it was.
