@@ -106,7 +106,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         .read_timeout(Some(IO_TIMEOUT))
         .write_timeout(Some(IO_TIMEOUT))
         .init(vec![format!(
-            "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}"
+            "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"
         )])
         .ssl_opts(ssl);
     Ok(MysqlTarget {

@@ -561,3 +561,55 @@ fn json_output_and_unique_ids_across_many_small_claims() {
         }
     }
 }
+
+/// A claim that loses a write conflict (error 1213) is retried, and only when every try lost is
+/// the conflict reported: one error naming it, exit 1, nothing claimed. A trigger that raises
+/// 1213 on every update stands in for a Galera node that keeps losing certification; one that
+/// raises it only on the first two tries shows the retry succeeding unseen.
+#[test]
+fn write_conflicts_are_retried_then_reported_once() {
+    let env = Env::new();
+    env.leafctl().args(["tag", "add", "c"]).assert().success();
+    env.db.root_sql(
+        Some(&env.name),
+        // MyISAM: the count survives the failed statement that decremented it.
+        "CREATE TABLE conflicts (n INT NOT NULL) ENGINE=MyISAM; INSERT INTO conflicts VALUES (2);
+         DELIMITER //
+         CREATE TRIGGER lose BEFORE UPDATE ON leaf_alloc FOR EACH ROW BEGIN
+           IF (SELECT n FROM conflicts) != 0 THEN
+             UPDATE conflicts SET n = IF(n > 0, n - 1, n);
+             SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213,
+               MESSAGE_TEXT = 'Deadlock found when trying to get lock; try restarting transaction';
+           END IF;
+         END //",
+    );
+    // Two conflicts, then the claim goes through: no error, the IDs follow on.
+    let out = env
+        .leafctl()
+        .args(["next", "c", "-n", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3]);
+    assert_eq!(env.max_id("c"), 4);
+
+    // Every try conflicts (n < 0 never counts down): one clear error after the last try.
+    env.db
+        .root_sql(Some(&env.name), "UPDATE conflicts SET n = -1");
+    let started = Instant::now();
+    let out = env.leafctl().args(["next", "c"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 1, "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("lost a write conflict 10 times in a row") && err.contains("error 1213"),
+        "{err}"
+    );
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "bounded backoff"
+    );
+    assert_eq!(env.max_id("c"), 4, "nothing claimed");
+}

@@ -284,6 +284,10 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",
         ),
         SegmentError::Database { .. } => (EXIT_RUNTIME, "check the database server's log"),
+        SegmentError::Conflict { .. } => (
+            EXIT_RUNTIME,
+            "other claimants write the same tag on other nodes at the same time: retry, or send one tag's claims to one node (a load balancer's first-available policy)",
+        ),
         SegmentError::NotReady { .. } => (
             EXIT_RUNTIME,
             "retry shortly; the generator reloads by itself once the database answers",

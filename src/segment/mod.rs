@@ -142,6 +142,21 @@ pub enum SegmentError {
         /// The driver's explanation.
         detail: String,
     },
+    /// A claim lost a write conflict (error 1213: an InnoDB deadlock, or a Galera certification
+    /// failure against a write from another node) on every one of its tries; nothing was claimed.
+    #[error(
+        "claim for tag {tag:?} on {db} lost a write conflict {tries} times in a row ({detail}); nothing was claimed"
+    )]
+    Conflict {
+        /// The tag.
+        tag: String,
+        /// The database, password removed.
+        db: String,
+        /// How many tries were made.
+        tries: u32,
+        /// The last conflict, as the server put it.
+        detail: String,
+    },
     /// The generator's segments for a tag are used up and the next one did not arrive in time.
     #[error("no IDs ready for tag {tag:?}: both segments are used up and loading the next failed or is slow{}", .cause.as_deref().map(|c| format!(" ({c})")).unwrap_or_default())]
     NotReady {

@@ -1,7 +1,9 @@
 //! The allocation table on MySQL or MariaDB, through the pure-Rust `mysql` crate.
 
 use mysql::prelude::Queryable;
-use mysql::{Pool, PoolConstraints, PoolOpts, TxOpts};
+use std::time::Duration;
+
+use mysql::{Pool, PoolConstraints, PoolOpts};
 
 use super::store::check_claim;
 use super::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, redact_url};
@@ -220,6 +222,120 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
     }
 }
 
+/// How often a claim is tried when it loses a write conflict (error 1213: an InnoDB deadlock,
+/// or a Galera certification failure, a normal answer on a multi-writer cluster) before the
+/// conflict is reported.
+pub const CONFLICT_TRIES: u32 = 10;
+/// The backoff before retry `n` is drawn from `[cap/2, cap]`, with `cap` doubling from this
+/// bound up to [`CONFLICT_BACKOFF_MAX`]: about 0.8 s of waiting in all, at most.
+const CONFLICT_BACKOFF_MIN: Duration = Duration::from_millis(2);
+const CONFLICT_BACKOFF_MAX: Duration = Duration::from_millis(250);
+
+/// The jittered wait after the `tries`-th conflict: claimants that collided once spread out
+/// instead of colliding again in step.
+fn conflict_backoff(tries: u32) -> Duration {
+    let cap = CONFLICT_BACKOFF_MIN
+        .saturating_mul(1 << tries.min(16))
+        .min(CONFLICT_BACKOFF_MAX);
+    let half = cap / 2;
+    // A fresh RandomState is randomly keyed: enough randomness for a jitter, no extra crate.
+    let draw = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), tries);
+    let span = u64::try_from(half.as_micros()).unwrap_or(u64::MAX).max(1);
+    half + Duration::from_micros(draw % span)
+}
+
+/// How one try of a claim ended, when it did not claim.
+enum Attempt {
+    /// Lost a write conflict: nothing was claimed, and trying again is the answer.
+    Conflict(String),
+    /// Anything else: reported as it is.
+    Failed(SegmentError),
+}
+
+/// The MySQL error a lost write conflict gives: `ER_LOCK_DEADLOCK`.
+const ER_LOCK_DEADLOCK: u16 = 1213;
+
+/// The claim itself: one autocommit statement. Its OK packet is sent only once the change has
+/// committed (on Galera: certified and replicated) and counts the rows it changed;
+/// `LAST_INSERT_ID(expr)` leaves the new `max_id` in the session for the next statement. The guard in `WHERE` keeps the claim from
+/// overflowing or issuing from a negative row; a row it leaves alone is explained afterwards.
+const CLAIM_SQL: &str = "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) \
+     WHERE biz_tag = ? AND max_id >= 0 AND max_id <= 9223372036854775807 - ?";
+
+impl MysqlStore {
+    /// One try of a claim.
+    ///
+    /// It is deliberately not Leaf's `START TRANSACTION; SELECT ... FOR UPDATE; UPDATE;
+    /// SELECT; COMMIT`. On a Galera cluster a transaction can be rolled back by a conflicting
+    /// write from another node ("brute-force abort") while the client sits between two
+    /// statements. MariaDB then runs the client's next prepared statement anyway, outside any
+    /// transaction and without an error: the `SELECT` after the `UPDATE` read `max_id` with
+    /// the claim already undone, and the `COMMIT` that followed committed nothing and said OK.
+    /// The claim handed out the range below the current `max_id`, which another claimant
+    /// owned: a duplicate ID. With a single autocommit statement there is no idle transaction
+    /// to lose, and the answer that reports the claim is the one that reports its commit.
+    fn claim_once(&self, tag: &str, increment: Increment) -> Result<Claim, Attempt> {
+        let failed = |e| Attempt::Failed(e);
+        let Checked { mut conn, poison } = self.conn().map_err(failed)?;
+        let attempt = |e: mysql::Error| match e {
+            mysql::Error::MySqlError(ref m) if m.code == ER_LOCK_DEADLOCK => {
+                Attempt::Conflict(format!("error {}: {}", m.code, m.message))
+            }
+            e => Attempt::Failed(self.fail(&poison, e)),
+        };
+        // The row as it stands: its step (for a claim of the table's step, and to report), and
+        // a clear error for an unknown tag or a row that cannot be claimed from.
+        let rows: Vec<(i64, i64)> = conn
+            .exec(
+                "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?",
+                (tag,),
+            )
+            .map_err(attempt)?;
+        let Some(&(max_id, table_step)) = rows.first() else {
+            return Err(failed(SegmentError::UnknownTag {
+                tag: tag.into(),
+                db: self.name.clone(),
+            }));
+        };
+        let inc = match increment {
+            Increment::TableStep => table_step,
+            Increment::Custom(n) => n,
+        };
+        check_claim(tag, max_id, inc).map_err(failed)?;
+        conn.exec_drop(CLAIM_SQL, (inc, tag, inc))
+            .map_err(attempt)?;
+        if conn.affected_rows() != 1 {
+            // The row changed in between: removed, or moved to where it cannot be claimed
+            // from. The next try reads it again and says which.
+            return Err(Attempt::Conflict(format!(
+                "the claim changed {} rows",
+                conn.affected_rows()
+            )));
+        }
+        // The session's LAST_INSERT_ID, not the OK packet's: a trigger on the table (an audit
+        // log, say) clears the packet's value, while the session's is restored after it.
+        let new_max: Vec<i64> = conn
+            .query("SELECT LAST_INSERT_ID()")
+            .map_err(|e| failed(self.fail(&poison, e)))?;
+        let new_max = new_max.first().copied().unwrap_or(0);
+        if new_max < inc {
+            return Err(failed(SegmentError::Database {
+                db: self.name.clone(),
+                detail: format!(
+                    "the claim for tag {tag:?} committed but LAST_INSERT_ID() reported max_id \
+                     {new_max}; nothing was issued from it"
+                ),
+            }));
+        }
+        let (start, end) = check_claim(tag, new_max - inc, inc).map_err(failed)?;
+        Ok(Claim {
+            start,
+            end,
+            table_step,
+        })
+    }
+}
+
 impl AllocStore for MysqlStore {
     fn describe(&self) -> String {
         self.name.clone()
@@ -234,53 +350,31 @@ impl AllocStore for MysqlStore {
     }
 
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
-        let mut tx = conn
-            .start_transaction(TxOpts::default())
-            .map_err(|e| self.fail(&poison, e))?;
-        // Lock the row and check the arithmetic before anything changes.
-        let current: Option<(i64, i64)> = tx
-            .exec_first(
-                "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE",
-                (tag,),
-            )
-            .map_err(|e| self.fail(&poison, e))?;
-        let Some((max_id, step)) = current else {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name.clone(),
-            });
-        };
-        let inc = match increment {
-            Increment::TableStep => step,
-            Increment::Custom(n) => n,
-        };
-        check_claim(tag, max_id, inc)?;
-        // Leaf's claim: UPDATE then SELECT in the same transaction.
-        tx.exec_drop(
-            "UPDATE leaf_alloc SET max_id = max_id + ? WHERE biz_tag = ?",
-            (inc, tag),
-        )
-        .map_err(|e| self.fail(&poison, e))?;
-        let after: Option<(String, i64, i64)> = tx
-            .exec_first(
-                "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?",
-                (tag,),
-            )
-            .map_err(|e| self.fail(&poison, e))?;
-        let Some((_, new_max, table_step)) = after else {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name.clone(),
-            });
-        };
-        let (start, end) = check_claim(tag, new_max - inc, inc)?;
-        tx.commit().map_err(|e| self.fail(&poison, e))?;
-        Ok(Claim {
-            start,
-            end,
-            table_step,
-        })
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.claim_once(tag, increment) {
+                Ok(claim) => return Ok(claim),
+                Err(Attempt::Failed(e)) => return Err(e),
+                Err(Attempt::Conflict(detail)) if tries >= CONFLICT_TRIES => {
+                    return Err(SegmentError::Conflict {
+                        tag: tag.into(),
+                        db: self.name.clone(),
+                        tries,
+                        detail,
+                    });
+                }
+                Err(Attempt::Conflict(detail)) => {
+                    let wait = conflict_backoff(tries);
+                    tracing::debug!(
+                        "claim for tag {tag:?} lost a write conflict ({detail}); try {tries} of \
+                         {CONFLICT_TRIES}, retrying in {} ms",
+                        wait.as_millis()
+                    );
+                    std::thread::sleep(wait);
+                }
+            }
+        }
     }
 
     fn add(
@@ -321,10 +415,10 @@ impl AllocStore for MysqlStore {
 
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
         let Checked { mut conn, poison } = self.conn()?;
-        let r: Option<Row> = conn
-            .exec_first(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
+        let rows: Vec<Row> = conn
+            .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
             .map_err(|e| self.fail(&poison, e))?;
-        Ok(r.map(row))
+        Ok(rows.into_iter().next().map(row))
     }
 
     fn tags(&self) -> Result<Vec<String>, SegmentError> {
@@ -350,22 +444,33 @@ impl AllocStore for MysqlStore {
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+        // No transaction (see `claim_once`): the delete names the max_id just read, so it
+        // removes exactly the row that is reported, and a claim in between makes it look again.
         let Checked { mut conn, poison } = self.conn()?;
-        let mut tx = conn
-            .start_transaction(TxOpts::default())
+        for _ in 0..CONFLICT_TRIES {
+            let rows: Vec<Row> = conn
+                .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
+                .map_err(|e| self.fail(&poison, e))?;
+            let Some(r) = rows.into_iter().next() else {
+                return Err(SegmentError::UnknownTag {
+                    tag: tag.into(),
+                    db: self.name.clone(),
+                });
+            };
+            conn.exec_drop(
+                "DELETE FROM leaf_alloc WHERE biz_tag = ? AND max_id = ?",
+                (tag, r.1),
+            )
             .map_err(|e| self.fail(&poison, e))?;
-        let r: Option<Row> = tx
-            .exec_first(format!("{ROW_SQL} WHERE biz_tag = ? FOR UPDATE"), (tag,))
-            .map_err(|e| self.fail(&poison, e))?;
-        let Some(r) = r else {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name.clone(),
-            });
-        };
-        tx.exec_drop("DELETE FROM leaf_alloc WHERE biz_tag = ?", (tag,))
-            .map_err(|e| self.fail(&poison, e))?;
-        tx.commit().map_err(|e| self.fail(&poison, e))?;
-        Ok(row(r))
+            if conn.affected_rows() == 1 {
+                return Ok(row(r));
+            }
+        }
+        Err(SegmentError::Conflict {
+            tag: tag.into(),
+            db: self.name.clone(),
+            tries: CONFLICT_TRIES,
+            detail: "the tag was claimed from between every read and delete".into(),
+        })
     }
 }

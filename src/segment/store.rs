@@ -83,9 +83,10 @@ impl Claim {
 
 /// The allocation table: claims and the admin operations of `leafctl tag` and `leafctl db`.
 ///
-/// Every implementation claims in one transaction (`UPDATE ... SET max_id = max_id + ?` then
-/// `SELECT`), refuses a claim that would overflow before changing anything, and passes every
-/// value as a bound parameter.
+/// Every implementation claims atomically (MySQL: one autocommit `UPDATE ... SET max_id =
+/// LAST_INSERT_ID(max_id + ?)`, whose success is its commit; SQLite: an immediate transaction),
+/// reports a claim only once it has committed, refuses a claim that would overflow before
+/// changing anything, and passes every value as a bound parameter.
 pub trait AllocStore: Send + Sync {
     /// The database's URL with any password removed, for messages.
     fn describe(&self) -> String;

@@ -184,10 +184,11 @@ impl WorkerRegistry for MysqlRegistry {
         let ip_port = o.identity.to_string();
         let mut c = o.connect()?;
         let find = |c: &mut Conn| -> Result<Option<(u64, Option<i64>)>, WorkerError> {
-            c.exec_first(
+            c.exec(
                 "SELECT id, max_timestamp FROM leaf_workerid_alloc WHERE ip_port = ?",
                 (&ip_port,),
             )
+            .map(|rows: Vec<(u64, Option<i64>)>| rows.into_iter().next())
             .map_err(|e| o.fail("read leaf_workerid_alloc", e))
         };
         let (id, stored) = match find(&mut c)? {
@@ -219,11 +220,12 @@ impl WorkerRegistry for MysqlRegistry {
         // A holder killed a moment ago keeps its lock until the server notices its connection
         // closed (usually at once, later on a loaded server): wait briefly before refusing.
         let locked: Option<(String, Option<i64>)> = c
-            .exec_first(
+            .exec(
                 "SELECT n, GET_LOCK(n, ?) FROM \
                  (SELECT LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64) AS n) AS l",
                 (LOCK_WAIT_S, id),
             )
+            .map(|rows: Vec<(String, Option<i64>)>| rows.into_iter().next())
             .map_err(|e| o.fail("lock the worker id", e))?;
         match locked {
             Some((_, Some(1))) => {}

@@ -44,6 +44,11 @@ fn tool(name: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The server's command line (shell words), with its options in `$EXTRA`.
+const MARIADBD_CMD: &str = r#""$MARIADBD" --no-defaults --user=root --datadir="$D/data" --port="$PORT" \
+  --bind-address=127.0.0.1 --socket="$D/sock" --pid-file="$D/pid" \
+  --innodb-buffer-pool-size=64M --skip-log-bin --tmpdir="$D/tmp" $EXTRA"#;
+
 struct Running {
     watchdog: Child,
     stdin: ChildStdin,
@@ -74,20 +79,23 @@ impl MariaDb {
 
     /// The same with extra `mariadbd` options (no spaces inside one).
     pub fn start_with(extra: &[&str]) -> MariaDb {
-        let dir = tempfile::Builder::new()
-            .prefix("leafctl-mariadb-")
-            .tempdir()
-            .expect("temp dir")
-            .keep();
+        let db = MariaDb::initialised(extra);
+        db.launch(&[]);
+        db.create_user();
+        db
+    }
+
+    /// A data directory made by `mariadb-install-db`, not yet served.
+    pub(crate) fn initialised(extra: &[&str]) -> MariaDb {
+        let db = MariaDb::empty(extra);
         // A private tmpdir, and one bootstrap at a time: concurrent bootstraps sharing /tmp
         // collide on their temporary tables.
         static BOOTSTRAP: Mutex<()> = Mutex::new(());
         let _one = BOOTSTRAP.lock().unwrap_or_else(|p| p.into_inner());
-        std::fs::create_dir_all(dir.join("tmp")).expect("tmp dir");
         let out = Command::new(tool("mariadb-install-db"))
             .arg("--user=root")
-            .arg(format!("--tmpdir={}", dir.join("tmp").display()))
-            .arg(format!("--datadir={}", dir.join("data").display()))
+            .arg(format!("--tmpdir={}", db.dir.join("tmp").display()))
+            .arg(format!("--datadir={}", db.dir.join("data").display()))
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
             .output()
@@ -97,35 +105,60 @@ impl MariaDb {
             "mariadb-install-db failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let db = MariaDb {
-            port: free_port(),
+        db
+    }
+
+    /// A server with an empty data directory (a Galera joiner, filled by its state transfer),
+    /// on a free port, not yet started.
+    pub(crate) fn empty(extra: &[&str]) -> MariaDb {
+        let dir = tempfile::Builder::new()
+            .prefix("leafctl-mariadb-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        std::fs::create_dir_all(dir.join("tmp")).expect("tmp dir");
+        std::fs::create_dir_all(dir.join("data")).expect("data dir");
+        MariaDb::at(dir, free_port(), extra)
+    }
+
+    /// A server on `dir` and `port` (already chosen), not yet started.
+    pub(crate) fn at(dir: PathBuf, port: u16, extra: &[&str]) -> MariaDb {
+        MariaDb {
+            port,
             dir,
             extra: extra.join(" "),
             running: Mutex::new(None),
             next_db: AtomicU32::new(0),
-        };
-        db.launch();
-        db.root_sql(
+        }
+    }
+
+    /// The temp directory that holds the data directory, socket and logs.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The TCP user `leaf` that leafctl connects as.
+    pub(crate) fn create_user(&self) {
+        self.root_sql(
             None,
             &format!(
                 "CREATE USER 'leaf'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO 'leaf'@'%';"
             ),
         );
-        db
     }
 
     fn socket(&self) -> PathBuf {
         self.dir.join("sock")
     }
 
-    /// Starts mariadbd on the existing data directory and port; waits until it answers.
-    fn launch(&self) {
+    /// Starts mariadbd on the existing data directory and port, with `once` appended to the
+    /// options for this start only (`--wsrep-new-cluster`); waits until it answers.
+    pub(crate) fn launch(&self, once: &[&str]) {
         let mut guard = self.running.lock().unwrap();
         assert!(guard.is_none(), "already running");
-        let script = r#"
-"$MARIADBD" --no-defaults --user=root --datadir="$D/data" --port="$PORT" \
-  --bind-address=127.0.0.1 --socket="$D/sock" --pid-file="$D/pid" \
-  --innodb-buffer-pool-size=64M --skip-log-bin --log-error="$D/error.log" --tmpdir="$D/tmp" $EXTRA &
+        let script = format!(
+            r#"
+{MARIADBD_CMD} --log-error="$D/error.log" $ONCE &
 pid=$!
 echo "$pid"
 read -r cmd
@@ -136,14 +169,16 @@ killer=$!
 wait "$pid"
 kill "$killer" 2>/dev/null
 if [ "$cmd" != keep ]; then rm -rf "$D"; fi
-"#;
+"#
+        );
         let mut child = Command::new("sh")
             .arg("-c")
-            .arg(script)
+            .arg(&script)
             .env("MARIADBD", tool("mariadbd"))
             .env("D", &self.dir)
             .env("PORT", self.port.to_string())
             .env("EXTRA", &self.extra)
+            .env("ONCE", once.join(" "))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -255,7 +290,37 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
 
     /// Starts it again on the same data directory and port.
     pub fn restart(&self) {
-        self.launch();
+        self.launch(&[]);
+    }
+
+    /// Runs `mariadbd --wsrep-recover` on the stopped server's data directory and returns the
+    /// position it recovered (`UUID:SEQNO`), to rejoin a Galera cluster by IST.
+    pub fn wsrep_recover(&self) -> String {
+        assert!(self.running.lock().unwrap().is_none(), "still running");
+        let log = self.dir.join("recover.log");
+        let _ = std::fs::remove_file(&log);
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                r#"{MARIADBD_CMD} --log-error="$D/recover.log" --wsrep-recover"#
+            ))
+            .env("MARIADBD", tool("mariadbd"))
+            .env("D", &self.dir)
+            .env("PORT", self.port.to_string())
+            .env("EXTRA", &self.extra)
+            .output()
+            .expect("run mariadbd --wsrep-recover");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.lines()
+            .rev()
+            .find_map(|l| l.split("Recovered position: ").nth(1))
+            .map(|p| p.trim().to_string())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no recovered position ({}):\n{text}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
     }
 
     /// Freezes the server (SIGSTOP): connections stay open but nothing answers.

@@ -4,6 +4,7 @@
 
 pub mod etcd;
 pub mod fault;
+pub mod galera;
 pub mod mariadb;
 pub mod serve;
 pub mod zookeeper;
