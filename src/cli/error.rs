@@ -284,6 +284,22 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",
         ),
         SegmentError::Database { .. } => (EXIT_RUNTIME, "check the database server's log"),
+        SegmentError::WentBackwards { tag, mark, .. } => {
+            return (
+                EXIT_RUNTIME,
+                Some(format!(
+                    "once the database holds what it should, move the tag past every issued ID with `leafctl tag bump {tag} --to {mark}` (or higher, if other claimants claimed more), then retry"
+                )),
+            );
+        }
+        SegmentError::BumpDown { .. } => (
+            EXIT_USAGE,
+            "a tag only moves forward; `leafctl tag show TAG` gives its max_id",
+        ),
+        SegmentError::Marks { .. } => (
+            EXIT_RUNTIME,
+            "check the state directory's permissions, or point --state-dir elsewhere",
+        ),
         SegmentError::Conflict { .. } => (
             EXIT_RUNTIME,
             "other claimants write the same tag on other nodes at the same time: retry, or send one tag's claims to one node (a load balancer's first-available policy)",

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use clap::Args;
-use leafctl::segment::{Increment, SegmentError, validate_tag};
+use leafctl::segment::{ClaimGuard, Increment, SegmentError, validate_tag};
 use leafctl::snowflake::{Clock, SystemClock};
 use leafctl::worker::WorkerGenerator;
 
@@ -113,7 +113,10 @@ fn run_segment(ctx: &Context, tag: &str, count: u64) -> anyhow::Result<()> {
     validate_tag(tag)?;
     let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;
     let store = super::db::open(ctx)?;
-    let claim = store.claim(tag, Increment::Custom(increment))?;
+    // Refuses a claim below one made through this state directory before (the table lost
+    // claims); the mark is on disk before an ID is printed.
+    let guard = ClaimGuard::in_state_dir(&ctx.settings.state_dir.value);
+    let claim = guard.claim(&*store, tag, Increment::Custom(increment))?;
     let bar = progress(claim.len(), ctx.quiet);
     let mut out = IdWriter::new(ctx.rows);
     out.push_range(claim.start, claim.end, |n| bar.inc(n))?;

@@ -17,6 +17,8 @@ Examples:
   leafctl tag list --output json
   leafctl tag set-step order 20000
   leafctl tag remove order --yes                 prints the final max_id to record
+  leafctl tag bump order --to 5000000            move max_id forward (never down), e.g. after
+                                                 a failover lost claims
   leafctl next order -n 10                       ten IDs from the tag";
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +58,19 @@ pub enum TagCommand {
         /// The new step (1..=2147483647)
         #[arg(allow_negative_numbers = true, value_parser = whole_number(1i64, MAX_TABLE_STEP))]
         step: i64,
+    },
+    /// Move a tag's max_id forward to a value, never down (one statement)
+    ///
+    /// The repair after the table went backwards (a failover to a replica that had not received
+    /// the latest claims, a restore from a backup): bump the tag to at least the highest max_id
+    /// any claimant reported, and claims resume above every ID already issued.
+    #[command(after_help = EXAMPLES)]
+    Bump {
+        /// The tag
+        tag: String,
+        /// The new max_id: the next claim starts here
+        #[arg(long, value_name = "MAX_ID", allow_negative_numbers = true, value_parser = whole_number(0i64, i64::MAX))]
+        to: i64,
     },
     /// Remove a tag; prints its final max_id, which must be recorded before re-adding it
     #[command(after_help = EXAMPLES)]
@@ -216,6 +231,34 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 }
                 OutputFormat::Text => print_text(&format!(
                     "tag {tag}: step is now {step} (servers use it from their next segment)"
+                )),
+            }
+        }
+        TagCommand::Bump { tag, to } => {
+            check_tag(&tag)?;
+            let store = db::open(ctx)?;
+            let from = store.bump(&tag, to)?;
+            match ctx.output {
+                OutputFormat::Json => {
+                    #[derive(Serialize)]
+                    struct Bumped {
+                        tag: String,
+                        from: String,
+                        max_id: String,
+                        changed: bool,
+                    }
+                    print_json(&Bumped {
+                        tag,
+                        from: from.to_string(),
+                        max_id: to.to_string(),
+                        changed: from != to,
+                    })
+                }
+                OutputFormat::Text if from == to => print_text(&format!(
+                    "tag {tag}: max_id is already {to}; left unchanged"
+                )),
+                OutputFormat::Text => print_text(&format!(
+                    "tag {tag}: max_id moved from {from} to {to}; the next claim starts at {to}"
                 )),
             }
         }

@@ -135,6 +135,8 @@ struct LoadState {
     failures: u64,
     last_error: Option<String>,
     last_failure: Option<Instant>,
+    /// The last load was refused because the table went backwards: `(db, start, mark)`.
+    went_backwards: Option<(String, u64, u64)>,
 }
 
 /// How the next claim is sized, decided before it is made.
@@ -310,6 +312,14 @@ impl SegmentBuffer {
     }
 
     fn not_ready(&self, st: &LoadState) -> SegmentError {
+        if let Some((db, start, mark)) = &st.went_backwards {
+            return SegmentError::WentBackwards {
+                tag: self.tag.clone(),
+                db: db.clone(),
+                start: *start,
+                mark: *mark,
+            };
+        }
         SegmentError::NotReady {
             tag: self.tag.clone(),
             cause: st.last_error.clone(),
@@ -398,9 +408,16 @@ impl SegmentBuffer {
                 st.next_ready = true;
                 st.last_error = None;
                 st.last_failure = None;
+                st.went_backwards = None;
                 None
             }
             Err(e) => {
+                if let SegmentError::WentBackwards {
+                    db, start, mark, ..
+                } = &e
+                {
+                    st.went_backwards = Some((db.clone(), *start, *mark));
+                }
                 let msg = e.to_string();
                 tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
                 st.last_error = Some(msg.clone());

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use super::buffer::{RETRY_AFTER, Slow};
 use super::{
-    AllocStore, Claim, Increment, LeafAlloc, SegmentBuffer, SegmentBufferView, SegmentError,
-    validate_tag,
+    AllocStore, Claim, ClaimGuard, Increment, LeafAlloc, SegmentBuffer, SegmentBufferView,
+    SegmentError, validate_tag,
 };
 use crate::snowflake::{Clock, SystemClock};
 
@@ -140,6 +140,8 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 struct Inner {
     store: Arc<dyn AllocStore>,
+    /// Refuses a claim that comes back below one this generator made before.
+    guard: ClaimGuard,
     clock: Arc<dyn Clock>,
     observer: Option<LoadObserver>,
     /// Read on every `next_id(tag)` without a lock (an atomic load); replaced as a whole, copy on
@@ -182,7 +184,7 @@ impl Inner {
     /// One claim in the table, reported to the observer.
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         let started = Instant::now();
-        let result = self.store.claim(tag, increment);
+        let result = self.guard.claim(&*self.store, tag, increment);
         if let Some(observe) = &self.observer {
             observe(&LoadEvent {
                 tag,
@@ -386,6 +388,7 @@ impl SegmentGeneratorBuilder {
         );
         let inner = Arc::new(Inner {
             store: self.store,
+            guard: ClaimGuard::in_memory(),
             clock: self.clock,
             observer: self.observer,
             buffers: ArcSwap::from_pointee(buffers),
@@ -519,6 +522,11 @@ impl SegmentGenerator {
     /// Every row of the table (Leaf's `/db` page).
     pub fn rows(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
         self.inner.store.list()
+    }
+
+    /// The guard against a table that went backwards: its refusals, for readiness and metrics.
+    pub fn guard(&self) -> &ClaimGuard {
+        &self.inner.guard
     }
 
     /// The database, password removed.

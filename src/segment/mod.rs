@@ -9,6 +9,7 @@
 
 mod buffer;
 mod generator;
+mod guard;
 mod mysql;
 mod sqlite;
 mod store;
@@ -17,6 +18,7 @@ pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView};
 pub use generator::{
     LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder, SegmentHandle,
 };
+pub use guard::{ClaimGuard, Refusal};
 pub use mysql::MysqlStore;
 pub use sqlite::SqliteStore;
 pub use store::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SQLITE_DDL, ddl_for_url};
@@ -155,6 +157,39 @@ pub enum SegmentError {
         /// How many tries were made.
         tries: u32,
         /// The last conflict, as the server put it.
+        detail: String,
+    },
+    /// A claim came back below a range claimed before through the same guard: the table lost
+    /// claims. Nothing was issued from it.
+    #[error(
+        "tag {tag:?} in {db} went backwards: a claim came back starting at {start}, but IDs up to {mark} were claimed here before; nothing was issued from it. The table lost claims: a failover to a replica that had not received them, a restore from a backup, or the tag removed and added again at a lower start"
+    )]
+    WentBackwards {
+        /// The tag.
+        tag: String,
+        /// The database, password removed.
+        db: String,
+        /// The first ID of the refused claim.
+        start: u64,
+        /// The highest max_id claimed before.
+        mark: u64,
+    },
+    /// `tag bump` to a value below the tag's max_id: refused, nothing changed.
+    #[error(
+        "refusing to move tag {tag:?} down from max_id {max_id} to {to}: IDs below {max_id} may have been issued; nothing was changed"
+    )]
+    BumpDown {
+        /// The tag.
+        tag: String,
+        /// Its max_id.
+        max_id: i64,
+        /// The value asked for.
+        to: i64,
+    },
+    /// The guard's record of claimed max_ids (in the state directory) could not be used.
+    #[error("the record of claimed max_ids: cannot {detail}")]
+    Marks {
+        /// What failed, on which file.
         detail: String,
     },
     /// The generator's segments for a tag are used up and the next one did not arrive in time.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mysql::{Pool, PoolConstraints, PoolOpts};
 
-use super::store::check_claim;
+use super::store::{check_bump, check_claim};
 use super::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, redact_url};
 use crate::mysql_url::{self, scrub};
 
@@ -471,6 +471,41 @@ impl AllocStore for MysqlStore {
             db: self.name.clone(),
             tries: CONFLICT_TRIES,
             detail: "the tag was claimed from between every read and delete".into(),
+        })
+    }
+
+    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        let Checked { mut conn, poison } = self.conn()?;
+        for _ in 0..CONFLICT_TRIES {
+            let rows: Vec<i64> = conn
+                .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
+                .map_err(|e| self.fail(&poison, e))?;
+            let Some(&max_id) = rows.first() else {
+                return Err(SegmentError::UnknownTag {
+                    tag: tag.into(),
+                    db: self.name.clone(),
+                });
+            };
+            check_bump(tag, max_id, to)?;
+            if max_id == to {
+                return Ok(max_id);
+            }
+            // One autocommit statement that can only move the row forward; if a claim moved
+            // it meanwhile, look again.
+            conn.exec_drop(
+                "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+                (to, tag, max_id),
+            )
+            .map_err(|e| self.fail(&poison, e))?;
+            if conn.affected_rows() == 1 {
+                return Ok(max_id);
+            }
+        }
+        Err(SegmentError::Conflict {
+            tag: tag.into(),
+            db: self.name.clone(),
+            tries: CONFLICT_TRIES,
+            detail: "the tag was claimed from between every read and update".into(),
         })
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::store::check_claim;
+use super::store::{check_bump, check_claim};
 use super::{AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError};
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -261,6 +261,35 @@ impl AllocStore for SqliteStore {
             .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(r)
+    }
+
+    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let max_id: Option<i64> = tx
+            .query_row(
+                "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
+                params![tag],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some(max_id) = max_id else {
+            return Err(self.unknown(tag));
+        };
+        check_bump(tag, max_id, to)?;
+        if max_id < to {
+            tx.execute(
+                "UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = ?2",
+                params![to, tag],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))?;
+        }
+        Ok(max_id)
     }
 }
 

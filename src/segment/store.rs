@@ -113,6 +113,21 @@ pub trait AllocStore: Send + Sync {
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError>;
     /// Deletes a tag and returns its last row.
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError>;
+    /// Moves a tag's max_id forward to `to` in one statement, never down: the repair after
+    /// the table went backwards. Returns the max_id it had; `to` equal to it changes nothing.
+    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError>;
+}
+
+/// Checks a bump before it is made: `to` is at or above the tag's max_id.
+pub(crate) fn check_bump(tag: &str, max_id: i64, to: i64) -> Result<(), SegmentError> {
+    if to < max_id {
+        return Err(SegmentError::BumpDown {
+            tag: tag.into(),
+            max_id,
+            to,
+        });
+    }
+    Ok(())
 }
 
 /// Checks a claim's arithmetic before anything changes: the increment is positive and the new

@@ -395,6 +395,12 @@ impl Collector for StateCollector {
                 "1 while a claim for the next segment is under way, by tag",
                 &loading,
             )?;
+            encode_one(
+                &mut encoder,
+                "segment_claims_went_backwards",
+                "Claims refused because they came back below an earlier claim of the tag (the table lost claims)",
+                &ConstCounter::new(segment.guard().refused_total()),
+            )?;
         }
         if let Some(snowflake) = self.snowflake.get() {
             let (waited, refused) = snowflake.rollbacks();

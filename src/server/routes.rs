@@ -100,6 +100,11 @@ fn segment_error(e: SegmentError) -> ApiError {
         SegmentError::Exhausted { .. } | SegmentError::BadRow { .. } => {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
         }
+        // Not transient: an operator must move the tag forward (`leafctl tag bump`).
+        SegmentError::WentBackwards { .. } => ApiError {
+            retry: false,
+            ..unavailable("went_backwards")
+        },
         // Not ready, database down, table gone: nothing to hand out right now.
         _ => unavailable("not_ready"),
     }
@@ -661,6 +666,13 @@ impl LeafService {
     fn readyz(&self) -> Response<Body> {
         let mut problems = Vec::new();
         let segment = self.segment.as_ref().map(|s| {
+            // A tag whose table went backwards needs an operator now, whatever its buffers hold.
+            let backwards = s.guard().refusals().into_iter().map(|r| {
+                format!(
+                    "tag {:?} went backwards: a claim came back starting at {} below the {} claimed before; move it forward with `leafctl tag bump {} --to {}`",
+                    r.tag, r.start, r.mark, r.tag, r.mark
+                )
+            });
             let stuck: Vec<String> = s
                 .views()
                 .into_iter()
@@ -675,6 +687,7 @@ impl LeafService {
                         v.last_error.unwrap_or_default()
                     )
                 })
+                .chain(backwards)
                 .collect();
             if stuck.is_empty() {
                 "ok".to_string()

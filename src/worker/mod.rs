@@ -22,7 +22,7 @@
 pub mod cache;
 mod etcd;
 mod etcd_lease;
-mod files;
+pub(crate) mod files;
 mod identity;
 pub mod local;
 pub mod mysql;
