@@ -17,16 +17,38 @@ pub const LOCK_WAIT_TIMEOUT_S: u64 = 3;
 
 /// Connection settings read from a URL.
 pub(crate) struct MysqlTarget {
-    /// Ready to connect: password, TLS and timeouts applied, no Unix socket.
-    pub builder: OptsBuilder,
-    /// `mysql://user@host:port/db`, for messages (never with a password).
+    /// One per host of the URL, in its order, ready to connect: password, TLS and timeouts
+    /// applied, no Unix socket.
+    pub hosts: Vec<OptsBuilder>,
+    /// `mysql://user@host:port[,host:port...]/db`, for messages (never with a password).
     pub name: String,
     /// The password in use (the override, else the URL's), to scrub from messages.
     pub password: Option<String>,
 }
 
-/// Reads `mysql://user[:password]@host[:port]/database[?tls=true][&ca=FILE]` (also
-/// `mariadb://`); `password` replaces one in the URL. `tls`/`ssl` take true/false (or 1/0,
+impl MysqlTarget {
+    /// Opens a connection to the first host that answers, trying them in the URL's order
+    /// starting at `from` (wrapping around); returns the host's index with the connection, or
+    /// the last host's error.
+    pub fn connect_from(&self, from: usize) -> Result<(usize, mysql::Conn), mysql::Error> {
+        let n = self.hosts.len();
+        let mut last = None;
+        for k in 0..n {
+            let i = (from + k) % n;
+            match mysql::Conn::new(self.hosts[i].clone()) {
+                Ok(c) => return Ok((i, c)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or(mysql::Error::DriverError(
+            mysql::DriverError::CouldNotConnect(None),
+        )))
+    }
+}
+
+/// Reads `mysql://user[:password]@host[:port][,host[:port]...]/database[?tls=true][&ca=FILE]`
+/// (also `mariadb://`); `password` replaces one in the URL. Several hosts (the host-list form
+/// JDBC and libpq use) are tried in order. `tls`/`ssl` take true/false (or 1/0,
 /// required/disabled); `ca` (or `ca_file`) names a PEM file of CA certificates to trust besides
 /// the built-in roots, and implies `tls=true`; the `mysql` crate's own parameters (such as
 /// `root_cert_path`) pass through. The error is a reason, free of the password.
@@ -68,49 +90,73 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
             _ => passthrough.push(pair),
         }
     }
-    let mut crate_url = format!("mysql://{base}");
-    if !passthrough.is_empty() {
-        crate_url.push('?');
-        crate_url.push_str(&passthrough.join("&"));
+    let scrub_url = |reason: String| match url_password(url) {
+        Some(p) => scrub(reason, Some(&p)),
+        None => reason,
+    };
+    // `user@h1:p1,h2:p2/db`: the authority ends at the first `/` after the last `@`.
+    let at = base.rfind('@').map_or(0, |i| i + 1);
+    let slash = base[at..].find('/').map_or(base.len(), |i| at + i);
+    let (creds, hosts, path) = (&base[..at], &base[at..slash], &base[slash..]);
+    let hosts: Vec<&str> = hosts.split(',').collect();
+    if hosts.len() > 1 && hosts.iter().any(|h| h.trim().is_empty()) {
+        return Err("an empty host in the host list: write host:port,host:port".into());
     }
-    let opts = Opts::from_url(&crate_url).map_err(|e| {
-        let reason = e.to_string();
-        // The crate's message may quote the URL; never pass a password on.
-        match url_password(url) {
-            Some(p) => scrub(reason, Some(&p)),
-            None => reason,
+    let mut builders = Vec::with_capacity(hosts.len());
+    let mut names = Vec::with_capacity(hosts.len());
+    let mut first: Option<Opts> = None;
+    for host in hosts {
+        let mut crate_url = format!("mysql://{creds}{}{path}", host.trim());
+        if !passthrough.is_empty() {
+            crate_url.push('?');
+            crate_url.push_str(&passthrough.join("&"));
         }
-    })?;
-    if opts.get_db_name().is_none_or(str::is_empty) {
-        return Err("no database named: write mysql://user@host:port/DATABASE".into());
+        let opts = Opts::from_url(&crate_url).map_err(|e| scrub_url(e.to_string()))?;
+        if opts.get_db_name().is_none_or(str::is_empty) {
+            return Err("no database named: write mysql://user@host:port/DATABASE".into());
+        }
+        let host = opts.get_ip_or_hostname();
+        names.push(if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]:{}", opts.get_tcp_port())
+        } else {
+            format!("{host}:{}", opts.get_tcp_port())
+        });
+        let password = password
+            .map(str::to_string)
+            .or_else(|| opts.get_pass().map(str::to_string));
+        let ssl = match (ca_file.clone(), opts.get_ssl_opts().cloned()) {
+            (Some(ca), ssl) => Some(ssl.unwrap_or_default().with_root_cert_path(Some(ca))),
+            (None, None) if tls => Some(SslOpts::default()),
+            (None, ssl) => ssl,
+        };
+        builders.push(
+            OptsBuilder::from_opts(opts.clone())
+                .pass(password)
+                .prefer_socket(false)
+                .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+                .read_timeout(Some(IO_TIMEOUT))
+                .write_timeout(Some(IO_TIMEOUT))
+                .init(vec![format!(
+                    "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"
+                )])
+                .ssl_opts(ssl),
+        );
+        first.get_or_insert(opts);
     }
+    let Some(opts) = first else {
+        return Err("no host".into());
+    };
     let password = password
         .map(str::to_string)
         .or_else(|| opts.get_pass().map(str::to_string));
     let name = format!(
-        "mysql://{}@{}:{}/{}",
+        "mysql://{}@{}/{}",
         opts.get_user().unwrap_or(""),
-        opts.get_ip_or_hostname(),
-        opts.get_tcp_port(),
+        names.join(","),
         opts.get_db_name().unwrap_or("")
     );
-    let ssl = match (ca_file, opts.get_ssl_opts().cloned()) {
-        (Some(ca), ssl) => Some(ssl.unwrap_or_default().with_root_cert_path(Some(ca))),
-        (None, None) if tls => Some(SslOpts::default()),
-        (None, ssl) => ssl,
-    };
-    let builder = OptsBuilder::from_opts(opts)
-        .pass(password.clone())
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-        .read_timeout(Some(IO_TIMEOUT))
-        .write_timeout(Some(IO_TIMEOUT))
-        .init(vec![format!(
-            "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"
-        )])
-        .ssl_opts(ssl);
     Ok(MysqlTarget {
-        builder,
+        hosts: builders,
         name,
         password,
     })
@@ -189,12 +235,34 @@ mod tests {
     }
 
     #[test]
+    fn host_lists_parse_in_order_with_one_name() {
+        let t = parse(
+            "mysql://leaf:pw@db1:3307,db2,[::1]:3309/leaf?tls=false",
+            None,
+        )
+        .unwrap();
+        assert_eq!(t.name, "mysql://leaf@db1:3307,db2:3306,[::1]:3309/leaf");
+        let ports: Vec<u16> = t
+            .hosts
+            .iter()
+            .map(|b| mysql::Opts::from(b.clone()).get_tcp_port())
+            .collect();
+        assert_eq!(ports, vec![3307, 3306, 3309]);
+        assert_eq!(t.password.as_deref(), Some("pw"));
+        let e = parse("mysql://leaf:secret@db1,,db2/leaf", None)
+            .err()
+            .unwrap();
+        assert!(e.contains("empty host") && !e.contains("secret"), "{e}");
+        assert!(parse("mysql://leaf@db1,db2/", None).is_err());
+    }
+
+    #[test]
     fn a_ca_file_turns_tls_on_and_must_be_readable() {
         let dir = tempfile::tempdir().unwrap();
         let ca = dir.path().join("ca.pem");
         std::fs::write(&ca, "not checked until connecting").unwrap();
         let t = parse(&format!("mysql://leaf@db/leaf?ca={}", ca.display()), None).unwrap();
-        let opts = mysql::Opts::from(t.builder);
+        let opts = mysql::Opts::from(t.hosts[0].clone());
         let ssl = opts.get_ssl_opts().expect("TLS on");
         assert_eq!(ssl.root_cert_path(), Some(ca.as_path()));
         let e = parse(

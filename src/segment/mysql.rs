@@ -1,9 +1,10 @@
 //! The allocation table on MySQL or MariaDB, through the pure-Rust `mysql` crate.
 
 use mysql::prelude::Queryable;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use mysql::{Pool, PoolConstraints, PoolOpts};
+use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
 use super::store::{check_bump, check_claim};
 use super::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, redact_url};
@@ -28,12 +29,32 @@ fn row(r: Row) -> LeafAlloc {
 
 /// `leaf_alloc` on a MySQL-compatible server: a small connection pool with short connect and
 /// read/write timeouts, so an unreachable server fails within seconds with a clear error.
+///
+/// A URL may list several hosts (`mysql://user@h1:3306,h2:3306/db`, the form JDBC and libpq
+/// use): the store connects to the first that answers, moves to the next when the one in use
+/// stops answering or cannot take writes (read-only, a Galera node outside the primary
+/// component), and tries the earlier ones again every [`FAILBACK_AFTER`].
 pub struct MysqlStore {
-    pool: Pool,
-    /// `mysql://user@host:port/db`, never with a password.
+    /// One per host of the URL, in its order, with the pool's settings.
+    hosts: Vec<OptsBuilder>,
+    /// The host in use and its pool.
+    active: Mutex<Active>,
+    /// `mysql://user@host:port[,host:port...]/db`, never with a password.
     name: String,
     password: Option<String>,
 }
+
+/// The host a [`MysqlStore`] uses now.
+struct Active {
+    host: usize,
+    pool: Pool,
+    /// When it was chosen, or when earlier hosts were last tried again.
+    since: Instant,
+}
+
+/// How long a store stays on a later host of its list before trying the earlier ones again
+/// (a restarted node is used again within this).
+pub const FAILBACK_AFTER: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for MysqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,10 +64,23 @@ impl std::fmt::Debug for MysqlStore {
     }
 }
 
+/// Errors that say this host cannot take the claim though another might: the connection
+/// failed or timed out, or the server is read-only, shutting down, or a Galera node outside
+/// the primary component.
+fn host_cannot_serve(e: &mysql::Error) -> bool {
+    match e {
+        // 1047: WSREP has not yet prepared node for application use; 1053: server shutdown;
+        // 1290/1836: read-only; 1927: connection killed.
+        mysql::Error::MySqlError(m) => matches!(m.code, 1047 | 1053 | 1290 | 1836 | 1927),
+        e => !mysql_url::is_tls_failure(e),
+    }
+}
+
 impl MysqlStore {
-    /// Connects to `mysql://user[:password]@host[:port]/database[?tls=true]`; `password`, when
-    /// given, replaces one in the URL. `tls=true` (or `ssl=true`) requires TLS with the system's
-    /// root certificates; the `mysql` crate's own `root_cert_path=...` etc. are passed through.
+    /// Connects to `mysql://user[:password]@host[:port][,host[:port]...]/database[?tls=true]`;
+    /// `password`, when given, replaces one in the URL. `tls=true` (or `ssl=true`) requires TLS
+    /// with the system's root certificates; the `mysql` crate's own `root_cert_path=...` etc.
+    /// are passed through.
     pub fn open(url: &str, password: Option<&str>) -> Result<MysqlStore, SegmentError> {
         let invalid = |reason: String| SegmentError::InvalidUrl {
             url: redact_url(url),
@@ -54,28 +88,134 @@ impl MysqlStore {
         };
         let target = mysql_url::parse(url, password).map_err(invalid)?;
         let constraints = PoolConstraints::new(1, 4).ok_or_else(|| invalid("pool".into()))?;
-        let builder = target
-            .builder
-            .pool_opts(PoolOpts::default().with_constraints(constraints));
-        let pool = Pool::new(builder)
-            .map_err(|e| map_connect_error(&target.name, e, target.password.as_deref()))?;
-        Ok(MysqlStore {
-            pool,
-            name: target.name,
-            password: target.password,
-        })
+        let hosts: Vec<OptsBuilder> = target
+            .hosts
+            .into_iter()
+            .map(|b| b.pool_opts(PoolOpts::default().with_constraints(constraints)))
+            .collect();
+        let mut last = None;
+        for (host, builder) in hosts.iter().enumerate() {
+            match Pool::new(builder.clone()) {
+                Ok(pool) => {
+                    return Ok(MysqlStore {
+                        active: Mutex::new(Active {
+                            host,
+                            pool,
+                            since: Instant::now(),
+                        }),
+                        hosts,
+                        name: target.name,
+                        password: target.password,
+                    });
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let e = last.unwrap_or(mysql::Error::DriverError(
+            mysql::DriverError::CouldNotConnect(None),
+        ));
+        Err(map_connect_error(
+            &target.name,
+            e,
+            target.password.as_deref(),
+        ))
     }
 
     fn err(&self, e: mysql::Error) -> SegmentError {
         map_error(&self.name, e, self.password.as_deref())
     }
 
+    fn current(&self) -> (usize, Pool) {
+        let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        (a.host, a.pool.clone())
+    }
+
+    /// A connection to the host in use; if it does not answer, to the next that does.
     fn conn(&self) -> Result<Checked, SegmentError> {
-        let conn = self
-            .pool
-            .try_get_conn(CONNECT_TIMEOUT + IO_TIMEOUT)
-            .map_err(|e| map_connect_error(&self.name, e, self.password.as_deref()))?;
-        Ok(Checked::new(conn))
+        self.fail_back();
+        let get = |pool: &Pool| {
+            pool.try_get_conn(CONNECT_TIMEOUT + IO_TIMEOUT)
+                .map_err(|e| map_connect_error(&self.name, e, self.password.as_deref()))
+        };
+        let (host, pool) = self.current();
+        match get(&pool) {
+            Ok(c) => Ok(Checked::new(c, host)),
+            Err(e) if self.hosts.len() == 1 => Err(e),
+            Err(e) => {
+                self.advance(host, &e)?;
+                let (host, pool) = self.current();
+                Ok(Checked::new(get(&pool)?, host))
+            }
+        }
+    }
+
+    /// Moves from host `failed` (if still in use) to the next host of the list that accepts a
+    /// connection; the error of the last one tried if none does.
+    fn advance(&self, failed: usize, why: &SegmentError) -> Result<(), SegmentError> {
+        let n = self.hosts.len();
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        if active.host != failed || n == 1 {
+            return Ok(());
+        }
+        let mut last = None;
+        for k in 1..n {
+            let host = (failed + k) % n;
+            match Pool::new(self.hosts[host].clone()) {
+                Ok(pool) => {
+                    tracing::warn!(
+                        "{}: host {} failed ({why}); using host {} of the list",
+                        self.name,
+                        failed + 1,
+                        host + 1
+                    );
+                    *active = Active {
+                        host,
+                        pool,
+                        since: Instant::now(),
+                    };
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(match last {
+            Some(e) => map_connect_error(&self.name, e, self.password.as_deref()),
+            None => SegmentError::Unreachable {
+                db: self.name.clone(),
+                detail: why.to_string(),
+            },
+        })
+    }
+
+    /// On a later host for [`FAILBACK_AFTER`]: tries the earlier ones, and moves back to the
+    /// first that accepts a connection.
+    fn fail_back(&self) {
+        let host = {
+            let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+            if a.host == 0 || a.since.elapsed() < FAILBACK_AFTER {
+                return;
+            }
+            a.since = Instant::now();
+            a.host
+        };
+        for earlier in 0..host {
+            if let Ok(pool) = Pool::new(self.hosts[earlier].clone()) {
+                let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+                if a.host == host {
+                    tracing::info!(
+                        "{}: host {} answers again; using it",
+                        self.name,
+                        earlier + 1
+                    );
+                    *a = Active {
+                        host: earlier,
+                        pool,
+                        since: Instant::now(),
+                    };
+                }
+                return;
+            }
+        }
     }
 
     /// Maps an error of a statement on `conn`; a connection-level failure first poisons it.
@@ -95,6 +235,8 @@ impl MysqlStore {
 struct Checked {
     conn: mysql::PooledConn,
     poison: Poison,
+    /// The host of the list it is connected to.
+    host: usize,
 }
 
 /// The socket of a [`Checked`] connection, to shut down while the connection is borrowed.
@@ -117,14 +259,14 @@ impl Poison {
 }
 
 impl Checked {
-    fn new(conn: mysql::PooledConn) -> Checked {
+    fn new(conn: mysql::PooledConn, host: usize) -> Checked {
         #[cfg(unix)]
         let poison = Poison {
             fd: std::os::unix::io::AsRawFd::as_raw_fd(&*conn),
         };
         #[cfg(not(unix))]
         let poison = Poison {};
-        Checked { conn, poison }
+        Checked { conn, poison, host }
     }
 }
 
@@ -248,6 +390,10 @@ fn conflict_backoff(tries: u32) -> Duration {
 enum Attempt {
     /// Lost a write conflict: nothing was claimed, and trying again is the answer.
     Conflict(String),
+    /// The host in use cannot take it (gone, read-only, outside the primary component):
+    /// another host of the list might. Nothing was claimed, or a claim of unknown outcome
+    /// (its answer lost) is abandoned: a gap, never a duplicate.
+    HostDown(SegmentError, usize),
     /// Anything else: reported as it is.
     Failed(SegmentError),
 }
@@ -276,11 +422,16 @@ impl MysqlStore {
     /// to lose, and the answer that reports the claim is the one that reports its commit.
     fn claim_once(&self, tag: &str, increment: Increment) -> Result<Claim, Attempt> {
         let failed = |e| Attempt::Failed(e);
-        let Checked { mut conn, poison } = self.conn().map_err(failed)?;
+        let Checked {
+            mut conn,
+            poison,
+            host,
+        } = self.conn().map_err(failed)?;
         let attempt = |e: mysql::Error| match e {
             mysql::Error::MySqlError(ref m) if m.code == ER_LOCK_DEADLOCK => {
                 Attempt::Conflict(format!("error {}: {}", m.code, m.message))
             }
+            e if host_cannot_serve(&e) => Attempt::HostDown(self.fail(&poison, e), host),
             e => Attempt::Failed(self.fail(&poison, e)),
         };
         // The row as it stands: its step (for a claim of the table's step, and to report), and
@@ -314,9 +465,7 @@ impl MysqlStore {
         }
         // The session's LAST_INSERT_ID, not the OK packet's: a trigger on the table (an audit
         // log, say) clears the packet's value, while the session's is restored after it.
-        let new_max: Vec<i64> = conn
-            .query("SELECT LAST_INSERT_ID()")
-            .map_err(|e| failed(self.fail(&poison, e)))?;
+        let new_max: Vec<i64> = conn.query("SELECT LAST_INSERT_ID()").map_err(attempt)?;
         let new_max = new_max.first().copied().unwrap_or(0);
         if new_max < inc {
             return Err(failed(SegmentError::Database {
@@ -342,7 +491,9 @@ impl AllocStore for MysqlStore {
     }
 
     fn init_schema(&self) -> Result<(), SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         for ddl in MYSQL_DDL {
             conn.query_drop(ddl).map_err(|e| self.fail(&poison, e))?;
         }
@@ -351,11 +502,21 @@ impl AllocStore for MysqlStore {
 
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         let mut tries = 0;
+        let mut hops = 0;
         loop {
             tries += 1;
             match self.claim_once(tag, increment) {
                 Ok(claim) => return Ok(claim),
                 Err(Attempt::Failed(e)) => return Err(e),
+                Err(Attempt::HostDown(e, host)) => {
+                    // Each other host of the list gets one chance within a claim.
+                    if hops + 1 >= self.hosts.len() {
+                        return Err(e);
+                    }
+                    hops += 1;
+                    tries -= 1;
+                    self.advance(host, &e)?;
+                }
                 Err(Attempt::Conflict(detail)) if tries >= CONFLICT_TRIES => {
                     return Err(SegmentError::Conflict {
                         tag: tag.into(),
@@ -385,7 +546,9 @@ impl AllocStore for MysqlStore {
         description: Option<&str>,
         if_not_exists: bool,
     ) -> Result<bool, SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         match conn.exec_drop(
             "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)",
             (tag, start, step, description),
@@ -406,7 +569,9 @@ impl AllocStore for MysqlStore {
     }
 
     fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         let rows: Vec<Row> = conn
             .query(format!("{ROW_SQL} ORDER BY biz_tag"))
             .map_err(|e| self.fail(&poison, e))?;
@@ -414,7 +579,9 @@ impl AllocStore for MysqlStore {
     }
 
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         let rows: Vec<Row> = conn
             .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
             .map_err(|e| self.fail(&poison, e))?;
@@ -422,13 +589,17 @@ impl AllocStore for MysqlStore {
     }
 
     fn tags(&self) -> Result<Vec<String>, SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         conn.query("SELECT biz_tag FROM leaf_alloc ORDER BY biz_tag")
             .map_err(|e| self.fail(&poison, e))
     }
 
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         conn.exec_drop(
             "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
             (step, tag),
@@ -446,7 +617,9 @@ impl AllocStore for MysqlStore {
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // No transaction (see `claim_once`): the delete names the max_id just read, so it
         // removes exactly the row that is reported, and a claim in between makes it look again.
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         for _ in 0..CONFLICT_TRIES {
             let rows: Vec<Row> = conn
                 .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
@@ -475,7 +648,9 @@ impl AllocStore for MysqlStore {
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        let Checked { mut conn, poison } = self.conn()?;
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
         for _ in 0..CONFLICT_TRIES {
             let rows: Vec<i64> = conn
                 .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))

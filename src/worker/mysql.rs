@@ -71,7 +71,12 @@ impl MysqlOptions {
     fn connect(&self) -> Result<Conn, WorkerError> {
         let target = mysql_url::parse(&self.url, self.password.as_deref())
             .map_err(|reason| self.fail("connect", reason))?;
-        Conn::new(target.builder).map_err(|e| self.fail("connect", mysql_url::describe(&e)))
+        // Several hosts: the first that answers (a new connection per use, so a lost one moves
+        // to the next host at the next use).
+        target
+            .connect_from(0)
+            .map(|(_, c)| c)
+            .map_err(|e| self.fail("connect", mysql_url::describe(&e)))
     }
 }
 

@@ -345,3 +345,92 @@ impl Drop for MariaDb {
         }
     }
 }
+
+/// An asynchronous primary/replica pair (GTID replication), each its own private server: the
+/// replication a failover can lose committed claims from.
+pub struct Replicated {
+    pub primary: MariaDb,
+    pub replica: MariaDb,
+}
+
+impl Replicated {
+    /// Starts both and replication from the primary; returns once the replica runs it.
+    pub fn start() -> Replicated {
+        let binlog = |id: u32| {
+            [
+                "--log-bin=binlog".to_string(),
+                format!("--server-id={id}"),
+                "--gtid-strict-mode=ON".to_string(),
+                "--binlog-format=ROW".to_string(),
+            ]
+        };
+        let p_opts = binlog(1);
+        let mut r_opts = binlog(2).to_vec();
+        r_opts.extend([
+            "--log-slave-updates".to_string(),
+            "--read-only=ON".to_string(),
+        ]);
+        let refs = |v: &[String]| v.iter().map(String::clone).collect::<Vec<_>>();
+        let p_opts = refs(&p_opts);
+        let r_opts = refs(&r_opts);
+        let primary = MariaDb::start_with(&p_opts.iter().map(String::as_str).collect::<Vec<_>>());
+        let replica = MariaDb::start_with(&r_opts.iter().map(String::as_str).collect::<Vec<_>>());
+        // The users exist on both; replication starts from an empty history.
+        primary.root_sql(None, "RESET MASTER");
+        replica.root_sql(None, "RESET MASTER");
+        replica.root_sql(
+            None,
+            &format!(
+                "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='leaf', \
+                 MASTER_PASSWORD='{PASSWORD}', MASTER_USE_GTID=slave_pos; START SLAVE",
+                primary.port
+            ),
+        );
+        let running = super::wait_until(Duration::from_secs(30), || {
+            replica
+                .root_sql(None, "SHOW GLOBAL STATUS LIKE 'Slave_running'")
+                .contains("ON")
+        });
+        assert!(
+            running,
+            "replication did not start: {}",
+            replica.root_sql(None, "SHOW SLAVE STATUS")
+        );
+        Replicated { primary, replica }
+    }
+
+    /// Waits until the replica has applied everything the primary has written.
+    pub fn sync(&self) {
+        let pos = self
+            .primary
+            .root_sql(None, "SELECT @@gtid_binlog_pos")
+            .trim()
+            .to_string();
+        let out = self
+            .replica
+            .root_sql(None, &format!("SELECT MASTER_GTID_WAIT('{pos}', 30)"));
+        assert_eq!(out.trim(), "0", "replica did not reach {pos}");
+    }
+
+    /// Stops replication: what the primary commits from now on never reaches the replica.
+    pub fn stop_replication(&self) {
+        self.replica.root_sql(None, "STOP SLAVE");
+    }
+
+    /// Kills the primary and promotes the replica (replication off, writable).
+    pub fn fail_over(&self) {
+        self.primary.kill();
+        self.replica.root_sql(
+            None,
+            "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF",
+        );
+    }
+
+    /// One URL listing the primary, then the replica.
+    pub fn url(&self, db: &str) -> String {
+        format!(
+            "mysql://leaf@127.0.0.1:{},127.0.0.1:{}/{db}",
+            self.primary.port, self.replica.port
+        )
+    }
+}
