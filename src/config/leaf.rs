@@ -157,7 +157,7 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, ImportError> {
 }
 
 /// `jdbc:mysql://host[:port][,host...]/database[?params]` with a user, as a leafctl URL
-/// `mysql://user@host:port/database`, plus a note for parameters that matter.
+/// `mysql://user@host:port[,host:port...]/database`, plus a note for parameters that matter.
 fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), ImportError> {
     let bad = |reason: &str| ImportError::BadValue {
         key: "leaf.jdbc.url".into(),
@@ -177,26 +177,25 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
         return Err(bad("no database name after the host"));
     }
     let mut notes = Vec::new();
-    let host = match hosts.split_once(',') {
-        Some((first, _)) => {
-            notes.push(format!(
-                "leaf.jdbc.url names several hosts ({hosts}); only the first, {first}, was kept"
-            ));
-            first
+    // Every host of a list, each with its port (leafctl fails over along the list too).
+    let mut list = Vec::new();
+    for host in hosts.split(',') {
+        let host = host.trim();
+        if host.is_empty() || host.contains('@') {
+            return Err(bad("expected a host name after jdbc:mysql://"));
         }
-        None => hosts,
-    };
-    if host.is_empty() || host.contains('@') {
-        return Err(bad("expected a host name after jdbc:mysql://"));
+        list.push(
+            if host
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+            {
+                host.to_string()
+            } else {
+                format!("{host}:3306")
+            },
+        );
     }
-    let host = if host
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        host.to_string()
-    } else {
-        format!("{host}:3306")
-    };
+    let host = list.join(",");
     let mut query = "";
     for param in params.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = param.split_once('=').unwrap_or((param, ""));
@@ -454,6 +453,10 @@ mod tests {
         assert!(mysql_url("jdbc:postgresql://h/db", None).is_err());
         assert!(mysql_url("jdbc:mysql://h", None).is_err());
         assert!(mysql_url("jdbc:mysql:///db", None).is_err());
+        // A host list is kept whole, each host with its port.
+        let (u, _) = mysql_url("jdbc:mysql://h1:3307,h2/db?useSSL=true", Some("u")).unwrap();
+        assert_eq!(u, "mysql://u@h1:3307,h2:3306/db?tls=true");
+        assert!(mysql_url("jdbc:mysql://h1,,h2/db", None).is_err());
     }
 
     #[test]
