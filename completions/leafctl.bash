@@ -112,6 +112,9 @@ _leafctl() {
             leafctl__subcmd__help__subcmd__tag,add)
                 cmd="leafctl__subcmd__help__subcmd__tag__subcmd__add"
                 ;;
+            leafctl__subcmd__help__subcmd__tag,bump)
+                cmd="leafctl__subcmd__help__subcmd__tag__subcmd__bump"
+                ;;
             leafctl__subcmd__help__subcmd__tag,list)
                 cmd="leafctl__subcmd__help__subcmd__tag__subcmd__list"
                 ;;
@@ -136,6 +139,9 @@ _leafctl() {
             leafctl__subcmd__tag,add)
                 cmd="leafctl__subcmd__tag__subcmd__add"
                 ;;
+            leafctl__subcmd__tag,bump)
+                cmd="leafctl__subcmd__tag__subcmd__bump"
+                ;;
             leafctl__subcmd__tag,help)
                 cmd="leafctl__subcmd__tag__subcmd__help"
                 ;;
@@ -153,6 +159,9 @@ _leafctl() {
                 ;;
             leafctl__subcmd__tag__subcmd__help,add)
                 cmd="leafctl__subcmd__tag__subcmd__help__subcmd__add"
+                ;;
+            leafctl__subcmd__tag__subcmd__help,bump)
+                cmd="leafctl__subcmd__tag__subcmd__help__subcmd__bump"
                 ;;
             leafctl__subcmd__tag__subcmd__help,help)
                 cmd="leafctl__subcmd__tag__subcmd__help__subcmd__help"
@@ -844,7 +853,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__help__subcmd__tag)
-            opts="add list show set-step remove"
+            opts="add list show set-step bump remove"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -858,6 +867,20 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__help__subcmd__tag__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        leafctl__subcmd__help__subcmd__tag__subcmd__bump)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1152,7 +1175,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version add list show set-step remove help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version add list show set-step bump remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1255,8 +1278,58 @@ _leafctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        leafctl__subcmd__tag__subcmd__bump)
+            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --zk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         leafctl__subcmd__tag__subcmd__help)
-            opts="add list show set-step remove help"
+            opts="add list show set-step bump remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1270,6 +1343,20 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        leafctl__subcmd__tag__subcmd__help__subcmd__bump)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

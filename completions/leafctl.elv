@@ -148,6 +148,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand list 'List every tag with its max_id, step and last update'
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
+            cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
             cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -227,6 +228,25 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'leafctl;tag;bump'= {
+            cand --to 'The new max_id: the next claim starts here'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'leafctl;tag;remove'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
             cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
@@ -251,6 +271,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand list 'List every tag with its max_id, step and last update'
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
+            cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
             cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -261,6 +282,8 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;tag;help;show'= {
         }
         &'leafctl;tag;help;set-step'= {
+        }
+        &'leafctl;tag;help;bump'= {
         }
         &'leafctl;tag;help;remove'= {
         }
@@ -514,6 +537,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand list 'List every tag with its max_id, step and last update'
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
+            cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
             cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
         }
         &'leafctl;help;tag;add'= {
@@ -523,6 +547,8 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;help;tag;show'= {
         }
         &'leafctl;help;tag;set-step'= {
+        }
+        &'leafctl;help;tag;bump'= {
         }
         &'leafctl;help;tag;remove'= {
         }

@@ -130,27 +130,28 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s q -l quiet -d
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s V -l version -d 'Print version'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s q -l quiet -d 'Print only results: no progress, no warnings'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -s V -l version -d 'Print version'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "list" -d 'List every tag with its max_id, step and last update'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "show" -d 'Show one tag'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l step -d 'IDs claimed per segment by servers (1..=2147483647)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l start -d 'The first ID (the initial max_id), e.g. to continue an existing ID scheme' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l desc -d 'A description' -r
@@ -215,6 +216,22 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l to -d 'The new max_id: the next claim starts here' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s q -l quiet -d 'Print only results: no progress, no warnings'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
@@ -235,6 +252,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "list" -d 'List every tag with its max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tag'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
@@ -422,6 +440,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_su
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List every tag with its max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "init" -d 'Create the leaf_alloc table when it is missing (safe to run again)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from workers" -f -a "list" -d 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
