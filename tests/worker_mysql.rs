@@ -355,3 +355,40 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     assert!(g.next_block(1).unwrap().first > last);
     g.finish().unwrap();
 }
+
+/// A URL listing several hosts: the registry uses the first that answers (here the second,
+/// the first being a port nobody listens on), and says which when none does.
+#[test]
+fn a_host_list_connects_to_the_first_host_that_answers() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let dead = support::free_port();
+    let listed = |url: String| {
+        MysqlRegistry::new(MysqlOptions {
+            url,
+            password: Some(PASSWORD.into()),
+            identity: "10.20.0.9:8080".parse().unwrap(),
+        })
+    };
+    let reg = listed(format!(
+        "mysql://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
+        db.port
+    ));
+    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    assert_eq!(issue(&g, 10).len(), 10);
+    g.finish().unwrap();
+    let rows = db.root_sql(
+        Some(&name),
+        "SELECT ip_port FROM leaf_workerid_alloc ORDER BY id",
+    );
+    assert!(rows.contains("10.20.0.9:8080"), "{rows}");
+
+    let none = listed(format!(
+        "mysql://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
+        support::free_port()
+    ));
+    let e = WorkerGenerator::start(&none, leaf(), SeqStart::Zero, system())
+        .err()
+        .expect("no host answers");
+    assert!(e.to_string().contains("connect"), "{e}");
+}

@@ -666,8 +666,10 @@ impl LeafService {
     fn readyz(&self) -> Response<Body> {
         let mut problems = Vec::new();
         let segment = self.segment.as_ref().map(|s| {
-            // A tag whose table went backwards needs an operator now, whatever its buffers hold.
-            let backwards = s.guard().refusals().into_iter().map(|r| {
+            // A tag whose table went backwards needs an operator now, whatever its buffers hold
+            // (said once, not again as a tag that cannot load).
+            let refusals = s.guard().refusals();
+            let backwards = refusals.iter().map(|r| {
                 format!(
                     "tag {:?} went backwards: a claim came back starting at {} below the {} claimed before; move it forward with `leafctl tag bump {} --to {}`",
                     r.tag, r.start, r.mark, r.tag, r.mark
@@ -678,7 +680,10 @@ impl LeafService {
                 .into_iter()
                 .filter(|v| {
                     let cur = v.segments[v.pos & 1];
-                    cur.value >= cur.max && !v.next_ready && v.last_error.is_some()
+                    cur.value >= cur.max
+                        && !v.next_ready
+                        && v.last_error.is_some()
+                        && !refusals.iter().any(|r| r.tag == v.tag)
                 })
                 .map(|v| {
                     format!(
