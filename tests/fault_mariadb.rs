@@ -69,12 +69,7 @@ impl<'a> Env<'a> {
     }
 
     fn max_id(&self, tag: &str) -> u64 {
-        self.sql(&format!(
-            "SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}'"
-        ))
-        .trim()
-        .parse()
-        .unwrap()
+        self.db.max_id(&self.name, tag) as u64
     }
 }
 

@@ -66,14 +66,7 @@ impl Env {
 
     /// The tag's max_id as node `node` sees it.
     fn max_id(&self, node: usize, tag: &str) -> i64 {
-        self.cluster.nodes[node]
-            .root_sql(
-                Some(&self.name),
-                &format!("SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}'"),
-            )
-            .trim()
-            .parse()
-            .unwrap()
+        self.cluster.nodes[node].max_id(&self.name, tag)
     }
 }
 

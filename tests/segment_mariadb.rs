@@ -48,14 +48,7 @@ impl Env {
     }
 
     fn max_id(&self, tag: &str) -> i64 {
-        self.db
-            .root_sql(
-                Some(&self.name),
-                &format!("SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}'"),
-            )
-            .trim()
-            .parse()
-            .unwrap()
+        self.db.max_id(&self.name, tag)
     }
 }
 

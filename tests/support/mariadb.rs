@@ -235,6 +235,17 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A tag's max_id in `leaf_alloc` of database `db`, read as root.
+    pub fn max_id(&self, db: &str, tag: &str) -> i64 {
+        let out = self.root_sql(
+            Some(db),
+            &format!("SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}'"),
+        );
+        out.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("max_id of {tag:?} in {db}: {out:?}"))
+    }
+
     /// A new empty database; returns its name.
     pub fn fresh_db(&self) -> String {
         let n = self.next_db.fetch_add(1, Ordering::SeqCst);
