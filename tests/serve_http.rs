@@ -84,6 +84,17 @@ fn leaf_routes_answer_as_leaf_does() {
             .is_some_and(|c| c.starts_with("text/html"))
     );
     assert!(html.body.contains("<td>order</td>"), "{}", html.body);
+    // q-values count: HTML at q=0.1 loses to JSON.
+    let json = s.request(
+        "GET",
+        "/cache",
+        &[("Accept", "text/html;q=0.1, application/json")],
+    );
+    assert!(
+        json.header("content-type")
+            .is_some_and(|c| c.starts_with("application/json")),
+        "{json:?}"
+    );
 
     // /db: the leaf_alloc rows.
     let db = s.get("/db").json();
@@ -274,6 +285,23 @@ fn the_token_guards_every_route_but_health() {
     let auth = format!("Bearer {token}");
     let ok = s.request("GET", "/api/segment/get/order", &[("Authorization", &auth)]);
     assert_eq!(ok.status, 200);
+    // The scheme is case-insensitive (RFC 9110); the token is not.
+    for auth in [format!("bearer {token}"), format!("BEARER  {token}")] {
+        let ok = s.request("GET", "/api/segment/get/order", &[("Authorization", &auth)]);
+        assert_eq!(ok.status, 200, "{auth}: {ok:?}");
+    }
+    s.request(
+        "GET",
+        "/api/segment/get/order",
+        &[("Authorization", &format!("Bearer {}", token.to_uppercase()))],
+    )
+    .assert_error(401, "unauthorized");
+    s.request(
+        "GET",
+        "/api/segment/get/order",
+        &[("Authorization", &format!("Bearerx{token}"))],
+    )
+    .assert_error(401, "unauthorized");
     assert_eq!(s.get("/healthz").status, 200);
     assert_eq!(s.get("/readyz").status, 200);
 
@@ -297,6 +325,11 @@ fn the_token_guards_every_route_but_health() {
         "access log with -v: {log}"
     );
     assert!(!log.contains(token), "the token leaked into the log: {log}");
+    // stderr is a pipe here (a log file, journald): plain text, no colour codes.
+    assert!(
+        !log.contains('\x1b'),
+        "ANSI escapes in a log that is not a terminal: {log}"
+    );
 }
 
 #[test]

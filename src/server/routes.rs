@@ -229,15 +229,37 @@ fn wants_html<B>(req: &Request<B>) -> bool {
     req.headers()
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| {
-            let html = a.find("text/html");
-            let json = a.find("application/json");
-            match (html, json) {
-                (Some(h), Some(j)) => h < j,
-                (Some(_), None) => true,
-                _ => false,
-            }
-        })
+        .is_some_and(prefers_html)
+}
+
+/// Whether an `Accept` header prefers HTML to JSON: the higher q-value wins (RFC 9110 12.5.1),
+/// the one listed first on a tie; `*/*` and `text/*` count for HTML only when nothing names
+/// JSON. Without either, JSON (the API's own type).
+fn prefers_html(accept: &str) -> bool {
+    let mut html: Option<(f32, usize)> = None;
+    let mut json: Option<(f32, usize)> = None;
+    for (pos, item) in accept.split(',').enumerate() {
+        let mut parts = item.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|v| v.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let slot = match media.as_str() {
+            "text/html" | "application/xhtml+xml" => &mut html,
+            "application/json" => &mut json,
+            _ => continue,
+        };
+        if slot.is_none_or(|(best, _)| q > best) {
+            *slot = Some((q, pos));
+        }
+    }
+    match (html, json) {
+        (Some((hq, _)), _) if hq <= 0.0 => false,
+        (Some((hq, hp)), Some((jq, jp))) => hq > jq || (hq == jq && hp < jp),
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 fn html_escape(s: &str) -> String {
@@ -396,7 +418,13 @@ impl LeafService {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .map(|v| v.as_bytes())
+            .and_then(|v| {
+                // The scheme is case-insensitive (RFC 9110 11.1); one or more spaces follow it.
+                let (scheme, rest) = v.split_at_checked(6)?;
+                (scheme.eq_ignore_ascii_case(b"bearer") && rest.first() == Some(&b' '))
+                    .then(|| rest.trim_ascii_start())
+            })
             .unwrap_or_default();
         if bool::from(given.ct_eq(token.as_bytes())) {
             Ok(())
@@ -778,6 +806,20 @@ async fn blocking(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn accept_headers_are_read_with_their_q_values() {
+        use super::prefers_html;
+        assert!(prefers_html("text/html"));
+        assert!(prefers_html("text/html,application/xhtml+xml,*/*;q=0.8"));
+        assert!(prefers_html("application/json;q=0.5, text/html"));
+        assert!(!prefers_html("text/html;q=0.1, application/json"));
+        assert!(!prefers_html("application/json, text/html"));
+        assert!(prefers_html("text/html, application/json"));
+        assert!(!prefers_html("text/html;q=0"));
+        assert!(!prefers_html("*/*"));
+        assert!(!prefers_html(""));
+    }
+
     use super::*;
 
     #[test]
