@@ -294,3 +294,39 @@ fn generators_on_one_thread_never_see_each_others_tags() {
     assert!(c.next_id("shared").is_err());
     assert_eq!(b.next_id("shared").unwrap(), 1_000_100);
 }
+
+/// The command a hint prints can be pasted into a shell as it is (issue 18 #13), and a tag of
+/// invisible characters is refused like whitespace (#14).
+#[test]
+fn hints_are_shell_quoted_and_invisible_tags_are_refused() {
+    let sb = Sandbox::new();
+    sb.leafctl()
+        .args(["tag", "add", "a;b"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("next: leafctl next 'a;b'\n"));
+    sb.leafctl()
+        .args(["tag", "add", "$(id)"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("next: leafctl next '$(id)'\n"));
+    sb.leafctl()
+        .args(["tag", "add", "plain-tag.1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("next: leafctl next plain-tag.1\n"));
+    for invisible in ["\u{200b}", "or\u{200d}der", "\u{feff}order"] {
+        sb.leafctl()
+            .args(["tag", "add", invisible])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("invisible characters"));
+    }
+    let out = sb
+        .leafctl()
+        .args(["tag", "list", "--output", "json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.as_array().map(Vec::len), Some(3), "{rows}");
+}

@@ -288,7 +288,8 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             return (
                 EXIT_RUNTIME,
                 Some(format!(
-                    "once the database holds what it should, move the tag past every issued ID with `leafctl tag bump {tag} --to {mark}` (or higher, if other claimants claimed more), then retry"
+                    "once the database holds what it should, move the tag past every issued ID with `leafctl tag bump {} --to {mark}` (or higher, if other claimants claimed more), then retry",
+                    leafctl::segment::tag_for_shell(tag)
                 )),
             );
         }

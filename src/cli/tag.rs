@@ -1,7 +1,7 @@
 //! `leafctl tag`: add, list, show, re-step and remove the tags of the `leaf_alloc` table.
 
 use clap::Subcommand;
-use leafctl::segment::{DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, validate_tag};
+use leafctl::segment::{DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, tag_for_shell, validate_tag};
 use serde::Serialize;
 
 use super::db;
@@ -156,7 +156,8 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 OutputFormat::Text => {
                     let text = match (added, row) {
                         (true, _) => format!(
-                            "added tag {tag}: IDs start at {start}, step {step}\n  next: leafctl next {tag}"
+                            "added tag {tag}: IDs start at {start}, step {step}\n  next: leafctl next {}",
+                            tag_for_shell(&tag)
                         ),
                         (false, Some(r)) => format!(
                             "tag {tag} already exists (max_id {}, step {}); left unchanged",

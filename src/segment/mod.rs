@@ -202,7 +202,44 @@ pub enum SegmentError {
     },
 }
 
-/// Checks a tag: 1..=128 characters, no whitespace or control characters.
+/// Whether a character shows nothing on screen though it is there: Unicode's format characters
+/// (zero-width space and joiners, bidirectional controls, the byte-order mark, soft hyphen),
+/// variation selectors and fillers. A tag holding one looks like another tag, or like nothing.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
+
+/// A tag as one shell word, for the commands printed in hints and messages: as it is when it
+/// holds only characters no shell treats specially, else in single quotes.
+pub fn tag_for_shell(tag: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.,:/@%+=".contains(c);
+    if !tag.is_empty() && tag.chars().all(plain) {
+        std::borrow::Cow::Borrowed(tag)
+    } else {
+        std::borrow::Cow::Owned(format!("'{}'", tag.replace('\'', "'\\''")))
+    }
+}
+
+/// Checks a tag: 1..=128 characters, no whitespace, control or invisible characters.
 pub fn validate_tag(tag: &str) -> Result<(), SegmentError> {
     let bad = |reason| {
         Err(SegmentError::InvalidTag {
@@ -218,6 +255,9 @@ pub fn validate_tag(tag: &str) -> Result<(), SegmentError> {
     }
     if tag.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return bad("a tag cannot contain whitespace or control characters");
+    }
+    if tag.chars().any(is_invisible) {
+        return bad("a tag cannot contain invisible characters (such as a zero-width space)");
     }
     Ok(())
 }
@@ -286,13 +326,33 @@ mod tests {
         assert!(validate_tag("leaf-segment-test").is_ok());
         assert!(validate_tag(&"x".repeat(128)).is_ok());
         assert!(validate_tag(&"é".repeat(128)).is_ok());
-        for bad in ["", "a b", "a\tb", "a\nb", "a\u{7}b"] {
+        for bad in [
+            "",
+            "a b",
+            "a\tb",
+            "a\nb",
+            "a\u{7}b",
+            "\u{200b}",
+            "a\u{200d}b",
+            "\u{feff}x",
+            "x\u{2066}",
+            "\u{3164}",
+        ] {
             assert!(validate_tag(bad).is_err(), "{bad:?}");
         }
         assert!(validate_tag(&"x".repeat(129)).is_err());
         // SQL-looking text without whitespace is a valid (if odd) tag; it only ever travels as
         // a bound parameter.
         assert!(validate_tag("x';DROP").is_ok());
+    }
+
+    #[test]
+    fn tags_are_quoted_for_a_shell_only_when_needed() {
+        assert_eq!(tag_for_shell("order-2024.v1"), "order-2024.v1");
+        assert_eq!(tag_for_shell("a;b"), "'a;b'");
+        assert_eq!(tag_for_shell("$(id)"), "'$(id)'");
+        assert_eq!(tag_for_shell("it's"), "'it'\\''s'");
+        assert_eq!(tag_for_shell("é"), "'é'");
     }
 
     #[test]
@@ -336,6 +396,7 @@ mod fuzz {
                     let n = tag.chars().count();
                     prop_assert!((1..=MAX_TAG_CHARS).contains(&n));
                     prop_assert!(!tag.chars().any(|c| c.is_whitespace() || c.is_control()));
+                    prop_assert!(!tag.chars().any(is_invisible));
                 }
                 Err(e) => prop_assert!(e.to_string().starts_with("invalid tag")),
             }

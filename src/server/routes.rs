@@ -700,7 +700,11 @@ impl LeafService {
             let backwards = refusals.iter().map(|r| {
                 format!(
                     "tag {:?} went backwards: a claim came back starting at {} below the {} claimed before; move it forward with `leafctl tag bump {} --to {}`",
-                    r.tag, r.start, r.mark, r.tag, r.mark
+                    r.tag,
+                    r.start,
+                    r.mark,
+                    crate::segment::tag_for_shell(&r.tag),
+                    r.mark
                 )
             });
             let stuck: Vec<String> = s
