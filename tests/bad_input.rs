@@ -235,13 +235,52 @@ fn bad_ids_for_decode_are_reported_one_by_one() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2, "{v}");
+    // No IDs at all (a filter that matched nothing) is an empty answer, not an error (issue 18
+    // #19): nothing in text, `[]` in JSON.
     let out = sb
         .leafctl()
         .arg("decode")
         .write_stdin("\n\n \n")
         .output()
         .unwrap();
-    assert_usage_error(&out, "no IDs to decode", "blank stdin");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    for input in ["", "\n \n"] {
+        let out = sb
+            .leafctl()
+            .args(["decode", "--output", "json"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    }
+    // A bad --max-lead names its range, from the flag and from the environment (#18).
+    for (args, env) in [
+        (
+            &[
+                "next",
+                "--snowflake",
+                "--worker-id",
+                "1",
+                "--max-lead",
+                "-1",
+            ][..],
+            None,
+        ),
+        (&["next", "--snowflake", "--worker-id", "1"][..], Some("-1")),
+    ] {
+        let mut cmd = sb.leafctl();
+        cmd.args(args);
+        if let Some(v) = env {
+            cmd.env("LEAF_MAX_LEAD_MS", v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = stderr(&out);
+        assert!(err.contains("0") && err.contains("60000"), "{err}");
+        assert!(!err.contains("'-- -1'"), "{err}");
+    }
 }
 
 #[test]

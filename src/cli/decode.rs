@@ -437,18 +437,17 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         printer: Printer::new(ctx.rows, now, sonyflake, ctx.quiet),
     };
     if args.ids.is_empty() || args.ids == ["-"] {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !ctx.quiet {
+            eprintln!("leafctl decode: reading IDs from stdin, one per line (Ctrl-D to end)");
+        }
         decode_stdin(&mut d)?;
     } else {
         for raw in &args.ids {
             d.value(raw.as_bytes(), false, None)?;
         }
     }
-    if d.values == 0 {
-        return Err(usage(
-            "no IDs to decode",
-            "pass IDs as arguments or one per line on stdin",
-        ));
-    }
+    // No input at all (an empty file, a filter that matched nothing) is an empty answer: `[]`
+    // in JSON, nothing in the other formats.
     let (values, bad) = (d.values, d.bad);
     d.printer.finish()?;
     if bad > 0 {

@@ -186,7 +186,8 @@ pub struct SnowflakeArgs {
     /// Let ID times run up to MS ahead of the clock when a millisecond's 4,096 sequence numbers
     /// are used up, instead of waiting (0-60000; the registry records them first)
     /// [env: LEAF_MAX_LEAD_MS] [default: 0]
-    #[arg(long = "max-lead", value_name = "MS")]
+    #[arg(long = "max-lead", value_name = "MS", allow_negative_numbers = true,
+          value_parser = whole_number(0u64, leafctl::snowflake::MAX_LEAD_MS))]
     pub max_lead: Option<u64>,
     #[command(flatten)]
     pub layout: LayoutArgs,

@@ -505,7 +505,7 @@ impl Settings {
             pick(
                 flags.max_lead_ms,
                 "LEAF_MAX_LEAD_MS",
-                "lead in ms",
+                "lead in ms (a whole number from 0 to 60000)",
                 file.snowflake.max_lead_ms,
             )?,
             0,
