@@ -332,6 +332,35 @@ fn from_to_gives_the_bounding_ids() {
         .assert()
         .success()
         .stdout(predicate::str::contains("WHERE id BETWEEN"));
+
+    // A date as --to is the whole day (issue 18 #8).
+    let day = json(
+        &sb.leafctl()
+            .args([
+                "decode",
+                "--from",
+                "2026-11-21",
+                "--to",
+                "2026-11-21",
+                "--output",
+                "json",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(day["to"], "2026-11-21T23:59:59.999Z", "{day}");
+    let hi: u64 = day["max_id"].as_str().unwrap().parse().unwrap();
+    let top = l.decode(hi).unwrap();
+    assert_eq!(l.unix_ms(top.ticks), from - 10 * 3_600_000 + 86_400_000 - 1);
+    // A future --from without --to is said as such, not as "--to is before --from" (#9).
+    sb.leafctl()
+        .args(["decode", "--from", "2090-01-01"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--from 2090-01-01 is in the future",
+        ))
+        .stderr(predicate::str::contains("before").not());
 }
 
 /// Leaf IDs spread over 2011..2025 with varied workers and sequences, deterministically.

@@ -11,7 +11,7 @@ use super::output::{
     Framing, OutputFormat, Rfc3339Ms, RowFormat, RowWriter, age, print_json, print_text, push_age,
     push_decimal, push_signed, rfc3339_ms, table, write_err,
 };
-use super::time::parse_instant;
+use super::time::{parse_instant, parse_instant_end};
 use super::{Context, LayoutArgs};
 
 pub const EXAMPLES: &str = "\
@@ -469,18 +469,26 @@ struct Range {
 }
 
 fn range(ctx: &Context, layout: &Layout, from: &str, to: Option<&str>) -> anyhow::Result<()> {
-    let parse = |flag: &str, s: &str| {
-        parse_instant(s).map_err(|e| {
+    let parse = |flag: &str, s: &str, read: fn(&str) -> Result<i64, String>| {
+        read(s).map_err(|e| {
             usage(
                 format!("invalid {flag} {s:?}: {e}"),
                 "for example --from 2026-11-21T10:00:00Z",
             )
         })
     };
-    let from_ms = parse("--from", from)?;
+    let from_ms = parse("--from", from, parse_instant)?;
+    let now = chrono::Utc::now().timestamp_millis();
     let to_ms = match to {
-        Some(t) => parse("--to", t)?,
-        None => chrono::Utc::now().timestamp_millis(),
+        // A date as --to covers that whole day.
+        Some(t) => parse("--to", t, parse_instant_end)?,
+        None if from_ms > now => {
+            return Err(usage(
+                format!("--from {from} is in the future"),
+                "give a past --from, or a --to after it for IDs that will be issued",
+            ));
+        }
+        None => now,
     };
     if to_ms < from_ms {
         return Err(usage("--to is before --from", "swap the two times"));
