@@ -14,4 +14,5 @@ pub mod segment;
 pub mod server;
 pub mod snowflake;
 mod sync;
+mod text;
 pub mod worker;

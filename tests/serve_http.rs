@@ -531,3 +531,45 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
     }
     Err(())
 }
+
+/// Errors tell HTTP clients what was wrong with their request and nothing about the server's
+/// insides (issue 18 #15), oversized requests get the same JSON errors as every other, and a
+/// huge input is never echoed back whole (#16).
+#[test]
+fn errors_keep_internals_and_huge_inputs_out_of_the_body() {
+    let sb = sandbox_with_tag("order", "100");
+    let s = serve(&sb, &["--segment"]);
+    let r = s.get("/api/segment/get/nosuch");
+    r.assert_error(404, "unknown_tag");
+    assert!(r.body.contains("nosuch"), "{r:?}");
+    let home = sb.path().to_string_lossy().into_owned();
+    assert!(
+        !r.body.contains("sqlite") && !r.body.contains(&home) && !r.body.contains("leaf.db"),
+        "{r:?}"
+    );
+
+    let many: Vec<(String, String)> = (0..101).map(|i| (format!("X-H{i}"), "1".into())).collect();
+    let headers: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    s.request("GET", "/healthz", &headers)
+        .assert_error(431, "too_many_headers");
+
+    let long = "a".repeat(9000);
+    s.get(&format!("/api/segment/get/{long}"))
+        .assert_error(414, "path_too_long");
+    s.get(&format!("/nosuch/{long}"))
+        .assert_error(414, "path_too_long");
+
+    // A bad tag of 6,000 characters: refused, and quoted back in a few hundred at most.
+    let bad = format!("a%20{}", "b".repeat(6000));
+    let r = s.get(&format!("/api/segment/get/{bad}"));
+    r.assert_error(400, "bad_request");
+    assert!(
+        r.body.len() < 600,
+        "{} bytes: {}",
+        r.body.len(),
+        &r.body[..200]
+    );
+    assert!(r.body.contains("characters in all"), "{}", r.body);
+    // The server still answers.
+    assert_eq!(s.get("/api/segment/get/order").status, 200);
+}

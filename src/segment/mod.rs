@@ -243,7 +243,8 @@ pub fn tag_for_shell(tag: &str) -> std::borrow::Cow<'_, str> {
 pub fn validate_tag(tag: &str) -> Result<(), SegmentError> {
     let bad = |reason| {
         Err(SegmentError::InvalidTag {
-            tag: tag.to_string(),
+            // A message never carries a huge input back whole.
+            tag: crate::text::excerpt(tag, MAX_TAG_CHARS + 8).into_owned(),
             reason,
         })
     };

@@ -91,9 +91,12 @@ impl ApiError {
 fn segment_error(e: SegmentError) -> ApiError {
     let unavailable = |code| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string());
     match &e {
-        SegmentError::UnknownTag { .. } => {
-            ApiError::new(StatusCode::NOT_FOUND, "unknown_tag", e.to_string())
-        }
+        // Which database (a URL, a file path) is not the client's business; the log has it.
+        SegmentError::UnknownTag { tag, .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_tag",
+            format!("unknown tag {tag:?}"),
+        ),
         SegmentError::InvalidTag { .. } | SegmentError::InvalidCount(_) => {
             ApiError::bad_request(e.to_string())
         }
@@ -126,6 +129,12 @@ fn issue_error(e: IssueError) -> ApiError {
         }
     }
 }
+
+/// More header fields than this are refused with a JSON 431 (hyper's own limit is set above it,
+/// in [`super::HYPER_MAX_HEADERS`]).
+pub(crate) const MAX_HEADERS: usize = 100;
+/// A longer path is refused with a JSON 414: every route's path is far shorter.
+const MAX_PATH_BYTES: usize = 8192;
 
 fn respond_with(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Body> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
@@ -368,6 +377,24 @@ impl LeafService {
         };
         let route = route_of(path);
         let result = match route {
+            // Oversized requests get the same JSON errors as everything else (hyper answers
+            // on its own, with an empty body, only past its larger limits).
+            _ if req.headers().len() > MAX_HEADERS => Err(ApiError::new(
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "too_many_headers",
+                format!(
+                    "{} header fields; at most {MAX_HEADERS}",
+                    req.headers().len()
+                ),
+            )),
+            _ if path.len() > MAX_PATH_BYTES => Err(ApiError::new(
+                StatusCode::URI_TOO_LONG,
+                "path_too_long",
+                format!(
+                    "the path has {} bytes; at most {MAX_PATH_BYTES}",
+                    path.len()
+                ),
+            )),
             Route::Healthz => Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())),
             Route::Readyz => Ok(self.readyz()),
             _ => match self.authorize(&req) {
@@ -468,7 +495,8 @@ impl LeafService {
                 StatusCode::NOT_FOUND,
                 "not_found",
                 format!(
-                    "no route {path}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz"
+                    "no route {}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz",
+                    crate::text::excerpt(path, 200)
                 ),
             )),
         }

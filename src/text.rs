@@ -1,0 +1,28 @@
+//! Small text helpers for messages.
+
+use std::borrow::Cow;
+
+/// At most `max_chars` characters of `s` for a message, with how much was left out: input
+/// quoted back to its sender (a 60 KB path) is cut, never echoed whole.
+pub(crate) fn excerpt(s: &str, max_chars: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(s),
+        Some((cut, _)) => Cow::Owned(format!(
+            "{}... ({} characters in all)",
+            &s[..cut],
+            s.chars().count()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_input_is_cut_short_input_kept() {
+        assert_eq!(excerpt("order", 8), "order");
+        assert_eq!(excerpt("abcdefghij", 4), "abcd... (10 characters in all)");
+        assert_eq!(excerpt("ééééé", 2), "éé... (5 characters in all)");
+    }
+}
