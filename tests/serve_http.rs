@@ -573,3 +573,66 @@ fn errors_keep_internals_and_huge_inputs_out_of_the_body() {
     // The server still answers.
     assert_eq!(s.get("/api/segment/get/order").status, 200);
 }
+
+/// A used-up tag (issue 18 #3, #4): the server hands out its very last IDs even when fewer are
+/// left than a step, then answers 410 `exhausted` without a retry hint; the server stays ready
+/// and the other tags serve; the log says it once, not on every request.
+#[test]
+fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
+    let sb = sandbox_with_tag("ok", "1000");
+    sb.leafctl()
+        .args(["tag", "add", "tail", "--start", "9223372036854775807"])
+        .assert()
+        .success();
+    sb.leafctl()
+        .args([
+            "tag",
+            "add",
+            "near",
+            "--start",
+            "9223372036854774307",
+            "--step",
+            "1000",
+        ])
+        .assert()
+        .success();
+    let s = serve(&sb, &["--segment"]);
+
+    let r = s.get("/api/segment/get/tail");
+    r.assert_error(410, "exhausted");
+    assert!(r.header("retry-after").is_none(), "{r:?}");
+    assert!(r.body.contains("exhausted"), "{r:?}");
+
+    // 1,500 IDs below 2^63-1 with a step of 1,000: all of them, the last one 2^63-2.
+    let mut ids = Vec::new();
+    let last = loop {
+        let r = s.get("/api/segment/get/near");
+        if r.status != 200 || ids.len() > 2000 {
+            break r;
+        }
+        ids.push(r.id());
+    };
+    assert_eq!(ids.len(), 1500, "every last ID is issued");
+    assert_eq!(ids.last(), Some(&(i64::MAX as u64 - 1)));
+    last.assert_error(410, "exhausted");
+
+    let ready = s.get("/readyz");
+    assert_eq!(ready.status, 200, "{ready:?}");
+    assert!(
+        ready.body.contains("used up") && ready.body.contains("tail"),
+        "{ready:?}"
+    );
+    assert_eq!(s.get("/api/segment/get/ok").status, 200);
+    for _ in 0..20 {
+        s.get("/api/segment/get/tail")
+            .assert_error(410, "exhausted");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let (status, log) = s.terminate();
+    assert!(status.success());
+    let warned = log.matches("WARN").count();
+    assert!(
+        warned <= 2,
+        "one warning per used-up tag, not a flood: {log}"
+    );
+}

@@ -137,6 +137,9 @@ struct LoadState {
     last_failure: Option<Instant>,
     /// The last load was refused because the table went backwards: `(db, start, mark)`.
     went_backwards: Option<(String, u64, u64)>,
+    /// The tag is used up (`max_id` at 2^63-1): `(max_id, increment)`. No load is started
+    /// again and nothing is logged again; callers get [`SegmentError::Exhausted`].
+    exhausted: Option<(i64, i64)>,
 }
 
 /// How the next claim is sized, decided before it is made.
@@ -192,6 +195,8 @@ pub struct SegmentBufferView {
     pub min_step: i64,
     /// The last load failure, cleared by the next success.
     pub last_error: Option<String>,
+    /// The tag is used up: no ID is left below 2^63-1 (not a failure to recover from).
+    pub exhausted: bool,
 }
 
 /// After a failed load, callers do not start another for this long (the loader retries).
@@ -270,7 +275,7 @@ impl SegmentBuffer {
             return false;
         }
         let mut st = self.lock();
-        if st.loading || st.next_ready {
+        if st.loading || st.next_ready || st.exhausted.is_some() {
             return false;
         }
         st.loading = true;
@@ -291,7 +296,7 @@ impl SegmentBuffer {
             let failed_meanwhile = waited_since.is_some_and(|n| st.failures > n);
             if !st.loading {
                 let recent_failure = st.last_failure.is_some_and(|t| t.elapsed() < RETRY_AFTER);
-                if failed_meanwhile || recent_failure {
+                if failed_meanwhile || recent_failure || st.exhausted.is_some() {
                     return Err(self.not_ready(&st));
                 }
                 st.loading = true;
@@ -312,6 +317,13 @@ impl SegmentBuffer {
     }
 
     fn not_ready(&self, st: &LoadState) -> SegmentError {
+        if let Some((max_id, increment)) = st.exhausted {
+            return SegmentError::Exhausted {
+                tag: self.tag.clone(),
+                max_id,
+                increment,
+            };
+        }
         if let Some((db, start, mark)) = &st.went_backwards {
             return SegmentError::WentBackwards {
                 tag: self.tag.clone(),
@@ -419,7 +431,17 @@ impl SegmentBuffer {
                     st.went_backwards = Some((db.clone(), *start, *mark));
                 }
                 let msg = e.to_string();
-                tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
+                if let SegmentError::Exhausted {
+                    max_id, increment, ..
+                } = e
+                {
+                    // Said once: a used-up tag stays used up.
+                    if st.exhausted.replace((max_id, increment)).is_none() {
+                        tracing::warn!("tag {:?} is used up: {msg}", self.tag);
+                    }
+                } else {
+                    tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
+                }
                 st.last_error = Some(msg.clone());
                 st.last_failure = Some(Instant::now());
                 st.failures += 1;
@@ -447,6 +469,7 @@ impl SegmentBuffer {
             step: st.step,
             min_step: st.min_step,
             last_error: st.last_error.clone(),
+            exhausted: st.exhausted.is_some(),
         }
     }
 }

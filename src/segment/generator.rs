@@ -197,9 +197,18 @@ impl Inner {
 
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
-        let result = self.claim(buffer.tag(), plan.increment);
-        // A removed tag is not retried; anything else (the database down, say) is.
-        let retry = !matches!(result, Err(SegmentError::UnknownTag { .. }));
+        let mut result = self.claim(buffer.tag(), plan.increment);
+        // Fewer IDs are left below 2^63-1 than the step: claim those last ones.
+        if let Err(SegmentError::Exhausted { max_id, .. }) = result
+            && (0..i64::MAX).contains(&max_id)
+        {
+            result = self.claim(buffer.tag(), Increment::Custom(i64::MAX - max_id));
+        }
+        // A removed or used-up tag is not retried; anything else (the database down) is.
+        let retry = !matches!(
+            result,
+            Err(SegmentError::UnknownTag { .. } | SegmentError::Exhausted { .. })
+        );
         if buffer.finish_load(plan, result).is_some()
             && retry
             && !retries.iter().any(|(_, b)| Arc::ptr_eq(b, buffer))

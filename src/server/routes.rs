@@ -100,7 +100,11 @@ fn segment_error(e: SegmentError) -> ApiError {
         SegmentError::InvalidTag { .. } | SegmentError::InvalidCount(_) => {
             ApiError::bad_request(e.to_string())
         }
-        SegmentError::Exhausted { .. } | SegmentError::BadRow { .. } => {
+        // Used up for good: no retry hint.
+        SegmentError::Exhausted { .. } => {
+            ApiError::new(StatusCode::GONE, "exhausted", e.to_string())
+        }
+        SegmentError::BadRow { .. } => {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
         }
         // Not transient: an operator must move the tag forward (`leafctl tag bump`).
@@ -743,6 +747,7 @@ impl LeafService {
                     cur.value >= cur.max
                         && !v.next_ready
                         && v.last_error.is_some()
+                        && !v.exhausted
                         && !refusals.iter().any(|r| r.tag == v.tag)
                 })
                 .map(|v| {
@@ -755,7 +760,18 @@ impl LeafService {
                 .chain(backwards)
                 .collect();
             if stuck.is_empty() {
-                "ok".to_string()
+                // A used-up tag is no outage of the server: said, not counted.
+                let used_up: Vec<String> = s
+                    .views()
+                    .into_iter()
+                    .filter(|v| v.exhausted)
+                    .map(|v| format!("{:?}", v.tag))
+                    .collect();
+                if used_up.is_empty() {
+                    "ok".to_string()
+                } else {
+                    format!("ok (used up, no IDs left: {})", used_up.join(", "))
+                }
             } else {
                 let m = stuck.join("; ");
                 problems.push(format!("segment: {m}"));
