@@ -379,3 +379,44 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
     ids.extend(after);
     assert_unique(&mut ids);
 }
+
+/// A read-only SQLite database (issue 18 #10): the error and its hint are about the file's
+/// permissions and name it, not "the database server's log".
+#[test]
+fn a_read_only_sqlite_file_names_the_file_and_its_permissions() {
+    let sb = Sandbox::new();
+    let out = in_private_mount(
+        &sb,
+        r#"
+set -e
+mkdir -p "$D/db"
+mount -t tmpfs -o size=1m tmpfs "$D/db"
+"$L" --db "sqlite://$D/db/leaf.db" db init > /dev/null
+"$L" --db "sqlite://$D/db/leaf.db" tag add t > /dev/null
+mount -o remount,ro "$D/db"
+set +e
+"$L" --db "sqlite://$D/db/leaf.db" next t -n 3 > "$O/next" 2> "$O/next.err"
+echo $? > "$O/next.rc"
+"$L" --db "sqlite://$D/db/leaf.db" tag add u > /dev/null 2> "$O/add.err"
+echo $? > "$O/add.rc"
+"#,
+    );
+    let _ = out;
+    let o = sb.path().join("out");
+    let file = sb.state_dir().join("db/leaf.db");
+    for (rc, err) in [("next.rc", "next.err"), ("add.rc", "add.err")] {
+        let err = read(&o, err);
+        assert_eq!(read(&o, rc).trim(), "1", "{err}");
+        assert!(
+            err.contains("readonly") || err.contains("read-only"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("hint: check that {}", file.display()))
+                && err.contains("writable"),
+            "the hint names the file and its permissions: {err}"
+        );
+        assert!(!err.contains("server's log"), "{err}");
+    }
+    assert!(read(&o, "next").is_empty());
+}

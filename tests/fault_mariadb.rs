@@ -388,6 +388,9 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
             "{what}: {err}"
         );
         assert!(err.contains("hint:"), "{what}: {err}");
+        // One error, not the refusal followed by a second one about the id (issue 18 #20).
+        assert_eq!(err.matches("error:").count(), 1, "{what}: {err}");
+        assert!(!err.contains("no longer held"), "{what}: {err}");
     };
     let mut next = vec!["next", "-n", "5"];
     next.extend(registry("10.50.1.1:8080"));

@@ -293,6 +293,19 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
                 )),
             );
         }
+        SegmentError::FileAccess { path, .. } => {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| ".".into(), |d| d.display().to_string());
+            return (
+                EXIT_RUNTIME,
+                Some(format!(
+                    "check that {} and its directory {dir} are writable by this user (SQLite writes a journal beside the file), or point --db elsewhere",
+                    path.display()
+                )),
+            );
+        }
         SegmentError::BumpDown { .. } => (
             EXIT_USAGE,
             "a tag only moves forward; `leafctl tag show TAG` gives its max_id",

@@ -136,6 +136,17 @@ pub enum SegmentError {
         /// The server's message.
         detail: String,
     },
+    /// The SQLite file (or its directory, where SQLite writes its journal) cannot be read or
+    /// written: permissions, or a read-only file system.
+    #[error("{db} cannot be used: {detail}")]
+    FileAccess {
+        /// The database, `sqlite://PATH`.
+        db: String,
+        /// The file.
+        path: std::path::PathBuf,
+        /// SQLite's explanation.
+        detail: String,
+    },
     /// Any other database failure.
     #[error("database error on {db}: {detail}")]
     Database {

@@ -31,6 +31,30 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LeafAlloc> {
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     name: String,
+    /// The file, for messages about its permissions.
+    path: PathBuf,
+}
+
+/// A failure to read or write the file itself (permissions, a read-only file system), told
+/// apart from other SQLite errors so the hint can name the file.
+fn file_access(name: &str, path: &Path, e: &rusqlite::Error) -> Option<SegmentError> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::CannotOpen
+                    | rusqlite::ErrorCode::PermissionDenied
+            ) =>
+        {
+            Some(SegmentError::FileAccess {
+                db: name.to_string(),
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })
+        }
+        _ => None,
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -73,12 +97,14 @@ impl SqliteStore {
                 }
             }
         }
-        let conn = Connection::open_with_flags(&path, flags).map_err(|e| db_err(e.to_string()))?;
+        let conn = Connection::open_with_flags(&path, flags)
+            .map_err(|e| file_access(&name, &path, &e).unwrap_or_else(|| db_err(e.to_string())))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| db_err(e.to_string()))?;
         let store = SqliteStore {
             conn: Mutex::new(conn),
             name,
+            path,
         };
         if mode == OpenMode::CreateSchema {
             store.init_schema()?;
@@ -91,6 +117,9 @@ impl SqliteStore {
     }
 
     fn err(&self, e: rusqlite::Error) -> SegmentError {
+        if let Some(access) = file_access(&self.name, &self.path, &e) {
+            return access;
+        }
         let detail = e.to_string();
         if detail.contains("no such table") {
             SegmentError::MissingTable {
