@@ -44,7 +44,6 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Inspect the effective configuration')
-            [CompletionResult]::new('generate-assets', 'generate-assets', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages into DIR/completions and DIR/man')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -540,25 +539,6 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;config;help;help' {
             break
         }
-        'leafctl;generate-assets' {
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
-            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
-            [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
-            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
-            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
-            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
-            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
         'leafctl;help' {
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
@@ -567,7 +547,6 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Inspect the effective configuration')
-            [CompletionResult]::new('generate-assets', 'generate-assets', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages into DIR/completions and DIR/man')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -638,9 +617,6 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             break
         }
         'leafctl;help;config;import-leaf' {
-            break
-        }
-        'leafctl;help;generate-assets' {
             break
         }
         'leafctl;help;help' {

@@ -25,9 +25,6 @@ _leafctl() {
             leafctl,decode)
                 cmd="leafctl__subcmd__decode"
                 ;;
-            leafctl,generate-assets)
-                cmd="leafctl__subcmd__generate__subcmd__assets"
-                ;;
             leafctl,help)
                 cmd="leafctl__subcmd__help"
                 ;;
@@ -81,9 +78,6 @@ _leafctl() {
                 ;;
             leafctl__subcmd__help,decode)
                 cmd="leafctl__subcmd__help__subcmd__decode"
-                ;;
-            leafctl__subcmd__help,generate-assets)
-                cmd="leafctl__subcmd__help__subcmd__generate__subcmd__assets"
                 ;;
             leafctl__subcmd__help,help)
                 cmd="leafctl__subcmd__help__subcmd__help"
@@ -209,7 +203,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version next serve decode tag db workers config generate-assets help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version next serve decode tag db workers config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -652,54 +646,8 @@ _leafctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        leafctl__subcmd__generate__subcmd__assets)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -W "text json tsv ndjson" -- "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --zk)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --instance)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         leafctl__subcmd__help)
-            opts="next serve decode tag db workers config generate-assets help"
+            opts="next serve decode tag db workers config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -783,20 +731,6 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__help__subcmd__decode)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        leafctl__subcmd__help__subcmd__generate__subcmd__assets)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

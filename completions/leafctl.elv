@@ -41,7 +41,6 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand db 'Set up the segment database (leaf_alloc table)'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
             cand config 'Inspect the effective configuration'
-            cand generate-assets 'Write shell completions and man pages into DIR/completions and DIR/man'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;next'= {
@@ -497,24 +496,6 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config;help;help'= {
         }
-        &'leafctl;generate-assets'= {
-            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
-            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
-            cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
-            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
-            cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
-            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
-            cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
-            cand -q 'Print only results: no progress, no warnings'
-            cand --quiet 'Print only results: no progress, no warnings'
-            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
-            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
         &'leafctl;help'= {
             cand next 'Issue IDs'
             cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
@@ -523,7 +504,6 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand db 'Set up the segment database (leaf_alloc table)'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
             cand config 'Inspect the effective configuration'
-            cand generate-assets 'Write shell completions and man pages into DIR/completions and DIR/man'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;help;next'= {
@@ -575,8 +555,6 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;help;config;show'= {
         }
         &'leafctl;help;config;import-leaf'= {
-        }
-        &'leafctl;help;generate-assets'= {
         }
         &'leafctl;help;help'= {
         }

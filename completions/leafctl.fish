@@ -46,7 +46,6 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "tag" -d 'Manage seg
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "config" -d 'Inspect the effective configuration'
-complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "generate-assets" -d 'Write shell completions and man pages into DIR/completions and DIR/man'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d 'How many IDs to issue' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
@@ -412,30 +411,14 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print every setting\'s effective value and its origin (flag, env, config file, default); secrets are redacted'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "import-leaf" -d 'Print the leaf.toml equivalent of Leaf\'s leaf.properties (the password is not copied)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
-json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s q -l quiet -d 'Print only results: no progress, no warnings'
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c leafctl -n "__fish_leafctl_using_subcommand generate-assets" -s V -l version -d 'Print version'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "next" -d 'Issue IDs'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "serve" -d 'Run Leaf\'s HTTP service (drop-in for Leaf\'s clients), with batches, metrics and health checks'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "config" -d 'Inspect the effective configuration'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "generate-assets" -d 'Write shell completions and man pages into DIR/completions and DIR/man'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config generate-assets help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "next" -d 'Issue IDs'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "serve" -d 'Run Leaf\'s HTTP service (drop-in for Leaf\'s clients), with batches, metrics and health checks'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "config" -d 'Inspect the effective configuration'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List every tag with its max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag'

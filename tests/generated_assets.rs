@@ -49,3 +49,15 @@ fn completions_and_man_pages_are_current() {
         "stale generated files: {stale:?}; run `cargo run --quiet -- generate-assets .` and commit"
     );
 }
+
+/// The maintainer's `generate-assets` is not offered to users by completions or man pages.
+#[test]
+fn generate_assets_stays_out_of_completions_and_man_pages() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for sub in ["completions", "man"] {
+        for name in files(&repo.join(sub)) {
+            let text = std::fs::read_to_string(repo.join(sub).join(&name)).unwrap();
+            assert!(!text.contains("generate-assets"), "{sub}/{name}");
+        }
+    }
+}

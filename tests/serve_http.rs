@@ -84,6 +84,13 @@ fn leaf_routes_answer_as_leaf_does() {
             .is_some_and(|c| c.starts_with("text/html"))
     );
     assert!(html.body.contains("<td>order</td>"), "{}", html.body);
+    for column in ["lastError", "loading", "minStep"] {
+        assert!(
+            html.body.contains(&format!("<th>{column}</th>")),
+            "{}",
+            html.body
+        );
+    }
     // q-values count: HTML at q=0.1 loses to JSON.
     let json = s.request(
         "GET",
@@ -191,6 +198,8 @@ fn errors_are_never_an_id() {
         metrics.contains("leaf_http_requests_total{route=\"segment\",status=\"404\"} 2"),
         "{metrics}"
     );
+    // A segment-only server has no snowflake sample.
+    assert!(!metrics.contains("mode=\"snowflake\""), "{metrics}");
 
     // Snowflake only: segment routes say so.
     let sf = serve(&sb, &["--snowflake", "--worker-id", "1"]);

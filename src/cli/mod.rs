@@ -113,12 +113,6 @@ pub enum Command {
     /// Inspect the effective configuration
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
-    /// Write shell completions and man pages into DIR/completions and DIR/man
-    #[command(hide = true)]
-    GenerateAssets {
-        /// The repository root (or any directory)
-        dir: PathBuf,
-    },
 }
 
 /// Snowflake layout flags shared by `next --snowflake` and `decode`.
@@ -266,9 +260,6 @@ fn flag_values(cli: &Cli) -> FlagValues {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    if let Command::GenerateAssets { dir } = &cli.command {
-        return assets::generate(dir);
-    }
     let explicit = match (&cli.global.config, env_var("LEAF_CONFIG")) {
         (Some(p), _) => Some((p.clone(), Origin::Flag)),
         (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),
@@ -304,7 +295,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Db(cmd) => db::run(&ctx, cmd),
         Command::Workers(cmd) => workers::run(&ctx, cmd),
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
-        Command::GenerateAssets { .. } => Ok(()),
     }
 }
 
@@ -318,12 +308,27 @@ fn command_name(command: &Command) -> &'static str {
         Command::Db(_) => "db",
         Command::Workers(_) => "workers",
         Command::Config(_) => "config",
-        Command::GenerateAssets { .. } => "generate-assets",
     }
 }
 
 /// Entry point: exit 0 on success, 1 on a runtime failure, 2 on a usage error.
 pub fn main() -> ExitCode {
+    // `leafctl generate-assets DIR` writes the checked-in completions and man pages. It is a
+    // maintainer's tool, so it stays out of the CLI's definition (and so out of those files).
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().is_some_and(|a| a == "generate-assets") {
+        let result = match (argv.next(), argv.next()) {
+            (Some(dir), None) => assets::generate(std::path::Path::new(&dir)),
+            _ => Err(error::usage(
+                "generate-assets takes one directory",
+                "leafctl generate-assets .",
+            )),
+        };
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => error::report(&e),
+        };
+    }
     let cli = Cli::parse();
     init_logging(cli.global.verbose, cli.global.quiet);
     match run(cli) {

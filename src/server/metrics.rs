@@ -135,7 +135,8 @@ pub struct Metrics {
     issued: Family<IdLabels, Counter>,
     /// Tells this instance's entries in a thread's [`LAST_TAG`] cache from others'.
     id: u64,
-    snowflake_issued: Counter,
+    /// Set once snowflake mode is attached: a segment-only server has no snowflake sample.
+    snowflake_issued: OnceLock<Counter>,
     loads: Family<TagLabels, Counter>,
     load_failures: Family<TagLabels, Counter>,
     load_latency: Family<TagLabels, Histogram>,
@@ -183,12 +184,6 @@ impl Metrics {
             "IDs handed out, by mode and tag (empty for snowflake)",
             issued.clone(),
         );
-        let snowflake_issued = issued
-            .get_or_create(&IdLabels {
-                mode: "snowflake",
-                tag: String::new(),
-            })
-            .clone();
         let loads = Family::<TagLabels, Counter>::default();
         registry.register(
             "segment_loads",
@@ -218,7 +213,7 @@ impl Metrics {
             common: Default::default(),
             issued,
             id: NEXT_METRICS_ID.fetch_add(1, Ordering::Relaxed),
-            snowflake_issued,
+            snowflake_issued: OnceLock::new(),
             loads,
             load_failures,
             load_latency,
@@ -237,6 +232,14 @@ impl Metrics {
         }
         if let Some(s) = snowflake {
             let _ = self.sources.snowflake.set(s);
+            let _ = self.snowflake_issued.set(
+                self.issued
+                    .get_or_create(&IdLabels {
+                        mode: "snowflake",
+                        tag: String::new(),
+                    })
+                    .clone(),
+            );
         }
     }
 
@@ -280,7 +283,9 @@ impl Metrics {
 
     /// Counts snowflake IDs issued.
     pub fn snowflake_issued(&self, n: u64) {
-        self.snowflake_issued.inc_by(n);
+        if let Some(c) = self.snowflake_issued.get() {
+            c.inc_by(n);
+        }
     }
 
     /// Records one segment claim (the segment generator's load observer).

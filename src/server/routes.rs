@@ -665,9 +665,14 @@ impl LeafService {
                     e.value1,
                     e.max1,
                     e.step1.to_string(),
+                    e.loading.to_string(),
+                    e.step.to_string(),
+                    e.min_step.to_string(),
+                    e.last_error.unwrap_or_default(),
                 ]
             })
             .collect();
+        // Every field of the JSON, the load state and the last error included.
         Ok(html_table(
             "Segment cache",
             &[
@@ -681,6 +686,10 @@ impl LeafService {
                 "value1",
                 "max1",
                 "step1",
+                "loading",
+                "step",
+                "minStep",
+                "lastError",
             ],
             &rows,
         ))
