@@ -374,3 +374,48 @@ fn serve_runs_ahead_too_and_records_before_answering() {
         "a clean stop records the exact last time"
     );
 }
+
+/// A plain run right after one that ran ahead of the clock with `--max-lead` waits for the
+/// clock to pass the recorded time, and says why at the default verbosity (issue 18).
+#[test]
+fn a_wait_after_a_run_with_a_lead_is_explained() {
+    let sb = Sandbox::new();
+    let base = [
+        "next",
+        "--snowflake",
+        "--worker-id",
+        "6",
+        "--seq-start",
+        "zero",
+    ];
+    // 8,000 IDs of a 4-per-ms layout: 2 s of times, issued in a fraction of that.
+    let out = sb
+        .leafctl()
+        .args(base)
+        .args(SMALL)
+        .args(["-n", "8000", "--max-lead", "3000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let last = *parse_ids(&out.stdout).last().unwrap();
+    let started = std::time::Instant::now();
+    let out = sb
+        .leafctl()
+        .args(base)
+        .args(SMALL)
+        .args(["-n", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(parse_ids(&out.stdout)[0] > last);
+    // The first run ends well within its 2 s lead, so this wait is over a second: said.
+    assert!(
+        err.contains("worker id 6: waiting") && err.contains("--max-lead"),
+        "a long wait is explained: {err}"
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1000),
+        "it waited"
+    );
+}

@@ -394,8 +394,18 @@ impl LocalWorkerLease {
                 .min(RESERVATION_WINDOW_MS.max(MAX_RESERVATION_WAIT_MS));
                 if wait > 0 {
                     if wait <= allowed {
-                        tracing::info!(
-                            "the last run on worker id {worker} recorded a time {behind} ms ahead of the clock; waiting {wait} ms for it to pass"
+                        super::announce_wait(
+                            worker,
+                            wait,
+                            &format!(
+                                "the last run recorded a time {behind} ms ahead of the clock{} ({})",
+                                if prev_lead > 0 {
+                                    " with --max-lead"
+                                } else {
+                                    ""
+                                },
+                                state_path.display()
+                            ),
                         );
                         clock.sleep_until_ms(until);
                     } else if !state.clean || prev_lead > 0 {

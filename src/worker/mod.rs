@@ -339,11 +339,32 @@ fn wait_for_record(
             source_of: source_of(),
         });
     }
-    tracing::info!(
-        "worker id {worker}: waiting {wait} ms for the previous holder's reservation to pass"
+    announce_wait(
+        worker,
+        wait,
+        &format!(
+            "the previous holder reserved times up to {} ({})",
+            recorded_ms,
+            source_of()
+        ),
     );
     clock.sleep_until_ms(until);
     Ok(())
+}
+
+/// Says why a start waits for a recorded time to pass: at the default verbosity once the wait
+/// is long enough to notice (a second or more, e.g. after a run with `--max-lead`), else in the
+/// `-v` log only.
+pub(crate) fn announce_wait(worker: u64, wait_ms: i64, why: &str) {
+    let text = format!(
+        "worker id {worker}: waiting {:.1} s for the clock to pass a recorded time: {why}; IDs at earlier times may have been issued",
+        wait_ms as f64 / 1000.0
+    );
+    if wait_ms >= 1000 {
+        tracing::warn!("{text}");
+    } else {
+        tracing::info!("{text}");
+    }
 }
 
 struct SharedFence(Arc<dyn WorkerLease>);
