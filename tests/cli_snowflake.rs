@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
-use support::{Sandbox, assert_unique, parse_ids};
+use support::{Sandbox, assert_unique, on_a_terminal_of, parse_ids};
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -533,4 +533,82 @@ fn config_precedence_is_flag_env_file_default() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("leaf.toml"));
+}
+
+/// The progress bar of a long `next` (issue 18 #11): none when the IDs go to the terminal the
+/// bar would be drawn on; otherwise it fits the terminal's width, and Ctrl-C leaves no frame.
+#[test]
+fn the_progress_bar_stays_out_of_the_way() {
+    let sb = Sandbox::new();
+    // IDs and the bar on one terminal: no bar (its frames would be glued to the ID lines).
+    let shown = on_a_terminal_of(
+        &sb,
+        80,
+        "'{bin}' next --snowflake --worker-id 9 -n 1000000",
+        None,
+    );
+    assert_eq!(
+        shown
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+            .count(),
+        1_000_000
+    );
+    assert!(!shown.contains("eta"), "a bar among the IDs");
+
+    // IDs to a file, the bar on the terminal: it fits 80 columns, and Ctrl-C (SIGINT) erases
+    // its line before the process ends.
+    let out = sb.path().join("ids.txt");
+    let shown = on_a_terminal_of(
+        &sb,
+        80,
+        &format!(
+            "timeout -s INT 2 '{{bin}}' next --snowflake --worker-id 9 -n 2000000000 > '{}'; echo \"rc=$?\"",
+            out.display()
+        ),
+        None,
+    );
+    let rc_at = shown.find("rc=").unwrap_or_else(|| panic!("{shown:?}"));
+    assert!(shown[rc_at..].starts_with("rc=124"), "{shown:?}");
+    let before = &shown[..rc_at];
+    let frames: Vec<&str> = before
+        .split(['\r', '\n'])
+        .filter(|f| f.contains("eta"))
+        .collect();
+    assert!(!frames.is_empty(), "no bar on the terminal: {shown:?}");
+    for f in &frames {
+        let visible = strip_ansi(f);
+        assert!(
+            visible.chars().count() <= 80,
+            "{} columns: {visible:?}",
+            visible.chars().count()
+        );
+    }
+    let last_frame = before.rfind("eta").expect("a bar was drawn");
+    assert!(
+        before[last_frame..].contains("\x1b[2K"),
+        "the last frame stays on the screen: {:?}",
+        &before[last_frame..]
+    );
+}
+
+/// Text as the terminal shows it: ANSI escape sequences removed.
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Context;
 use super::error::usage;
-use super::output::{OutputFormat, print_json, print_text, table};
+use super::output::{OutputFormat, print_json, print_text, render, table};
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
@@ -263,7 +263,7 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
                     r.source.clone(),
                 ]);
             }
-            print_text(&t.to_string())
+            print_text(&render(t))
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::error::{AlreadyReported, EXIT_USAGE, usage};
 use super::output::{
     Framing, OutputFormat, Rfc3339Ms, RowFormat, RowWriter, age, print_json, print_text, push_age,
-    push_decimal, push_signed, rfc3339_ms, table, write_err,
+    push_decimal, push_signed, render, rfc3339_ms, table, write_err,
 };
 use super::time::{parse_instant, parse_instant_end};
 use super::{Context, LayoutArgs};
@@ -25,9 +25,10 @@ Examples:
   leafctl decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z
       smallest and largest ID of that hour, for WHERE id BETWEEN ... AND ...
 
-Rows are decoded and written as they are read, in constant memory. --output text draws a table
-on a terminal (up to 1000 IDs) and writes tab-separated lines with a header otherwise; tsv always
-does; json is one array (streamed); ndjson is one object per line.
+Rows are decoded and written as they are read, in constant memory. --output text on a terminal
+draws a table of the IDs given as arguments (up to 1000) and shows IDs read from stdin as aligned
+rows the moment each is read; off a terminal it writes tab-separated lines with a header, as tsv
+always does; json is one array (streamed); ndjson is one object per line.
 
 Values that are not IDs (not a number, negative, over 2^63-1, or a time far in the future,
 which usually means the wrong --preset) are reported on stderr with their line number; the
@@ -138,6 +139,27 @@ enum Style {
     Tsv,
     Json,
     Ndjson,
+    /// Space-aligned columns under a header line, for a terminal reading a stream: each row
+    /// shows as it is decoded (a table would wait for the end of the input).
+    Aligned,
+}
+
+/// Column widths of [`Style::Aligned`]: an ID has at most 19 digits, a time 24 characters.
+const ALIGNED: [usize; 5] = [19, 24, 12, 7, 8];
+
+/// Pads what was pushed to `b` since `from` to `width` characters (left-aligned text), or
+/// right-aligns it.
+fn pad(b: &mut Vec<u8>, from: usize, width: usize, right: bool) {
+    let len = std::str::from_utf8(&b[from..]).map_or(b.len() - from, |t| t.chars().count());
+    if len >= width {
+        return;
+    }
+    let spaces = width - len;
+    if right {
+        b.splice(from..from, std::iter::repeat_n(b' ', spaces));
+    } else {
+        b.extend(std::iter::repeat_n(b' ', spaces));
+    }
 }
 
 /// Where decoded rows go: a bounded table for a terminal, or a stream.
@@ -156,7 +178,13 @@ struct Printer {
 }
 
 impl Printer {
-    fn new(format: RowFormat, now_ms: i64, sonyflake: bool, quiet: bool) -> Printer {
+    fn new(
+        format: RowFormat,
+        now_ms: i64,
+        sonyflake: bool,
+        quiet: bool,
+        streaming: bool,
+    ) -> Printer {
         let columns = [
             "id",
             "time (UTC)",
@@ -166,7 +194,7 @@ impl Printer {
         ];
         let stream = |style: Style| {
             let framing = match style {
-                Style::Tsv => Framing::Tsv,
+                Style::Tsv | Style::Aligned => Framing::Tsv,
                 Style::Json => Framing::JsonArray { pretty: true },
                 Style::Ndjson => Framing::Ndjson,
             };
@@ -176,6 +204,23 @@ impl Printer {
             )
         };
         let sink = match format {
+            // Read from a stream at a terminal (`tail -f log | grep | leafctl decode`): rows
+            // as they come, aligned; IDs given as arguments: a table.
+            RowFormat::Text if io::stdout().is_terminal() && streaming => {
+                let mut header = Vec::new();
+                for (i, (name, width)) in columns.iter().zip(ALIGNED).enumerate() {
+                    if i > 0 {
+                        header.extend_from_slice(b"  ");
+                    }
+                    let from = header.len();
+                    header.extend_from_slice(name.as_bytes());
+                    pad(&mut header, from, width, i == 0 || i >= 3);
+                }
+                Sink::Stream(
+                    RowWriter::with_header_line(io::stdout().lock(), header),
+                    Style::Aligned,
+                )
+            }
             RowFormat::Text if io::stdout().is_terminal() => Sink::Table(Vec::new()),
             RowFormat::Text | RowFormat::Tsv => stream(Style::Tsv),
             RowFormat::Json => stream(Style::Json),
@@ -251,7 +296,7 @@ impl Printer {
                         r.sequence.to_string(),
                     ]);
                 }
-                print_text(&t.to_string())
+                print_text(&render(t))
             }
         }
     }
@@ -293,6 +338,27 @@ fn write_row(
             b.extend_from_slice(b",\n    \"sequence\": ");
             push_decimal(b, r.sequence);
             b.extend_from_slice(b"\n  }");
+        }
+        Style::Aligned => {
+            let from = b.len();
+            push_decimal(b, r.id);
+            pad(b, from, ALIGNED[0], true);
+            b.extend_from_slice(b"  ");
+            let from = b.len();
+            times.push(b, r.ms);
+            pad(b, from, ALIGNED[1], false);
+            b.extend_from_slice(b"  ");
+            let from = b.len();
+            push_age(b, r.ms, now_ms);
+            pad(b, from, ALIGNED[2], false);
+            b.extend_from_slice(b"  ");
+            let from = b.len();
+            push_decimal(b, r.worker);
+            pad(b, from, ALIGNED[3], true);
+            b.extend_from_slice(b"  ");
+            let from = b.len();
+            push_decimal(b, r.sequence);
+            pad(b, from, ALIGNED[4], true);
         }
         Style::Ndjson => {
             b.extend_from_slice(b"{\"id\":\"");
@@ -434,7 +500,13 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         now_ms: now,
         values: 0,
         bad: 0,
-        printer: Printer::new(ctx.rows, now, sonyflake, ctx.quiet),
+        printer: Printer::new(
+            ctx.rows,
+            now,
+            sonyflake,
+            ctx.quiet,
+            args.ids.is_empty() || args.ids == ["-"],
+        ),
     };
     if args.ids.is_empty() || args.ids == ["-"] {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !ctx.quiet {

@@ -131,6 +131,18 @@ impl<W: Write> RowWriter<W> {
         }
     }
 
+    /// A line-per-row writer whose first line is `header` (with its line break added).
+    pub fn with_header_line(out: W, mut header: Vec<u8>) -> RowWriter<W> {
+        header.push(b'\n');
+        RowWriter {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
+            framing: Framing::Tsv,
+            header,
+            rows: 0,
+        }
+    }
+
     /// Starts a row: the header or `[` before the first one, a separator between JSON rows.
     #[inline]
     pub fn begin_row(&mut self) {
@@ -447,20 +459,49 @@ fn push_two(buf: &mut Vec<u8>, n: u32) {
 /// A progress bar on stderr, shown only when stderr is a terminal, the run is long, and not `-q`.
 pub fn progress(total: u64, quiet: bool) -> ProgressBar {
     const LONG_RUN: u64 = 1_000_000;
-    if quiet || total < LONG_RUN || !io::stderr().is_terminal() {
+    // IDs printed to the terminal the bar would be drawn on would interleave with its frames.
+    if quiet || total < LONG_RUN || !io::stderr().is_terminal() || io::stdout().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = progress_style() {
         bar.set_style(style);
     }
+    clear_line_on_interrupt();
     bar
+}
+
+/// On Ctrl-C (or SIGTERM) while a bar is drawn, erases its line before the process ends, so no
+/// frame is left on the screen; the signal then takes its usual course (exit status 130/143).
+fn clear_line_on_interrupt() {
+    #[cfg(unix)]
+    {
+        extern "C" fn on_signal(sig: libc::c_int) {
+            const CLEAR: &[u8] = b"\r\x1b[2K";
+            // SAFETY: write(2), signal(2) and raise(3) are async-signal-safe; the buffer is a
+            // static byte string.
+            unsafe {
+                libc::write(2, CLEAR.as_ptr().cast(), CLEAR.len());
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+        }
+        static INSTALLED: std::sync::Once = std::sync::Once::new();
+        INSTALLED.call_once(|| {
+            let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            // SAFETY: installs a handler that only calls async-signal-safe functions.
+            unsafe {
+                libc::signal(libc::SIGINT, handler);
+                libc::signal(libc::SIGTERM, handler);
+            }
+        });
+    }
 }
 
 /// The style of every progress bar: `7,498,744/30,000,000 IDs (3.77 M IDs/s, eta 6s)`.
 fn progress_style() -> Result<ProgressStyle, indicatif::style::TemplateError> {
     Ok(ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {bar:40} {human_pos}/{human_len} IDs ({rate}, eta {eta})",
+        "{spinner} {elapsed_precise} {wide_bar} {human_pos}/{human_len} ({rate}, eta {eta})",
     )?
     .with_key(
         "rate",
@@ -521,6 +562,48 @@ pub fn table(header: &[&str]) -> comfy_table::Table {
     t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
     t.set_header(header.iter().copied());
     t
+}
+
+/// Narrowest terminal width a table is fitted to; a terminal that reports less (0, say) gets
+/// [`FALLBACK_WIDTH`].
+const MIN_WIDTH: u16 = 20;
+const FALLBACK_WIDTH: u16 = 80;
+
+/// Draws a [`table`]: no word is broken over lines (IDs, max_ids and times are copied from
+/// here); text wraps at its spaces to fit the terminal, and a table wider than the terminal
+/// stays whole.
+/// A terminal reporting a width under 20 columns (some report 0) is taken as 80 wide.
+pub fn render(mut t: comfy_table::Table) -> String {
+    if t.width().is_some_and(|w| w < MIN_WIDTH) {
+        t.set_width(FALLBACK_WIDTH);
+    }
+    let mut unbreakable: Vec<u16> = Vec::new();
+    for row in t.header().into_iter().chain(t.row_iter()) {
+        for (i, cell) in row.cell_iter().enumerate() {
+            let content = cell.content();
+            if unbreakable.len() <= i {
+                unbreakable.resize(i + 1, 0);
+            }
+            let longest_word = content
+                .split_whitespace()
+                .map(|word| word.chars().count())
+                .max()
+                .unwrap_or(0);
+            let w = u16::try_from(longest_word).unwrap_or(u16::MAX);
+            unbreakable[i] = unbreakable[i].max(w);
+        }
+    }
+    for (i, w) in unbreakable.into_iter().enumerate() {
+        if w > 0
+            && let Some(column) = t.column_mut(i)
+        {
+            // The bound counts the cell's padding too (one space each side).
+            column.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+                comfy_table::Width::Fixed(w.saturating_add(2)),
+            ));
+        }
+    }
+    t.to_string()
 }
 
 /// Formats Unix ms as RFC 3339 UTC with milliseconds and `Z`.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::db;
 use super::error::usage;
-use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
+use super::output::{OutputFormat, age, print_json, print_text, render, rfc3339_ms, table};
 use super::{Context, whole_number};
 
 pub const EXAMPLES: &str = "\
@@ -191,7 +191,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                             updated(r),
                         ]);
                     }
-                    print_text(&t.to_string())
+                    print_text(&render(t))
                 }
             }
         }
@@ -217,7 +217,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                         r.description.clone().unwrap_or_default(),
                     ]);
                     t.add_row(vec!["updated".to_string(), updated(&r)]);
-                    print_text(&t.to_string())
+                    print_text(&render(t))
                 }
             }
         }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::Context;
 use super::error::{CliError, usage};
-use super::output::{OutputFormat, age, print_json, print_text, rfc3339_ms, table};
+use super::output::{OutputFormat, age, print_json, print_text, render, rfc3339_ms, table};
 use super::registry::{DEFAULT_INSTANCE_PORT, etcd_options, mysql_options, zk_options};
 use super::settings::rank;
 
@@ -202,7 +202,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                             r.status.to_string(),
                         ]);
                     }
-                    print_text(&t.to_string())
+                    print_text(&render(t))
                 }
             }
         }
@@ -391,7 +391,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                         "threshold".to_string(),
                         format!("{} ms", report.max_skew_ms),
                     ]);
-                    print_text(&format!("{t}\n{verdict}"))?;
+                    print_text(&format!("{}\n{verdict}", render(t)))?;
                 }
             }
             if report.ok {

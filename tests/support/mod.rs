@@ -158,3 +158,38 @@ pub fn killed_mid_batch(mut cmd: std::process::Command, read_at_least: usize) ->
     let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     parse_ids(&bytes[..complete])
 }
+
+/// A shell command line run under a pseudo-terminal of `cols` columns (`script` from
+/// util-linux), `{bin}` standing for the leafctl binary, with the sandbox's environment and
+/// `stdin` (a file) as standard input; returns what the terminal showed, `\r\n` made `\n`.
+pub fn on_a_terminal_of(
+    sb: &Sandbox,
+    cols: u16,
+    line: &str,
+    stdin: Option<&std::path::Path>,
+) -> String {
+    let isolated = sb.leafctl_std();
+    let bin = isolated.get_program().to_str().unwrap().to_string();
+    let input = stdin
+        .map(|p| format!(" < '{}'", p.display()))
+        .unwrap_or_default();
+    let mut cmd = std::process::Command::new("script");
+    cmd.args([
+        "-qec",
+        &format!(
+            "stty cols {cols} rows 50; {}{input}",
+            line.replace("{bin}", &bin)
+        ),
+        "/dev/null",
+    ]);
+    for (k, v) in isolated.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.current_dir(sb.path())
+        .stdin(std::process::Stdio::null());
+    let out = cmd.output().expect("script (util-linux) runs");
+    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+}
