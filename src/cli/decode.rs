@@ -17,7 +17,7 @@ use super::{Context, LayoutArgs};
 pub const EXAMPLES: &str = "\
 Examples:
   leafctl decode 1864829180581093376
-  leafctl decode 0x19e1b2c3d4e5f607 --preset discord
+  leafctl decode 175928847299117063 --preset discord     an ID from Discord's API docs
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
   grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode | head       streams; TSV off a terminal
   grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode --output ndjson | jq -c 'select(.worker == 7)'
