@@ -12,14 +12,14 @@ use super::{Context, whole_number};
 pub const EXAMPLES: &str = "\
 Examples:
   leafctl tag add order                          IDs from 1, claimed 1000 at a time
-  leafctl tag add order --step 5000 --desc 'order numbers'
+  leafctl tag add payment --step 5000 --desc 'payment numbers'
   leafctl tag add invoice --start 1000000        continue after an existing ID scheme
   leafctl tag list --output json
   leafctl tag set-step order 20000
-  leafctl tag remove order --yes                 prints the final max_id to record
+  leafctl next order -n 10                       ten IDs from the tag
   leafctl tag bump order --to 5000000            move max_id forward (never down), e.g. after
                                                  a failover lost claims
-  leafctl next order -n 10                       ten IDs from the tag";
+  leafctl tag remove invoice --yes               prints the final max_id to record";
 
 #[derive(Debug, Subcommand)]
 pub enum TagCommand {

@@ -18,11 +18,11 @@ const EXAMPLES: &str = "\
 Examples:
   leafctl workers list --zk zk1:2181
   leafctl --zk zk1:2181 --name order workers list --output json
-  leafctl workers reclaim 7 --zk zk1:2181                 show what would be done
-  leafctl workers reclaim 10.0.0.5:8080 --zk zk1:2181 --yes
+  leafctl workers reclaim 0 --mode lease --zk zk1:2181    show what would be done
+  leafctl workers reclaim 0 --mode lease --zk zk1:2181 --yes
   leafctl workers doctor --zk zk1:2181
   leafctl workers list --etcd http://etcd1:2379,http://etcd2:2379
-  leafctl workers reclaim 3 --etcd http://etcd1:2379 --yes  revokes the holder's etcd lease
+  leafctl workers reclaim 0 --etcd http://etcd1:2379 --yes   revokes the holder's lease if live
   LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl workers doctor --etcd https://etcd1:2379
   LEAF_DB_PASSWORD=... leafctl workers list --db mysql://leaf@db:3306/leaf   leaf_workerid_alloc
 
