@@ -557,12 +557,13 @@ fn errors_keep_internals_and_huge_inputs_out_of_the_body() {
         "{r:?}"
     );
 
+    // More than 100 header fields: hyper answers 431 itself, before leafctl sees the request
+    // (a JSON body would need hyper's header buffer on the heap: a cost on every request).
     let many: Vec<(String, String)> = (0..101).map(|i| (format!("X-H{i}"), "1".into())).collect();
     let headers: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    s.request("GET", "/healthz", &headers)
-        .assert_error(431, "too_many_headers");
+    assert_eq!(s.request("GET", "/healthz", &headers).status, 431);
 
-    let long = "a".repeat(9000);
+    let long = "a".repeat(20_000);
     s.get(&format!("/api/segment/get/{long}"))
         .assert_error(414, "path_too_long");
     s.get(&format!("/nosuch/{long}"))

@@ -262,10 +262,6 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// hyper's own header limit, above the one the routes answer with a JSON 431
-/// ([`routes::MAX_HEADERS`]); past it hyper answers 431 itself, with an empty body.
-const HYPER_MAX_HEADERS: usize = 128;
-
 /// Serves `service` on `listener` until `shutdown` resolves, then stops accepting and lets
 /// in-flight requests finish (at most [`HttpOptions::drain_timeout`]). Blocks the calling thread.
 pub fn run(
@@ -292,7 +288,6 @@ pub fn run(
         let graceful = GracefulShutdown::new();
         let mut http = http1::Builder::new();
         http.timer(TokioTimer::new())
-            .max_headers(HYPER_MAX_HEADERS)
             .header_read_timeout(options.header_timeout)
             .keep_alive(true);
         let slots = Arc::new(tokio::sync::Semaphore::new(cap));
