@@ -29,6 +29,7 @@ Routes (any method, as in Leaf):
   /api/segment/get/TAG[?count=N]    /api/snowflake/get/KEY[?count=N]   text/plain IDs
   /decodeSnowflakeId?snowflakeId=ID  /cache  /db                        Leaf's JSON (HTML for browsers)
   /metrics (Prometheus)  /healthz (process up)  /readyz (200 when every enabled mode can issue)
+  /  a live status page for a browser (rates, buffers, errors, the lease); /?format=json its data
 
 Errors are never an ID: JSON {\"error\", \"code\"} with 400 bad_request, 401 unauthorized,
 404 unknown_tag / mode_disabled / not_found, 503 not_ready / clock_backwards / lease_lost

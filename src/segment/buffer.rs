@@ -137,6 +137,10 @@ struct LoadState {
     last_failure: Option<Instant>,
     /// The last load was refused because the table went backwards: `(db, start, mark)`.
     went_backwards: Option<(String, u64, u64)>,
+    /// Why the step last became what it is.
+    step_reason: &'static str,
+    /// Wall-clock Unix ms of the last failure, for the status page.
+    last_failure_unix_ms: Option<i64>,
     /// The tag is used up (`max_id` at 2^63-1): `(max_id, increment)`. No load is started
     /// again and nothing is logged again; callers get [`SegmentError::Exhausted`].
     exhausted: Option<(i64, i64)>,
@@ -148,6 +152,8 @@ pub(crate) struct LoadPlan {
     pub increment: Increment,
     update_ms: i64,
     next_step: i64,
+    /// Why the step is what it is, for the status page.
+    reason: &'static str,
 }
 
 /// A tag's two segments and the bookkeeping of loading them.
@@ -197,6 +203,16 @@ pub struct SegmentBufferView {
     pub last_error: Option<String>,
     /// The tag is used up: no ID is left below 2^63-1 (not a failure to recover from).
     pub exhausted: bool,
+    /// Why the step last became what it is (doubled, kept, halved, the table's).
+    pub step_reason: &'static str,
+    /// When the last failure happened (Unix ms), while it is the last outcome.
+    pub last_error_unix_ms: Option<i64>,
+}
+
+fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// After a failed load, callers do not start another for this long (the loader retries).
@@ -345,6 +361,7 @@ impl SegmentBuffer {
         st.failures += 1;
         st.last_error = Some(why.to_string());
         st.last_failure = Some(Instant::now());
+        st.last_failure_unix_ms = Some(unix_now_ms());
         self.next_busy.store(st.next_ready, SeqCst);
         self.changed.notify_all();
     }
@@ -365,36 +382,37 @@ impl SegmentBuffer {
     /// (over 30 min, not below the table's step).
     pub(crate) fn plan_load(&self, now_ms: i64) -> LoadPlan {
         let st = self.lock();
-        if !st.initialised {
+        if !st.initialised || st.update_ms == 0 {
             return LoadPlan {
                 increment: Increment::TableStep,
-                update_ms: 0,
+                update_ms: if st.initialised { now_ms } else { 0 },
                 next_step: 0,
-            };
-        }
-        if st.update_ms == 0 {
-            return LoadPlan {
-                increment: Increment::TableStep,
-                update_ms: now_ms,
-                next_step: 0,
+                reason: "the table's step (the first two segments)",
             };
         }
         let elapsed = now_ms.saturating_sub(st.update_ms);
         let mut next = st.step;
-        if elapsed < SEGMENT_DURATION_MS {
+        let reason = if elapsed < SEGMENT_DURATION_MS {
             if next.saturating_mul(2) <= MAX_DYNAMIC_STEP {
                 next *= 2;
+                "doubled: the last segment lasted under 15 min"
+            } else {
+                "kept: at the largest step, 1,000,000"
             }
         } else if elapsed < 2 * SEGMENT_DURATION_MS {
-            // keep
+            "kept: the last segment lasted 15-30 min"
         } else if next / 2 >= st.min_step {
             next /= 2;
-        }
+            "halved: the last segment lasted over 30 min"
+        } else {
+            "kept: at the table's step, the smallest"
+        };
         let next = next.max(st.min_step).max(1);
         LoadPlan {
             increment: Increment::Custom(next),
             update_ms: now_ms,
             next_step: next,
+            reason,
         }
     }
 
@@ -414,6 +432,7 @@ impl SegmentBuffer {
                     Increment::TableStep => st.step = claim.table_step,
                     Increment::Custom(_) => st.step = plan.next_step,
                 }
+                st.step_reason = plan.reason;
                 st.min_step = claim.table_step;
                 st.update_ms = plan.update_ms;
                 st.initialised = true;
@@ -444,6 +463,7 @@ impl SegmentBuffer {
                 }
                 st.last_error = Some(msg.clone());
                 st.last_failure = Some(Instant::now());
+                st.last_failure_unix_ms = Some(unix_now_ms());
                 st.failures += 1;
                 Some(msg)
             }
@@ -470,6 +490,8 @@ impl SegmentBuffer {
             min_step: st.min_step,
             last_error: st.last_error.clone(),
             exhausted: st.exhausted.is_some(),
+            step_reason: st.step_reason,
+            last_error_unix_ms: st.last_error.as_ref().and(st.last_failure_unix_ms),
         }
     }
 }

@@ -5,9 +5,10 @@
 //! read from them at scrape time by a collector.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
@@ -40,12 +41,14 @@ pub enum Route {
     Healthz,
     /// `/readyz`.
     Readyz,
+    /// `/`: the status page and its JSON.
+    Status,
     /// Anything else (answered 404).
     Other,
 }
 
 impl Route {
-    const COUNT: usize = 9;
+    const COUNT: usize = 10;
     const ALL: [Route; Route::COUNT] = [
         Route::Segment,
         Route::Snowflake,
@@ -55,6 +58,7 @@ impl Route {
         Route::Metrics,
         Route::Healthz,
         Route::Readyz,
+        Route::Status,
         Route::Other,
     ];
 
@@ -73,6 +77,7 @@ impl Route {
             Route::Metrics => "metrics",
             Route::Healthz => "healthz",
             Route::Readyz => "readyz",
+            Route::Status => "status",
             Route::Other => "other",
         }
     }
@@ -140,6 +145,8 @@ pub struct Metrics {
     loads: Family<TagLabels, Counter>,
     load_failures: Family<TagLabels, Counter>,
     load_latency: Family<TagLabels, Histogram>,
+    /// The last claim's latency (ms) per tag, for the status page.
+    last_load_ms: Mutex<HashMap<String, f64>>,
     sources: Arc<StateCollector>,
 }
 
@@ -217,6 +224,7 @@ impl Metrics {
             loads,
             load_failures,
             load_latency,
+            last_load_ms: Mutex::default(),
             sources,
         }
     }
@@ -300,6 +308,18 @@ impl Metrics {
         self.load_latency
             .get_or_create(&labels)
             .observe(event.elapsed.as_secs_f64());
+        self.last_load_ms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(labels.tag, event.elapsed.as_secs_f64() * 1000.0);
+    }
+
+    /// The last claim's latency (ms) per tag.
+    pub(crate) fn last_loads(&self) -> HashMap<String, f64> {
+        self.last_load_ms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The Prometheus text format.

@@ -21,6 +21,7 @@
 
 mod metrics;
 mod routes;
+mod status;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -33,6 +34,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 
 pub use metrics::{Metrics, Route};
+pub use status::{
+    BufferFill, SegmentStatus, ServerStatus, SnowflakeStatus, StatusReport, TagStatus,
+};
 
 use crate::segment::{LoadObserver, SegmentGenerator};
 use crate::snowflake::{Layout, Preset};
@@ -56,6 +60,11 @@ pub struct LeafService {
     layout: Layout,
     token: Option<String>,
     metrics: Arc<Metrics>,
+    /// The last minute of counter readings, for the status page.
+    sampler: status::Sampler,
+    started: std::time::Instant,
+    /// Connections open now (counted by [`run`]).
+    open_connections: std::sync::atomic::AtomicU64,
 }
 
 /// Sets up a [`LeafService`].
@@ -110,6 +119,9 @@ impl LeafServiceBuilder {
             layout,
             token: self.token,
             metrics,
+            sampler: status::Sampler::default(),
+            started: std::time::Instant::now(),
+            open_connections: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -145,6 +157,11 @@ impl LeafService {
     /// The snowflake generator, if snowflake mode is enabled.
     pub fn snowflake(&self) -> Option<&SupervisedGenerator> {
         self.snowflake.as_deref()
+    }
+
+    /// Reads the counters for the status page's rates: call once a second ([`run`] does).
+    pub fn sample(&self) {
+        self.sampler.take(&self.metrics.encode());
     }
 
     /// Records the last snowflake time and gives the worker id back; call once the server has
@@ -291,6 +308,16 @@ pub fn run(
             .header_read_timeout(options.header_timeout)
             .keep_alive(true);
         let slots = Arc::new(tokio::sync::Semaphore::new(cap));
+        // The status page's rates: the counters read once a second, off the request path.
+        let sampled = service.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                sampled.sample();
+            }
+        });
         let mut warned_full = false;
         tokio::pin!(shutdown);
         loop {
@@ -336,10 +363,13 @@ pub fn run(
                         }),
                     );
                     let conn = graceful.watch(conn);
+                    let counted = service.clone();
+                    counted.open_connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tokio::spawn(async move {
                         if let Err(e) = conn.await {
                             tracing::debug!("connection from {peer}: {e}");
                         }
+                        counted.open_connections.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                         drop(slot);
                     });
                 }

@@ -236,6 +236,20 @@ fn key_of(raw: &str) -> Result<Cow<'_, str>, ApiError> {
 }
 
 /// Whether the client prefers HTML (a browser) to JSON.
+/// `/?format=json`, or an `Accept` header that prefers JSON to HTML.
+fn wants_status_json<B>(req: &Request<B>) -> bool {
+    let format_json = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "format=json"));
+    let accept_json = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/json") && !prefers_html(a));
+    format_json || accept_json
+}
+
 fn wants_html<B>(req: &Request<B>) -> bool {
     req.headers()
         .get(header::ACCEPT)
@@ -391,6 +405,13 @@ impl LeafService {
             )),
             Route::Healthz => Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())),
             Route::Readyz => Ok(self.readyz()),
+            // The page holds no data (it fetches the JSON with the token), so it is served to
+            // anyone; the JSON is guarded like every other route.
+            Route::Status if !wants_status_json(&req) => Ok(respond_with(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                super::status::PAGE.as_bytes().to_vec(),
+            )),
             _ => match self.authorize(&req) {
                 Err(e) => Err(e),
                 Ok(()) => self.route(route, path, &req).await,
@@ -480,6 +501,7 @@ impl LeafService {
                 let html = wants_html(req);
                 self.off_loop(move |this| this.db(html)).await
             }
+            Route::Status => Ok(json(StatusCode::OK, &self.status_report())),
             Route::Metrics => Ok(respond_with(
                 StatusCode::OK,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
@@ -489,7 +511,7 @@ impl LeafService {
                 StatusCode::NOT_FOUND,
                 "not_found",
                 format!(
-                    "no route {}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz",
+                    "no route {}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz, / (status)",
                     crate::text::excerpt(path, 200)
                 ),
             )),
@@ -721,8 +743,27 @@ impl LeafService {
         ))
     }
 
-    /// 200 when every enabled mode can issue now; 503 naming what cannot.
-    fn readyz(&self) -> Response<Body> {
+    /// The status page's report.
+    fn status_report(&self) -> super::StatusReport {
+        let readiness = self.readiness();
+        let last_loads = self.metrics.last_loads();
+        self.sampler.report(
+            super::status::Inputs {
+                started: self.started,
+                ready: readiness.ready,
+                readiness: readiness.error,
+                open_connections: self
+                    .open_connections
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                last_loads: &last_loads,
+            },
+            self.segment.as_deref(),
+            self.snowflake.as_deref(),
+        )
+    }
+
+    /// Whether every enabled mode can issue now, and what each says (`/readyz`, the status page).
+    fn readiness(&self) -> Readiness {
         let mut problems = Vec::new();
         let segment = self.segment.as_ref().map(|s| {
             // A tag whose table went backwards needs an operator now, whatever its buffers hold
@@ -797,13 +838,19 @@ impl LeafService {
             }
         });
         let ready = problems.is_empty();
-        let body = Readiness {
+        Readiness {
             ready,
             segment,
             snowflake,
             error: (!ready).then(|| problems.join("; ")),
             code: (!ready).then_some("not_ready"),
-        };
+        }
+    }
+
+    /// 200 when every enabled mode can issue now; 503 naming what cannot.
+    fn readyz(&self) -> Response<Body> {
+        let body = self.readiness();
+        let ready = body.ready;
         let mut r = json(
             if ready {
                 StatusCode::OK
@@ -833,6 +880,7 @@ fn route_of(path: &str) -> Route {
             "/metrics" => Route::Metrics,
             "/healthz" => Route::Healthz,
             "/readyz" => Route::Readyz,
+            "/" => Route::Status,
             _ => Route::Other,
         }
     }

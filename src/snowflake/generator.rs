@@ -290,6 +290,12 @@ impl SnowflakeGenerator {
         self.lock_state().last_tick.map(|t| self.layout.unix_ms(t))
     }
 
+    /// The time (Unix ms) IDs may be issued up to without asking the fence again: what the
+    /// worker's registry has recorded as reserved. `None` without a fence.
+    pub fn fence_ms(&self) -> Option<i64> {
+        self.fence.as_ref().map(|_| self.lock_state().fence_ms)
+    }
+
     fn lock_state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave State inconsistent: every update is a plain
         // store after all checks passed. So a poisoned lock is still safe to use.

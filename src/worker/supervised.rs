@@ -36,6 +36,12 @@ pub struct LeaseStatus {
     pub problem: Option<String>,
     /// How many leases were acquired so far (1 after a clean start).
     pub acquisitions: u64,
+    /// The lead IDs may run ahead of the clock (`--max-lead`).
+    pub max_lead_ms: u64,
+    /// Unix ms of the last issued ID's time, if any.
+    pub last_issued_ms: Option<i64>,
+    /// Unix ms up to which the registry has recorded times as reserved, if a generator is held.
+    pub reserved_until_ms: Option<i64>,
 }
 
 #[derive(Default)]
@@ -293,6 +299,11 @@ impl SupervisedGenerator {
             lease: current.as_ref().map(|g| g.lease().describe()),
             problem,
             acquisitions: self.shared.acquisitions.load(Ordering::Relaxed),
+            max_lead_ms: current.as_ref().map_or(0, |g| g.generator().max_lead_ms()),
+            last_issued_ms: current
+                .as_ref()
+                .and_then(|g| g.generator().last_issued_ms()),
+            reserved_until_ms: current.as_ref().and_then(|g| g.generator().fence_ms()),
         }
     }
 
