@@ -252,6 +252,11 @@ pub fn tag_for_shell(tag: &str) -> std::borrow::Cow<'_, str> {
 
 /// Checks a tag: 1..=128 characters, no whitespace, control or invisible characters.
 pub fn validate_tag(tag: &str) -> Result<(), SegmentError> {
+    // The usual tag, checked byte by byte (every request checks its tag): printable ASCII
+    // without a space has no whitespace, control or invisible character, and a byte per char.
+    if (1..=MAX_TAG_CHARS).contains(&tag.len()) && tag.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Ok(());
+    }
     let bad = |reason| {
         Err(SegmentError::InvalidTag {
             // A message never carries a huge input back whole.
