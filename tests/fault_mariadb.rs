@@ -443,3 +443,36 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
     ids.extend(parse_ids(&b.ok(&next)));
     assert_unique(&mut ids);
 }
+
+/// MariaDB frozen (SIGSTOP) under `serve --snowflake --registry mysql`: the worker lease's renewal
+/// hangs in its SQL write, but `/readyz` and the lease check never wait for it (issue 16: it
+/// took 5 s, the I/O timeout, because the check took the mutex the renewal held).
+#[test]
+fn readyz_answers_at_once_while_the_mysql_registry_is_frozen() {
+    let own = MariaDb::start();
+    let env = Env::new(&own);
+    let s = env.serve(&[
+        "--snowflake",
+        "--registry",
+        "mysql",
+        "--instance",
+        "10.50.3.1:8080",
+    ]);
+    assert_eq!(s.get("/readyz").status, 200);
+    own.pause();
+    let frozen = Instant::now();
+    let mut slowest = Duration::ZERO;
+    // Past a 3 s report (whose write then hangs) and into the 5 s I/O timeout.
+    while frozen.elapsed() < Duration::from_secs(9) {
+        let asked = Instant::now();
+        let r = s.get("/readyz");
+        assert!(r.status == 200 || r.status == 503, "{r:?}");
+        slowest = slowest.max(asked.elapsed());
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    own.resume();
+    assert!(
+        slowest < Duration::from_secs(2),
+        "/readyz took {slowest:?} while MariaDB was frozen"
+    );
+}

@@ -8,6 +8,7 @@
 //! with the same identity refuses to start, and a holder whose connection fails stops issuing at
 //! its next extension.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -157,6 +158,18 @@ struct Held {
     conn: Option<Conn>,
     max_timestamp: i64,
     finished: bool,
+    /// Cleared with `conn` (see [`Held::lose`]); read by [`WorkerLease::check`] without the
+    /// mutex, which a renewal holds for as long as its SQL write takes (seconds, against a
+    /// frozen server).
+    usable: Arc<AtomicBool>,
+}
+
+impl Held {
+    /// The connection, and with it the named lock, is gone: never used again.
+    fn lose(&mut self) {
+        self.conn = None;
+        self.usable.store(false, Ordering::Release);
+    }
 }
 
 /// A worker id held through `leaf_workerid_alloc`.
@@ -166,6 +179,8 @@ pub struct MysqlWorkerLease {
     resume_after_ms: Option<i64>,
     clock: Arc<dyn Clock>,
     held: Arc<Mutex<Held>>,
+    /// The same flag as `held`'s, for a lock-free check.
+    usable: Arc<AtomicBool>,
     stop: Mutex<Option<Sender<()>>>,
     reporter: Mutex<Option<JoinHandle<()>>>,
 }
@@ -248,10 +263,12 @@ impl WorkerRegistry for MysqlRegistry {
         super::wait_for_record(clock.as_ref(), id, stored, max_lead_ms, || {
             format!("max_timestamp of leaf_workerid_alloc id {id}")
         })?;
+        let usable = Arc::new(AtomicBool::new(true));
         let held = Arc::new(Mutex::new(Held {
             conn: Some(c),
             max_timestamp: stored,
             finished: false,
+            usable: usable.clone(),
         }));
         let (tx, rx) = mpsc::channel::<()>();
         let (reporter_held, reporter_clock, reporter_opts) =
@@ -276,6 +293,7 @@ impl WorkerRegistry for MysqlRegistry {
             resume_after_ms: (stored > 0).then(|| stored - 1),
             clock,
             held,
+            usable,
             stop: Mutex::new(Some(tx)),
             reporter: Mutex::new(reporter),
         }))
@@ -300,7 +318,7 @@ fn write_max(o: &MysqlOptions, h: &mut Held, id: u64, to: i64) -> Result<(), Wor
         }
         Ok(()) => {
             // The row is gone (reclaimed): stop using the connection.
-            h.conn = None;
+            h.lose();
             Err(o.fail(
                 "write max_timestamp",
                 format!("row id {id} no longer exists"),
@@ -308,7 +326,7 @@ fn write_max(o: &MysqlOptions, h: &mut Held, id: u64, to: i64) -> Result<(), Wor
         }
         Err(e) => {
             // A failed connection is not trusted again; its named lock may be gone.
-            h.conn = None;
+            h.lose();
             Err(o.fail("write max_timestamp", e))
         }
     }
@@ -342,8 +360,8 @@ impl WorkerLease for MysqlWorkerLease {
     }
 
     fn check(&self) -> Result<(), WorkerError> {
-        let h = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if h.finished || h.conn.is_none() {
+        // Lock-free: `/readyz` and every request ask, and must not wait for a renewal's write.
+        if !self.usable.load(Ordering::Acquire) {
             return Err(WorkerError::Stopped {
                 worker: self.worker,
                 reason: "the MySQL connection holding it failed or was closed".into(),
@@ -359,6 +377,8 @@ impl WorkerLease for MysqlWorkerLease {
             return Ok(());
         }
         h.finished = true;
+        // Nothing is issued from here on.
+        self.usable.store(false, Ordering::Release);
         let now = self.clock.now_ms();
         let reserved = h.max_timestamp;
         let result = match (h.conn.as_mut(), last_issued_ms) {
@@ -379,7 +399,7 @@ impl WorkerLease for MysqlWorkerLease {
                 (self.worker,),
             );
         }
-        h.conn = None;
+        h.lose();
         result
     }
 
@@ -410,6 +430,6 @@ impl Drop for MysqlWorkerLease {
         self.stop_reporter();
         let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
         h.finished = true;
-        h.conn = None;
+        h.lose();
     }
 }
