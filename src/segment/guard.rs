@@ -23,6 +23,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{AllocStore, Claim, Increment, SegmentError};
 
+/// How long a claim waits for another process's claim through the same marks file.
+const MARKS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A claim the guard refused: the tag, where the claim started and the mark it fell below.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Refusal {
@@ -159,7 +162,30 @@ impl ClaimGuard {
             .write(true)
             .open(&lock_path)
             .map_err(|e| state_err("open", &lock_path, &e))?;
-        lock.lock().map_err(|e| state_err("lock", &lock_path, &e))?;
+        // A holder claims for seconds at most; one that is stopped (Ctrl-Z, SIGSTOP) would hold
+        // it for ever, so the wait is bounded.
+        let deadline = std::time::Instant::now() + MARKS_LOCK_WAIT;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(state_err(
+                        "lock",
+                        &lock_path,
+                        &format!(
+                            "another leafctl process has held it for {} s (a stopped one?)",
+                            MARKS_LOCK_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(state_err("lock", &lock_path, &e));
+                }
+            }
+        }
         let mut marks = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice::<MarksFile>(&bytes).map_err(|e| {
                 state_err(
@@ -292,6 +318,34 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         let s2 = store(other.path());
         assert!(again.claim(&s2, "t", Increment::Custom(1)).is_ok());
+    }
+
+    #[test]
+    fn a_held_marks_lock_is_waited_for_then_refused_not_waited_on_for_ever() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let guard = ClaimGuard::in_state_dir(&dir.path().join("state"));
+        guard.claim(&s, "t", Increment::Custom(1)).unwrap();
+        // Another process holding the lock (a stopped one, say): the file it locks.
+        let marks = dir.path().join("state/segment-marks");
+        let lock_path = std::fs::read_dir(&marks)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "lock"))
+            .unwrap();
+        let held = File::options().write(true).open(&lock_path).unwrap();
+        held.lock().unwrap();
+        let started = std::time::Instant::now();
+        let waiter = std::thread::spawn(move || {
+            let g = ClaimGuard::in_state_dir(&dir.path().join("state"));
+            let r = g.claim(&s, "t", Increment::Custom(1));
+            (r, dir)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held); // released: the waiting claim goes through
+        let (r, _dir) = waiter.join().unwrap();
+        assert!(r.is_ok(), "{r:?}");
+        assert!(started.elapsed() < MARKS_LOCK_WAIT);
     }
 
     #[test]
