@@ -606,7 +606,29 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
         ])
         .assert()
         .success();
+    sb.leafctl()
+        .args([
+            "tag",
+            "add",
+            "short",
+            "--start",
+            "9223372036854775707",
+            "--step",
+            "10",
+        ])
+        .assert()
+        .success();
     let s = serve(&sb, &["--segment"]);
+
+    // A batch larger than what is left: a 400 saying so, not "used up".
+    let r = s.get("/api/segment/get/short?count=1000");
+    r.assert_error(400, "bad_request");
+    assert!(r.body.contains("fewer IDs are left"), "{r:?}");
+    assert_eq!(
+        s.get("/api/segment/get/short").status,
+        200,
+        "the tag still issues"
+    );
 
     let r = s.get("/api/segment/get/tail");
     r.assert_error(410, "exhausted");
