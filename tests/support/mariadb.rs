@@ -381,9 +381,6 @@ impl Replicated {
             "--log-slave-updates".to_string(),
             "--read-only=ON".to_string(),
         ]);
-        let refs = |v: &[String]| v.iter().map(String::clone).collect::<Vec<_>>();
-        let p_opts = refs(&p_opts);
-        let r_opts = refs(&r_opts);
         let primary = MariaDb::start_with(&p_opts.iter().map(String::as_str).collect::<Vec<_>>());
         let replica = MariaDb::start_with(&r_opts.iter().map(String::as_str).collect::<Vec<_>>());
         // The users exist on both; replication starts from an empty history.
