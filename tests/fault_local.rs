@@ -290,6 +290,17 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
     let mut first = [0u8; 1];
     holder_out.read_exact(&mut first).unwrap();
     signal(pid, libc::SIGSTOP);
+    // The signal is delivered asynchronously: wait until the kernel shows the holder stopped.
+    let stopped = support::wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, rest)| rest.trim_start().starts_with('T'))
+            })
+            .unwrap_or(false)
+    });
+    assert!(stopped, "the holder never showed as stopped");
 
     // With and without --no-wait: exit 1 at once, naming the stopped holder.
     for args in [&["--no-wait"][..], &[][..]] {
