@@ -18,17 +18,18 @@
 //! and the id go to someone else, before issuing has stopped.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use etcdv3client::pb;
 use tonic::codec::ProstCodec;
 
 use super::etcd::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
+use super::lease::keepalive::KeepAliveFence;
+use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
 use super::zk::NodeData;
-use super::{LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRegistry};
-use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+use super::{WorkerError, WorkerLease, WorkerRegistry};
+use crate::snowflake::{Clock, Layout};
 
 /// Leases the lowest free worker id under `/leafctl/{name}/leases/`.
 ///
@@ -50,61 +51,39 @@ impl EtcdLeaseRegistry {
     }
 }
 
-/// Whether the etcd lease is still good, shared with the keep-alive task. Read without locks.
+/// Whether the etcd lease is still good, shared with the keep-alive task: the protocol's
+/// [`KeepAliveFence`] on milliseconds since the grant was sent. Read without locks.
 struct Health {
     base: Instant,
-    /// When the last confirmed keep-alive (or the grant) was sent, in ms after `base`.
-    confirmed_ms: AtomicU64,
-    /// Issuing is allowed until `base` + this many ms (2/3 of the TTL after `confirmed_ms`).
-    fence_ms: AtomicU64,
-    lost: AtomicBool,
-    reason: Mutex<String>,
+    fence: KeepAliveFence,
 }
 
 impl Health {
     fn new(granted_at: Instant, ttl_s: i64) -> Health {
-        let h = Health {
+        let ttl_ms = (ttl_s.max(0) as u64).saturating_mul(1_000);
+        Health {
             base: granted_at,
-            confirmed_ms: AtomicU64::new(0),
-            fence_ms: AtomicU64::new(0),
-            lost: AtomicBool::new(false),
-            reason: Mutex::new(String::new()),
-        };
-        h.confirm(granted_at, ttl_s);
-        h
+            fence: KeepAliveFence::new(0, ttl_ms),
+        }
+    }
+
+    fn since_base(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.base).as_millis() as u64
     }
 
     fn confirm(&self, sent: Instant, ttl_s: i64) {
-        let at = sent.saturating_duration_since(self.base).as_millis() as u64;
-        let fence = at.saturating_add((ttl_s.max(0) as u64).saturating_mul(2_000) / 3);
-        self.confirmed_ms.fetch_max(at, Ordering::SeqCst);
-        self.fence_ms.fetch_max(fence, Ordering::SeqCst);
+        let ttl_ms = (ttl_s.max(0) as u64).saturating_mul(1_000);
+        self.fence.confirm(self.since_base(sent), ttl_ms);
     }
 
     fn lose(&self, why: String) {
-        if !self.lost.swap(true, Ordering::SeqCst) {
-            tracing::warn!("etcd lease lost: {why}");
-            *self.reason.lock().unwrap_or_else(|p| p.into_inner()) = why;
-        }
+        self.fence.lose(why);
     }
 
     fn check(&self, worker: u64) -> Result<(), WorkerError> {
-        if !self.lost.load(Ordering::SeqCst) {
-            let now = self.base.elapsed().as_millis() as u64;
-            if now < self.fence_ms.load(Ordering::SeqCst) {
-                return Ok(());
-            }
-            let since = now.saturating_sub(self.confirmed_ms.load(Ordering::SeqCst));
-            self.lose(format!("no keep-alive confirmed for {since} ms"));
-        }
-        Err(WorkerError::LeaseLost {
-            worker,
-            reason: self
-                .reason
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
-        })
+        self.fence
+            .check(self.since_base(Instant::now()))
+            .map_err(|reason| WorkerError::LeaseLost { worker, reason })
     }
 }
 
@@ -243,35 +222,6 @@ async fn keep_alive(
     }
 }
 
-struct LeaseState {
-    /// The workers key's `mod_revision` as our last read or write left it (0: no key yet).
-    mod_revision: i64,
-    /// What etcd holds as `reserved_until`.
-    reserved_until: i64,
-    /// Set once the lease is given back.
-    finished: bool,
-    /// The latest time the generator asked to issue at (for renewing ahead of need).
-    last_demand_ms: i64,
-}
-
-/// The lease itself, shared with the renewer thread.
-struct LeaseCore {
-    session: Mutex<Option<Arc<EtcdSession>>>,
-    keepalive: Mutex<Option<KeepAliveTask>>,
-    health: Arc<Health>,
-    given_back: AtomicBool,
-    worker: u64,
-    lease_id: i64,
-    lease_key: String,
-    lease_create_rev: i64,
-    worker_key: String,
-    data: NodeData,
-    clock: Arc<dyn Clock>,
-    resume_after_ms: Option<i64>,
-    state: Mutex<LeaseState>,
-    last_report: Mutex<Instant>,
-}
-
 struct KeepAliveTask {
     stop: tokio::sync::oneshot::Sender<()>,
     handle: tokio::task::JoinHandle<()>,
@@ -281,49 +231,6 @@ impl KeepAliveTask {
     fn stop(self) {
         let _ = self.stop.send(());
         self.handle.abort();
-    }
-}
-
-/// A worker id leased through an etcd lease. A background thread renews `reserved_until` ahead
-/// of need while the generator is busy and reports this holder's clock every 3 s; a task on the
-/// connection's runtime keeps the etcd lease alive.
-pub struct EtcdWorkerLease {
-    core: Arc<LeaseCore>,
-    renewer: Mutex<Option<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>>,
-}
-
-/// The parts of an acquisition that must be undone if it fails half-way.
-struct Granted {
-    session: Arc<EtcdSession>,
-    lease_id: i64,
-    keepalive: Option<KeepAliveTask>,
-}
-
-impl Drop for Granted {
-    fn drop(&mut self) {
-        if let Some(k) = self.keepalive.take() {
-            k.stop();
-            if let Err(e) = self.session.revoke(self.lease_id) {
-                tracing::warn!("could not revoke etcd lease {:x}: {e}", self.lease_id);
-            }
-        }
-    }
-}
-
-fn reserved_of(key: &str, kv: Option<&pb::KeyValue>) -> Result<(i64, i64), WorkerError> {
-    match kv {
-        None => Ok((0, 0)),
-        Some(kv) => {
-            let d = NodeData::parse(key, &kv.value).map_err(|e| match e {
-                WorkerError::BadNode { path, reason } => WorkerError::Etcd {
-                    action: "read",
-                    key: path,
-                    reason,
-                },
-                other => other,
-            })?;
-            Ok((d.reserved_until.unwrap_or(0), kv.mod_revision))
-        }
     }
 }
 
@@ -342,234 +249,111 @@ impl WorkerRegistry for EtcdLeaseRegistry {
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let session = Arc::new(EtcdSession::connect(&self.opts)?);
-        let leases = self.opts.leases_prefix();
-        let workers = self.opts.workers_prefix();
+        let store = EtcdLeaseStore::grant(&self.opts, clock.clone())?;
+        let lease = FencedLease::acquire(store, layout, clock, max_lead_ms)?;
+        let store = lease.core().store();
+        tracing::info!(
+            "worker id {} is held by etcd lease {:x} (TTL {} s)",
+            lease.worker(),
+            store.lease_id,
+            store.ttl_s
+        );
+        Ok(Arc::new(lease))
+    }
+}
 
+/// One etcd lease (granted and kept alive) and the keys it may claim.
+pub(crate) struct EtcdLeaseStore {
+    session: Mutex<Option<Arc<EtcdSession>>>,
+    keepalive: Mutex<Option<KeepAliveTask>>,
+    health: Arc<Health>,
+    lease_id: i64,
+    ttl_s: i64,
+    /// The lease id in hex: the `holder` of the records it writes.
+    token: String,
+    leases: String,
+    workers: String,
+    data: NodeData,
+    clock: Arc<dyn Clock>,
+}
+
+/// A held lease key.
+pub(crate) struct EtcdClaim {
+    worker: u64,
+    lease_key: String,
+    /// The lease key's `create_revision`: a key re-created by someone else has another.
+    lease_create_rev: i64,
+    worker_key: String,
+}
+
+fn parse_node(key: &str, kv: &pb::KeyValue) -> Result<NodeData, WorkerError> {
+    NodeData::parse(key, &kv.value).map_err(|e| match e {
+        WorkerError::BadNode { path, reason } => WorkerError::Etcd {
+            action: "read",
+            key: path,
+            reason,
+        },
+        other => other,
+    })
+}
+
+fn record_of(key: &str, kv: Option<&pb::KeyValue>) -> Result<Record, WorkerError> {
+    let (reserved_until, version) = match kv {
+        None => (0, 0),
+        Some(kv) => (
+            parse_node(key, kv)?.reserved_until.unwrap_or(0),
+            kv.mod_revision,
+        ),
+    };
+    Ok(Record {
+        reserved_until,
+        version,
+        ahead_allowance_ms: None,
+    })
+}
+
+impl EtcdLeaseStore {
+    /// Connects, grants an etcd lease and starts keeping it alive.
+    fn grant(opts: &EtcdOptions, clock: Arc<dyn Clock>) -> Result<EtcdLeaseStore, WorkerError> {
+        let session = Arc::new(EtcdSession::connect(opts)?);
         let granted_at = Instant::now();
-        let (lease_id, ttl) = session.grant(self.opts.lease_ttl)?;
-        let health = Arc::new(Health::new(granted_at, ttl));
+        let (lease_id, ttl_s) = session.grant(opts.lease_ttl)?;
+        let health = Arc::new(Health::new(granted_at, ttl_s));
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let handle = session.spawn(keep_alive(
             session.conn(),
             lease_id,
-            ttl,
+            ttl_s,
             health.clone(),
             stopped,
         ));
-        // From here on a failure revokes the lease (Granted's Drop).
-        let mut granted = Granted {
-            session: session.clone(),
-            lease_id,
-            keepalive: Some(KeepAliveTask { stop, handle }),
-        };
-
-        let data = NodeData::new(&self.opts.identity, clock.now_ms());
-        let max = layout.max_worker();
-        let held: BTreeSet<u64> = session
-            .range_prefix(&leases, true)?
-            .iter()
-            .filter_map(|kv| id_of(&leases, &kv.key))
-            .collect();
-        let mut found = None;
-        for id in (0..=max).filter(|id| !held.contains(id)) {
-            let lease_key = format!("{leases}{id}");
-            let worker_key = format!("{workers}{id}");
-            let req = pb::TxnRequest {
-                compare: vec![txn::create_revision_is(&lease_key, 0)],
-                success: vec![
-                    txn::put(&lease_key, data.to_bytes(), lease_id),
-                    txn::get(&worker_key),
-                ],
-                failure: vec![txn::get(&lease_key)],
-            };
-            let resp = session.txn(&lease_key, req)?;
-            if resp.succeeded {
-                found = Some((id, txn::revision(&resp), txn::read(&resp, 1)));
-                break;
-            }
-            // Ours after all when an earlier try of this transaction was applied but its answer
-            // lost (the call is retried on failover).
-            if let Some(kv) = txn::read(&resp, 0)
-                && kv.lease == lease_id
-            {
-                found = Some((id, kv.create_revision, session.get(&worker_key)?));
-                break;
-            }
-        }
-        let Some((worker, lease_create_rev, worker_kv)) = found else {
-            return Err(WorkerError::NoFreeWorker {
-                path: leases,
-                count: max + 1,
-            });
-        };
-        let lease_key = format!("{leases}{worker}");
-        let worker_key = format!("{workers}{worker}");
-        let (reserved, mod_revision) = reserved_of(&worker_key, worker_kv.as_ref())?;
-
-        super::wait_for_record(clock.as_ref(), worker, reserved, max_lead_ms, || {
-            format!("reserved_until of {worker_key}")
-        })?;
-        health.check(worker)?;
-        tracing::info!(
-            "leased worker id {worker} ({lease_key}, etcd lease {lease_id:x}, TTL {ttl} s)"
-        );
-
-        let core = Arc::new(LeaseCore {
+        // From here on a failure revokes the lease (the store's Drop).
+        Ok(EtcdLeaseStore {
             session: Mutex::new(Some(session)),
-            keepalive: Mutex::new(granted.keepalive.take()),
+            keepalive: Mutex::new(Some(KeepAliveTask { stop, handle })),
             health,
-            given_back: AtomicBool::new(false),
-            worker,
             lease_id,
-            lease_key,
-            lease_create_rev,
-            worker_key,
-            data,
+            ttl_s,
+            token: format!("{lease_id:x}"),
+            leases: opts.leases_prefix(),
+            workers: opts.workers_prefix(),
+            data: NodeData::new(&opts.identity, clock.now_ms()),
             clock,
-            resume_after_ms: (reserved > 0).then(|| reserved - 1),
-            state: Mutex::new(LeaseState {
-                mod_revision,
-                reserved_until: reserved,
-                finished: false,
-                last_demand_ms: i64::MIN,
-            }),
-            last_report: Mutex::new(Instant::now()),
-        });
-        drop(granted);
-        let (tx, rx) = mpsc::channel::<()>();
-        let renewed = core.clone();
-        let renewer = std::thread::Builder::new()
-            .name("leafctl-etcd-lease".into())
-            .spawn(move || {
-                while let Err(mpsc::RecvTimeoutError::Timeout) =
-                    rx.recv_timeout(Duration::from_millis((LEASE_WINDOW_MS / 3) as u64))
-                {
-                    renewed.renew_ahead();
-                    renewed.report_if_due();
-                }
-            })
-            .ok();
-        Ok(Arc::new(EtcdWorkerLease {
-            core,
-            renewer: Mutex::new(renewer.map(|h| (tx, h))),
-        }))
+        })
     }
-}
 
-impl LeaseCore {
     fn session(&self) -> Result<Arc<EtcdSession>, WorkerError> {
         self.session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or(WorkerError::Stopped {
-                worker: self.worker,
-                reason: "the lease was given back".into(),
+            .ok_or(WorkerError::EtcdUnreachable {
+                endpoints: String::new(),
+                reason: "the connection was closed".into(),
             })
     }
 
-    fn lost(&self, why: &str) -> WorkerError {
-        self.health.lose(why.to_string());
-        WorkerError::LeaseLost {
-            worker: self.worker,
-            reason: why.to_string(),
-        }
-    }
-
-    /// Moves `reserved_until` forward while the generator is busy and the bound is getting
-    /// close, so its next extension finds the time already reserved.
-    fn renew_ahead(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let now = self.clock.now_ms();
-        let busy = st.last_demand_ms >= now.saturating_sub(2 * LEASE_WINDOW_MS);
-        if st.finished || !busy || self.health.check(self.worker).is_err() {
-            return;
-        }
-        if st.reserved_until - now < LEASE_WINDOW_MS * 2 / 3 {
-            let to = now.saturating_add(LEASE_WINDOW_MS);
-            if let Err(e) = self.write_reserved(&mut st, to) {
-                tracing::warn!("cannot renew worker id {}: {e}", self.worker);
-            }
-        }
-    }
-
-    /// Re-writes the lease key with this holder's clock every report interval (what
-    /// `workers list` shows as the last report and `workers doctor` compares), and notices a
-    /// lease key deleted under us.
-    fn report_if_due(&self) {
-        {
-            let mut last = self.last_report.lock().unwrap_or_else(|p| p.into_inner());
-            if last.elapsed() < Duration::from_millis(REPORT_INTERVAL_MS as u64) {
-                return;
-            }
-            *last = Instant::now();
-        }
-        if self.given_back.load(Ordering::SeqCst) || self.health.check(self.worker).is_err() {
-            return;
-        }
-        let Ok(session) = self.session() else { return };
-        let mut d = self.data.clone();
-        d.timestamp = self.clock.now_ms();
-        let req = pb::TxnRequest {
-            compare: vec![txn::create_revision_is(
-                &self.lease_key,
-                self.lease_create_rev,
-            )],
-            success: vec![txn::put(&self.lease_key, d.to_bytes(), self.lease_id)],
-            failure: vec![],
-        };
-        match session.txn(&self.lease_key, req) {
-            Ok(r) if r.succeeded => {}
-            Ok(_) => {
-                let _ = self.lost("its lease key was deleted (reclaimed, or the lease expired)");
-            }
-            Err(e) => tracing::warn!("cannot report worker id {}: {e}", self.worker),
-        }
-    }
-
-    fn write_reserved(&self, st: &mut LeaseState, reserved_until: i64) -> Result<(), WorkerError> {
-        let session = self.session()?;
-        let mut d = self.data.clone();
-        d.timestamp = self.clock.now_ms();
-        d.reserved_until = Some(reserved_until);
-        let value = d.to_bytes();
-        for _ in 0..2 {
-            let req = pb::TxnRequest {
-                compare: vec![
-                    txn::mod_revision_is(&self.worker_key, st.mod_revision),
-                    txn::create_revision_is(&self.lease_key, self.lease_create_rev),
-                ],
-                success: vec![txn::put(&self.worker_key, value.clone(), 0)],
-                failure: vec![txn::get(&self.worker_key), txn::get(&self.lease_key)],
-            };
-            let resp = session.txn(&self.worker_key, req)?;
-            if resp.succeeded {
-                st.mod_revision = txn::revision(&resp);
-                st.reserved_until = reserved_until;
-                return Ok(());
-            }
-            let ours =
-                txn::read(&resp, 1).is_some_and(|kv| kv.create_revision == self.lease_create_rev);
-            if !ours {
-                return Err(
-                    self.lost("its lease key was deleted (reclaimed, or the lease expired)")
-                );
-            }
-            // Only the lease key's holder writes the bound, so the change is our own earlier
-            // write, applied although its answer was lost: adopt it and write again.
-            let (stored, rev) = reserved_of(&self.worker_key, txn::read(&resp, 0).as_ref())?;
-            st.mod_revision = rev;
-            st.reserved_until = stored;
-        }
-        Err(WorkerError::Etcd {
-            action: "write",
-            key: self.worker_key.clone(),
-            reason: "the reservation changed under us twice".into(),
-        })
-    }
-
-    fn release(&self) {
+    fn revoke(&self) {
         if let Some(k) = self
             .keepalive
             .lock()
@@ -587,180 +371,171 @@ impl LeaseCore {
             // Revoking deletes the lease key at once; without it the key stays until the TTL.
             if let Err(e) = s.revoke(self.lease_id) {
                 tracing::warn!(
-                    "could not revoke the etcd lease of {} (it expires by itself): {e}",
-                    self.lease_key
+                    "could not revoke etcd lease {:x} (it expires by itself): {e}",
+                    self.lease_id
                 );
             }
         }
     }
 }
 
-impl TimeFence for LeaseCore {
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.last_demand_ms = st.last_demand_ms.max(unix_ms);
-        if st.finished {
-            return Err(SnowflakeError::FenceFailed(
-                "the lease was given back".into(),
-            ));
-        }
-        self.health
-            .check(self.worker)
-            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        if st.reserved_until > unix_ms {
-            return Ok(st.reserved_until);
-        }
-        let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
-        self.write_reserved(&mut st, fence)
-            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        Ok(fence)
+impl Drop for EtcdLeaseStore {
+    fn drop(&mut self) {
+        self.revoke();
     }
 }
 
-impl WorkerLease for LeaseCore {
-    fn worker(&self) -> u64 {
-        self.worker
+impl LeaseStore for EtcdLeaseStore {
+    type Claim = EtcdClaim;
+
+    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+        let held: BTreeSet<u64> = self
+            .session()?
+            .range_prefix(&self.leases, true)?
+            .iter()
+            .filter_map(|kv| id_of(&self.leases, &kv.key))
+            .collect();
+        Ok((0..=max_worker).filter(|id| !held.contains(id)).collect())
     }
 
-    fn resume_after_ms(&self) -> Option<i64> {
-        self.resume_after_ms
+    fn try_claim(&self, id: u64) -> Result<Option<(EtcdClaim, Record)>, WorkerError> {
+        let session = self.session()?;
+        let lease_key = format!("{}{id}", self.leases);
+        let worker_key = format!("{}{id}", self.workers);
+        // The claim and the read of the record in one transaction.
+        let req = pb::TxnRequest {
+            compare: vec![txn::create_revision_is(&lease_key, 0)],
+            success: vec![
+                txn::put(&lease_key, self.data.to_bytes(), self.lease_id),
+                txn::get(&worker_key),
+            ],
+            failure: vec![txn::get(&lease_key)],
+        };
+        let resp = session.txn(&lease_key, req)?;
+        let (create_rev, worker_kv) = if resp.succeeded {
+            (txn::revision(&resp), txn::read(&resp, 1))
+        } else {
+            match txn::read(&resp, 0) {
+                // Ours after all: an earlier try of this transaction was applied but its answer
+                // lost (the call is retried on failover).
+                Some(kv) if kv.lease == self.lease_id => {
+                    (kv.create_revision, session.get(&worker_key)?)
+                }
+                _ => return Ok(None),
+            }
+        };
+        let record = record_of(&worker_key, worker_kv.as_ref())?;
+        Ok(Some((
+            EtcdClaim {
+                worker: id,
+                lease_key,
+                lease_create_rev: create_rev,
+                worker_key,
+            },
+            record,
+        )))
     }
 
-    fn check(&self) -> Result<(), WorkerError> {
-        // Lock-free: a write stuck on a silent server must not delay noticing the loss.
-        self.health.check(self.worker)?;
-        if self.given_back.load(Ordering::SeqCst) {
-            return Err(WorkerError::Stopped {
-                worker: self.worker,
-                reason: "the lease was given back".into(),
+    fn write(&self, claim: &EtcdClaim, expected: i64, w: &Write) -> Result<Written, WorkerError> {
+        let session = self.session()?;
+        let mut d = self.data.clone();
+        d.timestamp = self.clock.now_ms();
+        d.reserved_until = Some(w.reserved_until);
+        d.holder = Some(self.token.clone());
+        // The compare holds the record's revision *and* this holder's own lease key: a holder
+        // whose key is gone can never move the record again.
+        let req = pb::TxnRequest {
+            compare: vec![
+                txn::mod_revision_is(&claim.worker_key, expected),
+                txn::create_revision_is(&claim.lease_key, claim.lease_create_rev),
+            ],
+            success: vec![txn::put(&claim.worker_key, d.to_bytes(), 0)],
+            failure: vec![txn::get(&claim.worker_key), txn::get(&claim.lease_key)],
+        };
+        let resp = session.txn(&claim.worker_key, req)?;
+        if resp.succeeded {
+            return Ok(Written::Applied {
+                version: txn::revision(&resp),
             });
         }
-        Ok(())
-    }
-
-    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if st.finished {
-            return Ok(());
+        let ours = txn::read(&resp, 1).is_some_and(|kv| kv.create_revision == claim.lease_create_rev);
+        if !ours {
+            return Ok(Written::NotHeld {
+                reason: "its lease key was deleted (reclaimed, or the lease expired)".into(),
+            });
         }
-        st.finished = true;
-        self.given_back.store(true, Ordering::SeqCst);
-        // Lower the bound to the exact last time, so the next holder need not wait out the
-        // unused part of the reservation. Never raise it here: nothing was issued above it.
-        let result = match last_issued_ms {
-            Some(t) if t + 1 < st.reserved_until && self.health.check(self.worker).is_ok() => {
-                self.write_reserved(&mut st, t + 1)
-            }
-            _ => Ok(()),
+        let current = txn::read(&resp, 0);
+        let own = match &current {
+            Some(kv) => parse_node(&claim.worker_key, kv)?.holder.as_deref() == Some(self.token.as_str()),
+            None => false,
         };
-        drop(st);
-        self.release();
-        result
+        Ok(Written::Changed {
+            current: record_of(&claim.worker_key, current.as_ref())?,
+            own,
+        })
     }
 
-    fn describe(&self) -> String {
-        format!("etcd lease {}", self.lease_key)
+    fn still_held(&self, claim: &EtcdClaim) -> Result<(), WorkerError> {
+        // Lock-free: a write stuck on a silent server must not delay noticing the loss.
+        self.health.check(claim.worker)
     }
-}
 
-impl EtcdWorkerLease {
-    fn stop_renewer(&self) {
-        let taken = self
-            .renewer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some((tx, handle)) = taken {
-            drop(tx);
-            let _ = handle.join();
+    fn report(&self, claim: &EtcdClaim, now_ms: i64) -> Result<bool, WorkerError> {
+        // Re-writes the lease key with this holder's clock (what `workers list` shows as the
+        // last report and `workers doctor` compares).
+        let mut d = self.data.clone();
+        d.timestamp = now_ms;
+        let req = pb::TxnRequest {
+            compare: vec![txn::create_revision_is(
+                &claim.lease_key,
+                claim.lease_create_rev,
+            )],
+            success: vec![txn::put(&claim.lease_key, d.to_bytes(), self.lease_id)],
+            failure: vec![],
+        };
+        Ok(self.session()?.txn(&claim.lease_key, req)?.succeeded)
+    }
+
+    fn release(&self, _claim: &EtcdClaim) {
+        self.revoke();
+    }
+
+    fn worker(&self, claim: &EtcdClaim) -> u64 {
+        claim.worker
+    }
+
+    fn describe(&self, claim: &EtcdClaim) -> String {
+        format!("etcd lease {}", claim.lease_key)
+    }
+
+    fn record_source(&self, claim: &EtcdClaim) -> String {
+        format!("reserved_until of {}", claim.worker_key)
+    }
+
+    fn lost(&self, claim: &EtcdClaim, reason: String) -> WorkerError {
+        self.health.lose(reason.clone());
+        WorkerError::LeaseLost {
+            worker: claim.worker,
+            reason,
         }
     }
 
-    /// The etcd lease's id (hex in `etcdctl lease list`).
-    pub fn etcd_lease_id(&self) -> i64 {
-        self.core.lease_id
+    fn none_free(&self, count: u64) -> WorkerError {
+        WorkerError::NoFreeWorker {
+            path: self.leases.clone(),
+            count,
+        }
     }
 }
-
-impl TimeFence for EtcdWorkerLease {
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        self.core.extend(unix_ms)
-    }
-}
-
-impl WorkerLease for EtcdWorkerLease {
-    fn worker(&self) -> u64 {
-        self.core.worker
-    }
-
-    fn resume_after_ms(&self) -> Option<i64> {
-        self.core.resume_after_ms
-    }
-
-    fn check(&self) -> Result<(), WorkerError> {
-        self.core.check()
-    }
-
-    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
-        self.stop_renewer();
-        self.core.finish(last_issued_ms)
-    }
-
-    fn describe(&self) -> String {
-        self.core.describe()
-    }
-}
-
-impl Drop for EtcdWorkerLease {
-    fn drop(&mut self) {
-        // The core (and with it the lease) goes when the renewer lets go of it.
-        self.stop_renewer();
-    }
-}
-
-impl Drop for LeaseCore {
-    fn drop(&mut self) {
-        // Without finish() the reservation stays as written: it covers everything issued.
-        self.state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .finished = true;
-        self.release();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_fence_is_two_thirds_of_the_ttl_after_the_confirmed_send() {
-        let t0 = Instant::now();
-        let h = Health::new(t0, 9);
-        assert_eq!(h.fence_ms.load(Ordering::SeqCst), 6_000);
-        h.confirm(t0 + Duration::from_millis(1_000), 9);
-        assert_eq!(h.fence_ms.load(Ordering::SeqCst), 7_000);
-        // An older confirmation never moves the fence back.
-        h.confirm(t0, 9);
-        assert_eq!(h.fence_ms.load(Ordering::SeqCst), 7_000);
-        assert!(h.check(1).is_ok());
-    }
-
-    #[test]
-    fn a_lost_lease_stays_lost_with_its_first_reason() {
-        let h = Health::new(Instant::now(), 10);
-        h.lose("first".into());
-        h.lose("second".into());
-        h.confirm(Instant::now(), 10);
-        match h.check(4) {
-            Err(WorkerError::LeaseLost { worker: 4, reason }) => assert_eq!(reason, "first"),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
     fn a_fence_in_the_past_fails_the_check() {
         let h = Health::new(Instant::now() - Duration::from_secs(10), 3);
         assert!(matches!(h.check(2), Err(WorkerError::LeaseLost { .. })));
+        let fresh = Health::new(Instant::now(), 30);
+        assert!(fresh.check(2).is_ok());
     }
 }

@@ -9,16 +9,15 @@
 //! after every ID issued, and never reuses one.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::Write;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use super::files::{ensure_dir, io, write_atomically};
-use super::{MAX_RESERVATION_WAIT_MS, WorkerError, WorkerLease, WorkerRegistry};
+use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use super::{WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, MAX_LEAD_MS, SnowflakeError, TimeFence};
 
 /// `--worker-id N` / `snowflake.worker_id`: the id is the operator's promise, the lock and state
@@ -33,32 +32,6 @@ pub struct LocalRegistry {
     pub worker: u64,
     /// Fail at once instead of waiting for another holder.
     pub no_wait: bool,
-}
-
-struct Local(LocalWorkerLease, u64);
-
-impl TimeFence for Local {
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        self.0.extend(unix_ms)
-    }
-}
-
-impl WorkerLease for Local {
-    fn worker(&self) -> u64 {
-        self.1
-    }
-    fn resume_after_ms(&self) -> Option<i64> {
-        self.0.resume_after_ms()
-    }
-    fn check(&self) -> Result<(), WorkerError> {
-        Ok(())
-    }
-    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
-        Ok(self.0.finish(last_issued_ms)?)
-    }
-    fn describe(&self) -> String {
-        format!("local state file {}", self.0.state_path().display())
-    }
 }
 
 impl WorkerRegistry for LocalRegistry {
@@ -83,15 +56,13 @@ impl WorkerRegistry for LocalRegistry {
                 source_of: "--worker-id".into(),
             });
         }
-        let lease = LocalWorkerLease::acquire_ahead(
-            &self.state_dir,
-            &self.name,
-            self.worker,
-            self.no_wait,
+        let store = LocalStore::new(&self.state_dir, &self.name, self.worker, self.no_wait);
+        Ok(Arc::new(LocalWorkerLease(FencedLease::acquire(
+            store,
+            layout,
             clock,
             max_lead_ms,
-        )?;
-        Ok(Arc::new(Local(lease, self.worker)))
+        )?)))
     }
 }
 
@@ -191,95 +162,183 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// An exclusive hold on one (name, worker id) on this machine, released on drop.
+/// The local store of the fenced-lease protocol ([`super::lease`]): the claim is an exclusive
+/// `flock` on the lock file, the record is the state file (written, synced and renamed into
+/// place). Its named properties: the lock goes only with the process, so "still held?" is always
+/// yes and a write needs no compare (no one else can write while the lock is held); and the
+/// state file records whether its run exited cleanly and with which lead, so a record further
+/// ahead of the clock than its run could have put it is refused as the clock behind.
+pub(crate) struct LocalStore {
+    name: String,
+    worker: u64,
+    no_wait: bool,
+    dir: PathBuf,
+    lock_path: PathBuf,
+    state_path: PathBuf,
+    lock: Mutex<Option<File>>,
+}
+
+impl LocalStore {
+    pub(crate) fn new(dir: &Path, name: &str, worker: u64, no_wait: bool) -> LocalStore {
+        let stem = format!("snowflake-{}-{worker}", sanitize(name));
+        LocalStore {
+            name: name.to_string(),
+            worker,
+            no_wait,
+            dir: dir.to_path_buf(),
+            lock_path: dir.join(format!("{stem}.lock")),
+            state_path: dir.join(format!("{stem}.json")),
+            lock: Mutex::new(None),
+        }
+    }
+
+    fn take_lock(&self) -> Result<File, StateError> {
+        ensure_dir(&self.dir)?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.lock_path)
+            .map_err(io("cannot open lock file", &self.lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                wait_for_lock(&lock, &self.lock_path, &self.name, self.worker, self.no_wait)?;
+            }
+            Err(TryLockError::Error(e)) => return Err(io("cannot lock", &self.lock_path)(e)),
+        }
+        // Name the holder for whoever waits next (best effort: a full disk only loses the name).
+        let _ = lock.set_len(0).and_then(|_| {
+            let mut f = &lock;
+            f.write_all(format!("{}\n", std::process::id()).as_bytes())
+        });
+        Ok(lock)
+    }
+
+    fn read_record(&self) -> Result<Record, StateError> {
+        let Some(state) = read_state(&self.state_path)? else {
+            return Ok(Record {
+                reserved_until: 0,
+                version: 0,
+                ahead_allowance_ms: None,
+            });
+        };
+        if state.name != self.name || state.worker_id != self.worker {
+            return Err(StateError::Corrupt {
+                path: self.state_path.clone(),
+                reason: format!(
+                    "it belongs to name {:?} worker {}",
+                    state.name, state.worker_id
+                ),
+            });
+        }
+        if state.issued_below_ms <= 0 {
+            // leafctl only ever records a positive time: this was edited by hand.
+            return Err(StateError::Corrupt {
+                path: self.state_path.clone(),
+                reason: format!(
+                    "issued_below_ms {} is not a time leafctl records",
+                    state.issued_below_ms
+                ),
+            });
+        }
+        // How far ahead of its clock the previous run could have put the record.
+        let prev_lead = state.max_lead_ms.min(MAX_LEAD_MS) as i64;
+        Ok(Record {
+            reserved_until: state.issued_below_ms,
+            version: 0,
+            ahead_allowance_ms: Some(if state.clean {
+                prev_lead
+            } else {
+                RESERVATION_WINDOW_MS + prev_lead
+            }),
+        })
+    }
+}
+
+impl LeaseStore for LocalStore {
+    type Claim = ();
+
+    fn candidates(&self, _max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+        Ok(vec![self.worker])
+    }
+
+    fn try_claim(&self, _id: u64) -> Result<Option<((), Record)>, WorkerError> {
+        let lock = self.take_lock()?;
+        *self.lock.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
+        Ok(Some(((), self.read_record()?)))
+    }
+
+    fn write(&self, _claim: &(), _expected: i64, w: &Write) -> Result<Written, WorkerError> {
+        let state = WorkerState {
+            name: self.name.clone(),
+            worker_id: self.worker,
+            issued_below_ms: w.reserved_until,
+            clean: w.exact,
+            max_lead_ms: w.lead_ms.max(0) as u64,
+        };
+        write_atomically(&self.state_path, &state)?;
+        Ok(Written::Applied { version: 0 })
+    }
+
+    fn still_held(&self, _claim: &()) -> Result<(), WorkerError> {
+        Ok(())
+    }
+
+    fn release(&self, _claim: &()) {
+        self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    fn worker(&self, _claim: &()) -> u64 {
+        self.worker
+    }
+
+    fn describe(&self, _claim: &()) -> String {
+        format!("local state file {}", self.state_path.display())
+    }
+
+    fn record_source(&self, _claim: &()) -> String {
+        self.state_path.display().to_string()
+    }
+
+    fn clock_behind(&self, _claim: &(), recorded_ms: i64, now_ms: i64) -> WorkerError {
+        StateError::ClockBehind {
+            worker: self.worker,
+            behind_ms: recorded_ms - now_ms,
+            recorded_ms,
+            path: self.state_path.clone(),
+        }
+        .into()
+    }
+
+    fn none_free(&self, _count: u64) -> WorkerError {
+        StateError::InUse {
+            name: self.name.clone(),
+            worker: self.worker,
+            path: self.lock_path.clone(),
+            holder: None,
+        }
+        .into()
+    }
+
+    fn window_ms(&self) -> i64 {
+        RESERVATION_WINDOW_MS
+    }
+}
+
+/// An exclusive hold on one (name, worker id) on this machine, released on drop: a lock file and
+/// a state file under the fenced-lease protocol (see [`LocalStore`]).
 ///
 /// It is also the generator's [`TimeFence`]: a reservation is written (and synced) to disk before
 /// IDs at its times are issued. Renewal normally happens ahead of need on a background thread, so
 /// the generator never waits for the disk; if that thread falls behind, `extend` writes in line.
-pub struct LocalWorkerLease {
-    shared: Arc<Shared>,
-    resume_after_ms: Option<i64>,
-    /// With a lead: the clock and the lead, to reserve the lead ahead at once.
-    ahead: Option<(Arc<dyn Clock>, i64)>,
-    renewer: Mutex<Option<JoinHandle<()>>>,
-    _lock: File,
-}
-
-/// What the lease and its renewal thread share.
-struct Shared {
-    name: String,
-    worker: u64,
-    max_lead_ms: u64,
-    state_path: PathBuf,
-    /// Serialises writes of the state file.
-    write: Mutex<()>,
-    /// Every time below this is covered by a reservation on disk.
-    durable_until: AtomicI64,
-    /// The renewal the thread should write next (0: none), and whether it should stop.
-    request: Mutex<(i64, bool)>,
-    wake: Condvar,
-}
-
-impl Shared {
-    fn write_state(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
-        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
-        self.write_locked(issued_below_ms, clean)
-    }
-
-    /// Writes the state file; the caller holds `write`.
-    fn write_locked(&self, issued_below_ms: i64, clean: bool) -> Result<(), StateError> {
-        let state = WorkerState {
-            name: self.name.clone(),
-            worker_id: self.worker,
-            issued_below_ms,
-            clean,
-            max_lead_ms: self.max_lead_ms,
-        };
-        write_atomically(&self.state_path, &state)
-    }
-
-    /// Writes a reservation up to `until_ms` unless one at least as far is already on disk (the
-    /// background thread and `extend` may race: the file must never move back below what a
-    /// fence was given). Returns what is durable.
-    fn reserve(&self, until_ms: i64) -> Result<i64, StateError> {
-        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
-        let durable = self.durable_until.load(Ordering::SeqCst);
-        if until_ms <= durable {
-            return Ok(durable);
-        }
-        self.write_locked(until_ms, false)?;
-        self.durable_until.store(until_ms, Ordering::SeqCst);
-        Ok(until_ms)
-    }
-
-    /// The renewal thread: writes each requested reservation until told to stop. A failed write
-    /// only leaves `durable_until` where it was; `extend` then writes in line and reports the error.
-    fn renew_loop(&self) {
-        let mut req = self.request.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if req.1 {
-                return;
-            }
-            if req.0 > 0 {
-                let target = std::mem::take(&mut req.0);
-                drop(req);
-                if let Err(e) = self.reserve(target) {
-                    tracing::warn!("background renewal of the worker reservation failed: {e}");
-                }
-                req = self.request.lock().unwrap_or_else(|p| p.into_inner());
-                continue;
-            }
-            req = self.wake.wait(req).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-}
+pub struct LocalWorkerLease(FencedLease<LocalStore>);
 
 impl std::fmt::Debug for LocalWorkerLease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalWorkerLease")
-            .field("name", &self.shared.name)
-            .field("worker", &self.shared.worker)
-            .field("state_path", &self.shared.state_path)
+            .field("worker", &self.0.worker())
+            .field("state_path", &self.state_path())
             .finish()
     }
 }
@@ -296,9 +355,9 @@ impl LocalWorkerLease {
         name: &str,
         worker: u64,
         no_wait: bool,
-        clock: &dyn Clock,
-    ) -> Result<LocalWorkerLease, StateError> {
-        Self::acquire_with(dir, name, worker, no_wait, clock, None)
+        clock: Arc<dyn Clock>,
+    ) -> Result<LocalWorkerLease, WorkerError> {
+        Self::acquire_ahead(dir, name, worker, no_wait, clock, 0)
     }
 
     /// [`LocalWorkerLease::acquire`] for a generator that may run up to `max_lead_ms` ahead of
@@ -310,8 +369,8 @@ impl LocalWorkerLease {
     /// behind: refused, as is a wait longer than [`crate::worker::MAX_RESERVATION_WAIT_MS`].
     ///
     /// While issuing, a reservation reaches the lead plus [`RESERVATION_WINDOW_MS`] past the
-    /// clock (read on `clock`), so a batch running ahead syncs the file rarely; a crash leaves no
-    /// more than that to wait out.
+    /// clock, so a batch running ahead syncs the file rarely; a crash leaves no more than that to
+    /// wait out.
     pub fn acquire_ahead(
         dir: &Path,
         name: &str,
@@ -319,234 +378,56 @@ impl LocalWorkerLease {
         no_wait: bool,
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
-    ) -> Result<LocalWorkerLease, StateError> {
-        let ahead = (max_lead_ms > 0).then(|| (clock.clone(), max_lead_ms.min(MAX_LEAD_MS)));
-        Self::acquire_with(dir, name, worker, no_wait, clock.as_ref(), ahead)
-    }
-
-    fn acquire_with(
-        dir: &Path,
-        name: &str,
-        worker: u64,
-        no_wait: bool,
-        clock: &dyn Clock,
-        ahead: Option<(Arc<dyn Clock>, u64)>,
-    ) -> Result<LocalWorkerLease, StateError> {
-        let max_lead_ms = ahead.as_ref().map_or(0, |a| a.1);
-        ensure_dir(dir)?;
-        let stem = format!("snowflake-{}-{worker}", sanitize(name));
-        let lock_path = dir.join(format!("{stem}.lock"));
-        let state_path = dir.join(format!("{stem}.json"));
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io("cannot open lock file", &lock_path))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                wait_for_lock(&lock, &lock_path, name, worker, no_wait)?;
-            }
-            Err(TryLockError::Error(e)) => return Err(io("cannot lock", &lock_path)(e)),
-        }
-        // Name the holder for whoever waits next (best effort: a full disk only loses the name).
-        let _ = lock.set_len(0).and_then(|_| {
-            let mut f = &lock;
-            f.write_all(format!("{}\n", std::process::id()).as_bytes())
-        });
-
-        let resume_after_ms = match read_state(&state_path)? {
-            None => None,
-            Some(state) => {
-                if state.name != name || state.worker_id != worker {
-                    return Err(StateError::Corrupt {
-                        path: state_path,
-                        reason: format!(
-                            "it belongs to name {:?} worker {}",
-                            state.name, state.worker_id
-                        ),
-                    });
-                }
-                if state.issued_below_ms <= 0 {
-                    // leafctl only ever records a positive time: this was edited by hand.
-                    return Err(StateError::Corrupt {
-                        path: state_path,
-                        reason: format!(
-                            "issued_below_ms {} is not a time leafctl records",
-                            state.issued_below_ms
-                        ),
-                    });
-                }
-                let now = clock.now_ms();
-                let behind = state.issued_below_ms - now;
-                let lead = max_lead_ms.min(MAX_LEAD_MS) as i64;
-                let prev_lead = state.max_lead_ms.min(MAX_LEAD_MS) as i64;
-                // What this run must wait for: the record down to its own lead.
-                let until = state.issued_below_ms - lead;
-                let wait = until - now;
-                // How far ahead of its clock the previous run could have put the record.
-                let allowed = if state.clean {
-                    prev_lead
-                } else {
-                    RESERVATION_WINDOW_MS + prev_lead
-                }
-                .min(RESERVATION_WINDOW_MS.max(MAX_RESERVATION_WAIT_MS));
-                if wait > 0 {
-                    if wait <= allowed {
-                        super::announce_wait(
-                            worker,
-                            wait,
-                            &format!(
-                                "the last run recorded a time {behind} ms ahead of the clock{} ({})",
-                                if prev_lead > 0 {
-                                    " with --max-lead"
-                                } else {
-                                    ""
-                                },
-                                state_path.display()
-                            ),
-                        );
-                        clock.sleep_until_ms(until);
-                    } else if !state.clean || prev_lead > 0 {
-                        return Err(StateError::ClockBehind {
-                            worker,
-                            behind_ms: behind,
-                            recorded_ms: state.issued_below_ms,
-                            path: state_path,
-                        });
-                    }
-                    // Else (a clean record of a run without a lead) the generator judges: a step
-                    // back of a few ms is waited out, a larger one refused.
-                }
-                Some(state.issued_below_ms - 1)
-            }
-        };
-        Ok(LocalWorkerLease {
-            shared: Arc::new(Shared {
-                name: name.to_string(),
-                worker,
-                max_lead_ms: max_lead_ms.min(MAX_LEAD_MS),
-                state_path,
-                write: Mutex::new(()),
-                durable_until: AtomicI64::new(i64::MIN),
-                request: Mutex::new((0, false)),
-                wake: Condvar::new(),
-            }),
-            resume_after_ms,
-            renewer: Mutex::new(None),
-            ahead: ahead.map(|(clock, lead)| (clock, lead as i64)),
-            _lock: lock,
-        })
-    }
-
-    /// How far a reservation made for issuing at `unix_ms` reaches: one window past it, and
-    /// with a lead at least one window past the lead over the clock.
-    fn reservation_for(&self, unix_ms: i64) -> i64 {
-        let base = match &self.ahead {
-            Some((clock, lead)) => unix_ms.max(clock.now_ms().saturating_add(*lead)),
-            None => unix_ms,
-        };
-        base.saturating_add(RESERVATION_WINDOW_MS)
+    ) -> Result<LocalWorkerLease, WorkerError> {
+        // The layout only bounds the candidates, and this store has one.
+        let layout = Layout::preset(crate::snowflake::Preset::Leaf);
+        let store = LocalStore::new(dir, name, worker, no_wait);
+        Ok(LocalWorkerLease(FencedLease::acquire(
+            store,
+            &layout,
+            clock,
+            max_lead_ms,
+        )?))
     }
 
     /// The time the generator must resume after (every earlier time may have been used).
     pub fn resume_after_ms(&self) -> Option<i64> {
-        self.resume_after_ms
+        self.0.resume_after_ms()
     }
 
     /// The state file's path.
     pub fn state_path(&self) -> &Path {
-        &self.shared.state_path
+        &self.0.core().store().state_path
     }
 
     /// Records the exact last issued time after a clean run (`None`: nothing was issued, the
     /// previous bound stays). Call it once no more IDs will be issued under this lease.
-    pub fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), StateError> {
-        self.stop_renewer();
-        let Some(bound) = last_issued_ms
-            .map(|t| t + 1)
-            .or(self.resume_after_ms.map(|t| t + 1))
-        else {
-            return Ok(());
-        };
-        self.shared.write_state(bound, true)
-    }
-
-    /// Asks the renewal thread (started on first use) to reserve up to `until_ms`.
-    fn request_renewal(&self, until_ms: i64) {
-        let mut renewer = self.renewer.lock().unwrap_or_else(|p| p.into_inner());
-        {
-            let mut req = self
-                .shared
-                .request
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if req.1 {
-                return; // finished: no more renewals
-            }
-            req.0 = req.0.max(until_ms);
-        }
-        if renewer.is_none() {
-            let shared = self.shared.clone();
-            match std::thread::Builder::new()
-                .name("leafctl-reserve".into())
-                .spawn(move || shared.renew_loop())
-            {
-                Ok(handle) => *renewer = Some(handle),
-                // Without the thread every renewal is written in line by `extend`.
-                Err(e) => tracing::debug!("no background renewal thread: {e}"),
-            }
-        }
-        self.shared.wake.notify_one();
-    }
-
-    fn stop_renewer(&self) {
-        {
-            let mut req = self
-                .shared
-                .request
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            req.1 = true;
-        }
-        self.shared.wake.notify_one();
-        let handle = self
-            .renewer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(h) = handle {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for LocalWorkerLease {
-    fn drop(&mut self) {
-        self.stop_renewer();
+    pub fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
+        self.0.finish(last_issued_ms)
     }
 }
 
 impl TimeFence for LocalWorkerLease {
-    /// Returns a fence never beyond what is durably reserved. Past the middle of the reservation
-    /// a renewal is requested in the background; only when the reservation has run out is it
-    /// written in line.
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        const HALF: i64 = RESERVATION_WINDOW_MS / 2;
-        let durable = self.shared.durable_until.load(Ordering::SeqCst);
-        if durable > unix_ms.saturating_add(HALF) {
-            return Ok(durable - HALF);
-        }
-        if durable > unix_ms {
-            self.request_renewal(self.reservation_for(unix_ms));
-            return Ok(durable);
-        }
-        let durable = self
-            .shared
-            .reserve(self.reservation_for(unix_ms))
-            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        Ok(durable - HALF)
+        self.0.extend(unix_ms)
+    }
+}
+
+impl WorkerLease for LocalWorkerLease {
+    fn worker(&self) -> u64 {
+        self.0.worker()
+    }
+    fn resume_after_ms(&self) -> Option<i64> {
+        self.0.resume_after_ms()
+    }
+    fn check(&self) -> Result<(), WorkerError> {
+        self.0.check()
+    }
+    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
+        self.0.finish(last_issued_ms)
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
     }
 }
 
@@ -657,25 +538,25 @@ mod tests {
     #[test]
     fn second_holder_is_refused_with_no_wait() {
         let dir = tempfile::tempdir().unwrap();
-        let clock = FakeClock::new(10_000);
-        let _a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
-        assert!(matches!(b, Err(StateError::InUse { worker: 7, .. })));
-        assert!(LocalWorkerLease::acquire(dir.path(), "leaf", 8, true, &clock).is_ok());
+        let clock = Arc::new(FakeClock::new(10_000));
+        let _a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
+        assert!(matches!(b, Err(WorkerError::State(StateError::InUse { worker: 7, .. }))));
+        assert!(LocalWorkerLease::acquire(dir.path(), "leaf", 8, true, clock.clone()).is_ok());
     }
 
     #[test]
     fn clean_finish_records_the_exact_time() {
         let dir = tempfile::tempdir().unwrap();
-        let clock = FakeClock::new(10_000);
+        let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
             assert_eq!(a.resume_after_ms(), None);
             let fence = a.extend(10_000).unwrap();
             assert!(fence > 10_000 && fence <= 10_000 + RESERVATION_WINDOW_MS);
             a.finish(Some(10_002)).unwrap();
         }
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
         assert_eq!(b.resume_after_ms(), Some(10_002));
         assert_eq!(
             clock.slept_ms(),
@@ -687,13 +568,13 @@ mod tests {
     #[test]
     fn crashed_reservation_is_waited_out() {
         let dir = tempfile::tempdir().unwrap();
-        let clock = FakeClock::new(10_000);
+        let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
             a.extend(10_000).unwrap();
             // Dropped without finish(): a crash.
         }
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
         assert_eq!(clock.now_ms(), 10_000 + RESERVATION_WINDOW_MS);
         assert_eq!(
             b.resume_after_ms(),
@@ -704,21 +585,21 @@ mod tests {
     #[test]
     fn clock_far_behind_a_reservation_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let clock = FakeClock::new(10_000);
+        let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
             a.extend(10_000).unwrap();
         }
         clock.set_ms(5_000);
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
-        assert!(matches!(b, Err(StateError::ClockBehind { .. })), "{b:?}");
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
+        assert!(matches!(b, Err(WorkerError::State(StateError::ClockBehind { .. }))), "{b:?}");
     }
 
     #[test]
     fn fences_never_pass_the_durable_reservation() {
         let dir = tempfile::tempdir().unwrap();
-        let clock = FakeClock::new(10_000);
-        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let clock = Arc::new(FakeClock::new(10_000));
+        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
         let mut t = 10_000;
         for _ in 0..50 {
             let fence = a.extend(t).unwrap();
@@ -731,18 +612,19 @@ mod tests {
             );
             t = fence;
         }
-        a.finish(Some(t)).unwrap();
+        // The last time issued is below the last fence.
+        a.finish(Some(t - 1)).unwrap();
         let on_disk = read_state(a.state_path()).unwrap().unwrap();
-        assert_eq!((on_disk.issued_below_ms, on_disk.clean), (t + 1, true));
+        assert_eq!((on_disk.issued_below_ms, on_disk.clean), (t, true));
     }
 
     #[test]
     fn corrupt_state_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("snowflake-leaf-7.json"), "{not json").unwrap();
-        let clock = FakeClock::new(10_000);
-        let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock);
-        assert!(matches!(r, Err(StateError::Corrupt { .. })), "{r:?}");
+        let clock = Arc::new(FakeClock::new(10_000));
+        let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
+        assert!(matches!(r, Err(WorkerError::State(StateError::Corrupt { .. }))), "{r:?}");
     }
 
     #[test]
@@ -770,7 +652,7 @@ mod tests {
         drop(b);
         // Without a lead: the whole record is waited out (it is the previous run's lead).
         clock.set_ms(10_000);
-        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
         assert_eq!(clock.now_ms(), recorded);
         assert_eq!(c.resume_after_ms(), Some(recorded - 1));
     }
@@ -799,7 +681,7 @@ mod tests {
             "no wait: the generator continues within its lead"
         );
         drop(b);
-        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, &clock).unwrap();
+        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
         assert_eq!(c.resume_after_ms(), Some(12_345));
         assert_eq!(
             clock.now_ms(),
@@ -824,10 +706,10 @@ mod tests {
         assert!(
             matches!(
                 r,
-                Err(StateError::ClockBehind {
+                Err(WorkerError::State(StateError::ClockBehind {
                     behind_ms: 8_000,
                     ..
-                })
+                }))
             ),
             "{r:?}"
         );

@@ -23,6 +23,7 @@ pub mod cache;
 mod etcd;
 mod etcd_lease;
 pub(crate) mod files;
+pub(crate) mod lease;
 mod identity;
 pub mod local;
 pub mod mysql;
@@ -49,7 +50,7 @@ pub use zk_forever::ZkForeverRegistry;
 pub use zk_lease::ZkLeaseRegistry;
 
 pub use etcd::{DEFAULT_ETCD_LEASE_TTL, EtcdAdmin, EtcdClockReport, EtcdOptions};
-pub use etcd_lease::{EtcdLeaseRegistry, EtcdWorkerLease};
+pub use etcd_lease::EtcdLeaseRegistry;
 
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;

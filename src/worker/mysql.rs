@@ -2,28 +2,29 @@
 //!
 //! The worker id is the row's `id`, looked up by `ip_port` and created when absent (MySQL never
 //! reuses an AUTO_INCREMENT value, like ZooKeeper's sequence numbers). `max_timestamp` bounds the
-//! times of every ID issued with the id: it is raised (on one dedicated connection) before IDs
-//! past it are issued, refreshed every 3 s, and checked at start. While a generator runs its
-//! connection holds the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`), so a second live process
-//! with the same identity refuses to start, and a holder whose connection fails stops issuing at
-//! its next extension.
+//! times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
+//! ([`super::lease`]): the claim is the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`)
+//! held by one dedicated connection, so a second live process with the same identity refuses to
+//! start; `max_timestamp` is read under that lock and raised before IDs past it are issued, by an
+//! `UPDATE` that compares the stored value and the lock's owner; `update_time` is the 3 s report.
+//!
+//! A named property of this store: the lock has no TTL. It lives as long as the connection, so a
+//! holder cut off from the server goes on issuing below its recorded `max_timestamp` until its
+//! connection fails, and the server frees the lock only once it notices the connection gone. That
+//! is safe (its successor waits out `max_timestamp`), and "still held?" is the connection's
+//! health: it fails at the first failed statement, and a lost answer loses the connection.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
 use super::record::{WorkerMode, WorkerStatus, status_of};
-use super::{
-    Identity, LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRecord,
-    WorkerRegistry,
-};
+use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use super::{Identity, LEASE_WINDOW_MS, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry};
 use crate::mysql_url::{self, scrub};
-use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+use crate::snowflake::{Clock, Layout};
 
 /// How long (s) a start waits for the named lock of its row before saying another live process
 /// holds it: long enough for the server to notice a killed holder's connection is gone.
@@ -154,37 +155,6 @@ impl MysqlRegistry {
     }
 }
 
-struct Held {
-    conn: Option<Conn>,
-    max_timestamp: i64,
-    finished: bool,
-    /// Cleared with `conn` (see [`Held::lose`]); read by [`WorkerLease::check`] without the
-    /// mutex, which a renewal holds for as long as its SQL write takes (seconds, against a
-    /// frozen server).
-    usable: Arc<AtomicBool>,
-}
-
-impl Held {
-    /// The connection, and with it the named lock, is gone: never used again.
-    fn lose(&mut self) {
-        self.conn = None;
-        self.usable.store(false, Ordering::Release);
-    }
-}
-
-/// A worker id held through `leaf_workerid_alloc`.
-pub struct MysqlWorkerLease {
-    opts: MysqlOptions,
-    worker: u64,
-    resume_after_ms: Option<i64>,
-    clock: Arc<dyn Clock>,
-    held: Arc<Mutex<Held>>,
-    /// The same flag as `held`'s, for a lock-free check.
-    usable: Arc<AtomicBool>,
-    stop: Mutex<Option<Sender<()>>>,
-    reporter: Mutex<Option<JoinHandle<()>>>,
-}
-
 impl WorkerRegistry for MysqlRegistry {
     fn acquire(
         &self,
@@ -200,236 +170,273 @@ impl WorkerRegistry for MysqlRegistry {
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let store = MysqlLeaseStore {
+            conn: Mutex::new(Some(self.opts.connect()?)),
+            usable: AtomicBool::new(true),
+            opts: self.opts.clone(),
+            clock: clock.clone(),
+        };
+        Ok(Arc::new(FencedLease::acquire(
+            store,
+            layout,
+            clock,
+            max_lead_ms,
+        )?))
+    }
+}
+
+/// One dedicated connection: it holds the row's named lock for as long as it lives.
+pub(crate) struct MysqlLeaseStore {
+    opts: MysqlOptions,
+    conn: Mutex<Option<Conn>>,
+    /// Cleared with `conn` (see [`MysqlLeaseStore::lose`]); read by "still held?" without the
+    /// mutex, which a write holds for as long as its SQL takes (seconds, against a frozen server).
+    usable: AtomicBool,
+    clock: Arc<dyn Clock>,
+}
+
+/// A held row: its id and the name of its lock.
+pub(crate) struct MysqlClaim {
+    worker: u64,
+    lock: String,
+}
+
+impl MysqlLeaseStore {
+    /// The connection, and with it the named lock, is gone: never used again.
+    fn lose(&self, conn: &mut Option<Conn>) {
+        *conn = None;
+        self.usable.store(false, Ordering::Release);
+    }
+
+    /// Runs `f` on the connection; an error loses it (a failed connection is not trusted
+    /// again: its named lock may be gone, and a reply to an abandoned statement may follow).
+    fn with_conn<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(&mut Conn) -> mysql::Result<T>,
+    ) -> Result<T, WorkerError> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = guard
+            .as_mut()
+            .ok_or_else(|| self.opts.fail(action, "the connection is closed"))?;
+        match f(conn) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.lose(&mut guard);
+                Err(self.opts.fail(action, e))
+            }
+        }
+    }
+}
+
+impl Drop for MysqlLeaseStore {
+    fn drop(&mut self) {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        self.lose(&mut guard);
+    }
+}
+
+impl LeaseStore for MysqlLeaseStore {
+    type Claim = MysqlClaim;
+
+    /// The one row of this identity (created when absent).
+    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
         let o = &self.opts;
         let ip_port = o.identity.to_string();
-        let mut c = o.connect()?;
-        let find = |c: &mut Conn| -> Result<Option<(u64, Option<i64>)>, WorkerError> {
+        let find = |c: &mut Conn| -> mysql::Result<Option<u64>> {
             c.exec(
-                "SELECT id, max_timestamp FROM leaf_workerid_alloc WHERE ip_port = ?",
+                "SELECT id FROM leaf_workerid_alloc WHERE ip_port = ?",
                 (&ip_port,),
             )
-            .map(|rows: Vec<(u64, Option<i64>)>| rows.into_iter().next())
-            .map_err(|e| o.fail("read leaf_workerid_alloc", e))
+            .map(|rows: Vec<u64>| rows.into_iter().next())
         };
-        let (id, stored) = match find(&mut c)? {
-            Some(found) => found,
-            None => {
-                let now = clock.now_ms();
-                let inserted = c.exec_drop(
-                    "INSERT INTO leaf_workerid_alloc \
-                     (ip, port, ip_port, max_timestamp, create_time, update_time) \
-                     VALUES (?, ?, ?, ?, NOW(), NOW())",
-                    (&o.identity.ip, &o.identity.port, &ip_port, now),
-                );
-                match inserted {
-                    Ok(()) => (c.last_insert_id(), Some(now)),
-                    // Another process inserted the same ip_port first: use its row.
-                    Err(mysql::Error::MySqlError(e)) if e.code == 1062 => find(&mut c)?
-                        .ok_or_else(|| o.fail("read leaf_workerid_alloc", "row vanished"))?,
-                    Err(e) => return Err(o.fail("insert into leaf_workerid_alloc", e)),
-                }
+        let now = self.clock.now_ms();
+        let found = self.with_conn("read leaf_workerid_alloc", |c| {
+            if let Some(id) = find(c)? {
+                return Ok(Some(id));
             }
-        };
-        if id > layout.max_worker() {
+            let inserted = c.exec_drop(
+                "INSERT INTO leaf_workerid_alloc \
+                 (ip, port, ip_port, max_timestamp, create_time, update_time) \
+                 VALUES (?, ?, ?, ?, NOW(), NOW())",
+                (&o.identity.ip, &o.identity.port, &ip_port, now),
+            );
+            match inserted {
+                Ok(()) => Ok(Some(c.last_insert_id())),
+                // Another process inserted the same ip_port first: use its row.
+                Err(mysql::Error::MySqlError(e)) if e.code == 1062 => find(c),
+                Err(e) => Err(e),
+            }
+        })?;
+        let id = found.ok_or_else(|| o.fail("read leaf_workerid_alloc", "row vanished"))?;
+        if id > max_worker {
             return Err(WorkerError::OutOfRange {
                 worker: id,
-                max: layout.max_worker(),
+                max: max_worker,
                 source_of: format!("leaf_workerid_alloc id of {ip_port}"),
             });
         }
+        Ok(vec![id])
+    }
+
+    fn try_claim(&self, id: u64) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
         // A holder killed a moment ago keeps its lock until the server notices its connection
         // closed (usually at once, later on a loaded server): wait briefly before refusing.
-        let locked: Option<(String, Option<i64>)> = c
-            .exec(
+        let locked: Option<(String, Option<i64>)> = self.with_conn("lock the worker id", |c| {
+            c.exec(
                 "SELECT n, GET_LOCK(n, ?) FROM \
                  (SELECT LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64) AS n) AS l",
                 (LOCK_WAIT_S, id),
             )
             .map(|rows: Vec<(String, Option<i64>)>| rows.into_iter().next())
-            .map_err(|e| o.fail("lock the worker id", e))?;
-        match locked {
-            Some((_, Some(1))) => {}
+        })?;
+        let lock = match locked {
+            Some((lock, Some(1))) => lock,
             Some((lock, _)) => {
                 return Err(WorkerError::IdentityInUse {
-                    identity: ip_port,
+                    identity: self.opts.identity.to_string(),
                     path: format!(
                         "the named lock {lock} of leaf_workerid_alloc id {id} is held by another MySQL connection"
                     ),
                 });
             }
-            None => return Err(o.fail("lock the worker id", "GET_LOCK returned no row")),
-        }
-        let stored = stored.unwrap_or(0);
-        super::wait_for_record(clock.as_ref(), id, stored, max_lead_ms, || {
-            format!("max_timestamp of leaf_workerid_alloc id {id}")
+            None => return Err(self.opts.fail("lock the worker id", "GET_LOCK returned no row")),
+        };
+        // Read under the lock: a previous holder's last write is in.
+        let stored: Option<Option<i64>> = self.with_conn("read leaf_workerid_alloc", |c| {
+            c.exec(
+                "SELECT max_timestamp FROM leaf_workerid_alloc WHERE id = ?",
+                (id,),
+            )
+            .map(|rows: Vec<Option<i64>>| rows.into_iter().next())
         })?;
-        let usable = Arc::new(AtomicBool::new(true));
-        let held = Arc::new(Mutex::new(Held {
-            conn: Some(c),
-            max_timestamp: stored,
-            finished: false,
-            usable: usable.clone(),
-        }));
-        let (tx, rx) = mpsc::channel::<()>();
-        let (reporter_held, reporter_clock, reporter_opts) =
-            (held.clone(), clock.clone(), o.clone());
-        let reporter = std::thread::Builder::new()
-            .name("leafctl-mysql-report".into())
-            .spawn(move || {
-                while let Err(RecvTimeoutError::Timeout) =
-                    rx.recv_timeout(Duration::from_millis(REPORT_INTERVAL_MS as u64))
-                {
-                    let mut h = reporter_held.lock().unwrap_or_else(|p| p.into_inner());
-                    let now = reporter_clock.now_ms();
-                    if let Err(e) = write_max(&reporter_opts, &mut h, id, now) {
-                        tracing::warn!("cannot report to MySQL: {e}");
-                    }
-                }
-            })
-            .ok();
-        Ok(Arc::new(MysqlWorkerLease {
-            opts: o.clone(),
-            worker: id,
-            resume_after_ms: (stored > 0).then(|| stored - 1),
-            clock,
-            held,
-            usable,
-            stop: Mutex::new(Some(tx)),
-            reporter: Mutex::new(reporter),
-        }))
-    }
-}
-
-/// Raises `max_timestamp` to at least `to` (never lowers it unless `exact`).
-fn write_max(o: &MysqlOptions, h: &mut Held, id: u64, to: i64) -> Result<(), WorkerError> {
-    let conn = h
-        .conn
-        .as_mut()
-        .ok_or_else(|| o.fail("write max_timestamp", "the connection is closed"))?;
-    let r = conn.exec_drop(
-        "UPDATE leaf_workerid_alloc SET max_timestamp = GREATEST(COALESCE(max_timestamp, 0), ?), \
-         update_time = NOW() WHERE id = ?",
-        (to, id),
-    );
-    match r {
-        Ok(()) if conn.affected_rows() == 1 => {
-            h.max_timestamp = h.max_timestamp.max(to);
-            Ok(())
-        }
-        Ok(()) => {
-            // The row is gone (reclaimed): stop using the connection.
-            h.lose();
-            Err(o.fail(
-                "write max_timestamp",
+        let Some(stored) = stored else {
+            return Err(self.opts.fail(
+                "read leaf_workerid_alloc",
                 format!("row id {id} no longer exists"),
-            ))
-        }
-        Err(e) => {
-            // A failed connection is not trusted again; its named lock may be gone.
-            h.lose();
-            Err(o.fail("write max_timestamp", e))
-        }
-    }
-}
-
-impl TimeFence for MysqlWorkerLease {
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if h.finished {
-            return Err(SnowflakeError::FenceFailed(
-                "the worker id was given back".into(),
             ));
+        };
+        let reserved_until = stored.unwrap_or(0);
+        Ok(Some((
+            MysqlClaim { worker: id, lock },
+            Record {
+                reserved_until,
+                version: reserved_until,
+                ahead_allowance_ms: None,
+            },
+        )))
+    }
+
+    /// The compare is on the stored value itself and on the named lock being this
+    /// connection's, in the one statement.
+    fn write(&self, claim: &MysqlClaim, expected: i64, w: &Write) -> Result<Written, WorkerError> {
+        let (changed, current) = self.with_conn("write max_timestamp", |c| {
+            c.exec_drop(
+                "UPDATE leaf_workerid_alloc SET max_timestamp = ?, update_time = NOW() \
+                 WHERE id = ? AND COALESCE(max_timestamp, 0) = ? \
+                 AND IS_USED_LOCK(?) = CONNECTION_ID()",
+                (w.reserved_until, claim.worker, expected, &claim.lock),
+            )?;
+            if c.affected_rows() == 1 {
+                return Ok((true, None));
+            }
+            let row: Option<(i64, Option<i64>)> = c
+                .exec(
+                    "SELECT COALESCE(max_timestamp, 0), IS_USED_LOCK(?) = CONNECTION_ID() \
+                     FROM leaf_workerid_alloc WHERE id = ?",
+                    (&claim.lock, claim.worker),
+                )
+                .map(|rows: Vec<(i64, Option<i64>)>| rows.into_iter().next())?;
+            Ok((false, Some(row)))
+        })?;
+        if changed {
+            return Ok(Written::Applied {
+                version: w.reserved_until,
+            });
         }
-        if h.max_timestamp > unix_ms {
-            return Ok(h.max_timestamp);
+        let lost = |reason: String| {
+            let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+            self.lose(&mut guard);
+            Ok(Written::NotHeld { reason })
+        };
+        match current.flatten() {
+            None => lost(format!("row id {} no longer exists", claim.worker)),
+            Some((_, held)) if held != Some(1) => {
+                lost(format!("its named lock {} is no longer held", claim.lock))
+            }
+            // Matched but unchanged (the same value within the same second).
+            Some((value, _)) if value == w.reserved_until => Ok(Written::Applied { version: value }),
+            // A lost answer loses the connection, so a change is never this holder's own.
+            Some((value, _)) => Ok(Written::Changed {
+                current: Record {
+                    reserved_until: value,
+                    version: value,
+                    ahead_allowance_ms: None,
+                },
+                own: false,
+            }),
         }
-        let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
-        write_max(&self.opts, &mut h, self.worker, fence)
-            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        Ok(fence)
-    }
-}
-
-impl WorkerLease for MysqlWorkerLease {
-    fn worker(&self) -> u64 {
-        self.worker
     }
 
-    fn resume_after_ms(&self) -> Option<i64> {
-        self.resume_after_ms
-    }
-
-    fn check(&self) -> Result<(), WorkerError> {
-        // Lock-free: `/readyz` and every request ask, and must not wait for a renewal's write.
+    fn still_held(&self, claim: &MysqlClaim) -> Result<(), WorkerError> {
+        // Lock-free: `/readyz` and every request ask, and must not wait for a write.
         if !self.usable.load(Ordering::Acquire) {
             return Err(WorkerError::Stopped {
-                worker: self.worker,
+                worker: claim.worker,
                 reason: "the MySQL connection holding it failed or was closed".into(),
             });
         }
         Ok(())
     }
 
-    fn finish(&self, last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
-        self.stop_reporter();
-        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if h.finished {
-            return Ok(());
-        }
-        h.finished = true;
-        // Nothing is issued from here on.
-        self.usable.store(false, Ordering::Release);
-        let now = self.clock.now_ms();
-        let reserved = h.max_timestamp;
-        let result = match (h.conn.as_mut(), last_issued_ms) {
-            (Some(conn), Some(t)) => conn
-                .exec_drop(
-                    "UPDATE leaf_workerid_alloc SET max_timestamp = ?, update_time = NOW() \
-                     WHERE id = ?",
-                    ((t + 1).max(now.min(reserved)), self.worker),
-                )
-                .map_err(|e| self.opts.fail("write max_timestamp", e)),
-            _ => Ok(()),
-        };
+    /// `update_time` is the holder's report (what `workers list` shows as last seen); a row
+    /// deleted under the holder ends the claim.
+    fn report(&self, claim: &MysqlClaim, _now_ms: i64) -> Result<bool, WorkerError> {
+        self.with_conn("report to leaf_workerid_alloc", |c| {
+            c.exec_drop(
+                "UPDATE leaf_workerid_alloc SET update_time = NOW() WHERE id = ?",
+                (claim.worker,),
+            )?;
+            if c.affected_rows() == 1 {
+                return Ok(true);
+            }
+            let rows: Vec<u64> = c.exec(
+                "SELECT id FROM leaf_workerid_alloc WHERE id = ?",
+                (claim.worker,),
+            )?;
+            Ok(!rows.is_empty())
+        })
+    }
+
+    fn release(&self, claim: &MysqlClaim) {
         // Give the named lock back before the connection goes, so `workers list` sees the row
         // free as soon as this returns (closing the connection alone frees it a little later).
-        if let Some(conn) = h.conn.as_mut() {
-            let _ = conn.exec_drop(
-                "DO RELEASE_LOCK(LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64))",
-                (self.worker,),
-            );
-        }
-        h.lose();
-        result
+        let _ = self.with_conn("release the worker id", |c| {
+            c.exec_drop("DO RELEASE_LOCK(?)", (&claim.lock,))
+        });
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        self.lose(&mut guard);
     }
 
-    fn describe(&self) -> String {
+    fn worker(&self, claim: &MysqlClaim) -> u64 {
+        claim.worker
+    }
+
+    fn describe(&self, claim: &MysqlClaim) -> String {
         format!(
             "MySQL leaf_workerid_alloc id {} ({})",
-            self.worker, self.opts.identity
+            claim.worker, self.opts.identity
         )
     }
-}
 
-impl MysqlWorkerLease {
-    fn stop_reporter(&self) {
-        self.stop.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(h) = self
-            .reporter
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            let _ = h.join();
-        }
+    fn record_source(&self, claim: &MysqlClaim) -> String {
+        format!("max_timestamp of leaf_workerid_alloc id {}", claim.worker)
     }
-}
 
-impl Drop for MysqlWorkerLease {
-    fn drop(&mut self) {
-        self.stop_reporter();
-        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        h.finished = true;
-        h.lose();
+    fn none_free(&self, count: u64) -> WorkerError {
+        WorkerError::NoFreeWorker {
+            path: "leaf_workerid_alloc".into(),
+            count,
+        }
     }
 }

@@ -118,6 +118,10 @@ pub struct NodeData {
     /// Lease mode: IDs of this worker id were only issued below this Unix ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserved_until: Option<i64>,
+    /// Lease mode: who wrote `reserved_until` (the holder's session or lease, in hex), so a
+    /// holder recognises its own write whose answer was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
 }
 
 impl NodeData {
@@ -127,6 +131,7 @@ impl NodeData {
             port: identity.port.clone(),
             timestamp,
             reserved_until: None,
+            holder: None,
         }
     }
 
@@ -374,6 +379,21 @@ impl ZkSession {
         let client = self.client()?;
         self.run("write", path, client.set_data(path, data, version))?
             .map_err(|e| Self::fail("write", path, e))
+    }
+
+    /// Writes a node's data only at `version`; `Ok(None)` when it is at another version.
+    pub(crate) fn set_if(
+        &self,
+        path: &str,
+        data: &[u8],
+        version: i32,
+    ) -> Result<Option<zkc::Stat>, WorkerError> {
+        let client = self.client()?;
+        match self.run("write", path, client.set_data(path, data, Some(version)))? {
+            Ok(stat) => Ok(Some(stat)),
+            Err(zkc::Error::BadVersion) => Ok(None),
+            Err(e) => Err(Self::fail("write", path, e)),
+        }
     }
 
     /// Deletes a node; `Ok(false)` when it was not there.
