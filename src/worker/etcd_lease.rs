@@ -458,7 +458,8 @@ impl LeaseStore for EtcdLeaseStore {
                 version: txn::revision(&resp),
             });
         }
-        let ours = txn::read(&resp, 1).is_some_and(|kv| kv.create_revision == claim.lease_create_rev);
+        let ours =
+            txn::read(&resp, 1).is_some_and(|kv| kv.create_revision == claim.lease_create_rev);
         if !ours {
             return Ok(Written::NotHeld {
                 reason: "its lease key was deleted (reclaimed, or the lease expired)".into(),
@@ -466,7 +467,9 @@ impl LeaseStore for EtcdLeaseStore {
         }
         let current = txn::read(&resp, 0);
         let own = match &current {
-            Some(kv) => parse_node(&claim.worker_key, kv)?.holder.as_deref() == Some(self.token.as_str()),
+            Some(kv) => {
+                parse_node(&claim.worker_key, kv)?.holder.as_deref() == Some(self.token.as_str())
+            }
             None => false,
         };
         Ok(Written::Changed {

@@ -203,7 +203,13 @@ impl LocalStore {
         match lock.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                wait_for_lock(&lock, &self.lock_path, &self.name, self.worker, self.no_wait)?;
+                wait_for_lock(
+                    &lock,
+                    &self.lock_path,
+                    &self.name,
+                    self.worker,
+                    self.no_wait,
+                )?;
             }
             Err(TryLockError::Error(e)) => return Err(io("cannot lock", &self.lock_path)(e)),
         }
@@ -541,7 +547,10 @@ mod tests {
         let clock = Arc::new(FakeClock::new(10_000));
         let _a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
         let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
-        assert!(matches!(b, Err(WorkerError::State(StateError::InUse { worker: 7, .. }))));
+        assert!(matches!(
+            b,
+            Err(WorkerError::State(StateError::InUse { worker: 7, .. }))
+        ));
         assert!(LocalWorkerLease::acquire(dir.path(), "leaf", 8, true, clock.clone()).is_ok());
     }
 
@@ -592,7 +601,10 @@ mod tests {
         }
         clock.set_ms(5_000);
         let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
-        assert!(matches!(b, Err(WorkerError::State(StateError::ClockBehind { .. }))), "{b:?}");
+        assert!(
+            matches!(b, Err(WorkerError::State(StateError::ClockBehind { .. }))),
+            "{b:?}"
+        );
     }
 
     #[test]
@@ -624,7 +636,10 @@ mod tests {
         fs::write(dir.path().join("snowflake-leaf-7.json"), "{not json").unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
-        assert!(matches!(r, Err(WorkerError::State(StateError::Corrupt { .. }))), "{r:?}");
+        assert!(
+            matches!(r, Err(WorkerError::State(StateError::Corrupt { .. }))),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
-use super::record::{WorkerMode, WorkerStatus, status_of};
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use super::record::{WorkerMode, WorkerStatus, status_of};
 use super::{Identity, LEASE_WINDOW_MS, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry};
 use crate::mysql_url::{self, scrub};
 use crate::snowflake::{Clock, Layout};
@@ -300,7 +300,11 @@ impl LeaseStore for MysqlLeaseStore {
                     ),
                 });
             }
-            None => return Err(self.opts.fail("lock the worker id", "GET_LOCK returned no row")),
+            None => {
+                return Err(self
+                    .opts
+                    .fail("lock the worker id", "GET_LOCK returned no row"));
+            }
         };
         // Read under the lock: a previous holder's last write is in.
         let stored: Option<Option<i64>> = self.with_conn("read leaf_workerid_alloc", |c| {
@@ -365,7 +369,9 @@ impl LeaseStore for MysqlLeaseStore {
                 lost(format!("its named lock {} is no longer held", claim.lock))
             }
             // Matched but unchanged (the same value within the same second).
-            Some((value, _)) if value == w.reserved_until => Ok(Written::Applied { version: value }),
+            Some((value, _)) if value == w.reserved_until => {
+                Ok(Written::Applied { version: value })
+            }
             // A lost answer loses the connection, so a change is never this holder's own.
             Some((value, _)) => Ok(Written::Changed {
                 current: Record {

@@ -155,8 +155,12 @@ impl LeaseStore for ZkLeaseStore {
     fn try_claim(&self, id: u64) -> Result<Option<(ZkClaim, Record)>, WorkerError> {
         self.with_session(|s| {
             let lease_path = format!("{}/{id}", self.leases);
-            if s.create(&lease_path, &self.data.to_bytes(), zkc::CreateMode::Ephemeral)?
-                .is_none()
+            if s.create(
+                &lease_path,
+                &self.data.to_bytes(),
+                zkc::CreateMode::Ephemeral,
+            )?
+            .is_none()
             {
                 return Ok(None);
             }

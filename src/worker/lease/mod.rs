@@ -346,7 +346,10 @@ impl<S: LeaseStore> LeaseCore<S> {
                     st.version = current.version;
                     st.reserved_until = st.reserved_until.max(current.reserved_until);
                 }
-                Written::Changed { current, own: false } => {
+                Written::Changed {
+                    current,
+                    own: false,
+                } => {
                     return Err(self.lose(format!(
                         "another holder wrote its record ({} now holds {})",
                         self.store.record_source(&self.claim),
@@ -452,7 +455,6 @@ impl<S: LeaseStore> LeaseCore<S> {
     pub(crate) fn store(&self) -> &S {
         &self.store
     }
-
 }
 
 impl<S: LeaseStore> TimeFence for LeaseCore<S> {
@@ -472,12 +474,7 @@ impl<S: LeaseStore> TimeFence for LeaseCore<S> {
             if early > unix_ms {
                 return Ok(early);
             }
-            if let Some(w) = self
-                .wake
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-            {
+            if let Some(w) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
                 let _ = w.try_send(());
             }
             return Ok(st.reserved_until);
