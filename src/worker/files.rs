@@ -3,11 +3,79 @@
 
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::local::StateError;
+/// Failures of the local state directory and its files.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file or directory could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The state file exists but is not what leafctl writes.
+    #[error(
+        "state file {path} is unreadable ({reason}); move it aside only if no IDs were issued with this worker id since it was written"
+    )]
+    Corrupt {
+        /// The state file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Another process holds the worker id (only with `no_wait`).
+    #[error(
+        "worker id {worker} (name {name:?}) is in use by another leafctl process{} (lock {path})",
+        holder.map(|p| format!(" (pid {p})")).unwrap_or_default()
+    )]
+    InUse {
+        /// The name the worker id belongs to.
+        name: String,
+        /// The worker id.
+        worker: u64,
+        /// The lock file.
+        path: PathBuf,
+        /// The holder's process id, as it wrote it into the lock file.
+        holder: Option<u32>,
+    },
+    /// The process holding the worker id is stopped (SIGSTOP, Ctrl-Z): waiting for it could
+    /// last for ever, so the run fails instead.
+    #[error(
+        "worker id {worker} (name {name:?}) is held by process {pid}, which is stopped (lock {path}); not waiting for it"
+    )]
+    HolderStopped {
+        /// The name the worker id belongs to.
+        name: String,
+        /// The worker id.
+        worker: u64,
+        /// The lock file.
+        path: PathBuf,
+        /// The stopped holder's process id.
+        pid: u32,
+    },
+    /// The local clock is behind the last time recorded for this worker id.
+    #[error(
+        "the clock is {behind_ms} ms behind the last time worker id {worker} issued IDs at \
+         ({recorded_ms} ms, recorded in {path}); refusing to start so no ID repeats"
+    )]
+    ClockBehind {
+        /// The worker id.
+        worker: u64,
+        /// How far behind the clock is.
+        behind_ms: i64,
+        /// The recorded bound.
+        recorded_ms: i64,
+        /// The state file.
+        path: PathBuf,
+    },
+}
 
 /// Maps an I/O error on `path` to [`StateError::Io`].
 pub(crate) fn io<'a>(

@@ -19,19 +19,16 @@
 //! recorded as reserved. [`WorkerGenerator`] ties a lease and a generator together and stops
 //! issuing as soon as the lease says it is no longer safe (a lost ZooKeeper session, say).
 
-pub mod cache;
 mod etcd;
-mod etcd_lease;
 pub(crate) mod files;
 mod identity;
 pub(crate) mod lease;
 pub mod local;
 pub mod mysql;
+mod node;
 mod record;
 mod supervised;
-mod zk;
-mod zk_forever;
-mod zk_lease;
+mod zookeeper;
 
 use std::sync::Arc;
 
@@ -39,18 +36,22 @@ use crate::snowflake::{
     Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
 };
 
+pub use files::StateError;
 pub use identity::Identity;
-pub use local::{LocalRegistry, LocalWorkerLease, StateError};
+pub use local::{LocalRegistry, LocalWorkerLease};
 pub use mysql::{MysqlOptions, MysqlRegistry};
 pub use record::{WorkerMode, WorkerRecord, WorkerStatus};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
+pub use zookeeper::cache;
 
-pub use zk::{ClockReport, ZkAdmin, ZkOptions};
-pub use zk_forever::ZkForeverRegistry;
-pub use zk_lease::ZkLeaseRegistry;
+pub use zookeeper::admin::{ClockReport, ZkAdmin};
+pub use zookeeper::forever::ZkForeverRegistry;
+pub use zookeeper::lease::ZkLeaseRegistry;
+pub use zookeeper::session::ZkOptions;
 
-pub use etcd::{DEFAULT_ETCD_LEASE_TTL, EtcdAdmin, EtcdClockReport, EtcdOptions};
-pub use etcd_lease::EtcdLeaseRegistry;
+pub use etcd::admin::{EtcdAdmin, EtcdClockReport};
+pub use etcd::lease::EtcdLeaseRegistry;
+pub use etcd::session::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;

@@ -327,6 +327,7 @@ impl LeaseStore for MysqlLeaseStore {
                 reserved_until,
                 version: reserved_until,
                 ahead_allowance_ms: None,
+                writer_lead_ms: 0,
             },
         )))
     }
@@ -378,6 +379,7 @@ impl LeaseStore for MysqlLeaseStore {
                     reserved_until: value,
                     version: value,
                     ahead_allowance_ms: None,
+                    writer_lead_ms: 0,
                 },
                 own: false,
             }),

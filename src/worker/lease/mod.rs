@@ -53,6 +53,8 @@ pub(crate) struct Record {
     /// state file records whether its run exited cleanly and with which lead); `None`: up to
     /// [`MAX_RESERVATION_WAIT_MS`]. A record further ahead than that is this clock behind.
     pub ahead_allowance_ms: Option<i64>,
+    /// The lead over the clock its writer issued with, when the store records it.
+    pub writer_lead_ms: i64,
 }
 
 /// What a fenced write asks the store to record.
@@ -145,6 +147,14 @@ pub(crate) trait LeaseStore: Send + Sync + 'static {
     /// How far past the time asked for a reservation reaches (ms).
     fn window_ms(&self) -> i64 {
         LEASE_WINDOW_MS
+    }
+
+    /// Whether a reservation covers the whole lead over the clock at once. Only a store that
+    /// records the lead with the reservation (the local state file) can let its successor tell
+    /// such a record from a clock behind; the others reserve one window past the time asked for,
+    /// so a successor without the lead waits no more than that.
+    fn reserves_lead_ahead(&self) -> bool {
+        false
     }
 }
 
@@ -280,7 +290,12 @@ impl<S: LeaseStore> LeaseCore<S> {
                 self.worker,
                 wait,
                 &format!(
-                    "the previous holder reserved times up to {recorded} ({})",
+                    "the previous holder reserved times up to {recorded}{} ({})",
+                    if record.writer_lead_ms > 0 {
+                        " while issuing with --max-lead"
+                    } else {
+                        ""
+                    },
                     self.store.record_source(&self.claim)
                 ),
             );
@@ -295,10 +310,10 @@ impl<S: LeaseStore> LeaseCore<S> {
         Err(self.store.clock_behind(&self.claim, recorded, now))
     }
 
-    /// How far a reservation for issuing at `unix_ms` reaches: one window past it, and with a
-    /// lead at least one window past the lead over the clock.
+    /// How far a reservation for issuing at `unix_ms` reaches: one window past it, and for a
+    /// store that records the lead, at least one window past the lead over the clock.
     fn reservation_for(&self, unix_ms: i64) -> i64 {
-        let base = if self.lead_ms > 0 {
+        let base = if self.lead_ms > 0 && self.store.reserves_lead_ahead() {
             unix_ms.max(self.clock.now_ms().saturating_add(self.lead_ms))
         } else {
             unix_ms

@@ -330,6 +330,7 @@ impl Server {
                 reserved_until: 0,
                 version: 0,
                 ahead_allowance_ms: None,
+                writer_lead_ms: 0,
             },
             Some(r) => Record {
                 reserved_until: r.reserved_until,
@@ -341,6 +342,7 @@ impl Server {
                         1_000 + r.lead_ms
                     }
                 }),
+                writer_lead_ms: r.lead_ms,
             },
         }
     }
@@ -682,6 +684,10 @@ impl LeaseStore for ModelStore {
             path: "simulated".into(),
             count,
         }
+    }
+
+    fn reserves_lead_ahead(&self) -> bool {
+        self.world.model == Model::Local
     }
 
     fn window_ms(&self) -> i64 {

@@ -1,5 +1,5 @@
 //! Leased, recyclable worker ids in ZooKeeper (Leaf issue #84): the ZooKeeper store of the
-//! fenced-lease protocol ([`super::lease`]).
+//! fenced-lease protocol ([`crate::worker::lease`]).
 //!
 //! - `/snowflake/{name}/leases/{id}`: ephemeral; whoever created it holds worker id `id`.
 //! - `/snowflake/{name}/workers/{id}`: persistent; `reserved_until` (ms) bounds the times of every
@@ -17,10 +17,11 @@ use std::sync::{Arc, Mutex};
 
 use zookeeper_client as zkc;
 
-use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::zk::{NodeData, ZkOptions, ZkSession, parse_forever_child, state_name};
-use super::{WorkerError, WorkerLease, WorkerRegistry};
+use super::session::{ZkOptions, ZkSession, parse_forever_child, state_name};
 use crate::snowflake::{Clock, Layout};
+use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use crate::worker::node::NodeData;
+use crate::worker::{WorkerError, WorkerLease, WorkerRegistry};
 
 /// Leases the lowest free worker id under `/snowflake/{name}/leases`.
 pub struct ZkLeaseRegistry {
@@ -133,6 +134,7 @@ fn record_of(d: &NodeData, version: i32) -> Record {
         reserved_until: d.reserved_until.unwrap_or(0),
         version: version as i64,
         ahead_allowance_ms: None,
+        writer_lead_ms: 0,
     }
 }
 

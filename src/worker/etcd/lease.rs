@@ -24,12 +24,12 @@ use std::time::{Duration, Instant};
 use etcdv3client::pb;
 use tonic::codec::ProstCodec;
 
-use super::etcd::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
-use super::lease::keepalive::KeepAliveFence;
-use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::zk::NodeData;
-use super::{WorkerError, WorkerLease, WorkerRegistry};
+use super::session::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
 use crate::snowflake::{Clock, Layout};
+use crate::worker::lease::keepalive::KeepAliveFence;
+use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use crate::worker::node::NodeData;
+use crate::worker::{WorkerError, WorkerLease, WorkerRegistry};
 
 /// Leases the lowest free worker id under `/leafctl/{name}/leases/`.
 ///
@@ -309,6 +309,7 @@ fn record_of(key: &str, kv: Option<&pb::KeyValue>) -> Result<Record, WorkerError
         reserved_until,
         version,
         ahead_allowance_ms: None,
+        writer_lead_ms: 0,
     })
 }
 

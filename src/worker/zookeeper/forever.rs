@@ -19,10 +19,14 @@ use std::time::{Duration, Instant};
 
 use zookeeper_client as zkc;
 
+use super::admin::{average, live_peer_offsets};
 use super::cache::{CacheFile, WorkerCache};
-use super::zk::{NodeData, ZkOptions, ZkSession, average, live_peer_offsets, parse_forever_child};
-use super::{LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRegistry};
+use super::session::{ZkOptions, ZkSession, parse_forever_child};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+use crate::worker::node::NodeData;
+use crate::worker::{
+    LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRegistry,
+};
 
 /// Leaf-compatible registry: reuses this identity's node or creates one.
 pub struct ZkForeverRegistry {
@@ -38,7 +42,7 @@ impl ZkForeverRegistry {
 
 struct Inner {
     worker: u64,
-    identity: super::Identity,
+    identity: crate::worker::Identity,
     node_path: Option<String>,
     temp_path: String,
     session: Mutex<Option<ZkSession>>,
@@ -305,15 +309,19 @@ impl WorkerRegistry for ZkForeverRegistry {
         // earlier lease holder of the id reserved.
         let mut resume_after = (zk_ts > 0).then_some(zk_ts);
         if lease_reserved > 0 {
-            super::wait_for_record(clock.as_ref(), worker, lease_reserved, max_lead_ms, || {
-                format!("reserved_until of {}/workers/{worker}", o.root())
-            })?;
+            crate::worker::wait_for_record(
+                clock.as_ref(),
+                worker,
+                lease_reserved,
+                max_lead_ms,
+                || format!("reserved_until of {}/workers/{worker}", o.root()),
+            )?;
             resume_after = Some(resume_after.unwrap_or(0).max(lease_reserved - 1));
         }
         let mut issued_below = 0;
         if let Some(c) = cached.as_ref().filter(|c| c.worker_id == worker) {
             issued_below = c.issued_below_ms;
-            super::wait_for_record(
+            crate::worker::wait_for_record(
                 clock.as_ref(),
                 worker,
                 c.issued_below_ms,

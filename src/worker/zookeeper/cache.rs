@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::StateError;
-use super::files;
-use super::{Identity, WorkerError};
+use crate::worker::files::{self, StateError};
+use crate::worker::{Identity, WorkerError};
 
 /// What the cache file holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

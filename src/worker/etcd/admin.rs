@@ -1,0 +1,221 @@
+//! The admin view behind `leafctl workers --etcd`: listing, reclaiming, comparing clocks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use etcdv3client::pb;
+use serde::Serialize;
+use tonic::Status;
+use tonic::codec::ProstCodec;
+
+use super::session::*;
+use crate::worker::node::NodeData;
+use crate::worker::record::{WorkerMode, WorkerRecord, status_of};
+use crate::worker::zookeeper::admin::average;
+use crate::worker::{REPORT_INTERVAL_MS, WorkerError};
+
+/// The clock comparison `workers doctor --etcd` prints. etcd does not report its own clock, so
+/// this host is compared with the live holders' reports only: each report is timed as it arrives
+/// (a watch on the lease keys), which leaves out its age.
+#[derive(Debug, Clone, Serialize)]
+pub struct EtcdClockReport {
+    /// One request's round trip to etcd (ms).
+    pub round_trip_ms: i64,
+    /// Live peers compared (reported while we watched).
+    pub peers: usize,
+    /// Our clock minus the peers' average (ms), when there are peers.
+    pub peer_offset_ms: Option<i64>,
+    /// The threshold used.
+    pub max_skew_ms: i64,
+    /// True when the peer offset is within the threshold (or there are no peers).
+    pub ok: bool,
+}
+
+/// Inspection and repair of a name's worker ids in etcd (`leafctl workers --etcd`).
+pub struct EtcdAdmin {
+    session: EtcdSession,
+    opts: EtcdOptions,
+}
+
+impl EtcdAdmin {
+    /// Connects for inspection.
+    pub fn connect(opts: &EtcdOptions) -> Result<EtcdAdmin, WorkerError> {
+        Ok(EtcdAdmin {
+            session: EtcdSession::connect(opts)?,
+            opts: opts.clone(),
+        })
+    }
+
+    /// Every worker id under `/leafctl/{name}/`: held leases and recorded reservations.
+    pub fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+        let leases_prefix = self.opts.leases_prefix();
+        let workers_prefix = self.opts.workers_prefix();
+        let mut leases: BTreeMap<u64, pb::KeyValue> = BTreeMap::new();
+        for kv in self.session.range_prefix(&leases_prefix, false)? {
+            if let Some(id) = id_of(&leases_prefix, &kv.key) {
+                leases.insert(id, kv);
+            }
+        }
+        let mut workers: BTreeMap<u64, pb::KeyValue> = BTreeMap::new();
+        for kv in self.session.range_prefix(&workers_prefix, false)? {
+            if let Some(id) = id_of(&workers_prefix, &kv.key) {
+                workers.insert(id, kv);
+            }
+        }
+        let ids: BTreeSet<u64> = leases.keys().chain(workers.keys()).copied().collect();
+        let mut out = Vec::new();
+        for id in ids {
+            let path = format!("{workers_prefix}{id}");
+            let mut data = workers
+                .get(&id)
+                .and_then(|kv| NodeData::parse(&path, &kv.value).ok())
+                .unwrap_or_default();
+            let lease = leases.get(&id);
+            if let Some(kv) = lease
+                && let Ok(holder) = NodeData::parse(&path, &kv.value)
+            {
+                data.ip = holder.ip;
+                data.port = holder.port;
+                data.timestamp = data.timestamp.max(holder.timestamp);
+            }
+            let held = lease.is_some();
+            let last_seen = (data.timestamp > 0).then_some(data.timestamp);
+            out.push(WorkerRecord {
+                worker: id,
+                identity: if data.ip.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{}:{}", data.ip, data.port)
+                },
+                mode: WorkerMode::Etcd,
+                last_seen_ms: last_seen,
+                reserved_until_ms: data.reserved_until,
+                held,
+                status: status_of(WorkerMode::Etcd, held, last_seen, now_ms),
+                location: format!("{leases_prefix}{id}"),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Frees a worker id: revokes the etcd lease that holds it (its holder's next keep-alive
+    /// then fails and it stops issuing) and deletes the lease key; `reserved_until` stays, so
+    /// the next holder still starts after it. Returns the keys deleted.
+    pub fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+        let key = format!("{}{}", self.opts.leases_prefix(), record.worker);
+        let mut deleted = Vec::new();
+        if let Some(kv) = self.session.get(&key)? {
+            if kv.lease != 0 {
+                self.session.revoke(kv.lease)?;
+            }
+            // Revoking deletes the key; delete it anyway in case it had no lease.
+            self.session.delete(&key)?;
+            deleted.push(key);
+        }
+        Ok(deleted)
+    }
+
+    /// Compares our clock with the live holders': watches their lease keys for one report
+    /// interval (holders report every 3 s) and times each report as it arrives.
+    pub fn clock_report(&self, now_ms: impl Fn() -> i64) -> Result<EtcdClockReport, WorkerError> {
+        let prefix = self.opts.leases_prefix();
+        let before = Instant::now();
+        let held = self.session.range_prefix(&prefix, true)?;
+        let round_trip_ms = before.elapsed().as_millis() as i64;
+        let expected: BTreeSet<Vec<u8>> = held.iter().map(|kv| kv.key.clone()).collect();
+        let mut offsets: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
+        if !expected.is_empty() {
+            let conn = self.session.conn();
+            let wait = Duration::from_millis((REPORT_INTERVAL_MS + 1_500) as u64);
+            let events = self
+                .session
+                .block(async move { watch_puts(&conn, &prefix, wait, expected.len()).await })
+                .map_err(|s| self.session.fail("watch", &self.opts.leases_prefix(), s))?;
+            for (key, value, at) in events {
+                let ours = now_ms() - at.elapsed().as_millis() as i64;
+                if let Ok(d) = NodeData::parse("", &value)
+                    && d.timestamp > 0
+                {
+                    offsets.insert(key, d.timestamp - ours);
+                }
+            }
+        }
+        let peers: Vec<i64> = offsets.values().copied().collect();
+        // Ours relative to theirs.
+        let peer_offset = average(&peers).map(|avg| -avg);
+        let max = self.opts.max_clock_skew_ms;
+        Ok(EtcdClockReport {
+            round_trip_ms,
+            peers: peers.len(),
+            peer_offset_ms: peer_offset,
+            max_skew_ms: max,
+            ok: peer_offset.is_none_or(|o| o.abs() <= max),
+        })
+    }
+}
+
+/// Put events under `prefix` for up to `wait` (or until `enough` distinct keys reported):
+/// key, value and the instant each arrived.
+async fn watch_puts(
+    conn: &Conn,
+    prefix: &str,
+    wait: Duration,
+    enough: usize,
+) -> Result<Vec<(Vec<u8>, Vec<u8>, Instant)>, Status> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::WatchRequest>(1);
+    let create = pb::WatchRequest {
+        request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
+            pb::WatchCreateRequest {
+                key: prefix.as_bytes().to_vec(),
+                range_end: prefix_end(prefix),
+                ..Default::default()
+            },
+        )),
+    };
+    tx.send(create)
+        .await
+        .map_err(|_| Status::internal("watch request not sent"))?;
+    let (_, channel) = conn.channel();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| Status::unavailable(chain(&e)))?;
+    let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
+    if let Some(t) = conn.token() {
+        request.metadata_mut().insert("token", t);
+    }
+    let codec: ProstCodec<pb::WatchRequest, pb::WatchResponse> = ProstCodec::default();
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut stream = tokio::time::timeout_at(
+        deadline,
+        grpc.streaming(
+            request,
+            tonic::codegen::http::uri::PathAndQuery::from_static(method::WATCH),
+            codec,
+        ),
+    )
+    .await
+    .map_err(|_| Status::deadline_exceeded("no answer to the watch"))??
+    .into_inner();
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    while seen.len() < enough {
+        match tokio::time::timeout_at(deadline, stream.message()).await {
+            Err(_) | Ok(Ok(None)) => break,
+            Ok(Err(s)) => return Err(s),
+            Ok(Ok(Some(resp))) => {
+                let at = Instant::now();
+                for ev in resp.events {
+                    if ev.r#type == pb::event::EventType::Put as i32
+                        && let Some(kv) = ev.kv
+                    {
+                        seen.insert(kv.key.clone());
+                        out.push((kv.key, kv.value, at));
+                    }
+                }
+            }
+        }
+    }
+    drop(tx);
+    Ok(out)
+}

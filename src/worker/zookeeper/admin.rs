@@ -1,0 +1,208 @@
+//! The admin view behind `leafctl workers` on ZooKeeper: listing, reclaiming, comparing clocks.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::session::{ZkOptions, ZkSession, parse_forever_child};
+use crate::worker::WorkerError;
+use crate::worker::node::NodeData;
+use crate::worker::record::{WorkerMode, WorkerRecord, status_of};
+
+/// The clock comparison `workers doctor` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockReport {
+    /// Our clock minus ZooKeeper's (ms), estimated from one round trip.
+    pub zk_offset_ms: i64,
+    /// The round trip (ms).
+    pub round_trip_ms: i64,
+    /// Live peers compared (reported in the last 10 s by ZooKeeper's clock).
+    pub peers: usize,
+    /// Our clock minus the peers' average (ms), when there are peers.
+    pub peer_offset_ms: Option<i64>,
+    /// The threshold used.
+    pub max_skew_ms: i64,
+    /// True when both offsets are within the threshold.
+    pub ok: bool,
+}
+
+/// Inspection and repair of a name's worker ids (`leafctl workers`).
+pub struct ZkAdmin {
+    session: ZkSession,
+    opts: ZkOptions,
+}
+
+impl ZkAdmin {
+    /// Connects for inspection.
+    pub fn connect(opts: &ZkOptions) -> Result<ZkAdmin, WorkerError> {
+        Ok(ZkAdmin {
+            session: ZkSession::connect(opts)?,
+            opts: opts.clone(),
+        })
+    }
+
+    /// Every worker id under `/snowflake/{name}`: forever nodes and leases, by worker id.
+    pub fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+        let root = self.opts.root();
+        let s = &self.session;
+        let mut out = Vec::new();
+        let temporary: BTreeSet<String> = s
+            .children(&format!("{root}/temporary"))?
+            .into_iter()
+            .collect();
+        for child in s.children(&format!("{root}/forever"))? {
+            let Some((identity, seq)) = parse_forever_child(&child) else {
+                continue;
+            };
+            let path = format!("{root}/forever/{child}");
+            let Some((data, _)) = s.get(&path)? else {
+                continue;
+            };
+            let last_seen = NodeData::parse(&path, &data).ok().map(|d| d.timestamp);
+            let held = temporary.contains(&identity);
+            out.push(WorkerRecord {
+                worker: seq,
+                identity,
+                mode: WorkerMode::Forever,
+                last_seen_ms: last_seen,
+                reserved_until_ms: None,
+                held,
+                status: status_of(WorkerMode::Forever, held, last_seen, now_ms),
+                location: path,
+            });
+        }
+        let leases: BTreeSet<u64> = s
+            .children(&format!("{root}/leases"))?
+            .iter()
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        let mut workers: BTreeMap<u64, String> = BTreeMap::new();
+        for child in s.children(&format!("{root}/workers"))? {
+            if let Ok(id) = child.parse::<u64>() {
+                workers.insert(id, format!("{root}/workers/{child}"));
+            }
+        }
+        for id in &leases {
+            workers
+                .entry(*id)
+                .or_insert_with(|| format!("{root}/workers/{id}"));
+        }
+        for (id, path) in workers {
+            let held = leases.contains(&id);
+            let mut data = match s.get(&path)? {
+                Some((bytes, _)) => NodeData::parse(&path, &bytes).unwrap_or_default(),
+                None => NodeData::default(),
+            };
+            if held
+                && let Some((bytes, _)) = s.get(&format!("{root}/leases/{id}"))?
+                && let Ok(lease) = NodeData::parse(&path, &bytes)
+            {
+                data.ip = lease.ip;
+                data.port = lease.port;
+                data.timestamp = data.timestamp.max(lease.timestamp);
+            }
+            let last_seen = (data.timestamp > 0).then_some(data.timestamp);
+            out.push(WorkerRecord {
+                worker: id,
+                identity: if data.ip.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{}:{}", data.ip, data.port)
+                },
+                mode: WorkerMode::Lease,
+                last_seen_ms: last_seen,
+                reserved_until_ms: data.reserved_until,
+                held,
+                status: status_of(WorkerMode::Lease, held, last_seen, now_ms),
+                location: path,
+            });
+        }
+        out.sort_by_key(|r| (r.mode as u8, r.worker));
+        Ok(out)
+    }
+
+    /// Frees a worker id: deletes a lease's ephemeral node (its `reserved_until` stays) or a
+    /// forever node (with its ephemeral `temporary` node). Returns what was deleted.
+    pub fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+        let root = self.opts.root();
+        let mut deleted = Vec::new();
+        let paths = match record.mode {
+            WorkerMode::Lease => vec![format!("{root}/leases/{}", record.worker)],
+            WorkerMode::Forever => vec![
+                format!("{root}/temporary/{}", record.identity),
+                record.location.clone(),
+            ],
+            WorkerMode::Mysql | WorkerMode::Etcd => Vec::new(),
+        };
+        for p in paths {
+            if self.session.delete(&p, None)? {
+                deleted.push(p);
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Compares our clock with ZooKeeper's and with the live peers' reports.
+    pub fn clock_report(&self, now_ms: impl Fn() -> i64) -> Result<ClockReport, WorkerError> {
+        let root = self.opts.root();
+        let (before, zk_ms, after) = self.session.server_time(&root, &now_ms)?;
+        let ours = before + (after - before) / 2;
+        let peers = live_peer_offsets(&self.session, &root, zk_ms, None)?;
+        let zk_offset = ours - zk_ms;
+        // Ours relative to ZooKeeper, minus theirs relative to ZooKeeper.
+        let peer_offset = average(&peers).map(|avg| zk_offset - avg);
+        let max = self.opts.max_clock_skew_ms;
+        Ok(ClockReport {
+            zk_offset_ms: zk_offset,
+            round_trip_ms: after - before,
+            peers: peers.len(),
+            peer_offset_ms: peer_offset,
+            max_skew_ms: max,
+            ok: zk_offset.abs() <= max && peer_offset.is_none_or(|o| o.abs() <= max),
+        })
+    }
+}
+
+pub(crate) fn average(v: &[i64]) -> Option<i64> {
+    if v.is_empty() {
+        None
+    } else {
+        Some((v.iter().map(|&t| t as i128).sum::<i128>() / v.len() as i128) as i64)
+    }
+}
+
+/// Clock offsets (reported time minus ZooKeeper's time of the write, ms) of peers whose nodes
+/// ZooKeeper saw written in the 10 s before `zk_now_ms` (forever nodes and leases), except
+/// `skip_identity`. Comparing each report with the server's own timestamp of the same write
+/// removes the age of the report from the comparison.
+pub(crate) fn live_peer_offsets(
+    s: &ZkSession,
+    root: &str,
+    zk_now_ms: i64,
+    skip_identity: Option<&str>,
+) -> Result<Vec<i64>, WorkerError> {
+    const RECENT_MS: i64 = 10_000;
+    let mut out = Vec::new();
+    let mut consider = |path: String, identity: Option<String>| -> Result<(), WorkerError> {
+        if identity.is_some() && identity.as_deref() == skip_identity {
+            return Ok(());
+        }
+        if let Some((data, stat)) = s.get(&path)?
+            && zk_now_ms - stat.mtime <= RECENT_MS
+            && let Ok(d) = NodeData::parse(&path, &data)
+            && d.timestamp > 0
+        {
+            out.push(d.timestamp - stat.mtime);
+        }
+        Ok(())
+    };
+    for child in s.children(&format!("{root}/forever"))? {
+        if let Some((identity, _)) = parse_forever_child(&child) {
+            consider(format!("{root}/forever/{child}"), Some(identity))?;
+        }
+    }
+    for child in s.children(&format!("{root}/workers"))? {
+        consider(format!("{root}/workers/{child}"), None)?;
+    }
+    Ok(out)
+}
