@@ -35,14 +35,6 @@ pub struct LocalRegistry {
 }
 
 impl WorkerRegistry for LocalRegistry {
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
-    }
-
     fn acquire_ahead(
         &self,
         layout: &Layout,

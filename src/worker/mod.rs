@@ -299,22 +299,21 @@ pub trait WorkerRegistry: Send + Sync {
         &self,
         layout: &Layout,
         clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        self.acquire_ahead(layout, clock, 0)
+    }
 
     /// The same for a generator that may run up to `max_lead_ms` ahead of the clock (see
     /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]): a predecessor's recorded
     /// time is waited out only down to `max_lead_ms` ahead of the clock, since the generator
     /// resumes after it anyway. The lease then records times ahead of the clock before they are
-    /// issued. The default ignores the lead and waits as [`WorkerRegistry::acquire`] does.
+    /// issued.
     fn acquire_ahead(
         &self,
         layout: &Layout,
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let _ = max_lead_ms;
-        self.acquire(layout, clock)
-    }
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
 }
 
 /// Waits until a generator with `max_lead_ms` may issue after `recorded_ms` (a predecessor's

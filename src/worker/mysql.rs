@@ -156,14 +156,6 @@ impl MysqlRegistry {
 }
 
 impl WorkerRegistry for MysqlRegistry {
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
-    }
-
     fn acquire_ahead(
         &self,
         layout: &Layout,

@@ -235,14 +235,6 @@ impl KeepAliveTask {
 }
 
 impl WorkerRegistry for EtcdLeaseRegistry {
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
-    }
-
     fn acquire_ahead(
         &self,
         layout: &Layout,

@@ -116,14 +116,6 @@ impl ZkForeverRegistry {
 }
 
 impl WorkerRegistry for ZkForeverRegistry {
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
-    }
-
     fn acquire_ahead(
         &self,
         layout: &Layout,

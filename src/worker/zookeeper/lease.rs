@@ -36,14 +36,6 @@ impl ZkLeaseRegistry {
 }
 
 impl WorkerRegistry for ZkLeaseRegistry {
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
-    }
-
     fn acquire_ahead(
         &self,
         layout: &Layout,
