@@ -257,6 +257,8 @@ impl WorkerRegistry for EtcdLeaseRegistry {
 /// One etcd lease (granted and kept alive) and the keys it may claim.
 pub(crate) struct EtcdLeaseStore {
     session: Mutex<Option<Arc<EtcdSession>>>,
+    /// The endpoints, for messages.
+    endpoints: String,
     keepalive: Mutex<Option<KeepAliveTask>>,
     health: Arc<Health>,
     lease_id: i64,
@@ -323,6 +325,7 @@ impl EtcdLeaseStore {
         // From here on a failure revokes the lease (the store's Drop).
         Ok(EtcdLeaseStore {
             session: Mutex::new(Some(session)),
+            endpoints: opts.endpoints_text(),
             keepalive: Mutex::new(Some(KeepAliveTask { stop, handle })),
             health,
             lease_id,
@@ -340,9 +343,9 @@ impl EtcdLeaseStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or(WorkerError::EtcdUnreachable {
-                endpoints: String::new(),
-                reason: "the connection was closed".into(),
+            .ok_or_else(|| WorkerError::EtcdUnreachable {
+                endpoints: self.endpoints.clone(),
+                reason: "the lease's connection was closed (the lease was given back)".into(),
             })
     }
 

@@ -42,9 +42,13 @@ impl KeepAliveFence {
 
     /// The claim is lost for good (a failed keep-alive, a key gone); the first reason stays.
     pub(crate) fn lose(&self, why: String) {
-        if !self.lost.swap(true, Ordering::SeqCst) {
+        // The reason is in place before the flag says lost, so a reader that sees the flag never
+        // reads an empty reason.
+        let mut reason = self.reason.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.lost.load(Ordering::SeqCst) {
             tracing::warn!("lease lost: {why}");
-            *self.reason.lock().unwrap_or_else(|p| p.into_inner()) = why;
+            *reason = why;
+            self.lost.store(true, Ordering::SeqCst);
         }
     }
 

@@ -322,9 +322,14 @@ impl<S: LeaseStore> LeaseCore<S> {
     }
 
     fn lose(&self, reason: String) -> WorkerError {
-        if !self.lost.swap(true, Ordering::SeqCst) {
-            tracing::warn!("worker id {} lost: {reason}", self.worker);
-            *self.lost_reason.lock().unwrap_or_else(|p| p.into_inner()) = reason.clone();
+        {
+            // The reason is in place before the flag says lost (see `held`).
+            let mut kept = self.lost_reason.lock().unwrap_or_else(|p| p.into_inner());
+            if !self.lost.load(Ordering::SeqCst) {
+                tracing::warn!("worker id {} lost: {reason}", self.worker);
+                *kept = reason.clone();
+                self.lost.store(true, Ordering::SeqCst);
+            }
         }
         self.store.lost(&self.claim, reason)
     }

@@ -55,6 +55,8 @@ impl WorkerRegistry for ZkLeaseRegistry {
 /// One ZooKeeper session's view of the lease tree.
 pub(crate) struct ZkLeaseStore {
     session: Mutex<Option<ZkSession>>,
+    /// The connect string, for messages.
+    hosts: String,
     state_flag: Arc<AtomicU8>,
     /// This session's id in hex: the `holder` of the records it writes.
     token: String,
@@ -80,6 +82,7 @@ impl ZkLeaseStore {
             state_flag: session.state_flag(),
             token: format!("{:x}", session.session_id()),
             session: Mutex::new(Some(session)),
+            hosts: opts.hosts.clone(),
             leases: format!("{root}/leases"),
             workers: format!("{root}/workers"),
             forever: format!("{root}/forever"),
@@ -99,8 +102,8 @@ impl ZkLeaseStore {
     ) -> Result<T, WorkerError> {
         let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let s = guard.as_ref().ok_or_else(|| WorkerError::ZkUnreachable {
-            hosts: String::new(),
-            reason: "the session was closed".into(),
+            hosts: self.hosts.clone(),
+            reason: "the lease's session was closed (the lease was given back)".into(),
         })?;
         f(s)
     }
