@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::netns::Place;
 use super::serve::http;
 
 /// `cmd` (a leafctl command with its environment) run under Debian's `faketime -f OFFSET`, the
@@ -19,7 +20,7 @@ pub fn under_faketime(cmd: &std::process::Command, offset: &str) -> std::process
         .arg(offset)
         .arg(cmd.get_program())
         .args(cmd.get_args());
-    copy_env(cmd, &mut c);
+    super::copy_env(cmd, &mut c);
     c.env("DONT_FAKE_MONOTONIC", "1");
     c
 }
@@ -33,7 +34,7 @@ pub fn with_clock_file(
 ) -> std::process::Command {
     let mut c = std::process::Command::new(cmd.get_program());
     c.args(cmd.get_args());
-    copy_env(cmd, &mut c);
+    super::copy_env(cmd, &mut c);
     c.env("LD_PRELOAD", libfaketime())
         .env("FAKETIME_TIMESTAMP_FILE", file)
         .env("FAKETIME_NO_CACHE", "1")
@@ -50,18 +51,6 @@ pub fn libfaketime() -> std::path::PathBuf {
         .map(|e| e.path().join("faketime/libfaketime.so.1"))
         .find(|p| p.exists())
         .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
-}
-
-fn copy_env(from: &std::process::Command, to: &mut std::process::Command) {
-    for (k, v) in from.get_envs() {
-        match v {
-            Some(v) => to.env(k, v),
-            None => to.env_remove(k),
-        };
-    }
-    if let Some(d) = from.get_current_dir() {
-        to.current_dir(d);
-    }
 }
 
 /// The IDs in what a process printed before it was killed: only lines ended by a newline count
@@ -84,6 +73,10 @@ pub struct Seen {
     pub failed: u64,
     /// (time since the start, status) of every answer, in order per thread, merged.
     pub timeline: Vec<(Duration, u16)>,
+    /// When each request without an answer gave up (time since the start).
+    pub failed_at: Vec<Duration>,
+    /// (time since the start when sent, how long until answered or failed) of every request.
+    pub latencies: Vec<(Duration, Duration)>,
 }
 
 impl Seen {
@@ -102,6 +95,8 @@ impl Seen {
         }
         self.failed += other.failed;
         self.timeline.extend(other.timeline);
+        self.failed_at.extend(other.failed_at);
+        self.latencies.extend(other.latencies);
     }
 }
 
@@ -126,13 +121,28 @@ impl Load {
         pause: Duration,
         limit: Duration,
     ) -> Load {
+        Load::start_at(&Place::local(), addr, path, threads, batch, pause, limit)
+    }
+
+    /// The same from clients at `place` (threads in its network namespace).
+    pub fn start_at(
+        place: &Place,
+        addr: SocketAddr,
+        path: &str,
+        threads: usize,
+        batch: u64,
+        pause: Duration,
+        limit: Duration,
+    ) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(Mutex::new(0));
         let started = Instant::now();
         let threads = (0..threads)
             .map(|_| {
                 let (stop, progress, path) = (stop.clone(), progress.clone(), path.to_string());
+                let place = place.clone();
                 std::thread::spawn(move || {
+                    place.enter();
                     let mut seen = Seen::default();
                     let mut i = 0u64;
                     while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
@@ -142,7 +152,10 @@ impl Load {
                         } else {
                             path.clone()
                         };
-                        match http(addr, "GET", &p, &[]) {
+                        let sent = started.elapsed();
+                        let answer = http(addr, "GET", &p, &[]);
+                        seen.latencies.push((sent, started.elapsed() - sent));
+                        match answer {
                             Ok(r) => {
                                 *seen.statuses.entry(r.status).or_default() += 1;
                                 seen.timeline.push((started.elapsed(), r.status));
@@ -164,7 +177,10 @@ impl Load {
                                 }
                                 *progress.lock().unwrap() += 1;
                             }
-                            Err(_) => seen.failed += 1,
+                            Err(_) => {
+                                seen.failed += 1;
+                                seen.failed_at.push(started.elapsed());
+                            }
                         }
                         std::thread::sleep(pause);
                     }
@@ -204,6 +220,8 @@ impl Load {
             all.merge(t.join().expect("load thread"));
         }
         all.timeline.sort();
+        all.failed_at.sort();
+        all.latencies.sort();
         all
     }
 }
