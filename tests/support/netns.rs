@@ -387,15 +387,29 @@ impl Host {
     /// Drops `loss_percent` of the frames in each direction at random and delays the others by
     /// `delay` (each way), like `tc qdisc add ... netem loss L% delay D` at both ends of the link.
     pub fn degrade(&self, loss_percent: u32, delay: Duration) {
+        self.degrade_way(OUTBOUND, loss_percent, delay);
+        self.degrade_way(INBOUND, loss_percent, delay);
+    }
+
+    /// The same for the frames towards the host only (what it sends passes): a one-way fault.
+    pub fn degrade_inbound(&self, loss_percent: u32, delay: Duration) {
+        self.degrade_way(INBOUND, loss_percent, delay);
+    }
+
+    fn degrade_way(&self, way: usize, loss_percent: u32, delay: Duration) {
         let c = self
             .impairment
             .as_ref()
             .expect("degrade needs a host made by Net::impaired_host");
-        c.loss_ppm.store(loss_percent * 10_000, Ordering::SeqCst);
-        c.delay_us.store(delay.as_micros() as u64, Ordering::SeqCst);
+        c.ways[way]
+            .loss_ppm
+            .store(loss_percent.min(100) * 10_000, Ordering::SeqCst);
+        c.ways[way]
+            .delay_us
+            .store(delay.as_micros() as u64, Ordering::SeqCst);
     }
 
-    /// Ends [`Host::degrade`]: every frame passes at once again.
+    /// Ends [`Host::degrade`]: every frame passes at once again, both ways.
     pub fn restore(&self) {
         self.degrade(0, Duration::ZERO);
     }
@@ -410,11 +424,21 @@ impl Host {
     }
 }
 
-/// Loss and delay of an impaired link, and what it did.
+/// Frames from the host to the switch, and from the switch to the host.
+const OUTBOUND: usize = 0;
+const INBOUND: usize = 1;
+
+/// Loss and delay of one direction of an impaired link.
 #[derive(Default)]
-struct Impairment {
+struct Way {
     loss_ppm: AtomicU32,
     delay_us: AtomicU64,
+}
+
+/// Loss and delay of an impaired link ([`OUTBOUND`], [`INBOUND`]), and what it did.
+#[derive(Default)]
+struct Impairment {
+    ways: [Way; 2],
     forwarded: AtomicU64,
     dropped: AtomicU64,
     stop: AtomicBool,
@@ -482,12 +506,16 @@ struct Relay {
 }
 
 impl Relay {
-    fn start(a: Arc<File>, b: Arc<File>, control: Arc<Impairment>) -> Relay {
+    /// Forwards between `host` (the host's end) and `switch` (the switch's end).
+    fn start(host: Arc<File>, switch: Arc<File>, control: Arc<Impairment>) -> Relay {
         let mut threads = Vec::new();
-        for (from, to, seed) in [(a.clone(), b.clone(), 1u64), (b, a, 2u64)] {
+        for (from, to, way) in [
+            (host.clone(), switch.clone(), OUTBOUND),
+            (switch, host, INBOUND),
+        ] {
             let queue: Arc<Queue> = Arc::default();
             let (c, q) = (control.clone(), queue.clone());
-            threads.push(std::thread::spawn(move || read_frames(&from, &c, &q, seed)));
+            threads.push(std::thread::spawn(move || read_frames(&from, &c, way, &q)));
             let (c, q) = (control.clone(), queue);
             threads.push(std::thread::spawn(move || write_frames(&to, &c, &q)));
         }
@@ -503,7 +531,8 @@ impl Relay {
 }
 
 /// Reads frames from `from`, drops some, and queues the others with the time they are due.
-fn read_frames(from: &File, c: &Impairment, queue: &Queue, seed: u64) {
+fn read_frames(from: &File, c: &Impairment, way: usize, queue: &Queue) {
+    let seed = way as u64 + 1;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -527,11 +556,12 @@ fn read_frames(from: &File, c: &Impairment, queue: &Queue, seed: u64) {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            if ((rng % 1_000_000) as u32) < c.loss_ppm.load(Ordering::SeqCst) {
+            if ((rng % 1_000_000) as u32) < c.ways[way].loss_ppm.load(Ordering::SeqCst) {
                 c.dropped.fetch_add(1, Ordering::SeqCst);
                 continue;
             }
-            let due = Instant::now() + Duration::from_micros(c.delay_us.load(Ordering::SeqCst));
+            let delay = c.ways[way].delay_us.load(Ordering::SeqCst);
+            let due = Instant::now() + Duration::from_micros(delay);
             queue
                 .frames
                 .lock()
