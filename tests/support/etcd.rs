@@ -304,6 +304,29 @@ impl EtcdServer {
             .find(|m| m.status().is_some_and(|(id, leader)| id == leader))
     }
 
+    /// Makes member `i` the leader (`etcdctl move-leader`, asked of the leader now) and waits
+    /// until it leads.
+    pub fn move_leader(&self, i: usize) {
+        let target = &self.members[i];
+        let (id, _) = target.status().expect("the member answers");
+        let ok = wait_until(Duration::from_secs(30), || {
+            let Some(leader) = self.leader() else {
+                return false;
+            };
+            if leader.name == target.name {
+                return true;
+            }
+            let _ = etcdctl_at(
+                &leader.place,
+                &leader.endpoint(),
+                &["move-leader", &format!("{id:x}")],
+                None,
+            );
+            self.leader().is_some_and(|l| l.name == target.name)
+        });
+        assert!(ok, "member {} did not become the leader", target.name);
+    }
+
     /// Creates `root` with `password`, grants it the root role and enables authentication.
     pub fn enable_auth(&self, password: &str) {
         let (ep, at) = (self.endpoints(), &self.first().place);

@@ -388,6 +388,21 @@ pub fn after_on_each_worker(earlier: &[u64], later: &[u64]) {
     }
 }
 
+/// Two processes never issued at the same millisecond on the same worker id (whoever held it
+/// when; a worker id may change hands several times, so no order is assumed).
+pub fn no_time_shared_on_a_worker(a: &[u64], b: &[u64]) {
+    let used: std::collections::HashSet<(u64, i64)> =
+        a.iter().map(|&id| (worker_of(id), time_of(id))).collect();
+    for &id in b {
+        assert!(
+            !used.contains(&(worker_of(id), time_of(id))),
+            "worker {} used at {} by both",
+            worker_of(id),
+            time_of(id)
+        );
+    }
+}
+
 /// The clock now, in Unix ms.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
