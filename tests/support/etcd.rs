@@ -1,5 +1,5 @@
 //! A private etcd 3.4 (Debian's `etcd-server`) for one test binary, or a 3-member cluster, on
-//! free loopback ports.
+//! free loopback ports or on hosts of a private network ([`super::netns`]).
 //!
 //! Each member runs under a small shell watchdog whose stdin is a pipe held by the test process:
 //! when the test binary ends, however it ends, the pipe closes and the watchdog kills the member,
@@ -7,12 +7,12 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use super::netns::Place;
 use super::{free_port, wait_until};
 
 const ETCD: &str = "/usr/bin/etcd";
@@ -21,6 +21,8 @@ const ETCDCTL: &str = "/usr/bin/etcdctl";
 /// One etcd process.
 pub struct EtcdMember {
     pub name: String,
+    /// Where it runs and listens.
+    pub place: Place,
     /// `http` or `https`.
     pub scheme: &'static str,
     /// The CA that signed the member's certificate (TLS members only).
@@ -46,6 +48,7 @@ fn check_installed() {
 
 impl EtcdMember {
     fn spawn(
+        place: &Place,
         name: &str,
         client_port: u16,
         peer_port: u16,
@@ -55,13 +58,14 @@ impl EtcdMember {
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("data");
         let scheme = if tls.is_some() { "https" } else { "http" };
+        let (client, peer) = (place.hostport(client_port), place.hostport(peer_port));
         let mut args = vec![
             format!("--name={name}"),
             format!("--data-dir={}", data.display()),
-            format!("--listen-client-urls={scheme}://127.0.0.1:{client_port}"),
-            format!("--advertise-client-urls={scheme}://127.0.0.1:{client_port}"),
-            format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
-            format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
+            format!("--listen-client-urls={scheme}://{client}"),
+            format!("--advertise-client-urls={scheme}://{client}"),
+            format!("--listen-peer-urls=http://{peer}"),
+            format!("--initial-advertise-peer-urls=http://{peer}"),
             format!("--initial-cluster={initial_cluster}"),
             "--initial-cluster-state=new".to_string(),
             "--initial-cluster-token=leafctl-test".to_string(),
@@ -79,7 +83,8 @@ impl EtcdMember {
             d = dir.path().display(),
             args = args.join(" "),
         );
-        let mut child = Command::new("sh")
+        let mut child = place
+            .command("sh")
             .arg("-c")
             .arg(script)
             .stdin(Stdio::piped())
@@ -95,6 +100,7 @@ impl EtcdMember {
         let pid: u32 = line.trim().parse().expect("etcd pid is a number");
         EtcdMember {
             name: name.to_string(),
+            place: place.clone(),
             scheme,
             ca_file: tls.map(|c| c.ca.clone()),
             client_port,
@@ -105,9 +111,13 @@ impl EtcdMember {
         }
     }
 
-    /// `http://127.0.0.1:PORT` (`https://` for a TLS member).
+    /// `http://IP:PORT` (`https://` for a TLS member).
     pub fn endpoint(&self) -> String {
-        format!("{}://127.0.0.1:{}", self.scheme, self.client_port)
+        format!(
+            "{}://{}",
+            self.scheme,
+            self.place.hostport(self.client_port)
+        )
     }
 
     /// The member's own output, for failure messages.
@@ -119,14 +129,31 @@ impl EtcdMember {
         self.dir.path().to_path_buf()
     }
 
-    /// True when `etcdctl endpoint health` says so.
+    /// True when `etcdctl endpoint health` (run at the member's place) says so.
     pub fn healthy(&self) -> bool {
         let mut args = vec!["endpoint".to_string(), "health".to_string()];
         if let Some(ca) = &self.ca_file {
             args.push(format!("--cacert={}", ca.display()));
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        etcdctl(&self.endpoint(), &args, None).is_ok()
+        etcdctl_at(&self.place, &self.endpoint(), &args, None).is_ok()
+    }
+
+    /// `etcdctl endpoint status` of this member, asked at its place: (its id, its leader's id).
+    fn status(&self) -> Option<(u64, u64)> {
+        let out = etcdctl_at(
+            &self.place,
+            &self.endpoint(),
+            &["endpoint", "status", "-w", "json"],
+            None,
+        )
+        .ok()?;
+        let status: serde_json::Value = serde_json::from_str(&out).ok()?;
+        let entry = status.as_array()?.first()?;
+        Some((
+            entry["Status"]["header"]["member_id"].as_u64()?,
+            entry["Status"]["leader"].as_u64()?,
+        ))
     }
 
     /// Freezes the member (SIGSTOP): connections stay open but nothing answers.
@@ -147,7 +174,7 @@ impl EtcdMember {
             let _ = child.wait();
         }
         wait_until(Duration::from_secs(30), || {
-            TcpStream::connect(("127.0.0.1", self.client_port)).is_err()
+            !self.place.listening(self.client_port)
         });
     }
 
@@ -175,6 +202,7 @@ impl EtcdServer {
         check_installed();
         let (client, peer) = (free_port(), free_port());
         let member = EtcdMember::spawn(
+            &Place::local(),
             "e1",
             client,
             peer,
@@ -193,6 +221,7 @@ impl EtcdServer {
         check_installed();
         let (client, peer) = (free_port(), free_port());
         let member = EtcdMember::spawn(
+            &Place::local(),
             "e1",
             client,
             peer,
@@ -208,19 +237,32 @@ impl EtcdServer {
 
     /// A cluster of `n` members on loopback.
     pub fn cluster(n: usize) -> EtcdServer {
+        let local = Place::local();
+        EtcdServer::cluster_at(&vec![&local; n])
+    }
+
+    /// A cluster with member `i` at `places[i]` (e.g. hosts of a private network).
+    pub fn cluster_at(places: &[&Place]) -> EtcdServer {
         check_installed();
-        let ports: Vec<(u16, u16)> = (0..n).map(|_| (free_port(), free_port())).collect();
+        let ports: Vec<(u16, u16)> = places.iter().map(|_| (free_port(), free_port())).collect();
         let initial = ports
             .iter()
             .enumerate()
-            .map(|(i, (_, peer))| format!("e{}=http://127.0.0.1:{peer}", i + 1))
+            .map(|(i, (_, peer))| format!("e{}=http://{}", i + 1, places[i].hostport(*peer)))
             .collect::<Vec<_>>()
             .join(",");
         let members = ports
             .iter()
             .enumerate()
             .map(|(i, (client, peer))| {
-                EtcdMember::spawn(&format!("e{}", i + 1), *client, *peer, &initial, None)
+                EtcdMember::spawn(
+                    places[i],
+                    &format!("e{}", i + 1),
+                    *client,
+                    *peer,
+                    &initial,
+                    None,
+                )
             })
             .collect();
         let server = EtcdServer { members };
@@ -254,42 +296,53 @@ impl EtcdServer {
         &self.members[0]
     }
 
-    /// The member that is leader now (asked of every running member).
+    /// The member that is leader now (each running member asked at its own place).
     pub fn leader(&self) -> Option<&EtcdMember> {
-        let running: Vec<String> = self
-            .members
+        self.members
             .iter()
             .filter(|m| m.running())
-            .map(EtcdMember::endpoint)
-            .collect();
-        let out = etcdctl(
-            &running.join(","),
-            &["endpoint", "status", "-w", "json"],
-            None,
-        )
-        .ok()?;
-        let status: serde_json::Value = serde_json::from_str(&out).ok()?;
-        for entry in status.as_array()? {
-            let member = entry["Status"]["header"]["member_id"].as_u64()?;
-            let leader = entry["Status"]["leader"].as_u64()?;
-            if member == leader {
-                let endpoint = entry["Endpoint"].as_str()?;
-                return self.members.iter().find(|m| m.endpoint() == endpoint);
+            .find(|m| m.status().is_some_and(|(id, leader)| id == leader))
+    }
+
+    /// Makes member `i` the leader (`etcdctl move-leader`, asked of the leader now) and waits
+    /// until it leads.
+    pub fn move_leader(&self, i: usize) {
+        let target = &self.members[i];
+        let (id, _) = target.status().expect("the member answers");
+        let ok = wait_until(Duration::from_secs(30), || {
+            let Some(leader) = self.leader() else {
+                return false;
+            };
+            if leader.name == target.name {
+                return true;
             }
-        }
-        None
+            let _ = etcdctl_at(
+                &leader.place,
+                &leader.endpoint(),
+                &["move-leader", &format!("{id:x}")],
+                None,
+            );
+            self.leader().is_some_and(|l| l.name == target.name)
+        });
+        assert!(ok, "member {} did not become the leader", target.name);
     }
 
     /// Creates `root` with `password`, grants it the root role and enables authentication.
     pub fn enable_auth(&self, password: &str) {
-        let ep = self.endpoints();
-        etcdctl(&ep, &["user", "add", &format!("root:{password}")], None).expect("user add");
-        etcdctl(&ep, &["auth", "enable"], None).expect("auth enable");
+        let (ep, at) = (self.endpoints(), &self.first().place);
+        etcdctl_at(at, &ep, &["user", "add", &format!("root:{password}")], None).expect("user add");
+        etcdctl_at(at, &ep, &["auth", "enable"], None).expect("auth enable");
     }
 
     /// `etcdctl get --prefix` as `key=value` lines (with `root:password` when auth is on).
     pub fn dump(&self, prefix: &str, auth: Option<&str>) -> String {
-        etcdctl(&self.endpoints(), &["get", "--prefix", prefix], auth).unwrap_or_default()
+        etcdctl_at(
+            &self.first().place,
+            &self.endpoints(),
+            &["get", "--prefix", prefix],
+            auth,
+        )
+        .unwrap_or_default()
     }
 }
 
@@ -379,7 +432,17 @@ impl Certs {
 
 /// Runs etcdctl (API v3) against `endpoints`; its stdout, or its stderr as the error.
 pub fn etcdctl(endpoints: &str, args: &[&str], auth: Option<&str>) -> Result<String, String> {
-    let mut cmd = Command::new(ETCDCTL);
+    etcdctl_at(&Place::local(), endpoints, args, auth)
+}
+
+/// The same, run at `place` (in its network namespace).
+pub fn etcdctl_at(
+    place: &Place,
+    endpoints: &str,
+    args: &[&str],
+    auth: Option<&str>,
+) -> Result<String, String> {
+    let mut cmd = place.command(ETCDCTL);
     cmd.env("ETCDCTL_API", "3")
         .arg(format!("--endpoints={endpoints}"))
         .arg("--dial-timeout=2s")

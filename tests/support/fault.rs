@@ -4,11 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::netns::Place;
 use super::serve::http;
 
 /// `cmd` (a leafctl command with its environment) run under Debian's `faketime -f OFFSET`, the
@@ -19,7 +20,7 @@ pub fn under_faketime(cmd: &std::process::Command, offset: &str) -> std::process
         .arg(offset)
         .arg(cmd.get_program())
         .args(cmd.get_args());
-    copy_env(cmd, &mut c);
+    super::copy_env(cmd, &mut c);
     c.env("DONT_FAKE_MONOTONIC", "1");
     c
 }
@@ -33,7 +34,7 @@ pub fn with_clock_file(
 ) -> std::process::Command {
     let mut c = std::process::Command::new(cmd.get_program());
     c.args(cmd.get_args());
-    copy_env(cmd, &mut c);
+    super::copy_env(cmd, &mut c);
     c.env("LD_PRELOAD", libfaketime())
         .env("FAKETIME_TIMESTAMP_FILE", file)
         .env("FAKETIME_NO_CACHE", "1")
@@ -50,18 +51,6 @@ pub fn libfaketime() -> std::path::PathBuf {
         .map(|e| e.path().join("faketime/libfaketime.so.1"))
         .find(|p| p.exists())
         .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
-}
-
-fn copy_env(from: &std::process::Command, to: &mut std::process::Command) {
-    for (k, v) in from.get_envs() {
-        match v {
-            Some(v) => to.env(k, v),
-            None => to.env_remove(k),
-        };
-    }
-    if let Some(d) = from.get_current_dir() {
-        to.current_dir(d);
-    }
 }
 
 /// The IDs in what a process printed before it was killed: only lines ended by a newline count
@@ -84,12 +73,79 @@ pub struct Seen {
     pub failed: u64,
     /// (time since the start, status) of every answer, in order per thread, merged.
     pub timeline: Vec<(Duration, u16)>,
+    /// When each request without an answer gave up (time since the start).
+    pub failed_at: Vec<Duration>,
+    /// (time since the start when sent, how long until answered or failed) of every request.
+    pub latencies: Vec<(Duration, Duration)>,
+    /// (time since the start when answered, lowest ID, highest ID) of every answer with IDs.
+    pub id_spans: Vec<(Duration, u64, u64)>,
 }
 
 impl Seen {
     /// How many answers had this status.
     pub fn count(&self, status: u16) -> u64 {
         self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    /// When the last ID (a 200) in `[from, to)` was answered, if any.
+    pub fn last_ok_in(&self, from: Duration, to: Duration) -> Option<Duration> {
+        self.timeline
+            .iter()
+            .filter(|(t, st)| *st == 200 && *t >= from && *t < to)
+            .map(|(t, _)| *t)
+            .next_back()
+    }
+
+    /// When the first ID (a 200) at or after `t` was answered, if any.
+    pub fn first_ok_after(&self, t: Duration) -> Option<Duration> {
+        self.timeline
+            .iter()
+            .find(|(at, st)| *st == 200 && *at >= t)
+            .map(|(at, _)| *at)
+    }
+
+    /// The longest stretch without an answered ID within `[from, to]`.
+    pub fn longest_gap(&self, from: Duration, to: Duration) -> Duration {
+        let mut last = from;
+        let mut gap = Duration::ZERO;
+        for (t, _) in self
+            .timeline
+            .iter()
+            .filter(|(t, st)| *st == 200 && *t >= from && *t <= to)
+        {
+            gap = gap.max(t.saturating_sub(last));
+            last = *t;
+        }
+        gap.max(to.saturating_sub(last))
+    }
+
+    /// Requests sent within `[from, to)`: how many, how many got no ID (another status or no
+    /// answer), and the 50th and 99th percentiles and maximum of their latency.
+    pub fn requests_in(&self, from: Duration, to: Duration) -> Requests {
+        let mut lat: Vec<Duration> = self
+            .latencies
+            .iter()
+            .filter(|(sent, _)| *sent >= from && *sent < to)
+            .map(|(_, took)| *took)
+            .collect();
+        lat.sort();
+        let answered_ok = self
+            .timeline
+            .iter()
+            .filter(|(t, st)| *st == 200 && *t >= from && *t < to)
+            .count();
+        let pct = |p: usize| {
+            lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
+        Requests {
+            sent: lat.len(),
+            failed: lat.len().saturating_sub(answered_ok),
+            p50: pct(50),
+            p99: pct(99),
+            max: lat.last().copied().unwrap_or_default(),
+        }
     }
 
     fn merge(&mut self, other: Seen) {
@@ -102,7 +158,22 @@ impl Seen {
         }
         self.failed += other.failed;
         self.timeline.extend(other.timeline);
+        self.failed_at.extend(other.failed_at);
+        self.latencies.extend(other.latencies);
+        self.id_spans.extend(other.id_spans);
     }
+}
+
+/// Requests within a stretch of a load run (see [`Seen::requests_in`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Requests {
+    pub sent: usize,
+    /// Requests sent in the stretch that were not answered with an ID within it (approximate
+    /// at its edges).
+    pub failed: usize,
+    pub p50: Duration,
+    pub p99: Duration,
+    pub max: Duration,
 }
 
 /// Steady load on one server from a few threads until stopped: single IDs and batches of
@@ -113,6 +184,10 @@ pub struct Load {
     started: Instant,
     /// Set to true by any thread that saw an answer (for waiting until the load is flowing).
     progress: Arc<Mutex<u64>>,
+    /// When the latest ID was answered, in ms since the start, plus one (0: none yet).
+    last_ok: Arc<AtomicU64>,
+    /// The same for the latest answer that was not an ID.
+    last_refused: Arc<AtomicU64>,
 }
 
 impl Load {
@@ -126,13 +201,31 @@ impl Load {
         pause: Duration,
         limit: Duration,
     ) -> Load {
+        Load::start_at(&Place::local(), addr, path, threads, batch, pause, limit)
+    }
+
+    /// The same from clients at `place` (threads in its network namespace).
+    pub fn start_at(
+        place: &Place,
+        addr: SocketAddr,
+        path: &str,
+        threads: usize,
+        batch: u64,
+        pause: Duration,
+        limit: Duration,
+    ) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(Mutex::new(0));
+        let last_ok = Arc::new(AtomicU64::new(0));
+        let last_refused = Arc::new(AtomicU64::new(0));
         let started = Instant::now();
         let threads = (0..threads)
             .map(|_| {
                 let (stop, progress, path) = (stop.clone(), progress.clone(), path.to_string());
+                let (last_ok, last_refused) = (last_ok.clone(), last_refused.clone());
+                let place = place.clone();
                 std::thread::spawn(move || {
+                    place.enter();
                     let mut seen = Seen::default();
                     let mut i = 0u64;
                     while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
@@ -142,13 +235,30 @@ impl Load {
                         } else {
                             path.clone()
                         };
-                        match http(addr, "GET", &p, &[]) {
+                        let sent = started.elapsed();
+                        let answer = http(addr, "GET", &p, &[]);
+                        seen.latencies.push((sent, started.elapsed() - sent));
+                        match answer {
                             Ok(r) => {
                                 *seen.statuses.entry(r.status).or_default() += 1;
                                 seen.timeline.push((started.elapsed(), r.status));
                                 if r.status == 200 {
-                                    seen.ids.extend(r.ids());
+                                    let ids = r.ids();
+                                    if let (Some(lo), Some(hi)) =
+                                        (ids.iter().min(), ids.iter().max())
+                                    {
+                                        seen.id_spans.push((started.elapsed(), *lo, *hi));
+                                    }
+                                    seen.ids.extend(ids);
+                                    last_ok.fetch_max(
+                                        started.elapsed().as_millis() as u64 + 1,
+                                        Ordering::SeqCst,
+                                    );
                                 } else {
+                                    last_refused.fetch_max(
+                                        started.elapsed().as_millis() as u64 + 1,
+                                        Ordering::SeqCst,
+                                    );
                                     let (code, msg) =
                                         serde_json::from_str::<serde_json::Value>(&r.body)
                                             .map(|j| {
@@ -164,7 +274,10 @@ impl Load {
                                 }
                                 *progress.lock().unwrap() += 1;
                             }
-                            Err(_) => seen.failed += 1,
+                            Err(_) => {
+                                seen.failed += 1;
+                                seen.failed_at.push(started.elapsed());
+                            }
                         }
                         std::thread::sleep(pause);
                     }
@@ -177,7 +290,35 @@ impl Load {
             threads,
             started,
             progress,
+            last_ok,
+            last_refused,
         }
+    }
+
+    /// When the latest ID was answered (time since the start), if any was.
+    pub fn last_ok(&self) -> Option<Duration> {
+        match self.last_ok.load(Ordering::SeqCst) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms - 1)),
+        }
+    }
+
+    /// Waits (bounded) until an ID is answered at or after `t` (time since the start).
+    pub fn wait_for_ok_after(&self, t: Duration, limit: Duration) -> bool {
+        super::wait_until(limit, || self.last_ok().is_some_and(|l| l >= t))
+    }
+
+    /// When the latest answer that was not an ID came (time since the start), if any did.
+    pub fn last_refused(&self) -> Option<Duration> {
+        match self.last_refused.load(Ordering::SeqCst) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms - 1)),
+        }
+    }
+
+    /// Waits (bounded) until an answer other than IDs comes at or after `t`.
+    pub fn wait_for_refusal_after(&self, t: Duration, limit: Duration) -> bool {
+        super::wait_until(limit, || self.last_refused().is_some_and(|r| r >= t))
     }
 
     /// How many answers the threads have had so far.
@@ -204,6 +345,68 @@ impl Load {
             all.merge(t.join().expect("load thread"));
         }
         all.timeline.sort();
+        all.failed_at.sort();
+        all.latencies.sort();
+        all.id_spans.sort();
         all
     }
+}
+
+/// Leaf's layout, which every snowflake test here uses.
+pub fn leaf_layout() -> leafctl::snowflake::Layout {
+    leafctl::snowflake::Layout::preset(leafctl::snowflake::Preset::Leaf)
+}
+
+/// The worker id of a Leaf-layout ID.
+pub fn worker_of(id: u64) -> u64 {
+    leaf_layout().decode(id).unwrap().worker
+}
+
+/// The time (Unix ms) of a Leaf-layout ID.
+pub fn time_of(id: u64) -> i64 {
+    let l = leaf_layout();
+    l.unix_ms(l.decode(id).unwrap().ticks)
+}
+
+/// For each worker id: every ID of `later` is at a later time than every ID of `earlier` (a
+/// worker id that changed hands, or came back, never reused a time).
+pub fn after_on_each_worker(earlier: &[u64], later: &[u64]) {
+    let mut last: BTreeMap<u64, i64> = BTreeMap::new();
+    for &id in earlier {
+        let e = last.entry(worker_of(id)).or_insert(i64::MIN);
+        *e = (*e).max(time_of(id));
+    }
+    for &id in later {
+        if let Some(&t) = last.get(&worker_of(id)) {
+            assert!(
+                time_of(id) > t,
+                "worker {} reused time {} (<= {t})",
+                worker_of(id),
+                time_of(id)
+            );
+        }
+    }
+}
+
+/// Two processes never issued at the same millisecond on the same worker id (whoever held it
+/// when; a worker id may change hands several times, so no order is assumed).
+pub fn no_time_shared_on_a_worker(a: &[u64], b: &[u64]) {
+    let used: std::collections::HashSet<(u64, i64)> =
+        a.iter().map(|&id| (worker_of(id), time_of(id))).collect();
+    for &id in b {
+        assert!(
+            !used.contains(&(worker_of(id), time_of(id))),
+            "worker {} used at {} by both",
+            worker_of(id),
+            time_of(id)
+        );
+    }
+}
+
+/// The clock now, in Unix ms.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }

@@ -1,4 +1,5 @@
-//! A private 3-node MariaDB Galera cluster on loopback (Debian's `galera-4` and `rsync`).
+//! A private 3-node MariaDB Galera cluster on loopback or on hosts of a private network
+//! ([`super::netns`]) (Debian's `galera-4` and `rsync`).
 //!
 //! Each node is a [`MariaDb`] with its own data directory, client port and socket, plus three
 //! more free ports: group communication, incremental state transfer (IST) and snapshot state
@@ -14,6 +15,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::mariadb::MariaDb;
+use super::netns::Place;
 use super::{free_port, wait_until};
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -48,33 +50,41 @@ impl Galera {
         SHARED.get_or_init(|| Galera::start(3))
     }
 
-    /// Starts an `n`-node cluster and waits until every node is Synced.
+    /// Starts an `n`-node cluster on loopback and waits until every node is Synced.
     pub fn start(n: usize) -> Galera {
+        let local = Place::local();
+        Galera::start_at(&vec![&local; n])
+    }
+
+    /// The same with node `i` at `places[i]`.
+    pub fn start_at(places: &[&Place]) -> Galera {
         assert!(
             Path::new(PROVIDER).exists(),
             "{PROVIDER} is missing: install galera-4 and rsync (scripts/test does)"
         );
-        let gcomm: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let gcomm: Vec<u16> = places.iter().map(|_| free_port()).collect();
         let address = gcomm
             .iter()
-            .map(|p| format!("127.0.0.1:{p}"))
+            .zip(places)
+            .map(|(p, place)| place.hostport(*p))
             .collect::<Vec<_>>()
             .join(",");
         let mut nodes = Vec::new();
         for (i, g) in gcomm.iter().enumerate() {
             let (ist, sst) = (free_port(), free_port());
+            let (place, ip) = (places[i], places[i].ip);
             let options = [
                 "--binlog-format=ROW".to_string(),
                 "--innodb-autoinc-lock-mode=2".to_string(),
                 "--wsrep-on=ON".to_string(),
                 format!("--wsrep-provider={PROVIDER}"),
                 format!("--wsrep-cluster-address=gcomm://{address}"),
-                format!("--wsrep-node-address=127.0.0.1:{g}"),
+                format!("--wsrep-node-address={ip}:{g}"),
                 "--wsrep-sst-method=rsync".to_string(),
-                format!("--wsrep-sst-receive-address=127.0.0.1:{sst}"),
+                format!("--wsrep-sst-receive-address={ip}:{sst}"),
                 format!(
-                    "--wsrep-provider-options=base_host=127.0.0.1;base_port={g};\
-                     gmcast.listen_addr=tcp://127.0.0.1:{g};ist.recv_addr=127.0.0.1:{ist};\
+                    "--wsrep-provider-options=base_host={ip};base_port={g};\
+                     gmcast.listen_addr=tcp://{ip}:{g};ist.recv_addr={ip}:{ist};\
                      gcache.size=32M;evs.suspect_timeout=PT2S;evs.inactive_timeout=PT3S;\
                      evs.install_timeout=PT3S;evs.keepalive_period=PT0.5S;\
                      evs.inactive_check_period=PT0.5S;gmcast.peer_timeout=PT2S"
@@ -82,12 +92,12 @@ impl Galera {
             ];
             let options: Vec<&str> = options.iter().map(String::as_str).collect();
             let node = if i == 0 {
-                let node = MariaDb::initialised(&options);
+                let node = MariaDb::initialised(place, &options);
                 node.launch(&["--wsrep-new-cluster"]);
                 node.create_user();
                 node
             } else {
-                let node = MariaDb::empty(&options);
+                let node = MariaDb::empty(place, &options);
                 give_to_nobody(&node.dir().join("data"));
                 node.launch(&[]);
                 node
@@ -117,7 +127,7 @@ impl Galera {
     pub fn url_list(&self, order: &[usize], db: &str) -> String {
         let hosts: Vec<String> = order
             .iter()
-            .map(|&i| format!("127.0.0.1:{}", self.nodes[i].port))
+            .map(|&i| self.nodes[i].place.hostport(self.nodes[i].port))
             .collect();
         format!("mysql://leaf@{}/{db}", hosts.join(","))
     }

@@ -1,20 +1,22 @@
 //! A private MariaDB for one test binary (or for one test that stops and restarts it).
 //!
 //! `mariadb-install-db` initialises a data directory in a temp dir and `mariadbd` serves it on a
-//! free loopback port, with a TCP user `leaf`/`pw` as production would use. The server runs under
+//! free loopback port (or on a host of a private network, [`super::netns`]), with a TCP user
+//! `leaf`/`pw` as production would use; the tests' own SQL goes over its Unix socket, which a cut
+//! network link does not affect. The server runs under
 //! a small shell watchdog whose stdin is a pipe held by the test process: when the test binary
 //! ends, however it ends, the pipe closes and the watchdog stops the server and removes the data
 //! directory, so no mariadbd outlives the tests.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use super::netns::Place;
 use super::{free_port, wait_until};
 
 /// Leaf's `scripts/leaf_alloc.sql`, verbatim.
@@ -46,7 +48,7 @@ fn tool(name: &str) -> PathBuf {
 
 /// The server's command line (shell words), with its options in `$EXTRA`.
 const MARIADBD_CMD: &str = r#""$MARIADBD" --no-defaults --user=root --datadir="$D/data" --port="$PORT" \
-  --bind-address=127.0.0.1 --socket="$D/sock" --pid-file="$D/pid" \
+  --bind-address="$BIND" --socket="$D/sock" --pid-file="$D/pid" \
   --innodb-buffer-pool-size=64M --skip-log-bin --tmpdir="$D/tmp" $EXTRA"#;
 
 struct Running {
@@ -58,6 +60,8 @@ struct Running {
 /// One mariadbd with its data directory.
 pub struct MariaDb {
     pub port: u16,
+    /// Where it runs and listens.
+    pub place: Place,
     dir: PathBuf,
     /// Extra `mariadbd` options (e.g. TLS), word-split by the shell.
     extra: String,
@@ -79,15 +83,20 @@ impl MariaDb {
 
     /// The same with extra `mariadbd` options (no spaces inside one).
     pub fn start_with(extra: &[&str]) -> MariaDb {
-        let db = MariaDb::initialised(extra);
+        MariaDb::start_at(&Place::local(), extra)
+    }
+
+    /// A server at `place` (its namespace and address), with extra `mariadbd` options.
+    pub fn start_at(place: &Place, extra: &[&str]) -> MariaDb {
+        let db = MariaDb::initialised(place, extra);
         db.launch(&[]);
         db.create_user();
         db
     }
 
     /// A data directory made by `mariadb-install-db`, not yet served.
-    pub(crate) fn initialised(extra: &[&str]) -> MariaDb {
-        let db = MariaDb::empty(extra);
+    pub(crate) fn initialised(place: &Place, extra: &[&str]) -> MariaDb {
+        let db = MariaDb::empty(place, extra);
         // A private tmpdir, and one bootstrap at a time: concurrent bootstraps sharing /tmp
         // collide on their temporary tables.
         static BOOTSTRAP: Mutex<()> = Mutex::new(());
@@ -110,7 +119,7 @@ impl MariaDb {
 
     /// A server with an empty data directory (a Galera joiner, filled by its state transfer),
     /// on a free port, not yet started.
-    pub(crate) fn empty(extra: &[&str]) -> MariaDb {
+    pub(crate) fn empty(place: &Place, extra: &[&str]) -> MariaDb {
         let dir = tempfile::Builder::new()
             .prefix("leafctl-mariadb-")
             .tempdir()
@@ -118,13 +127,14 @@ impl MariaDb {
             .keep();
         std::fs::create_dir_all(dir.join("tmp")).expect("tmp dir");
         std::fs::create_dir_all(dir.join("data")).expect("data dir");
-        MariaDb::at(dir, free_port(), extra)
+        MariaDb::at(place, dir, free_port(), extra)
     }
 
-    /// A server on `dir` and `port` (already chosen), not yet started.
-    pub(crate) fn at(dir: PathBuf, port: u16, extra: &[&str]) -> MariaDb {
+    /// A server at `place` on `dir` and `port` (already chosen), not yet started.
+    pub(crate) fn at(place: &Place, dir: PathBuf, port: u16, extra: &[&str]) -> MariaDb {
         MariaDb {
             port,
+            place: place.clone(),
             dir,
             extra: extra.join(" "),
             running: Mutex::new(None),
@@ -171,9 +181,12 @@ kill "$killer" 2>/dev/null
 if [ "$cmd" != keep ]; then rm -rf "$D"; fi
 "#
         );
-        let mut child = Command::new("sh")
+        let mut child = self
+            .place
+            .command("sh")
             .arg("-c")
             .arg(&script)
+            .env("BIND", self.place.ip.to_string())
             .env("MARIADBD", tool("mariadbd"))
             .env("D", &self.dir)
             .env("PORT", self.port.to_string())
@@ -256,7 +269,7 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
 
     /// The URL leafctl connects with (no password: that comes from LEAF_DB_PASSWORD).
     pub fn url(&self, db: &str) -> String {
-        format!("mysql://leaf@127.0.0.1:{}/{db}", self.port)
+        format!("mysql://leaf@{}/{db}", self.place.hostport(self.port))
     }
 
     fn signal(&self, sig: &str) {
@@ -276,13 +289,8 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
             drop(r.stdin);
             let _ = r.watchdog.wait();
         }
-        let port = self.port;
         assert!(
-            wait_until(Duration::from_secs(30), || TcpStream::connect((
-                "127.0.0.1",
-                port
-            ))
-            .is_err()),
+            wait_until(Duration::from_secs(30), || !self.place.listening(self.port)),
             "mariadbd still listening"
         );
     }
@@ -316,6 +324,7 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
                 r#"{MARIADBD_CMD} --log-error="$D/recover.log" --wsrep-recover"#
             ))
             .env("MARIADBD", tool("mariadbd"))
+            .env("BIND", self.place.ip.to_string())
             .env("D", &self.dir)
             .env("PORT", self.port.to_string())
             .env("EXTRA", &self.extra)

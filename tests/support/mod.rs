@@ -6,6 +6,7 @@ pub mod etcd;
 pub mod fault;
 pub mod galera;
 pub mod mariadb;
+pub mod netns;
 pub mod serve;
 pub mod zookeeper;
 
@@ -86,6 +87,19 @@ fn isolate_std(cmd: &mut std::process::Command, home: &Path) {
         cmd.env(k, v);
     }
     cmd.current_dir(home);
+}
+
+/// Copies `from`'s environment changes and working directory to `to` (a command wrapping it).
+pub fn copy_env(from: &std::process::Command, to: &mut std::process::Command) {
+    for (k, v) in from.get_envs() {
+        match v {
+            Some(v) => to.env(k, v),
+            None => to.env_remove(k),
+        };
+    }
+    if let Some(d) = from.get_current_dir() {
+        to.current_dir(d);
+    }
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.

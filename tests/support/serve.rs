@@ -1,5 +1,6 @@
-//! `leafctl serve` as a child process on a free loopback port, and a minimal HTTP/1.1 client
-//! (one connection per request, bounded by timeouts) to talk to it.
+//! `leafctl serve` as a child process on a free loopback port (or on a host of a private network,
+//! [`super::netns`]), and a minimal HTTP/1.1 client (one connection per request, bounded by
+//! timeouts) to talk to it.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -9,11 +10,15 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::netns::Place;
+
 /// A running `leafctl serve`, killed when dropped.
 pub struct Server {
     child: Child,
     pub addr: SocketAddr,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// Where it runs; requests through [`Server::get`] are made from there.
+    place: Place,
 }
 
 /// One HTTP response.
@@ -121,9 +126,21 @@ impl Server {
     }
 
     /// Like [`Server::start`], but returns the server's stderr if it exits before listening.
-    pub fn try_start(mut cmd: Command) -> Result<Server, String> {
-        cmd.args(["--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
+    pub fn try_start(cmd: Command) -> Result<Server, String> {
+        Server::try_start_at(&Place::local(), cmd)
+    }
+
+    /// Starts `cmd` at `place` (in its namespace, on a free port of its address).
+    pub fn start_at(place: &Place, cmd: Command) -> Server {
+        Server::try_start_at(place, cmd)
+            .unwrap_or_else(|e| panic!("leafctl serve did not start at {place:?}: {e}"))
+    }
+
+    /// Like [`Server::start_at`], but returns the server's stderr if it exits before listening.
+    pub fn try_start_at(place: &Place, mut cmd: Command) -> Result<Server, String> {
+        cmd.args(["--listen", &place.hostport(0)]);
+        let mut cmd = place.wrap(&cmd);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn leafctl serve");
@@ -152,6 +169,7 @@ impl Server {
                         child,
                         addr,
                         stderr: lines,
+                        place: place.clone(),
                     });
                 }
                 Err(_) => {
@@ -175,6 +193,11 @@ impl Server {
         }
     }
 
+    /// Where the server runs.
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -185,10 +208,20 @@ impl Server {
         self.request("GET", path, &[])
     }
 
-    /// Any request; panics if the server does not answer.
+    /// Any request (from the server's place); panics if the server does not answer.
     pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
-        http(self.addr, method, path, headers)
+        self.try_request(method, path, headers)
             .unwrap_or_else(|e| panic!("{method} {path}: {e}; stderr: {}", self.stderr()))
+    }
+
+    /// Any request (from the server's place), or the error that kept it from being answered.
+    pub fn try_request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> std::io::Result<Response> {
+        self.place.within(|| http(self.addr, method, path, headers))
     }
 
     /// Everything the server wrote to stderr so far.

@@ -1,7 +1,7 @@
 //! A private ZooKeeper 3.8 for one test binary (or one test that injects faults into it).
 //!
 //! The server runs from Debian's `zookeeperd` jar with its own temp dataDir on a free loopback
-//! port. It is started under a small shell watchdog whose stdin is a pipe held by the test process:
+//! port, or on a host of a private network ([`super::netns`]). It is started under a small shell watchdog whose stdin is a pipe held by the test process:
 //! when the test binary ends, however it ends, the pipe closes and the watchdog kills the server,
 //! so no java process outlives the tests.
 #![allow(dead_code)]
@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use super::netns::Place;
 use super::{free_port, wait_until};
 
 use zookeeper_client as zkc;
@@ -23,6 +24,8 @@ const JAR: &str = "/usr/share/java/zookeeper.jar";
 /// One running ZooKeeper server (standalone, or a member of a [`ZkEnsemble`]).
 pub struct ZkServer {
     pub port: u16,
+    /// Where it runs and listens.
+    pub place: Place,
     dir: tempfile::TempDir,
     /// `ZooKeeperServerMain` (standalone) or `QuorumPeerMain` (ensemble member).
     main_class: &'static str,
@@ -52,7 +55,13 @@ impl ZkServer {
 
     /// A server on a given port (e.g. to restart on the same address).
     pub fn start_on(port: u16) -> ZkServer {
+        Self::start_at(&Place::local(), port)
+    }
+
+    /// A server at `place` (its namespace and address) on `port`.
+    pub fn start_at(place: &Place, port: u16) -> ZkServer {
         let server = Self::prepare(
+            place,
             port,
             "",
             None,
@@ -71,6 +80,7 @@ impl ZkServer {
     /// Writes the data directory and `zoo.cfg` (with `extra` lines and, for an ensemble
     /// member, `myid`), without starting anything.
     fn prepare(
+        place: &Place,
         port: u16,
         extra: &str,
         myid: Option<u32>,
@@ -88,15 +98,17 @@ impl ZkServer {
         std::fs::write(
             &cfg,
             format!(
-                "tickTime=500\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
+                "tickTime=500\ndataDir={}\nclientPort={port}\nclientPortAddress={}\n\
                  admin.enableServer=false\nminSessionTimeout=1000\nmaxSessionTimeout=20000\n\
                  4lw.commands.whitelist=*\npreAllocSize=1024\n{extra}",
-                data.display()
+                data.display(),
+                place.ip
             ),
         )
         .expect("zoo.cfg");
         ZkServer {
             port,
+            place: place.clone(),
             dir,
             main_class,
             heap,
@@ -119,7 +131,9 @@ impl ZkServer {
             heap = self.heap,
             class = self.main_class,
         );
-        let mut child = Command::new("sh")
+        let mut child = self
+            .place
+            .command("sh")
             .arg("-c")
             .arg(script)
             .stdin(Stdio::piped())
@@ -149,9 +163,9 @@ impl ZkServer {
         );
     }
 
-    /// `127.0.0.1:PORT`, the connect string.
+    /// `IP:PORT` (`127.0.0.1:PORT` on the machine's loopback), the connect string.
     pub fn hosts(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        self.place.hostport(self.port)
     }
 
     /// The server's data directory's parent (for logs).
@@ -159,18 +173,22 @@ impl ZkServer {
         self.dir.path().to_path_buf()
     }
 
-    /// Sends a four-letter command and returns the answer ("" when none).
+    /// Sends a four-letter command (from the server's own place) and returns the answer ("" when
+    /// none).
     pub fn four_letters(&self, cmd: &str) -> String {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return String::new();
-        };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        if s.write_all(cmd.as_bytes()).is_err() {
-            return String::new();
-        }
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        out
+        let addr = self.place.addr(self.port);
+        self.place.within(|| {
+            let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+                return String::new();
+            };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            if s.write_all(cmd.as_bytes()).is_err() {
+                return String::new();
+            }
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            out
+        })
     }
 
     /// True when the server answers `imok`.
@@ -214,9 +232,7 @@ impl ZkServer {
             let _ = child.wait();
         }
         // The port stops accepting once the process is gone.
-        wait_until(Duration::from_secs(30), || {
-            TcpStream::connect(("127.0.0.1", self.port)).is_err()
-        });
+        wait_until(Duration::from_secs(30), || !self.place.listening(self.port));
     }
 }
 
@@ -232,15 +248,23 @@ pub struct ZkEnsemble {
 }
 
 impl ZkEnsemble {
-    /// Starts three members and waits until one leads and two follow.
+    /// Starts three members on loopback and waits until one leads and two follow.
     pub fn start() -> ZkEnsemble {
+        let local = Place::local();
+        ZkEnsemble::start_at(&[&local, &local, &local])
+    }
+
+    /// The same with member `i` at `places[i]` (e.g. three hosts of a private network).
+    pub fn start_at(places: &[&Place; 3]) -> ZkEnsemble {
         let ports: Vec<(u16, u16, u16)> = (0..3)
             .map(|_| (free_port(), free_port(), free_port()))
             .collect();
         let servers: String = ports
             .iter()
             .enumerate()
-            .map(|(i, (_, peer, elect))| format!("server.{}=127.0.0.1:{peer}:{elect}\n", i + 1))
+            .map(|(i, (_, peer, elect))| {
+                format!("server.{}={}:{peer}:{elect}\n", i + 1, places[i].ip)
+            })
             .collect();
         let extra = format!("initLimit=10\nsyncLimit=5\n{servers}");
         let members: Vec<ZkServer> = ports
@@ -248,6 +272,7 @@ impl ZkEnsemble {
             .enumerate()
             .map(|(i, (client, _, _))| {
                 ZkServer::prepare(
+                    places[i],
                     *client,
                     &extra,
                     Some(i as u32 + 1),
@@ -268,7 +293,7 @@ impl ZkEnsemble {
         ensemble
     }
 
-    /// Every member's `127.0.0.1:PORT`, comma-separated.
+    /// Every member's `IP:PORT`, comma-separated.
     pub fn hosts(&self) -> String {
         self.members
             .iter()
