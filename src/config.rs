@@ -167,6 +167,9 @@ pub struct DbSection {
     pub url: Option<String>,
     /// The MySQL password (prefer `LEAF_DB_PASSWORD`).
     pub password: Option<String>,
+    /// The MySQL worker registry's session `wait_timeout` in seconds: how long a worker id stays
+    /// locked by a holder MySQL no longer hears from (default 30, at least 6).
+    pub registry_wait_timeout_s: Option<u64>,
 }
 
 /// A configuration file as found, with where it came from.

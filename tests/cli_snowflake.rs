@@ -507,7 +507,20 @@ fn config_precedence_is_flag_env_file_default() {
     assert_eq!(row("snowflake.name")["source"], "config file");
     assert_eq!(row("snowflake.seq_start")["source"], "default");
     assert_eq!(row("db.password")["value"], "***");
+    assert_eq!(row("db.registry_wait_timeout_s")["value"], "30");
+    assert_eq!(row("db.registry_wait_timeout_s")["source"], "default");
     assert_eq!(row("config")["value"], "leaf.toml");
+
+    // The MySQL registry's wait_timeout: a value too short to survive one late report is refused,
+    // naming the range and where it came from.
+    sb.leafctl()
+        .args(["config", "show"])
+        .env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S", "3")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "registry wait_timeout 3 s (from env LEAF_DB_REGISTRY_WAIT_TIMEOUT_S) is not in 6..=31536000",
+        ));
 
     // The flag beats the environment and the file.
     let out = sb

@@ -47,6 +47,7 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
         url: db.url(name),
         password: Some(PASSWORD.into()),
         identity: instance.parse().unwrap(),
+        wait_timeout: Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
     })
 }
 
@@ -368,6 +369,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
             url,
             password: Some(PASSWORD.into()),
             identity: "10.20.0.9:8080".parse().unwrap(),
+            wait_timeout: None,
         })
     };
     let reg = listed(format!(

@@ -252,6 +252,11 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
             .map(|p| src(&p.origin))
             .unwrap_or_else(|| "unset".into()),
     });
+    rows.push(Row {
+        key: "db.registry_wait_timeout_s",
+        value: Some(s.db_registry_wait_timeout_s.value.to_string()),
+        source: src(&s.db_registry_wait_timeout_s.origin),
+    });
     match ctx.output {
         OutputFormat::Json => print_json(&rows),
         OutputFormat::Text => {

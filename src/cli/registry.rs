@@ -228,5 +228,6 @@ pub fn mysql_options(ctx: &Context, default_port: u16) -> anyhow::Result<MysqlOp
         url: s.db_url.value.clone(),
         password: s.db_password.as_ref().map(|p| p.value.clone()),
         identity: identity(ctx, default_port)?,
+        wait_timeout: Some(Duration::from_secs(s.db_registry_wait_timeout_s.value)),
     })
 }

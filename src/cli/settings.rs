@@ -59,6 +59,9 @@ pub struct Settings {
     pub seq_start: Resolved<SeqStart>,
     pub db_url: Resolved<String>,
     pub db_password: Option<Resolved<String>>,
+    /// The MySQL registry connection's `wait_timeout` in seconds
+    /// (`LEAF_DB_REGISTRY_WAIT_TIMEOUT_S`, `db.registry_wait_timeout_s`).
+    pub db_registry_wait_timeout_s: Resolved<u64>,
     /// ZooKeeper worker registry (`--zk`, `LEAF_ZK`, `zk.hosts`).
     pub zk_hosts: Option<Resolved<String>>,
     /// Digest credentials `user:password` (`LEAF_ZK_AUTH`, `zk.auth`); a secret.
@@ -103,6 +106,9 @@ pub struct Settings {
 
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// MySQL's largest `wait_timeout` (seconds, on Linux).
+const MAX_MYSQL_WAIT_TIMEOUT_S: u64 = 31_536_000;
 
 /// Reads an environment variable; an empty value counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
@@ -373,6 +379,28 @@ impl Settings {
             "password",
             file.db.password.clone(),
         )?;
+        let db_registry_wait_timeout_s = or_default(
+            pick(
+                None,
+                "LEAF_DB_REGISTRY_WAIT_TIMEOUT_S",
+                "seconds",
+                file.db.registry_wait_timeout_s,
+            )?,
+            leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs(),
+        );
+        let min_wait = leafctl::worker::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
+        if !(min_wait..=MAX_MYSQL_WAIT_TIMEOUT_S).contains(&db_registry_wait_timeout_s.value) {
+            return Err(usage(
+                format!(
+                    "registry wait_timeout {} s (from {}) is not in {min_wait}..={MAX_MYSQL_WAIT_TIMEOUT_S}",
+                    db_registry_wait_timeout_s.value, db_registry_wait_timeout_s.origin
+                ),
+                format!(
+                    "use at least {min_wait} s, twice the registry's 3 s report \
+                     (db.registry_wait_timeout_s or LEAF_DB_REGISTRY_WAIT_TIMEOUT_S)"
+                ),
+            ));
+        }
         if file.db.password.is_some()
             && let Some(path) = &config.path
         {
@@ -566,6 +594,7 @@ impl Settings {
             seq_start,
             db_url,
             db_password,
+            db_registry_wait_timeout_s,
             zk_hosts,
             zk_auth,
             instance,

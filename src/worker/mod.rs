@@ -39,7 +39,9 @@ use crate::snowflake::{
 pub use files::StateError;
 pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
-pub use mysql::{MysqlOptions, MysqlRegistry};
+pub use mysql::{
+    DEFAULT_REGISTRY_WAIT_TIMEOUT, MIN_REGISTRY_WAIT_TIMEOUT, MysqlOptions, MysqlRegistry,
+};
 pub use record::{WorkerMode, WorkerRecord, WorkerStatus};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zookeeper::cache;

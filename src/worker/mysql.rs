@@ -16,6 +16,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mysql::Conn;
 use mysql::prelude::Queryable;
@@ -52,9 +53,29 @@ pub struct MysqlOptions {
     pub password: Option<String>,
     /// This process's `ip:port`.
     pub identity: Identity,
+    /// How long MySQL keeps the registry's connection, and with it the worker id's named lock,
+    /// when it hears nothing from this process: the session's `wait_timeout`, never longer than
+    /// the server's own. A holder cut off by the network stops issuing within its window, but its
+    /// id moves to another process only once MySQL drops this connection; the server's default
+    /// is 8 hours. `None` keeps the server's.
+    pub wait_timeout: Option<Duration>,
 }
 
+/// The registry connection's default [`MysqlOptions::wait_timeout`]: ten of its 3 s reports
+/// missed, so a live holder never comes near it.
+pub const DEFAULT_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The shortest [`MysqlOptions::wait_timeout`] accepted: two of the registry's 3 s reports, so a
+/// live holder's connection is never dropped for a single late report.
+pub const MIN_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(6);
+
 impl MysqlOptions {
+    /// A failed database call, the driver's error said the way [`mysql_url::describe`] says it
+    /// (a read that timed out is "no answer within 5 s", not the codec's "os error 11").
+    fn db_fail(&self, action: &'static str, e: &mysql::Error) -> WorkerError {
+        self.fail(action, mysql_url::describe(e))
+    }
+
     fn fail(&self, action: &'static str, e: impl std::fmt::Display) -> WorkerError {
         WorkerError::Mysql {
             action,
@@ -75,10 +96,17 @@ impl MysqlOptions {
             .map_err(|reason| self.fail("connect", reason))?;
         // Several hosts: the first that answers (a new connection per use, so a lost one moves
         // to the next host at the next use).
-        target
+        let (_, mut conn) = target
             .connect_from(0)
-            .map(|(_, c)| c)
-            .map_err(|e| self.fail("connect", mysql_url::describe(&e)))
+            .map_err(|e| self.db_fail("connect", &e))?;
+        if let Some(t) = self.wait_timeout {
+            let secs = t.as_secs().max(1);
+            conn.query_drop(format!(
+                "SET SESSION wait_timeout = LEAST(@@GLOBAL.wait_timeout, {secs})"
+            ))
+            .map_err(|e| self.db_fail("set the session's wait_timeout", &e))?;
+        }
+        Ok(conn)
     }
 }
 
@@ -91,10 +119,11 @@ pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError>
             ip: String::new(),
             port: String::new(),
         },
+        wait_timeout: None,
     };
     let mut c = o.connect()?;
     c.query_drop(WORKERID_DDL)
-        .map_err(|e| o.fail("create leaf_workerid_alloc", e))
+        .map_err(|e| o.db_fail("create leaf_workerid_alloc", &e))
 }
 
 /// The `leaf_workerid_alloc` registry.
@@ -120,7 +149,7 @@ impl MysqlRegistry {
                  IS_USED_LOCK(LEFT(CONCAT('leafctl_worker_', id, '_', DATABASE()), 64)) \
                  FROM leaf_workerid_alloc ORDER BY id",
             )
-            .map_err(|e| o.fail("list leaf_workerid_alloc", e))?;
+            .map_err(|e| o.db_fail("list leaf_workerid_alloc", &e))?;
         Ok(rows
             .into_iter()
             .map(|(id, ip_port, max_ts, updated, lock)| {
@@ -150,7 +179,7 @@ impl MysqlRegistry {
         let o = &self.opts;
         let mut c = o.connect()?;
         c.exec_drop("DELETE FROM leaf_workerid_alloc WHERE id = ?", (worker,))
-            .map_err(|e| o.fail("delete from leaf_workerid_alloc", e))?;
+            .map_err(|e| o.db_fail("delete from leaf_workerid_alloc", &e))?;
         Ok(c.affected_rows() > 0)
     }
 }
@@ -215,7 +244,7 @@ impl MysqlLeaseStore {
             Ok(v) => Ok(v),
             Err(e) => {
                 self.lose(&mut guard);
-                Err(self.opts.fail(action, e))
+                Err(self.opts.db_fail(action, &e))
             }
         }
     }
