@@ -18,6 +18,7 @@
 //! and the id go to someone else, before issuing has stopped.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,16 +34,21 @@ use crate::worker::{WorkerError, WorkerLease, WorkerRegistry};
 
 /// Leases the lowest free worker id under `/leafctl/{name}/leases/`.
 ///
-/// Stateless between calls: [`WorkerRegistry::acquire`] opens a new connection and lease each
-/// time, so a long-running server can call it again after a lease is lost.
+/// [`WorkerRegistry::acquire`] opens a new connection and lease each time, so a long-running
+/// server can call it again after a lease is lost; the one thing kept between calls is which
+/// endpoint answered last, where the next connection starts.
 pub struct EtcdLeaseRegistry {
     opts: EtcdOptions,
+    endpoint: Arc<AtomicUsize>,
 }
 
 impl EtcdLeaseRegistry {
     /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
     pub fn new(opts: EtcdOptions) -> EtcdLeaseRegistry {
-        EtcdLeaseRegistry { opts }
+        EtcdLeaseRegistry {
+            opts,
+            endpoint: Arc::new(AtomicUsize::new(0)),
+        }
     }
 
     /// The options.
@@ -241,7 +247,7 @@ impl WorkerRegistry for EtcdLeaseRegistry {
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let store = EtcdLeaseStore::grant(&self.opts, clock.clone())?;
+        let store = EtcdLeaseStore::grant(&self.opts, self.endpoint.clone(), clock.clone())?;
         let lease = FencedLease::acquire(store, layout, clock, max_lead_ms)?;
         let store = lease.core().store();
         tracing::info!(
@@ -309,8 +315,12 @@ fn record_of(key: &str, kv: Option<&pb::KeyValue>) -> Result<Record, WorkerError
 
 impl EtcdLeaseStore {
     /// Connects, grants an etcd lease and starts keeping it alive.
-    fn grant(opts: &EtcdOptions, clock: Arc<dyn Clock>) -> Result<EtcdLeaseStore, WorkerError> {
-        let session = Arc::new(EtcdSession::connect(opts)?);
+    fn grant(
+        opts: &EtcdOptions,
+        endpoint: Arc<AtomicUsize>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<EtcdLeaseStore, WorkerError> {
+        let session = Arc::new(EtcdSession::connect_at(opts, endpoint)?);
         let granted_at = Instant::now();
         let (lease_id, ttl_s) = session.grant(opts.lease_ttl)?;
         let health = Arc::new(Health::new(granted_at, ttl_s));

@@ -151,7 +151,10 @@ pub(crate) mod method {
 pub(crate) struct Conn {
     endpoints: String,
     channels: Vec<Channel>,
-    current: AtomicUsize,
+    /// The endpoint in use, shared by every session one registry opens: a new lease starts where
+    /// the last one found an answer, not at the first endpoint (which may be the member a
+    /// partition cut off, costing each new lease a request timeout before it fails over).
+    current: Arc<AtomicUsize>,
     user: Option<String>,
     password: Option<String>,
     token: Mutex<Option<AsciiMetadataValue>>,
@@ -400,6 +403,15 @@ impl EtcdSession {
     /// Builds the channels (connecting lazily), authenticates when a user is set, and checks
     /// that etcd answers.
     pub(crate) fn connect(opts: &EtcdOptions) -> Result<EtcdSession, WorkerError> {
+        EtcdSession::connect_at(opts, Arc::new(AtomicUsize::new(0)))
+    }
+
+    /// [`EtcdSession::connect`], starting at (and moving on) the endpoint `current` points to,
+    /// which other sessions may share.
+    pub(crate) fn connect_at(
+        opts: &EtcdOptions,
+        current: Arc<AtomicUsize>,
+    ) -> Result<EtcdSession, WorkerError> {
         let endpoints = opts.endpoints_text();
         if opts.endpoints.is_empty() {
             return Err(WorkerError::EtcdConfig("no etcd endpoint given".into()));
@@ -449,7 +461,7 @@ impl EtcdSession {
         let conn = Arc::new(Conn {
             endpoints: endpoints.clone(),
             channels,
-            current: AtomicUsize::new(0),
+            current,
             user: opts.user.clone(),
             password: opts.password.clone(),
             token: Mutex::new(None),
