@@ -259,6 +259,19 @@ fn connection_cap(configured: usize) -> usize {
         .clamp(1, tokio::sync::Semaphore::MAX_PERMITS)
 }
 
+/// [`LeafService::answer`]'s answer as hyper's service wants it.
+struct Answered(routes::Answer);
+
+impl Future for Answered {
+    type Output = Result<hyper::Response<routes::Body>, Infallible>;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(Ok)
+    }
+}
+
 /// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
 pub async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
@@ -357,10 +370,9 @@ pub fn run(
                     let svc = service.clone();
                     let conn = http.serve_connection(
                         TokioIo::new(stream),
-                        service_fn(move |req| {
-                            let svc = svc.clone();
-                            async move { Ok::<_, Infallible>(svc.respond(req).await) }
-                        }),
+                        // Answered inside the call where possible, so the request (which
+                        // shares the connection's read buffer) is gone before hyper reads on.
+                        service_fn(move |req| Answered(svc.answer(req))),
                     );
                     let conn = graceful.watch(conn);
                     let counted = service.clone();

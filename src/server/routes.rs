@@ -384,10 +384,67 @@ struct Readiness {
     code: Option<&'static str>,
 }
 
+/// What a route does with a request: answered already, or work for a blocking thread (a
+/// database claim, a wait for a segment or the next tick) that owns everything it needs.
+enum Step {
+    Done(Result<Response<Body>, ApiError>),
+    Blocking(BlockingWork),
+}
+
+type BlockingWork = Box<dyn FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send>;
+
+impl Step {
+    fn blocking(
+        work: impl FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send + 'static,
+    ) -> Step {
+        Step::Blocking(Box::new(work))
+    }
+}
+
+impl From<Result<Response<Body>, ApiError>> for Step {
+    fn from(result: Result<Response<Body>, ApiError>) -> Step {
+        Step::Done(result)
+    }
+}
+
+/// The answer to one request (see [`LeafService::answer`]): ready at once, or work running on a
+/// blocking thread.
+pub(crate) enum Answer {
+    Ready(std::future::Ready<Response<Body>>),
+    Later(std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>>),
+}
+
+impl std::future::Future for Answer {
+    type Output = Response<Body>;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Response<Body>> {
+        match self.get_mut() {
+            Answer::Ready(r) => std::pin::Pin::new(r).poll(cx),
+            Answer::Later(f) => f.as_mut().poll(cx),
+        }
+    }
+}
+
+/// What the access log says of a request answered later (kept only when that log is on).
+struct Logged {
+    method: hyper::Method,
+    path: String,
+}
+
 impl LeafService {
     /// Answers one request. Leaf's routes take any method, as Leaf does; the request body is
     /// never read.
     pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Body> {
+        self.answer(req).await
+    }
+
+    /// Answers one request: what needs no blocking thread (every single-ID answer from a
+    /// loaded segment or the current tick) is answered before this returns. The request is
+    /// dropped before this returns either way, so the connection's read buffer, which its path
+    /// and headers share, is free again when hyper next reads into it.
+    pub(crate) fn answer<B>(self: &Arc<Self>, req: Request<B>) -> Answer {
         let started = Instant::now();
         let path = req.uri().path();
         let path = if path.len() > 1 {
@@ -396,31 +453,68 @@ impl LeafService {
             path
         };
         let route = route_of(path);
-        let result = match route {
+        let step = match route {
             // A path too long for any route gets the same JSON errors as everything else
             // (hyper answers past its own, larger, limit, with an empty body).
-            _ if path.len() > MAX_PATH_BYTES => Err(ApiError::new(
+            _ if path.len() > MAX_PATH_BYTES => Step::Done(Err(ApiError::new(
                 StatusCode::URI_TOO_LONG,
                 "path_too_long",
                 format!(
                     "the path has {} bytes; at most {MAX_PATH_BYTES}",
                     path.len()
                 ),
-            )),
-            Route::Healthz => Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())),
-            Route::Readyz => Ok(self.readyz()),
+            ))),
+            Route::Healthz => Step::Done(Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec()))),
+            Route::Readyz => Step::Done(Ok(self.readyz())),
             // The page holds no data (it fetches the JSON with the token), so it is served to
             // anyone; the JSON is guarded like every other route.
-            Route::Status if !wants_status_json(&req) => Ok(respond_with(
+            Route::Status if !wants_status_json(&req) => Step::Done(Ok(respond_with(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
                 super::status::PAGE.as_bytes().to_vec(),
-            )),
+            ))),
             _ => match self.authorize(&req) {
-                Err(e) => Err(e),
-                Ok(()) => self.route(route, path, &req).await,
+                Err(e) => Step::Done(Err(e)),
+                Ok(()) => self.route(route, path, &req),
             },
         };
+        match step {
+            Step::Done(result) => {
+                let response =
+                    self.count_and_log(route, started, result, req.method(), req.uri().path());
+                drop(req);
+                Answer::Ready(std::future::ready(response))
+            }
+            Step::Blocking(work) => {
+                let logged = tracing::enabled!(target: "leafctl::access", tracing::Level::INFO)
+                    .then(|| Logged {
+                        method: req.method().clone(),
+                        path: req.uri().path().to_owned(),
+                    });
+                drop(req);
+                let this = self.clone();
+                Answer::Later(Box::pin(async move {
+                    let worker = this.clone();
+                    let result = blocking(move || work(&worker)).await;
+                    let (method, path) = match &logged {
+                        Some(l) => (&l.method, l.path.as_str()),
+                        None => (&hyper::Method::GET, ""),
+                    };
+                    this.count_and_log(route, started, result, method, path)
+                }))
+            }
+        }
+    }
+
+    /// Counts and logs an answered request.
+    fn count_and_log(
+        &self,
+        route: Route,
+        started: Instant,
+        result: Result<Response<Body>, ApiError>,
+        method: &hyper::Method,
+        path: &str,
+    ) -> Response<Body> {
         let response = result.unwrap_or_else(ApiError::response);
         let status = response.status().as_u16();
         let elapsed = started.elapsed();
@@ -428,8 +522,8 @@ impl LeafService {
         tracing::info!(
             target: "leafctl::access",
             "{} {} {} {:.3}ms",
-            req.method(),
-            req.uri().path(),
+            method,
+            path,
             status,
             elapsed.as_secs_f64() * 1000.0
         );
@@ -446,15 +540,6 @@ impl LeafService {
         self.snowflake
             .as_deref()
             .ok_or_else(|| ApiError::mode_disabled("snowflake"))
-    }
-
-    /// Runs `work` on a blocking thread with this service.
-    async fn off_loop(
-        self: &Arc<Self>,
-        work: impl FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send + 'static,
-    ) -> Result<Response<Body>, ApiError> {
-        let this = self.clone();
-        blocking(move || work(&this)).await
     }
 
     fn authorize<B>(&self, req: &Request<B>) -> Result<(), ApiError> {
@@ -483,72 +568,75 @@ impl LeafService {
         }
     }
 
-    async fn route<B>(
-        self: &Arc<Self>,
-        route: Route,
-        path: &str,
-        req: &Request<B>,
-    ) -> Result<Response<Body>, ApiError> {
+    fn route<B>(&self, route: Route, path: &str, req: &Request<B>) -> Step {
         let query = req.uri().query();
         match route {
             Route::Segment => {
-                let key = key_of(path.get("/api/segment/get/".len()..).unwrap_or_default())?;
-                self.segment_get(key, parse_count(query)?).await
+                match key_of(path.get("/api/segment/get/".len()..).unwrap_or_default())
+                    .and_then(|key| Ok((key, parse_count(query)?)))
+                {
+                    Ok((key, count)) => self.segment_get(key, count),
+                    Err(e) => Step::Done(Err(e)),
+                }
             }
             Route::Snowflake => {
-                key_of(path.get("/api/snowflake/get/".len()..).unwrap_or_default())?;
-                self.snowflake_get(parse_count(query)?).await
+                match key_of(path.get("/api/snowflake/get/".len()..).unwrap_or_default())
+                    .and_then(|_| parse_count(query))
+                {
+                    Ok(count) => self.snowflake_get(count),
+                    Err(e) => Step::Done(Err(e)),
+                }
             }
-            Route::Decode => self.decode(query),
-            Route::Cache => self.cache(wants_html(req)),
+            Route::Decode => self.decode(query).into(),
+            Route::Cache => self.cache(wants_html(req)).into(),
             Route::Db => {
                 let html = wants_html(req);
-                self.off_loop(move |this| this.db(html)).await
+                Step::blocking(move |this| this.db(html))
             }
-            Route::Status => Ok(json(StatusCode::OK, &self.status_report())),
-            Route::Metrics => Ok(respond_with(
+            Route::Status => Step::Done(Ok(json(StatusCode::OK, &self.status_report()))),
+            Route::Metrics => Step::Done(Ok(respond_with(
                 StatusCode::OK,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
                 self.metrics.encode().into_bytes(),
-            )),
-            Route::Healthz | Route::Readyz | Route::Other => Err(ApiError::new(
+            ))),
+            Route::Healthz | Route::Readyz | Route::Other => Step::Done(Err(ApiError::new(
                 StatusCode::NOT_FOUND,
                 "not_found",
                 format!(
                     "no route {}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz, / (status)",
                     crate::text::excerpt(path, 200)
                 ),
-            )),
+            ))),
         }
     }
 
-    async fn segment_get(
-        self: &Arc<Self>,
-        tag: Cow<'_, str>,
-        count: Option<u64>,
-    ) -> Result<Response<Body>, ApiError> {
-        let segment = self.segment_mode()?;
-        validate_tag(&tag).map_err(segment_error)?;
+    fn segment_get(&self, tag: Cow<'_, str>, count: Option<u64>) -> Step {
+        let segment = match self.segment_mode() {
+            Ok(s) => s,
+            Err(e) => return Step::Done(Err(e)),
+        };
+        if let Err(e) = validate_tag(&tag) {
+            return Step::Done(Err(segment_error(e)));
+        }
         match count {
             None => {
                 // The common case never blocks: an ID from the current segment.
                 if let Some(id) = segment.try_next_id(&tag) {
                     self.metrics.segment_issued(&tag, 1);
-                    return Ok(one_id(id));
+                    return Step::Done(Ok(one_id(id)));
                 }
                 // Owned only on the paths that leave the event loop.
                 let tag = tag.into_owned();
-                self.off_loop(move |this| {
+                Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
                     let id = segment.next_id(&tag).map_err(segment_error)?;
                     this.metrics.segment_issued(&tag, 1);
                     Ok(one_id(id))
                 })
-                .await
             }
             Some(n) => {
                 let tag = tag.into_owned();
-                self.off_loop(move |this| {
+                Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
                     let ranges: Vec<Range<u64>> =
                         segment.next_ids(&tag, n).map_err(segment_error)?;
@@ -560,53 +648,49 @@ impl LeafService {
                         }
                     }))
                 })
-                .await
             }
         }
     }
 
-    async fn snowflake_get(
-        self: &Arc<Self>,
-        count: Option<u64>,
-    ) -> Result<Response<Body>, ApiError> {
-        let snowflake = self.snowflake_mode()?;
+    fn snowflake_get(&self, count: Option<u64>) -> Step {
+        let snowflake = match self.snowflake_mode() {
+            Ok(s) => s,
+            Err(e) => return Step::Done(Err(e)),
+        };
         match count {
             None => {
                 // The common case never blocks; a wait for the next tick or a reservation that
                 // must be extended (I/O) goes to a blocking thread.
                 if let Some(result) = snowflake.try_next_block(1) {
-                    let block = result.map_err(issue_error)?;
-                    self.metrics.snowflake_issued(1);
-                    return Ok(one_id(block.first));
+                    return Step::Done(result.map_err(issue_error).map(|block| {
+                        self.metrics.snowflake_issued(1);
+                        one_id(block.first)
+                    }));
                 }
-                self.off_loop(move |this| {
+                Step::blocking(move |this| {
                     let snowflake = this.snowflake_mode()?;
                     let block = snowflake.next_block(1).map_err(issue_error)?;
                     this.metrics.snowflake_issued(1);
                     Ok(one_id(block.first))
                 })
-                .await
             }
-            Some(n) => {
-                self.off_loop(move |this| {
-                    let snowflake = this.snowflake_mode()?;
-                    let mut blocks: Vec<IdBlock> = Vec::new();
-                    let mut left = n;
-                    while left > 0 {
-                        let block = snowflake.next_block(left).map_err(issue_error)?;
-                        left -= block.count;
-                        blocks.push(block);
+            Some(n) => Step::blocking(move |this| {
+                let snowflake = this.snowflake_mode()?;
+                let mut blocks: Vec<IdBlock> = Vec::new();
+                let mut left = n;
+                while left > 0 {
+                    let block = snowflake.next_block(left).map_err(issue_error)?;
+                    left -= block.count;
+                    blocks.push(block);
+                }
+                this.metrics.snowflake_issued(n);
+                Ok(id_lines(n, |body| {
+                    let mut buf = itoa::Buffer::new();
+                    for id in blocks.into_iter().flatten() {
+                        push_id(body, &mut buf, id);
                     }
-                    this.metrics.snowflake_issued(n);
-                    Ok(id_lines(n, |body| {
-                        let mut buf = itoa::Buffer::new();
-                        for id in blocks.into_iter().flatten() {
-                            push_id(body, &mut buf, id);
-                        }
-                    }))
-                })
-                .await
-            }
+                }))
+            }),
         }
     }
 
