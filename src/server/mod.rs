@@ -19,6 +19,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod body;
 mod metrics;
 mod routes;
 mod status;

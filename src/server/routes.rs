@@ -9,6 +9,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::Full;
+
+pub(crate) use super::body::Body;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
@@ -22,9 +24,6 @@ use crate::worker::IssueError;
 const TEXT: &str = "text/plain;charset=UTF-8";
 const JSON: &str = "application/json";
 const HTML: &str = "text/html;charset=UTF-8";
-
-/// The body type of every response.
-pub type Body = Full<Bytes>;
 
 /// A failure answered as `{"error": "...", "code": "..."}`.
 #[derive(Debug)]
@@ -143,7 +142,7 @@ fn issue_error(e: IssueError) -> ApiError {
 const MAX_PATH_BYTES: usize = 16 * 1024;
 
 fn respond_with(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Body> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+    let mut r = Response::new(Body::from(body));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -151,9 +150,7 @@ fn respond_with(status: StatusCode, content_type: &'static str, body: Vec<u8>) -
 }
 
 fn one_id(id: u64) -> Response<Body> {
-    let mut buf = itoa::Buffer::new();
-    let text = buf.format(id);
-    let mut r = Response::new(Full::new(Bytes::copy_from_slice(text.as_bytes())));
+    let mut r = Response::new(Body::id(id));
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT));
     r
@@ -436,8 +433,8 @@ struct Logged {
 impl LeafService {
     /// Answers one request. Leaf's routes take any method, as Leaf does; the request body is
     /// never read.
-    pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Body> {
-        self.answer(req).await
+    pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Full<Bytes>> {
+        self.answer(req).await.map(|b| Full::new(b.into_bytes()))
     }
 
     /// Answers one request: what needs no blocking thread (every single-ID answer from a
