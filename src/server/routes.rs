@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -16,6 +15,7 @@ use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 use subtle::ConstantTimeEq;
 
+use super::conn::{HeaderWait, mono_ns};
 use super::{LeafService, MAX_BATCH, Route};
 use crate::segment::{SegmentError, validate_tag};
 use crate::snowflake::{IdBlock, SnowflakeError};
@@ -434,15 +434,23 @@ impl LeafService {
     /// Answers one request. Leaf's routes take any method, as Leaf does; the request body is
     /// never read.
     pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Full<Bytes>> {
-        self.answer(req).await.map(|b| Full::new(b.into_bytes()))
+        self.answer(req, None)
+            .await
+            .map(|b| Full::new(b.into_bytes()))
     }
 
     /// Answers one request: what needs no blocking thread (every single-ID answer from a
     /// loaded segment or the current tick) is answered before this returns. The request is
     /// dropped before this returns either way, so the connection's read buffer, which its path
-    /// and headers share, is free again when hyper next reads into it.
-    pub(crate) fn answer<B>(self: &Arc<Self>, req: Request<B>) -> Answer {
-        let started = Instant::now();
+    /// and headers share, is free again when hyper next reads into it. `wait` is the
+    /// connection's header deadline ([`run`](super::run)): cleared while an answer is coming,
+    /// restarted when it is handed over.
+    pub(crate) fn answer<B>(
+        self: &Arc<Self>,
+        req: Request<B>,
+        wait: Option<&Arc<HeaderWait>>,
+    ) -> Answer {
+        let started = mono_ns();
         let path = req.uri().path();
         let path = if path.len() > 1 {
             path.trim_end_matches('/')
@@ -477,9 +485,12 @@ impl LeafService {
         };
         match step {
             Step::Done(result) => {
-                let response =
+                let (response, now) =
                     self.count_and_log(route, started, result, req.method(), req.uri().path());
                 drop(req);
+                if let Some(w) = wait {
+                    w.answered(now);
+                }
                 Answer::Ready(std::future::ready(response))
             }
             Step::Blocking(work) => {
@@ -489,6 +500,10 @@ impl LeafService {
                         path: req.uri().path().to_owned(),
                     });
                 drop(req);
+                if let Some(w) = wait {
+                    w.answering();
+                }
+                let wait = wait.cloned();
                 let this = self.clone();
                 Answer::Later(Box::pin(async move {
                     let worker = this.clone();
@@ -497,24 +512,29 @@ impl LeafService {
                         Some(l) => (&l.method, l.path.as_str()),
                         None => (&hyper::Method::GET, ""),
                     };
-                    this.count_and_log(route, started, result, method, path)
+                    let (response, now) = this.count_and_log(route, started, result, method, path);
+                    if let Some(w) = wait {
+                        w.answered(now);
+                    }
+                    response
                 }))
             }
         }
     }
 
-    /// Counts and logs an answered request.
+    /// Counts and logs an answered request; the answer and the time ([`mono_ns`]) it was done.
     fn count_and_log(
         &self,
         route: Route,
-        started: Instant,
+        started: u64,
         result: Result<Response<Body>, ApiError>,
         method: &hyper::Method,
         path: &str,
-    ) -> Response<Body> {
+    ) -> (Response<Body>, u64) {
         let response = result.unwrap_or_else(ApiError::response);
         let status = response.status().as_u16();
-        let elapsed = started.elapsed();
+        let now = mono_ns();
+        let elapsed = std::time::Duration::from_nanos(now.saturating_sub(started));
         self.metrics.request(route, status, elapsed);
         tracing::info!(
             target: "leafctl::access",
@@ -524,7 +544,7 @@ impl LeafService {
             status,
             elapsed.as_secs_f64() * 1000.0
         );
-        response
+        (response, now)
     }
 
     fn segment_mode(&self) -> Result<&crate::segment::SegmentGenerator, ApiError> {
