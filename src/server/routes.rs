@@ -384,6 +384,8 @@ struct Readiness {
 /// What a route does with a request: answered already, or work for a blocking thread (a
 /// database claim, a wait for a segment or the next tick) that owns everything it needs.
 enum Step {
+    /// One ID, answered 200 with its digits ([`one_id`]).
+    Id(u64),
     Done(Result<Response<Body>, ApiError>),
     Blocking(BlockingWork),
 }
@@ -405,9 +407,12 @@ impl From<Result<Response<Body>, ApiError>> for Step {
 }
 
 /// The answer to one request (see [`LeafService::answer`]): ready at once, or work running on a
-/// blocking thread.
+/// blocking thread. Small (two words), as hyper moves it around: a single ID's response is made
+/// when the answer is polled.
 pub(crate) enum Answer {
-    Ready(std::future::Ready<Response<Body>>),
+    Id(u64),
+    /// Taken by the first poll.
+    Ready(Option<Box<Response<Body>>>),
     Later(std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>>),
 }
 
@@ -418,7 +423,12 @@ impl std::future::Future for Answer {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Response<Body>> {
         match self.get_mut() {
-            Answer::Ready(r) => std::pin::Pin::new(r).poll(cx),
+            Answer::Id(id) => std::task::Poll::Ready(one_id(*id)),
+            Answer::Ready(r) => match r.take() {
+                Some(r) => std::task::Poll::Ready(*r),
+                // Polled after it completed: hyper never does that.
+                None => std::task::Poll::Pending,
+            },
             Answer::Later(f) => f.as_mut().poll(cx),
         }
     }
@@ -484,14 +494,24 @@ impl LeafService {
             },
         };
         match step {
-            Step::Done(result) => {
-                let (response, now) =
-                    self.count_and_log(route, started, result, req.method(), req.uri().path());
+            Step::Id(id) => {
+                let now = self.count_and_log(route, started, 200, req.method(), req.uri().path());
                 drop(req);
                 if let Some(w) = wait {
                     w.answered(now);
                 }
-                Answer::Ready(std::future::ready(response))
+                Answer::Id(id)
+            }
+            Step::Done(result) => {
+                let response = result.unwrap_or_else(ApiError::response);
+                let status = response.status().as_u16();
+                let now =
+                    self.count_and_log(route, started, status, req.method(), req.uri().path());
+                drop(req);
+                if let Some(w) = wait {
+                    w.answered(now);
+                }
+                Answer::Ready(Some(Box::new(response)))
             }
             Step::Blocking(work) => {
                 let logged = tracing::enabled!(target: "leafctl::access", tracing::Level::INFO)
@@ -512,7 +532,9 @@ impl LeafService {
                         Some(l) => (&l.method, l.path.as_str()),
                         None => (&hyper::Method::GET, ""),
                     };
-                    let (response, now) = this.count_and_log(route, started, result, method, path);
+                    let response = result.unwrap_or_else(ApiError::response);
+                    let status = response.status().as_u16();
+                    let now = this.count_and_log(route, started, status, method, path);
                     if let Some(w) = wait {
                         w.answered(now);
                     }
@@ -522,17 +544,15 @@ impl LeafService {
         }
     }
 
-    /// Counts and logs an answered request; the answer and the time ([`mono_ns`]) it was done.
+    /// Counts and logs an answered request; the time ([`mono_ns`]) it was done.
     fn count_and_log(
         &self,
         route: Route,
         started: u64,
-        result: Result<Response<Body>, ApiError>,
+        status: u16,
         method: &hyper::Method,
         path: &str,
-    ) -> (Response<Body>, u64) {
-        let response = result.unwrap_or_else(ApiError::response);
-        let status = response.status().as_u16();
+    ) -> u64 {
         let now = mono_ns();
         let elapsed = std::time::Duration::from_nanos(now.saturating_sub(started));
         self.metrics.request(route, status, elapsed);
@@ -544,7 +564,7 @@ impl LeafService {
             status,
             elapsed.as_secs_f64() * 1000.0
         );
-        (response, now)
+        now
     }
 
     fn segment_mode(&self) -> Result<&crate::segment::SegmentGenerator, ApiError> {
@@ -640,7 +660,7 @@ impl LeafService {
                 // The common case never blocks: an ID from the current segment.
                 if let Some(id) = segment.try_next_id(&tag) {
                     self.metrics.segment_issued(&tag, 1);
-                    return Step::Done(Ok(one_id(id)));
+                    return Step::Id(id);
                 }
                 // Owned only on the paths that leave the event loop.
                 let tag = tag.into_owned();
@@ -679,10 +699,13 @@ impl LeafService {
                 // The common case never blocks; a wait for the next tick or a reservation that
                 // must be extended (I/O) goes to a blocking thread.
                 if let Some(result) = snowflake.try_next_block(1) {
-                    return Step::Done(result.map_err(issue_error).map(|block| {
-                        self.metrics.snowflake_issued(1);
-                        one_id(block.first)
-                    }));
+                    return match result {
+                        Ok(block) => {
+                            self.metrics.snowflake_issued(1);
+                            Step::Id(block.first)
+                        }
+                        Err(e) => Step::Done(Err(issue_error(e))),
+                    };
                 }
                 Step::blocking(move |this| {
                     let snowflake = this.snowflake_mode()?;
