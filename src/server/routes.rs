@@ -554,15 +554,15 @@ impl LeafService {
         path: &str,
     ) -> u64 {
         let now = mono_ns();
-        let elapsed = std::time::Duration::from_nanos(now.saturating_sub(started));
-        self.metrics.request(route, status, elapsed);
+        let elapsed_ns = now.saturating_sub(started);
+        self.metrics.request_ns(route, status, elapsed_ns);
         tracing::info!(
             target: "leafctl::access",
             "{} {} {} {:.3}ms",
             method,
             path,
             status,
-            elapsed.as_secs_f64() * 1000.0
+            elapsed_ns as f64 / 1e6
         );
         now
     }
