@@ -35,11 +35,39 @@ enum Repr {
 impl Body {
     /// An ID in decimal, without a line end.
     pub(crate) fn id(id: u64) -> Body {
-        let mut itoa = itoa::Buffer::new();
-        let text = itoa.format(id).as_bytes();
+        // Two digits at a time from the end, straight into place.
+        const PAIRS: &[u8; 200] = b"\
+            0001020304050607080910111213141516171819\
+            2021222324252627282930313233343536373839\
+            4041424344454647484950515253545556575859\
+            6061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899";
         let mut digits = [0u8; MAX_DIGITS];
-        let start = MAX_DIGITS - text.len();
-        digits[start..].copy_from_slice(text);
+        let mut start = MAX_DIGITS;
+        let mut put = |start: usize, pair: usize| {
+            if let (Some(to), Some(from)) =
+                (digits.get_mut(start..start + 2), PAIRS.get(pair..pair + 2))
+            {
+                to.copy_from_slice(from);
+            }
+        };
+        let mut n = id;
+        while n >= 100 {
+            let pair = (n % 100) as usize * 2;
+            n /= 100;
+            start -= 2;
+            put(start, pair);
+        }
+        if n >= 10 {
+            start -= 2;
+            put(start, n as usize * 2);
+        } else {
+            start -= 1;
+            if let Some(d) = digits.get_mut(start) {
+                // n < 10.
+                *d = b'0' + n as u8;
+            }
+        }
         Body {
             chunk: Some(Chunk(Repr::Inline {
                 digits,
@@ -141,7 +169,24 @@ mod tests {
 
     #[test]
     fn an_id_is_its_decimal_digits_with_their_exact_length() {
-        for id in [0, 1, 9, 10, 1234, 2124556629465632814, u64::MAX] {
+        let mut ids = vec![
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            101,
+            1234,
+            2124556629465632814,
+            u64::MAX,
+        ];
+        ids.extend((0..64).map(|b| 1u64 << b));
+        ids.extend((1..20).flat_map(|e| {
+            let p = 10u64.pow(e);
+            [p - 1, p, p + 1]
+        }));
+        for id in ids {
             let text = id.to_string();
             assert_eq!(
                 collect(Body::id(id)),

@@ -100,6 +100,7 @@ impl Registration {
     /// Makes sure [`Closing::close`] wakes the task polling with `waker` (no lock unless the
     /// task's waker changed, which for a spawned task happens only on its first poll). Whether
     /// it changed.
+    #[inline]
     fn update(&mut self, waker: &Waker) -> bool {
         if self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
             return false;

@@ -174,7 +174,7 @@ fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
 /// Decodes `%XX` escapes (borrowing when there are none); `None` when an escape is malformed or
 /// the result is not UTF-8.
 fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
-    if !s.contains('%') {
+    if !s.as_bytes().contains(&b'%') {
         return Some(Cow::Borrowed(s));
     }
     let bytes = s.as_bytes();
@@ -214,6 +214,9 @@ fn query_param(query: Option<&str>, name: &str) -> Result<Option<String>, ApiErr
 }
 
 fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
+    if query.is_none() {
+        return Ok(None);
+    }
     let Some(raw) = query_param(query, "count")? else {
         return Ok(None);
     };
@@ -496,7 +499,6 @@ impl LeafService {
         match step {
             Step::Id(id) => {
                 let now = self.count_and_log(route, started, 200, req.method(), req.uri().path());
-                drop(req);
                 if let Some(w) = wait {
                     w.answered(now);
                 }
@@ -507,7 +509,6 @@ impl LeafService {
                 let status = response.status().as_u16();
                 let now =
                     self.count_and_log(route, started, status, req.method(), req.uri().path());
-                drop(req);
                 if let Some(w) = wait {
                     w.answered(now);
                 }
@@ -519,7 +520,6 @@ impl LeafService {
                         method: req.method().clone(),
                         path: req.uri().path().to_owned(),
                     });
-                drop(req);
                 if let Some(w) = wait {
                     w.answering();
                 }
