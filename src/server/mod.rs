@@ -66,6 +66,9 @@ pub struct LeafService {
     started: std::time::Instant,
     /// Connections open now (counted by [`run`]).
     open_connections: std::sync::atomic::AtomicU64,
+    /// Taken by a single-ID snowflake request that has to wait on a blocking thread (see
+    /// `routes.rs`), so that such requests wait one at a time.
+    snowflake_turn: tokio::sync::Mutex<()>,
 }
 
 /// Sets up a [`LeafService`].
@@ -123,6 +126,7 @@ impl LeafServiceBuilder {
             sampler: status::Sampler::default(),
             started: std::time::Instant::now(),
             open_connections: std::sync::atomic::AtomicU64::new(0),
+            snowflake_turn: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -375,7 +379,8 @@ pub fn run(
                         TokioIo::new(stream),
                         // Answered inside the call where possible, so the request (which
                         // shares the connection's read buffer) is gone before hyper reads on.
-                        service_fn(move |req| Answered(svc.answer(req, Some(&answering)))),
+                        // (`req` is dropped as the closure returns.)
+                        service_fn(move |req| Answered(svc.answer(&req, Some(&answering)))),
                     );
                     let counted = service.clone();
                     let closing = closing.clone();

@@ -391,6 +391,9 @@ enum Step {
     Id(u64),
     Done(Result<Response<Body>, ApiError>),
     Blocking(BlockingWork),
+    /// One snowflake ID that the non-blocking try could not issue
+    /// ([`LeafService::snowflake_one_in_turn`]).
+    SnowflakeInTurn,
 }
 
 type BlockingWork = Box<dyn FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send>;
@@ -447,20 +450,20 @@ impl LeafService {
     /// Answers one request. Leaf's routes take any method, as Leaf does; the request body is
     /// never read.
     pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Full<Bytes>> {
-        self.answer(req, None)
-            .await
-            .map(|b| Full::new(b.into_bytes()))
+        let answer = self.answer(&req, None);
+        drop(req);
+        answer.await.map(|b| Full::new(b.into_bytes()))
     }
 
     /// Answers one request: what needs no blocking thread (every single-ID answer from a
-    /// loaded segment or the current tick) is answered before this returns. The request is
-    /// dropped before this returns either way, so the connection's read buffer, which its path
-    /// and headers share, is free again when hyper next reads into it. `wait` is the
-    /// connection's header deadline ([`run`](super::run)): cleared while an answer is coming,
-    /// restarted when it is handed over.
+    /// loaded segment or the current tick) is answered before this returns. The answer keeps
+    /// nothing of the request, so the caller drops it at once: the connection's read buffer,
+    /// which its path and headers share, is then free again when hyper next reads into it.
+    /// `wait` is the connection's header deadline ([`run`](super::run)): cleared while an
+    /// answer is coming, restarted when it is handed over.
     pub(crate) fn answer<B>(
         self: &Arc<Self>,
-        req: Request<B>,
+        req: &Request<B>,
         wait: Option<&Arc<HeaderWait>>,
     ) -> Answer {
         let started = mono_ns();
@@ -486,14 +489,14 @@ impl LeafService {
             Route::Readyz => Step::Done(Ok(self.readyz())),
             // The page holds no data (it fetches the JSON with the token), so it is served to
             // anyone; the JSON is guarded like every other route.
-            Route::Status if !wants_status_json(&req) => Step::Done(Ok(respond_with(
+            Route::Status if !wants_status_json(req) => Step::Done(Ok(respond_with(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
                 super::status::PAGE.as_bytes().to_vec(),
             ))),
-            _ => match self.authorize(&req) {
+            _ => match self.authorize(req) {
                 Err(e) => Step::Done(Err(e)),
-                Ok(()) => self.route(route, path, &req),
+                Ok(()) => self.route(route, path, req),
             },
         };
         match step {
@@ -514,34 +517,52 @@ impl LeafService {
                 }
                 Answer::Ready(Some(Box::new(response)))
             }
-            Step::Blocking(work) => {
-                let logged = tracing::enabled!(target: "leafctl::access", tracing::Level::INFO)
-                    .then(|| Logged {
-                        method: req.method().clone(),
-                        path: req.uri().path().to_owned(),
-                    });
-                if let Some(w) = wait {
-                    w.answering();
-                }
-                let wait = wait.cloned();
-                let this = self.clone();
-                Answer::Later(Box::pin(async move {
-                    let worker = this.clone();
-                    let result = blocking(move || work(&worker)).await;
-                    let (method, path) = match &logged {
-                        Some(l) => (&l.method, l.path.as_str()),
-                        None => (&hyper::Method::GET, ""),
-                    };
-                    let response = result.unwrap_or_else(ApiError::response);
-                    let status = response.status().as_u16();
-                    let now = this.count_and_log(route, started, status, method, path);
-                    if let Some(w) = wait {
-                        w.answered(now);
-                    }
-                    response
-                }))
-            }
+            Step::Blocking(work) => self.later(route, started, req, wait, Some(work)),
+            Step::SnowflakeInTurn => self.later(route, started, req, wait, None),
         }
+    }
+
+    /// The answer that waits for `work` on a blocking thread (`None`: for
+    /// [`LeafService::snowflake_one_in_turn`]); no header deadline runs meanwhile.
+    #[cold]
+    fn later<B>(
+        self: &Arc<Self>,
+        route: Route,
+        started: u64,
+        req: &Request<B>,
+        wait: Option<&Arc<HeaderWait>>,
+        work: Option<BlockingWork>,
+    ) -> Answer {
+        let logged =
+            tracing::enabled!(target: "leafctl::access", tracing::Level::INFO).then(|| Logged {
+                method: req.method().clone(),
+                path: req.uri().path().to_owned(),
+            });
+        if let Some(w) = wait {
+            w.answering();
+        }
+        let wait = wait.cloned();
+        let this = self.clone();
+        Answer::Later(Box::pin(async move {
+            let result = match work {
+                Some(work) => {
+                    let worker = this.clone();
+                    blocking(move || work(&worker)).await
+                }
+                None => this.snowflake_one_in_turn().await,
+            };
+            let (method, path) = match &logged {
+                Some(l) => (&l.method, l.path.as_str()),
+                None => (&hyper::Method::GET, ""),
+            };
+            let response = result.unwrap_or_else(ApiError::response);
+            let status = response.status().as_u16();
+            let now = this.count_and_log(route, started, status, method, path);
+            if let Some(w) = wait {
+                w.answered(now);
+            }
+            response
+        }))
     }
 
     /// Counts and logs an answered request; the time ([`mono_ns`]) it was done.
@@ -698,21 +719,14 @@ impl LeafService {
             None => {
                 // The common case never blocks; a wait for the next tick or a reservation that
                 // must be extended (I/O) goes to a blocking thread.
-                if let Some(result) = snowflake.try_next_block(1) {
-                    return match result {
-                        Ok(block) => {
-                            self.metrics.snowflake_issued(1);
-                            Step::Id(block.first)
-                        }
-                        Err(e) => Step::Done(Err(issue_error(e))),
-                    };
+                match snowflake.try_next_block(1) {
+                    Some(Ok(block)) => {
+                        self.metrics.snowflake_issued(1);
+                        Step::Id(block.first)
+                    }
+                    Some(Err(e)) => Step::Done(Err(issue_error(e))),
+                    None => Step::SnowflakeInTurn,
                 }
-                Step::blocking(move |this| {
-                    let snowflake = this.snowflake_mode()?;
-                    let block = snowflake.next_block(1).map_err(issue_error)?;
-                    this.metrics.snowflake_issued(1);
-                    Ok(one_id(block.first))
-                })
             }
             Some(n) => Step::blocking(move |this| {
                 let snowflake = this.snowflake_mode()?;
@@ -732,6 +746,29 @@ impl LeafService {
                 }))
             }),
         }
+    }
+
+    /// One snowflake ID when the non-blocking try could not issue one (the tick used up, or the
+    /// time fence to move on, which may need I/O). Such requests come in bursts (every request
+    /// in flight when the fence is reached), and each used to take a blocking thread of its own,
+    /// only to queue on the generator's lock (new threads started for a burst). Now one at a
+    /// time waits on a blocking thread; the others wait here, then try again without blocking,
+    /// which usually succeeds since the one before them moved the fence or the tick on.
+    async fn snowflake_one_in_turn(self: &Arc<Self>) -> Result<Response<Body>, ApiError> {
+        let _turn = self.snowflake_turn.lock().await;
+        if let Some(result) = self.snowflake_mode()?.try_next_block(1) {
+            let block = result.map_err(issue_error)?;
+            self.metrics.snowflake_issued(1);
+            return Ok(one_id(block.first));
+        }
+        let this = self.clone();
+        blocking(move || {
+            let snowflake = this.snowflake_mode()?;
+            let block = snowflake.next_block(1).map_err(issue_error)?;
+            this.metrics.snowflake_issued(1);
+            Ok(one_id(block.first))
+        })
+        .await
     }
 
     fn decode(&self, query: Option<&str>) -> Result<Response<Body>, ApiError> {
