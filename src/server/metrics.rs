@@ -366,7 +366,7 @@ impl Metrics {
             let mut last = last.borrow_mut();
             if let Some((id, t, counter)) = last.as_ref()
                 && *id == self.id
-                && **t == *tag
+                && crate::segment::same_bytes(t.as_bytes(), tag.as_bytes())
             {
                 counter.inc_by(n);
                 return;

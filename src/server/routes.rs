@@ -174,7 +174,7 @@ fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
 /// Decodes `%XX` escapes (borrowing when there are none); `None` when an escape is malformed or
 /// the result is not UTF-8.
 fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
-    if !s.as_bytes().contains(&b'%') {
+    if !s.bytes().any(|b| b == b'%') {
         return Some(Cow::Borrowed(s));
     }
     let bytes = s.as_bytes();
