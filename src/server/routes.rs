@@ -173,10 +173,17 @@ fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
 
 /// Decodes `%XX` escapes (borrowing when there are none); `None` when an escape is malformed or
 /// the result is not UTF-8.
+#[inline]
 fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
     if !s.bytes().any(|b| b == b'%') {
         return Some(Cow::Borrowed(s));
     }
+    decode_escapes(s).map(Cow::Owned)
+}
+
+/// [`percent_decode`] of a string with escapes (out of line: request keys rarely have any).
+#[cold]
+fn decode_escapes(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -191,7 +198,7 @@ fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
             i += 1;
         }
     }
-    String::from_utf8(out).ok().map(Cow::Owned)
+    String::from_utf8(out).ok()
 }
 
 /// The value of `name` in a query string (`+` is a space, as in forms), if present.
@@ -228,6 +235,7 @@ fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
     }
 }
 
+#[inline]
 fn key_of(raw: &str) -> Result<Cow<'_, str>, ApiError> {
     let key = percent_decode(raw)
         .ok_or_else(|| ApiError::bad_request("the key is not valid percent-encoded UTF-8"))?;
