@@ -342,6 +342,49 @@ fn the_token_guards_every_route_but_health() {
 }
 
 #[test]
+fn single_ids_that_must_wait_for_the_next_tick_never_repeat() {
+    // Two sequence numbers per millisecond: with 16 clients at once most requests find the tick
+    // used up and wait (one at a time, on a blocking thread) for the next one.
+    let sb = Sandbox::new();
+    let s = serve(
+        &sb,
+        &[
+            "--snowflake",
+            "--worker-id",
+            "3",
+            "--layout",
+            "52,10,1",
+            "--seq-start",
+            "zero",
+        ],
+    );
+    let addr = s.addr;
+    let stop = Instant::now() + Duration::from_millis(1500);
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                while Instant::now() < stop {
+                    ids.push(http(addr, "GET", "/api/snowflake/get/k", &[]).unwrap().id());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for c in clients {
+        let ids = c.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        all.extend(ids);
+    }
+    // More than two IDs a millisecond were asked for, so many requests waited.
+    assert!(all.len() > 500, "{} IDs", all.len());
+    assert_unique(&mut all);
+    let (status, log) = s.terminate();
+    assert!(status.success(), "{log}");
+}
+
+#[test]
 fn sigterm_finishes_and_records_the_last_time() {
     let sb = Sandbox::new();
     let s = serve(&sb, &["--snowflake", "--worker-id", "9"]);

@@ -110,7 +110,7 @@ impl hashbrown::Equivalent<TagKey> for TagQuery<'_> {
 /// Byte equality without a call out: 8 bytes at a time, and short names by overlapping loads
 /// (like the hash itself) instead of a loop over bytes.
 #[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;

@@ -15,6 +15,7 @@ mod sqlite;
 mod store;
 
 pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView};
+pub(crate) use generator::same_bytes;
 pub use generator::{
     LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder, SegmentHandle,
 };
@@ -251,12 +252,19 @@ pub fn tag_for_shell(tag: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Checks a tag: 1..=128 characters, no whitespace, control or invisible characters.
+#[inline]
 pub fn validate_tag(tag: &str) -> Result<(), SegmentError> {
     // The usual tag, checked byte by byte (every request checks its tag): printable ASCII
     // without a space has no whitespace, control or invisible character, and a byte per char.
     if (1..=MAX_TAG_CHARS).contains(&tag.len()) && tag.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
         return Ok(());
     }
+    validate_other_tag(tag)
+}
+
+/// [`validate_tag`] for what is not printable ASCII (kept out of line: requests rarely get here).
+#[cold]
+fn validate_other_tag(tag: &str) -> Result<(), SegmentError> {
     let bad = |reason| {
         Err(SegmentError::InvalidTag {
             // A message never carries a huge input back whole.

@@ -12,11 +12,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::encoding::{
+    DescriptorEncoder, EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet,
+};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
 use crate::segment::{LoadEvent, SegmentGenerator};
@@ -122,12 +125,101 @@ struct SegmentLabels {
     segment: &'static str,
 }
 
+/// Upper bounds of the latency buckets in seconds (requests and segment claims alike).
+const LATENCY_BOUNDS: [f64; 16] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0,
+];
+
+/// [`LATENCY_BOUNDS`] in nanoseconds, as requests are timed.
+const LATENCY_BOUNDS_NS: [u64; 16] = [
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    25_000_000,
+    50_000_000,
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_500_000_000,
+    5_000_000_000,
+];
+
 fn latency_buckets() -> impl Iterator<Item = f64> {
-    [
-        0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-        0.5, 1.0, 2.5, 5.0,
-    ]
-    .into_iter()
+    LATENCY_BOUNDS.into_iter()
+}
+
+/// One route's request latencies: a Prometheus histogram kept in atomics (prometheus-client's
+/// takes a lock per observation), encoded exactly as prometheus-client encodes its own.
+#[derive(Debug, Default)]
+struct Latency {
+    /// Observations per bucket (not cumulative); the last is above every bound (`+Inf`).
+    buckets: [AtomicU64; LATENCY_BOUNDS_NS.len() + 1],
+    sum_ns: AtomicU64,
+}
+
+impl Latency {
+    fn observe(&self, ns: u64) {
+        let i = LATENCY_BOUNDS_NS
+            .iter()
+            .position(|&bound| ns <= bound)
+            .unwrap_or(LATENCY_BOUNDS_NS.len());
+        if let Some(b) = self.buckets.get(i) {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+        self.sum_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// Sum (seconds), count and the buckets as prometheus-client's encoder takes them.
+    fn snapshot(&self) -> (f64, u64, Vec<(f64, u64)>) {
+        let buckets: Vec<(f64, u64)> = LATENCY_BOUNDS
+            .iter()
+            .copied()
+            .chain(std::iter::once(f64::INFINITY))
+            .zip(&self.buckets)
+            .map(|(bound, n)| (bound, n.load(Ordering::Relaxed)))
+            .collect();
+        let count = buckets.iter().map(|(_, n)| n).sum();
+        let sum = self.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        (sum, count, buckets)
+    }
+}
+
+/// Request latencies by route, registered as one histogram family.
+#[derive(Debug, Default)]
+struct RouteLatencies([Latency; Route::COUNT]);
+
+/// [`RouteLatencies`] as registered (the registry owns its metrics).
+#[derive(Debug)]
+struct SharedLatencies(Arc<RouteLatencies>);
+
+impl TypedMetric for SharedLatencies {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for SharedLatencies {
+    fn encode(&self, mut encoder: MetricEncoder) -> fmt::Result {
+        for route in Route::ALL {
+            let labels = RouteLabels {
+                route: route.name(),
+            };
+            let (sum, count, buckets) = self.0.0[route.index()].snapshot();
+            encoder
+                .encode_family(&labels)?
+                .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
 }
 
 /// Everything `/metrics` reports.
@@ -136,7 +228,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     /// Handles into `requests` for the usual statuses, by route: no hashing or lock per request.
     common: [[OnceLock<Counter>; COMMON_STATUSES.len()]; Route::COUNT],
-    latency: [Histogram; Route::COUNT],
+    latency: Arc<RouteLatencies>,
     issued: Family<IdLabels, Counter>,
     /// Tells this instance's entries in a thread's [`LAST_TAG`] cache from others'.
     id: u64,
@@ -172,19 +264,12 @@ impl Metrics {
             "HTTP requests answered, by route and status",
             requests.clone(),
         );
-        let latency_family = Family::<RouteLabels, Histogram>::new_with_constructor(
-            (|| Histogram::new(latency_buckets())) as fn() -> Histogram,
-        );
+        let latency = Arc::new(RouteLatencies::default());
         registry.register(
             "http_request_duration_seconds",
             "Time from request to response, by route",
-            latency_family.clone(),
+            SharedLatencies(latency.clone()),
         );
-        let latency = Route::ALL.map(|r| {
-            latency_family
-                .get_or_create(&RouteLabels { route: r.name() })
-                .clone()
-        });
         let issued = Family::<IdLabels, Counter>::default();
         registry.register(
             "ids_issued",
@@ -253,6 +338,15 @@ impl Metrics {
 
     /// Counts one answered request.
     pub fn request(&self, route: Route, status: u16, elapsed: Duration) {
+        self.request_ns(
+            route,
+            status,
+            u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
+        );
+    }
+
+    /// Counts one answered request that took `elapsed_ns` nanoseconds.
+    pub(crate) fn request_ns(&self, route: Route, status: u16, elapsed_ns: u64) {
         let labels = || RequestLabels {
             route: route.name(),
             status,
@@ -263,7 +357,7 @@ impl Metrics {
                 .inc(),
             None => self.requests.get_or_create(&labels()).inc(),
         };
-        self.latency[route.index()].observe(elapsed.as_secs_f64());
+        self.latency.0[route.index()].observe(elapsed_ns);
     }
 
     /// Counts IDs issued for a segment tag (a tag known to the table, so labels stay bounded).
@@ -272,7 +366,7 @@ impl Metrics {
             let mut last = last.borrow_mut();
             if let Some((id, t, counter)) = last.as_ref()
                 && *id == self.id
-                && **t == *tag
+                && crate::segment::same_bytes(t.as_bytes(), tag.as_bytes())
             {
                 counter.inc_by(n);
                 return;
@@ -462,5 +556,86 @@ impl Collector for StateCollector {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bounds_in_nanoseconds_are_the_bounds_in_seconds() {
+        for (s, ns) in LATENCY_BOUNDS.iter().zip(LATENCY_BOUNDS_NS) {
+            assert_eq!(ns as f64 / 1e9, *s);
+        }
+    }
+
+    /// The `/metrics` lines of the request latency histogram, sorted; sums to 9 digits.
+    fn latency_lines(text: &str) -> Vec<String> {
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("http_request_duration_seconds"))
+            .map(|l| match l.split_once("_sum{") {
+                Some((name, rest)) => {
+                    let (labels, v) = rest.rsplit_once(' ').unwrap();
+                    format!("{name}_sum{{{labels} {:.9}", v.parse::<f64>().unwrap())
+                }
+                None => l.to_string(),
+            })
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    #[test]
+    fn latencies_are_encoded_as_prometheus_client_encodes_its_histogram() {
+        let observed_ns = [
+            0,
+            40_000,
+            50_000,
+            50_001,
+            999_999,
+            3_000_000,
+            1_000_000_000,
+            4_999_999_999,
+            7_000_000_000,
+        ];
+        let ours = Metrics::new();
+        let mut registry = Registry::with_prefix("leaf");
+        let family = Family::<RouteLabels, Histogram>::new_with_constructor(
+            (|| Histogram::new(latency_buckets())) as fn() -> Histogram,
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Time from request to response, by route",
+            family.clone(),
+        );
+        for r in Route::ALL {
+            let _ = family.get_or_create(&RouteLabels { route: r.name() });
+        }
+        for (i, ns) in observed_ns.into_iter().enumerate() {
+            let route = if i % 3 == 0 {
+                Route::Snowflake
+            } else {
+                Route::Segment
+            };
+            ours.request_ns(route, 200, ns);
+            family
+                .get_or_create(&RouteLabels {
+                    route: route.name(),
+                })
+                .observe(Duration::from_nanos(ns).as_secs_f64());
+        }
+        let mut theirs = String::new();
+        prometheus_client::encoding::text::encode(&mut theirs, &registry).unwrap();
+        let want = latency_lines(&theirs);
+        assert_eq!(latency_lines(&ours.encode()), want);
+        assert!(
+            want.contains(
+                &"leaf_http_request_duration_seconds_bucket{le=\"0.00005\",route=\"segment\"} 2"
+                    .to_string()
+            ),
+            "{want:#?}"
+        );
     }
 }

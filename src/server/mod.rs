@@ -19,6 +19,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod body;
+mod conn;
 mod metrics;
 mod routes;
 mod status;
@@ -30,8 +32,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::rt::TokioIo;
 
 pub use metrics::{Metrics, Route};
 pub use status::{
@@ -65,6 +66,9 @@ pub struct LeafService {
     started: std::time::Instant,
     /// Connections open now (counted by [`run`]).
     open_connections: std::sync::atomic::AtomicU64,
+    /// Taken by a single-ID snowflake request that has to wait on a blocking thread (see
+    /// `routes.rs`), so that such requests wait one at a time.
+    snowflake_turn: tokio::sync::Mutex<()>,
 }
 
 /// Sets up a [`LeafService`].
@@ -122,6 +126,7 @@ impl LeafServiceBuilder {
             sampler: status::Sampler::default(),
             started: std::time::Instant::now(),
             open_connections: std::sync::atomic::AtomicU64::new(0),
+            snowflake_turn: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -254,9 +259,22 @@ fn connection_cap(configured: usize) -> usize {
         u64::MAX
     };
     let by_fds = usize::try_from(fds.saturating_sub(RESERVED_FDS)).unwrap_or(usize::MAX);
-    configured
-        .min(by_fds)
-        .clamp(1, tokio::sync::Semaphore::MAX_PERMITS)
+    // Shutdown waits for all the permits at once, which takes a u32.
+    let most = tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize);
+    configured.min(by_fds).clamp(1, most)
+}
+
+/// [`LeafService::answer`]'s answer as hyper's service wants it.
+struct Answered(routes::Answer);
+
+impl Future for Answered {
+    type Output = Result<hyper::Response<routes::Body>, Infallible>;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(Ok)
+    }
 }
 
 /// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
@@ -302,11 +320,11 @@ pub fn run(
     }
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(ServerError::Start)?;
-        let graceful = GracefulShutdown::new();
+        // Connections are told to close by `closing`, and the header timeout is kept by each
+        // connection's watchdog (see conn.rs), not by hyper's timer.
+        let closing = Arc::new(conn::Closing::default());
         let mut http = http1::Builder::new();
-        http.timer(TokioTimer::new())
-            .header_read_timeout(options.header_timeout)
-            .keep_alive(true);
+        http.keep_alive(true);
         let slots = Arc::new(tokio::sync::Semaphore::new(cap));
         // The status page's rates: the counters read once a second, off the request path.
         let sampled = service.clone();
@@ -354,20 +372,31 @@ pub fn run(
                         }
                     };
                     let _ = stream.set_nodelay(true);
+                    let wait = Arc::new(conn::HeaderWait::new(options.header_timeout));
                     let svc = service.clone();
+                    let answering = wait.clone();
                     let conn = http.serve_connection(
                         TokioIo::new(stream),
-                        service_fn(move |req| {
-                            let svc = svc.clone();
-                            async move { Ok::<_, Infallible>(svc.respond(req).await) }
-                        }),
+                        // Answered inside the call where possible, so the request (which
+                        // shares the connection's read buffer) is gone before hyper reads on.
+                        // (`req` is dropped as the closure returns.)
+                        service_fn(move |req| Answered(svc.answer(&req, Some(&answering)))),
                     );
-                    let conn = graceful.watch(conn);
                     let counted = service.clone();
+                    let closing = closing.clone();
                     counted.open_connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tokio::spawn(async move {
-                        if let Err(e) = conn.await {
-                            tracing::debug!("connection from {peer}: {e}");
+                        let graceful = |c: std::pin::Pin<&mut _>| {
+                            http1::Connection::graceful_shutdown(c)
+                        };
+                        match conn::supervise(conn, graceful, &wait, &closing).await {
+                            conn::Ended::Finished(Ok(())) => {}
+                            conn::Ended::Finished(Err(e)) => {
+                                tracing::debug!("connection from {peer}: {e}")
+                            }
+                            conn::Ended::HeaderTimeout => tracing::debug!(
+                                "connection from {peer}: read header from client timeout"
+                            ),
                         }
                         counted.open_connections.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                         drop(slot);
@@ -378,8 +407,11 @@ pub fn run(
         }
         drop(listener);
         tracing::info!("shutting down: finishing in-flight requests");
+        closing.close();
+        // Every connection holds a slot until it has closed.
+        let all = u32::try_from(cap).unwrap_or(u32::MAX);
         tokio::select! {
-            _ = graceful.shutdown() => {}
+            _ = slots.acquire_many(all) => {}
             _ = tokio::time::sleep(options.drain_timeout) => {
                 tracing::warn!("in-flight requests did not finish within {:?}; closing", options.drain_timeout);
             }

@@ -5,15 +5,17 @@
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::Full;
+
+pub(crate) use super::body::Body;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 use subtle::ConstantTimeEq;
 
+use super::conn::{HeaderWait, mono_ns};
 use super::{LeafService, MAX_BATCH, Route};
 use crate::segment::{SegmentError, validate_tag};
 use crate::snowflake::{IdBlock, SnowflakeError};
@@ -22,9 +24,6 @@ use crate::worker::IssueError;
 const TEXT: &str = "text/plain;charset=UTF-8";
 const JSON: &str = "application/json";
 const HTML: &str = "text/html;charset=UTF-8";
-
-/// The body type of every response.
-pub type Body = Full<Bytes>;
 
 /// A failure answered as `{"error": "...", "code": "..."}`.
 #[derive(Debug)]
@@ -143,7 +142,7 @@ fn issue_error(e: IssueError) -> ApiError {
 const MAX_PATH_BYTES: usize = 16 * 1024;
 
 fn respond_with(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Body> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+    let mut r = Response::new(Body::from(body));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -151,9 +150,7 @@ fn respond_with(status: StatusCode, content_type: &'static str, body: Vec<u8>) -
 }
 
 fn one_id(id: u64) -> Response<Body> {
-    let mut buf = itoa::Buffer::new();
-    let text = buf.format(id);
-    let mut r = Response::new(Full::new(Bytes::copy_from_slice(text.as_bytes())));
+    let mut r = Response::new(Body::id(id));
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT));
     r
@@ -176,10 +173,17 @@ fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
 
 /// Decodes `%XX` escapes (borrowing when there are none); `None` when an escape is malformed or
 /// the result is not UTF-8.
+#[inline]
 fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
-    if !s.contains('%') {
+    if !s.bytes().any(|b| b == b'%') {
         return Some(Cow::Borrowed(s));
     }
+    decode_escapes(s).map(Cow::Owned)
+}
+
+/// [`percent_decode`] of a string with escapes (out of line: request keys rarely have any).
+#[cold]
+fn decode_escapes(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -194,7 +198,7 @@ fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
             i += 1;
         }
     }
-    String::from_utf8(out).ok().map(Cow::Owned)
+    String::from_utf8(out).ok()
 }
 
 /// The value of `name` in a query string (`+` is a space, as in forms), if present.
@@ -217,6 +221,9 @@ fn query_param(query: Option<&str>, name: &str) -> Result<Option<String>, ApiErr
 }
 
 fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
+    if query.is_none() {
+        return Ok(None);
+    }
     let Some(raw) = query_param(query, "count")? else {
         return Ok(None);
     };
@@ -228,6 +235,7 @@ fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
     }
 }
 
+#[inline]
 fn key_of(raw: &str) -> Result<Cow<'_, str>, ApiError> {
     let key = percent_decode(raw)
         .ok_or_else(|| ApiError::bad_request("the key is not valid percent-encoded UTF-8"))?;
@@ -384,11 +392,89 @@ struct Readiness {
     code: Option<&'static str>,
 }
 
+/// What a route does with a request: answered already, or work for a blocking thread (a
+/// database claim, a wait for a segment or the next tick) that owns everything it needs.
+enum Step {
+    /// One ID, answered 200 with its digits ([`one_id`]).
+    Id(u64),
+    Done(Result<Response<Body>, ApiError>),
+    Blocking(BlockingWork),
+    /// One snowflake ID that the non-blocking try could not issue
+    /// ([`LeafService::snowflake_one_in_turn`]).
+    SnowflakeInTurn,
+}
+
+type BlockingWork = Box<dyn FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send>;
+
+impl Step {
+    fn blocking(
+        work: impl FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send + 'static,
+    ) -> Step {
+        Step::Blocking(Box::new(work))
+    }
+}
+
+impl From<Result<Response<Body>, ApiError>> for Step {
+    fn from(result: Result<Response<Body>, ApiError>) -> Step {
+        Step::Done(result)
+    }
+}
+
+/// The answer to one request (see [`LeafService::answer`]): ready at once, or work running on a
+/// blocking thread. Small (two words), as hyper moves it around: a single ID's response is made
+/// when the answer is polled.
+pub(crate) enum Answer {
+    Id(u64),
+    /// Taken by the first poll.
+    Ready(Option<Box<Response<Body>>>),
+    Later(std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>>),
+}
+
+impl std::future::Future for Answer {
+    type Output = Response<Body>;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Response<Body>> {
+        match self.get_mut() {
+            Answer::Id(id) => std::task::Poll::Ready(one_id(*id)),
+            Answer::Ready(r) => match r.take() {
+                Some(r) => std::task::Poll::Ready(*r),
+                // Polled after it completed: hyper never does that.
+                None => std::task::Poll::Pending,
+            },
+            Answer::Later(f) => f.as_mut().poll(cx),
+        }
+    }
+}
+
+/// What the access log says of a request answered later (kept only when that log is on).
+struct Logged {
+    method: hyper::Method,
+    path: String,
+}
+
 impl LeafService {
     /// Answers one request. Leaf's routes take any method, as Leaf does; the request body is
     /// never read.
-    pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Body> {
-        let started = Instant::now();
+    pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Full<Bytes>> {
+        let answer = self.answer(&req, None);
+        drop(req);
+        answer.await.map(|b| Full::new(b.into_bytes()))
+    }
+
+    /// Answers one request: what needs no blocking thread (every single-ID answer from a
+    /// loaded segment or the current tick) is answered before this returns. The answer keeps
+    /// nothing of the request, so the caller drops it at once: the connection's read buffer,
+    /// which its path and headers share, is then free again when hyper next reads into it.
+    /// `wait` is the connection's header deadline ([`run`](super::run)): cleared while an
+    /// answer is coming, restarted when it is handed over.
+    pub(crate) fn answer<B>(
+        self: &Arc<Self>,
+        req: &Request<B>,
+        wait: Option<&Arc<HeaderWait>>,
+    ) -> Answer {
+        let started = mono_ns();
         let path = req.uri().path();
         let path = if path.len() > 1 {
             path.trim_end_matches('/')
@@ -396,44 +482,118 @@ impl LeafService {
             path
         };
         let route = route_of(path);
-        let result = match route {
+        let step = match route {
             // A path too long for any route gets the same JSON errors as everything else
             // (hyper answers past its own, larger, limit, with an empty body).
-            _ if path.len() > MAX_PATH_BYTES => Err(ApiError::new(
+            _ if path.len() > MAX_PATH_BYTES => Step::Done(Err(ApiError::new(
                 StatusCode::URI_TOO_LONG,
                 "path_too_long",
                 format!(
                     "the path has {} bytes; at most {MAX_PATH_BYTES}",
                     path.len()
                 ),
-            )),
-            Route::Healthz => Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())),
-            Route::Readyz => Ok(self.readyz()),
+            ))),
+            Route::Healthz => Step::Done(Ok(respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec()))),
+            Route::Readyz => Step::Done(Ok(self.readyz())),
             // The page holds no data (it fetches the JSON with the token), so it is served to
             // anyone; the JSON is guarded like every other route.
-            Route::Status if !wants_status_json(&req) => Ok(respond_with(
+            Route::Status if !wants_status_json(req) => Step::Done(Ok(respond_with(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
                 super::status::PAGE.as_bytes().to_vec(),
-            )),
-            _ => match self.authorize(&req) {
-                Err(e) => Err(e),
-                Ok(()) => self.route(route, path, &req).await,
+            ))),
+            _ => match self.authorize(req) {
+                Err(e) => Step::Done(Err(e)),
+                Ok(()) => self.route(route, path, req),
             },
         };
-        let response = result.unwrap_or_else(ApiError::response);
-        let status = response.status().as_u16();
-        let elapsed = started.elapsed();
-        self.metrics.request(route, status, elapsed);
+        match step {
+            Step::Id(id) => {
+                let now = self.count_and_log(route, started, 200, req.method(), req.uri().path());
+                if let Some(w) = wait {
+                    w.answered(now);
+                }
+                Answer::Id(id)
+            }
+            Step::Done(result) => {
+                let response = result.unwrap_or_else(ApiError::response);
+                let status = response.status().as_u16();
+                let now =
+                    self.count_and_log(route, started, status, req.method(), req.uri().path());
+                if let Some(w) = wait {
+                    w.answered(now);
+                }
+                Answer::Ready(Some(Box::new(response)))
+            }
+            Step::Blocking(work) => self.later(route, started, req, wait, Some(work)),
+            Step::SnowflakeInTurn => self.later(route, started, req, wait, None),
+        }
+    }
+
+    /// The answer that waits for `work` on a blocking thread (`None`: for
+    /// [`LeafService::snowflake_one_in_turn`]); no header deadline runs meanwhile.
+    #[cold]
+    fn later<B>(
+        self: &Arc<Self>,
+        route: Route,
+        started: u64,
+        req: &Request<B>,
+        wait: Option<&Arc<HeaderWait>>,
+        work: Option<BlockingWork>,
+    ) -> Answer {
+        let logged =
+            tracing::enabled!(target: "leafctl::access", tracing::Level::INFO).then(|| Logged {
+                method: req.method().clone(),
+                path: req.uri().path().to_owned(),
+            });
+        if let Some(w) = wait {
+            w.answering();
+        }
+        let wait = wait.cloned();
+        let this = self.clone();
+        Answer::Later(Box::pin(async move {
+            let result = match work {
+                Some(work) => {
+                    let worker = this.clone();
+                    blocking(move || work(&worker)).await
+                }
+                None => this.snowflake_one_in_turn().await,
+            };
+            let (method, path) = match &logged {
+                Some(l) => (&l.method, l.path.as_str()),
+                None => (&hyper::Method::GET, ""),
+            };
+            let response = result.unwrap_or_else(ApiError::response);
+            let status = response.status().as_u16();
+            let now = this.count_and_log(route, started, status, method, path);
+            if let Some(w) = wait {
+                w.answered(now);
+            }
+            response
+        }))
+    }
+
+    /// Counts and logs an answered request; the time ([`mono_ns`]) it was done.
+    fn count_and_log(
+        &self,
+        route: Route,
+        started: u64,
+        status: u16,
+        method: &hyper::Method,
+        path: &str,
+    ) -> u64 {
+        let now = mono_ns();
+        let elapsed_ns = now.saturating_sub(started);
+        self.metrics.request_ns(route, status, elapsed_ns);
         tracing::info!(
             target: "leafctl::access",
             "{} {} {} {:.3}ms",
-            req.method(),
-            req.uri().path(),
+            method,
+            path,
             status,
-            elapsed.as_secs_f64() * 1000.0
+            elapsed_ns as f64 / 1e6
         );
-        response
+        now
     }
 
     fn segment_mode(&self) -> Result<&crate::segment::SegmentGenerator, ApiError> {
@@ -446,15 +606,6 @@ impl LeafService {
         self.snowflake
             .as_deref()
             .ok_or_else(|| ApiError::mode_disabled("snowflake"))
-    }
-
-    /// Runs `work` on a blocking thread with this service.
-    async fn off_loop(
-        self: &Arc<Self>,
-        work: impl FnOnce(&LeafService) -> Result<Response<Body>, ApiError> + Send + 'static,
-    ) -> Result<Response<Body>, ApiError> {
-        let this = self.clone();
-        blocking(move || work(&this)).await
     }
 
     fn authorize<B>(&self, req: &Request<B>) -> Result<(), ApiError> {
@@ -483,72 +634,75 @@ impl LeafService {
         }
     }
 
-    async fn route<B>(
-        self: &Arc<Self>,
-        route: Route,
-        path: &str,
-        req: &Request<B>,
-    ) -> Result<Response<Body>, ApiError> {
+    fn route<B>(&self, route: Route, path: &str, req: &Request<B>) -> Step {
         let query = req.uri().query();
         match route {
             Route::Segment => {
-                let key = key_of(path.get("/api/segment/get/".len()..).unwrap_or_default())?;
-                self.segment_get(key, parse_count(query)?).await
+                match key_of(path.get("/api/segment/get/".len()..).unwrap_or_default())
+                    .and_then(|key| Ok((key, parse_count(query)?)))
+                {
+                    Ok((key, count)) => self.segment_get(key, count),
+                    Err(e) => Step::Done(Err(e)),
+                }
             }
             Route::Snowflake => {
-                key_of(path.get("/api/snowflake/get/".len()..).unwrap_or_default())?;
-                self.snowflake_get(parse_count(query)?).await
+                match key_of(path.get("/api/snowflake/get/".len()..).unwrap_or_default())
+                    .and_then(|_| parse_count(query))
+                {
+                    Ok(count) => self.snowflake_get(count),
+                    Err(e) => Step::Done(Err(e)),
+                }
             }
-            Route::Decode => self.decode(query),
-            Route::Cache => self.cache(wants_html(req)),
+            Route::Decode => self.decode(query).into(),
+            Route::Cache => self.cache(wants_html(req)).into(),
             Route::Db => {
                 let html = wants_html(req);
-                self.off_loop(move |this| this.db(html)).await
+                Step::blocking(move |this| this.db(html))
             }
-            Route::Status => Ok(json(StatusCode::OK, &self.status_report())),
-            Route::Metrics => Ok(respond_with(
+            Route::Status => Step::Done(Ok(json(StatusCode::OK, &self.status_report()))),
+            Route::Metrics => Step::Done(Ok(respond_with(
                 StatusCode::OK,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
                 self.metrics.encode().into_bytes(),
-            )),
-            Route::Healthz | Route::Readyz | Route::Other => Err(ApiError::new(
+            ))),
+            Route::Healthz | Route::Readyz | Route::Other => Step::Done(Err(ApiError::new(
                 StatusCode::NOT_FOUND,
                 "not_found",
                 format!(
                     "no route {}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz, / (status)",
                     crate::text::excerpt(path, 200)
                 ),
-            )),
+            ))),
         }
     }
 
-    async fn segment_get(
-        self: &Arc<Self>,
-        tag: Cow<'_, str>,
-        count: Option<u64>,
-    ) -> Result<Response<Body>, ApiError> {
-        let segment = self.segment_mode()?;
-        validate_tag(&tag).map_err(segment_error)?;
+    fn segment_get(&self, tag: Cow<'_, str>, count: Option<u64>) -> Step {
+        let segment = match self.segment_mode() {
+            Ok(s) => s,
+            Err(e) => return Step::Done(Err(e)),
+        };
+        if let Err(e) = validate_tag(&tag) {
+            return Step::Done(Err(segment_error(e)));
+        }
         match count {
             None => {
                 // The common case never blocks: an ID from the current segment.
                 if let Some(id) = segment.try_next_id(&tag) {
                     self.metrics.segment_issued(&tag, 1);
-                    return Ok(one_id(id));
+                    return Step::Id(id);
                 }
                 // Owned only on the paths that leave the event loop.
                 let tag = tag.into_owned();
-                self.off_loop(move |this| {
+                Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
                     let id = segment.next_id(&tag).map_err(segment_error)?;
                     this.metrics.segment_issued(&tag, 1);
                     Ok(one_id(id))
                 })
-                .await
             }
             Some(n) => {
                 let tag = tag.into_owned();
-                self.off_loop(move |this| {
+                Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
                     let ranges: Vec<Range<u64>> =
                         segment.next_ids(&tag, n).map_err(segment_error)?;
@@ -560,54 +714,69 @@ impl LeafService {
                         }
                     }))
                 })
-                .await
             }
         }
     }
 
-    async fn snowflake_get(
-        self: &Arc<Self>,
-        count: Option<u64>,
-    ) -> Result<Response<Body>, ApiError> {
-        let snowflake = self.snowflake_mode()?;
+    fn snowflake_get(&self, count: Option<u64>) -> Step {
+        let snowflake = match self.snowflake_mode() {
+            Ok(s) => s,
+            Err(e) => return Step::Done(Err(e)),
+        };
         match count {
             None => {
                 // The common case never blocks; a wait for the next tick or a reservation that
                 // must be extended (I/O) goes to a blocking thread.
-                if let Some(result) = snowflake.try_next_block(1) {
-                    let block = result.map_err(issue_error)?;
-                    self.metrics.snowflake_issued(1);
-                    return Ok(one_id(block.first));
-                }
-                self.off_loop(move |this| {
-                    let snowflake = this.snowflake_mode()?;
-                    let block = snowflake.next_block(1).map_err(issue_error)?;
-                    this.metrics.snowflake_issued(1);
-                    Ok(one_id(block.first))
-                })
-                .await
-            }
-            Some(n) => {
-                self.off_loop(move |this| {
-                    let snowflake = this.snowflake_mode()?;
-                    let mut blocks: Vec<IdBlock> = Vec::new();
-                    let mut left = n;
-                    while left > 0 {
-                        let block = snowflake.next_block(left).map_err(issue_error)?;
-                        left -= block.count;
-                        blocks.push(block);
+                match snowflake.try_next_block(1) {
+                    Some(Ok(block)) => {
+                        self.metrics.snowflake_issued(1);
+                        Step::Id(block.first)
                     }
-                    this.metrics.snowflake_issued(n);
-                    Ok(id_lines(n, |body| {
-                        let mut buf = itoa::Buffer::new();
-                        for id in blocks.into_iter().flatten() {
-                            push_id(body, &mut buf, id);
-                        }
-                    }))
-                })
-                .await
+                    Some(Err(e)) => Step::Done(Err(issue_error(e))),
+                    None => Step::SnowflakeInTurn,
+                }
             }
+            Some(n) => Step::blocking(move |this| {
+                let snowflake = this.snowflake_mode()?;
+                let mut blocks: Vec<IdBlock> = Vec::new();
+                let mut left = n;
+                while left > 0 {
+                    let block = snowflake.next_block(left).map_err(issue_error)?;
+                    left -= block.count;
+                    blocks.push(block);
+                }
+                this.metrics.snowflake_issued(n);
+                Ok(id_lines(n, |body| {
+                    let mut buf = itoa::Buffer::new();
+                    for id in blocks.into_iter().flatten() {
+                        push_id(body, &mut buf, id);
+                    }
+                }))
+            }),
         }
+    }
+
+    /// One snowflake ID when the non-blocking try could not issue one (the tick used up, or the
+    /// time fence to move on, which may need I/O). Such requests come in bursts (every request
+    /// in flight when the fence is reached), and each used to take a blocking thread of its own,
+    /// only to queue on the generator's lock (new threads started for a burst). Now one at a
+    /// time waits on a blocking thread; the others wait here, then try again without blocking,
+    /// which usually succeeds since the one before them moved the fence or the tick on.
+    async fn snowflake_one_in_turn(self: &Arc<Self>) -> Result<Response<Body>, ApiError> {
+        let _turn = self.snowflake_turn.lock().await;
+        if let Some(result) = self.snowflake_mode()?.try_next_block(1) {
+            let block = result.map_err(issue_error)?;
+            self.metrics.snowflake_issued(1);
+            return Ok(one_id(block.first));
+        }
+        let this = self.clone();
+        blocking(move || {
+            let snowflake = this.snowflake_mode()?;
+            let block = snowflake.next_block(1).map_err(issue_error)?;
+            this.metrics.snowflake_issued(1);
+            Ok(one_id(block.first))
+        })
+        .await
     }
 
     fn decode(&self, query: Option<&str>) -> Result<Response<Body>, ApiError> {
