@@ -2,8 +2,9 @@
 //! connection rather than per request.
 //!
 //! hyper's own header timeout allocates a timer entry and registers it with the runtime's timer
-//! for every request (and reads the socket once more each time to start it), and hyper-util's
-//! graceful shutdown polls a channel on every wake-up. Here each connection has one timer, a
+//! for every request (and polls its read path once more each time to start it; tokio answers
+//! that from its readiness flags, without a system call), and hyper-util's graceful shutdown
+//! polls a channel on every wake-up. Here each connection has one timer, a
 //! watchdog that the runtime wakes at most once per timeout period, and a flag read on each poll.
 //!
 //! The header timeout keeps hyper's meaning: the wait for a request's headers starts when the
