@@ -368,14 +368,19 @@ fn bad_link(hd: &Host, servers: &[OnBadLink<'_>], fault: impl FnOnce(&Host) -> S
     // Recovered: 4 s of nothing but IDs, on every route.
     let restored_at: Vec<Duration> = loads.iter().map(Load::elapsed).collect();
     let quiet = Duration::from_secs(4);
-    for (l, from) in loads.iter().zip(&restored_at) {
-        wait_until(RESUME_BOUND + quiet, || {
-            let since = l.last_refused().map_or(*from, |r| r.max(*from));
-            l.elapsed() >= since + quiet
-                && l.last_ok()
-                    .is_some_and(|t| t + Duration::from_millis(500) >= l.elapsed())
-        });
-    }
+    // Whether each route had its quiet 4 s (checked below, after the numbers are printed).
+    let quiet_seen: Vec<bool> = loads
+        .iter()
+        .zip(&restored_at)
+        .map(|(l, from)| {
+            wait_until(RESUME_BOUND + quiet, || {
+                let since = l.last_refused().map_or(*from, |r| r.max(*from));
+                l.elapsed() >= since + quiet
+                    && l.last_ok()
+                        .is_some_and(|t| t + Duration::from_millis(500) >= l.elapsed())
+            })
+        })
+        .collect();
     let ends: Vec<Duration> = loads.iter().map(Load::elapsed).collect();
     let seen: Vec<Seen> = loads.into_iter().map(Load::stop).collect();
 
@@ -421,14 +426,31 @@ fn bad_link(hd: &Host, servers: &[OnBadLink<'_>], fault: impl FnOnce(&Host) -> S
         );
         // The last 4 s: IDs only, and plenty.
         let tail = ends[i] - quiet;
+        let refused_at: Vec<String> = seen[i]
+            .timeline
+            .iter()
+            .filter(|(t, st)| *st != 200 && *t >= restored_at[i])
+            .map(|(t, st)| format!("{st} at +{}", ms(*t - restored_at[i])))
+            .collect();
+        assert!(
+            quiet_seen[i],
+            "{}: no 4 s of IDs only within {:?} of the restoration (answers other than IDs \
+             after it: {refused_at:?}); {}",
+            s.what,
+            RESUME_BOUND + quiet,
+            s.server.stderr()
+        );
         assert!(seen[i].requests_in(tail, ends[i]).sent > 50, "{}", s.what);
         assert!(
             seen[i]
                 .timeline
                 .iter()
                 .all(|(t, st)| *t < tail || *st == 200),
-            "{}: no 4 s of IDs only within {RESUME_BOUND:?} of the restoration: {:?}; {}",
+            "{}: an answer other than IDs in the last 4 s (restored at {}, ended at {}; answers \
+             other than IDs after the restoration: {refused_at:?}): {:?}; {}",
             s.what,
+            ms(restored_at[i]),
+            ms(ends[i]),
             seen[i].errors,
             s.server.stderr()
         );
