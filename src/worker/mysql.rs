@@ -57,7 +57,8 @@ pub struct MysqlOptions {
     /// when it hears nothing from this process: the session's `wait_timeout`, never longer than
     /// the server's own. A holder cut off by the network stops issuing within its window, but its
     /// id moves to another process only once MySQL drops this connection; the server's default
-    /// is 8 hours. `None` keeps the server's.
+    /// is 8 hours. `None` keeps the server's; a value below [`MIN_REGISTRY_WAIT_TIMEOUT`] is
+    /// raised to it.
     pub wait_timeout: Option<Duration>,
 }
 
@@ -65,8 +66,9 @@ pub struct MysqlOptions {
 /// missed, so a live holder never comes near it.
 pub const DEFAULT_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The shortest [`MysqlOptions::wait_timeout`] accepted: two of the registry's 3 s reports, so a
-/// live holder's connection is never dropped for a single late report.
+/// The shortest [`MysqlOptions::wait_timeout`] used (a shorter one is raised to it; the CLI refuses
+/// it): two of the registry's 3 s reports, so a live holder's connection is never dropped for a
+/// single late report.
 pub const MIN_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(6);
 
 impl MysqlOptions {
@@ -100,7 +102,7 @@ impl MysqlOptions {
             .connect_from(0)
             .map_err(|e| self.db_fail("connect", &e))?;
         if let Some(t) = self.wait_timeout {
-            let secs = t.as_secs().max(1);
+            let secs = t.max(MIN_REGISTRY_WAIT_TIMEOUT).as_secs();
             conn.query_drop(format!(
                 "SET SESSION wait_timeout = LEAST(@@GLOBAL.wait_timeout, {secs})"
             ))
