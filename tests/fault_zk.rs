@@ -9,30 +9,15 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
-use support::fault::{Load, Seen, under_faketime};
+use support::fault::{Load, Seen, after_on_each_worker, under_faketime, worker_of};
 use support::serve::Server;
 use support::zookeeper::{RawZk, ZkServer};
 use support::{Sandbox, assert_unique, parse_ids, wait_until};
 
 /// Session timeout for every test here: short, so expiries happen within seconds.
 const SESSION_MS: u64 = 2_000;
-
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn worker_of(id: u64) -> u64 {
-    layout().decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -98,25 +83,6 @@ fn all_ids(seen: &Seen, what: &str) {
         "{what}: {:?}",
         seen.errors
     );
-}
-
-/// For each worker id: every ID of `later` is at a later time than every ID of `earlier`.
-fn after_on_each_worker(earlier: &[u64], later: &[u64]) {
-    let mut last: BTreeMap<u64, i64> = BTreeMap::new();
-    for &id in earlier {
-        let e = last.entry(worker_of(id)).or_insert(i64::MIN);
-        *e = (*e).max(time_of(id));
-    }
-    for &id in later {
-        if let Some(&t) = last.get(&worker_of(id)) {
-            assert!(
-                time_of(id) > t,
-                "worker {} reused time {} (<= {t})",
-                worker_of(id),
-                time_of(id)
-            );
-        }
-    }
 }
 
 #[test]
