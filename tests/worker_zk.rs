@@ -454,6 +454,40 @@ fn identity_defaults_to_a_non_loopback_ipv4() {
 }
 
 #[test]
+fn a_forever_try_extension_answers_from_the_cache_file_only() {
+    let zk = ZkServer::shared();
+    let state = tempfile::tempdir().unwrap();
+    let reg = ZkForeverRegistry::new(opts(zk, "tryext", "10.13.0.1:8080", state.path()));
+    let t = now() + 10;
+    let clock = Arc::new(FakeClock::new(t));
+    let lease = reg.acquire(&leaf(), clock.clone()).unwrap();
+    let fenced = lease.extend(t).unwrap();
+    assert!(fenced > t, "{fenced} covers {t}");
+    // The same answer from memory while the cache file covers the time and the clock reached it.
+    // (The 3 s report holds the cache for a moment, when the try declines: ask again.)
+    let tried = (0..1000)
+        .find_map(|_| {
+            lease.try_extend(t).or_else(|| {
+                std::thread::sleep(Duration::from_millis(1));
+                None
+            })
+        })
+        .unwrap();
+    assert_eq!(tried.unwrap(), fenced);
+    assert!(
+        lease.try_extend(t + 1).is_none(),
+        "a time ahead of the clock is for extend"
+    );
+    clock.set_ms(fenced);
+    assert!(
+        lease.try_extend(fenced).is_none(),
+        "past the cache file's reservation only extend may write it"
+    );
+    lease.finish(Some(t)).unwrap();
+    assert!(matches!(lease.try_extend(t), Some(Err(_))));
+}
+
+#[test]
 fn a_busy_lease_is_renewed_ahead_of_need() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);

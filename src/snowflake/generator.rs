@@ -1,10 +1,10 @@
 //! The thread-safe snowflake generator.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, TryLockError};
 
 use super::{Clock, Layout, SnowflakeError, SystemClock};
-use crate::sync::{Mutex, MutexGuard};
+use crate::sync::{AtomicI64, AtomicU64, Mutex, MutexGuard};
 
 /// Largest backwards clock step (ms) the generator waits out instead of failing, as in Leaf.
 pub const MAX_TOLERATED_ROLLBACK_MS: i64 = 5;
@@ -42,9 +42,10 @@ impl std::str::FromStr for SeqStart {
 /// else issues IDs for this worker id (a lease, a state file, a database row).
 ///
 /// The generator issues an ID at Unix time `t` only while `t < fence`. When it needs to go past the
-/// fence it calls [`TimeFence::extend`], under its lock, before any ID at `t` is returned; an error
-/// there stops issuing. With a lead ([`SnowflakeGeneratorBuilder::max_lead_ms`]) `t` may be ahead
-/// of the clock: the fence records it like any other time.
+/// fence it calls [`TimeFence::extend`] (or, when it must not block, [`TimeFence::try_extend`]),
+/// under its lock, before any ID at `t` is returned; an error there stops issuing. With a lead
+/// ([`SnowflakeGeneratorBuilder::max_lead_ms`]) `t` may be ahead of the clock: the fence records
+/// it like any other time.
 pub trait TimeFence: Send + Sync {
     /// Makes IDs at `unix_ms` safe to issue and returns the new fence, which must be `> unix_ms`.
     ///
@@ -53,11 +54,23 @@ pub trait TimeFence: Send + Sync {
     /// clock to reach `unix_ms` and asks again. For a time the clock has reached, such an answer
     /// is an error ([`SnowflakeError::FenceReached`]).
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError>;
+
+    /// [`TimeFence::extend`] for a caller that must not block (an async server's event loop):
+    /// `None` when the answer needs I/O or waiting for a lock, else what `extend` would return.
+    /// A fence whose record already covers `unix_ms` answers from memory. The default is always
+    /// `None`, which only sends every extension to the blocking path.
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        let _ = unix_ms;
+        None
+    }
 }
 
 impl<T: TimeFence + ?Sized> TimeFence for std::sync::Arc<T> {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
         (**self).extend(unix_ms)
+    }
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        (**self).try_extend(unix_ms)
     }
 }
 
@@ -90,8 +103,8 @@ impl IntoIterator for IdBlock {
 /// How often a generator met a clock that had moved back, for monitoring.
 #[derive(Debug, Default)]
 pub struct GeneratorStats {
-    rollbacks_waited: AtomicU64,
-    rollbacks_refused: AtomicU64,
+    rollbacks_waited: std::sync::atomic::AtomicU64,
+    rollbacks_refused: std::sync::atomic::AtomicU64,
 }
 
 impl GeneratorStats {
@@ -105,15 +118,31 @@ impl GeneratorStats {
     }
 }
 
-#[derive(Debug)]
-struct State {
-    /// The tick of the last issued ID, if any.
-    last_tick: Option<u64>,
-    /// Next sequence number to hand out in `last_tick`; past the maximum means the tick is used up.
-    next_seq: u64,
-    /// IDs may be issued only below this Unix ms (see [`TimeFence`]).
-    fence_ms: i64,
-    rng: u64,
+/// The issuing position, packed into one word so that the common case takes no lock: the tick
+/// of the last issued ID in the high bits, the next sequence number to hand out in it (past the
+/// maximum: the tick is used up) in the low `seq_bits + 1` bits. A later position is always a
+/// larger word, and every issue moves the word forward with one compare-and-swap, so two issues
+/// never get the same sequence numbers whichever path (with or without the lock) they take.
+/// Layouts have 63 bits, at least one of them for the worker, so a position takes at most 63
+/// bits and [`NOTHING_ISSUED`] (bit 63 set) is never one.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    seq_width: u32,
+}
+
+/// The cursor's word before the first ID (and without a resume point).
+const NOTHING_ISSUED: u64 = u64::MAX;
+
+impl Cursor {
+    fn pack(self, tick: u64, next_seq: u64) -> u64 {
+        (tick << self.seq_width) | next_seq
+    }
+
+    /// `(tick, next_seq)`, or `None` before the first ID.
+    fn unpack(self, word: u64) -> Option<(u64, u64)> {
+        (word != NOTHING_ISSUED)
+            .then(|| (word >> self.seq_width, word & ((1 << self.seq_width) - 1)))
+    }
 }
 
 /// Issues unique, strictly increasing IDs for one worker id.
@@ -139,7 +168,16 @@ pub struct SnowflakeGenerator {
     clock: Arc<dyn Clock>,
     fence: Option<Box<dyn TimeFence>>,
     max_lead_ms: i64,
-    state: Mutex<State>,
+    /// Where issuing stands (see [`Cursor`]); moved forward by compare-and-swap only.
+    position: AtomicU64,
+    cursor: Cursor,
+    /// IDs may be issued only below this Unix ms (see [`TimeFence`]); it only grows.
+    fence_ms: AtomicI64,
+    /// Held by every issue that may wait, check a clock that stepped back, or move the fence;
+    /// the lock-free path does none of these.
+    slow: Mutex<()>,
+    /// Mixed into each tick's random sequence start.
+    seed: u64,
     stats: GeneratorStats,
 }
 
@@ -200,12 +238,14 @@ impl SnowflakeGeneratorBuilder {
                 max,
             });
         }
-        let (last_tick, next_seq) = match self.resume_after_ms {
-            Some(ms) if ms >= self.layout.epoch_ms() => (
-                Some(self.layout.ticks_at(ms)?),
-                self.layout.max_sequence() + 1,
-            ),
-            _ => (None, 0),
+        let cursor = Cursor {
+            seq_width: self.layout.seq_bits() + 1,
+        };
+        let position = match self.resume_after_ms {
+            Some(ms) if ms >= self.layout.epoch_ms() => {
+                cursor.pack(self.layout.ticks_at(ms)?, self.layout.max_sequence() + 1)
+            }
+            _ => NOTHING_ISSUED,
         };
         // Without a fence everything is allowed; with one, the first ID asks it.
         let fence_ms = if self.fence.is_some() {
@@ -220,12 +260,11 @@ impl SnowflakeGeneratorBuilder {
             clock: self.clock,
             fence: self.fence,
             max_lead_ms: self.max_lead_ms as i64,
-            state: Mutex::new(State {
-                last_tick,
-                next_seq,
-                fence_ms,
-                rng: seed(),
-            }),
+            position: AtomicU64::new(position),
+            cursor,
+            fence_ms: AtomicI64::new(fence_ms),
+            slow: Mutex::new(()),
+            seed: seed(),
             stats: GeneratorStats::default(),
         })
     }
@@ -241,13 +280,12 @@ fn seed() -> u64 {
     (nanos ^ (&local as *const u8 as u64).rotate_left(32)) | 1
 }
 
-fn xorshift(state: &mut u64) -> u64 {
-    let mut x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *state = x;
-    x
+/// SplitMix64's finaliser: a well-spread hash of `x`, for each tick's random sequence start.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 impl SnowflakeGenerator {
@@ -287,19 +325,22 @@ impl SnowflakeGenerator {
     /// Unix ms of the tick of the last issued ID (or of the resume point), if any. With a lead it
     /// may be ahead of the clock.
     pub fn last_issued_ms(&self) -> Option<i64> {
-        self.lock_state().last_tick.map(|t| self.layout.unix_ms(t))
+        self.cursor
+            .unpack(self.position.load(Ordering::Acquire))
+            .map(|(tick, _)| self.layout.unix_ms(tick))
     }
 
     /// The time (Unix ms) IDs may be issued up to without asking the fence again: what the
     /// worker's registry has recorded as reserved. `None` without a fence.
     pub fn fence_ms(&self) -> Option<i64> {
-        self.fence.as_ref().map(|_| self.lock_state().fence_ms)
+        self.fence
+            .as_ref()
+            .map(|_| self.fence_ms.load(Ordering::Acquire))
     }
 
-    fn lock_state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock cannot leave State inconsistent: every update is a plain
-        // store after all checks passed. So a poisoned lock is still safe to use.
-        self.state
+    fn lock_slow(&self) -> MutexGuard<'_, ()> {
+        // The lock guards no data (the state is in atomics), so a poisoned lock is still safe.
+        self.slow
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -319,7 +360,8 @@ impl SnowflakeGenerator {
         Ok(out)
     }
 
-    /// Reserves up to `max` IDs (at least 1) from one tick under one lock; the batch path.
+    /// Reserves up to `max` IDs (at least 1) from one tick in one step; the batch path. The
+    /// common case takes no lock (one compare-and-swap); waits and fence extensions take it.
     ///
     /// When the tick's sequence is used up it waits (sleeping) for the next tick, or, with a lead,
     /// moves to the next tick at once while that tick is at most the lead ahead of the clock. A
@@ -334,23 +376,85 @@ impl SnowflakeGenerator {
     }
 
     /// Like [`SnowflakeGenerator::next_block`], but never blocks: `None` when issuing would have
-    /// to sleep (a used-up tick, a small clock rollback) or extend the fence (which may do I/O).
+    /// to sleep (a used-up tick, a small clock rollback), extend the fence with I/O (see
+    /// [`TimeFence::try_extend`]), or wait for another caller that is doing one of these.
     /// For an async server's event loop, which then calls `next_block` on a blocking thread.
     #[inline]
     pub fn try_next_block(&self, max: u64) -> Option<Result<IdBlock, SnowflakeError>> {
-        self.issue(max, false).transpose()
+        if let Some(issued) = self.issue_lock_free(max.max(1)) {
+            return Some(issued);
+        }
+        self.issue_locked(max, false).transpose()
     }
 
     /// Issues a block; `Ok(None)` when `may_block` is false and issuing would block.
     fn issue(&self, max: u64, may_block: bool) -> Result<Option<IdBlock>, SnowflakeError> {
+        if let Some(issued) = self.issue_lock_free(max.max(1)) {
+            return issued.map(Some);
+        }
+        self.issue_locked(max, may_block)
+    }
+
+    /// The common case, without the lock: the clock's tick is the last issued one with sequence
+    /// numbers left, or a later one, and lies below the fence. Anything else (no ID issued yet,
+    /// a used-up tick, a clock behind the last issued time, the fence reached, a clock outside
+    /// the layout) is `None`, for [`SnowflakeGenerator::issue_locked`] to judge.
+    ///
+    /// The fence only grows, so a value read here was granted and stays safe to issue below.
+    /// The position is moved on by compare-and-swap from the word the decision was made on, so
+    /// a concurrent issue on either path makes this one decide again.
+    #[inline]
+    fn issue_lock_free(&self, max: u64) -> Option<Result<IdBlock, SnowflakeError>> {
+        let now_tick = self.layout.ticks_at(self.clock.now_ms()).ok()?;
+        let fence = self.fence_ms.load(Ordering::Acquire);
+        if self.layout.unix_ms(now_tick) >= fence {
+            return None;
+        }
+        let max_seq = self.layout.max_sequence();
+        let mut word = self.position.load(Ordering::Acquire);
+        loop {
+            let (last, next_seq) = self.cursor.unpack(word)?;
+            let seq = if now_tick == last && next_seq <= max_seq {
+                next_seq
+            } else if now_tick > last {
+                self.tick_start(now_tick)
+            } else {
+                return None;
+            };
+            let count = max.min(max_seq - seq + 1);
+            let moved = self.cursor.pack(now_tick, seq + count);
+            match self
+                .position
+                .compare_exchange(word, moved, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(self.block(now_tick, seq, count)),
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Every other case, under the lock: waits for the next tick or out a small clock rollback,
+    /// moves ahead within the lead, refuses a larger rollback and a time past the layout, and
+    /// extends the fence. `Ok(None)` when `may_block` is false and one of these would block.
+    fn issue_locked(&self, max: u64, may_block: bool) -> Result<Option<IdBlock>, SnowflakeError> {
         let max = max.max(1);
         let max_seq = self.layout.max_sequence();
         let lead = self.max_lead_ms;
-        let mut st = self.lock_state();
+        let _slow = if may_block {
+            self.lock_slow()
+        } else {
+            match self.slow.try_lock() {
+                Ok(guard) => guard,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => return Ok(None),
+            }
+        };
         loop {
+            let word = self.position.load(Ordering::Acquire);
+            let position = self.cursor.unpack(word);
             let mut now = self.clock.now_ms();
             let mut tick = self.layout.ticks_at(now)?;
-            if let Some(last) = st.last_tick {
+            if let Some((last, next_seq)) = position {
                 if tick < last {
                     // The last issued tick is ahead of the clock. Within the lead that is the
                     // lead at work (it is measured from the last issued time, not the clock);
@@ -376,7 +480,7 @@ impl SnowflakeGenerator {
                     }
                     tick = tick.max(last);
                 }
-                if tick == last && st.next_seq > max_seq {
+                if tick == last && next_seq > max_seq {
                     // This tick is used up: take the next one if it is within the lead, else
                     // wait until it is.
                     let next_tick_ms = self.layout.unix_ms(last + 1);
@@ -397,15 +501,20 @@ impl SnowflakeGenerator {
                 }
             }
             let tick_ms = self.layout.unix_ms(tick);
-            if tick_ms >= st.fence_ms {
-                if !may_block && self.fence.is_some() {
-                    return Ok(None);
-                }
+            if tick_ms >= self.fence_ms.load(Ordering::Acquire) {
                 let fence = self
                     .fence
                     .as_ref()
                     .ok_or(SnowflakeError::FenceReached { unix_ms: tick_ms })?;
-                let new_fence = fence.extend(tick_ms)?;
+                let new_fence = if may_block {
+                    fence.extend(tick_ms)?
+                } else {
+                    match fence.try_extend(tick_ms) {
+                        Some(Ok(new_fence)) if new_fence > tick_ms => new_fence,
+                        // Errors and "not yet" are for the blocking path to judge and report.
+                        _ => return Ok(None),
+                    }
+                };
                 if new_fence <= tick_ms {
                     if tick_ms > now.min(self.clock.now_ms()) {
                         // The fence cannot record times ahead of the clock just now: issue this
@@ -415,30 +524,46 @@ impl SnowflakeGenerator {
                     }
                     return Err(SnowflakeError::FenceReached { unix_ms: tick_ms });
                 }
-                st.fence_ms = new_fence;
+                self.fence_ms.fetch_max(new_fence, Ordering::AcqRel);
             }
-            if st.last_tick != Some(tick) {
-                st.last_tick = Some(tick);
-                st.next_seq = self.tick_start(&mut st.rng);
+            let seq = match position {
+                Some((last, next_seq)) if last == tick => next_seq,
+                _ => self.tick_start(tick),
+            };
+            let count = max.min(max_seq - seq + 1);
+            let moved = self.cursor.pack(tick, seq + count);
+            if self
+                .position
+                .compare_exchange(word, moved, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // An issue without the lock moved the position meanwhile: decide again.
+                continue;
             }
-            let count = max.min(max_seq - st.next_seq + 1);
-            let first = self.layout.encode(tick, self.worker, st.next_seq)?;
-            st.next_seq += count;
-            return Ok(Some(IdBlock {
-                first,
-                stride: self.layout.sequence_stride(),
-                count,
-            }));
+            return self.block(tick, seq, count).map(Some);
         }
     }
 
-    fn tick_start(&self, rng: &mut u64) -> u64 {
+    /// The IDs `seq .. seq + count` of `tick`, once the position has been moved past them.
+    #[inline]
+    fn block(&self, tick: u64, seq: u64, count: u64) -> Result<IdBlock, SnowflakeError> {
+        Ok(IdBlock {
+            first: self.layout.encode(tick, self.worker, seq)?,
+            stride: self.layout.sequence_stride(),
+            count,
+        })
+    }
+
+    /// Where `tick`'s sequence starts: the same for every caller that computes it, so the
+    /// lock-free path may compute it before its compare-and-swap decides who issues.
+    #[inline]
+    fn tick_start(&self, tick: u64) -> u64 {
         match self.seq_start {
             SeqStart::Zero => 0,
             SeqStart::Random => {
                 // Leaf draws from [0, 100); narrow layouts keep at least half their sequence space.
                 let span = 100.min(self.layout.max_sequence().div_ceil(2)).max(1);
-                xorshift(rng) % span
+                mix(self.seed ^ tick) % span
             }
         }
     }
@@ -511,6 +636,61 @@ mod loom_tests {
         }
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
         ids
+    }
+
+    /// The lock-free path (`try_next_block`, and the first attempt of `next_block`) races the
+    /// locked one (a used-up tick, waited out) while the clock moves on: every ID is unique,
+    /// each thread's IDs ascend, and no ID lies in a tick at or before the resume point.
+    #[test]
+    fn loom_lock_free_and_locked_issues_never_share_an_id() {
+        loom::model(|| {
+            let layout = Layout::custom(0, 59, 2, 2, 1).unwrap();
+            let clock = Arc::new(ModelClock(AtomicI64::new(10)));
+            let g = loom::sync::Arc::new(
+                SnowflakeGenerator::builder(layout, 1)
+                    .clock(clock.clone())
+                    .seq_start(SeqStart::Zero)
+                    .resume_after(9)
+                    .build()
+                    .unwrap(),
+            );
+            let trying = {
+                let g = g.clone();
+                loom::thread::spawn(move || {
+                    let mut ids = Vec::new();
+                    for _ in 0..2 {
+                        if let Some(block) = g.try_next_block(2) {
+                            ids.extend(block.unwrap());
+                        }
+                    }
+                    ids
+                })
+            };
+            let ticker = {
+                let clock = clock.clone();
+                loom::thread::spawn(move || clock.sleep_ms(1))
+            };
+            let mut ids = Vec::new();
+            for _ in 0..2 {
+                ids.extend(g.next_block(3).unwrap());
+            }
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+            let tried = trying.join().unwrap();
+            assert!(tried.windows(2).all(|w| w[0] < w[1]), "{tried:?}");
+            ticker.join().unwrap();
+            ids.extend(tried);
+            for &id in &ids {
+                let tick = layout.decode(id).unwrap().ticks;
+                assert!(
+                    tick > 9,
+                    "ID {id} in tick {tick}, at or before the resume point"
+                );
+            }
+            ids.sort_unstable();
+            let n = ids.len();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "an ID was issued twice");
+        });
     }
 
     #[test]

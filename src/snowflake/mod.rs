@@ -237,6 +237,101 @@ mod tests {
         }
     }
 
+    /// Extends by `step`; answers the non-blocking call from memory below `memory_ms` only.
+    struct MemoryFence {
+        step: i64,
+        memory_ms: i64,
+        extends: std::sync::atomic::AtomicU32,
+    }
+    impl TimeFence for MemoryFence {
+        fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+            self.extends
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(unix_ms + self.step)
+        }
+        fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+            (unix_ms < self.memory_ms).then_some(Ok(unix_ms + self.step))
+        }
+    }
+
+    #[test]
+    fn the_non_blocking_try_moves_the_fence_only_through_try_extend() {
+        let clock = Arc::new(FakeClock::new(T0));
+        let fence = Arc::new(MemoryFence {
+            step: 10,
+            memory_ms: T0 + 15,
+            extends: 0.into(),
+        });
+        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
+            .clock(clock.clone())
+            .seq_start(SeqStart::Zero)
+            .fence(Box::new(fence.clone()))
+            .build()
+            .unwrap();
+        let first = g.try_next_block(1).unwrap().unwrap();
+        assert_eq!(g.fence_ms(), Some(T0 + 10));
+        clock.advance_ms(10);
+        let second = g.try_next_block(1).unwrap().unwrap();
+        assert!(second.first > first.first);
+        assert_eq!(g.fence_ms(), Some(T0 + 20), "moved by try_extend");
+        clock.advance_ms(10);
+        assert!(
+            g.try_next_block(1).is_none(),
+            "past the fence's memory the try declines"
+        );
+        assert_eq!(fence.extends.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let third = g.next_block(1).unwrap();
+        assert!(third.first > second.first);
+        assert_eq!(fence.extends.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(g.fence_ms(), Some(T0 + 30));
+    }
+
+    #[test]
+    fn the_lock_free_path_and_the_locked_one_share_one_position() {
+        // Many threads, a layout with 4 IDs per tick and a clock that moves while they issue:
+        // both paths run (used-up ticks go through the lock), and every ID is unique.
+        let clock = Arc::new(FakeClock::new(T0));
+        let layout = Layout::custom(T0 - 1000, 41, 20, 2, 1).unwrap();
+        let g = Arc::new(
+            SnowflakeGenerator::builder(layout, 5)
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        );
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let (g, clock) = (g.clone(), clock.clone());
+                std::thread::spawn(move || {
+                    let mut ids = Vec::new();
+                    for n in 0..2_000u64 {
+                        let block = if n % 2 == 0 {
+                            g.try_next_block(1 + n % 3)
+                        } else {
+                            Some(g.next_block(1 + n % 3))
+                        };
+                        if let Some(block) = block {
+                            ids.extend(block.unwrap());
+                        }
+                        if n % 97 == i {
+                            clock.advance_ms(1);
+                        }
+                    }
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending per thread");
+                    ids
+                })
+            })
+            .collect();
+        let mut all: Vec<u64> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        let n = all.len();
+        assert!(n > 4_000, "{n} IDs");
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "an ID was issued twice");
+    }
+
     #[test]
     fn fence_is_extended_and_its_failure_stops_issuing() {
         let clock = Arc::new(FakeClock::new(T0));

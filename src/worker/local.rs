@@ -345,6 +345,9 @@ impl TimeFence for LocalWorkerLease {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
         self.0.extend(unix_ms)
     }
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        self.0.try_extend(unix_ms)
+    }
 }
 
 impl WorkerLease for LocalWorkerLease {
@@ -532,6 +535,45 @@ mod tests {
         assert!(
             matches!(b, Err(WorkerError::State(StateError::ClockBehind { .. }))),
             "{b:?}"
+        );
+    }
+
+    #[test]
+    fn a_try_extension_answers_inside_the_record_and_never_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FakeClock::new(10_000));
+        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        assert!(
+            a.try_extend(10_000).is_none(),
+            "nothing recorded yet: the record must be written first"
+        );
+        let fence = a.extend(10_000).unwrap();
+        let on_disk = read_state(a.state_path()).unwrap().unwrap();
+        assert_eq!(fence, on_disk.issued_below_ms);
+        // Inside what the state file records, the answer comes from memory and matches
+        // extend's. (Early in the window, so the renewer is not woken and writes nothing.)
+        // (The renewer's rounds hold the state for a moment, when the try declines: ask again.)
+        let tried = (0..1000)
+            .find_map(|_| {
+                a.try_extend(10_001).or_else(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    None
+                })
+            })
+            .unwrap()
+            .unwrap();
+        assert!(tried > 10_001 && tried < fence, "{tried} vs {on_disk:?}");
+        assert_eq!(a.extend(10_001).unwrap(), tried);
+        assert_eq!(read_state(a.state_path()).unwrap().unwrap(), on_disk);
+        // From the record on, only the blocking extension may write.
+        assert!(a.try_extend(fence).is_none());
+        a.finish(Some(fence)).unwrap();
+        assert!(
+            matches!(
+                a.try_extend(fence),
+                Some(Err(SnowflakeError::FenceFailed(_)))
+            ),
+            "a lease given back answers with the same error as extend"
         );
     }
 

@@ -376,6 +376,9 @@ impl TimeFence for SharedFence {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
         self.0.extend(unix_ms)
     }
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        self.0.try_extend(unix_ms)
+    }
 }
 
 /// A generator bound to a worker lease: checks the lease before each block of IDs and records

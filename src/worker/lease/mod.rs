@@ -477,27 +477,44 @@ impl<S: LeaseStore> LeaseCore<S> {
     }
 }
 
+impl<S: LeaseStore> LeaseCore<S> {
+    /// The extension's answer when the recorded reservation already covers `unix_ms` (or the
+    /// lease is unusable), from memory; `None` when a fenced write must raise the record first.
+    /// Both [`TimeFence`] calls start here, so the rule is written once.
+    fn extend_from_memory(
+        &self,
+        st: &mut State,
+        unix_ms: i64,
+    ) -> Option<Result<i64, SnowflakeError>> {
+        st.last_demand_ms = st.last_demand_ms.max(unix_ms);
+        if st.finished {
+            return Some(Err(SnowflakeError::FenceFailed(
+                "the lease was given back".into(),
+            )));
+        }
+        if let Err(e) = self.held() {
+            return Some(Err(SnowflakeError::FenceFailed(e.to_string())));
+        }
+        if st.reserved_until <= unix_ms {
+            return None;
+        }
+        // Come back a third of a window early, so the renewal happens ahead of need.
+        let early = st.reserved_until - self.window_ms / 3;
+        if early > unix_ms {
+            return Some(Ok(early));
+        }
+        if let Some(w) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = w.try_send(());
+        }
+        Some(Ok(st.reserved_until))
+    }
+}
+
 impl<S: LeaseStore> TimeFence for LeaseCore<S> {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.last_demand_ms = st.last_demand_ms.max(unix_ms);
-        if st.finished {
-            return Err(SnowflakeError::FenceFailed(
-                "the lease was given back".into(),
-            ));
-        }
-        self.held()
-            .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-        if st.reserved_until > unix_ms {
-            // Come back a third of a window early, so the renewal happens ahead of need.
-            let early = st.reserved_until - self.window_ms / 3;
-            if early > unix_ms {
-                return Ok(early);
-            }
-            if let Some(w) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                let _ = w.try_send(());
-            }
-            return Ok(st.reserved_until);
+        if let Some(answer) = self.extend_from_memory(&mut st, unix_ms) {
+            return answer;
         }
         let to = self.reservation_for(unix_ms);
         if self.guards.record_before_issuing {
@@ -507,6 +524,17 @@ impl<S: LeaseStore> TimeFence for LeaseCore<S> {
             st.reserved_until = to;
         }
         Ok(to)
+    }
+
+    /// Answers from memory inside the reservation; `None` when the record must be raised first
+    /// (a store write) or the renewer holds the state while it writes.
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        let mut st = match self.state.try_lock() {
+            Ok(st) => st,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        self.extend_from_memory(&mut st, unix_ms)
     }
 }
 
@@ -626,6 +654,9 @@ impl<S: LeaseStore> FencedLease<S> {
 impl<S: LeaseStore> TimeFence for FencedLease<S> {
     fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
         self.core.extend(unix_ms)
+    }
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        self.core.try_extend(unix_ms)
     }
 }
 

@@ -972,7 +972,15 @@ fn issue(
     };
     let started = world.now();
     let worker = r.generator.worker();
-    match r.generator.next_block(1 + rng.below(6)) {
+    // Half the steps go the way `serve` issues: the non-blocking try first (the generator's
+    // lock-free path and the fence's answer from memory), the blocking call only when it declines.
+    let n = 1 + rng.below(6);
+    let tried = if rng.below(2) == 0 {
+        r.generator.try_next_block(n)
+    } else {
+        None
+    };
+    match tried.unwrap_or_else(|| r.generator.next_block(n)) {
         Ok(block) => {
             // The step began after another holder was granted this id: issuing should have
             // stopped (checked where claims expire by themselves).

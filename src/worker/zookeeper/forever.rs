@@ -467,32 +467,43 @@ impl Inner {
     }
 }
 
-impl TimeFence for ZkForeverLease {
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        if *self
+impl ZkForeverLease {
+    fn given_back(&self) -> Option<SnowflakeError> {
+        let finished = *self
             .inner
             .finished
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
-        {
-            return Err(SnowflakeError::FenceFailed(
-                "the worker id was given back".into(),
-            ));
+            .unwrap_or_else(|p| p.into_inner());
+        finished.then(|| SnowflakeError::FenceFailed("the worker id was given back".into()))
+    }
+
+    /// What the cache file already reserves past `unix_ms`, if it does (the one rule both
+    /// extensions follow).
+    fn cached_reservation(cache: &WorkerCache, unix_ms: i64) -> Option<i64> {
+        (cache.issued_below_ms > unix_ms && !cache.clean).then_some(cache.issued_below_ms)
+    }
+}
+
+impl TimeFence for ZkForeverLease {
+    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
+        if let Some(e) = self.given_back() {
+            return Err(e);
         }
         let mut cache = self.inner.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let reserved = if cache.issued_below_ms > unix_ms && !cache.clean {
-            cache.issued_below_ms
-        } else {
-            let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
-            let mut next = cache.clone();
-            next.issued_below_ms = fence;
-            next.clean = false;
-            self.inner
-                .cache_file
-                .write(&next)
-                .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
-            *cache = next;
-            fence
+        let reserved = match Self::cached_reservation(&cache, unix_ms) {
+            Some(reserved) => reserved,
+            None => {
+                let fence = unix_ms.saturating_add(LEASE_WINDOW_MS);
+                let mut next = cache.clone();
+                next.issued_below_ms = fence;
+                next.clean = false;
+                self.inner
+                    .cache_file
+                    .write(&next)
+                    .map_err(|e| SnowflakeError::FenceFailed(e.to_string()))?;
+                *cache = next;
+                fence
+            }
         };
         let now = self.inner.clock.now_ms();
         if self.inner.max_lead_ms == 0 && unix_ms <= now {
@@ -510,6 +521,19 @@ impl TimeFence for ZkForeverLease {
             }
         }
         Ok(reserved.min(covered.max(now).saturating_add(1)))
+    }
+
+    /// Without a lead, for a time the clock has reached, inside what the cache file reserves:
+    /// the answer `extend` gives, from memory. Everything else may write the file or the node.
+    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+        if let Some(e) = self.given_back() {
+            return Some(Err(e));
+        }
+        if self.inner.max_lead_ms != 0 || unix_ms > self.inner.clock.now_ms() {
+            return None;
+        }
+        let cache = self.inner.cache.try_lock().ok()?;
+        Self::cached_reservation(&cache, unix_ms).map(Ok)
     }
 }
 
