@@ -758,11 +758,12 @@ impl LeafService {
 
     /// One snowflake ID when the non-blocking try could not issue one (the tick used up, a small
     /// clock rollback, or the time fence to move past what the registry has recorded, which
-    /// needs I/O; inside the record the try moves it from memory). Such requests come in bursts (every request
-    /// in flight when the fence is reached), and each used to take a blocking thread of its own,
-    /// only to queue on the generator's lock (new threads started for a burst). Now one at a
-    /// time waits on a blocking thread; the others wait here, then try again without blocking,
-    /// which usually succeeds since the one before them moved the fence or the tick on.
+    /// needs I/O; inside the record the try moves it from memory). Such requests come in
+    /// bursts (every request in flight when the fence is reached), and each used to take a
+    /// blocking thread of its own, only to queue on the generator's lock (new threads started
+    /// for a burst). Now one at a time waits on a blocking thread; the others wait here, then
+    /// try again without blocking, which usually succeeds since the one before them moved the
+    /// fence or the tick on.
     async fn snowflake_one_in_turn(self: &Arc<Self>) -> Result<Response<Body>, ApiError> {
         let _turn = self.snowflake_turn.lock().await;
         if let Some(result) = self.snowflake_mode()?.try_next_block(1) {

@@ -551,8 +551,8 @@ mod tests {
         let on_disk = read_state(a.state_path()).unwrap().unwrap();
         assert_eq!(fence, on_disk.issued_below_ms);
         // Inside what the state file records, the answer comes from memory and matches
-        // extend's. (Early in the window, so the renewer is not woken and writes nothing.)
-        // (The renewer's rounds hold the state for a moment, when the try declines: ask again.)
+        // extend's: early in the window, so the renewer is not woken and writes nothing. Its
+        // rounds hold the state for a moment, and a try meeting one declines: ask again.
         let tried = (0..1000)
             .find_map(|_| {
                 a.try_extend(10_001).or_else(|| {
