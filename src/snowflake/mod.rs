@@ -333,6 +333,43 @@ mod tests {
     }
 
     #[test]
+    fn four_threads_on_the_system_clock_never_share_an_id() {
+        // Leaf's layout at full speed: ticks fill up (4,096 IDs per ms) and threads meet on
+        // both paths, with the real clock deciding when a tick ends.
+        let g = Arc::new(
+            SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 9)
+                .build()
+                .unwrap(),
+        );
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let g = g.clone();
+                std::thread::spawn(move || {
+                    let mut ids = Vec::with_capacity(50_000);
+                    for n in 0..50_000u64 {
+                        match g.try_next_block(1) {
+                            Some(block) => ids.extend(block.unwrap()),
+                            None if n % 2 == 0 => ids.extend(g.next_block(1).unwrap()),
+                            None => {}
+                        }
+                    }
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending per thread");
+                    ids
+                })
+            })
+            .collect();
+        let mut all: Vec<u64> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        let n = all.len();
+        assert!(n >= 100_000, "{n} IDs");
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "an ID was issued twice");
+    }
+
+    #[test]
     fn fence_is_extended_and_its_failure_stops_issuing() {
         let clock = Arc::new(FakeClock::new(T0));
         let fence = StepFence {
