@@ -375,7 +375,8 @@ fn bad_link(hd: &Host, servers: &[OnBadLink<'_>], fault: impl FnOnce(&Host) -> S
         .map(|(l, from)| {
             wait_until(RESUME_BOUND + quiet, || {
                 let since = l.last_refused().map_or(*from, |r| r.max(*from));
-                l.elapsed() >= since + quiet
+                // Strictly after, so the last 4 s checked below cannot hold that refusal.
+                l.elapsed() > since + quiet
                     && l.last_ok()
                         .is_some_and(|t| t + Duration::from_millis(500) >= l.elapsed())
             })

@@ -184,7 +184,7 @@ pub struct Load {
     started: Instant,
     /// Set to true by any thread that saw an answer (for waiting until the load is flowing).
     progress: Arc<Mutex<u64>>,
-    /// When the latest ID was answered, in ms since the start, plus one (0: none yet).
+    /// When the latest ID was answered, in ns since the start, plus one (0: none yet).
     last_ok: Arc<AtomicU64>,
     /// The same for the latest answer that was not an ID.
     last_refused: Arc<AtomicU64>,
@@ -240,25 +240,26 @@ impl Load {
                         seen.latencies.push((sent, started.elapsed() - sent));
                         match answer {
                             Ok(r) => {
+                                // One reading of the time for the timeline and the atomics, in
+                                // ns: a test that waits until 4 s after the last refusal and
+                                // then checks the timeline's last 4 s must see the same instant
+                                // (with ms, a refusal up to 1 ms later than its atomic said could
+                                // fall inside the checked span).
+                                let at = started.elapsed();
+                                let at_ns = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX - 1);
                                 *seen.statuses.entry(r.status).or_default() += 1;
-                                seen.timeline.push((started.elapsed(), r.status));
+                                seen.timeline.push((at, r.status));
                                 if r.status == 200 {
                                     let ids = r.ids();
                                     if let (Some(lo), Some(hi)) =
                                         (ids.iter().min(), ids.iter().max())
                                     {
-                                        seen.id_spans.push((started.elapsed(), *lo, *hi));
+                                        seen.id_spans.push((at, *lo, *hi));
                                     }
                                     seen.ids.extend(ids);
-                                    last_ok.fetch_max(
-                                        started.elapsed().as_millis() as u64 + 1,
-                                        Ordering::SeqCst,
-                                    );
+                                    last_ok.fetch_max(at_ns + 1, Ordering::SeqCst);
                                 } else {
-                                    last_refused.fetch_max(
-                                        started.elapsed().as_millis() as u64 + 1,
-                                        Ordering::SeqCst,
-                                    );
+                                    last_refused.fetch_max(at_ns + 1, Ordering::SeqCst);
                                     let (code, msg) =
                                         serde_json::from_str::<serde_json::Value>(&r.body)
                                             .map(|j| {
@@ -299,7 +300,7 @@ impl Load {
     pub fn last_ok(&self) -> Option<Duration> {
         match self.last_ok.load(Ordering::SeqCst) {
             0 => None,
-            ms => Some(Duration::from_millis(ms - 1)),
+            ns => Some(Duration::from_nanos(ns - 1)),
         }
     }
 
@@ -312,7 +313,7 @@ impl Load {
     pub fn last_refused(&self) -> Option<Duration> {
         match self.last_refused.load(Ordering::SeqCst) {
             0 => None,
-            ms => Some(Duration::from_millis(ms - 1)),
+            ns => Some(Duration::from_nanos(ns - 1)),
         }
     }
 
