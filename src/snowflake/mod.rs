@@ -316,20 +316,12 @@ mod tests {
                             clock.advance_ms(1);
                         }
                     }
-                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending per thread");
                     ids
                 })
             })
             .collect();
-        let mut all: Vec<u64> = threads
-            .into_iter()
-            .flat_map(|t| t.join().unwrap())
-            .collect();
-        let n = all.len();
+        let n = join_checked(threads);
         assert!(n > 4_000, "{n} IDs");
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), n, "an ID was issued twice");
     }
 
     #[test]
@@ -353,20 +345,28 @@ mod tests {
                             None => {}
                         }
                     }
-                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending per thread");
                     ids
                 })
             })
             .collect();
-        let mut all: Vec<u64> = threads
-            .into_iter()
-            .flat_map(|t| t.join().unwrap())
-            .collect();
-        let n = all.len();
+        let n = join_checked(threads);
         assert!(n >= 100_000, "{n} IDs");
+    }
+
+    /// Joins threads that issued IDs, checks each thread's ascend and none came back twice
+    /// across them, and returns how many there were.
+    fn join_checked(threads: Vec<std::thread::JoinHandle<Vec<u64>>>) -> usize {
+        let mut all = Vec::new();
+        for t in threads {
+            let ids = t.join().unwrap();
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending per thread");
+            all.extend(ids);
+        }
+        let n = all.len();
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n, "an ID was issued twice");
+        n
     }
 
     #[test]
