@@ -19,7 +19,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
     var completions = [
         &'leafctl'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -55,7 +55,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
             cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -84,7 +84,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
             cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -110,7 +110,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --layout 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]'
             cand --unit-ms 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -128,7 +128,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -144,7 +144,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand add 'Add a tag (a row of leaf_alloc)'
-            cand list 'List every tag with its max_id, step and last update'
+            cand list 'List tags with their max_id, step and last update'
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
@@ -156,7 +156,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --start 'The first ID (the initial max_id), e.g. to continue an existing ID scheme'
             cand --desc 'A description'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -174,8 +174,10 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --version 'Print version'
         }
         &'leafctl;tag;list'= {
+            cand --prefix 'Only tags that start with this text (case-sensitive)'
+            cand --match 'Only tags matching this glob: * any characters, ? one character, \ takes the next character as it is (case-sensitive; quote it for the shell)'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -193,7 +195,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;show'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -211,7 +213,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;set-step'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -230,7 +232,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;tag;bump'= {
             cand --to 'The new max_id: the next claim starts here'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -248,7 +250,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;remove'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -267,7 +269,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;tag;help'= {
             cand add 'Add a tag (a row of leaf_alloc)'
-            cand list 'List every tag with its max_id, step and last update'
+            cand list 'List tags with their max_id, step and last update'
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
@@ -290,7 +292,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;db'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -310,7 +312,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;db;init'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -337,7 +339,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -359,7 +361,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers;list'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -378,7 +380,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;workers;reclaim'= {
             cand --mode 'Only consider this mode when a worker id exists in both'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -398,7 +400,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers;doctor'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -430,7 +432,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -451,7 +453,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config;show'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -469,7 +471,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;config;import-leaf'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
-            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
             cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
             cand --db 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
             cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
@@ -514,7 +516,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;help;tag'= {
             cand add 'Add a tag (a row of leaf_alloc)'
-            cand list 'List every tag with its max_id, step and last update'
+            cand list 'List tags with their max_id, step and last update'
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'

@@ -25,10 +25,10 @@ function __fish_leafctl_using_subcommand
 end
 
 complete -c leafctl -n "__fish_leafctl_needs_command" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_needs_command" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_needs_command" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_needs_command" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_needs_command" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -60,10 +60,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l epoch -d 'Custo
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -89,10 +89,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l epoch -d 'Cust
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -115,10 +115,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l epoch -d 'Cus
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -130,10 +130,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s v -l verbose 
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -145,7 +145,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "list" -d 'List tags with their max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "show" -d 'Show one tag'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
@@ -155,10 +155,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l start -d 'The first ID (the initial max_id), e.g. to continue an existing ID scheme' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l desc -d 'A description' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -170,11 +170,13 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l prefix -d 'Only tags that start with this text (case-sensitive)' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l match -d 'Only tags matching this glob: * any characters, ? one character, \\ takes the next character as it is (case-sensitive; quote it for the shell)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -186,10 +188,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -201,10 +203,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -217,10 +219,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l to -d 'The new max_id: the next claim starts here' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -232,10 +234,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -248,17 +250,17 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "list" -d 'List tags with their max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tag'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -272,10 +274,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -f -a "init" -d 'Create the leaf_alloc table when it is missing (safe to run again)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -290,10 +292,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subc
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "init" -d 'Create the leaf_alloc table when it is missing (safe to run again)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -309,10 +311,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s (or etcd\'s holders\') and the live peers\' and print a verdict'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -325,10 +327,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l mode -d 'Only consider this mode when a worker id exists in both' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -342,10 +344,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -361,10 +363,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Check this host\'s clock against ZooKeeper\'s (or etcd\'s holders\') and the live peers\' and print a verdict'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -379,10 +381,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_s
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -f -a "import-leaf" -d 'Print the leaf.toml equivalent of Leaf\'s leaf.properties (the password is not copied)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -394,10 +396,10 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
 json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
-tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode)'
-ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode)'"
+tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
+ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l db -d 'Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -420,7 +422,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_see
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "config" -d 'Inspect the effective configuration'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List every tag with its max_id, step and last update'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List tags with their max_id, step and last update'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'

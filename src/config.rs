@@ -115,6 +115,9 @@ pub struct ServeSection {
     pub header_timeout_ms: Option<u64>,
     /// Most connections open at once (default 4096; also capped by the open-file limit).
     pub max_connections: Option<usize>,
+    /// Most segment tags with series of their own in `/metrics` (default 100; totals cover
+    /// every tag).
+    pub metrics_tags: Option<usize>,
 }
 
 /// `[zk]`: where worker ids are registered in ZooKeeper, mirroring `--zk`, `--instance` and

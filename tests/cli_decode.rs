@@ -688,7 +688,7 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
     let sb = Sandbox::new();
     for format in ["tsv", "ndjson"] {
         sb.leafctl()
-            .args(["tag", "list", "--output", format])
+            .args(["tag", "show", "order", "--output", format])
             .assert()
             .code(2)
             .stderr(predicate::str::contains(format!(

@@ -244,6 +244,11 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
         source: src(&s.serve_max_connections.origin),
     });
     rows.push(Row {
+        key: "serve.metrics_tags",
+        value: Some(s.serve_metrics_tags.value.to_string()),
+        source: src(&s.serve_metrics_tags.origin),
+    });
+    rows.push(Row {
         key: "db.password",
         value: s.db_password.as_ref().map(|_| "***".to_string()),
         source: s

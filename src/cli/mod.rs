@@ -55,8 +55,8 @@ pub struct GlobalArgs {
     /// Configuration file (TOML) [env: LEAF_CONFIG]
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Output format: text, json; tsv and ndjson for commands that print rows (next, decode).
-    /// In JSON every 64-bit ID is a decimal string
+    /// Output format: text, json; tsv and ndjson for commands that print rows (next, decode,
+    /// tag list). In JSON every 64-bit ID is a decimal string
     #[arg(long, global = true, value_enum, default_value_t = RowFormat::Text)]
     pub output: RowFormat,
     /// Print only results: no progress, no warnings
@@ -268,6 +268,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let output = match (cli.global.output.document(), &cli.command) {
         (Some(doc), _) => doc,
         (None, Command::Next(_) | Command::Decode(_)) => OutputFormat::Text,
+        (None, Command::Tag(tag::TagCommand::List { .. })) => OutputFormat::Text,
         (None, other) => {
             return Err(error::usage(
                 format!(
@@ -275,7 +276,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     cli.global.output.name(),
                     command_name(other)
                 ),
-                "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode)",
+                "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode, tag list)",
             ));
         }
     };

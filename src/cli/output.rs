@@ -29,9 +29,11 @@ pub enum RowFormat {
     Text,
     /// JSON (an array for rows, streamed); every 64-bit ID is a decimal string
     Json,
-    /// Tab-separated lines after a header line; only commands that print rows (next, decode)
+    /// Tab-separated lines after a header line; only commands that print rows (next, decode,
+    /// tag list)
     Tsv,
-    /// One JSON value per line (for jq -c); only commands that print rows (next, decode)
+    /// One JSON value per line (for jq -c); only commands that print rows (next, decode, tag
+    /// list)
     Ndjson,
 }
 

@@ -85,6 +85,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
     let local = listener.local_addr().unwrap_or(addr);
 
     let (metrics, observer) = LeafServiceBuilder::load_observer();
+    metrics.set_tag_limit(s.serve_metrics_tags.value);
     let mut builder = LeafService::builder()
         .metrics(metrics)
         .layout(s.layout.value.layout)
@@ -98,7 +99,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         modes.push(format!(
             "segment on {} ({} tags)",
             generator.describe(),
-            generator.tags().len()
+            generator.tag_count()
         ));
         builder = builder.segment(generator);
     }

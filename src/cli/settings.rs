@@ -102,6 +102,9 @@ pub struct Settings {
     pub serve_header_timeout_ms: Resolved<u64>,
     /// `serve` connection cap (`LEAF_SERVE_MAX_CONNECTIONS`, `serve.max_connections`).
     pub serve_max_connections: Resolved<usize>,
+    /// Segment tags with their own `/metrics` series (`LEAF_SERVE_METRICS_TAGS`,
+    /// `serve.metrics_tags`).
+    pub serve_metrics_tags: Resolved<usize>,
 }
 
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
@@ -585,6 +588,15 @@ impl Settings {
                 "use at least 1 (serve.max_connections or LEAF_SERVE_MAX_CONNECTIONS)",
             ));
         }
+        let serve_metrics_tags = or_default(
+            pick(
+                None,
+                "LEAF_SERVE_METRICS_TAGS",
+                "number of tags",
+                serve.metrics_tags,
+            )?,
+            leafctl::server::DEFAULT_METRICS_TAGS,
+        );
         Ok(Settings {
             config,
             state_dir,
@@ -613,6 +625,7 @@ impl Settings {
             max_lead_ms,
             serve_header_timeout_ms,
             serve_max_connections,
+            serve_metrics_tags,
         })
     }
 }

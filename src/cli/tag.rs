@@ -1,12 +1,20 @@
 //! `leafctl tag`: add, list, show, re-step and remove the tags of the `leaf_alloc` table.
 
+use std::io::{self, IsTerminal};
+
 use clap::Subcommand;
-use leafctl::segment::{DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, tag_for_shell, validate_tag};
+use leafctl::segment::{
+    AllocStore, DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, RowPages, TagFilter, tag_for_shell,
+    validate_tag,
+};
 use serde::Serialize;
 
 use super::db;
 use super::error::usage;
-use super::output::{OutputFormat, age, print_json, print_text, render, rfc3339_ms, table};
+use super::output::{
+    Framing, OutputFormat, RowFormat, RowWriter, age, print_json, print_text, render, rfc3339_ms,
+    table, write_err,
+};
 use super::{Context, whole_number};
 
 pub const EXAMPLES: &str = "\
@@ -15,6 +23,8 @@ Examples:
   leafctl tag add payment --step 5000 --desc 'payment numbers'
   leafctl tag add invoice --start 1000000        continue after an existing ID scheme
   leafctl tag list --output json
+  leafctl tag list --prefix tenant- --output tsv | wc -l     count the tenant tags
+  leafctl tag list --match 'order-*-eu' --output ndjson | jq -r .max_id
   leafctl tag set-step order 20000
   leafctl next order -n 10                       ten IDs from the tag
   leafctl tag bump order --to 5000000            move max_id forward (never down), e.g. after
@@ -41,9 +51,22 @@ pub enum TagCommand {
         #[arg(long)]
         if_not_exists: bool,
     },
-    /// List every tag with its max_id, step and last update
+    /// List tags with their max_id, step and last update
+    ///
+    /// Rows are read a page at a time and printed as they come, in constant memory, so a table of
+    /// a million tags lists as easily as ten. On a terminal, text draws a table of the first 1000
+    /// tags and says how to see the rest; off a terminal it writes tab-separated lines, as tsv
+    /// always does (a tab, line break or backslash in a description is written \t, \n, \\).
     #[command(after_help = EXAMPLES)]
-    List,
+    List {
+        /// Only tags that start with this text (case-sensitive)
+        #[arg(long, value_name = "TEXT", conflicts_with = "glob")]
+        prefix: Option<String>,
+        /// Only tags matching this glob: * any characters, ? one character, \ takes the next
+        /// character as it is (case-sensitive; quote it for the shell)
+        #[arg(long = "match", value_name = "GLOB")]
+        glob: Option<String>,
+    },
     /// Show one tag
     #[command(after_help = EXAMPLES)]
     Show {
@@ -121,6 +144,116 @@ fn check_tag(tag: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Tags a terminal gets as a table; the rest are left to `--output tsv`.
+const TABLE_MAX_ROWS: usize = 1000;
+
+const COLUMNS: [&str; 5] = ["tag", "max_id", "step", "description", "update_time"];
+
+/// `tag list`: streams the rows in `format`, a page at a time.
+fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow::Result<()> {
+    let mut pages = RowPages::new(store, filter.clone());
+    let nothing = || {
+        let what = match filter {
+            TagFilter::All => "no tags".to_string(),
+            TagFilter::Prefix(p) => format!("no tags starting with {p:?}"),
+            TagFilter::Glob(g) => format!("no tags matching {g:?}"),
+        };
+        print_text(&format!(
+            "{what} in {}; add one with `leafctl tag add TAG`",
+            store.describe()
+        ))
+    };
+    if format == RowFormat::Text && io::stdout().is_terminal() {
+        let mut t = table(&["tag", "max_id", "step", "description", "updated"]);
+        let mut shown = 0;
+        let mut more = false;
+        'pages: for page in pages.by_ref() {
+            for r in page? {
+                if shown == TABLE_MAX_ROWS {
+                    more = true;
+                    break 'pages;
+                }
+                t.add_row(vec![
+                    r.tag.clone(),
+                    r.max_id.to_string(),
+                    r.step.to_string(),
+                    r.description.clone().unwrap_or_default(),
+                    updated(&r),
+                ]);
+                shown += 1;
+            }
+        }
+        if shown == 0 {
+            return nothing();
+        }
+        print_text(&render(t))?;
+        if more {
+            eprintln!(
+                "note: the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
+                 --prefix TEXT or --match GLOB narrows the list"
+            );
+        }
+        return Ok(());
+    }
+    let framing = match format {
+        RowFormat::Json => Framing::JsonArray { pretty: true },
+        RowFormat::Ndjson => Framing::Ndjson,
+        RowFormat::Text | RowFormat::Tsv => Framing::Tsv,
+    };
+    let mut out = RowWriter::new(io::stdout().lock(), framing, &COLUMNS);
+    let mut rows = 0u64;
+    for page in pages {
+        for r in page? {
+            out.begin_row();
+            if framing == Framing::Tsv {
+                for (i, cell) in [
+                    r.tag.as_str(),
+                    &r.max_id.to_string(),
+                    &r.step.to_string(),
+                    r.description.as_deref().unwrap_or_default(),
+                    &rfc3339_s(r.update_time_s),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    if i > 0 {
+                        out.buf.push(b'\t');
+                    }
+                    push_tsv_field(&mut out.buf, cell);
+                }
+            } else {
+                if matches!(framing, Framing::JsonArray { .. }) {
+                    out.buf.extend_from_slice(b"  ");
+                }
+                serde_json::to_writer(&mut out.buf, &row_json(&r))?;
+            }
+            out.end_row().map_err(write_err)?;
+            rows += 1;
+        }
+        // A reader sees each page as it comes.
+        out.flush().map_err(write_err)?;
+    }
+    if rows == 0 && format == RowFormat::Text {
+        return nothing();
+    }
+    drop(out.finish().map_err(write_err)?);
+    Ok(())
+}
+
+/// A TSV field: a tab, line break, carriage return or backslash in it is escaped (`\t`, `\n`,
+/// `\r`, `\\`), so every row stays one line of the same number of fields.
+fn push_tsv_field(buf: &mut Vec<u8>, field: &str) {
+    for b in field.bytes() {
+        match b {
+            b'\t' => buf.extend_from_slice(b"\\t"),
+            b'\n' => buf.extend_from_slice(b"\\n"),
+            b'\r' => buf.extend_from_slice(b"\\r"),
+            b'\\' => buf.extend_from_slice(b"\\\\"),
+            b => buf.push(b),
+        }
+    }
+}
+
 pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
     match cmd {
         TagCommand::Add {
@@ -169,31 +302,14 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 }
             }
         }
-        TagCommand::List => {
+        TagCommand::List { prefix, glob } => {
+            let filter = match (prefix, glob) {
+                (Some(p), _) => TagFilter::Prefix(p),
+                (None, Some(g)) => TagFilter::Glob(g),
+                (None, None) => TagFilter::All,
+            };
             let store = db::open(ctx)?;
-            let rows = store.list()?;
-            match ctx.output {
-                OutputFormat::Json => print_json(&rows.iter().map(row_json).collect::<Vec<_>>()),
-                OutputFormat::Text => {
-                    if rows.is_empty() {
-                        return print_text(&format!(
-                            "no tags in {}; add one with `leafctl tag add TAG`",
-                            store.describe()
-                        ));
-                    }
-                    let mut t = table(&["tag", "max_id", "step", "description", "updated"]);
-                    for r in &rows {
-                        t.add_row(vec![
-                            r.tag.clone(),
-                            r.max_id.to_string(),
-                            r.step.to_string(),
-                            r.description.clone().unwrap_or_default(),
-                            updated(r),
-                        ]);
-                    }
-                    print_text(&render(t))
-                }
-            }
+            list(&*store, &filter, ctx.rows)
         }
         TagCommand::Show { tag } => {
             check_tag(&tag)?;
@@ -298,5 +414,15 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 )),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tsv_fields_keep_one_row_per_line() {
+        let mut buf = Vec::new();
+        super::push_tsv_field(&mut buf, "a\tb\nc\\d\re");
+        assert_eq!(buf, b"a\\tb\\nc\\\\d\\re");
     }
 }

@@ -7,7 +7,7 @@
 //! the slow path, once per segment.
 
 use std::ops::Range;
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -78,6 +78,14 @@ impl Segment {
         }
     }
 
+    /// IDs taken from it so far (all of them once used up).
+    fn used(&self) -> u64 {
+        let m = &self.meta.0;
+        let max = m.max.load(SeqCst);
+        let start = m.start.load(SeqCst);
+        self.value.0.load(SeqCst).min(max).saturating_sub(start)
+    }
+
     fn has_left(&self) -> bool {
         let m = &self.meta.0;
         let g = m.generation.load(SeqCst);
@@ -144,6 +152,14 @@ struct LoadState {
     /// The tag is used up (`max_id` at 2^63-1): `(max_id, increment)`. No load is started
     /// again and nothing is logged again; callers get [`SegmentError::Exhausted`].
     exhausted: Option<(i64, i64)>,
+    /// IDs issued from segments no longer current, and from batch claims made past the
+    /// buffers: with the current segment's, the tag's issued total.
+    retired: u64,
+    /// Claims made for the tag (loads and batch claims), and how many failed.
+    claims: u64,
+    claim_failures: u64,
+    /// How long the last claim took (µs).
+    last_claim_us: Option<u64>,
 }
 
 /// How the next claim is sized, decided before it is made.
@@ -156,12 +172,24 @@ pub(crate) struct LoadPlan {
     reason: &'static str,
 }
 
+/// What every take reads: which segment is current, and whether the tag moved since the
+/// status sampler last looked (see [`SegmentBuffer::take_moved`]).
+#[derive(Debug, Default)]
+struct Hot {
+    current: AtomicUsize,
+    /// Set by the first take after the sampler cleared it: the sampler then visits only the tags
+    /// that moved, never every tag.
+    moved: AtomicBool,
+}
+
 /// A tag's two segments and the bookkeeping of loading them.
 #[derive(Debug)]
 pub struct SegmentBuffer {
-    tag: String,
+    tag: Box<str>,
     segments: [Segment; 2],
-    current: Padded<AtomicUsize>,
+    hot: Padded<Hot>,
+    /// The issued total the status sampler last read (it rates the difference).
+    sampled: AtomicU64,
     /// Set while a load is queued or running, or the next segment is ready, or a failed load
     /// waits for its retry: the hot path then does not ask for another.
     next_busy: AtomicBool,
@@ -170,7 +198,7 @@ pub struct SegmentBuffer {
 }
 
 /// A monitoring snapshot of one segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SegmentView {
     /// The next ID it would hand out (`max` once used up).
     pub value: u64,
@@ -207,6 +235,102 @@ pub struct SegmentBufferView {
     pub step_reason: &'static str,
     /// When the last failure happened (Unix ms), while it is the last outcome.
     pub last_error_unix_ms: Option<i64>,
+    /// IDs handed out since the buffer was made (a batch's IDs once taken).
+    pub issued: u64,
+    /// Claims made for the tag (background loads and batch claims).
+    pub claims: u64,
+    /// Claims that failed.
+    pub claim_failures: u64,
+    /// How long the last claim took (µs).
+    pub last_claim_us: Option<u64>,
+}
+
+impl SegmentBufferView {
+    /// The view of a tag that has no buffer: nothing loaded, nothing issued.
+    pub fn unloaded(tag: &str) -> SegmentBufferView {
+        SegmentBufferView {
+            tag: tag.to_string(),
+            init_ok: false,
+            pos: 0,
+            segments: [SegmentView::default(); 2],
+            next_ready: false,
+            loading: false,
+            step: 0,
+            min_step: 0,
+            last_error: None,
+            exhausted: false,
+            step_reason: "",
+            last_error_unix_ms: None,
+            issued: 0,
+            claims: 0,
+            claim_failures: 0,
+            last_claim_us: None,
+        }
+    }
+
+    /// Whether the tag cannot issue now: its current segment is used up, the next is not
+    /// loaded, and its last load failed (a used-up tag is not counted: it never will again).
+    pub fn stuck(&self) -> bool {
+        let cur = self.segments[self.pos & 1];
+        cur.value >= cur.max && !self.next_ready && self.last_error.is_some() && !self.exhausted
+    }
+
+    /// The tag's health, decided here for readiness, the status page and `/metrics` alike;
+    /// `went_backwards` is whether the claim guard refuses the tag now
+    /// ([`super::ClaimGuard::refusals`]).
+    pub fn health(&self, went_backwards: bool) -> TagHealth {
+        if self.exhausted {
+            TagHealth::Exhausted
+        } else if went_backwards {
+            TagHealth::WentBackwards
+        } else if self.last_error.is_some() {
+            TagHealth::Failing
+        } else if !self.init_ok && !self.loading {
+            TagHealth::Idle
+        } else {
+            TagHealth::Ok
+        }
+    }
+}
+
+/// What a tag can do now (see [`SegmentBufferView::health`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TagHealth {
+    /// A claim came back below an earlier one: refused until `leafctl tag bump`.
+    WentBackwards,
+    /// Its last claim failed (the database down, say); it issues from its buffers while they
+    /// last.
+    Failing,
+    /// No ID is left below 2^63-1.
+    Exhausted,
+    /// Loaded, and its last claim succeeded.
+    Ok,
+    /// Nothing loaded: not asked for since the generator started, or its buffers went after a
+    /// long idle time.
+    Idle,
+}
+
+impl TagHealth {
+    /// The name used in JSON and metric labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            TagHealth::WentBackwards => "went_backwards",
+            TagHealth::Failing => "failing",
+            TagHealth::Exhausted => "exhausted",
+            TagHealth::Ok => "ok",
+            TagHealth::Idle => "idle",
+        }
+    }
+
+    /// Whether an operator should look at it (it sorts first on the status page and always gets
+    /// its own series in `/metrics`, within the limit).
+    pub fn needs_attention(self) -> bool {
+        matches!(
+            self,
+            TagHealth::WentBackwards | TagHealth::Failing | TagHealth::Exhausted
+        )
+    }
 }
 
 fn unix_now_ms() -> i64 {
@@ -220,11 +344,12 @@ pub(crate) const RETRY_AFTER: Duration = Duration::from_millis(500);
 
 impl SegmentBuffer {
     /// An empty buffer for `tag`; the first `next_id` loads its first segment.
-    pub fn new(tag: impl Into<String>) -> SegmentBuffer {
+    pub fn new(tag: impl Into<Box<str>>) -> SegmentBuffer {
         SegmentBuffer {
             tag: tag.into(),
             segments: Default::default(),
-            current: Padded(AtomicUsize::new(0)),
+            hot: Padded(Hot::default()),
+            sampled: AtomicU64::new(0),
             next_busy: AtomicBool::new(false),
             state: Mutex::new(LoadState::default()),
             changed: Condvar::new(),
@@ -244,7 +369,7 @@ impl SegmentBuffer {
     /// the caller to [`SegmentBuffer::slow_path`].
     #[inline(always)]
     pub(crate) fn try_take(&self) -> Option<(u64, bool)> {
-        let idx = self.current.0.load(SeqCst);
+        let idx = self.hot.0.current.load(SeqCst);
         self.segments[idx]
             .take()
             .map(|(id, past)| (id, past && !self.next_busy.load(SeqCst)))
@@ -254,7 +379,7 @@ impl SegmentBuffer {
     /// the other segment should now be preloaded; `None` when the current segment is used up.
     #[inline]
     pub(crate) fn try_take_many(&self, n: u64) -> Option<(Range<u64>, bool)> {
-        let idx = self.current.0.load(SeqCst);
+        let idx = self.hot.0.current.load(SeqCst);
         self.segments[idx]
             .take_many(n)
             .map(|(r, past)| (r, past && !self.next_busy.load(SeqCst)))
@@ -270,14 +395,16 @@ impl SegmentBuffer {
     /// Under the state lock: true when the current segment has IDs left, after switching to the
     /// other one if it is loaded.
     fn switch_locked(&self, st: &mut LoadState) -> bool {
-        let cur = self.current.0.load(SeqCst);
+        let cur = self.hot.0.current.load(SeqCst);
         if self.segments[cur].has_left() {
             return true;
         }
         if !st.next_ready {
             return false;
         }
-        self.current.0.store(1 - cur, SeqCst);
+        // The used-up segment's IDs count as issued from now on.
+        st.retired += self.segments[cur].used();
+        self.hot.0.current.store(1 - cur, SeqCst);
         st.next_ready = false;
         self.next_busy.store(st.loading, SeqCst);
         self.changed.notify_all();
@@ -335,21 +462,21 @@ impl SegmentBuffer {
     fn not_ready(&self, st: &LoadState) -> SegmentError {
         if let Some((max_id, increment)) = st.exhausted {
             return SegmentError::Exhausted {
-                tag: self.tag.clone(),
+                tag: self.tag.to_string(),
                 max_id,
                 increment,
             };
         }
         if let Some((db, start, mark)) = &st.went_backwards {
             return SegmentError::WentBackwards {
-                tag: self.tag.clone(),
+                tag: self.tag.to_string(),
                 db: db.clone(),
                 start: *start,
                 mark: *mark,
             };
         }
         SegmentError::NotReady {
-            tag: self.tag.clone(),
+            tag: self.tag.to_string(),
             cause: st.last_error.clone(),
         }
     }
@@ -426,7 +553,7 @@ impl SegmentBuffer {
         let mut st = self.lock();
         let outcome = match result {
             Ok(claim) => {
-                let cur = self.current.0.load(SeqCst);
+                let cur = self.hot.0.current.load(SeqCst);
                 self.segments[1 - cur].refill(&claim);
                 match plan.increment {
                     Increment::TableStep => st.step = claim.table_step,
@@ -476,13 +603,77 @@ impl SegmentBuffer {
         outcome
     }
 
+    /// IDs handed out since the buffer was made: those of segments used up before, of batch
+    /// claims, and of the current segment so far. Read off the segments' own counters, so
+    /// counting costs the hot path nothing.
+    pub fn issued(&self) -> u64 {
+        let st = self.lock();
+        self.issued_locked(&st)
+    }
+
+    fn issued_locked(&self, st: &LoadState) -> u64 {
+        let cur = self.hot.0.current.load(SeqCst);
+        st.retired.saturating_add(self.segments[cur].used())
+    }
+
+    /// Counts IDs of a batch claim made past the buffers as issued.
+    pub(crate) fn count_claimed(&self, n: u64) {
+        let mut st = self.lock();
+        st.retired = st.retired.saturating_add(n);
+    }
+
+    /// Records how a claim for this tag went (loads and batch claims).
+    pub(crate) fn record_claim(&self, elapsed: Duration, ok: bool) {
+        let mut st = self.lock();
+        st.claims += 1;
+        if !ok {
+            st.claim_failures += 1;
+        }
+        st.last_claim_us = Some(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX));
+    }
+
+    /// Whether the tag moved since [`SegmentBuffer::take_moved`] last cleared the flag; the
+    /// caller of a take that sees `false` calls [`SegmentBuffer::mark_moved`].
+    #[inline(always)]
+    pub(crate) fn moved(&self) -> bool {
+        self.hot.0.moved.load(Relaxed)
+    }
+
+    /// Sets the moved flag; true when it was clear (the caller then lists the buffer as moved).
+    pub(crate) fn mark_moved(&self) -> bool {
+        !self.hot.0.moved.swap(true, SeqCst)
+    }
+
+    /// Clears the moved flag and returns the IDs issued since the last call (the sampler's
+    /// per-second rate). Cleared first, so a take that races with it marks the tag again.
+    pub fn take_moved(&self) -> u64 {
+        self.hot.0.moved.store(false, SeqCst);
+        let total = self.issued();
+        total.saturating_sub(self.sampled.swap(total, SeqCst))
+    }
+
+    /// Whether an operator should look at the tag: its last load failed, or it is used up.
+    pub(crate) fn needs_attention(&self) -> bool {
+        let st = self.lock();
+        st.last_error.is_some() || st.exhausted.is_some()
+    }
+
+    /// Whether a load is queued or running now.
+    pub(crate) fn is_loading(&self) -> bool {
+        self.lock().loading
+    }
+
     /// A snapshot for monitoring.
     pub fn view(&self) -> SegmentBufferView {
         let st = self.lock();
         SegmentBufferView {
-            tag: self.tag.clone(),
+            tag: self.tag.to_string(),
+            issued: self.issued_locked(&st),
+            claims: st.claims,
+            claim_failures: st.claim_failures,
+            last_claim_us: st.last_claim_us,
             init_ok: st.initialised,
-            pos: self.current.0.load(SeqCst),
+            pos: self.hot.0.current.load(SeqCst),
             segments: [self.segments[0].view(), self.segments[1].view()],
             next_ready: st.next_ready,
             loading: st.loading,

@@ -1,19 +1,28 @@
-//! The segment generator: a [`SegmentBuffer`] per tag, loaded and refreshed in the background.
+//! The segment generator: a [`SegmentBuffer`] per tag asked for, loaded and refreshed in the
+//! background.
+//!
+//! Every tag of the table is known by name (a [`TagTable`]), but only a tag that is asked for
+//! gets a buffer, and a buffer left unused for [`IDLE_BUFFER_TIMEOUT`] goes again: a million
+//! tags cost their names while idle, not a million buffers. Nothing runs per tag unless it
+//! issues or loads: the tag list is re-read every [`REFRESH_INTERVAL`] in pages (skipped when
+//! the database says its fingerprint did not change), and monitoring visits only the tags that
+//! moved since it last looked ([`SegmentGenerator::drain_moved`]).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use arc_swap::ArcSwap;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::buffer::{RETRY_AFTER, Slow};
+use super::tags::{SHARDS, TagTable};
 use super::{
     AllocStore, Claim, ClaimGuard, Increment, LeafAlloc, SegmentBuffer, SegmentBufferView,
-    SegmentError, validate_tag,
+    SegmentError, TagHealth, TagPages, TagsFingerprint, validate_tag,
 };
 use crate::snowflake::{Clock, SystemClock};
 
@@ -21,6 +30,9 @@ use crate::snowflake::{Clock, SystemClock};
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 /// How long a caller waits for a segment that is still loading before `NotReady`.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a tag's buffer may go unused (no ID taken, no load) before it is dropped. The IDs
+/// left in its segments are skipped, never issued again; the tag's next request claims anew.
+pub const IDLE_BUFFER_TIMEOUT: Duration = Duration::from_secs(3600);
 
 enum Msg {
     Load(Arc<SegmentBuffer>),
@@ -40,72 +52,6 @@ pub struct LoadEvent<'a> {
 
 /// Called after every claim the generator makes (background loads and batch claims).
 pub type LoadObserver = Arc<dyn Fn(&LoadEvent<'_>) + Send + Sync>;
-
-/// The tag map, read on every `next_id(tag)`. hashbrown with foldhash rather than std's SipHash
-/// (a short tag hashes in a couple of ns instead of ~15), and keys compared inline rather than
-/// through libc's `memcmp`, whose call costs more than comparing a short name; together they
-/// were most of the cost of a lookup. Only tags that exist in the table are ever inserted, so
-/// lookups of arbitrary names cannot flood it with collisions.
-type TagMap = hashbrown::HashMap<TagKey, usize>;
-
-/// The tags' buffers as published to `next_id(tag)`: a list, and the map from tag to position in
-/// it, so a thread can remember the position of the tag it asked for last and, asked for the same
-/// tag again, skip the map.
-struct Tags {
-    index: TagMap,
-    list: Vec<Arc<SegmentBuffer>>,
-}
-
-impl Tags {
-    /// `list` must not hold a tag twice.
-    fn new(list: Vec<Arc<SegmentBuffer>>) -> Tags {
-        let index = list
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (TagKey(b.tag().into()), i))
-            .collect();
-        Tags { index, list }
-    }
-
-    #[inline]
-    fn position(&self, tag: &str) -> Option<usize> {
-        self.index.get(&TagQuery(tag)).copied()
-    }
-
-    fn get(&self, tag: &str) -> Option<&Arc<SegmentBuffer>> {
-        self.list.get(self.position(tag)?)
-    }
-}
-
-/// A tag as the map's key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct TagKey(Box<str>);
-
-/// A tag being looked up: hashes as its [`TagKey`] does, compares inline.
-struct TagQuery<'a>(&'a str);
-
-// Both hash the bytes alone: the map holds nothing but tags, so `str`'s extra end marker (one
-// more round of the hash) buys nothing.
-impl std::hash::Hash for TagKey {
-    #[inline]
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write(self.0.as_bytes());
-    }
-}
-
-impl std::hash::Hash for TagQuery<'_> {
-    #[inline]
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write(self.0.as_bytes());
-    }
-}
-
-impl hashbrown::Equivalent<TagKey> for TagQuery<'_> {
-    #[inline]
-    fn equivalent(&self, key: &TagKey) -> bool {
-        same_bytes(self.0.as_bytes(), key.0.as_bytes())
-    }
-}
 
 /// Byte equality without a call out: 8 bytes at a time, and short names by overlapping loads
 /// (like the hash itself) instead of a loop over bytes.
@@ -138,133 +84,268 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// A buffer in use, as the loader sees it when it looks for buffers gone idle.
+struct Active {
+    buffer: Arc<SegmentBuffer>,
+    /// Its issued total when last looked at, and since when it has not moved.
+    issued: u64,
+    since: Instant,
+}
+
+/// A buffer as a map key: its address (unique while the buffer lives, and the map holds it).
+fn key(buffer: &Arc<SegmentBuffer>) -> usize {
+    Arc::as_ptr(buffer) as usize
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 struct Inner {
     store: Arc<dyn AllocStore>,
     /// Refuses a claim that comes back below one this generator made before.
     guard: ClaimGuard,
     clock: Arc<dyn Clock>,
     observer: Option<LoadObserver>,
-    /// Read on every `next_id(tag)` without a lock (an atomic load); replaced as a whole, copy on
-    /// write, when tags come or go, which is rare.
-    buffers: ArcSwap<Tags>,
-    /// Serialises those replacements so none is lost.
-    buffers_write: Mutex<()>,
-    /// This generator's number, unique in the process (never reused), for [`TAGS`].
+    /// Every tag, and the buffers of those asked for.
+    table: TagTable,
+    /// The buffers in the table, for finding idle ones and for totals.
+    active: Mutex<Vec<Active>>,
+    /// Buffers whose tag needs attention (failing, used up, went backwards), by [`key`].
+    troubled: Mutex<HashMap<usize, Arc<SegmentBuffer>>>,
+    /// Buffers that issued since [`SegmentGenerator::drain_moved`] last looked.
+    moved: Mutex<Vec<Arc<SegmentBuffer>>>,
+    /// To the loader thread.
+    tx: Sender<Msg>,
+    /// This generator's number, unique in the process (never reused), for [`RECENT`].
     id: u64,
-    /// Raised after each replacement of `buffers`, so a thread's cached map is known stale.
+    /// Raised when a buffer leaves the table (dropped as idle, or its tag removed), so a
+    /// thread's remembered buffers are known stale.
     version: AtomicU64,
+    /// IDs issued by buffers since dropped (for the issued total over all tags).
+    dropped_issued: AtomicU64,
+    /// Claims over all tags, and how many failed.
+    claims: AtomicU64,
+    claim_failures: AtomicU64,
+    /// The table's fingerprint at the last full read of the tag list.
+    fingerprint: Mutex<Option<TagsFingerprint>>,
+    idle_timeout: Duration,
+    wait: Duration,
 }
 
 static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Buffers a thread remembers.
+const RECENT_BUFFERS: usize = 4;
+
 thread_local! {
-    /// The tags this thread last used, with their generator's id and version. Checking it takes a
-    /// plain load of `version`; a load from the `ArcSwap` takes two atomic read-modify-writes,
-    /// which cost more than the rest of `next_id(tag)`. A thread keeps the tags it last used
-    /// (and so their buffers) alive until it next calls `next_id(tag)` or ends.
-    static TAGS: RefCell<Option<Cached>> = const { RefCell::new(None) };
+    /// The buffers this thread used last, with their generator's id and version: asked for one
+    /// of these tags again, `next_id(tag)` compares names instead of looking the tag up
+    /// (checking the version is one plain load; the table's lookup takes a lock). A thread
+    /// keeps them alive until it next calls `next_id(tag)` or ends.
+    static RECENT: RefCell<Recent> = const {
+        RefCell::new(Recent {
+            generator: 0,
+            version: 0,
+            buffers: [const { None }; RECENT_BUFFERS],
+            next: 0,
+        })
+    };
 }
 
-/// A thread's copy of one generator's tags.
-struct Cached {
+/// A thread's memory of the buffers it used last (see [`RECENT`]).
+struct Recent {
     generator: u64,
     version: u64,
-    tags: Arc<Tags>,
-    /// The position of the tag this thread asked for last.
-    last: usize,
+    buffers: [Option<Arc<SegmentBuffer>>; RECENT_BUFFERS],
+    /// Where the next buffer goes (the oldest).
+    next: usize,
+}
+
+impl Recent {
+    #[inline(always)]
+    fn find(&self, tag: &str) -> Option<&Arc<SegmentBuffer>> {
+        self.buffers
+            .iter()
+            .flatten()
+            .find(|b| same_bytes(b.tag().as_bytes(), tag.as_bytes()))
+    }
+
+    fn remember(&mut self, buffer: Arc<SegmentBuffer>) -> Option<&Arc<SegmentBuffer>> {
+        let i = self.next % RECENT_BUFFERS;
+        self.next = i + 1;
+        let slot = self.buffers.get_mut(i)?;
+        *slot = Some(buffer);
+        slot.as_ref()
+    }
+
+    fn reset(&mut self, generator: u64, version: u64) {
+        self.generator = generator;
+        self.version = version;
+        self.buffers = [const { None }; RECENT_BUFFERS];
+        self.next = 0;
+    }
 }
 
 impl Inner {
-    /// Publishes a new tag map (under `buffers_write`).
-    fn publish(&self, tags: Tags) {
-        self.buffers.store(Arc::new(tags));
-        self.version.fetch_add(1, Ordering::Release);
+    /// A new buffer is in use.
+    fn activate(&self, buffer: &Arc<SegmentBuffer>) {
+        locked(&self.active).push(Active {
+            buffer: buffer.clone(),
+            issued: 0,
+            since: Instant::now(),
+        });
     }
 
-    /// One claim in the table, reported to the observer.
-    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
+    /// The buffer of a tag of the table, made on first use.
+    fn table_buffer(&self, tag: &str) -> Option<Arc<SegmentBuffer>> {
+        let (buffer, made) = self.table.buffer(tag)?;
+        if made {
+            self.activate(&buffer);
+        }
+        Some(buffer)
+    }
+
+    /// One claim in the table for `buffer`'s tag, counted and reported to the observer.
+    fn claim(
+        &self,
+        buffer: &Arc<SegmentBuffer>,
+        increment: Increment,
+    ) -> Result<Claim, SegmentError> {
         let started = Instant::now();
-        let result = self.guard.claim(&*self.store, tag, increment);
+        let result = self.guard.claim(&*self.store, buffer.tag(), increment);
+        let elapsed = started.elapsed();
+        buffer.record_claim(elapsed, result.is_ok());
+        self.claims.fetch_add(1, Ordering::Relaxed);
+        if result.is_err() {
+            self.claim_failures.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(observe) = &self.observer {
             observe(&LoadEvent {
-                tag,
-                elapsed: started.elapsed(),
+                tag: buffer.tag(),
+                elapsed,
                 claimed: result.as_ref().ok().map(Claim::len),
             });
         }
         result
     }
 
+    /// Keeps [`Inner::troubled`] in step with the buffer's state after a claim.
+    fn update_troubled(&self, buffer: &Arc<SegmentBuffer>) {
+        let bad = buffer.needs_attention() || self.guard.refuses(buffer.tag());
+        let mut troubled = locked(&self.troubled);
+        if bad {
+            troubled.insert(key(buffer), buffer.clone());
+        } else {
+            troubled.remove(&key(buffer));
+        }
+    }
+
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
-        let mut result = self.claim(buffer.tag(), plan.increment);
+        let mut result = self.claim(buffer, plan.increment);
         // Fewer IDs are left below 2^63-1 than the step: claim those last ones.
         if let Err(SegmentError::Exhausted { max_id, .. }) = result
             && (0..i64::MAX).contains(&max_id)
         {
-            result = self.claim(buffer.tag(), Increment::Custom(i64::MAX - max_id));
+            result = self.claim(buffer, Increment::Custom(i64::MAX - max_id));
         }
         // A removed or used-up tag is not retried; anything else (the database down) is.
         let retry = !matches!(
             result,
             Err(SegmentError::UnknownTag { .. } | SegmentError::Exhausted { .. })
         );
-        if buffer.finish_load(plan, result).is_some()
-            && retry
-            && !retries.iter().any(|(_, b)| Arc::ptr_eq(b, buffer))
-        {
+        let failed = buffer.finish_load(plan, result).is_some();
+        self.update_troubled(buffer);
+        if failed && retry && !retries.iter().any(|(_, b)| Arc::ptr_eq(b, buffer)) {
             retries.push((Instant::now() + RETRY_AFTER, buffer.clone()));
         }
     }
 
+    /// Forgets a buffer that left the table.
+    fn forget(&self, buffer: &Arc<SegmentBuffer>) {
+        locked(&self.troubled).remove(&key(buffer));
+        self.dropped_issued
+            .fetch_add(buffer.issued(), Ordering::Relaxed);
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Re-reads the tag list, page by page: new tags are added, removed ones dropped with
+    /// their buffers. Skipped when the database's fingerprint of the list is what it was.
     fn refresh(&self) {
-        match self.store.tags() {
-            Ok(tags) => {
-                let known: std::collections::HashSet<&str> =
-                    tags.iter().map(String::as_str).collect();
-                let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
-                let current = self.buffers.load();
-                let mut list: Vec<Arc<SegmentBuffer>> = current
-                    .list
-                    .iter()
-                    .filter(|b| known.contains(b.tag()))
-                    .cloned()
-                    .collect();
-                let mut listed: std::collections::HashSet<String> =
-                    list.iter().map(|b| b.tag().to_string()).collect();
-                for t in tags {
-                    if listed.insert(t.clone()) {
-                        list.push(Arc::new(SegmentBuffer::new(t)));
-                    }
-                }
-                self.publish(Tags::new(list));
+        let fingerprint = match self.store.tags_fingerprint() {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!("refreshing the tag list failed: {e}");
+                return;
             }
-            Err(e) => tracing::warn!("refreshing the tag list failed: {e}"),
+        };
+        if let Some(f) = fingerprint
+            && *locked(&self.fingerprint) == Some(f)
+            && f.count == self.table.len() as u64
+        {
+            return;
+        }
+        let epoch = self.table.begin_refresh();
+        for page in TagPages::new(&*self.store) {
+            match page {
+                Ok(tags) => tags.iter().for_each(|t| {
+                    self.table.insert(t);
+                }),
+                Err(e) => {
+                    tracing::warn!("refreshing the tag list failed: {e}");
+                    return;
+                }
+            }
+        }
+        let gone = self.table.sweep(epoch);
+        if !gone.is_empty() {
+            locked(&self.active).retain(|a| !gone.iter().any(|b| Arc::ptr_eq(b, &a.buffer)));
+            gone.iter().for_each(|b| self.forget(b));
+        }
+        *locked(&self.fingerprint) = fingerprint;
+    }
+
+    /// Drops the buffers that issued nothing and loaded nothing for [`Inner::idle_timeout`].
+    fn drop_idle(&self) {
+        let now = Instant::now();
+        let mut idle = Vec::new();
+        locked(&self.active).retain_mut(|a| {
+            let issued = a.buffer.issued();
+            if issued != a.issued || a.buffer.is_loading() {
+                a.issued = issued;
+                a.since = now;
+                return true;
+            }
+            if now.duration_since(a.since) < self.idle_timeout {
+                return true;
+            }
+            idle.push(a.buffer.clone());
+            false
+        });
+        for buffer in idle {
+            if self.table.detach(&buffer) {
+                self.forget(&buffer);
+            }
         }
     }
 
+    /// The buffer of `tag`, looked up in the database when the table does not hold it (a tag
+    /// added since the last refresh is found at once; Leaf waits for the next refresh).
     fn lookup(&self, tag: &str) -> Result<Arc<SegmentBuffer>, SegmentError> {
-        if let Some(b) = self.buffers.load().get(tag) {
-            return Ok(b.clone());
+        if let Some(b) = self.table_buffer(tag) {
+            return Ok(b);
         }
-        // Unlike Leaf, a tag added since the last refresh is found at once.
         validate_tag(tag)?;
+        let unknown = || SegmentError::UnknownTag {
+            tag: tag.into(),
+            db: self.store.describe(),
+        };
         if self.store.get(tag)?.is_none() {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.store.describe(),
-            });
+            return Err(unknown());
         }
-        let _writer = self.buffers_write.lock().unwrap_or_else(|p| p.into_inner());
-        let current = self.buffers.load();
-        if let Some(b) = current.get(tag) {
-            return Ok(b.clone()); // added meanwhile
-        }
-        let buffer = Arc::new(SegmentBuffer::new(tag));
-        let mut list = current.list.clone();
-        list.push(buffer.clone());
-        self.publish(Tags::new(list));
-        Ok(buffer)
+        self.table.insert(tag);
+        self.table_buffer(tag).ok_or_else(unknown)
     }
 }
 
@@ -282,58 +363,67 @@ fn worker(inner: Arc<Inner>, rx: mpsc::Receiver<Msg>, refresh_every: Duration) {
         let (due, later): (Vec<_>, Vec<_>) = retries.drain(..).partition(|r| r.0 <= now);
         retries = later;
         for (_, b) in due {
-            if b.start_retry() {
+            // A buffer dropped meanwhile (idle, its tag removed) is not loaded again.
+            if inner.table.holds(&b) && b.start_retry() {
                 inner.load(&b, &mut retries);
             }
         }
         if Instant::now() >= next_refresh {
             inner.refresh();
+            inner.drop_idle();
             next_refresh = Instant::now() + refresh_every;
         }
     }
 }
 
+/// The hot path: an ID from the current segment, the preload asked for once 10% is used, and
+/// the tag listed as moved for monitoring (once per sample).
 #[inline(always)]
-fn next_from(
-    buffer: &Arc<SegmentBuffer>,
-    tx: &Sender<Msg>,
-    wait: Duration,
-) -> Result<u64, SegmentError> {
-    if let Some((id, preload)) = buffer.try_take() {
-        if preload {
-            request_preload(buffer, tx);
-        }
-        return Ok(id);
+fn take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
+    let (id, preload) = buffer.try_take()?;
+    if preload {
+        request_preload(buffer, inner);
     }
-    next_slow(buffer, tx, wait)
+    if !buffer.moved() {
+        note_moved(buffer, inner);
+    }
+    Some(id)
 }
 
 #[cold]
-fn request_preload(buffer: &Arc<SegmentBuffer>, tx: &Sender<Msg>) {
-    if buffer.claim_preload() && tx.send(Msg::Load(buffer.clone())).is_err() {
+fn note_moved(buffer: &Arc<SegmentBuffer>, inner: &Inner) {
+    if buffer.mark_moved() {
+        locked(&inner.moved).push(buffer.clone());
+    }
+}
+
+#[inline(always)]
+fn next_from(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentError> {
+    if let Some(id) = take(buffer, inner) {
+        return Ok(id);
+    }
+    next_slow(buffer, inner)
+}
+
+#[cold]
+fn request_preload(buffer: &Arc<SegmentBuffer>, inner: &Inner) {
+    if buffer.claim_preload() && inner.tx.send(Msg::Load(buffer.clone())).is_err() {
         buffer.abandon_load("the generator has been stopped");
     }
 }
 
 #[cold]
 #[inline(never)]
-fn next_slow(
-    buffer: &Arc<SegmentBuffer>,
-    tx: &Sender<Msg>,
-    wait: Duration,
-) -> Result<u64, SegmentError> {
-    let deadline = Instant::now() + wait;
+fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentError> {
+    let deadline = Instant::now() + inner.wait;
     loop {
-        if let Some((id, preload)) = buffer.try_take() {
-            if preload {
-                request_preload(buffer, tx);
-            }
+        if let Some(id) = take(buffer, inner) {
             return Ok(id);
         }
         match buffer.slow_path(deadline)? {
             Slow::Retry => {}
             Slow::StartLoad => {
-                if tx.send(Msg::Load(buffer.clone())).is_err() {
+                if inner.tx.send(Msg::Load(buffer.clone())).is_err() {
                     buffer.abandon_load("the generator has been stopped");
                 }
             }
@@ -350,8 +440,6 @@ fn next_slow(
 /// it is back.
 pub struct SegmentGenerator {
     inner: Arc<Inner>,
-    tx: Sender<Msg>,
-    wait: Duration,
     worker: Option<JoinHandle<()>>,
 }
 
@@ -362,6 +450,7 @@ pub struct SegmentGeneratorBuilder {
     observer: Option<LoadObserver>,
     wait: Duration,
     refresh: Duration,
+    idle_timeout: Duration,
 }
 
 impl SegmentGeneratorBuilder {
@@ -380,32 +469,47 @@ impl SegmentGeneratorBuilder {
         self.observer = Some(observer);
         self
     }
-    /// How often the tag list is re-read (default [`REFRESH_INTERVAL`]).
+    /// How often the tag list is re-read, and idle buffers looked for (default
+    /// [`REFRESH_INTERVAL`]).
     pub fn refresh_interval(mut self, every: Duration) -> Self {
         self.refresh = every;
         self
     }
+    /// How long a tag's buffer may go unused before it is dropped (default
+    /// [`IDLE_BUFFER_TIMEOUT`]; checked every refresh interval).
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
+        self
+    }
     /// Reads the tag list and starts the background thread.
     pub fn build(self) -> Result<SegmentGenerator, SegmentError> {
-        let tags = self.store.tags()?;
-        let mut listed = std::collections::HashSet::new();
-        let buffers = Tags::new(
-            tags.into_iter()
-                .filter(|t| listed.insert(t.clone()))
-                .map(|t| Arc::new(SegmentBuffer::new(t)))
-                .collect(),
-        );
+        let fingerprint = self.store.tags_fingerprint()?;
+        let table = TagTable::new();
+        for page in TagPages::new(&*self.store) {
+            page?.iter().for_each(|t| {
+                table.insert(t);
+            });
+        }
+        let (tx, rx) = mpsc::channel();
         let inner = Arc::new(Inner {
             store: self.store,
             guard: ClaimGuard::in_memory(),
             clock: self.clock,
             observer: self.observer,
-            buffers: ArcSwap::from_pointee(buffers),
-            buffers_write: Mutex::new(()),
+            table,
+            active: Mutex::new(Vec::new()),
+            troubled: Mutex::new(HashMap::new()),
+            moved: Mutex::new(Vec::new()),
+            tx,
             id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
             version: AtomicU64::new(0),
+            dropped_issued: AtomicU64::new(0),
+            claims: AtomicU64::new(0),
+            claim_failures: AtomicU64::new(0),
+            fingerprint: Mutex::new(fingerprint),
+            idle_timeout: self.idle_timeout,
+            wait: self.wait,
         });
-        let (tx, rx) = mpsc::channel();
         let refresh = self.refresh;
         let worker_inner = inner.clone();
         let worker = std::thread::Builder::new()
@@ -417,11 +521,24 @@ impl SegmentGeneratorBuilder {
             })?;
         Ok(SegmentGenerator {
             inner,
-            tx,
-            wait: self.wait,
             worker: Some(worker),
         })
     }
+}
+
+/// Totals over every tag, for monitoring ([`SegmentGenerator::totals`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SegmentTotals {
+    /// Tags in the table.
+    pub tags: u64,
+    /// Tags with a buffer (asked for, not dropped as idle).
+    pub buffered: u64,
+    /// IDs issued over all tags since start.
+    pub issued: u64,
+    /// Claims made over all tags, and how many failed.
+    pub claims: u64,
+    /// Claims that failed.
+    pub claim_failures: u64,
 }
 
 impl SegmentGenerator {
@@ -433,59 +550,42 @@ impl SegmentGenerator {
             observer: None,
             wait: WAIT_TIMEOUT,
             refresh: REFRESH_INTERVAL,
+            idle_timeout: IDLE_BUFFER_TIMEOUT,
         }
     }
 
-    /// The next ID for `tag`. Finds the tag's buffer in this thread's copy of the tag map,
-    /// checked current with one atomic load (no lock, no reference count); a [`SegmentHandle`]
-    /// also skips the map lookup.
+    /// The next ID for `tag`. A tag this thread used lately is found by comparing names (one
+    /// atomic load checks that memory is current; no lock, no reference count); a
+    /// [`SegmentHandle`] also skips that.
     pub fn next_id(&self, tag: &str) -> Result<u64, SegmentError> {
         if let Some(id) = self.try_next_id(tag) {
             return Ok(id);
         }
         let buffer = self.inner.lookup(tag)?;
-        next_from(&buffer, &self.tx, self.wait)
+        next_from(&buffer, &self.inner)
     }
 
     /// The next ID for `tag` if one can be had without waiting: a known tag whose current
-    /// segment has IDs left (this thread's copy of the tag map, checked current with an atomic
-    /// load, and one atomic increment; no lock, no I/O). `None` means "call
-    /// [`SegmentGenerator::next_id`]", which may wait for a load or ask the database about an
-    /// unknown tag; an async server does that off its event loop.
+    /// segment has IDs left (no I/O; a lock only the first time this thread asks for the tag
+    /// lately). `None` means "call [`SegmentGenerator::next_id`]", which may wait for a load
+    /// or ask the database about an unknown tag; an async server does that off its event loop.
     #[inline]
     pub fn try_next_id(&self, tag: &str) -> Option<u64> {
-        let inner = &self.inner;
+        let inner = &*self.inner;
         let version = inner.version.load(Ordering::Acquire);
-        TAGS.try_with(|slot| {
-            let mut slot = slot.borrow_mut();
-            let fresh =
-                matches!(&*slot, Some(c) if c.generator == inner.id && c.version == version);
-            if !fresh {
-                *slot = Some(Cached {
-                    generator: inner.id,
-                    version,
-                    // Loaded after `version` was read, so at least that new.
-                    tags: inner.buffers.load_full(),
-                    last: 0,
-                });
-            }
-            let c = slot.as_mut()?;
-            let buffer = match c.tags.list.get(c.last) {
-                Some(b) if same_bytes(b.tag().as_bytes(), tag.as_bytes()) => b,
-                _ => {
-                    let i = c.tags.position(tag)?;
-                    c.last = i;
-                    c.tags.list.get(i)?
+        RECENT
+            .try_with(|slot| {
+                let mut recent = slot.borrow_mut();
+                if recent.generator != inner.id || recent.version != version {
+                    recent.reset(inner.id, version);
                 }
-            };
-            let (id, preload) = buffer.try_take()?;
-            if preload {
-                request_preload(buffer, &self.tx);
-            }
-            Some(id)
-        })
-        .ok()
-        .flatten()
+                if let Some(buffer) = recent.find(tag) {
+                    return take(buffer, inner);
+                }
+                remember_and_take(&mut recent, inner, tag)
+            })
+            .ok()
+            .flatten()
     }
 
     /// `count` IDs for `tag`, ascending, as a few ranges: taken from the current segment in one
@@ -496,14 +596,15 @@ impl SegmentGenerator {
         if count == 0 || count > i64::MAX as u64 {
             return Err(SegmentError::InvalidCount(count));
         }
-        let buffer = self.inner.lookup(tag)?;
+        let inner = &*self.inner;
+        let buffer = inner.lookup(tag)?;
         let mut ranges: Vec<Range<u64>> = Vec::with_capacity(2);
         let mut left = count;
         let mut switched = false;
         while left > 0 {
             if let Some((range, preload)) = buffer.try_take_many(left) {
                 if preload {
-                    request_preload(&buffer, &self.tx);
+                    request_preload(&buffer, inner);
                 }
                 left -= range.end - range.start;
                 match ranges.last_mut() {
@@ -519,18 +620,31 @@ impl SegmentGenerator {
         }
         if left > 0 {
             // Keep the buffers filling for the single-ID path meanwhile.
-            request_preload(&buffer, &self.tx);
+            request_preload(&buffer, inner);
             let increment = i64::try_from(left).map_err(|_| SegmentError::InvalidCount(count))?;
-            let claim = self.inner.claim(tag, Increment::Custom(increment))?;
+            let claim = inner.claim(&buffer, Increment::Custom(increment));
+            inner.update_troubled(&buffer);
+            let claim = claim?;
+            buffer.count_claimed(claim.len());
             // A claim is above every range claimed before it, so the list stays ascending.
             ranges.push(claim.start..claim.end);
+        }
+        if !buffer.moved() {
+            note_moved(&buffer, inner);
         }
         Ok(ranges)
     }
 
-    /// Every row of the table (Leaf's `/db` page).
+    /// Every row of the table, in memory at once (Leaf's `/db` page on a small table; a long
+    /// table is read page by page with [`crate::segment::RowPages`] over
+    /// [`SegmentGenerator::store`]).
     pub fn rows(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
         self.inner.store.list()
+    }
+
+    /// The table the generator claims from.
+    pub fn store(&self) -> &dyn AllocStore {
+        &*self.inner.store
     }
 
     /// The guard against a table that went backwards: its refusals, for readiness and metrics.
@@ -547,37 +661,117 @@ impl SegmentGenerator {
     pub fn handle(&self, tag: &str) -> Result<SegmentHandle, SegmentError> {
         Ok(SegmentHandle {
             buffer: self.inner.lookup(tag)?,
-            tx: self.tx.clone(),
-            wait: self.wait,
+            inner: self.inner.clone(),
         })
     }
 
-    /// The tags currently known, sorted.
+    /// How many tags the generator knows (every row of the table at the last refresh, and
+    /// those found since).
+    pub fn tag_count(&self) -> usize {
+        self.inner.table.len()
+    }
+
+    /// The tags currently known, sorted, in memory at once (for small tables and tests; see
+    /// [`SegmentGenerator::scan_tags`]).
     pub fn tags(&self) -> Vec<String> {
-        let mut t: Vec<String> = self
-            .inner
-            .buffers
-            .load()
-            .list
-            .iter()
-            .map(|b| b.tag().to_string())
-            .collect();
+        let mut t = Vec::with_capacity(self.tag_count());
+        self.scan_tags(|tag, _| t.push(tag.to_string()));
         t.sort();
         t
     }
 
-    /// A monitoring snapshot of every tag's buffer, sorted by tag.
+    /// Calls `f` with every known tag and whether it has a buffer, one shard of the table at a
+    /// time under that shard's lock. `f` must be quick and must not call the generator (it
+    /// would wait for that lock): copy out what you need.
+    pub fn scan_tags(&self, mut f: impl FnMut(&str, bool)) {
+        self.inner
+            .table
+            .for_each(|e| f(e.name(), e.buffer().is_some()));
+    }
+
+    /// A monitoring snapshot of every tag's buffer, sorted by tag, in memory at once (for small
+    /// tables and tests; [`SegmentGenerator::for_each_view`] streams).
     pub fn views(&self) -> Vec<SegmentBufferView> {
-        let mut v: Vec<SegmentBufferView> = self
-            .inner
-            .buffers
-            .load()
-            .list
-            .iter()
-            .map(|b| b.view())
-            .collect();
+        let mut v = Vec::with_capacity(self.tag_count());
+        self.for_each_view(|view| v.push(view));
         v.sort_by(|a, b| a.tag.cmp(&b.tag));
         v
+    }
+
+    /// Calls `f` with a snapshot of every tag (a tag without a buffer as
+    /// [`SegmentBufferView::unloaded`]), in no particular order. One shard of the table at a
+    /// time is copied out under its lock; `f` runs without it, so it may take its time.
+    pub fn for_each_view(&self, mut f: impl FnMut(SegmentBufferView)) {
+        for shard in 0..SHARDS {
+            for (tag, buffer) in self.inner.table.shard_snapshot(shard) {
+                f(match buffer {
+                    Some(b) => b.view(),
+                    None => SegmentBufferView::unloaded(&tag),
+                });
+            }
+        }
+    }
+
+    /// A snapshot of one known tag (without making it a buffer); `None` for a tag the
+    /// generator does not know.
+    pub fn view(&self, tag: &str) -> Option<SegmentBufferView> {
+        Some(match self.inner.table.get(tag)? {
+            Some(b) => b.view(),
+            None => SegmentBufferView::unloaded(tag),
+        })
+    }
+
+    /// What a tag can do now (see [`SegmentBufferView::health`]).
+    pub fn health(&self, view: &SegmentBufferView) -> TagHealth {
+        view.health(self.inner.guard.refuses(&view.tag))
+    }
+
+    /// Snapshots of the tags that need attention (failing, used up, went backwards): found
+    /// without visiting the others.
+    pub fn troubled(&self) -> Vec<SegmentBufferView> {
+        let buffers: Vec<Arc<SegmentBuffer>> =
+            locked(&self.inner.troubled).values().cloned().collect();
+        let mut views: Vec<SegmentBufferView> = buffers.iter().map(|b| b.view()).collect();
+        // A refused claim leaves a buffer without a load error when it was a batch claim.
+        views.retain(|v| self.health(v).needs_attention());
+        views.sort_by(|a, b| a.tag.cmp(&b.tag));
+        views
+    }
+
+    /// Calls `f(tag, ids)` for every tag that issued IDs since the last call, with how many:
+    /// a monitor calling this once a second gets per-second rates while visiting only the
+    /// tags that moved (each take that finds the tag unmarked lists it once).
+    pub fn drain_moved(&self, mut f: impl FnMut(&str, u64)) {
+        let moved = std::mem::take(&mut *locked(&self.inner.moved));
+        for buffer in moved {
+            let ids = buffer.take_moved();
+            f(buffer.tag(), ids);
+        }
+    }
+
+    /// The tags that issued IDs since [`SegmentGenerator::drain_moved`] last looked.
+    pub fn moved_tags(&self) -> Vec<String> {
+        locked(&self.inner.moved)
+            .iter()
+            .map(|b| b.tag().to_string())
+            .collect()
+    }
+
+    /// Totals over every tag: visits the buffers in use (not every tag).
+    pub fn totals(&self) -> SegmentTotals {
+        let inner = &*self.inner;
+        let buffers: Vec<Arc<SegmentBuffer>> = locked(&inner.active)
+            .iter()
+            .map(|a| a.buffer.clone())
+            .collect();
+        let issued = buffers.iter().map(|b| b.issued()).sum::<u64>();
+        SegmentTotals {
+            tags: inner.table.len() as u64,
+            buffered: buffers.len() as u64,
+            issued: issued.saturating_add(inner.dropped_issued.load(Ordering::Relaxed)),
+            claims: inner.claims.load(Ordering::Relaxed),
+            claim_failures: inner.claim_failures.load(Ordering::Relaxed),
+        }
     }
 
     /// Re-reads the tag list now (it also happens every refresh interval).
@@ -586,9 +780,17 @@ impl SegmentGenerator {
     }
 }
 
+/// [`SegmentGenerator::try_next_id`] for a tag the thread does not remember: from the table
+/// (a lock), remembered for next time.
+#[cold]
+fn remember_and_take(recent: &mut Recent, inner: &Inner, tag: &str) -> Option<u64> {
+    let buffer = inner.table_buffer(tag)?;
+    take(recent.remember(buffer)?, inner)
+}
+
 impl Drop for SegmentGenerator {
     fn drop(&mut self) {
-        let _ = self.tx.send(Msg::Stop);
+        let _ = self.inner.tx.send(Msg::Stop);
         if let Some(w) = self.worker.take() {
             let _ = w.join();
         }
@@ -600,15 +802,14 @@ impl Drop for SegmentGenerator {
 #[derive(Clone)]
 pub struct SegmentHandle {
     buffer: Arc<SegmentBuffer>,
-    tx: Sender<Msg>,
-    wait: Duration,
+    inner: Arc<Inner>,
 }
 
 impl SegmentHandle {
     /// The next ID.
     #[inline]
     pub fn next_id(&self) -> Result<u64, SegmentError> {
-        next_from(&self.buffer, &self.tx, self.wait)
+        next_from(&self.buffer, &self.inner)
     }
 
     /// The tag.

@@ -132,6 +132,14 @@ impl ClaimGuard {
         self.refused.load(Ordering::Relaxed)
     }
 
+    /// Whether the last claim of `tag` was refused (the tag went backwards).
+    pub fn refuses(&self, tag: &str) -> bool {
+        self.refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(tag)
+    }
+
     /// The tags whose last claim was refused, ordered by tag.
     pub fn refusals(&self) -> Vec<Refusal> {
         self.refusals

@@ -13,16 +13,20 @@ mod guard;
 mod mysql;
 mod sqlite;
 mod store;
+mod tags;
 
-pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView};
-pub(crate) use generator::same_bytes;
+pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView, TagHealth};
 pub use generator::{
-    LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder, SegmentHandle,
+    IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder,
+    SegmentHandle, SegmentTotals,
 };
 pub use guard::{ClaimGuard, Refusal};
 pub use mysql::MysqlStore;
 pub use sqlite::SqliteStore;
-pub use store::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SQLITE_DDL, ddl_for_url};
+pub use store::{
+    AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, ROWS_PER_PAGE, RowPages, SQLITE_DDL,
+    TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint, ddl_for_url,
+};
 
 /// Default step of a new tag (Leaf's examples use 1000-2000).
 pub const DEFAULT_STEP: i64 = 1000;

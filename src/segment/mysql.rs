@@ -6,8 +6,11 @@ use std::time::{Duration, Instant};
 
 use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
-use super::store::{check_bump, check_claim};
-use super::{AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, redact_url};
+use super::store::{check_bump, check_claim, page_query};
+use super::{
+    AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, TagFilter, TagsFingerprint,
+    redact_url,
+};
 use crate::mysql_url::{self, scrub};
 
 pub use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
@@ -568,14 +571,44 @@ impl AllocStore for MysqlStore {
         }
     }
 
-    fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(
+        &self,
+        filter: &TagFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LeafAlloc>, SegmentError> {
         let Checked {
             mut conn, poison, ..
         } = self.conn()?;
-        let rows: Vec<Row> = conn
-            .query(format!("{ROW_SQL} ORDER BY biz_tag"))
-            .map_err(|e| self.fail(&poison, e))?;
+        let like = filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, after, like.as_deref(), limit);
+        let rows: Vec<Row> = conn.exec(sql, params).map_err(|e| self.fail(&poison, e))?;
         Ok(rows.into_iter().map(row).collect())
+    }
+
+    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
+        conn.exec(sql, params).map_err(|e| self.fail(&poison, e))
+    }
+
+    fn tags_fingerprint(&self) -> Result<Option<TagsFingerprint>, SegmentError> {
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        // The server reads the names and sends two numbers.
+        let rows: Vec<(i64, u64)> = conn
+            .query(
+                "SELECT COUNT(*), CAST(COALESCE(BIT_XOR(CRC32(biz_tag)), 0) AS UNSIGNED) \
+                 FROM leaf_alloc",
+            )
+            .map_err(|e| self.fail(&poison, e))?;
+        Ok(rows.first().map(|&(count, checksum)| TagsFingerprint {
+            count: u64::try_from(count).unwrap_or(0),
+            checksum,
+        }))
     }
 
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
@@ -586,14 +619,6 @@ impl AllocStore for MysqlStore {
             .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
             .map_err(|e| self.fail(&poison, e))?;
         Ok(rows.into_iter().next().map(row))
-    }
-
-    fn tags(&self) -> Result<Vec<String>, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        conn.query("SELECT biz_tag FROM leaf_alloc ORDER BY biz_tag")
-            .map_err(|e| self.fail(&poison, e))
     }
 
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::store::{check_bump, check_claim};
-use super::{AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError};
+use super::store::{check_bump, check_claim, page_query};
+use super::{
+    AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError, TagFilter,
+};
 
 /// How long a writer waits for another process's transaction before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -227,13 +229,18 @@ impl AllocStore for SqliteStore {
         }
     }
 
-    fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(
+        &self,
+        filter: &TagFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LeafAlloc>, SegmentError> {
         let conn = self.lock();
-        let mut stmt = conn
-            .prepare(&format!("{ROW_SQL} ORDER BY biz_tag"))
-            .map_err(|e| self.err(e))?;
+        let like = filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, after, like.as_deref(), limit);
+        let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], row)
+            .query_map(rusqlite::params_from_iter(params.iter()), row)
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
@@ -247,13 +254,12 @@ impl AllocStore for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
-    fn tags(&self) -> Result<Vec<String>, SegmentError> {
+    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
         let conn = self.lock();
-        let mut stmt = conn
-            .prepare("SELECT biz_tag FROM leaf_alloc ORDER BY biz_tag")
-            .map_err(|e| self.err(e))?;
+        let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
+        let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
         let tags = stmt
-            .query_map([], |r| r.get(0))
+            .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<String>, _>>()
             .map_err(|e| self.err(e))?;

@@ -103,12 +103,45 @@ pub trait AllocStore: Send + Sync {
         description: Option<&str>,
         if_not_exists: bool,
     ) -> Result<bool, SegmentError>;
-    /// Every row, ordered by tag.
-    fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError>;
+    /// Up to `limit` rows matching `filter` whose tags come after `after` in the database's
+    /// order of `biz_tag`, in that order: one page of a listing (see [`RowPages`]), so a listing
+    /// of a million tags holds one page in memory and no connection or transaction between
+    /// pages. A [`TagFilter`] other than `All` may be applied loosely by the database (a `LIKE`
+    /// that ignores case); [`RowPages`] applies it exactly.
+    fn rows_page(
+        &self,
+        filter: &TagFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LeafAlloc>, SegmentError>;
+    /// Up to `limit` tags after `after`, in the database's order: a page of the tag list (see
+    /// [`TagPages`]).
+    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError>;
+    /// How many tags there are and a checksum of their names, when the database computes both
+    /// in one query without sending the names (`None` otherwise): a tag refresh that finds both
+    /// unchanged skips reading the list.
+    fn tags_fingerprint(&self) -> Result<Option<TagsFingerprint>, SegmentError> {
+        Ok(None)
+    }
     /// One row, if the tag exists.
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError>;
-    /// Every tag, ordered.
-    fn tags(&self) -> Result<Vec<String>, SegmentError>;
+    /// Every row, ordered by tag, in memory at once: for small tables and tests. Listings that
+    /// may be long page through [`RowPages`].
+    fn list(&self) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let mut rows = Vec::new();
+        for page in RowPages::new(self, TagFilter::All) {
+            rows.extend(page?);
+        }
+        Ok(rows)
+    }
+    /// Every tag, ordered, in memory at once: for small tables and tests (see [`TagPages`]).
+    fn tags(&self) -> Result<Vec<String>, SegmentError> {
+        let mut tags = Vec::new();
+        for page in TagPages::new(self) {
+            tags.extend(page?);
+        }
+        Ok(tags)
+    }
     /// Changes a tag's step.
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError>;
     /// Deletes a tag and returns its last row.
@@ -116,6 +149,284 @@ pub trait AllocStore: Send + Sync {
     /// Moves a tag's max_id forward to `to` in one statement, never down: the repair after
     /// the table went backwards. Returns the max_id it had; `to` equal to it changes nothing.
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError>;
+}
+
+/// Rows a page of [`RowPages`] holds.
+pub const ROWS_PER_PAGE: usize = 1000;
+/// Tags a page of [`TagPages`] holds.
+pub const TAGS_PER_PAGE: usize = 10_000;
+
+/// Which tags a listing returns (`leafctl tag list --prefix/--match`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TagFilter {
+    /// Every tag.
+    #[default]
+    All,
+    /// Tags that start with this text (compared byte for byte).
+    Prefix(String),
+    /// Tags that match a glob: `*` stands for any run of characters, `?` for one character,
+    /// and `\` takes the next character as it is. The whole tag must match.
+    Glob(String),
+}
+
+/// The escape character of the `LIKE` patterns [`TagFilter::like_pattern`] makes: one that
+/// needs no escaping inside an SQL string literal on MySQL, SQLite or PostgreSQL.
+pub(crate) const LIKE_ESCAPE: char = '!';
+
+impl TagFilter {
+    /// Whether `tag` passes the filter.
+    pub fn matches(&self, tag: &str) -> bool {
+        match self {
+            TagFilter::All => true,
+            TagFilter::Prefix(p) => tag.starts_with(p.as_str()),
+            TagFilter::Glob(g) => glob_matches(&glob_tokens(g), tag),
+        }
+    }
+
+    /// A `LIKE` pattern (escape character [`LIKE_ESCAPE`]) that every tag passing the filter
+    /// matches, for the database to narrow a listing; `None` for every tag. It may let through
+    /// more than the filter (`LIKE` ignores case on MySQL's usual collations), never less.
+    pub fn like_pattern(&self) -> Option<String> {
+        let mut out = String::new();
+        let literal = |out: &mut String, c: char| {
+            if matches!(c, '%' | '_') || c == LIKE_ESCAPE {
+                out.push(LIKE_ESCAPE);
+            }
+            out.push(c);
+        };
+        match self {
+            TagFilter::All => return None,
+            TagFilter::Prefix(p) => {
+                p.chars().for_each(|c| literal(&mut out, c));
+                out.push('%');
+            }
+            TagFilter::Glob(g) => {
+                for token in glob_tokens(g) {
+                    match token {
+                        GlobToken::Any => out.push('%'),
+                        GlobToken::One => out.push('_'),
+                        GlobToken::Char(c) => literal(&mut out, c),
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GlobToken {
+    Any,
+    One,
+    Char(char),
+}
+
+fn glob_tokens(glob: &str) -> Vec<GlobToken> {
+    let mut tokens = Vec::new();
+    let mut chars = glob.chars();
+    while let Some(c) = chars.next() {
+        tokens.push(match c {
+            '*' => GlobToken::Any,
+            '?' => GlobToken::One,
+            // A trailing backslash stands for itself.
+            '\\' => GlobToken::Char(chars.next().unwrap_or('\\')),
+            c => GlobToken::Char(c),
+        });
+    }
+    tokens
+}
+
+/// Glob matching by the classic two-pointer walk: linear in the tag for each `*`, no recursion.
+fn glob_matches(tokens: &[GlobToken], tag: &str) -> bool {
+    let text: Vec<char> = tag.chars().collect();
+    let (mut t, mut p) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match tokens.get(p) {
+            Some(GlobToken::Any) => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(GlobToken::One) => {
+                t += 1;
+                p += 1;
+            }
+            Some(GlobToken::Char(c)) if *c == text[t] => {
+                t += 1;
+                p += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    tokens[p.min(tokens.len())..]
+        .iter()
+        .all(|k| *k == GlobToken::Any)
+}
+
+/// The tag count and a checksum of the names (see [`AllocStore::tags_fingerprint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagsFingerprint {
+    /// How many tags.
+    pub count: u64,
+    /// An order-independent checksum of their names.
+    pub checksum: u64,
+}
+
+/// The rows of a table page by page, in the database's order of tags ([`AllocStore::rows_page`]):
+/// each item is one page (up to [`ROWS_PER_PAGE`] rows) or the error that ended the listing.
+pub struct RowPages<'a, S: AllocStore + ?Sized> {
+    store: &'a S,
+    filter: TagFilter,
+    after: Option<String>,
+    done: bool,
+}
+
+impl<'a, S: AllocStore + ?Sized> RowPages<'a, S> {
+    /// The rows of `store` that pass `filter`.
+    pub fn new(store: &'a S, filter: TagFilter) -> Self {
+        RowPages {
+            store,
+            filter,
+            after: None,
+            done: false,
+        }
+    }
+}
+
+impl<S: AllocStore + ?Sized> Iterator for RowPages<'_, S> {
+    type Item = Result<Vec<LeafAlloc>, SegmentError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let mut page =
+                match self
+                    .store
+                    .rows_page(&self.filter, self.after.as_deref(), ROWS_PER_PAGE)
+                {
+                    Ok(page) => page,
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                };
+            self.done = page.len() < ROWS_PER_PAGE;
+            // The next page starts after the last row the database sent, filtered or not.
+            match page.last() {
+                Some(last) => self.after = Some(last.tag.clone()),
+                None => self.done = true,
+            }
+            page.retain(|r| self.filter.matches(&r.tag));
+            if !page.is_empty() {
+                return Some(Ok(page));
+            }
+        }
+        None
+    }
+}
+
+/// The tags of a table page by page ([`AllocStore::tags_page`], [`TAGS_PER_PAGE`] at a time).
+pub struct TagPages<'a, S: AllocStore + ?Sized> {
+    store: &'a S,
+    after: Option<String>,
+    done: bool,
+}
+
+impl<'a, S: AllocStore + ?Sized> TagPages<'a, S> {
+    /// Every tag of `store`.
+    pub fn new(store: &'a S) -> Self {
+        TagPages {
+            store,
+            after: None,
+            done: false,
+        }
+    }
+}
+
+impl<S: AllocStore + ?Sized> Iterator for TagPages<'_, S> {
+    type Item = Result<Vec<String>, SegmentError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.store.tags_page(self.after.as_deref(), TAGS_PER_PAGE) {
+            Ok(page) => {
+                self.done = page.len() < TAGS_PER_PAGE;
+                match page.last() {
+                    Some(last) => self.after = Some(last.clone()),
+                    None => {
+                        self.done = true;
+                        return None;
+                    }
+                }
+                Some(Ok(page))
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// A page query: `select` narrowed to tags after `after` and matching `like`, in tag order, at
+/// most `limit` rows; the values to bind in order. The same SQL on MySQL, SQLite and PostgreSQL
+/// (positional `?` is turned into `$n` by stores that need it).
+pub(crate) fn page_query(
+    select: &str,
+    after: Option<&str>,
+    like: Option<&str>,
+    limit: usize,
+) -> (String, Vec<PageParam>) {
+    let mut sql = String::from(select);
+    let mut params = Vec::new();
+    let mut word = " WHERE ";
+    if let Some(after) = after {
+        sql.push_str(word);
+        sql.push_str("biz_tag > ?");
+        params.push(PageParam::Text(after.to_string()));
+        word = " AND ";
+    }
+    if let Some(like) = like {
+        sql.push_str(word);
+        sql.push_str("biz_tag LIKE ? ESCAPE '");
+        sql.push(LIKE_ESCAPE);
+        sql.push('\'');
+        params.push(PageParam::Text(like.to_string()));
+    }
+    sql.push_str(" ORDER BY biz_tag LIMIT ?");
+    params.push(PageParam::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
+    (sql, params)
+}
+
+/// A value bound to a [`page_query`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PageParam {
+    Text(String),
+    Int(i64),
+}
+
+impl rusqlite::ToSql for PageParam {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            PageParam::Text(t) => t.to_sql(),
+            PageParam::Int(i) => i.to_sql(),
+        }
+    }
+}
+
+impl From<PageParam> for mysql::Value {
+    fn from(p: PageParam) -> mysql::Value {
+        match p {
+            PageParam::Text(t) => mysql::Value::from(t),
+            PageParam::Int(i) => mysql::Value::from(i),
+        }
+    }
 }
 
 /// Checks a bump before it is made: `to` is at or above the tag's max_id.
@@ -162,6 +473,29 @@ pub(crate) fn check_claim(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filters_match_as_documented() {
+        let prefix = TagFilter::Prefix("ten_".into());
+        assert!(prefix.matches("ten_1") && !prefix.matches("tenx1") && !prefix.matches("Ten_1"));
+        assert_eq!(prefix.like_pattern().as_deref(), Some("ten!_%"));
+        let glob = TagFilter::Glob("order-*-20?6".into());
+        assert!(glob.matches("order-eu-2026") && glob.matches("order--2016"));
+        assert!(!glob.matches("order-eu-2026x") && !glob.matches("xorder-eu-2026"));
+        assert_eq!(glob.like_pattern().as_deref(), Some("order-%-20_6"));
+        let quoted = TagFilter::Glob(r"50\%*\*".into());
+        assert!(quoted.matches("50%off*") && !quoted.matches("50%off"));
+        assert_eq!(quoted.like_pattern().as_deref(), Some("50!%%*"));
+        assert!(TagFilter::Glob("*".into()).matches(""));
+        assert!(TagFilter::Glob("a*b*c".into()).matches("aXbYbZc"));
+        assert!(!TagFilter::Glob("a*b*c".into()).matches("aXbYbZ"));
+        assert!(TagFilter::Glob("é?".into()).matches("éé"));
+        assert_eq!(
+            TagFilter::Prefix("a!b".into()).like_pattern().as_deref(),
+            Some("a!!b%")
+        );
+        assert_eq!(TagFilter::All.like_pattern(), None);
+    }
 
     #[test]
     fn claims_are_checked_before_the_update() {

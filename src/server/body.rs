@@ -1,7 +1,9 @@
 //! The body of the server's responses: one ID kept inline (no allocation, nothing to free), or
-//! bytes. Sent whole in one frame with its exact length, as `Full<Bytes>` would be.
+//! bytes, sent whole in one frame with its exact length as `Full<Bytes>` would be; or a stream
+//! of chunks written by a producer as the client reads them (`/cache`, `/db`), so an answer
+//! about a million tags never sits whole in memory.
 
-use std::convert::Infallible;
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -15,6 +17,62 @@ const MAX_DIGITS: usize = 20;
 #[derive(Debug, Default)]
 pub(crate) struct Body {
     chunk: Option<Chunk>,
+    /// Chunks still to come, and a failure that ends the stream early (the client then sees
+    /// a broken answer, never a short one that looks whole).
+    stream: Option<Box<tokio::sync::mpsc::Receiver<io::Result<Bytes>>>>,
+}
+
+/// How many chunks a producer may be ahead of the client (each about [`STREAM_CHUNK`] bytes).
+const STREAM_DEPTH: usize = 2;
+/// The size a streamed chunk is sent at.
+pub(crate) const STREAM_CHUNK: usize = 64 * 1024;
+
+/// Where a streamed body's producer writes (see [`Body::stream`]): `io::Write`, buffered into
+/// chunks of [`STREAM_CHUNK`] bytes. A write fails once the client has gone away, which ends
+/// the producer.
+pub(crate) struct StreamWriter {
+    tx: tokio::sync::mpsc::Sender<io::Result<Bytes>>,
+    buf: Vec<u8>,
+}
+
+impl StreamWriter {
+    fn send(&mut self, item: io::Result<Bytes>) -> io::Result<()> {
+        self.tx
+            .blocking_send(item)
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+    }
+
+    /// Ends the stream with a failure: the client's connection is cut rather than the answer
+    /// ending as if it were complete.
+    pub(crate) fn fail(mut self, why: String) {
+        let _ = self.send(Err(io::Error::other(why)));
+    }
+
+    /// Sends what is buffered and ends the stream.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        io::Write::flush(&mut self)
+    }
+}
+
+impl io::Write for StreamWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= STREAM_CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(
+            &mut self.buf,
+            Vec::with_capacity(STREAM_CHUNK + 1024),
+        ));
+        self.send(Ok(chunk))
+    }
 }
 
 /// The bytes of a [`Body`].
@@ -75,15 +133,23 @@ impl Body {
                 start: start as u8,
                 end: MAX_DIGITS as u8,
             })),
+            stream: None,
         }
     }
 
-    /// The body as one `Bytes` (for [`super::LeafService::respond`]'s callers).
-    pub(crate) fn into_bytes(self) -> Bytes {
-        match self.chunk {
-            None => Bytes::new(),
-            Some(Chunk(Repr::Bytes(b))) => b,
-            Some(c) => Bytes::copy_from_slice(c.chunk()),
+    /// A body that `produce` writes on a blocking thread while the client reads it: at most
+    /// [`STREAM_DEPTH`] chunks wait in memory. Must be called inside a tokio runtime.
+    pub(crate) fn stream(produce: impl FnOnce(StreamWriter) + Send + 'static) -> Body {
+        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_DEPTH);
+        tokio::task::spawn_blocking(move || {
+            produce(StreamWriter {
+                tx,
+                buf: Vec::with_capacity(STREAM_CHUNK + 1024),
+            })
+        });
+        Body {
+            chunk: None,
+            stream: Some(Box::new(rx)),
         }
     }
 }
@@ -99,6 +165,7 @@ impl From<Bytes> for Body {
         Body {
             // As `Full`: an empty body is the end of the stream at once.
             chunk: (!bytes.is_empty()).then_some(Chunk(Repr::Bytes(bytes))),
+            stream: None,
         }
     }
 }
@@ -135,21 +202,44 @@ impl Buf for Chunk {
 
 impl hyper::body::Body for Body {
     type Data = Chunk;
-    type Error = Infallible;
+    type Error = io::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Chunk>, Infallible>>> {
-        Poll::Ready(self.get_mut().chunk.take().map(|c| Ok(Frame::data(c))))
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Chunk>, io::Error>>> {
+        let this = self.get_mut();
+        if let Some(c) = this.chunk.take() {
+            return Poll::Ready(Some(Ok(Frame::data(c))));
+        }
+        let Some(rx) = this.stream.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match rx.poll_recv(cx) {
+            Poll::Ready(Some(Ok(bytes))) => {
+                Poll::Ready(Some(Ok(Frame::data(Chunk(Repr::Bytes(bytes))))))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.stream = None;
+                Poll::Ready(Some(Err(e)))
+            }
+            Poll::Ready(None) => {
+                this.stream = None;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.chunk.is_none()
+        self.chunk.is_none() && self.stream.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.chunk.as_ref().map_or(0, |c| c.remaining() as u64))
+        match &self.stream {
+            Some(_) => SizeHint::default(),
+            None => SizeHint::with_exact(self.chunk.as_ref().map_or(0, |c| c.remaining() as u64)),
+        }
     }
 }
 
@@ -157,6 +247,7 @@ impl hyper::body::Body for Body {
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
+    use std::io::Write;
 
     fn collect(body: Body) -> (Vec<u8>, Option<u64>) {
         let exact = hyper::body::Body::size_hint(&body).exact();
@@ -192,8 +283,36 @@ mod tests {
                 collect(Body::id(id)),
                 (text.clone().into_bytes(), Some(text.len() as u64))
             );
-            assert_eq!(Body::id(id).into_bytes(), text.as_bytes());
         }
+    }
+
+    #[test]
+    fn a_stream_arrives_in_order_and_a_failure_breaks_it() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let whole = rt.block_on(async {
+            let body = Body::stream(|mut w| {
+                for i in 0..50_000u32 {
+                    let _ = writeln!(w, "{i}");
+                }
+                let _ = w.finish();
+            });
+            body.collect().await.unwrap().to_bytes()
+        });
+        let text = String::from_utf8(whole.to_vec()).unwrap();
+        assert_eq!(text.lines().count(), 50_000);
+        assert_eq!(text.lines().last(), Some("49999"));
+        let broken = rt.block_on(async {
+            Body::stream(|mut w| {
+                let _ = w.write_all(b"[1,");
+                w.fail("the database went away".into());
+            })
+            .collect()
+            .await
+        });
+        assert_eq!(broken.unwrap_err().to_string(), "the database went away");
     }
 
     #[test]

@@ -4,11 +4,9 @@
 //! request); what describes the generators' state (buffers, steps, the lease, clock rollbacks) is
 //! read from them at scrape time by a collector.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
@@ -18,11 +16,13 @@ use prometheus_client::encoding::{
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+#[cfg(test)]
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
-use crate::segment::{LoadEvent, SegmentGenerator};
+use super::status::{RequestCounts, Sampler, notable_tags};
+use crate::segment::{LoadEvent, SegmentBufferView, SegmentGenerator, TagHealth};
 use crate::worker::SupervisedGenerator;
 
 /// The routes requests are counted by (a fixed set, so label values stay bounded).
@@ -89,14 +89,6 @@ impl Route {
 /// The statuses the server answers with, counted without a lookup.
 const COMMON_STATUSES: [u16; 7] = [200, 400, 401, 404, 500, 503, 408];
 
-static NEXT_METRICS_ID: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The counter of the segment tag this thread counted last (metrics id, tag, counter): a
-    /// server's requests mostly repeat a few tags, so this skips the family's lock and hash.
-    static LAST_TAG: RefCell<Option<(u64, Box<str>, Counter)>> = const { RefCell::new(None) };
-}
-
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: &'static str,
@@ -117,6 +109,11 @@ struct IdLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TagLabels {
     tag: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -151,6 +148,7 @@ const LATENCY_BOUNDS_NS: [u64; 16] = [
     5_000_000_000,
 ];
 
+#[cfg(test)]
 fn latency_buckets() -> impl Iterator<Item = f64> {
     LATENCY_BOUNDS.into_iter()
 }
@@ -222,23 +220,38 @@ impl EncodeMetric for SharedLatencies {
     }
 }
 
-/// Everything `/metrics` reports.
+/// Tags with their own series in `/metrics` unless set otherwise ([`Metrics::set_tag_limit`]):
+/// with about ten lines each, a scrape stays far under 1 MB however many tags there are.
+pub const DEFAULT_METRICS_TAGS: usize = 100;
+
+/// One unlabelled histogram kept in atomics, as registered (the segment claim latency).
+#[derive(Debug)]
+struct SharedLatency(Arc<Latency>);
+
+impl TypedMetric for SharedLatency {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for SharedLatency {
+    fn encode(&self, mut encoder: MetricEncoder) -> fmt::Result {
+        let (sum, count, buckets) = self.0.snapshot();
+        encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
+}
+
+/// Everything `/metrics` reports, and the status page's sampler that reads the same counters.
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     /// Handles into `requests` for the usual statuses, by route: no hashing or lock per request.
     common: [[OnceLock<Counter>; COMMON_STATUSES.len()]; Route::COUNT],
     latency: Arc<RouteLatencies>,
-    issued: Family<IdLabels, Counter>,
-    /// Tells this instance's entries in a thread's [`LAST_TAG`] cache from others'.
-    id: u64,
-    /// Set once snowflake mode is attached: a segment-only server has no snowflake sample.
-    snowflake_issued: OnceLock<Counter>,
-    loads: Family<TagLabels, Counter>,
-    load_failures: Family<TagLabels, Counter>,
-    load_latency: Family<TagLabels, Histogram>,
-    /// The last claim's latency (ms) per tag, for the status page.
-    last_load_ms: Mutex<HashMap<String, f64>>,
+    /// Segment claim latencies over every tag.
+    load_latency: Arc<Latency>,
     sources: Arc<StateCollector>,
 }
 
@@ -270,46 +283,23 @@ impl Metrics {
             "Time from request to response, by route",
             SharedLatencies(latency.clone()),
         );
-        let issued = Family::<IdLabels, Counter>::default();
-        registry.register(
-            "ids_issued",
-            "IDs handed out, by mode and tag (empty for snowflake)",
-            issued.clone(),
-        );
-        let loads = Family::<TagLabels, Counter>::default();
-        registry.register(
-            "segment_loads",
-            "Segment claims in the allocation table (background loads and batch claims), by tag",
-            loads.clone(),
-        );
-        let load_failures = Family::<TagLabels, Counter>::default();
-        registry.register(
-            "segment_load_failures",
-            "Segment claims that failed, by tag",
-            load_failures.clone(),
-        );
-        let load_latency = Family::<TagLabels, Histogram>::new_with_constructor(
-            (|| Histogram::new(latency_buckets())) as fn() -> Histogram,
-        );
+        let load_latency = Arc::new(Latency::default());
         registry.register(
             "segment_load_duration_seconds",
-            "Time one segment claim took, by tag",
-            load_latency.clone(),
+            "Time one segment claim took (background loads and batch claims), over every tag",
+            SharedLatency(load_latency.clone()),
         );
-        let sources = Arc::new(StateCollector::default());
+        let sources = Arc::new(StateCollector {
+            tag_limit: AtomicUsize::new(DEFAULT_METRICS_TAGS),
+            ..StateCollector::default()
+        });
         registry.register_collector(Box::new(sources.clone()));
         Metrics {
             registry,
             requests,
             latency,
             common: Default::default(),
-            issued,
-            id: NEXT_METRICS_ID.fetch_add(1, Ordering::Relaxed),
-            snowflake_issued: OnceLock::new(),
-            loads,
-            load_failures,
             load_latency,
-            last_load_ms: Mutex::default(),
             sources,
         }
     }
@@ -325,15 +315,16 @@ impl Metrics {
         }
         if let Some(s) = snowflake {
             let _ = self.sources.snowflake.set(s);
-            let _ = self.snowflake_issued.set(
-                self.issued
-                    .get_or_create(&IdLabels {
-                        mode: "snowflake",
-                        tag: String::new(),
-                    })
-                    .clone(),
-            );
         }
+    }
+
+    /// How many tags get series of their own (by tag) in `/metrics`: those that need attention
+    /// (went backwards, failing, used up) first, then the busiest of the last minute. Every tag
+    /// is in the totals whatever the limit; `0` leaves only the totals. Tag labels are what
+    /// makes a scrape grow (label cardinality): a million tags with ten series each would be
+    /// hundreds of MB per scrape, more than Prometheus takes.
+    pub fn set_tag_limit(&self, tags: usize) {
+        self.sources.tag_limit.store(tags, Ordering::Relaxed);
     }
 
     /// Counts one answered request.
@@ -360,60 +351,48 @@ impl Metrics {
         self.latency.0[route.index()].observe(elapsed_ns);
     }
 
-    /// Counts IDs issued for a segment tag (a tag known to the table, so labels stay bounded).
-    pub fn segment_issued(&self, tag: &str, n: u64) {
-        LAST_TAG.with(|last| {
-            let mut last = last.borrow_mut();
-            if let Some((id, t, counter)) = last.as_ref()
-                && *id == self.id
-                && crate::segment::same_bytes(t.as_bytes(), tag.as_bytes())
-            {
-                counter.inc_by(n);
-                return;
-            }
-            let counter = self
-                .issued
-                .get_or_create(&IdLabels {
-                    mode: "segment",
-                    tag: tag.to_string(),
-                })
-                .clone();
-            counter.inc_by(n);
-            *last = Some((self.id, tag.into(), counter));
-        });
-    }
-
-    /// Counts snowflake IDs issued.
+    /// Counts snowflake IDs issued. (Segment IDs are counted by the generator itself, off the
+    /// segments' own counters.)
     pub fn snowflake_issued(&self, n: u64) {
-        if let Some(c) = self.snowflake_issued.get() {
-            c.inc_by(n);
-        }
+        self.sources
+            .snowflake_issued
+            .fetch_add(n, Ordering::Relaxed);
     }
 
     /// Records one segment claim (the segment generator's load observer).
     pub fn segment_load(&self, event: &LoadEvent<'_>) {
-        let labels = TagLabels {
-            tag: event.tag.to_string(),
-        };
-        self.loads.get_or_create(&labels).inc();
-        if event.claimed.is_none() {
-            self.load_failures.get_or_create(&labels).inc();
-        }
         self.load_latency
-            .get_or_create(&labels)
-            .observe(event.elapsed.as_secs_f64());
-        self.last_load_ms
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(labels.tag, event.elapsed.as_secs_f64() * 1000.0);
+            .observe(u64::try_from(event.elapsed.as_nanos()).unwrap_or(u64::MAX));
     }
 
-    /// The last claim's latency (ms) per tag.
-    pub(crate) fn last_loads(&self) -> HashMap<String, f64> {
-        self.last_load_ms
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// Takes the status page's reading of the counters (once a second; see `status.rs`).
+    pub(crate) fn sample(&self) {
+        let mut requests = RequestCounts::default();
+        let mut per_bucket = [0u64; LATENCY_BOUNDS_NS.len() + 1];
+        for route in &self.latency.0 {
+            for (sum, b) in per_bucket.iter_mut().zip(&route.buckets) {
+                *sum += b.load(Ordering::Relaxed);
+            }
+        }
+        let mut cumulative = 0;
+        for (bound, n) in LATENCY_BOUNDS
+            .iter()
+            .copied()
+            .chain(std::iter::once(f64::INFINITY))
+            .zip(per_bucket)
+        {
+            cumulative += n;
+            requests.buckets.push((bound, cumulative));
+        }
+        requests.total = cumulative;
+        self.sources
+            .sampler
+            .take(requests, self.sources.segment.get().map(|g| &**g));
+    }
+
+    /// The status page's sampler.
+    pub(crate) fn sampler(&self) -> &Sampler {
+        &self.sources.sampler
     }
 
     /// The Prometheus text format.
@@ -430,6 +409,9 @@ impl Metrics {
 struct StateCollector {
     segment: OnceLock<Arc<SegmentGenerator>>,
     snowflake: OnceLock<Arc<SupervisedGenerator>>,
+    snowflake_issued: AtomicU64,
+    sampler: Sampler,
+    tag_limit: AtomicUsize,
 }
 
 impl fmt::Debug for StateCollector {
@@ -462,15 +444,130 @@ fn encode_one(
     metric.encode(m)
 }
 
+fn gauge(v: u64) -> ConstGauge {
+    ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+impl StateCollector {
+    /// The tags that get series of their own (see [`Metrics::set_tag_limit`]), with their
+    /// snapshots, and how many need attention by why.
+    fn reported_tags(&self, segment: &SegmentGenerator) -> (Vec<SegmentBufferView>, [u64; 3]) {
+        let limit = self.tag_limit.load(Ordering::Relaxed);
+        let notable = notable_tags(segment, &self.sampler);
+        let mut attention = [0u64; 3];
+        for t in &notable {
+            match t.health {
+                TagHealth::WentBackwards => attention[0] += 1,
+                TagHealth::Failing => attention[1] += 1,
+                TagHealth::Exhausted => attention[2] += 1,
+                TagHealth::Ok | TagHealth::Idle => {}
+            }
+        }
+        let views = notable
+            .into_iter()
+            .filter_map(|t| t.view.or_else(|| segment.view(&t.tag)))
+            .take(limit)
+            .collect();
+        (views, attention)
+    }
+}
+
 impl Collector for StateCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        if let Some(segment) = self.segment.get() {
+        let issued = Family::<IdLabels, Counter>::default();
+        if self.snowflake.get().is_some() {
+            issued
+                .get_or_create(&IdLabels {
+                    mode: "snowflake",
+                    tag: String::new(),
+                })
+                .inc_by(self.snowflake_issued.load(Ordering::Relaxed));
+        }
+        let reported = self.segment.get().map(|s| self.reported_tags(s));
+        if let Some((views, _)) = &reported {
+            for v in views {
+                issued
+                    .get_or_create(&IdLabels {
+                        mode: "segment",
+                        tag: v.tag.clone(),
+                    })
+                    .inc_by(v.issued);
+            }
+        }
+        encode_family(
+            &mut encoder,
+            "ids_issued",
+            "IDs handed out, by mode and tag (empty for snowflake; segment tags: those with \
+             series of their own, see leaf_segment_tags_reported)",
+            &issued,
+        )?;
+        if let (Some(segment), Some((views, attention))) = (self.segment.get(), reported) {
+            let totals = segment.totals();
+            encode_one(
+                &mut encoder,
+                "segment_all_tags_ids_issued",
+                "Segment IDs handed out over every tag",
+                &ConstCounter::new(totals.issued),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_all_tags_claims",
+                "Segment claims over every tag (background loads and batch claims)",
+                &ConstCounter::new(totals.claims),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_all_tags_claim_failures",
+                "Segment claims that failed, over every tag",
+                &ConstCounter::new(totals.claim_failures),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_tags",
+                "Tags the server knows (rows of leaf_alloc)",
+                &gauge(totals.tags),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_tags_buffered",
+                "Tags with buffers (asked for since start, not dropped as idle)",
+                &gauge(totals.buffered),
+            )?;
+            let needing = Family::<StateLabels, Gauge>::default();
+            for (state, n) in ["went_backwards", "failing", "exhausted"]
+                .into_iter()
+                .zip(attention)
+            {
+                needing
+                    .get_or_create(&StateLabels { state })
+                    .set(i64::try_from(n).unwrap_or(i64::MAX));
+            }
+            encode_family(
+                &mut encoder,
+                "segment_tags_needing_attention",
+                "Tags whose claims went backwards, whose last load failed, or used up",
+                &needing,
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_tags_reported",
+                "Tags with series of their own in this scrape (serve.metrics_tags caps it)",
+                &gauge(views.len() as u64),
+            )?;
+            let loads = Family::<TagLabels, Counter>::default();
+            let failures = Family::<TagLabels, Counter>::default();
+            let last_load = Family::<TagLabels, Gauge<f64, AtomicU64>>::default();
             let step = Family::<TagLabels, Gauge>::default();
             let left = Family::<SegmentLabels, Gauge>::default();
             let next_ready = Family::<TagLabels, Gauge>::default();
             let loading = Family::<TagLabels, Gauge>::default();
-            for v in segment.views() {
+            for v in &views {
                 let tag = TagLabels { tag: v.tag.clone() };
+                loads.get_or_create(&tag).inc_by(v.claims);
+                failures.get_or_create(&tag).inc_by(v.claim_failures);
+                if let Some(us) = v.last_claim_us {
+                    last_load.get_or_create(&tag).set(us as f64 / 1e6);
+                }
                 step.get_or_create(&tag).set(v.step);
                 next_ready.get_or_create(&tag).set(i64::from(v.next_ready));
                 loading.get_or_create(&tag).set(i64::from(v.loading));
@@ -490,6 +587,24 @@ impl Collector for StateCollector {
                 })
                 .set(if v.next_ready { remaining(other) } else { 0 });
             }
+            encode_family(
+                &mut encoder,
+                "segment_loads",
+                "Segment claims in the allocation table (background loads and batch claims), by tag",
+                &loads,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_load_failures",
+                "Segment claims that failed, by tag",
+                &failures,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_last_load_seconds",
+                "How long the tag's last segment claim took",
+                &last_load,
+            )?;
             encode_family(
                 &mut encoder,
                 "segment_step",

@@ -34,9 +34,10 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
-pub use metrics::{Metrics, Route};
+pub use metrics::{DEFAULT_METRICS_TAGS, Metrics, Route};
 pub use status::{
-    BufferFill, SegmentStatus, ServerStatus, SnowflakeStatus, StatusReport, TagStatus,
+    AttentionCounts, BufferFill, DEFAULT_PER_PAGE, MAX_LISTING_DEPTH, MAX_PER_PAGE, SegmentStatus,
+    ServerStatus, SnowflakeStatus, StatusReport, TagQuery, TagSort, TagStatus,
 };
 
 use crate::segment::{LoadObserver, SegmentGenerator};
@@ -61,8 +62,6 @@ pub struct LeafService {
     layout: Layout,
     token: Option<String>,
     metrics: Arc<Metrics>,
-    /// The last minute of counter readings, for the status page.
-    sampler: status::Sampler,
     started: std::time::Instant,
     /// Connections open now (counted by [`run`]).
     open_connections: std::sync::atomic::AtomicU64,
@@ -123,7 +122,6 @@ impl LeafServiceBuilder {
             layout,
             token: self.token,
             metrics,
-            sampler: status::Sampler::default(),
             started: std::time::Instant::now(),
             open_connections: std::sync::atomic::AtomicU64::new(0),
             snowflake_turn: tokio::sync::Mutex::new(()),
@@ -165,8 +163,9 @@ impl LeafService {
     }
 
     /// Reads the counters for the status page's rates: call once a second ([`run`] does).
+    /// Visits only the tags that issued IDs since the last call.
     pub fn sample(&self) {
-        self.sampler.take(&self.metrics.encode());
+        self.metrics.sample();
     }
 
     /// Records the last snowflake time and gives the worker id back; call once the server has

@@ -10,14 +10,20 @@ use bytes::Bytes;
 use http_body_util::Full;
 
 pub(crate) use super::body::Body;
+use super::body::StreamWriter;
+use super::status::{TagQuery, TagSort};
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
+use std::io::Write;
 use subtle::ConstantTimeEq;
 
 use super::conn::{HeaderWait, mono_ns};
 use super::{LeafService, MAX_BATCH, Route};
-use crate::segment::{SegmentError, validate_tag};
+use crate::segment::{
+    LeafAlloc, ROWS_PER_PAGE, RowPages, SegmentBufferView, SegmentError, TagFilter, TagHealth,
+    validate_tag,
+};
 use crate::snowflake::{IdBlock, SnowflakeError};
 use crate::worker::IssueError;
 
@@ -314,24 +320,28 @@ fn html_escape(s: &str) -> String {
     out
 }
 
-fn html_table(title: &str, header: &[&str], rows: &[Vec<String>]) -> Response<Body> {
-    let mut page = format!(
+const HTML_END: &str = "</table>\n</body></html>\n";
+
+/// The start of an HTML table page (Leaf's `/cache` and `/db` for a browser), up to its header row.
+fn html_head(out: &mut impl Write, title: &str, header: &[&str]) -> std::io::Result<()> {
+    write!(
+        out,
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{t}</title></head><body>\n<h1>{t}</h1>\n<table border=\"1\">\n<tr>",
         t = html_escape(title)
-    );
+    )?;
     for h in header {
-        page.push_str(&format!("<th>{}</th>", html_escape(h)));
+        write!(out, "<th>{}</th>", html_escape(h))?;
     }
-    page.push_str("</tr>\n");
-    for row in rows {
-        page.push_str("<tr>");
-        for cell in row {
-            page.push_str(&format!("<td>{}</td>", html_escape(cell)));
-        }
-        page.push_str("</tr>\n");
+    out.write_all(b"</tr>\n")
+}
+
+/// One row of such a table.
+fn html_row(out: &mut impl Write, cells: &[String]) -> std::io::Result<()> {
+    out.write_all(b"<tr>")?;
+    for cell in cells {
+        write!(out, "<td>{}</td>", html_escape(cell))?;
     }
-    page.push_str("</table>\n</body></html>\n");
-    respond_with(StatusCode::OK, HTML, page.into_bytes())
+    out.write_all(b"</tr>\n")
 }
 
 fn local_time(unix_ms: i64) -> String {
@@ -368,6 +378,65 @@ struct CacheEntry {
     last_error: Option<String>,
 }
 
+/// Every field of the JSON, the load state and the last error included.
+const CACHE_COLUMNS: [&str; 14] = [
+    "key",
+    "initOk",
+    "nextReady",
+    "pos",
+    "value0",
+    "max0",
+    "step0",
+    "value1",
+    "max1",
+    "step1",
+    "loading",
+    "step",
+    "minStep",
+    "lastError",
+];
+
+fn cache_entry(v: SegmentBufferView) -> CacheEntry {
+    CacheEntry {
+        key: v.tag,
+        init_ok: v.init_ok,
+        next_ready: v.next_ready,
+        pos: v.pos,
+        value0: v.segments[0].value.to_string(),
+        max0: v.segments[0].max.to_string(),
+        step0: v.segments[0].step,
+        value1: v.segments[1].value.to_string(),
+        max1: v.segments[1].max.to_string(),
+        step1: v.segments[1].step,
+        loading: v.loading,
+        step: v.step,
+        min_step: v.min_step,
+        last_error: v.last_error,
+    }
+}
+
+impl CacheEntry {
+    /// The cells of its HTML row, in [`CACHE_COLUMNS`] order.
+    fn cells(&self) -> [String; 14] {
+        [
+            self.key.clone(),
+            self.init_ok.to_string(),
+            self.next_ready.to_string(),
+            self.pos.to_string(),
+            self.value0.clone(),
+            self.max0.clone(),
+            self.step0.to_string(),
+            self.value1.clone(),
+            self.max1.clone(),
+            self.step1.to_string(),
+            self.loading.to_string(),
+            self.step.to_string(),
+            self.min_step.to_string(),
+            self.last_error.clone().unwrap_or_default(),
+        ]
+    }
+}
+
 /// Leaf's `LeafAlloc` row.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -377,6 +446,31 @@ struct DbRow {
     step: i64,
     description: Option<String>,
     update_time: String,
+}
+
+const DB_COLUMNS: [&str; 5] = ["key", "maxId", "step", "description", "updateTime"];
+
+fn db_row(r: &LeafAlloc) -> DbRow {
+    DbRow {
+        key: r.tag.clone(),
+        max_id: r.max_id.to_string(),
+        step: r.step,
+        description: r.description.clone(),
+        update_time: rfc3339_s(r.update_time_s),
+    }
+}
+
+impl DbRow {
+    /// The cells of its HTML row, in [`DB_COLUMNS`] order.
+    fn cells(&self) -> [String; 5] {
+        [
+            self.key.clone(),
+            self.max_id.clone(),
+            self.step.to_string(),
+            self.description.clone().unwrap_or_default(),
+            self.update_time.clone(),
+        ]
+    }
 }
 
 #[derive(Serialize)]
@@ -460,7 +554,17 @@ impl LeafService {
     pub async fn respond<B>(self: &Arc<Self>, req: Request<B>) -> Response<Full<Bytes>> {
         let answer = self.answer(&req, None);
         drop(req);
-        answer.await.map(|b| Full::new(b.into_bytes()))
+        let (parts, body) = answer.await.into_parts();
+        // A streamed answer (`/cache`, `/db`) is gathered here; one cut short by a failure
+        // ends where it broke.
+        let bytes = match http_body_util::BodyExt::collect(body).await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => {
+                tracing::warn!("an answer broke off: {e}");
+                Bytes::new()
+            }
+        };
+        Response::from_parts(parts, Full::new(bytes))
     }
 
     /// Answers one request: what needs no blocking thread (every single-ID answer from a
@@ -657,9 +761,13 @@ impl LeafService {
             Route::Cache => self.cache(wants_html(req)).into(),
             Route::Db => {
                 let html = wants_html(req);
+                // The first page is read before answering (a database that does not answer is
+                // an error answer, not a broken one).
                 Step::blocking(move |this| this.db(html))
             }
-            Route::Status => Step::Done(Ok(json(StatusCode::OK, &self.status_report()))),
+            Route::Status => Step::Done(
+                status_query(query).map(|q| json(StatusCode::OK, &self.status_report(&q))),
+            ),
             Route::Metrics => Step::Done(Ok(respond_with(
                 StatusCode::OK,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
@@ -688,7 +796,6 @@ impl LeafService {
             None => {
                 // The common case never blocks: an ID from the current segment.
                 if let Some(id) = segment.try_next_id(&tag) {
-                    self.metrics.segment_issued(&tag, 1);
                     return Step::Id(id);
                 }
                 // Owned only on the paths that leave the event loop.
@@ -696,7 +803,6 @@ impl LeafService {
                 Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
                     let id = segment.next_id(&tag).map_err(segment_error)?;
-                    this.metrics.segment_issued(&tag, 1);
                     Ok(one_id(id))
                 })
             }
@@ -706,7 +812,6 @@ impl LeafService {
                     let segment = this.segment_mode()?;
                     let ranges: Vec<Range<u64>> =
                         segment.next_ids(&tag, n).map_err(segment_error)?;
-                    this.metrics.segment_issued(&tag, n);
                     Ok(id_lines(n, |body| {
                         let mut buf = itoa::Buffer::new();
                         for id in ranges.into_iter().flatten() {
@@ -813,116 +918,125 @@ impl LeafService {
         ))
     }
 
+    /// Leaf's `/cache`: every tag, streamed one shard of the tag table at a time (a million
+    /// tags do not grow the server), in no particular order, as Leaf's own.
     fn cache(&self, html: bool) -> Result<Response<Body>, ApiError> {
-        let segment = self.segment_mode()?;
-        let entries: Vec<CacheEntry> = segment
-            .views()
-            .into_iter()
-            .map(|v| CacheEntry {
-                key: v.tag,
-                init_ok: v.init_ok,
-                next_ready: v.next_ready,
-                pos: v.pos,
-                value0: v.segments[0].value.to_string(),
-                max0: v.segments[0].max.to_string(),
-                step0: v.segments[0].step,
-                value1: v.segments[1].value.to_string(),
-                max1: v.segments[1].max.to_string(),
-                step1: v.segments[1].step,
-                loading: v.loading,
-                step: v.step,
-                min_step: v.min_step,
-                last_error: v.last_error,
-            })
-            .collect();
-        if !html {
-            return Ok(json(StatusCode::OK, &entries));
-        }
-        let rows: Vec<Vec<String>> = entries
-            .into_iter()
-            .map(|e| {
-                vec![
-                    e.key,
-                    e.init_ok.to_string(),
-                    e.next_ready.to_string(),
-                    e.pos.to_string(),
-                    e.value0,
-                    e.max0,
-                    e.step0.to_string(),
-                    e.value1,
-                    e.max1,
-                    e.step1.to_string(),
-                    e.loading.to_string(),
-                    e.step.to_string(),
-                    e.min_step.to_string(),
-                    e.last_error.unwrap_or_default(),
-                ]
-            })
-            .collect();
-        // Every field of the JSON, the load state and the last error included.
-        Ok(html_table(
-            "Segment cache",
-            &[
-                "key",
-                "initOk",
-                "nextReady",
-                "pos",
-                "value0",
-                "max0",
-                "step0",
-                "value1",
-                "max1",
-                "step1",
-                "loading",
-                "step",
-                "minStep",
-                "lastError",
-            ],
-            &rows,
-        ))
+        let segment = self
+            .segment
+            .clone()
+            .ok_or_else(|| ApiError::mode_disabled("segment"))?;
+        let body = Body::stream(move |mut out| {
+            let mut first = true;
+            let mut write = |out: &mut StreamWriter, v: SegmentBufferView| -> std::io::Result<()> {
+                let e = cache_entry(v);
+                if html {
+                    html_row(out, &e.cells())
+                } else {
+                    out.write_all(if first { b"[" } else { b"," })?;
+                    serde_json::to_writer(&mut *out, &e).map_err(std::io::Error::other)
+                }
+                .map(|()| first = false)
+            };
+            let mut result = if html {
+                html_head(&mut out, "Segment cache", &CACHE_COLUMNS)
+            } else {
+                Ok(())
+            };
+            segment.for_each_view(|v| {
+                if result.is_ok() {
+                    result = write(&mut out, v);
+                }
+            });
+            let end: &[u8] = match (html, first) {
+                (true, _) => HTML_END.as_bytes(),
+                (false, true) => b"[]",
+                (false, false) => b"]",
+            };
+            if result.and_then(|()| out.write_all(end)).is_ok() {
+                let _ = out.finish();
+            }
+        });
+        let mut r = Response::new(body);
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(if html { HTML } else { JSON }),
+        );
+        Ok(r)
     }
 
+    /// Leaf's `/db`: the `leaf_alloc` rows, read and streamed a page at a time (no connection or
+    /// transaction is held between pages). A failure before the first page is an error
+    /// answer; one after it cuts the answer off, so it never looks complete.
     fn db(&self, html: bool) -> Result<Response<Body>, ApiError> {
-        let segment = self.segment_mode()?;
-        let rows: Vec<DbRow> = segment
-            .rows()
-            .map_err(segment_error)?
-            .into_iter()
-            .map(|r| DbRow {
-                key: r.tag,
-                max_id: r.max_id.to_string(),
-                step: r.step,
-                description: r.description,
-                update_time: rfc3339_s(r.update_time_s),
-            })
-            .collect();
-        if !html {
-            return Ok(json(StatusCode::OK, &rows));
-        }
-        let cells: Vec<Vec<String>> = rows
-            .into_iter()
-            .map(|r| {
-                vec![
-                    r.key,
-                    r.max_id,
-                    r.step.to_string(),
-                    r.description.unwrap_or_default(),
-                    r.update_time,
-                ]
-            })
-            .collect();
-        Ok(html_table(
-            "leaf_alloc",
-            &["key", "maxId", "step", "description", "updateTime"],
-            &cells,
-        ))
+        let segment = self
+            .segment
+            .clone()
+            .ok_or_else(|| ApiError::mode_disabled("segment"))?;
+        let mut pages = RowPages::new(segment.store(), TagFilter::All);
+        let first = pages.next().transpose().map_err(segment_error)?;
+        drop(pages);
+        let after = first.as_ref().and_then(|p| p.last()).map(|r| r.tag.clone());
+        let body = Body::stream(move |mut out| {
+            let mut written = 0u64;
+            let mut write_rows = |out: &mut StreamWriter, rows: &[LeafAlloc]| {
+                rows.iter().try_for_each(|r| {
+                    let row = db_row(r);
+                    if html {
+                        html_row(out, &row.cells())
+                    } else {
+                        out.write_all(if written == 0 { b"[" } else { b"," })?;
+                        written += 1;
+                        serde_json::to_writer(&mut *out, &row).map_err(std::io::Error::other)
+                    }
+                })
+            };
+            let mut result = if html {
+                html_head(&mut out, "leaf_alloc", &DB_COLUMNS)
+            } else {
+                Ok(())
+            };
+            if let Some(rows) = &first {
+                result = result.and_then(|()| write_rows(&mut out, rows));
+            }
+            if let Some(after) = after {
+                let store = segment.store();
+                let mut cursor = Some(after);
+                while let (Ok(()), Some(from)) = (&result, cursor.take()) {
+                    match store.rows_page(&TagFilter::All, Some(&from), ROWS_PER_PAGE) {
+                        Ok(rows) => {
+                            if rows.len() == ROWS_PER_PAGE {
+                                cursor = rows.last().map(|r| r.tag.clone());
+                            }
+                            result = write_rows(&mut out, &rows);
+                        }
+                        Err(e) => {
+                            tracing::warn!("/db broke off: {e}");
+                            return out.fail(e.to_string());
+                        }
+                    }
+                }
+            }
+            let end: &[u8] = match (html, written) {
+                (true, _) => HTML_END.as_bytes(),
+                (false, 0) => b"[]",
+                (false, _) => b"]",
+            };
+            if result.and_then(|()| out.write_all(end)).is_ok() {
+                let _ = out.finish();
+            }
+        });
+        let mut r = Response::new(body);
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(if html { HTML } else { JSON }),
+        );
+        Ok(r)
     }
 
-    /// The status page's report.
-    fn status_report(&self) -> super::StatusReport {
+    /// The status page's report, with the page of tags `query` asks for.
+    fn status_report(&self, query: &TagQuery) -> super::StatusReport {
         let readiness = self.readiness();
-        let last_loads = self.metrics.last_loads();
-        self.sampler.report(
+        self.metrics.sampler().report(
             super::status::Inputs {
                 started: self.started,
                 ready: readiness.ready,
@@ -930,10 +1044,10 @@ impl LeafService {
                 open_connections: self
                     .open_connections
                     .load(std::sync::atomic::Ordering::Relaxed),
-                last_loads: &last_loads,
             },
             self.segment.as_deref(),
             self.snowflake.as_deref(),
+            query,
         )
     }
 
@@ -941,8 +1055,9 @@ impl LeafService {
     fn readiness(&self) -> Readiness {
         let mut problems = Vec::new();
         let segment = self.segment.as_ref().map(|s| {
-            // A tag whose table went backwards needs an operator now, whatever its buffers hold
-            // (said once, not again as a tag that cannot load).
+            // Only the tags that need attention are visited, never every tag. A tag whose
+            // table went backwards needs an operator now, whatever its buffers hold (said
+            // once, not again as a tag that cannot load).
             let refusals = s.guard().refusals();
             let backwards = refusals.iter().map(|r| {
                 format!(
@@ -954,41 +1069,33 @@ impl LeafService {
                     r.mark
                 )
             });
-            let stuck: Vec<String> = s
-                .views()
-                .into_iter()
-                .filter(|v| {
-                    let cur = v.segments[v.pos & 1];
-                    cur.value >= cur.max
-                        && !v.next_ready
-                        && v.last_error.is_some()
-                        && !v.exhausted
-                        && !refusals.iter().any(|r| r.tag == v.tag)
-                })
+            let troubled = s.troubled();
+            let stuck: Vec<String> = troubled
+                .iter()
+                .filter(|v| v.stuck() && s.health(v) == TagHealth::Failing)
                 .map(|v| {
                     format!(
                         "tag {:?} has no IDs left and cannot load more ({})",
                         v.tag,
-                        v.last_error.unwrap_or_default()
+                        v.last_error.as_deref().unwrap_or_default()
                     )
                 })
                 .chain(backwards)
                 .collect();
             if stuck.is_empty() {
                 // A used-up tag is no outage of the server: said, not counted.
-                let used_up: Vec<String> = s
-                    .views()
-                    .into_iter()
+                let used_up: Vec<String> = troubled
+                    .iter()
                     .filter(|v| v.exhausted)
                     .map(|v| format!("{:?}", v.tag))
                     .collect();
                 if used_up.is_empty() {
                     "ok".to_string()
                 } else {
-                    format!("ok (used up, no IDs left: {})", used_up.join(", "))
+                    format!("ok (used up, no IDs left: {})", first_few(&used_up))
                 }
             } else {
-                let m = stuck.join("; ");
+                let m = first_few(&stuck);
                 problems.push(format!("segment: {m}"));
                 m
             }
@@ -1040,6 +1147,62 @@ impl LeafService {
         }
         r
     }
+}
+
+/// Names at most this many tags in one readiness message; the rest are counted.
+const READINESS_TAGS: usize = 10;
+
+/// The first [`READINESS_TAGS`] items joined, and how many more there are.
+fn first_few(items: &[String]) -> String {
+    let mut text = items
+        .iter()
+        .take(READINESS_TAGS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > READINESS_TAGS {
+        text.push_str(&format!(
+            "; and {} more (see the status page or /metrics)",
+            items.len() - READINESS_TAGS
+        ));
+    }
+    text
+}
+
+/// The status listing a query string asks for: `q`, `page`, `per_page`, `sort`.
+fn status_query(query: Option<&str>) -> Result<TagQuery, ApiError> {
+    let mut q = TagQuery::default();
+    if let Some(search) = query_param(query, "q")? {
+        let search = search.trim();
+        if search.chars().count() > crate::segment::MAX_TAG_CHARS {
+            return Err(ApiError::bad_request(
+                "the search is longer than a tag can be (128 characters)",
+            ));
+        }
+        q.search = (!search.is_empty()).then(|| search.to_string());
+    }
+    let number = |name: &str, raw: String| {
+        raw.trim().parse::<usize>().map_err(|_| {
+            ApiError::bad_request(format!("{name} must be a whole number, not {raw:?}"))
+        })
+    };
+    if let Some(page) = query_param(query, "page")? {
+        q.page = number("page", page)?;
+    }
+    if let Some(per_page) = query_param(query, "per_page")? {
+        q.per_page = number("per_page", per_page)?;
+    }
+    match query_param(query, "sort")?.as_deref() {
+        None | Some("busiest") => {}
+        Some("name") => q.sort = TagSort::Name,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "sort must be busiest or name, not {other:?}"
+            )));
+        }
+    }
+    q.check().map_err(ApiError::bad_request)?;
+    Ok(q)
 }
 
 fn route_of(path: &str) -> Route {

@@ -1,208 +1,359 @@
 //! The status page (`GET /`): what each tag and the worker lease are doing, at a glance.
 //!
-//! Rates and latencies come from the counters `/metrics` already keeps: once a second the
-//! [`Sampler`] reads the service's own OpenMetrics text and keeps the last minute of samples, so
-//! the page adds nothing to the request path. The same report is served as JSON
-//! (`?format=json` or `Accept: application/json`) and drawn by [`PAGE`], one HTML file with an
-//! inline script and stylesheet that fetches the JSON every few seconds.
+//! Once a second the [`Sampler`] reads the request counters (atomics the request path bumps
+//! anyway) and asks the segment generator which tags issued IDs since its last look
+//! ([`SegmentGenerator::drain_moved`]), keeping a minute of figures for those tags only: its
+//! work follows what moves, not how many tags there are. The report is served as JSON
+//! (`?format=json` or `Accept: application/json`) one page of tags at a time, searched, sorted
+//! and paged on the server ([`TagQuery`]), and drawn by [`PAGE`], one HTML file with an inline
+//! script and stylesheet that fetches the JSON every few seconds.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::segment::{MAX_DYNAMIC_STEP, SegmentBufferView, SegmentGenerator};
+use crate::segment::{MAX_DYNAMIC_STEP, SegmentBufferView, SegmentGenerator, TagHealth};
 use crate::worker::SupervisedGenerator;
 
-/// Samples kept: one a second for a minute, plus the one the first delta starts from.
+/// Samples kept: one a second for a minute, plus the one the first interval starts from.
 const WINDOW: usize = 61;
 
 /// The step Leaf's design note recommends: about ten minutes of IDs at the peak rate.
 const RECOMMENDED_SECONDS_OF_IDS: f64 = 600.0;
 
-/// What one reading of the counters found.
+/// Tags per page of the status listing unless the request says otherwise.
+pub const DEFAULT_PER_PAGE: usize = 50;
+/// Most tags a page holds (with a minute of history each, under 1 MB of JSON).
+pub const MAX_PER_PAGE: usize = 200;
+/// How deep a listing pages: the first 10,000 tags of it. Beyond, a search narrows it; each
+/// page costs a pass over the tag names and memory for this many names at most.
+pub const MAX_LISTING_DEPTH: usize = 10_000;
+
+/// Requests as the sampler reads them: how many were answered, and the latency buckets summed
+/// over routes (`(upper bound in seconds, cumulative count)`, ascending, `+Inf` last).
 #[derive(Debug, Default, Clone)]
-struct Sample {
-    at: Option<Instant>,
-    requests: u64,
-    /// Request latency buckets summed over routes: `(upper bound in seconds, count)`.
-    buckets: Vec<(f64, u64)>,
-    /// IDs issued per segment tag.
-    ids: HashMap<String, u64>,
+pub(crate) struct RequestCounts {
+    pub total: u64,
+    pub buckets: Vec<(f64, u64)>,
 }
 
-/// The last minute of counter readings.
+/// The last minute of readings; see the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct Sampler {
-    samples: Mutex<VecDeque<Sample>>,
+    window: Mutex<Window>,
 }
 
-/// A sample's labels: `(name, value)` pairs.
-type Labels = Vec<(String, String)>;
-
-/// One OpenMetrics sample line: the metric name, its labels and its value.
-fn parse_line(line: &str) -> Option<(&str, Labels, f64)> {
-    let (name, rest) = match line.find('{') {
-        Some(i) => (&line[..i], &line[i + 1..]),
-        None => {
-            let (name, value) = line.split_once(' ')?;
-            return Some((name, Vec::new(), value.trim().parse().ok()?));
-        }
-    };
-    let mut labels = Vec::new();
-    let mut chars = rest.char_indices();
-    let mut key = String::new();
-    let end = loop {
-        let (i, c) = chars.next()?;
-        match c {
-            '}' => break i,
-            ',' => {}
-            '=' => {
-                // A quoted value with \" \\ \n escapes.
-                if chars.next()?.1 != '"' {
-                    return None;
-                }
-                let mut value = String::new();
-                loop {
-                    match chars.next()?.1 {
-                        '"' => break,
-                        '\\' => match chars.next()?.1 {
-                            'n' => value.push('\n'),
-                            c => value.push(c),
-                        },
-                        c => value.push(c),
-                    }
-                }
-                labels.push((std::mem::take(&mut key), value));
-            }
-            c => key.push(c),
-        }
-    };
-    let value = rest[end + 1..].trim().split(' ').next()?.parse().ok()?;
-    Some((name, labels, value))
+#[derive(Debug, Default)]
+struct Window {
+    /// When each reading was taken, and the request counters then; oldest first.
+    samples: VecDeque<(Instant, RequestCounts)>,
+    /// Per tag that issued IDs within the window: IDs issued in each interval between
+    /// readings, newest last, aligned with the window's last intervals.
+    tags: HashMap<Box<str>, VecDeque<u64>>,
 }
 
-fn label<'a>(labels: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    labels
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+/// A tag's figures over the window.
+#[derive(Debug, Default, Clone)]
+struct TagRates {
+    /// IDs per second in each interval, oldest first (zeros before the tag moved).
+    history: Vec<f64>,
+    /// IDs per second over the window.
+    mean: f64,
+    /// The busiest interval.
+    peak: f64,
+}
+
+impl Window {
+    /// Seconds each interval between readings lasted, oldest first.
+    fn interval_secs(&self) -> Vec<f64> {
+        self.samples
+            .iter()
+            .zip(self.samples.iter().skip(1))
+            .map(|(a, b)| b.0.duration_since(a.0).as_secs_f64())
+            .collect()
+    }
+
+    fn rates(&self, secs: &[f64], tag: &str) -> TagRates {
+        let Some(series) = self.tags.get(tag) else {
+            return TagRates {
+                history: vec![0.0; secs.len()],
+                ..TagRates::default()
+            };
+        };
+        let pad = secs.len().saturating_sub(series.len());
+        let history: Vec<f64> = secs
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let n = i.checked_sub(pad).and_then(|j| series.get(j)).copied();
+                match n {
+                    Some(n) if s > 0.0 => n as f64 / s,
+                    _ => 0.0,
+                }
+            })
+            .collect();
+        let total_secs: f64 = secs.iter().sum();
+        TagRates {
+            mean: if total_secs > 0.0 {
+                series.iter().sum::<u64>() as f64 / total_secs
+            } else {
+                0.0
+            },
+            peak: history.iter().copied().fold(0.0, f64::max),
+            history,
+        }
+    }
 }
 
 impl Sampler {
-    /// Reads the counters out of `/metrics` text and keeps the sample.
-    pub(crate) fn take(&self, metrics_text: &str) {
-        let mut s = Sample {
-            at: Some(Instant::now()),
-            ..Sample::default()
-        };
-        let mut buckets: Vec<(f64, u64)> = Vec::new();
-        for line in metrics_text.lines().filter(|l| !l.starts_with('#')) {
-            let Some((name, labels, value)) = parse_line(line) else {
-                continue;
-            };
-            match name {
-                "leaf_http_requests_total" => s.requests += value as u64,
-                "leaf_http_request_duration_seconds_bucket" => {
-                    let le = match label(&labels, "le") {
-                        Some("+Inf") => f64::INFINITY,
-                        Some(v) => v.parse().unwrap_or(f64::INFINITY),
-                        None => continue,
-                    };
-                    match buckets.iter_mut().find(|(b, _)| *b == le) {
-                        Some((_, c)) => *c += value as u64,
-                        None => buckets.push((le, value as u64)),
-                    }
-                }
-                "leaf_ids_issued_total" if label(&labels, "mode") == Some("segment") => {
-                    if let Some(tag) = label(&labels, "tag") {
-                        s.ids.insert(tag.to_string(), value as u64);
-                    }
-                }
-                _ => {}
+    /// Takes one reading: the request counters, and the tags that issued IDs since the last.
+    pub(crate) fn take(&self, requests: RequestCounts, segment: Option<&SegmentGenerator>) {
+        let mut moved: Vec<(Box<str>, u64)> = Vec::new();
+        if let Some(g) = segment {
+            g.drain_moved(|tag, ids| moved.push((tag.into(), ids)));
+        }
+        let mut w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+        w.samples.push_back((Instant::now(), requests));
+        while w.samples.len() > WINDOW {
+            w.samples.pop_front();
+        }
+        let intervals = w.samples.len().saturating_sub(1);
+        if intervals == 0 {
+            return; // the first reading starts the first interval
+        }
+        for series in w.tags.values_mut() {
+            series.push_back(0);
+        }
+        for (tag, ids) in moved {
+            let series = w.tags.entry(tag).or_default();
+            if series.is_empty() {
+                series.push_back(0);
+            }
+            if let Some(last) = series.back_mut() {
+                *last = last.saturating_add(ids);
             }
         }
-        buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        s.buckets = buckets;
-        let mut samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-        samples.push_back(s);
-        while samples.len() > WINDOW {
-            samples.pop_front();
-        }
+        // A tag quiet for the whole window is forgotten: the window follows what moves.
+        w.tags.retain(|_, series| {
+            while series.len() > intervals {
+                series.pop_front();
+            }
+            series.iter().any(|&n| n > 0)
+        });
     }
 
-    fn window(&self) -> Vec<Sample> {
-        self.samples
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
-    }
-}
-
-/// Per second between consecutive samples of a counter.
-fn per_second(samples: &[Sample], read: impl Fn(&Sample) -> u64) -> Vec<f64> {
-    samples
-        .windows(2)
-        .map(|w| {
-            let secs = match (w[0].at, w[1].at) {
-                (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
-                _ => 0.0,
-            };
-            let delta = read(&w[1]).saturating_sub(read(&w[0])) as f64;
-            if secs > 0.0 { delta / secs } else { 0.0 }
-        })
-        .collect()
-}
-
-/// The mean over the window.
-fn mean(rates: &[f64]) -> f64 {
-    if rates.is_empty() {
-        0.0
-    } else {
-        rates.iter().sum::<f64>() / rates.len() as f64
+    /// The tags that issued IDs within the window, busiest first, with their rates (IDs/s).
+    pub(crate) fn busiest(&self) -> Vec<(String, f64)> {
+        let w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+        let secs = w.interval_secs();
+        let mut tags: Vec<(String, f64)> = w
+            .tags
+            .keys()
+            .map(|t| (t.to_string(), w.rates(&secs, t).mean))
+            .collect();
+        tags.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        tags
     }
 }
 
-/// A latency quantile (ms) of the requests answered during the window, interpolated within its
-/// bucket; `None` before any request.
-fn quantile_ms(first: &Sample, last: &Sample, q: f64) -> Option<f64> {
-    let counts: Vec<(f64, u64)> = last
-        .buckets
-        .iter()
-        .map(|(le, c)| {
-            let before = first
-                .buckets
-                .iter()
-                .find(|(b, _)| b == le)
-                .map_or(0, |(_, c)| *c);
-            (*le, c.saturating_sub(before))
+/// The tags worth showing first, in order: those that need attention (went backwards, failing,
+/// used up, then by name), then those that issued IDs in the last minute, busiest first (and
+/// those that did since the sampler last looked). Found without visiting the other tags; the
+/// status page and `/metrics` both start from it.
+pub(crate) fn notable_tags(g: &SegmentGenerator, sampler: &Sampler) -> Vec<NotableTag> {
+    let mut rates: HashMap<String, f64> = sampler.busiest().into_iter().collect();
+    for tag in g.moved_tags() {
+        rates.entry(tag).or_insert(0.0);
+    }
+    let mut troubled: Vec<NotableTag> = g
+        .troubled()
+        .into_iter()
+        .map(|view| NotableTag {
+            health: g.health(&view),
+            rate: rates.get(&view.tag).copied().unwrap_or(0.0),
+            tag: view.tag.clone(),
+            view: Some(view),
         })
         .collect();
-    let total = counts.last()?.1;
-    if total == 0 {
-        return None;
-    }
-    let want = q * total as f64;
-    let mut lower = (0.0, 0u64);
-    for &(le, cumulative) in &counts {
-        if cumulative as f64 >= want {
-            if le.is_infinite() {
-                return Some(lower.0 * 1000.0);
-            }
-            let span = (cumulative - lower.1) as f64;
-            let frac = if span > 0.0 {
-                (want - lower.1 as f64) / span
-            } else {
-                1.0
-            };
-            return Some((lower.0 + (le - lower.0) * frac) * 1000.0);
+    troubled.sort_by(|a, b| a.health.cmp(&b.health).then_with(|| a.tag.cmp(&b.tag)));
+    let seen: HashSet<String> = troubled.iter().map(|t| t.tag.clone()).collect();
+    let mut busy: Vec<NotableTag> = rates
+        .into_iter()
+        .filter(|(tag, _)| !seen.contains(tag))
+        .map(|(tag, rate)| NotableTag {
+            tag,
+            health: TagHealth::Ok,
+            rate,
+            view: None,
+        })
+        .collect();
+    busy.sort_by(|a, b| b.rate.total_cmp(&a.rate).then_with(|| a.tag.cmp(&b.tag)));
+    troubled.extend(busy);
+    troubled
+}
+
+/// One of [`notable_tags`].
+#[derive(Debug, Clone)]
+pub(crate) struct NotableTag {
+    pub tag: String,
+    pub health: TagHealth,
+    /// IDs per second over the last minute.
+    pub rate: f64,
+    /// Its snapshot, when it was taken to judge it.
+    pub view: Option<SegmentBufferView>,
+}
+
+/// How the status listing is chosen: `?q=...&page=...&per_page=...&sort=busiest|name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagQuery {
+    /// Only tags containing this text, in any case.
+    pub search: Option<String>,
+    /// The page, from 1.
+    pub page: usize,
+    /// Tags per page, 1..=[`MAX_PER_PAGE`].
+    pub per_page: usize,
+    /// The order.
+    pub sort: TagSort,
+}
+
+impl Default for TagQuery {
+    fn default() -> Self {
+        TagQuery {
+            search: None,
+            page: 1,
+            per_page: DEFAULT_PER_PAGE,
+            sort: TagSort::Busiest,
         }
-        lower = (le, cumulative);
     }
-    None
+}
+
+/// The order of the status listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagSort {
+    /// Tags that need attention first, then by IDs per second, then by name.
+    Busiest,
+    /// By name.
+    Name,
+}
+
+impl TagSort {
+    /// As written in the query string.
+    pub fn name(self) -> &'static str {
+        match self {
+            TagSort::Busiest => "busiest",
+            TagSort::Name => "name",
+        }
+    }
+}
+
+impl TagQuery {
+    /// Tags before this page in the listing.
+    fn skip(&self) -> usize {
+        self.page.saturating_sub(1).saturating_mul(self.per_page)
+    }
+
+    /// Checks the page stays within [`MAX_LISTING_DEPTH`]; the message says what to do.
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=MAX_PER_PAGE).contains(&self.per_page) {
+            return Err(format!(
+                "per_page must be from 1 to {MAX_PER_PAGE}, not {}",
+                self.per_page
+            ));
+        }
+        if self.page == 0 {
+            return Err("page counts from 1".into());
+        }
+        if self.skip().saturating_add(self.per_page) > MAX_LISTING_DEPTH {
+            return Err(format!(
+                "the status listing pages through the first {MAX_LISTING_DEPTH} tags; narrow it \
+                 with a search (q=PART_OF_THE_TAG), or list every tag with `leafctl tag list`"
+            ));
+        }
+        Ok(())
+    }
+
+    fn matches(&self, tag: &str) -> bool {
+        match &self.search {
+            None => true,
+            Some(q) => contains_ignoring_case(tag, q),
+        }
+    }
+}
+
+/// Whether `hay` contains `needle`, ASCII letters compared in any case.
+fn contains_ignoring_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+}
+
+/// The smallest names a pass over every tag offers, kept in a bounded heap (memory for `keep`
+/// names whatever the number of tags).
+struct SmallestNames {
+    keep: usize,
+    heap: BinaryHeap<Box<str>>,
+}
+
+impl SmallestNames {
+    fn offer(&mut self, tag: &str) {
+        if self.keep == 0 {
+            return;
+        }
+        if self.heap.len() < self.keep {
+            self.heap.push(tag.into());
+        } else if self.heap.peek().is_some_and(|top| tag < &**top) {
+            self.heap.pop();
+            self.heap.push(tag.into());
+        }
+    }
+
+    fn sorted(self) -> Vec<Box<str>> {
+        self.heap.into_sorted_vec()
+    }
+}
+
+/// The tags of one page of the listing, and how many tags match the search: the notable tags
+/// first (when sorted by busiest), then the rest by name. The rest costs one pass over the
+/// names, skipped when the notable tags fill the page and there is nothing to count.
+fn page_of_tags(
+    g: &SegmentGenerator,
+    notable: &[NotableTag],
+    query: &TagQuery,
+) -> (Vec<(String, f64)>, u64) {
+    let (skip, take) = (query.skip(), query.per_page);
+    let notable: Vec<&NotableTag> = match query.sort {
+        TagSort::Busiest => notable.iter().filter(|t| query.matches(&t.tag)).collect(),
+        TagSort::Name => Vec::new(),
+    };
+    let mut page: Vec<(String, f64)> = notable
+        .iter()
+        .skip(skip)
+        .take(take)
+        .map(|t| (t.tag.clone(), t.rate))
+        .collect();
+    if page.len() == take && query.search.is_none() {
+        return (page, g.tag_count() as u64);
+    }
+    let listed: HashSet<&str> = notable.iter().map(|t| t.tag.as_str()).collect();
+    let rest_skip = skip.saturating_sub(notable.len());
+    let mut rest = SmallestNames {
+        keep: rest_skip + (take - page.len()),
+        heap: BinaryHeap::new(),
+    };
+    let mut matched = notable.len() as u64;
+    g.scan_tags(|tag, _| {
+        if query.matches(tag) && !listed.contains(tag) {
+            matched += 1;
+            rest.offer(tag);
+        }
+    });
+    let rates: HashMap<&str, f64> = notable.iter().map(|t| (t.tag.as_str(), t.rate)).collect();
+    page.extend(rest.sorted().into_iter().skip(rest_skip).map(|t| {
+        let rate = rates.get(&*t).copied().unwrap_or(0.0);
+        (t.into_string(), rate)
+    }));
+    (page, matched)
 }
 
 /// The status report: `GET /?format=json`.
@@ -242,8 +393,41 @@ pub struct ServerStatus {
 pub struct SegmentStatus {
     /// The database, password removed.
     pub database: String,
-    /// Every tag, busiest first.
+    /// Every tag the server knows.
+    pub tag_count: u64,
+    /// Tags with buffers (asked for since start and not dropped as idle).
+    pub buffered: u64,
+    /// Tags that issued IDs in the last minute.
+    pub active: u64,
+    /// Tags whose last load failed, used up, and gone backwards.
+    pub attention: AttentionCounts,
+    /// The search the listing was narrowed by (a part of the tag, any case), if any.
+    pub search: Option<String>,
+    /// How the listing is sorted: `busiest` (tags that need attention, then by rate, then by
+    /// name) or `name`.
+    pub sort: &'static str,
+    /// Tags that match the search (all of them without one).
+    pub matched: u64,
+    /// This page (from 1), its size, and how many pages the listing has (within
+    /// [`MAX_LISTING_DEPTH`]).
+    pub page: u64,
+    /// Tags per page.
+    pub per_page: u64,
+    /// Pages of the listing.
+    pub pages: u64,
+    /// The tags of this page.
     pub tags: Vec<TagStatus>,
+}
+
+/// How many tags need attention, by why.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AttentionCounts {
+    /// Their last load failed.
+    pub failing: u64,
+    /// Used up.
+    pub exhausted: u64,
+    /// Refused because a claim came back below an earlier one.
+    pub went_backwards: u64,
 }
 
 /// One tag.
@@ -251,7 +435,8 @@ pub struct SegmentStatus {
 pub struct TagStatus {
     /// The tag.
     pub tag: String,
-    /// `ok`, `exhausted`, `went_backwards` or `failing` (its last load failed).
+    /// `ok`, `idle` (nothing loaded), `exhausted`, `went_backwards` or `failing` (its last
+    /// load failed).
     pub state: &'static str,
     /// IDs issued per second over the last minute.
     pub ids_per_s: f64,
@@ -316,12 +501,11 @@ pub struct SnowflakeStatus {
 }
 
 /// What the report is built from, besides the generators.
-pub(crate) struct Inputs<'a> {
+pub(crate) struct Inputs {
     pub started: Instant,
     pub ready: bool,
     pub readiness: Option<String>,
     pub open_connections: u64,
-    pub last_loads: &'a HashMap<String, f64>,
 }
 
 fn fill(v: &SegmentBufferView, i: usize) -> BufferFill {
@@ -347,78 +531,34 @@ fn fill(v: &SegmentBufferView, i: usize) -> BufferFill {
 }
 
 impl Sampler {
-    /// The report, from the window of samples and the generators' state now.
+    /// The report: the server, one page of tags as `query` asks, and snowflake mode.
     pub(crate) fn report(
         &self,
-        inputs: Inputs<'_>,
+        inputs: Inputs,
         segment: Option<&SegmentGenerator>,
         snowflake: Option<&SupervisedGenerator>,
+        query: &TagQuery,
     ) -> StatusReport {
-        let samples = self.window();
-        let empty = Sample::default();
-        let first = samples.first().unwrap_or(&empty);
-        let last = samples.last().unwrap_or(&empty);
-        let requests = per_second(&samples, |s| s.requests);
+        let (requests_per_s, p50_ms, p99_ms) = {
+            let w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+            let secs: f64 = w.interval_secs().iter().sum();
+            match (w.samples.front(), w.samples.back()) {
+                (Some(first), Some(last)) => (
+                    if secs > 0.0 {
+                        last.1.total.saturating_sub(first.1.total) as f64 / secs
+                    } else {
+                        0.0
+                    },
+                    quantile_ms(&first.1, &last.1, 0.5),
+                    quantile_ms(&first.1, &last.1, 0.99),
+                ),
+                _ => (0.0, None, None),
+            }
+        };
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let segment = segment.map(|g| {
-            let refusals = g.guard().refusals();
-            let mut tags: Vec<TagStatus> = g
-                .views()
-                .into_iter()
-                .map(|v| {
-                    let history = per_second(&samples, |s| s.ids.get(&v.tag).copied().unwrap_or(0));
-                    let rate = mean(&history);
-                    let peak = history.iter().copied().fold(0.0, f64::max);
-                    let buffers = [fill(&v, 0), fill(&v, 1)];
-                    let cur = &buffers[v.pos & 1];
-                    let other = &buffers[(v.pos + 1) & 1];
-                    // The next load starts once 10% of the segment after the current one is used.
-                    let to_next_load = if v.next_ready {
-                        cur.size.saturating_sub(cur.used) + other.size / 10
-                    } else {
-                        (cur.size / 10).saturating_sub(cur.used)
-                    };
-                    let table_step = v.min_step.max(1);
-                    let recommended = ((peak * RECOMMENDED_SECONDS_OF_IDS).ceil() as i64)
-                        .clamp(table_step, MAX_DYNAMIC_STEP.max(table_step));
-                    let state = if v.exhausted {
-                        "exhausted"
-                    } else if refusals.iter().any(|r| r.tag == v.tag) {
-                        "went_backwards"
-                    } else if v.last_error.is_some() {
-                        "failing"
-                    } else {
-                        "ok"
-                    };
-                    TagStatus {
-                        state,
-                        ids_per_s: rate,
-                        peak_per_s: peak,
-                        history,
-                        step: v.step,
-                        step_reason: v.step_reason,
-                        table_step: v.min_step,
-                        recommended_step: recommended,
-                        next_ready: v.next_ready,
-                        loading: v.loading,
-                        next_load_in_s: (rate > 0.0 && !v.loading)
-                            .then(|| to_next_load as f64 / rate),
-                        last_load_ms: inputs.last_loads.get(&v.tag).copied(),
-                        last_error_at_ms: v.last_error_unix_ms,
-                        last_error: v.last_error,
-                        buffers,
-                        tag: v.tag,
-                    }
-                })
-                .collect();
-            tags.sort_by(|a, b| b.ids_per_s.total_cmp(&a.ids_per_s).then(a.tag.cmp(&b.tag)));
-            SegmentStatus {
-                database: g.describe(),
-                tags,
-            }
-        });
+        let segment = segment.map(|g| self.segment_status(g, query));
         let snowflake = snowflake.map(|g| {
             let st = g.status();
             let (waited, refused) = g.rollbacks();
@@ -443,15 +583,131 @@ impl Sampler {
             ready: inputs.ready,
             readiness: inputs.readiness,
             server: ServerStatus {
-                requests_per_s: mean(&requests),
-                p50_ms: quantile_ms(first, last, 0.5),
-                p99_ms: quantile_ms(first, last, 0.99),
+                requests_per_s,
+                p50_ms,
+                p99_ms,
                 open_connections: inputs.open_connections,
             },
             segment,
             snowflake,
         }
     }
+
+    fn segment_status(&self, g: &SegmentGenerator, query: &TagQuery) -> SegmentStatus {
+        let notable = notable_tags(g, self);
+        let mut attention = AttentionCounts::default();
+        for t in &notable {
+            match t.health {
+                TagHealth::Failing => attention.failing += 1,
+                TagHealth::Exhausted => attention.exhausted += 1,
+                TagHealth::WentBackwards => attention.went_backwards += 1,
+                TagHealth::Ok | TagHealth::Idle => {}
+            }
+        }
+        let active = notable.iter().filter(|t| t.rate > 0.0).count() as u64;
+        let (page, matched) = page_of_tags(g, &notable, query);
+        let w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+        let secs = w.interval_secs();
+        let tags = page
+            .into_iter()
+            .filter_map(|(tag, _)| {
+                let view = notable
+                    .iter()
+                    .find(|t| t.tag == tag)
+                    .and_then(|t| t.view.clone())
+                    .or_else(|| g.view(&tag))?;
+                let health = g.health(&view);
+                Some(tag_status(view, health, w.rates(&secs, &tag)))
+            })
+            .collect();
+        let listed = matched.min(MAX_LISTING_DEPTH as u64);
+        SegmentStatus {
+            database: g.describe(),
+            tag_count: g.tag_count() as u64,
+            buffered: g.totals().buffered,
+            active,
+            attention,
+            search: query.search.clone(),
+            sort: query.sort.name(),
+            matched,
+            page: query.page as u64,
+            per_page: query.per_page as u64,
+            pages: listed.div_ceil(query.per_page as u64).max(1),
+            tags,
+        }
+    }
+}
+
+fn tag_status(v: SegmentBufferView, health: TagHealth, rates: TagRates) -> TagStatus {
+    let buffers = [fill(&v, 0), fill(&v, 1)];
+    let cur = &buffers[v.pos & 1];
+    let other = &buffers[(v.pos + 1) & 1];
+    // The next load starts once 10% of the segment after the current one is used.
+    let to_next_load = if v.next_ready {
+        cur.size.saturating_sub(cur.used) + other.size / 10
+    } else {
+        (cur.size / 10).saturating_sub(cur.used)
+    };
+    let table_step = v.min_step.max(1);
+    let recommended = ((rates.peak * RECOMMENDED_SECONDS_OF_IDS).ceil() as i64)
+        .clamp(table_step, MAX_DYNAMIC_STEP.max(table_step));
+    TagStatus {
+        state: health.name(),
+        ids_per_s: rates.mean,
+        peak_per_s: rates.peak,
+        history: rates.history,
+        step: v.step,
+        step_reason: v.step_reason,
+        table_step: v.min_step,
+        recommended_step: recommended,
+        next_ready: v.next_ready,
+        loading: v.loading,
+        next_load_in_s: (rates.mean > 0.0 && !v.loading).then(|| to_next_load as f64 / rates.mean),
+        last_load_ms: v.last_claim_us.map(|us| us as f64 / 1000.0),
+        last_error_at_ms: v.last_error_unix_ms,
+        last_error: v.last_error,
+        buffers,
+        tag: v.tag,
+    }
+}
+
+/// A latency quantile (ms) of the requests answered between two readings, interpolated within
+/// its bucket; `None` before any request.
+fn quantile_ms(first: &RequestCounts, last: &RequestCounts, q: f64) -> Option<f64> {
+    let counts: Vec<(f64, u64)> = last
+        .buckets
+        .iter()
+        .map(|(le, c)| {
+            let before = first
+                .buckets
+                .iter()
+                .find(|(b, _)| b == le)
+                .map_or(0, |(_, c)| *c);
+            (*le, c.saturating_sub(before))
+        })
+        .collect();
+    let total = counts.last()?.1;
+    if total == 0 {
+        return None;
+    }
+    let want = q * total as f64;
+    let mut lower = (0.0, 0u64);
+    for &(le, cumulative) in &counts {
+        if cumulative as f64 >= want {
+            if le.is_infinite() {
+                return Some(lower.0 * 1000.0);
+            }
+            let span = (cumulative - lower.1) as f64;
+            let frac = if span > 0.0 {
+                (want - lower.1 as f64) / span
+            } else {
+                1.0
+            };
+            return Some((lower.0 + (le - lower.0) * frac) * 1000.0);
+        }
+        lower = (le, cumulative);
+    }
+    None
 }
 
 /// The page: static HTML with an inline stylesheet and script (no external asset, no
@@ -464,41 +720,75 @@ pub const PAGE: &str = include_str!("status.html");
 mod tests {
     use super::*;
 
-    #[test]
-    fn metrics_lines_parse_with_escaped_labels() {
-        let (name, labels, value) =
-            parse_line(r#"leaf_ids_issued_total{mode="segment",tag="a\"b\\c"} 42"#).unwrap();
-        assert_eq!(name, "leaf_ids_issued_total");
-        assert_eq!(label(&labels, "tag"), Some("a\"b\\c"));
-        assert_eq!(value, 42.0);
-        assert_eq!(parse_line("up 1").unwrap().2, 1.0);
-        assert!(parse_line("garbage{").is_none());
+    fn counts(total: u64, fast: u64) -> RequestCounts {
+        RequestCounts {
+            total,
+            buckets: vec![(0.001, fast), (0.01, total), (f64::INFINITY, total)],
+        }
     }
 
     #[test]
     fn rates_and_quantiles_come_from_counter_deltas() {
         let s = Sampler::default();
-        let text = |n: u64, fast: u64, slow: u64| {
-            format!(
-                "leaf_http_requests_total{{route=\"segment\",status=\"200\"}} {n}\n\
-                 leaf_http_request_duration_seconds_bucket{{le=\"0.001\",route=\"segment\"}} {fast}\n\
-                 leaf_http_request_duration_seconds_bucket{{le=\"0.01\",route=\"segment\"}} {}\n\
-                 leaf_http_request_duration_seconds_bucket{{le=\"+Inf\",route=\"segment\"}} {}\n\
-                 leaf_ids_issued_total{{mode=\"segment\",tag=\"t\"}} {n}\n",
-                fast + slow,
-                fast + slow
-            )
-        };
-        s.take(&text(0, 0, 0));
+        s.take(counts(0, 0), None);
         std::thread::sleep(std::time::Duration::from_millis(100));
-        s.take(&text(100, 98, 2));
-        let w = s.window();
-        let rates = per_second(&w, |x| x.ids.get("t").copied().unwrap_or(0));
-        assert_eq!(rates.len(), 1);
-        assert!(rates[0] > 500.0 && rates[0] < 1100.0, "{rates:?}");
-        let p50 = quantile_ms(&w[0], &w[1], 0.5).unwrap();
+        s.take(counts(100, 98), None);
+        let w = s.window.lock().unwrap();
+        let (first, last) = (&w.samples[0].1, &w.samples[1].1);
+        let p50 = quantile_ms(first, last, 0.5).unwrap();
         assert!(p50 > 0.0 && p50 <= 1.0, "{p50}");
-        let p99 = quantile_ms(&w[0], &w[1], 0.99).unwrap();
+        let p99 = quantile_ms(first, last, 0.99).unwrap();
         assert!(p99 > 1.0 && p99 <= 10.0, "{p99}");
+    }
+
+    #[test]
+    fn a_tag_is_rated_while_it_moves_and_forgotten_after_a_quiet_window() {
+        let mut w = Window::default();
+        let t0 = Instant::now();
+        for i in 0..3u64 {
+            w.samples.push_back((
+                t0 + std::time::Duration::from_secs(i),
+                RequestCounts::default(),
+            ));
+        }
+        w.tags.insert("t".into(), VecDeque::from([10, 30]));
+        let secs = w.interval_secs();
+        let r = w.rates(&secs, "t");
+        assert_eq!(r.history, vec![10.0, 30.0]);
+        assert_eq!(r.peak, 30.0);
+        assert!((r.mean - 20.0).abs() < 1e-9, "{}", r.mean);
+        w.tags.insert("late".into(), VecDeque::from([4]));
+        assert_eq!(
+            w.rates(&secs, "late").history,
+            vec![0.0, 4.0],
+            "padded to the window"
+        );
+        assert_eq!(w.rates(&secs, "none").history, vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn searches_ignore_case_and_listings_stay_within_their_depth() {
+        assert!(contains_ignoring_case("Tenant-42", "tENANT"));
+        assert!(contains_ignoring_case("x", ""));
+        assert!(!contains_ignoring_case("abc", "abcd"));
+        let q = |page, per_page| TagQuery {
+            page,
+            per_page,
+            ..TagQuery::default()
+        };
+        assert!(q(1, 50).check().is_ok());
+        assert!(q(200, 50).check().is_ok());
+        assert!(q(201, 50).check().unwrap_err().contains("narrow it"));
+        assert!(q(0, 50).check().is_err());
+        assert!(q(1, 0).check().is_err() && q(1, MAX_PER_PAGE + 1).check().is_err());
+        let mut names = SmallestNames {
+            keep: 3,
+            heap: BinaryHeap::new(),
+        };
+        for t in ["d", "a", "e", "c", "b", "f"] {
+            names.offer(t);
+        }
+        let sorted: Vec<String> = names.sorted().into_iter().map(String::from).collect();
+        assert_eq!(sorted, ["a", "b", "c"]);
     }
 }

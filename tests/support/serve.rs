@@ -94,28 +94,63 @@ pub fn http(
     s.write_all(req.as_bytes())?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("no HTTP response: {text:?}"),
-        )
-    })?;
+    let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| {
+            invalid(format!(
+                "no HTTP response: {:?}",
+                String::from_utf8_lossy(&raw)
+            ))
+        })?;
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut body = raw[split + 4..].to_vec();
     let mut lines = head.lines();
     let status = lines
         .next()
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|c| c.parse().ok())
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, head.to_string()))?;
-    let headers = lines
+        .ok_or_else(|| invalid(head.clone()))?;
+    let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
+    let chunked = headers.iter().any(|(k, v)| {
+        k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    if chunked {
+        body = dechunk(&body).map_err(invalid)?;
+    }
     Ok(Response {
         status,
         headers,
-        body: body.to_string(),
+        body: String::from_utf8_lossy(&body).into_owned(),
     })
+}
+
+/// A chunked body (`Transfer-Encoding: chunked`) as its bytes; an error when it breaks off
+/// before its last (empty) chunk, as a server does when an answer fails halfway.
+pub fn dechunk(mut raw: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = raw
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("the chunked body broke off (no last chunk)")?;
+        let size_text = String::from_utf8_lossy(&raw[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|e| format!("bad chunk size {size_text:?}: {e}"))?;
+        raw = &raw[line_end + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        if raw.len() < size + 2 {
+            return Err("the chunked body broke off inside a chunk".into());
+        }
+        out.extend_from_slice(&raw[..size]);
+        raw = &raw[size + 2..];
+    }
 }
 
 impl Server {
