@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
 use predicates::prelude::*;
-use support::{Sandbox, assert_unique, parse_ids};
+use std::time::Duration;
+use support::{Sandbox, assert_unique, parse_ids, wait_until};
 
 #[test]
 fn the_embedded_default_creates_its_own_database() {
@@ -250,6 +251,53 @@ fn new_tags_are_found_at_once_and_removed_ones_dropped_on_refresh() {
     let views = g.views();
     assert_eq!(views.len(), 1);
     assert_eq!(views[0].segments[views[0].pos].max, 110);
+}
+
+#[test]
+fn buffers_come_on_first_use_and_go_after_an_idle_time_without_repeating_an_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idle.db");
+    let admin = SqliteStore::open(&path, OpenMode::CreateSchema).unwrap();
+    for t in ["a", "b", "c"] {
+        admin.add(t, 1, 100, None, false).unwrap();
+    }
+    let store: Box<dyn AllocStore> =
+        Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
+    let g = SegmentGenerator::builder(store)
+        .refresh_interval(Duration::from_millis(50))
+        .idle_timeout(Duration::ZERO)
+        .build()
+        .unwrap();
+    let totals = g.totals();
+    assert_eq!(
+        (totals.tags, totals.buffered),
+        (3, 0),
+        "no buffer before use"
+    );
+    assert!(g.views().iter().all(|v| !v.init_ok && v.issued == 0));
+    let mut ids: Vec<u64> = (0..30).map(|_| g.next_id("a").unwrap()).collect();
+    assert_eq!(
+        g.totals().buffered,
+        1,
+        "only the tag asked for has a buffer"
+    );
+    assert_eq!(g.view("a").unwrap().issued, 30);
+    // Unused for the idle time, the buffer goes; its unused IDs are skipped, never reissued.
+    assert!(
+        wait_until(Duration::from_secs(10), || g.totals().buffered == 0),
+        "the idle buffer was not dropped"
+    );
+    assert!(!g.view("a").unwrap().init_ok);
+    let next = g.next_id("a").unwrap();
+    assert!(next > *ids.iter().max().unwrap(), "a new claim: {next}");
+    ids.push(next);
+    ids.extend((0..300).map(|_| g.next_id("a").unwrap()));
+    assert_unique(&mut ids);
+    assert_eq!(
+        g.totals().issued,
+        331,
+        "dropped buffers still count in the total"
+    );
 }
 
 #[test]

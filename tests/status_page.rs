@@ -230,3 +230,85 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
         "the page asks for the token: {dom}"
     );
 }
+
+/// The page with 20,000 tags: it draws one page of them, the used-up tag first, says how many
+/// there are and how many pages the listing has, and its search box (here from the address,
+/// as a link would open it) finds one tag among them on the server.
+#[test]
+fn the_status_page_pages_and_searches_twenty_thousand_tags_in_a_real_browser() {
+    const TAGS: usize = 20_000;
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    db.root_sql(Some(&name), support::mariadb::LEAF_DDL);
+    db.root_sql(
+        Some(&name),
+        &format!(
+            "INSERT INTO leaf_alloc (biz_tag, max_id, step) \
+             SELECT CONCAT('tenant-', LPAD(seq, 5, '0')), 1, 1000 FROM seq_1_to_{TAGS}"
+        ),
+    );
+    db.root_sql(
+        Some(&name),
+        "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('tail', 9223372036854775807, 10)",
+    );
+    let sb = Sandbox::new();
+    let mut cmd = sb.leafctl_std();
+    cmd.env("LEAF_DB", db.url(&name))
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["serve", "--segment"]);
+    let s = Server::start(cmd);
+    for i in 1..=5 {
+        assert_eq!(
+            s.get(&format!("/api/segment/get/tenant-{i:05}")).status,
+            200
+        );
+    }
+    assert_eq!(s.get("/api/segment/get/tail").status, 410);
+    std::thread::sleep(Duration::from_millis(1500)); // a sample for the rates
+
+    let profile = tempfile::tempdir().unwrap();
+    let dom = String::from_utf8(
+        headless(
+            &format!("http://{}/", s.addr),
+            profile.path(),
+            &["--dump-dom"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    let rows = dom.matches("data-tag=\"").count();
+    assert_eq!(rows, 50, "one page of 50 tags is drawn: {dom}");
+    let first = dom.find("data-tag=\"").unwrap();
+    assert!(
+        dom[first..].starts_with("data-tag=\"tail\""),
+        "the used-up tag comes first: {}",
+        &dom[first..first + 40]
+    );
+    assert!(row(&dom, "tail").contains("class=\"exhausted\""));
+    assert!(row(&dom, "tenant-00003").contains("class=\"ok\""));
+    assert!(
+        dom.contains("20,001 tags") && dom.contains("1 used up"),
+        "the summary counts every tag: {dom}"
+    );
+    assert!(
+        dom.contains("page 1 of 200 (1-50 of 20,001)"),
+        "the listing pages through the first 10,000: {dom}"
+    );
+
+    // A search, as the box sends it: one tag of 20,000, found by the server.
+    let dom = String::from_utf8(
+        headless(
+            &format!("http://{}/?q=TENANT-12345", s.addr),
+            profile.path(),
+            &["--dump-dom"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(dom.matches("data-tag=\"").count(), 1, "{dom}");
+    assert!(
+        row(&dom, "tenant-12345").contains("class=\"idle\""),
+        "{dom}"
+    );
+    assert!(dom.contains("(1-1 of 1 matching)"), "{dom}");
+}
