@@ -684,9 +684,7 @@ impl SegmentGenerator {
     /// time under that shard's lock. `f` must be quick and must not call the generator (it
     /// would wait for that lock): copy out what you need.
     pub fn scan_tags(&self, mut f: impl FnMut(&str, bool)) {
-        self.inner
-            .table
-            .for_each(|e| f(e.name(), e.buffer().is_some()));
+        self.inner.table.for_each(&mut f);
     }
 
     /// A monitoring snapshot of every tag's buffer, sorted by tag, in memory at once (for small

@@ -296,16 +296,20 @@ struct SmallestNames {
 }
 
 impl SmallestNames {
+    /// Whether `tag` would be kept now (checked before anything costlier about it).
+    fn wants(&self, tag: &str) -> bool {
+        self.keep > 0
+            && (self.heap.len() < self.keep || self.heap.peek().is_some_and(|top| tag < &**top))
+    }
+
     fn offer(&mut self, tag: &str) {
-        if self.keep == 0 {
+        if !self.wants(tag) {
             return;
         }
-        if self.heap.len() < self.keep {
-            self.heap.push(tag.into());
-        } else if self.heap.peek().is_some_and(|top| tag < &**top) {
+        if self.heap.len() == self.keep {
             self.heap.pop();
-            self.heap.push(tag.into());
         }
+        self.heap.push(tag.into());
     }
 
     fn sorted(self) -> Vec<Box<str>> {
@@ -341,18 +345,23 @@ fn page_of_tags(
         keep: rest_skip + (take - page.len()),
         heap: BinaryHeap::new(),
     };
-    let mut matched = notable.len() as u64;
+    // Every matching tag counts (the notable ones are among them); the set of notable tags is
+    // consulted only for a name the heap would take.
+    let mut matched = 0u64;
     g.scan_tags(|tag, _| {
-        if query.matches(tag) && !listed.contains(tag) {
+        if query.matches(tag) {
             matched += 1;
-            rest.offer(tag);
+            if rest.wants(tag) && !listed.contains(tag) {
+                rest.offer(tag);
+            }
         }
     });
-    let rates: HashMap<&str, f64> = notable.iter().map(|t| (t.tag.as_str(), t.rate)).collect();
-    page.extend(rest.sorted().into_iter().skip(rest_skip).map(|t| {
-        let rate = rates.get(&*t).copied().unwrap_or(0.0);
-        (t.into_string(), rate)
-    }));
+    page.extend(
+        rest.sorted()
+            .into_iter()
+            .skip(rest_skip)
+            .map(|t| (t.into_string(), 0.0)),
+    );
     (page, matched)
 }
 
