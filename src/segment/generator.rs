@@ -149,6 +149,7 @@ thread_local! {
             version: 0,
             buffers: [const { None }; RECENT_BUFFERS],
             next: 0,
+            last: 0,
         })
     };
 }
@@ -160,20 +161,35 @@ struct Recent {
     buffers: [Option<Arc<SegmentBuffer>>; RECENT_BUFFERS],
     /// Where the next buffer goes (the oldest).
     next: usize,
+    /// The slot of the tag asked for last (asked for again, it is the one compared first).
+    last: usize,
 }
 
 impl Recent {
     #[inline(always)]
-    fn find(&self, tag: &str) -> Option<&Arc<SegmentBuffer>> {
-        self.buffers
-            .iter()
-            .flatten()
-            .find(|b| same_bytes(b.tag().as_bytes(), tag.as_bytes()))
+    fn find(&mut self, tag: &str) -> Option<&Arc<SegmentBuffer>> {
+        let is = |b: &Option<Arc<SegmentBuffer>>| {
+            b.as_ref()
+                .is_some_and(|b| same_bytes(b.tag().as_bytes(), tag.as_bytes()))
+        };
+        if !self.buffers.get(self.last).is_some_and(is) {
+            self.last = self.find_other(tag)?;
+        }
+        self.buffers.get(self.last)?.as_ref()
+    }
+
+    /// The slot of `tag` other than the last one asked for.
+    fn find_other(&self, tag: &str) -> Option<usize> {
+        self.buffers.iter().position(|b| {
+            b.as_ref()
+                .is_some_and(|b| same_bytes(b.tag().as_bytes(), tag.as_bytes()))
+        })
     }
 
     fn remember(&mut self, buffer: Arc<SegmentBuffer>) -> Option<&Arc<SegmentBuffer>> {
         let i = self.next % RECENT_BUFFERS;
         self.next = i + 1;
+        self.last = i;
         let slot = self.buffers.get_mut(i)?;
         *slot = Some(buffer);
         slot.as_ref()
@@ -184,6 +200,7 @@ impl Recent {
         self.version = version;
         self.buffers = [const { None }; RECENT_BUFFERS];
         self.next = 0;
+        self.last = 0;
     }
 }
 
@@ -753,6 +770,11 @@ impl SegmentGenerator {
             .iter()
             .map(|b| b.tag().to_string())
             .collect()
+    }
+
+    /// How many tags have buffers (asked for since start, not dropped as idle).
+    pub fn buffered(&self) -> usize {
+        locked(&self.inner.active).len()
     }
 
     /// Totals over every tag: visits the buffers in use (not every tag).

@@ -633,7 +633,7 @@ impl Sampler {
         SegmentStatus {
             database: g.describe(),
             tag_count: g.tag_count() as u64,
-            buffered: g.totals().buffered,
+            buffered: g.buffered() as u64,
             active,
             attention,
             search: query.search.clone(),
