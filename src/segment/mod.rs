@@ -24,7 +24,7 @@ pub use guard::{ClaimGuard, Refusal};
 pub use mysql::MysqlStore;
 pub use sqlite::SqliteStore;
 pub use store::{
-    AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, ROWS_PER_PAGE, RowPages, SQLITE_DDL,
+    AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, Pages, ROWS_PER_PAGE, RowPages, SQLITE_DDL,
     TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint, ddl_for_url,
 };
 

@@ -279,98 +279,97 @@ pub struct TagsFingerprint {
     pub checksum: u64,
 }
 
-/// The rows of a table page by page, in the database's order of tags ([`AllocStore::rows_page`]):
-/// each item is one page (up to [`ROWS_PER_PAGE`] rows) or the error that ended the listing.
-pub struct RowPages<'a, S: AllocStore + ?Sized> {
+/// A table read page by page in the database's order of tags: each item is one page, or the
+/// error that ended the reading. The next page starts after the last tag the database sent.
+pub struct Pages<'a, S: AllocStore + ?Sized, T> {
     store: &'a S,
+    fetch: FetchPage<S, T>,
+    tag_of: fn(&T) -> &str,
     filter: TagFilter,
+    size: usize,
     after: Option<String>,
     done: bool,
 }
 
-impl<'a, S: AllocStore + ?Sized> RowPages<'a, S> {
+/// How [`Pages`] reads one page: the store, the filter, the tag it starts after.
+type FetchPage<S, T> = fn(&S, &TagFilter, Option<&str>) -> Result<Vec<T>, SegmentError>;
+
+/// The rows of a table, [`ROWS_PER_PAGE`] at a time ([`AllocStore::rows_page`]), filtered
+/// exactly by a [`TagFilter`].
+pub type RowPages<'a, S> = Pages<'a, S, LeafAlloc>;
+/// The tags of a table, [`TAGS_PER_PAGE`] at a time ([`AllocStore::tags_page`]).
+pub type TagPages<'a, S> = Pages<'a, S, String>;
+
+impl<'a, S: AllocStore + ?Sized> Pages<'a, S, LeafAlloc> {
     /// The rows of `store` that pass `filter`.
     pub fn new(store: &'a S, filter: TagFilter) -> Self {
-        RowPages {
+        Pages {
             store,
+            fetch: |s, f, after| s.rows_page(f, after, ROWS_PER_PAGE),
+            tag_of: |r| &r.tag,
             filter,
+            size: ROWS_PER_PAGE,
+            after: None,
+            done: false,
+        }
+    }
+
+    /// The same, from the row after tag `after` on (resuming a listing).
+    pub fn after(store: &'a S, filter: TagFilter, after: String) -> Self {
+        Pages {
+            after: Some(after),
+            ..Self::new(store, filter)
+        }
+    }
+}
+
+impl<'a, S: AllocStore + ?Sized> Pages<'a, S, String> {
+    /// Every tag of `store`.
+    pub fn new(store: &'a S) -> Self {
+        Pages {
+            store,
+            fetch: |s, _, after| s.tags_page(after, TAGS_PER_PAGE),
+            tag_of: |t| t,
+            filter: TagFilter::All,
+            size: TAGS_PER_PAGE,
             after: None,
             done: false,
         }
     }
 }
 
-impl<S: AllocStore + ?Sized> Iterator for RowPages<'_, S> {
-    type Item = Result<Vec<LeafAlloc>, SegmentError>;
+impl<S: AllocStore + ?Sized, T> Pages<'_, S, T> {
+    /// Where the next page would start (`None` once the last page was read): to resume with
+    /// [`RowPages::after`].
+    pub fn cursor(&self) -> Option<String> {
+        (!self.done).then(|| self.after.clone()).flatten()
+    }
+}
+
+impl<S: AllocStore + ?Sized, T> Iterator for Pages<'_, S, T> {
+    type Item = Result<Vec<T>, SegmentError>;
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
-            let mut page =
-                match self
-                    .store
-                    .rows_page(&self.filter, self.after.as_deref(), ROWS_PER_PAGE)
-                {
-                    Ok(page) => page,
-                    Err(e) => {
-                        self.done = true;
-                        return Some(Err(e));
-                    }
-                };
-            self.done = page.len() < ROWS_PER_PAGE;
-            // The next page starts after the last row the database sent, filtered or not.
+            let mut page = match (self.fetch)(self.store, &self.filter, self.after.as_deref()) {
+                Ok(page) => page,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            self.done = page.len() < self.size;
+            // The next page starts after the last tag the database sent, filtered or not.
             match page.last() {
-                Some(last) => self.after = Some(last.tag.clone()),
+                Some(last) => self.after = Some((self.tag_of)(last).to_string()),
                 None => self.done = true,
             }
-            page.retain(|r| self.filter.matches(&r.tag));
+            let (filter, tag_of) = (&self.filter, self.tag_of);
+            page.retain(|r| filter.matches(tag_of(r)));
             if !page.is_empty() {
                 return Some(Ok(page));
             }
         }
         None
-    }
-}
-
-/// The tags of a table page by page ([`AllocStore::tags_page`], [`TAGS_PER_PAGE`] at a time).
-pub struct TagPages<'a, S: AllocStore + ?Sized> {
-    store: &'a S,
-    after: Option<String>,
-    done: bool,
-}
-
-impl<'a, S: AllocStore + ?Sized> TagPages<'a, S> {
-    /// Every tag of `store`.
-    pub fn new(store: &'a S) -> Self {
-        TagPages {
-            store,
-            after: None,
-            done: false,
-        }
-    }
-}
-
-impl<S: AllocStore + ?Sized> Iterator for TagPages<'_, S> {
-    type Item = Result<Vec<String>, SegmentError>;
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match self.store.tags_page(self.after.as_deref(), TAGS_PER_PAGE) {
-            Ok(page) => {
-                self.done = page.len() < TAGS_PER_PAGE;
-                match page.last() {
-                    Some(last) => self.after = Some(last.clone()),
-                    None => {
-                        self.done = true;
-                        return None;
-                    }
-                }
-                Some(Ok(page))
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
     }
 }
 

@@ -21,8 +21,7 @@ use subtle::ConstantTimeEq;
 use super::conn::{HeaderWait, mono_ns};
 use super::{LeafService, MAX_BATCH, Route};
 use crate::segment::{
-    LeafAlloc, ROWS_PER_PAGE, RowPages, SegmentBufferView, SegmentError, TagFilter, TagHealth,
-    validate_tag,
+    LeafAlloc, RowPages, SegmentBufferView, SegmentError, TagFilter, TagHealth, validate_tag,
 };
 use crate::snowflake::{IdBlock, SnowflakeError};
 use crate::worker::IssueError;
@@ -321,6 +320,85 @@ fn html_escape(s: &str) -> String {
 }
 
 const HTML_END: &str = "</table>\n</body></html>\n";
+
+/// A listing streamed as a JSON array of objects or, for a browser, an HTML table of the same
+/// fields: the framing `/cache` and `/db` share.
+struct Listing {
+    out: StreamWriter,
+    html: bool,
+    rows: u64,
+}
+
+/// Why a listing ended early.
+enum Broke {
+    /// The client went away: nothing more to do.
+    ClientGone,
+    /// The source failed: the answer is cut off with this reason.
+    Failed(String),
+}
+
+impl From<std::io::Error> for Broke {
+    fn from(_: std::io::Error) -> Broke {
+        Broke::ClientGone
+    }
+}
+
+impl Listing {
+    /// One row: its JSON object, or its HTML cells.
+    fn row<const N: usize>(
+        &mut self,
+        value: &impl Serialize,
+        cells: impl FnOnce() -> [String; N],
+    ) -> std::io::Result<()> {
+        if self.html {
+            html_row(&mut self.out, &cells())?;
+        } else {
+            self.out
+                .write_all(if self.rows == 0 { b"[" } else { b"," })?;
+            serde_json::to_writer(&mut self.out, value).map_err(std::io::Error::other)?;
+        }
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+/// A listing answer whose rows `produce` writes on a blocking thread while the client reads.
+fn listing(
+    html: bool,
+    title: &'static str,
+    columns: &'static [&'static str],
+    produce: impl FnOnce(&mut Listing) -> Result<(), Broke> + Send + 'static,
+) -> Response<Body> {
+    let body = Body::stream(move |mut out| {
+        if html && html_head(&mut out, title, columns).is_err() {
+            return;
+        }
+        let mut listing = Listing { out, html, rows: 0 };
+        match produce(&mut listing) {
+            Ok(()) => {
+                let end: &[u8] = match (html, listing.rows) {
+                    (true, _) => HTML_END.as_bytes(),
+                    (false, 0) => b"[]",
+                    (false, _) => b"]",
+                };
+                if listing.out.write_all(end).is_ok() {
+                    let _ = listing.out.finish();
+                }
+            }
+            Err(Broke::Failed(why)) => {
+                tracing::warn!("{why}");
+                listing.out.fail(why);
+            }
+            Err(Broke::ClientGone) => {}
+        }
+    });
+    let mut r = Response::new(body);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(if html { HTML } else { JSON }),
+    );
+    r
+}
 
 /// The start of an HTML table page (Leaf's `/cache` and `/db` for a browser), up to its header row.
 fn html_head(out: &mut impl Write, title: &str, header: &[&str]) -> std::io::Result<()> {
@@ -925,43 +1003,16 @@ impl LeafService {
             .segment
             .clone()
             .ok_or_else(|| ApiError::mode_disabled("segment"))?;
-        let body = Body::stream(move |mut out| {
-            let mut first = true;
-            let mut write = |out: &mut StreamWriter, v: SegmentBufferView| -> std::io::Result<()> {
-                let e = cache_entry(v);
-                if html {
-                    html_row(out, &e.cells())
-                } else {
-                    out.write_all(if first { b"[" } else { b"," })?;
-                    serde_json::to_writer(&mut *out, &e).map_err(std::io::Error::other)
-                }
-                .map(|()| first = false)
-            };
-            let mut result = if html {
-                html_head(&mut out, "Segment cache", &CACHE_COLUMNS)
-            } else {
-                Ok(())
-            };
+        Ok(listing(html, "Segment cache", &CACHE_COLUMNS, move |out| {
+            let mut written = Ok(());
             segment.for_each_view(|v| {
-                if result.is_ok() {
-                    result = write(&mut out, v);
+                if written.is_ok() {
+                    let e = cache_entry(v);
+                    written = out.row(&e, || e.cells());
                 }
             });
-            let end: &[u8] = match (html, first) {
-                (true, _) => HTML_END.as_bytes(),
-                (false, true) => b"[]",
-                (false, false) => b"]",
-            };
-            if result.and_then(|()| out.write_all(end)).is_ok() {
-                let _ = out.finish();
-            }
-        });
-        let mut r = Response::new(body);
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(if html { HTML } else { JSON }),
-        );
-        Ok(r)
+            Ok(written?)
+        }))
     }
 
     /// Leaf's `/db`: the `leaf_alloc` rows, read and streamed a page at a time (no connection or
@@ -974,63 +1025,19 @@ impl LeafService {
             .ok_or_else(|| ApiError::mode_disabled("segment"))?;
         let mut pages = RowPages::new(segment.store(), TagFilter::All);
         let first = pages.next().transpose().map_err(segment_error)?;
+        let after = pages.cursor();
         drop(pages);
-        let after = first.as_ref().and_then(|p| p.last()).map(|r| r.tag.clone());
-        let body = Body::stream(move |mut out| {
-            let mut written = 0u64;
-            let mut write_rows = |out: &mut StreamWriter, rows: &[LeafAlloc]| {
-                rows.iter().try_for_each(|r| {
+        Ok(listing(html, "leaf_alloc", &DB_COLUMNS, move |out| {
+            let rest = after.map(|a| RowPages::after(segment.store(), TagFilter::All, a));
+            for page in first.into_iter().map(Ok).chain(rest.into_iter().flatten()) {
+                let page = page.map_err(|e| Broke::Failed(format!("/db broke off: {e}")))?;
+                for r in &page {
                     let row = db_row(r);
-                    if html {
-                        html_row(out, &row.cells())
-                    } else {
-                        out.write_all(if written == 0 { b"[" } else { b"," })?;
-                        written += 1;
-                        serde_json::to_writer(&mut *out, &row).map_err(std::io::Error::other)
-                    }
-                })
-            };
-            let mut result = if html {
-                html_head(&mut out, "leaf_alloc", &DB_COLUMNS)
-            } else {
-                Ok(())
-            };
-            if let Some(rows) = &first {
-                result = result.and_then(|()| write_rows(&mut out, rows));
-            }
-            if let Some(after) = after {
-                let store = segment.store();
-                let mut cursor = Some(after);
-                while let (Ok(()), Some(from)) = (&result, cursor.take()) {
-                    match store.rows_page(&TagFilter::All, Some(&from), ROWS_PER_PAGE) {
-                        Ok(rows) => {
-                            if rows.len() == ROWS_PER_PAGE {
-                                cursor = rows.last().map(|r| r.tag.clone());
-                            }
-                            result = write_rows(&mut out, &rows);
-                        }
-                        Err(e) => {
-                            tracing::warn!("/db broke off: {e}");
-                            return out.fail(e.to_string());
-                        }
-                    }
+                    out.row(&row, || row.cells())?;
                 }
             }
-            let end: &[u8] = match (html, written) {
-                (true, _) => HTML_END.as_bytes(),
-                (false, 0) => b"[]",
-                (false, _) => b"]",
-            };
-            if result.and_then(|()| out.write_all(end)).is_ok() {
-                let _ = out.finish();
-            }
-        });
-        let mut r = Response::new(body);
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(if html { HTML } else { JSON }),
-        );
-        Ok(r)
+            Ok(())
+        }))
     }
 
     /// The status page's report, with the page of tags `query` asks for.
