@@ -88,7 +88,7 @@ impl Candidate {
 /// one reading; a number is read under the configured layout and every preset, each judged by
 /// its time (after the layout's epoch and not in the future; recent is likelier), by whether it is
 /// the configured layout, and by whether this host's state files say its worker id issued IDs
-/// then. Ties keep the configured layout first, then the presets' order.
+/// then. A time within a day of the layout's epoch counts as implausible (a small number). Ties keep the configured layout first, then the presets' order.
 pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormatError> {
     let s = raw.trim_ascii();
     if s.is_empty() {
@@ -125,8 +125,17 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
     let mut score = 0;
     let now = opts.now_ms;
     let (earliest, since) = d.format.earliest();
+    let snowflake = matches!(d.format, Format::Snowflake(_));
     let plausible = if d.unix_ms > now.saturating_add(FUTURE_SLACK_MS) {
         reasons.push(format!("in the future ({})", rfc3339(d.unix_ms)));
+        false
+    } else if snowflake && d.unix_ms - earliest < DAY_MS {
+        // Generators start issuing well after their epoch: a time in its first day is a small
+        // number that is no ID of this layout.
+        reasons.push(format!(
+            "within a day of the layout's epoch ({}): a small number",
+            rfc3339(earliest)
+        ));
         false
     } else if d.unix_ms < earliest {
         reasons.push(format!("before {} IDs existed ({since})", d.format.name()));
@@ -146,10 +155,6 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
         };
         score += points;
         reasons.push(what);
-        if matches!(d.format, Format::Snowflake(_)) && d.unix_ms - earliest < DAY_MS {
-            score -= 10;
-            reasons.push("within a day of the layout's epoch (a small number)".into());
-        }
         true
     };
     if let Format::Snowflake(l) = d.format {
@@ -252,6 +257,12 @@ mod tests {
             ranked[0].reason()
         );
         assert_eq!(ranked[0].score, 20 + 30 + 40);
+    }
+
+    #[test]
+    fn small_numbers_fit_no_layout() {
+        let ranked = guess(b"12345", &opts(1_780_000_000_000)).unwrap();
+        assert!(ranked.iter().all(|c| !c.plausible), "{ranked:?}");
     }
 
     #[test]

@@ -402,40 +402,59 @@ pub enum Reading {
     },
 }
 
-/// Reads one value as typed: a number under `layout`, anything else by its shape, and checks
-/// that the time is plausible (see [`Decoded::check_time`]). When `layout` is only a default
-/// (`opts.configured_explicitly` false) and the number is implausible under it, the most
+/// One value as [`decode_value`] read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Value {
+    /// What it says.
+    pub decoded: Decoded,
+    /// The number, when it was typed as one (decimal or `0x` hex).
+    pub number: Option<u64>,
+    /// Whether the layout given was used.
+    pub reading: Reading,
+}
+
+/// Reads one value as typed: a number under `opts.configured`, anything else by its shape, and
+/// checks that the time is plausible (see [`Decoded::check_time`]). When the layout is only a
+/// default (`opts.configured_explicitly` false) and the number is implausible under it, the most
 /// plausible other layout is used instead, as [`guess`] ranks them.
-pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<(Decoded, Reading), IdFormatError> {
+pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<Value, IdFormatError> {
     let s = raw.trim_ascii();
     if s.is_empty() {
         return Err(IdFormatError::Empty);
     }
-    if looks_numeric(s) {
-        let id = parse_number(s)?;
-        let d = opts.configured.decode(id)?;
-        match d.check_time(Some(id), opts.now_ms) {
-            Ok(()) => Ok((d, Reading::AsGiven)),
-            Err(e) if opts.configured_explicitly => Err(e),
-            Err(e) => {
-                let ranked = guess(s, opts)?;
-                let plausible = ranked.iter().filter(|c| c.plausible).count();
-                match ranked.into_iter().find(|c| c.plausible) {
-                    Some(best) => Ok((
-                        best.decoded,
-                        Reading::Guessed {
-                            instead_of: opts.configured.name,
-                            plausible,
-                        },
-                    )),
-                    None => Err(e),
-                }
-            }
-        }
-    } else {
+    if !looks_numeric(s) {
         let d = decode_text(s)?;
         d.check_time(None, opts.now_ms)?;
-        Ok((d, Reading::AsGiven))
+        return Ok(Value {
+            decoded: d,
+            number: None,
+            reading: Reading::AsGiven,
+        });
+    }
+    let id = parse_number(s)?;
+    let d = opts.configured.decode(id)?;
+    match d.check_time(Some(id), opts.now_ms) {
+        Ok(()) => Ok(Value {
+            decoded: d,
+            number: Some(id),
+            reading: Reading::AsGiven,
+        }),
+        Err(e) if opts.configured_explicitly => Err(e),
+        Err(e) => {
+            let ranked = guess(s, opts)?;
+            let plausible = ranked.iter().filter(|c| c.plausible).count();
+            match ranked.into_iter().find(|c| c.plausible) {
+                Some(best) => Ok(Value {
+                    decoded: best.decoded,
+                    number: Some(id),
+                    reading: Reading::Guessed {
+                        instead_of: opts.configured.name,
+                        plausible,
+                    },
+                }),
+                None => Err(e),
+            }
+        }
     }
 }
 
@@ -481,7 +500,8 @@ mod tests {
             configured_explicitly: false,
             local: Vec::new(),
         };
-        let (d, how) = decode_value(id.to_string().as_bytes(), &opts).unwrap();
+        let v = decode_value(id.to_string().as_bytes(), &opts).unwrap();
+        let (d, how) = (v.decoded, v.reading);
         // Leaf reads an Instagram ID of now (its time shifted one bit less) as about 2042.
         assert!(
             matches!(
