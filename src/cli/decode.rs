@@ -224,7 +224,12 @@ fn push_json_fields(b: &mut Vec<u8>, times: &mut Rfc3339Ms, d: &Decoded, sep: &[
 }
 
 /// Appends a JSON string's contents (an ID's text: quotes and control bytes escaped).
+#[inline]
 fn push_json_str(b: &mut Vec<u8>, s: &[u8]) {
+    if s.iter().all(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
+        b.extend_from_slice(s);
+        return;
+    }
     for &c in s {
         match c {
             b'"' | b'\\' => {

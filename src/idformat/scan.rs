@@ -179,7 +179,11 @@ impl Scanner {
             return None;
         }
         let d = match len {
-            8 if mask & HEX != 0 && text.get(end) == Some(&b'-') && start + 36 <= text.len() => {
+            8 if mask & HEX != 0
+                && text.get(end) == Some(&b'-')
+                && start + 36 <= text.len()
+                && time_uuid(text[start + 14], text[start + 19]) =>
+            {
                 let after = text.get(start + 36).copied().unwrap_or(b' ');
                 if CLASS[after as usize] & ALNUM != 0 {
                     return None;
@@ -187,7 +191,9 @@ impl Scanner {
                 let d = decode_uuid(parse_uuid(&text[start..start + 36]).ok()?).ok()?;
                 return self.in_window(d).map(|d| (start + 36, d));
             }
-            32 if mask & HEX != 0 => decode_uuid(parse_uuid(tok).ok()?).ok()?,
+            32 if mask & HEX != 0 && time_uuid(tok[12], tok[16]) => {
+                decode_uuid(parse_uuid(tok).ok()?).ok()?
+            }
             24 if mask & HEX != 0 => decode_objectid(&parse_objectid(tok).ok()?),
             26 if mask & CROCK != 0 => decode_ulid(parse_ulid(tok).ok()?),
             27 => decode_ksuid(&parse_ksuid(tok).ok()?),
@@ -202,6 +208,14 @@ impl Scanner {
     }
 }
 
+/// True when a UUID's version digit says 1, 6 or 7 and its variant digit says RFC 9562 (8, 9, a,
+/// b): only those hold a time, so other hex tokens (random trace ids, v4 UUIDs) are not parsed.
+#[inline]
+fn time_uuid(version: u8, variant: u8) -> bool {
+    matches!(version, b'1' | b'6' | b'7')
+        && matches!(variant, b'8' | b'9' | b'a' | b'b' | b'A' | b'B')
+}
+
 /// Where [`scan_stream`] sends what it read.
 pub trait ScanSink {
     /// Input with no ID in it (between IDs, newlines included), in order.
@@ -210,6 +224,11 @@ pub trait ScanSink {
     fn id(&mut self, bytes: &[u8], line: u64, column: u64, decoded: &Decoded) -> io::Result<()>;
     /// Called before a read that may wait for input: show what was written so far.
     fn flush(&mut self) -> io::Result<()>;
+    /// False when the sink ignores line and column (they are then passed as 0, and counting
+    /// lines is skipped).
+    fn wants_positions(&self) -> bool {
+        true
+    }
 }
 
 /// Counts of one scan.
@@ -276,6 +295,7 @@ pub fn scan_stream<R: Read, S: ScanSink>(
     };
     let mut skip_first = false;
     let mut last_byte = b'\n';
+    let positions = sink.wants_positions();
     loop {
         sink.flush().map_err(ScanError::Write)?;
         let n = loop {
@@ -311,11 +331,15 @@ pub fn scan_stream<R: Read, S: ScanSink>(
                 return;
             }
             let before = &block[pos..start];
-            cur.advance(before, pos);
-            let column = cur.carried + (start - cur.line_start) as u64 + 1;
+            let (line, column) = if positions {
+                cur.advance(before, pos);
+                (cur.line, cur.carried + (start - cur.line_start) as u64 + 1)
+            } else {
+                (0, 0)
+            };
             let r = sink
                 .text(before)
-                .and_then(|()| sink.id(&block[start..end], cur.line, column, d));
+                .and_then(|()| sink.id(&block[start..end], line, column, d));
             if let Err(e) = r {
                 failed = Some(e);
             }
@@ -326,7 +350,10 @@ pub fn scan_stream<R: Read, S: ScanSink>(
             return Err(ScanError::Write(e));
         }
         let rest = &block[pos..];
-        cur.advance(rest, pos);
+        cur.advance(
+            if positions { rest } else { block },
+            if positions { pos } else { 0 },
+        );
         sink.text(rest).map_err(ScanError::Write)?;
         // The next block continues the current line.
         cur.carried += (cut - cur.line_start) as u64;

@@ -86,6 +86,10 @@ impl ScanSink for Annotate {
         self.buf.clear();
         self.out.flush()
     }
+
+    fn wants_positions(&self) -> bool {
+        false
+    }
 }
 
 /// One record per ID: file, line, column and what it says.
