@@ -128,34 +128,49 @@ const MAX_LINE: usize = 256;
 /// Longest ID text kept in a row (a UUID in braces is 38 characters).
 const ID_MAX: usize = 48;
 
-/// One decoded value: its text (a snowflake's number in decimal) and what it says.
+/// How a row's ID is written: a number in decimal, or a text ID as given.
+#[derive(Debug, Clone, Copy)]
+enum IdText {
+    Number(u64),
+    Text([u8; ID_MAX], u8),
+}
+
+/// One decoded value: its ID and what it says.
 #[derive(Debug, Clone, Copy)]
 struct Row {
-    id: [u8; ID_MAX],
-    id_len: u8,
+    id: IdText,
     d: Decoded,
 }
 
 impl Row {
+    #[inline]
     fn new(raw: &[u8], number: Option<u64>, d: Decoded) -> Row {
-        let mut id = [0u8; ID_MAX];
-        let id_len = match number {
-            Some(n) => super::output::put_decimal(&mut id, n),
+        let id = match number {
+            Some(n) => IdText::Number(n),
             None => {
+                let mut t = [0u8; ID_MAX];
                 let n = raw.len().min(ID_MAX);
-                id[..n].copy_from_slice(&raw[..n]);
-                n
+                t[..n].copy_from_slice(&raw[..n]);
+                IdText::Text(t, n as u8)
             }
         };
-        Row {
-            id,
-            id_len: id_len as u8,
-            d,
+        Row { id, d }
+    }
+
+    /// Appends the ID (JSON-escaped with `json`).
+    #[inline]
+    fn push_id(&self, b: &mut Vec<u8>, json: bool) {
+        match &self.id {
+            IdText::Number(n) => push_decimal(b, *n),
+            IdText::Text(t, n) if json => push_json_str(b, &t[..usize::from(*n)]),
+            IdText::Text(t, n) => b.extend_from_slice(&t[..usize::from(*n)]),
         }
     }
 
-    fn id(&self) -> &[u8] {
-        &self.id[..usize::from(self.id_len)]
+    fn id_string(&self) -> String {
+        let mut b = Vec::with_capacity(ID_MAX);
+        self.push_id(&mut b, false);
+        String::from_utf8_lossy(&b).into_owned()
     }
 }
 
@@ -340,13 +355,13 @@ impl Printer {
     }
 
     #[inline]
-    fn push(&mut self, row: Row) -> anyhow::Result<()> {
+    fn push(&mut self, row: &Row) -> anyhow::Result<()> {
         match &mut self.sink {
             Sink::Stream(w, style) => {
-                write_row(w, *style, &mut self.times, self.now_ms, &row).map_err(write_err)
+                write_row(w, *style, &mut self.times, self.now_ms, row).map_err(write_err)
             }
             Sink::Table(rows) if rows.len() < TABLE_MAX_ROWS => {
-                rows.push(row);
+                rows.push(*row);
                 Ok(())
             }
             Sink::Table(_) => {
@@ -396,7 +411,7 @@ impl Printer {
                     push_worker(&mut worker, &r.d, false);
                     push_sequence(&mut seq, &r.d, false);
                     t.add_row(vec![
-                        String::from_utf8_lossy(r.id()).into_owned(),
+                        r.id_string(),
                         rfc3339_ms(r.d.unix_ms),
                         age(r.d.unix_ms, self.now_ms),
                         String::from_utf8_lossy(&worker).into_owned(),
@@ -425,7 +440,7 @@ fn write_row(
     let d = &r.d;
     match style {
         Style::Tsv => {
-            b.extend_from_slice(r.id());
+            r.push_id(b, false);
             b.push(b'\t');
             times.push(b, d.unix_ms);
             b.push(b'\t');
@@ -439,14 +454,14 @@ fn write_row(
         }
         Style::Json => {
             b.extend_from_slice(b"  {\n    \"id\": \"");
-            push_json_str(b, r.id());
+            r.push_id(b, true);
             b.push(b'"');
             push_json_fields(b, times, d, b",\n    ");
             b.extend_from_slice(b"\n  }");
         }
         Style::Aligned => {
             let from = b.len();
-            b.extend_from_slice(r.id());
+            r.push_id(b, false);
             pad(b, from, ALIGNED[0], true);
             b.extend_from_slice(b"  ");
             let from = b.len();
@@ -469,7 +484,7 @@ fn write_row(
         }
         Style::Ndjson => {
             b.extend_from_slice(b"{\"id\":\"");
-            push_json_str(b, r.id());
+            r.push_id(b, true);
             b.push(b'"');
             push_json_fields(b, times, d, b",");
             b.push(b'}');
@@ -524,7 +539,7 @@ impl Decoder<'_> {
                     }
                     self.guessed_as.get_or_insert(name);
                 }
-                self.printer.push(Row::new(v, value.number, value.decoded))
+                self.printer.push(&Row::new(v, value.number, value.decoded))
             }
             Err(reason) => {
                 self.bad += 1;
