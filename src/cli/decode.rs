@@ -28,7 +28,7 @@ Examples:
   leafctl decode 175928847299117063 --preset discord     an ID from Discord's API docs
   leafctl decode 017f22e2-79b0-7cc3-98c4-dc0c0c07398f    UUIDv7, ULID, KSUID, ObjectId: by shape
   leafctl decode --guess 175928847299117063              every layout ranked by plausibility
-  leafctl decode --scan app.log | less -R                each line, its IDs annotated
+  leafctl decode --scan app.log | head                   each line, its IDs annotated
   leafctl decode --scan --output ndjson app.log | jq -c 'select(.worker == 7)'
   leafctl decode --around 1864829180581093376 --window 10m
       the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
@@ -203,35 +203,36 @@ fn push_sequence(b: &mut Vec<u8>, d: &Decoded, json: bool) {
 }
 
 /// The JSON fields every decoded ID shares after `"id"`: time, timestamp_ms, worker, sequence,
-/// layout, and random when the format has one. `sep` goes before each key (`,` or `,\n    `).
+/// layout, and random when the format has one; `PRETTY` as `serde_json` indents an object inside
+/// an array (four spaces), else compact.
 #[inline]
-fn push_json_fields(b: &mut Vec<u8>, times: &mut Rfc3339Ms, d: &Decoded, sep: &[u8]) {
-    b.extend_from_slice(sep);
-    b.extend_from_slice(b"\"time\":");
-    if sep.len() > 1 {
-        b.push(b' ');
+fn push_json_fields<const PRETTY: bool>(b: &mut Vec<u8>, times: &mut Rfc3339Ms, d: &Decoded) {
+    // One literal per key and form: each piece is a single copy.
+    macro_rules! key {
+        ($k:literal) => {
+            b.extend_from_slice(if PRETTY {
+                concat!(",\n    \"", $k, "\": ").as_bytes()
+            } else {
+                concat!(",\"", $k, "\":").as_bytes()
+            })
+        };
     }
+    key!("time");
     b.push(b'"');
     times.push(b, d.unix_ms);
     b.push(b'"');
-    let key = |b: &mut Vec<u8>, k: &[u8]| {
-        b.extend_from_slice(sep);
-        b.push(b'"');
-        b.extend_from_slice(k);
-        b.extend_from_slice(if sep.len() > 1 { b"\": " } else { b"\":" });
-    };
-    key(b, b"timestamp_ms");
+    key!("timestamp_ms");
     push_signed(b, d.unix_ms);
-    key(b, b"worker");
+    key!("worker");
     push_worker(b, d, true);
-    key(b, b"sequence");
+    key!("sequence");
     push_sequence(b, d, true);
-    key(b, b"layout");
+    key!("layout");
     b.push(b'"');
     b.extend_from_slice(d.format.name().as_bytes());
     b.push(b'"');
     if let Some(r) = d.random {
-        key(b, b"random");
+        key!("random");
         b.push(b'"');
         b.extend_from_slice(r.hex().as_bytes());
         b.push(b'"');
@@ -456,7 +457,7 @@ fn write_row(
             b.extend_from_slice(b"  {\n    \"id\": \"");
             r.push_id(b, true);
             b.push(b'"');
-            push_json_fields(b, times, d, b",\n    ");
+            push_json_fields::<true>(b, times, d);
             b.extend_from_slice(b"\n  }");
         }
         Style::Aligned => {
@@ -486,7 +487,7 @@ fn write_row(
             b.extend_from_slice(b"{\"id\":\"");
             r.push_id(b, true);
             b.push(b'"');
-            push_json_fields(b, times, d, b",");
+            push_json_fields::<false>(b, times, d);
             b.push(b'}');
         }
     }

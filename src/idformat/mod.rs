@@ -420,11 +420,18 @@ pub struct Value {
 pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<Value, IdFormatError> {
     let s = raw.trim_ascii();
     // The usual case, a plain decimal ID, in one pass.
-    if !s.is_empty() && s.len() <= 19 && s.iter().all(u8::is_ascii_digit) {
-        let id = s
-            .iter()
-            .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
-        if id <= i64::MAX as u64 {
+    if !s.is_empty() && s.len() <= 19 {
+        let mut id = 0u64;
+        let mut digits = true;
+        for &b in s {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                digits = false;
+                break;
+            }
+            id = id * 10 + u64::from(d);
+        }
+        if digits && id <= i64::MAX as u64 {
             let d = opts.configured.decode(id)?;
             if d.unix_ms <= opts.now_ms.saturating_add(FUTURE_SLACK_MS) {
                 return Ok(Value {

@@ -146,7 +146,11 @@ impl ScanSink for Records {
                 b.push(b'"');
                 push_json_str(b, bytes);
                 b.push(b'"');
-                push_json_fields(b, &mut self.times, d, sep);
+                if pretty {
+                    push_json_fields::<true>(b, &mut self.times, d);
+                } else {
+                    push_json_fields::<false>(b, &mut self.times, d);
+                }
                 b.extend_from_slice(if pretty { b"\n  }" } else { b"}" });
             }
             RowFormat::Text | RowFormat::Tsv => {
