@@ -39,7 +39,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
-            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range')
+            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL')
@@ -546,7 +546,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;help' {
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
-            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range')
+            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL')

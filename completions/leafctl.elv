@@ -36,7 +36,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --version 'Print version'
             cand next 'Issue IDs'
             cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
-            cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+            cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
@@ -503,7 +503,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;help'= {
             cand next 'Issue IDs'
             cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
-            cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+            cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
