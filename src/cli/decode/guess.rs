@@ -69,13 +69,22 @@ impl GuessPrinter {
         let plausible = ranked.iter().filter(|c| c.plausible).count();
         if plausible == 0 {
             self.bad += 1;
-            let ways: Vec<String> = ranked
+            // Grouped by why: "within a day of the layout's epoch: leaf, discord; in the future: ...".
+            let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+            for c in &ranked {
+                let why = c.reasons.first().cloned().unwrap_or_default();
+                match groups.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, names)) => names.push(c.decoded.format.name()),
+                    None => groups.push((why, vec![c.decoded.format.name()])),
+                }
+            }
+            let ways: Vec<String> = groups
                 .iter()
-                .map(|c| format!("{} {}", c.decoded.format.name(), c.reason()))
+                .map(|(why, names)| format!("{why}: {}", names.join(", ")))
                 .collect();
             eprintln!(
                 "error: {at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --epoch/--layout",
-                ways.join(", ")
+                ways.join("; ")
             );
         }
         match &mut self.out {
