@@ -39,7 +39,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
-            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range')
+            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL')
@@ -109,6 +109,8 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             break
         }
         'leafctl;decode' {
+            [CompletionResult]::new('--around', '--around', [CompletionResultType]::ParameterName, 'Print the range of IDs the same worker made within --window of this ID''s time, for WHERE id BETWEEN ... during an incident')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'End of the range, inclusive (default: now)')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named layout (default leaf) [env: LEAF_PRESET]')
@@ -123,6 +125,8 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--guess', '--guess', [CompletionResultType]::ParameterName, 'Rank every known layout by how plausible it makes each ID (time after the layout''s epoch and not in the future, recent, the configured layout, a worker id this host issued with); exit 2 when none is plausible')
+            [CompletionResult]::new('--scan', '--scan', [CompletionResultType]::ParameterName, 'Find IDs in any text (logs, JSON lines, CSV) from files or stdin and print each line with their times and workers beside them, or one record per ID with --output tsv|json|ndjson')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
@@ -544,7 +548,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;help' {
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'Issue IDs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks')
-            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range')
+            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL')

@@ -577,12 +577,20 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --around)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -592,7 +600,7 @@ _leafctl() {
                     return 0
                     ;;
                 --preset)
-                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu instagram mastodon yitter seata" -- "${cur}"))
                     return 0
                     ;;
                 --epoch)
@@ -972,7 +980,7 @@ _leafctl() {
                     return 0
                     ;;
                 --preset)
-                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu instagram mastodon yitter seata" -- "${cur}"))
                     return 0
                     ;;
                 --epoch)
@@ -1054,7 +1062,7 @@ _leafctl() {
                     return 0
                     ;;
                 --preset)
-                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "leaf discord sonyflake baidu instagram mastodon yitter seata" -- "${cur}"))
                     return 0
                     ;;
                 --epoch)

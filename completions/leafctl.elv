@@ -36,7 +36,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --version 'Print version'
             cand next 'Issue IDs'
             cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
-            cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+            cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
@@ -103,6 +103,8 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --version 'Print version'
         }
         &'leafctl;decode'= {
+            cand --around 'Print the range of IDs the same worker made within --window of this ID''s time, for WHERE id BETWEEN ... during an incident'
+            cand --window 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms)'
             cand --from 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)'
             cand --to 'End of the range, inclusive (default: now)'
             cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
@@ -117,6 +119,8 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
             cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
             cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --guess 'Rank every known layout by how plausible it makes each ID (time after the layout''s epoch and not in the future, recent, the configured layout, a worker id this host issued with); exit 2 when none is plausible'
+            cand --scan 'Find IDs in any text (logs, JSON lines, CSV) from files or stdin and print each line with their times and workers beside them, or one record per ID with --output tsv|json|ndjson'
             cand -q 'Print only results: no progress, no warnings'
             cand --quiet 'Print only results: no progress, no warnings'
             cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
@@ -501,7 +505,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;help'= {
             cand next 'Issue IDs'
             cand serve 'Run Leaf''s HTTP service (drop-in for Leaf''s clients), with batches, metrics and health checks'
-            cand decode 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+            cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'

@@ -41,7 +41,7 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -s h -l help -d 'Print hel
 complete -c leafctl -n "__fish_leafctl_needs_command" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "next" -d 'Issue IDs'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "serve" -d 'Run Leaf\'s HTTP service (drop-in for Leaf\'s clients), with batches, metrics and health checks'
-complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "decode" -d 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
@@ -55,7 +55,11 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l max-lead -d 'Le
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
-baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'"
+baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'
+instagram\t'Instagram: ms since 2011-08-24T21:07:01.721Z | 13 shard | 10 sequence'
+mastodon\t'Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and time plus a counter)'
+yitter\t'Yitter IdGenerator\'s default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence'
+seata\t'Seata\'s improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
@@ -84,7 +88,11 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l max-lead -d 'L
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
-baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'"
+baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'
+instagram\t'Instagram: ms since 2011-08-24T21:07:01.721Z | 13 shard | 10 sequence'
+mastodon\t'Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and time plus a counter)'
+yitter\t'Yitter IdGenerator\'s default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence'
+seata\t'Seata\'s improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
@@ -105,12 +113,18 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s q -l quiet -d 
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l around -d 'Print the range of IDs the same worker made within --window of this ID\'s time, for WHERE id BETWEEN ... during an incident' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l window -d 'With --around: how far either side of the ID\'s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
-baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'"
+baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'
+instagram\t'Instagram: ms since 2011-08-24T21:07:01.721Z | 13 shard | 10 sequence'
+mastodon\t'Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and time plus a counter)'
+yitter\t'Yitter IdGenerator\'s default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence'
+seata\t'Seata\'s improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
@@ -125,6 +139,8 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l zk -d 'ZooKee
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l guess -d 'Rank every known layout by how plausible it makes each ID (time after the layout\'s epoch and not in the future, recent, the configured layout, a worker id this host issued with); exit 2 when none is plausible'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l scan -d 'Find IDs in any text (logs, JSON lines, CSV) from files or stdin and print each line with their times and workers beside them, or one record per ID with --output tsv|json|ndjson'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -415,7 +431,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "next" -d 'Issue IDs'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "serve" -d 'Run Leaf\'s HTTP service (drop-in for Leaf\'s clients), with batches, metrics and health checks'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "decode" -d 'Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "decode" -d 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'

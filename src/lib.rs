@@ -4,11 +4,14 @@
 //! - [`segment`]: Leaf's segment mode: ranges claimed in the `leaf_alloc` table (MySQL or SQLite)
 //!   and a double-buffered generator.
 //! - [`server`]: `leafctl serve`, Leaf's HTTP API on these generators, mountable in any hyper server.
+//! - [`idformat`]: reading any time-ordered ID (snowflake layouts, UUID v1/v6/v7, ULID, KSUID,
+//!   ObjectId): guessing a number's layout, finding IDs in log text, the IDs around one.
 //! - [`worker`]: where worker ids come from (local lock and state file, ZooKeeper forever/lease,
 //!   MySQL, etcd) and how they stay safe across processes, hosts and clock changes.
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod idformat;
 mod mysql_url;
 pub mod segment;
 pub mod server;

@@ -34,7 +34,8 @@ fn decodes_a_known_id_to_json() {
             "time": "2010-11-04T01:42:55.657Z",
             "timestamp_ms": LEAF_EPOCH_MS + 1000,
             "worker": 1,
-            "sequence": 5
+            "sequence": 5,
+            "layout": "leaf"
         }])
     );
 }
@@ -53,13 +54,13 @@ fn text_output_off_a_terminal_is_tab_separated_with_a_header() {
     assert_eq!(lines.len(), 2, "{text}");
     assert_eq!(
         lines[0],
-        ["id", "time (UTC)", "age", "worker", "sequence"],
+        ["id", "time (UTC)", "age", "worker", "sequence", "layout"],
         "the table's columns"
     );
     assert_eq!(lines[1][0], KNOWN.to_string());
     assert_eq!(lines[1][1], "2010-11-04T01:42:55.657Z");
     assert!(lines[1][2].ends_with(" ago"), "{}", lines[1][2]);
-    assert_eq!(&lines[1][3..], ["1", "5"]);
+    assert_eq!(&lines[1][3..], ["1", "5", "leaf"]);
     assert!(!text.contains('│'), "no table off a terminal");
 }
 
@@ -539,7 +540,10 @@ fn a_million_ids_decode_the_same_in_every_format_with_bad_lines_numbered() {
             "text" | "tsv" => {
                 let text = std::str::from_utf8(&out.stdout).unwrap();
                 let mut lines = text.lines();
-                assert_eq!(lines.next(), Some("id\ttime (UTC)\tage\tworker\tsequence"));
+                assert_eq!(
+                    lines.next(),
+                    Some("id\ttime (UTC)\tage\tworker\tsequence\tlayout")
+                );
                 let mut n = 0;
                 for (i, l) in lines.enumerate() {
                     n += 1;

@@ -1,9 +1,17 @@
-//! `leafctl decode`: what an ID says, and which IDs a time range holds.
+//! `leafctl decode`: what an ID says, which layout an unknown number has, where IDs sit in log
+//! text, and which IDs a time range or the moments around one ID hold. The formats and the rules
+//! are the library's (`leafctl::idformat`); this module parses flags and prints.
+
+mod around;
+mod guess;
+mod scan;
 
 use std::io::{self, BufRead, IsTerminal, Write};
 
 use clap::Args;
-use leafctl::snowflake::{Layout, Preset};
+use leafctl::config::Origin;
+use leafctl::idformat::{Decoded, GuessOptions, NamedLayout, Reading, decode_value, local_workers};
+use leafctl::snowflake::Layout;
 use serde::Serialize;
 
 use super::error::{AlreadyReported, EXIT_USAGE, usage};
@@ -18,42 +26,96 @@ pub const EXAMPLES: &str = "\
 Examples:
   leafctl decode 1864829180581093376
   leafctl decode 175928847299117063 --preset discord     an ID from Discord's API docs
+  leafctl decode 017f22e2-79b0-7cc3-98c4-dc0c0c07398f    UUIDv7, ULID, KSUID, ObjectId: by shape
+  leafctl decode --guess 175928847299117063              every layout ranked by plausibility
+  leafctl decode --scan app.log | head                   each line, its IDs annotated
+  leafctl decode --scan --output ndjson app.log | jq -c 'select(.worker == 7)'
+  leafctl decode --around 1864829180581093376 --window 10m
+      the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
   grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode | head       streams; TSV off a terminal
-  grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode --output ndjson | jq -c 'select(.worker == 7)'
   leafctl decode --output tsv < ids.txt | cut -f 2                        the times only
   leafctl decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z
       smallest and largest ID of that hour, for WHERE id BETWEEN ... AND ...
+
+Numbers are read under --preset or the custom layout (default leaf); UUIDs (versions 1, 6, 7),
+ULIDs, KSUIDs and ObjectIds by their shape. With no layout configured, a number whose time under
+leaf is in the future is read under the most plausible other layout, with a note on stderr.
 
 Rows are decoded and written as they are read, in constant memory. --output text on a terminal
 draws a table of the IDs given as arguments (up to 1000) and shows IDs read from stdin as aligned
 rows the moment each is read; off a terminal it writes tab-separated lines with a header, as tsv
 always does; json is one array (streamed); ndjson is one object per line.
 
-Values that are not IDs (not a number, negative, over 2^63-1, or a time far in the future,
-which usually means the wrong --preset) are reported on stderr with their line number; the
-rest are still printed, and the exit code is 2.";
+--scan reads files (or stdin) of any text and prints every line with each ID's time and worker
+beside it (coloured on a terminal unless NO_COLOR is set); with --output tsv, json or ndjson it
+prints one record per ID with its file, line and column instead. It looks for IDs made in the last
+ten years: numbers of the layout's length, UUIDs, ULIDs, KSUIDs and ObjectIds.
 
-/// IDs decoding to more than this far in the future are taken as a wrong layout.
-const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
+Values that are not IDs (not a number or ID of a known shape, negative, over 2^63-1, a UUID
+version without time, or a time in the future, which usually means the wrong --preset) are
+reported on stderr with their line number; the rest are still printed, and the exit code is 2.";
 
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
-    /// IDs in decimal or 0x hex; none or `-` reads one per line from stdin
+    /// IDs (a number in decimal or 0x hex, a UUID, ULID, KSUID or ObjectId); none or `-` reads
+    /// one per line from stdin. With --scan: files to read (none or `-`: stdin)
     #[arg(
         value_name = "ID",
-        conflicts_with = "from",
+        conflicts_with_all = ["from", "around"],
         allow_negative_numbers = true
     )]
     pub ids: Vec<String>,
+    /// Rank every known layout by how plausible it makes each ID (time after the layout's epoch
+    /// and not in the future, recent, the configured layout, a worker id this host issued with);
+    /// exit 2 when none is plausible
+    #[arg(long, conflicts_with_all = ["from", "scan", "around"])]
+    pub guess: bool,
+    /// Find IDs in any text (logs, JSON lines, CSV) from files or stdin and print each line
+    /// with their times and workers beside them, or one record per ID with --output tsv|json|ndjson
+    #[arg(long, conflicts_with_all = ["from", "around"])]
+    pub scan: bool,
+    /// Print the range of IDs the same worker made within --window of this ID's time, for
+    /// WHERE id BETWEEN ... during an incident
+    #[arg(long, value_name = "ID", allow_negative_numbers = true)]
+    pub around: Option<String>,
+    /// With --around: how far either side of the ID's time (500ms, 30s, 10m, 2h, 1d; a bare
+    /// number is ms)
+    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "around", value_parser = parse_window)]
+    pub window: i64,
     /// Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", conflicts_with = "around")]
     pub from: Option<String>,
     /// End of the range, inclusive (default: now)
     #[arg(long, value_name = "TIME", requires = "from")]
     pub to: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
+}
+
+/// A duration as typed after --window: a number and a unit (ms, s, m, h, d), or bare ms.
+fn parse_window(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: i64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration such as 500ms, 30s, 10m, 2h or 1d"))?;
+    let per = match unit {
+        "" | "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?}; use ms, s, m, h or d (such as 10m)"
+            ));
+        }
+    };
+    n.checked_mul(per)
+        .filter(|ms| *ms <= 3650 * 86_400_000)
+        .ok_or_else(|| format!("{s:?} is longer than ten years"))
 }
 
 /// IDs that a terminal gets as a bordered table; from the next one on, tab-separated lines.
@@ -63,74 +125,137 @@ const TABLE_MAX_ROWS: usize = 1000;
 /// beginning and the rest is skipped (memory stays constant whatever the input).
 const MAX_LINE: usize = 256;
 
-/// One decoded ID.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Longest ID text kept in a row (a UUID in braces is 38 characters).
+const ID_MAX: usize = 48;
+
+/// How a row's ID is written: a number in decimal, or a text ID as given.
+#[derive(Debug, Clone, Copy)]
+enum IdText {
+    Number(u64),
+    Text([u8; ID_MAX], u8),
+}
+
+/// One decoded value: its ID and what it says.
+#[derive(Debug, Clone, Copy)]
 struct Row {
-    id: u64,
-    ms: i64,
-    worker: u64,
-    sequence: u64,
+    id: IdText,
+    d: Decoded,
 }
 
-/// Parses one ID as typed: decimal or `0x` hex, at most 2^63-1.
-#[cfg(test)]
-fn parse_id(raw: &str) -> Result<u64, String> {
-    parse_id_bytes(raw.trim().as_bytes())
+impl Row {
+    #[inline]
+    fn new(raw: &[u8], number: Option<u64>, d: Decoded) -> Row {
+        let id = match number {
+            Some(n) => IdText::Number(n),
+            None => {
+                let mut t = [0u8; ID_MAX];
+                let n = raw.len().min(ID_MAX);
+                t[..n].copy_from_slice(&raw[..n]);
+                IdText::Text(t, n as u8)
+            }
+        };
+        Row { id, d }
+    }
+
+    /// Appends the ID (JSON-escaped with `json`).
+    #[inline]
+    fn push_id(&self, b: &mut Vec<u8>, json: bool) {
+        match &self.id {
+            IdText::Number(n) => push_decimal(b, *n),
+            IdText::Text(t, n) if json => push_json_str(b, &t[..usize::from(*n)]),
+            IdText::Text(t, n) => b.extend_from_slice(&t[..usize::from(*n)]),
+        }
+    }
+
+    fn id_string(&self) -> String {
+        let mut b = Vec::with_capacity(ID_MAX);
+        self.push_id(&mut b, false);
+        String::from_utf8_lossy(&b).into_owned()
+    }
 }
 
-/// [`parse_id`] on bytes without surrounding whitespace; plain decimals take a fast path.
+/// Appends the worker field as the format writes it: decimal, or hex for a UUID's node and an
+/// ObjectId's process value; `-` (text) or `null` (JSON) when the format has none.
 #[inline]
-fn parse_id_bytes(s: &[u8]) -> Result<u64, String> {
-    const OVER: &str = "over 2^63-1, so not a 64-bit ID";
-    if !s.is_empty() && s.len() <= 19 && s.iter().all(u8::is_ascii_digit) {
-        let v = s
-            .iter()
-            .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
-        return if v > i64::MAX as u64 {
-            Err(OVER.into())
-        } else {
-            Ok(v)
+fn push_worker(b: &mut Vec<u8>, d: &Decoded, json: bool) {
+    match d.worker {
+        Some(w) if d.format.worker_in_hex() && !json => {
+            let width = if matches!(d.format, leafctl::idformat::Format::ObjectId) {
+                10
+            } else {
+                12
+            };
+            b.extend_from_slice(format!("{w:0width$x}").as_bytes());
+        }
+        Some(w) => push_decimal(b, w),
+        None if json => b.extend_from_slice(b"null"),
+        None => b.push(b'-'),
+    }
+}
+
+#[inline]
+fn push_sequence(b: &mut Vec<u8>, d: &Decoded, json: bool) {
+    match d.sequence {
+        Some(s) => push_decimal(b, s),
+        None if json => b.extend_from_slice(b"null"),
+        None => b.push(b'-'),
+    }
+}
+
+/// The JSON fields every decoded ID shares after `"id"`: time, timestamp_ms, worker, sequence,
+/// layout, and random when the format has one; `PRETTY` as `serde_json` indents an object inside
+/// an array (four spaces), else compact.
+#[inline]
+fn push_json_fields<const PRETTY: bool>(b: &mut Vec<u8>, times: &mut Rfc3339Ms, d: &Decoded) {
+    // One literal per key and form: each piece is a single copy.
+    macro_rules! key {
+        ($k:literal) => {
+            b.extend_from_slice(if PRETTY {
+                concat!(",\n    \"", $k, "\": ").as_bytes()
+            } else {
+                concat!(",\"", $k, "\":").as_bytes()
+            })
         };
     }
-    let Ok(s) = std::str::from_utf8(s) else {
-        return Err("not a number".into());
-    };
-    if s.is_empty() {
-        return Err("empty value".into());
+    key!("time");
+    b.push(b'"');
+    times.push(b, d.unix_ms);
+    b.push(b'"');
+    key!("timestamp_ms");
+    push_signed(b, d.unix_ms);
+    key!("worker");
+    push_worker(b, d, true);
+    key!("sequence");
+    push_sequence(b, d, true);
+    key!("layout");
+    b.push(b'"');
+    b.extend_from_slice(d.format.name().as_bytes());
+    b.push(b'"');
+    if let Some(r) = d.random {
+        key!("random");
+        b.push(b'"');
+        b.extend_from_slice(r.hex().as_bytes());
+        b.push(b'"');
     }
-    if s.starts_with('-') {
-        return Err("negative; IDs are never negative".into());
-    }
-    let value = if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u128::from_str_radix(hex, 16).map_err(|_| "not a hex number".to_string())?
-    } else {
-        if !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err("not a number".into());
-        }
-        s.parse::<u128>().map_err(|_| OVER.to_string())?
-    };
-    if value > i64::MAX as u128 {
-        return Err(OVER.into());
-    }
-    Ok(value as u64)
 }
 
-fn decode_one(layout: &Layout, label: &str, raw: &[u8], now_ms: i64) -> Result<Row, String> {
-    let id = parse_id_bytes(raw)?;
-    let parts = layout.decode(id).map_err(|e| e.to_string())?;
-    let ms = layout.unix_ms(parts.ticks);
-    if ms > now_ms + FUTURE_SLACK_MS {
-        return Err(format!(
-            "decodes to {} under the {label} layout, which is in the future; is --preset right?",
-            rfc3339_ms(ms)
-        ));
+/// Appends a JSON string's contents (an ID's text: quotes and control bytes escaped).
+#[inline]
+fn push_json_str(b: &mut Vec<u8>, s: &[u8]) {
+    if s.iter().all(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
+        b.extend_from_slice(s);
+        return;
     }
-    Ok(Row {
-        id,
-        ms,
-        worker: parts.worker,
-        sequence: parts.sequence,
-    })
+    for &c in s {
+        match c {
+            b'"' | b'\\' => {
+                b.push(b'\\');
+                b.push(c);
+            }
+            0..=0x1f => b.extend_from_slice(format!("\\u{c:04x}").as_bytes()),
+            _ => b.push(c),
+        }
+    }
 }
 
 /// How streamed rows are written.
@@ -144,8 +269,9 @@ enum Style {
     Aligned,
 }
 
-/// Column widths of [`Style::Aligned`]: an ID has at most 19 digits, a time 24 characters.
-const ALIGNED: [usize; 5] = [19, 24, 12, 7, 8];
+/// Column widths of [`Style::Aligned`]: an ID has at most 19 digits (a UUID 36 characters, which
+/// then widen their column), a time 24 characters.
+const ALIGNED: [usize; 6] = [19, 24, 12, 7, 8, 9];
 
 /// Pads what was pushed to `b` since `from` to `width` characters (left-aligned text), or
 /// right-aligns it.
@@ -171,7 +297,7 @@ enum Sink {
 /// Writes decoded rows as they come, in constant memory.
 struct Printer {
     now_ms: i64,
-    columns: [&'static str; 5],
+    columns: [&'static str; 6],
     times: Rfc3339Ms,
     quiet: bool,
     sink: Sink,
@@ -181,17 +307,11 @@ impl Printer {
     fn new(
         format: RowFormat,
         now_ms: i64,
-        sonyflake: bool,
+        worker_name: &'static str,
         quiet: bool,
         streaming: bool,
     ) -> Printer {
-        let columns = [
-            "id",
-            "time (UTC)",
-            "age",
-            if sonyflake { "machine" } else { "worker" },
-            "sequence",
-        ];
+        let columns = ["id", "time (UTC)", "age", worker_name, "sequence", "layout"];
         let stream = |style: Style| {
             let framing = match style {
                 Style::Tsv | Style::Aligned => Framing::Tsv,
@@ -214,7 +334,7 @@ impl Printer {
                     }
                     let from = header.len();
                     header.extend_from_slice(name.as_bytes());
-                    pad(&mut header, from, width, i == 0 || i >= 3);
+                    pad(&mut header, from, width, i == 0 || i == 3 || i == 4);
                 }
                 Sink::Stream(
                     RowWriter::with_header_line(io::stdout().lock(), header),
@@ -236,13 +356,13 @@ impl Printer {
     }
 
     #[inline]
-    fn push(&mut self, row: Row) -> anyhow::Result<()> {
+    fn push(&mut self, row: &Row) -> anyhow::Result<()> {
         match &mut self.sink {
             Sink::Stream(w, style) => {
                 write_row(w, *style, &mut self.times, self.now_ms, row).map_err(write_err)
             }
             Sink::Table(rows) if rows.len() < TABLE_MAX_ROWS => {
-                rows.push(row);
+                rows.push(*row);
                 Ok(())
             }
             Sink::Table(_) => {
@@ -263,7 +383,7 @@ impl Printer {
         let mut w = RowWriter::new(io::stdout().lock(), Framing::Tsv, &self.columns);
         if let Sink::Table(rows) = &self.sink {
             for row in rows {
-                write_row(&mut w, Style::Tsv, &mut self.times, self.now_ms, *row)
+                write_row(&mut w, Style::Tsv, &mut self.times, self.now_ms, row)
                     .map_err(write_err)?;
             }
         }
@@ -288,12 +408,16 @@ impl Printer {
             Sink::Table(rows) => {
                 let mut t = table(&self.columns);
                 for r in &rows {
+                    let (mut worker, mut seq) = (Vec::new(), Vec::new());
+                    push_worker(&mut worker, &r.d, false);
+                    push_sequence(&mut seq, &r.d, false);
                     t.add_row(vec![
-                        r.id.to_string(),
-                        rfc3339_ms(r.ms),
-                        age(r.ms, self.now_ms),
-                        r.worker.to_string(),
-                        r.sequence.to_string(),
+                        r.id_string(),
+                        rfc3339_ms(r.d.unix_ms),
+                        age(r.d.unix_ms, self.now_ms),
+                        String::from_utf8_lossy(&worker).into_owned(),
+                        String::from_utf8_lossy(&seq).into_owned(),
+                        r.d.format.name().to_string(),
                     ]);
                 }
                 print_text(&render(t))
@@ -310,80 +434,75 @@ fn write_row(
     style: Style,
     times: &mut Rfc3339Ms,
     now_ms: i64,
-    r: Row,
+    r: &Row,
 ) -> io::Result<()> {
     w.begin_row();
     let b = &mut w.buf;
+    let d = &r.d;
     match style {
         Style::Tsv => {
-            push_decimal(b, r.id);
+            r.push_id(b, false);
             b.push(b'\t');
-            times.push(b, r.ms);
+            times.push(b, d.unix_ms);
             b.push(b'\t');
-            push_age(b, r.ms, now_ms);
+            push_age(b, d.unix_ms, now_ms);
             b.push(b'\t');
-            push_decimal(b, r.worker);
+            push_worker(b, d, false);
             b.push(b'\t');
-            push_decimal(b, r.sequence);
+            push_sequence(b, d, false);
+            b.push(b'\t');
+            b.extend_from_slice(d.format.name().as_bytes());
         }
         Style::Json => {
             b.extend_from_slice(b"  {\n    \"id\": \"");
-            push_decimal(b, r.id);
-            b.extend_from_slice(b"\",\n    \"time\": \"");
-            times.push(b, r.ms);
-            b.extend_from_slice(b"\",\n    \"timestamp_ms\": ");
-            push_signed(b, r.ms);
-            b.extend_from_slice(b",\n    \"worker\": ");
-            push_decimal(b, r.worker);
-            b.extend_from_slice(b",\n    \"sequence\": ");
-            push_decimal(b, r.sequence);
+            r.push_id(b, true);
+            b.push(b'"');
+            push_json_fields::<true>(b, times, d);
             b.extend_from_slice(b"\n  }");
         }
         Style::Aligned => {
             let from = b.len();
-            push_decimal(b, r.id);
+            r.push_id(b, false);
             pad(b, from, ALIGNED[0], true);
             b.extend_from_slice(b"  ");
             let from = b.len();
-            times.push(b, r.ms);
+            times.push(b, d.unix_ms);
             pad(b, from, ALIGNED[1], false);
             b.extend_from_slice(b"  ");
             let from = b.len();
-            push_age(b, r.ms, now_ms);
+            push_age(b, d.unix_ms, now_ms);
             pad(b, from, ALIGNED[2], false);
             b.extend_from_slice(b"  ");
             let from = b.len();
-            push_decimal(b, r.worker);
+            push_worker(b, d, false);
             pad(b, from, ALIGNED[3], true);
             b.extend_from_slice(b"  ");
             let from = b.len();
-            push_decimal(b, r.sequence);
+            push_sequence(b, d, false);
             pad(b, from, ALIGNED[4], true);
+            b.extend_from_slice(b"  ");
+            b.extend_from_slice(d.format.name().as_bytes());
         }
         Style::Ndjson => {
             b.extend_from_slice(b"{\"id\":\"");
-            push_decimal(b, r.id);
-            b.extend_from_slice(b"\",\"time\":\"");
-            times.push(b, r.ms);
-            b.extend_from_slice(b"\",\"timestamp_ms\":");
-            push_signed(b, r.ms);
-            b.extend_from_slice(b",\"worker\":");
-            push_decimal(b, r.worker);
-            b.extend_from_slice(b",\"sequence\":");
-            push_decimal(b, r.sequence);
+            r.push_id(b, true);
+            b.push(b'"');
+            push_json_fields::<false>(b, times, d);
             b.push(b'}');
         }
     }
     w.end_row()
 }
 
-/// Decodes values one by one, counting the bad ones.
+/// Decodes values one by one, counting the bad ones and those read under a guessed layout.
 struct Decoder<'a> {
-    layout: &'a Layout,
-    label: &'a str,
-    now_ms: i64,
+    opts: &'a GuessOptions,
     values: u64,
     bad: u64,
+    guessed: u64,
+    /// The first layout guessed, for the closing note.
+    guessed_as: Option<&'static str>,
+    quiet: bool,
     printer: Printer,
 }
 
@@ -400,13 +519,29 @@ impl Decoder<'_> {
         self.values += 1;
         let decoded = if too_long {
             Err(format!("longer than {MAX_LINE} bytes, so not an ID"))
-        } else if v.is_empty() {
-            Err("empty value, not an ID".to_string())
         } else {
-            decode_one(self.layout, self.label, v, self.now_ms)
+            decode_value(v, self.opts).map_err(|e| e.to_string())
         };
         match decoded {
-            Ok(row) => self.printer.push(row),
+            Ok(value) => {
+                if let Reading::Guessed {
+                    instead_of,
+                    plausible,
+                } = value.reading
+                {
+                    self.guessed += 1;
+                    let name = value.decoded.format.name();
+                    if self.guessed_as.is_none() && !self.quiet {
+                        let shown = String::from_utf8_lossy(v);
+                        let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+                        eprintln!(
+                            "note: {at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, the most plausible of {plausible} layouts (--guess ranks them)"
+                        );
+                    }
+                    self.guessed_as.get_or_insert(name);
+                }
+                self.printer.push(&Row::new(v, value.number, value.decoded))
+            }
             Err(reason) => {
                 self.bad += 1;
                 let shown = String::from_utf8_lossy(&v[..v.len().min(64)]);
@@ -487,28 +622,51 @@ fn decode_stdin(d: &mut Decoder) -> anyhow::Result<()> {
     )
 }
 
+/// The layout the settings name, whether it was configured rather than the default, and what
+/// this host's state files say about worker ids: what every decoding mode starts from.
+fn guess_options(ctx: &Context, now_ms: i64) -> GuessOptions {
+    let choice = &ctx.settings.layout;
+    GuessOptions {
+        now_ms,
+        configured: NamedLayout::custom(choice.value.layout),
+        configured_explicitly: choice.origin != Origin::Default,
+        local: local_workers(&ctx.settings.state_dir.value),
+    }
+}
+
 pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     let choice = &ctx.settings.layout.value;
     if let Some(from) = &args.from {
         return range(ctx, &choice.layout, from, args.to.as_deref());
     }
     let now = chrono::Utc::now().timestamp_millis();
-    let sonyflake = choice.label == Preset::Sonyflake.name();
+    let opts = guess_options(ctx, now);
+    if let Some(id) = &args.around {
+        return around::run(ctx, &opts, id, args.window);
+    }
+    if args.scan {
+        return scan::run(ctx, &opts, &args.ids);
+    }
+    let from_stdin = args.ids.is_empty() || args.ids == ["-"];
+    if args.guess {
+        return guess::run(ctx, &opts, &args.ids, from_stdin);
+    }
     let mut d = Decoder {
-        layout: &choice.layout,
-        label: &choice.label,
-        now_ms: now,
+        opts: &opts,
         values: 0,
         bad: 0,
+        guessed: 0,
+        guessed_as: None,
+        quiet: ctx.quiet,
         printer: Printer::new(
             ctx.rows,
             now,
-            sonyflake,
+            opts.configured.worker_name(),
             ctx.quiet,
-            args.ids.is_empty() || args.ids == ["-"],
+            from_stdin,
         ),
     };
-    if args.ids.is_empty() || args.ids == ["-"] {
+    if from_stdin {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !ctx.quiet {
             eprintln!("leafctl decode: reading IDs from stdin, one per line (Ctrl-D to end)");
         }
@@ -520,11 +678,17 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     }
     // No input at all (an empty file, a filter that matched nothing) is an empty answer: `[]`
     // in JSON, nothing in the other formats.
-    let (values, bad) = (d.values, d.bad);
+    let (values, bad, guessed, guessed_as) = (d.values, d.bad, d.guessed, d.guessed_as);
     d.printer.finish()?;
+    if guessed > 1 && !ctx.quiet {
+        eprintln!(
+            "note: {guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
+            guessed_as.unwrap_or("?")
+        );
+    }
     if bad > 0 {
         eprintln!(
-            "  hint: {bad} of {values} values are not IDs of the {} layout",
+            "  hint: {bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
             choice.label
         );
         return Err(AlreadyReported(EXIT_USAGE).into());
@@ -566,10 +730,12 @@ fn range(ctx: &Context, layout: &Layout, from: &str, to: Option<&str>) -> anyhow
         return Err(usage("--to is before --from", "swap the two times"));
     }
     let (lo, hi) = layout.id_range(from_ms, to_ms).map_err(|e| {
-        usage(
-            e.to_string(),
-            "the range must lie inside the layout's time span; check --preset",
-        )
+        let hint = if layout.time_first() {
+            "the range must lie inside the layout's time span; check --preset"
+        } else {
+            "use --around ID for one worker's range"
+        };
+        usage(e.to_string(), hint)
     })?;
     let r = Range {
         from: rfc3339_ms(from_ms.max(layout.epoch_ms())),
@@ -609,22 +775,6 @@ fn range(ctx: &Context, layout: &Layout, from: &str, to: Option<&str>) -> anyhow
 mod tests {
     use super::*;
 
-    #[test]
-    fn ids_parse_in_decimal_and_hex() {
-        assert_eq!(parse_id("42"), Ok(42));
-        assert_eq!(parse_id(" 0x2a "), Ok(42));
-        assert_eq!(parse_id("9223372036854775807"), Ok(i64::MAX as u64));
-        assert!(
-            parse_id("9223372036854775808")
-                .unwrap_err()
-                .contains("2^63-1")
-        );
-        assert!(parse_id("-1").unwrap_err().contains("negative"));
-        assert!(parse_id("12a").unwrap_err().contains("not a number"));
-        assert!(parse_id("0xzz").is_err());
-        assert!(parse_id("99999999999999999999999999999999999999999").is_err());
-    }
-
     /// Every line `for_each_line` gives for `input`: (bytes, longer than kept).
     pub(super) fn lines_of(input: &[u8]) -> Vec<(Vec<u8>, bool)> {
         let mut out = Vec::new();
@@ -646,20 +796,22 @@ mod tests {
 
     #[test]
     fn stdin_lines_that_are_not_utf8_are_values_not_a_failure() {
+        use leafctl::idformat::parse_number;
         let lines: Vec<Vec<u8>> = lines_of(b"1\n\xff\xfe\n\n  \r\n2\r\n3")
             .into_iter()
             .map(|(l, _)| l.trim_ascii().to_vec())
             .filter(|l| !l.is_empty())
             .collect();
         assert_eq!(lines.len(), 4, "{lines:?}");
-        assert_eq!(parse_id_bytes(&lines[0]), Ok(1));
+        assert_eq!(parse_number(&lines[0]), Ok(1));
         assert!(
-            parse_id_bytes(&lines[1])
+            parse_number(&lines[1])
                 .unwrap_err()
+                .to_string()
                 .contains("not a number")
         );
-        assert_eq!(parse_id_bytes(&lines[2]), Ok(2));
-        assert_eq!(parse_id_bytes(&lines[3]), Ok(3));
+        assert_eq!(parse_number(&lines[2]), Ok(2));
+        assert_eq!(parse_number(&lines[3]), Ok(3));
     }
 
     #[test]
@@ -674,9 +826,22 @@ mod tests {
         assert_eq!((lines[1].0.len(), lines[1].1), (MAX_LINE, true));
         assert_eq!(lines[2], (b"42".to_vec(), false));
     }
+
+    #[test]
+    fn windows_parse_with_units() {
+        assert_eq!(parse_window("500ms"), Ok(500));
+        assert_eq!(parse_window("30s"), Ok(30_000));
+        assert_eq!(parse_window("10m"), Ok(600_000));
+        assert_eq!(parse_window("2h"), Ok(7_200_000));
+        assert_eq!(parse_window("1d"), Ok(86_400_000));
+        assert_eq!(parse_window("250"), Ok(250));
+        assert!(parse_window("10 minutes").is_err());
+        assert!(parse_window("-5m").is_err());
+        assert!(parse_window("99999999999d").is_err());
+    }
 }
 
-/// Parser fuzzing (issue 8): arbitrary input never panics, and every ID reads back as itself.
+/// Parser fuzzing (issue 8): arbitrary input never panics, and stdin lines stay within bounds.
 /// `PROPTEST_CASES=100000 cargo test --release --bin leafctl fuzz_` for a long run.
 #[cfg(test)]
 mod fuzz {
@@ -686,37 +851,12 @@ mod fuzz {
     proptest! {
         #[test]
         fn fuzz_arbitrary_text_never_panics(raw in any::<String>(), bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-            if let Ok(id) = parse_id(&raw) {
-                prop_assert!(id <= i64::MAX as u64);
-            }
-            for preset in [Preset::Leaf, Preset::Sonyflake, Preset::Baidu] {
-                let _ = decode_one(&preset.layout(), preset.name(), raw.as_bytes(), 1_800_000_000_000);
-                // Stdin lines are bytes: anything, valid UTF-8 or not.
-                let _ = decode_one(&preset.layout(), preset.name(), &bytes, 1_800_000_000_000);
-            }
+            let _ = parse_window(&raw);
             let lines = tests::lines_of(&bytes);
             prop_assert!(lines.len() <= bytes.iter().filter(|&&b| b == b'\n').count() + 1);
             for (line, _) in &lines {
                 prop_assert!(line.len() <= MAX_LINE);
-                let _ = parse_id_bytes(line.trim_ascii());
             }
-        }
-
-        #[test]
-        fn fuzz_ids_read_back_in_decimal_and_hex(id in any::<u64>(), pad in "[ \t]{0,3}") {
-            let dec = parse_id(&format!("{pad}{id}{pad}"));
-            let hex = parse_id(&format!("{pad}0x{id:x}{pad}"));
-            let upper = parse_id(&format!("0X{id:X}"));
-            if id <= i64::MAX as u64 {
-                prop_assert_eq!(dec, Ok(id));
-                prop_assert_eq!(hex, Ok(id));
-                prop_assert_eq!(upper, Ok(id));
-            } else {
-                prop_assert!(dec.unwrap_err().contains("2^63-1"));
-                prop_assert!(hex.is_err() && upper.is_err());
-            }
-            let negative = parse_id(&format!("-{id}")).unwrap_err();
-            prop_assert!(negative.contains("negative"), "{}", negative);
         }
     }
 }

@@ -98,7 +98,8 @@ pub enum Command {
     /// Run Leaf's HTTP service (drop-in for Leaf's clients), with batches, metrics and health checks
     #[command(after_help = serve::EXAMPLES)]
     Serve(serve::ServeArgs),
-    /// Decode snowflake IDs into time, worker and sequence, or turn a time range into an ID range
+    /// Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a
+    /// layout, find IDs in logs, or turn a time range into an ID range
     #[command(after_help = decode::EXAMPLES)]
     Decode(decode::DecodeArgs),
     /// Manage segment-mode tags (rows of Leaf's leaf_alloc table)

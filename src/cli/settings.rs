@@ -180,8 +180,10 @@ pub fn rank(o: &Origin) -> u8 {
 
 /// Parses a preset name the way the CLI and the environment spell it.
 fn parse_preset(s: &str) -> Result<Preset, String> {
-    <Preset as clap::ValueEnum>::from_str(s, true)
-        .map_err(|_| "expected one of leaf, discord, sonyflake, baidu".to_string())
+    <Preset as clap::ValueEnum>::from_str(s, true).map_err(|_| {
+        let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 #[derive(Debug, Clone, Copy)]

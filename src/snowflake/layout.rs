@@ -15,11 +15,23 @@ pub const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
 pub const SONYFLAKE_EPOCH_MS: i64 = 1_409_529_600_000;
 /// Baidu uid-generator's default epoch: 2016-05-20T00:00:00+08:00.
 pub const BAIDU_EPOCH_MS: i64 = 1_463_673_600_000;
+/// Instagram's epoch, 2011-08-24T21:07:01.721Z: the `our_epoch` of the PL/pgSQL function in
+/// Instagram Engineering's "Sharding & IDs at Instagram" (2012). The post's prose example speaks of
+/// an epoch of 2011-01-01, but real media IDs decode to their published times only with this one.
+pub const INSTAGRAM_EPOCH_MS: i64 = 1_314_220_021_721;
+/// Mastodon's IDs count milliseconds since the Unix epoch (`lib/mastodon/snowflake.rb`).
+pub const MASTODON_EPOCH_MS: i64 = 0;
+/// Yitter IdGenerator's default `BaseTime`, 2020-02-20T02:20:02+08:00 (1582136402000 in its Java,
+/// Go, C and Rust ports; its C# port uses 2020-02-20T02:20:02.020Z instead).
+pub const YITTER_EPOCH_MS: i64 = 1_582_136_402_000;
+/// Seata's `IdWorker` `twepoch`, 2020-05-03T00:00:00+08:00.
+pub const SEATA_EPOCH_MS: i64 = 1_588_435_200_000;
 
 /// Order of the two low fields below the time field.
 ///
 /// Leaf, Twitter, Discord and Baidu put the worker above the sequence; Sonyflake puts the sequence
-/// above the machine id.
+/// above the machine id; Seata's improved snowflake puts the worker above the time, so that one
+/// worker's IDs form one contiguous, increasing run (its time and sequence count up together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FieldOrder {
@@ -27,6 +39,8 @@ pub enum FieldOrder {
     TimeWorkerSeq,
     /// `time | sequence | worker`
     TimeSeqWorker,
+    /// `worker | time | sequence`
+    WorkerTimeSeq,
 }
 
 /// The named layouts `leafctl` knows, so an operator can decode IDs from other generators.
@@ -41,16 +55,47 @@ pub enum Preset {
     Sonyflake,
     /// Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence.
     Baidu,
+    /// Instagram: ms since 2011-08-24T21:07:01.721Z | 13 shard | 10 sequence.
+    Instagram,
+    /// Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and time plus a counter).
+    Mastodon,
+    /// Yitter IdGenerator's default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence.
+    Yitter,
+    /// Seata's improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence.
+    Seata,
 }
 
 impl Preset {
+    /// Every preset, in the order `decode --guess` lists equally plausible ones.
+    pub const ALL: [Preset; 8] = [
+        Preset::Leaf,
+        Preset::Discord,
+        Preset::Sonyflake,
+        Preset::Baidu,
+        Preset::Instagram,
+        Preset::Mastodon,
+        Preset::Yitter,
+        Preset::Seata,
+    ];
+
     /// The layout this preset names.
+    ///
+    /// Every layout keeps the sign bit 0, as a signed 64-bit column stores it. Where a generator
+    /// documents 64 bits of fields (Instagram's 41-bit time, Mastodon's 48-bit time), the top bit
+    /// of its time is that sign bit, which stays 0 until 2046 (Instagram) or the year 6429
+    /// (Mastodon); the time field here is one bit narrower and decodes the same IDs.
     pub fn layout(self) -> Layout {
+        use FieldOrder::{TimeSeqWorker, TimeWorkerSeq, WorkerTimeSeq};
         let (epoch_ms, time, worker, seq, unit_ms, order) = match self {
-            Preset::Leaf => (LEAF_EPOCH_MS, 41, 10, 12, 1, FieldOrder::TimeWorkerSeq),
-            Preset::Discord => (DISCORD_EPOCH_MS, 41, 10, 12, 1, FieldOrder::TimeWorkerSeq),
-            Preset::Sonyflake => (SONYFLAKE_EPOCH_MS, 39, 16, 8, 10, FieldOrder::TimeSeqWorker),
-            Preset::Baidu => (BAIDU_EPOCH_MS, 28, 22, 13, 1000, FieldOrder::TimeWorkerSeq),
+            Preset::Leaf => (LEAF_EPOCH_MS, 41, 10, 12, 1, TimeWorkerSeq),
+            Preset::Discord => (DISCORD_EPOCH_MS, 41, 10, 12, 1, TimeWorkerSeq),
+            Preset::Sonyflake => (SONYFLAKE_EPOCH_MS, 39, 16, 8, 10, TimeSeqWorker),
+            Preset::Baidu => (BAIDU_EPOCH_MS, 28, 22, 13, 1000, TimeWorkerSeq),
+            Preset::Instagram => (INSTAGRAM_EPOCH_MS, 40, 13, 10, 1, TimeWorkerSeq),
+            // No worker field: the low 16 bits are all "sequence data".
+            Preset::Mastodon => (MASTODON_EPOCH_MS, 47, 0, 16, 1, TimeWorkerSeq),
+            Preset::Yitter => (YITTER_EPOCH_MS, 51, 6, 6, 1, TimeWorkerSeq),
+            Preset::Seata => (SEATA_EPOCH_MS, 41, 10, 12, 1, WorkerTimeSeq),
         };
         Layout {
             epoch_ms,
@@ -69,6 +114,20 @@ impl Preset {
             Preset::Discord => "discord",
             Preset::Sonyflake => "sonyflake",
             Preset::Baidu => "baidu",
+            Preset::Instagram => "instagram",
+            Preset::Mastodon => "mastodon",
+            Preset::Yitter => "yitter",
+            Preset::Seata => "seata",
+        }
+    }
+
+    /// What the worker field holds, in the generator's own word (`machine` for Sonyflake,
+    /// `shard` for Instagram), for labels.
+    pub fn worker_name(self) -> &'static str {
+        match self {
+            Preset::Sonyflake => "machine",
+            Preset::Instagram => "shard",
+            _ => "worker",
         }
     }
 }
@@ -195,12 +254,18 @@ impl Layout {
         (1u64 << self.time_bits) - 1
     }
 
-    fn shifts(&self) -> (u32, u32, u32) {
-        // (time shift, worker shift, sequence shift)
+    /// Where each field starts: (time shift, worker shift, sequence shift).
+    pub fn shifts(&self) -> (u32, u32, u32) {
         match self.order {
             FieldOrder::TimeWorkerSeq => (self.worker_bits + self.seq_bits, self.seq_bits, 0),
             FieldOrder::TimeSeqWorker => (self.worker_bits + self.seq_bits, 0, self.worker_bits),
+            FieldOrder::WorkerTimeSeq => (self.seq_bits, self.time_bits + self.seq_bits, 0),
         }
+    }
+
+    /// True when IDs sort by time whatever their worker (the time is the top field).
+    pub fn time_first(&self) -> bool {
+        self.order != FieldOrder::WorkerTimeSeq
     }
 
     /// Distance between two IDs of the same tick and worker whose sequences differ by one.
@@ -239,7 +304,7 @@ impl Layout {
         }
         let (ts, ws, ss) = self.shifts();
         Ok(IdParts {
-            ticks: id >> ts,
+            ticks: (id >> ts) & self.max_ticks(),
             worker: (id >> ws) & self.max_worker(),
             sequence: (id >> ss) & self.max_sequence(),
         })
@@ -281,12 +346,49 @@ impl Layout {
     }
 
     /// Smallest and largest ID whose time lies in `[from_ms, to_ms]`, for `WHERE id BETWEEN` queries.
+    /// A layout with the worker above the time (Seata's) has one such range per worker: use
+    /// [`Layout::worker_id_range`].
     pub fn id_range(&self, from_ms: i64, to_ms: i64) -> Result<(u64, u64), SnowflakeError> {
+        if !self.time_first() {
+            return Err(SnowflakeError::WorkerAboveTime);
+        }
         let first = self.ticks_at(from_ms.max(self.epoch_ms))?;
         let last = self.ticks_at(to_ms)?;
         let (ts, _, _) = self.shifts();
         let low_mask = (1u64 << ts) - 1;
         Ok((first << ts, (last << ts) | low_mask))
+    }
+
+    /// Smallest and largest ID one worker can have issued in `[from_ms, to_ms]`: every ID of that
+    /// worker and time lies between them (with Seata's order they are exactly that worker's IDs;
+    /// otherwise other workers' IDs lie between them too, and [`Layout::worker_sql`] tells them
+    /// apart).
+    pub fn worker_id_range(
+        &self,
+        worker: u64,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<(u64, u64), SnowflakeError> {
+        let first = self.ticks_at(from_ms.max(self.epoch_ms))?;
+        let last = self.ticks_at(to_ms.min(self.last_unix_ms()))?;
+        Ok((
+            self.encode(first, worker, 0)?,
+            self.encode(last, worker, self.max_sequence())?,
+        ))
+    }
+
+    /// The worker field as an SQL expression on `column`, for narrowing a range to one worker:
+    /// `(id >> 12) & 1023` for Leaf's layout; `None` when the layout has no worker bits.
+    pub fn worker_sql(&self, column: &str) -> Option<String> {
+        if self.worker_bits == 0 {
+            return None;
+        }
+        let (_, ws, _) = self.shifts();
+        Some(if ws == 0 {
+            format!("{column} & {}", self.max_worker())
+        } else {
+            format!("({column} >> {ws}) & {}", self.max_worker())
+        })
     }
 }
 
@@ -302,6 +404,11 @@ impl fmt::Display for Layout {
                 f,
                 "{} time | {} sequence | {} worker",
                 self.time_bits, self.seq_bits, self.worker_bits
+            )?,
+            FieldOrder::WorkerTimeSeq => write!(
+                f,
+                "{} worker | {} time | {} sequence",
+                self.worker_bits, self.time_bits, self.seq_bits
             )?,
         }
         write!(f, ", {} ms units, epoch {} ms", self.unit_ms, self.epoch_ms)
@@ -352,12 +459,7 @@ mod tests {
 
     #[test]
     fn presets_use_63_bits() {
-        for p in [
-            Preset::Leaf,
-            Preset::Discord,
-            Preset::Sonyflake,
-            Preset::Baidu,
-        ] {
+        for p in Preset::ALL {
             let l = p.layout();
             assert_eq!(l.time_bits + l.worker_bits + l.seq_bits, 63, "{p}");
         }
@@ -369,6 +471,105 @@ mod tests {
         let id = (1000u64 << 22) | (1 << 12) | 5;
         let p = Preset::Leaf.layout().decode(id).unwrap();
         assert_eq!((p.ticks, p.worker, p.sequence), (1000, 1, 5));
+    }
+
+    /// Published IDs of other generators decode to their published times and fields.
+    #[test]
+    fn published_vectors_decode() {
+        let ms = |p: Preset, id: u64| {
+            let l = p.layout();
+            let parts = l.decode(id).unwrap();
+            (l.unix_ms(parts.ticks), parts.worker, parts.sequence)
+        };
+        // Discord's API reference, "Snowflakes": 175928847299117063 was made at
+        // 2016-04-30 11:18:25.796 UTC by internal worker 1, process 0, increment 7 (the worker
+        // field here is worker << 5 | process).
+        assert_eq!(
+            ms(Preset::Discord, 175_928_847_299_117_063),
+            (1_462_015_105_796, 1 << 5, 7)
+        );
+        // Mastodon's API documentation, Status entity example: status 103270115826048975 with
+        // created_at 2019-12-08T03:48:33.901Z. The ID's time is when the row was inserted, 52 ms
+        // before created_at was stamped; the low 16 bits are the hashed sequence data.
+        let (t, w, s) = ms(Preset::Mastodon, 103_270_115_826_048_975);
+        assert_eq!(
+            (t, w, s),
+            (1_575_776_913_849, 0, 103_270_115_826_048_975 & 0xffff)
+        );
+        assert!((1_575_776_913_901 - t) < 1000);
+        // Instagram media IDs with their published times, from the question "Instagram media ID
+        // to timestamp conversion" that quotes Instagram Engineering's post: 2384288897814875714
+        // at 2020-08-26T13:43:27Z and 2383568809444681765 at 2020-08-25T13:52:46Z.
+        let (t, _, _) = ms(Preset::Instagram, 2_384_288_897_814_875_714);
+        assert_eq!(t / 1000, 1_598_449_407);
+        let (t, _, _) = ms(Preset::Instagram, 2_383_568_809_444_681_765);
+        assert_eq!(t / 1000, 1_598_363_566);
+        // Instagram's PL/pgSQL next_id(): (now_millis - our_epoch) << 23 | shard_id << 10 |
+        // nextval % 1024, with the post's shard_id 5.
+        let l = Preset::Instagram.layout();
+        let id = ((1_000u64) << 23) | (5 << 10) | (5001 % 1024);
+        assert_eq!(l.encode(1_000, 5, 5001 % 1024).unwrap(), id);
+        assert_eq!(
+            ms(Preset::Instagram, id),
+            (INSTAGRAM_EPOCH_MS + 1_000, 5, 905)
+        );
+        // Yitter IdGenerator (SnowWorkerM1.CalcId): ticks << (WorkerIdBitLength + SeqBitLength) |
+        // WorkerId << SeqBitLength | seq, with the default 6 and 6 bits and BaseTime
+        // 1582136402000; the first ID of a millisecond has seq MinSeqNumber = 5.
+        let l = Preset::Yitter.layout();
+        let id = (123_456_789u64 << 12) | (63 << 6) | 5;
+        assert_eq!(l.encode(123_456_789, 63, 5).unwrap(), id);
+        assert_eq!(
+            ms(Preset::Yitter, id),
+            (YITTER_EPOCH_MS + 123_456_789, 63, 5)
+        );
+        // Seata's IdWorker: workerId << (timestampBits + sequenceBits) | (timestamp - twepoch) <<
+        // sequenceBits | sequence, with 10, 41 and 12 bits and twepoch 1588435200000.
+        let l = Preset::Seata.layout();
+        let id = (1023u64 << 53) | (86_400_000 << 12) | 4095;
+        assert_eq!(l.encode(86_400_000, 1023, 4095).unwrap(), id);
+        assert_eq!(
+            ms(Preset::Seata, id),
+            (SEATA_EPOCH_MS + 86_400_000, 1023, 4095)
+        );
+    }
+
+    #[test]
+    fn seata_ranges_are_per_worker() {
+        let l = Preset::Seata.layout();
+        assert!(matches!(
+            l.id_range(SEATA_EPOCH_MS, SEATA_EPOCH_MS + 10),
+            Err(SnowflakeError::WorkerAboveTime)
+        ));
+        let (lo, hi) = l
+            .worker_id_range(7, SEATA_EPOCH_MS + 10, SEATA_EPOCH_MS + 20)
+            .unwrap();
+        assert_eq!(
+            l.decode(lo).unwrap(),
+            IdParts {
+                ticks: 10,
+                worker: 7,
+                sequence: 0
+            }
+        );
+        assert_eq!(
+            l.decode(hi).unwrap(),
+            IdParts {
+                ticks: 20,
+                worker: 7,
+                sequence: 4095
+            }
+        );
+        assert_eq!(l.worker_sql("id").as_deref(), Some("(id >> 53) & 1023"));
+        assert_eq!(
+            Preset::Leaf.layout().worker_sql("id").as_deref(),
+            Some("(id >> 12) & 1023")
+        );
+        assert_eq!(
+            Preset::Sonyflake.layout().worker_sql("id").as_deref(),
+            Some("id & 65535")
+        );
+        assert_eq!(Preset::Mastodon.layout().worker_sql("id"), None);
     }
 
     #[test]
@@ -460,6 +661,10 @@ mod fuzz {
             Just(Preset::Discord.layout()),
             Just(Preset::Sonyflake.layout()),
             Just(Preset::Baidu.layout()),
+            Just(Preset::Instagram.layout()),
+            Just(Preset::Mastodon.layout()),
+            Just(Preset::Yitter.layout()),
+            Just(Preset::Seata.layout()),
             (any::<i64>(), 1u32..62, 1u32..62, 1u64..100_000).prop_filter_map(
                 "valid custom layout",
                 |(epoch, t, w, unit)| {

@@ -14,8 +14,9 @@ pub use generator::{
     SnowflakeGeneratorBuilder, TimeFence,
 };
 pub use layout::{
-    BAIDU_EPOCH_MS, BitWidths, DISCORD_EPOCH_MS, FieldOrder, IdParts, LEAF_EPOCH_MS, Layout,
-    Preset, SONYFLAKE_EPOCH_MS,
+    BAIDU_EPOCH_MS, BitWidths, DISCORD_EPOCH_MS, FieldOrder, INSTAGRAM_EPOCH_MS, IdParts,
+    LEAF_EPOCH_MS, Layout, MASTODON_EPOCH_MS, Preset, SEATA_EPOCH_MS, SONYFLAKE_EPOCH_MS,
+    YITTER_EPOCH_MS,
 };
 
 /// Everything that can go wrong while laying out, encoding, decoding or issuing snowflake IDs.
@@ -59,6 +60,11 @@ pub enum SnowflakeError {
         /// The largest sequence of the layout.
         max: u64,
     },
+    /// One time range is not one ID range when the worker sits above the time (Seata's layout).
+    #[error(
+        "this layout puts the worker above the time, so a time range is one ID range per worker"
+    )]
+    WorkerAboveTime,
     /// A 64-bit value with the sign bit set is never a snowflake ID.
     #[error("{0} has the sign bit set; snowflake IDs are at most 2^63-1")]
     SignBitSet(u64),

@@ -1,0 +1,295 @@
+//! Ranking the layouts a bare number could have, for an ID whose generator is unknown.
+
+use std::path::{Path, PathBuf};
+
+use super::{
+    Decoded, FUTURE_SLACK_MS, Format, IdFormatError, NamedLayout, decode_text, looks_numeric,
+    parse_number, rfc3339,
+};
+use crate::snowflake::Preset;
+
+/// A worker id this host issued snowflake IDs with, from a state file
+/// (`snowflake-{name}-{worker}.json` in the state directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalWorker {
+    /// The name (Leaf's `leaf.name`) the worker id belongs to.
+    pub name: String,
+    /// The worker id.
+    pub worker: u64,
+    /// Every ID it issued has a time below this Unix ms.
+    pub issued_below_ms: i64,
+    /// The state file.
+    pub path: PathBuf,
+}
+
+/// The worker ids this host's state directory has records of. Files that cannot be read are
+/// left out: the ranking only gains from them, it does not depend on them.
+pub fn local_workers(state_dir: &Path) -> Vec<LocalWorker> {
+    let Ok(entries) = std::fs::read_dir(state_dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_state = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("snowflake-") && n.ends_with(".json"));
+        if !is_state {
+            continue;
+        }
+        if let Ok(Some(st)) = crate::worker::local::read_state(&path) {
+            out.push(LocalWorker {
+                name: st.name,
+                worker: st.worker_id,
+                issued_below_ms: st.issued_below_ms,
+                path,
+            });
+        }
+    }
+    out.sort_by(|a, b| (a.worker, &a.name).cmp(&(b.worker, &b.name)));
+    out
+}
+
+/// What the ranking knows besides the ID.
+#[derive(Debug, Clone)]
+pub struct GuessOptions {
+    /// Now, Unix ms.
+    pub now_ms: i64,
+    /// The layout the settings name: leafctl's own IDs have it, so it is the first candidate.
+    pub configured: NamedLayout,
+    /// False when `configured` is only the built-in default (no flag, variable or config file).
+    pub configured_explicitly: bool,
+    /// Worker ids this host issued with (see [`local_workers`]).
+    pub local: Vec<LocalWorker>,
+}
+
+/// One way of reading an ID, with how plausible it is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The ID read this way.
+    pub decoded: Decoded,
+    /// False when the time cannot be right (in the future, or before the format existed).
+    pub plausible: bool,
+    /// Higher is likelier; only an order, not a probability.
+    pub score: i32,
+    /// What raised or lowered the score, in order.
+    pub reasons: Vec<String>,
+}
+
+impl Candidate {
+    /// The reasons as one line.
+    pub fn reason(&self) -> String {
+        self.reasons.join("; ")
+    }
+}
+
+/// Every way `raw` can be read, most plausible first. A text ID (UUID, ULID, KSUID, ObjectId) has
+/// one reading; a number is read under the configured layout and every preset, each judged by
+/// its time (after the layout's epoch and not in the future; recent is likelier), by whether it is
+/// the configured layout, and by whether this host's state files say its worker id issued IDs
+/// then. A time within a day of the layout's epoch counts as implausible (a small number). Ties keep the configured layout first, then the presets' order.
+pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormatError> {
+    let s = raw.trim_ascii();
+    if s.is_empty() {
+        return Err(IdFormatError::Empty);
+    }
+    if !looks_numeric(s) {
+        let d = decode_text(s)?;
+        return Ok(vec![judge(d, opts)]);
+    }
+    let id = parse_number(s)?;
+    let mut layouts = vec![opts.configured];
+    layouts.extend(
+        Preset::ALL
+            .into_iter()
+            .map(NamedLayout::preset)
+            .filter(|l| l.layout != opts.configured.layout),
+    );
+    let mut out = Vec::with_capacity(layouts.len());
+    for l in &layouts {
+        out.push(judge(l.decode(id)?, opts));
+    }
+    out.sort_by(|a, b| {
+        b.plausible
+            .cmp(&a.plausible)
+            .then_with(|| b.score.cmp(&a.score))
+    });
+    Ok(out)
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
+    let mut reasons = Vec::new();
+    let mut score = 0;
+    let now = opts.now_ms;
+    let (earliest, since) = d.format.earliest();
+    let snowflake = matches!(d.format, Format::Snowflake(_));
+    let plausible = if d.unix_ms > now.saturating_add(FUTURE_SLACK_MS) {
+        reasons.push("in the future".to_string());
+        false
+    } else if snowflake && d.unix_ms - earliest < DAY_MS {
+        // Generators start issuing well after their epoch: a time in its first day is a small
+        // number that is no ID of this layout.
+        reasons.push("within a day of the layout's epoch (a small number)".to_string());
+        false
+    } else if d.unix_ms < earliest {
+        reasons.push(format!("before {} IDs existed ({since})", d.format.name()));
+        false
+    } else {
+        let age = now - d.unix_ms;
+        let years = age / (365 * DAY_MS);
+        let (points, what) = match age {
+            a if a < 0 => (
+                15,
+                "a little ahead of now (a clock ahead, or a lead)".to_string(),
+            ),
+            a if a <= 30 * DAY_MS => (20, "made in the last 30 days".to_string()),
+            a if a <= 365 * DAY_MS => (10, "made in the last year".to_string()),
+            _ if years < 5 => (5, format!("made {years} years ago")),
+            _ => (0, format!("made {years} years ago")),
+        };
+        score += points;
+        reasons.push(what);
+        true
+    };
+    if let Format::Snowflake(l) = d.format {
+        if l.layout == opts.configured.layout {
+            if opts.configured_explicitly {
+                score += 30;
+                reasons.push("the configured layout".into());
+            } else {
+                score += 10;
+                reasons.push("leafctl's default layout".into());
+            }
+            if let (true, Some(w)) = (plausible, d.worker)
+                && let Some(lw) = opts
+                    .local
+                    .iter()
+                    .find(|lw| lw.worker == w && d.unix_ms < lw.issued_below_ms + FUTURE_SLACK_MS)
+            {
+                score += 40;
+                reasons.push(format!(
+                    "{} {w} issued IDs on this host until {} ({})",
+                    l.worker_name(),
+                    rfc3339(lw.issued_below_ms),
+                    lw.path.display()
+                ));
+            }
+        }
+        if l.preset == Some(Preset::Yitter) && d.sequence.is_some_and(|s| s < 5) {
+            score -= 5;
+            reasons.push("sequence below 5, which Yitter reserves".into());
+        }
+    }
+    Candidate {
+        decoded: d,
+        plausible,
+        score,
+        reasons,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(now: i64) -> GuessOptions {
+        GuessOptions {
+            now_ms: now,
+            configured: NamedLayout::preset(Preset::Leaf),
+            configured_explicitly: false,
+            local: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn discords_documented_id_ranks_discord_among_the_plausible() {
+        // Discord's API reference: 175928847299117063 is 2016-04-30T11:18:25.796Z.
+        let now = 1_780_000_000_000;
+        let ranked = guess(b"175928847299117063", &opts(now)).unwrap();
+        assert_eq!(ranked.len(), Preset::ALL.len());
+        let discord = ranked
+            .iter()
+            .find(|c| c.decoded.format.name() == "discord")
+            .unwrap();
+        assert!(discord.plausible);
+        assert_eq!(discord.decoded.unix_ms, 1_462_015_105_796);
+        // Sonyflake reads it 2048: in the future, so last.
+        let last = ranked.last().unwrap();
+        assert!(!last.plausible, "{last:?}");
+        assert!(last.reason().contains("in the future"), "{}", last.reason());
+        // Plausible candidates come first.
+        let first_implausible = ranked.iter().position(|c| !c.plausible).unwrap();
+        assert!(ranked[first_implausible..].iter().all(|c| !c.plausible));
+    }
+
+    #[test]
+    fn the_configured_layout_and_local_state_lift_a_candidate() {
+        let now = 1_780_000_000_000;
+        let discord = NamedLayout::preset(Preset::Discord);
+        let id = discord
+            .layout
+            .encode(discord.layout.ticks_at(now - 3_600_000).unwrap(), 9, 0)
+            .unwrap();
+        let mut o = opts(now);
+        o.configured = discord;
+        o.configured_explicitly = true;
+        let ranked = guess(id.to_string().as_bytes(), &o).unwrap();
+        assert_eq!(ranked[0].decoded.format.name(), "discord");
+        assert!(ranked[0].reason().contains("the configured layout"));
+        o.local = vec![LocalWorker {
+            name: "leaf".into(),
+            worker: 9,
+            issued_below_ms: now,
+            path: PathBuf::from("snowflake-leaf-9.json"),
+        }];
+        let ranked = guess(id.to_string().as_bytes(), &o).unwrap();
+        assert!(
+            ranked[0]
+                .reason()
+                .contains("worker 9 issued IDs on this host"),
+            "{}",
+            ranked[0].reason()
+        );
+        assert_eq!(ranked[0].score, 20 + 30 + 40);
+    }
+
+    #[test]
+    fn small_numbers_fit_no_layout() {
+        let ranked = guess(b"12345", &opts(1_780_000_000_000)).unwrap();
+        assert!(ranked.iter().all(|c| !c.plausible), "{ranked:?}");
+    }
+
+    #[test]
+    fn text_ids_have_one_reading() {
+        let ranked = guess(
+            b"017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
+            &opts(1_780_000_000_000),
+        )
+        .unwrap();
+        assert_eq!(ranked.len(), 1);
+        assert!(ranked[0].plausible);
+        assert!(guess(b"919108f7-52d1-4320-9bac-f847db4148a8", &opts(0)).is_err());
+    }
+
+    #[test]
+    fn state_files_are_read_and_others_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("snowflake-leaf-7.json"),
+            r#"{"name":"leaf","worker_id":7,"issued_below_ms":1700000000000,"clean":true}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("snowflake-leaf-8.json"), "{garbled").unwrap();
+        std::fs::write(dir.path().join("other.json"), "{}").unwrap();
+        let found = local_workers(dir.path());
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].worker, found[0].issued_below_ms),
+            (7, 1_700_000_000_000)
+        );
+        assert!(local_workers(&dir.path().join("missing")).is_empty());
+    }
+}
