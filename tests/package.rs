@@ -310,6 +310,7 @@ fn debian_package_installs_binary_man_pages_completions_and_a_disabled_unit() {
         decoded,
         serde_json::json!([{
             "id": KNOWN.to_string(),
+            "layout": "leaf",
             "time": "2010-11-04T01:42:55.657Z",
             "timestamp_ms": leafctl::snowflake::LEAF_EPOCH_MS + 1000,
             "worker": 1,
