@@ -10,7 +10,7 @@ use std::time::Duration;
 use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
 use leafctl::worker::cache::{CacheFile, read as read_cache};
 use leafctl::worker::{
-    WorkerError, WorkerGenerator, WorkerMode, WorkerRecord, WorkerRegistry, ZkAdmin,
+    Registry, RegistryKind, WorkerError, WorkerGenerator, WorkerRecord, WorkerRegistry,
     ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
 };
 use support::zookeeper::ZkServer;
@@ -43,18 +43,18 @@ fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> Z
 
 /// Reads the registry as `leafctl workers list` does.
 struct Inspector {
-    admin: ZkAdmin,
+    admin: ZkLeaseRegistry,
     _dir: tempfile::TempDir,
 }
 
 impl Inspector {
     fn new(zk: &ZkServer, name: &str) -> Inspector {
         let dir = tempfile::tempdir().unwrap();
-        let admin = ZkAdmin::connect(&opts(zk, name, "127.0.0.1:1", dir.path())).unwrap();
+        let admin = ZkLeaseRegistry::new(opts(zk, name, "127.0.0.1:1", dir.path()));
         Inspector { admin, _dir: dir }
     }
 
-    fn record(&self, mode: WorkerMode, worker: u64) -> WorkerRecord {
+    fn record(&self, mode: RegistryKind, worker: u64) -> WorkerRecord {
         self.admin
             .list(now())
             .unwrap()
@@ -106,7 +106,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let zk_view = Inspector::new(zk, "leadlease");
     let ids = issue_checked(&g, &clock, lead as i64, 3_000, || {
         zk_view
-            .record(WorkerMode::Lease, worker)
+            .record(RegistryKind::Lease, worker)
             .reserved_until_ms
             .unwrap()
     });
@@ -115,7 +115,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     assert!(last_ms > clock.now_ms() + 2_000, "the lead was used");
     g.finish().unwrap();
     drop(g);
-    let r = zk_view.record(WorkerMode::Lease, worker);
+    let r = zk_view.record(RegistryKind::Lease, worker);
     assert_eq!(r.reserved_until_ms, Some(last_ms + 1), "exact last time");
 
     // The next holder with the same lead continues after it at once.
@@ -150,7 +150,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     let zk_view = Inspector::new(zk, "leadforever");
     let ids = issue_checked(&g, &clock, lead as i64, 3_000, || {
         let node = zk_view
-            .record(WorkerMode::Forever, worker)
+            .record(RegistryKind::Forever, worker)
             .last_seen_ms
             .unwrap();
         let cache = read_cache(&cache_path).unwrap().unwrap().issued_below_ms;
@@ -161,7 +161,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     assert!(last_ms > clock.now_ms() + 2_000, "the lead was used");
     g.finish().unwrap();
     drop(g);
-    let node = zk_view.record(WorkerMode::Forever, worker);
+    let node = zk_view.record(RegistryKind::Forever, worker);
     assert_eq!(
         node.last_seen_ms,
         Some(last_ms),
@@ -249,7 +249,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
     );
     let zk_view = Inspector::new(zk, "leadkill");
     let reserved = zk_view
-        .record(WorkerMode::Lease, worker)
+        .record(RegistryKind::Lease, worker)
         .reserved_until_ms
         .unwrap();
     assert!(
@@ -273,7 +273,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
     // Once the dead session is gone, its worker id again: after the killed run's reservation.
     assert!(
         wait_until(Duration::from_secs(20), || {
-            !zk_view.record(WorkerMode::Lease, worker).held
+            !zk_view.record(RegistryKind::Lease, worker).held
         }),
         "the killed run's session did not expire"
     );
@@ -341,7 +341,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let first_max = *first.last().unwrap();
     let worker = small().decode(first_max).unwrap().worker;
     let zk_view = Inspector::new(zk, "leadsecond");
-    let node = zk_view.record(WorkerMode::Forever, worker);
+    let node = zk_view.record(RegistryKind::Forever, worker);
     assert!(node.last_seen_ms.unwrap() >= time_in(&small(), first_max));
     assert!(
         node.last_seen_ms.unwrap() > now(),
@@ -355,7 +355,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     args(&mut cmd, "1000000000", "20000");
     let killed = killed_mid_batch(cmd, 20_000);
     let killed_max = *killed.iter().max().unwrap();
-    let node = zk_view.record(WorkerMode::Forever, worker);
+    let node = zk_view.record(RegistryKind::Forever, worker);
     assert!(
         node.last_seen_ms.unwrap() >= time_in(&small(), killed_max),
         "the node's timestamp covers the last ID printed"

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
 use leafctl::worker::{
-    EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, SupervisedGenerator, WorkerError,
-    WorkerGenerator, WorkerLease, WorkerMode, WorkerRegistry,
+    EtcdError, EtcdLeaseRegistry, EtcdOptions, IssueError, Registry, RegistryKind,
+    SupervisedGenerator, WorkerError, WorkerGenerator, WorkerLease, WorkerRegistry,
 };
 use support::etcd::EtcdServer;
 
@@ -42,8 +42,7 @@ fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
 }
 
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
-    EtcdAdmin::connect(o)
-        .unwrap()
+    EtcdLeaseRegistry::new(o.clone())
         .list(now())
         .unwrap()
         .into_iter()
@@ -52,8 +51,7 @@ fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
 }
 
 fn held(o: &EtcdOptions, worker: u64) -> bool {
-    EtcdAdmin::connect(o)
-        .unwrap()
+    EtcdLeaseRegistry::new(o.clone())
         .list(now())
         .unwrap()
         .into_iter()
@@ -170,7 +168,7 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     assert!(reserved_until(&o, 0).unwrap() >= t + 1_500 + 3_000);
     // The holder reports its clock into its lease key every 3 s.
     clock.advance_ms(60_000);
-    let admin = EtcdAdmin::connect(&o).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
     assert!(
         support::wait_until(Duration::from_secs(10), || {
             admin.list(now()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
@@ -179,7 +177,7 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     );
     let rec = &admin.list(t + 60_000).unwrap()[0];
     assert_eq!(rec.identity, "10.11.0.1:8080");
-    assert_eq!(rec.mode, WorkerMode::Etcd);
+    assert_eq!(rec.mode, RegistryKind::Etcd);
     assert!(rec.held && rec.is_live(t + 60_000));
     clock.advance_ms(-60_000);
     g.finish().unwrap();
@@ -216,8 +214,9 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
     assert!(
         matches!(
             err,
-            IssueError::Worker(WorkerError::LeaseLost { .. }) | IssueError::Snowflake(_)
-        ),
+            IssueError::Worker(ref e)
+                if matches!(e.store::<EtcdError>(), Some(EtcdError::LeaseLost { .. }))
+        ) || matches!(err, IssueError::Snowflake(_)),
         "{err}"
     );
     // The last keep-alive etcd got was sent at most TTL/5 before the pause, so the lease can
@@ -280,12 +279,12 @@ fn etcd_down_is_a_clear_error_fast_and_a_killed_etcd_stops_issuing() {
     let t0 = Instant::now();
     let r = reg.acquire(&leaf(), system());
     let took = t0.elapsed();
-    match r {
-        Err(WorkerError::EtcdUnreachable { endpoints, reason }) => {
+    match r.as_ref().err().and_then(WorkerError::store::<EtcdError>) {
+        Some(EtcdError::Unreachable { endpoints, reason }) => {
             assert!(endpoints.contains(&port.to_string()), "{endpoints}");
             assert!(!reason.is_empty());
         }
-        other => panic!("{:?}", other.err()),
+        _ => panic!("{:?}", r.err()),
     }
     assert!(took < Duration::from_secs(10), "took {took:?}");
 
@@ -320,7 +319,7 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
     let reg = EtcdLeaseRegistry::new(o.clone());
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
     let before = issue(&g, 100);
-    let admin = EtcdAdmin::connect(&o).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
     let records = admin.list(now()).unwrap();
     assert_eq!(records.len(), 1);
     let rec = records[0].clone();
@@ -360,7 +359,7 @@ fn authentication_wrong_password_refused_and_never_shown() {
         .acquire(&leaf(), system())
         .unwrap();
     assert_eq!(lease.worker(), 0);
-    let records = EtcdAdmin::connect(&good).unwrap().list(now()).unwrap();
+    let records = EtcdLeaseRegistry::new(good.clone()).list(now()).unwrap();
     assert!(records[0].held);
 
     let mut wrong = good.clone();
@@ -369,13 +368,16 @@ fn authentication_wrong_password_refused_and_never_shown() {
         .acquire(&leaf(), system())
         .err()
         .unwrap();
-    assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
+    assert!(
+        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
+        "{e:?}"
+    );
     let text = format!("{e} {e:?}");
     assert!(
         text.contains("root") && !text.contains("not-the-Pw-42"),
         "{text}"
     );
-    assert!(EtcdAdmin::connect(&wrong).is_err());
+    assert!(EtcdLeaseRegistry::new(wrong.clone()).list(now()).is_err());
 
     let mut anonymous = good.clone();
     anonymous.user = None;
@@ -384,7 +386,10 @@ fn authentication_wrong_password_refused_and_never_shown() {
         .acquire(&leaf(), system())
         .err()
         .unwrap();
-    assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
+    assert!(
+        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("LEAF_ETCD_PASSWORD"), "{e}");
     lease.finish(None).unwrap();
 }
@@ -523,7 +528,7 @@ fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
     let mut ids: Vec<u64> = g.next_block(100).unwrap().into_iter().collect();
     assert_eq!(g.status().acquisitions, 1);
     // Someone frees the worker id under the running server.
-    let admin = EtcdAdmin::connect(&o).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
     let rec = admin.list(now()).unwrap().remove(0);
     admin.reclaim(&rec).unwrap();
     // It stops issuing on the lost lease and, by itself, leases again and resumes.
@@ -589,7 +594,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "lead", "10.9.1.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let admin = EtcdAdmin::connect(&o).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
     let recorded = |worker: u64| {
         admin
             .list(now())

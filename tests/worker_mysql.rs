@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
 use leafctl::worker::{
-    MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, WorkerError, WorkerGenerator, WorkerRegistry,
-    WorkerStatus,
+    MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator,
+    WorkerRegistry, WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
 use support::{Sandbox, parse_ids};

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
 use leafctl::worker::{
-    Identity, IssueError, WorkerError, WorkerGenerator, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
-    ZkLeaseRegistry, ZkOptions,
+    Identity, IssueError, Registry, WorkerError, WorkerGenerator, WorkerRegistry, ZkError,
+    ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
 };
 use support::zookeeper::{RawZk, ZkServer};
 use zookeeper_client as zkc;
@@ -258,7 +258,10 @@ fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
     let r = ZkForeverRegistry::new(opts(&zk, "weak", "10.6.0.1:8080", empty.path()))
         .acquire(&leaf(), system());
     assert!(
-        matches!(r, Err(WorkerError::NoCache { .. })),
+        matches!(
+            r.as_ref().err().and_then(WorkerError::store::<ZkError>),
+            Some(ZkError::NoCache { .. })
+        ),
         "{:?}",
         r.err()
     );
@@ -267,7 +270,10 @@ fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
     let started = Instant::now();
     let r = ZkLeaseRegistry::new(o).acquire(&leaf(), system());
     assert!(
-        matches!(r, Err(WorkerError::ZkUnreachable { .. })),
+        matches!(
+            r.as_ref().err().and_then(WorkerError::store::<ZkError>),
+            Some(ZkError::Unreachable { .. })
+        ),
         "{:?}",
         r.err()
     );
@@ -387,8 +393,9 @@ fn a_paused_zookeeper_stops_issuing_before_the_session_can_expire() {
     assert!(
         matches!(
             err,
-            IssueError::Worker(WorkerError::SessionLost { .. }) | IssueError::Snowflake(_)
-        ),
+            IssueError::Worker(ref e)
+                if matches!(e.store::<ZkError>(), Some(ZkError::SessionLost { .. }))
+        ) || matches!(err, IssueError::Snowflake(_)),
         "{err}"
     );
     // The server could expire the session 6 s after it last heard from us; we stopped earlier.
@@ -425,17 +432,26 @@ fn digest_auth_protects_the_nodes() {
     no_auth.auth = None;
     let r = ZkLeaseRegistry::new(no_auth.clone()).acquire(&leaf(), system());
     assert!(
-        matches!(r, Err(WorkerError::NotAuthorized { .. })),
+        matches!(
+            r.as_ref().err().and_then(WorkerError::store::<ZkError>),
+            Some(ZkError::NotAuthorized { .. })
+        ),
         "{:?}",
         r.err()
     );
-    let listed = ZkAdmin::connect(&no_auth).unwrap().list(now());
-    assert!(matches!(listed, Err(WorkerError::NotAuthorized { .. })));
+    let listed = ZkLeaseRegistry::new(no_auth).list(now());
+    assert!(matches!(
+        listed
+            .as_ref()
+            .err()
+            .and_then(WorkerError::store::<ZkError>),
+        Some(ZkError::NotAuthorized { .. })
+    ));
 
     // With them, everything works.
     let right = RawZk::connect(&zk.hosts(), Some("leaf:s3cret"));
     assert!(right.get("/snowflake/secured/workers/0").is_ok());
-    let records = ZkAdmin::connect(&o).unwrap().list(now()).unwrap();
+    let records = ZkLeaseRegistry::new(o.clone()).list(now()).unwrap();
     assert_eq!(records.len(), 1);
     assert!(records[0].held);
     lease.finish(None).unwrap();

@@ -161,7 +161,13 @@ fn show(ctx: &Context) -> anyhow::Result<()> {
     };
     rows.push(Row {
         key: "snowflake.registry",
-        ..opt(&s.registry, false)
+        ..opt(
+            &s.registry.as_ref().map(|r| crate::cli::settings::Resolved {
+                value: r.value.to_string(),
+                origin: r.origin.clone(),
+            }),
+            false,
+        )
     });
     rows.push(Row {
         key: "zk.hosts",

@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use leafctl::config::{self, Origin};
 use leafctl::snowflake::{BitWidths, Preset, SeqStart};
+use leafctl::worker::RegistryKind;
 
 use output::{OutputFormat, RowFormat};
 use settings::{FlagValues, Settings, env_var};
@@ -173,8 +174,8 @@ pub struct SnowflakeArgs {
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
     /// lease with --zk, etcd with --etcd]
-    #[arg(long, value_name = "local|forever|lease|mysql|etcd")]
-    pub registry: Option<String>,
+    #[arg(long, value_name = "local|forever|lease|mysql|etcd", value_parser = parse_registry)]
+    pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
     pub seq_start: Option<SeqStart>,
@@ -243,7 +244,7 @@ fn flag_values(cli: &Cli) -> FlagValues {
     };
     if let Some(w) = worker {
         f.worker_id = w.worker_id;
-        f.registry = w.registry.clone();
+        f.registry = w.registry;
         f.seq_start = w.seq_start;
         f.max_lead_ms = w.max_lead;
     }
@@ -337,6 +338,11 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => error::report(&e),
     }
+}
+
+/// `--registry`'s parser: the library's kinds, named the way the config file names them.
+pub fn parse_registry(s: &str) -> Result<RegistryKind, String> {
+    s.parse()
 }
 
 /// The sequence start flag's parser, shared with the config file's spelling.

@@ -67,12 +67,8 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return run_segment(ctx, tag, args.count);
     }
     let s = &ctx.settings;
-    let registry = super::registry::registry(
-        ctx,
-        "lease",
-        args.no_wait,
-        super::registry::DEFAULT_INSTANCE_PORT,
-    )?;
+    let registry =
+        super::registry::registry(ctx, args.no_wait, super::registry::DEFAULT_INSTANCE_PORT)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let generator = WorkerGenerator::start_with_lead(
         registry.as_ref(),

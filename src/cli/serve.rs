@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
     }
     if snowflake {
         // A server never waits for a local worker id another process holds: it fails at once.
-        let registry = super::registry::registry(ctx, "lease", true, local.port())?;
+        let registry = super::registry::registry(ctx, true, local.port())?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let generator = SupervisedGenerator::start_with_lead(
             registry,

@@ -6,16 +6,12 @@ use std::str::FromStr;
 
 use leafctl::config::{self, LoadedConfig, Origin};
 use leafctl::snowflake::{BitWidths, LEAF_EPOCH_MS, Layout, MAX_LEAD_MS, Preset, SeqStart};
+use leafctl::worker::RegistryKind;
 
 use super::error::usage;
 use super::time::parse_instant;
 
-/// A value and where it came from.
-#[derive(Debug, Clone)]
-pub struct Resolved<T> {
-    pub value: T,
-    pub origin: Origin,
-}
+pub use leafctl::config::Resolved;
 
 /// The flags a command was given that map to settings (absent ones are `None`).
 #[derive(Debug, Default, Clone)]
@@ -32,7 +28,7 @@ pub struct FlagValues {
     pub zk: Option<String>,
     pub etcd: Option<String>,
     pub instance: Option<String>,
-    pub registry: Option<String>,
+    pub registry: Option<RegistryKind>,
     pub listen: Option<String>,
     /// `serve --segment` / `--snowflake` (absent flags are `None`, not `false`).
     pub serve_segment: Option<bool>,
@@ -68,9 +64,9 @@ pub struct Settings {
     pub zk_auth: Option<Resolved<String>>,
     /// This process's `IP:PORT` (`--instance`, `LEAF_INSTANCE`, `zk.instance`).
     pub instance: Option<Resolved<String>>,
-    /// Worker registry: local, forever, lease or mysql (`--registry`, `LEAF_REGISTRY`,
-    /// `snowflake.registry`); unset means chosen from the other settings.
-    pub registry: Option<Resolved<String>>,
+    /// Worker registry (`--registry`, `LEAF_REGISTRY`, `snowflake.registry`); unset means
+    /// chosen from the other settings.
+    pub registry: Option<Resolved<RegistryKind>>,
     /// ZooKeeper session timeout (ms).
     pub zk_session_timeout_ms: Resolved<u64>,
     /// Largest clock difference to live peers at first registration (ms).
@@ -170,12 +166,7 @@ fn or_default<T>(r: Option<Resolved<T>>, default: T) -> Resolved<T> {
 
 /// How strong an origin is: flag > env > file > default.
 pub fn rank(o: &Origin) -> u8 {
-    match o {
-        Origin::Flag => 3,
-        Origin::Env(_) => 2,
-        Origin::File => 1,
-        Origin::Default => 0,
-    }
+    o.rank()
 }
 
 /// Parses a preset name the way the CLI and the environment spell it.
@@ -432,20 +423,16 @@ impl Settings {
             "IP:PORT",
             file.zk.instance.clone(),
         )?;
-        let registry = pick(
-            flags.registry.clone(),
-            "LEAF_REGISTRY",
-            "registry",
-            file.snowflake.registry.clone(),
-        )?;
-        if let Some(r) = &registry
-            && !["local", "forever", "lease", "mysql", "etcd"].contains(&r.value.as_str())
-        {
-            return Err(usage(
-                format!("unknown registry {:?} (from {})", r.value, r.origin),
-                "use local, forever, lease, mysql or etcd",
-            ));
-        }
+        let file_registry = match &file.snowflake.registry {
+            Some(r) => Some(r.parse::<RegistryKind>().map_err(|e| {
+                usage(
+                    format!("snowflake.registry in the config file: {e}"),
+                    format!("use {}", RegistryKind::names()),
+                )
+            })?),
+            None => None,
+        };
+        let registry = pick(flags.registry, "LEAF_REGISTRY", "registry", file_registry)?;
         let etcd_endpoints = pick(
             flags.etcd.clone(),
             "LEAF_ETCD",

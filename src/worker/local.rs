@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::files::{StateError, ensure_dir, io, write_atomically};
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::{WorkerError, WorkerLease, WorkerRegistry};
+use super::{Registry, RegistryKind, RegistrySettings, WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, MAX_LEAD_MS, SnowflakeError, TimeFence};
 
 /// `--worker-id N` / `snowflake.worker_id`: the id is the operator's promise, the lock and state
@@ -32,6 +32,49 @@ pub struct LocalRegistry {
     pub worker: u64,
     /// Fail at once instead of waiting for another holder.
     pub no_wait: bool,
+}
+
+impl LocalRegistry {
+    /// The local registry of a registry's settings: the worker id given, in the layout's range.
+    pub fn from_settings(settings: &RegistrySettings) -> Result<LocalRegistry, WorkerError> {
+        let worker = settings.worker_id.ok_or_else(|| {
+            WorkerError::setting(
+                "the local registry needs a worker id",
+                "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",
+            )
+        })?;
+        let max = settings.layout.max_worker();
+        if worker > max {
+            return Err(WorkerError::setting(
+                format!(
+                    "worker id {worker} is out of range for the {} layout (0..={max})",
+                    settings.layout_label
+                ),
+                "pick a worker id the layout can hold",
+            ));
+        }
+        Ok(LocalRegistry {
+            state_dir: settings.state_dir.clone(),
+            name: settings.checked_name()?,
+            worker,
+            no_wait: settings.no_wait,
+        })
+    }
+}
+
+impl Registry for LocalRegistry {
+    fn kind(&self) -> RegistryKind {
+        RegistryKind::Local
+    }
+
+    fn place(&self) -> String {
+        format!(
+            "{}",
+            self.state_dir
+                .join(format!("snowflake-{}-{}.json", self.name, self.worker))
+                .display()
+        )
+    }
 }
 
 impl WorkerRegistry for LocalRegistry {

@@ -19,6 +19,7 @@
 //! recorded as reserved. [`WorkerGenerator`] ties a lease and a generator together and stops
 //! issuing as soon as the lease says it is no longer safe (a lost ZooKeeper session, say).
 
+mod error;
 mod etcd;
 pub(crate) mod files;
 mod identity;
@@ -27,6 +28,7 @@ pub mod local;
 pub mod mysql;
 mod node;
 mod record;
+mod registry;
 mod supervised;
 mod zookeeper;
 
@@ -36,22 +38,25 @@ use crate::snowflake::{
     Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
 };
 
+pub use error::{StoreError, StoreFailure, WorkerError};
+pub use etcd::error::EtcdError;
 pub use files::StateError;
 pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
+pub use mysql::MysqlError;
 pub use mysql::{
     DEFAULT_REGISTRY_WAIT_TIMEOUT, MIN_REGISTRY_WAIT_TIMEOUT, MysqlOptions, MysqlRegistry,
 };
-pub use record::{WorkerMode, WorkerRecord, WorkerStatus};
+pub use record::{WorkerRecord, WorkerStatus};
+pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings, open};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zookeeper::cache;
+pub use zookeeper::error::ZkError;
 
-pub use zookeeper::admin::{ClockReport, ZkAdmin};
 pub use zookeeper::forever::ZkForeverRegistry;
 pub use zookeeper::lease::ZkLeaseRegistry;
 pub use zookeeper::session::ZkOptions;
 
-pub use etcd::admin::{EtcdAdmin, EtcdClockReport};
 pub use etcd::lease::EtcdLeaseRegistry;
 pub use etcd::session::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 
@@ -67,211 +72,6 @@ pub const DEFAULT_MAX_CLOCK_SKEW_MS: i64 = 5_000;
 
 /// Longest wait (ms) for the clock to pass a predecessor's reservation before giving up.
 pub const MAX_RESERVATION_WAIT_MS: i64 = 10_000;
-
-/// Failures to obtain, keep or inspect a worker id.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    /// No ZooKeeper server answered.
-    #[error("cannot reach ZooKeeper at {hosts}: {reason}")]
-    ZkUnreachable {
-        /// The connect string.
-        hosts: String,
-        /// What the client said.
-        reason: String,
-    },
-    /// A ZooKeeper request failed.
-    #[error("ZooKeeper {action} {path} failed: {reason}")]
-    Zk {
-        /// What was being done.
-        action: &'static str,
-        /// The node.
-        path: String,
-        /// What the client said.
-        reason: String,
-    },
-    /// ZooKeeper refused access to a node (its ACL does not admit our credentials).
-    #[error("ZooKeeper refused access to {path} (not authorized)")]
-    NotAuthorized {
-        /// The node.
-        path: String,
-    },
-    /// A node does not hold what leafctl or Leaf writes.
-    #[error("ZooKeeper node {path} is not a worker node: {reason}")]
-    BadNode {
-        /// The node.
-        path: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The local clock is behind a time recorded for this worker id.
-    #[error(
-        "the clock is {behind_ms} ms behind the time recorded for worker id {worker} ({recorded_ms} ms, in {source_of}); refusing to start so no ID repeats"
-    )]
-    ClockBehind {
-        /// The worker id.
-        worker: u64,
-        /// The recorded time.
-        recorded_ms: i64,
-        /// How far behind the clock is.
-        behind_ms: i64,
-        /// Where the time was recorded.
-        source_of: String,
-    },
-    /// The local clock differs too much from the live peers' clocks.
-    #[error(
-        "the clock differs by {diff_ms} ms from the average of {peers} live peer(s) (allowed: {max_ms} ms); refusing to register a new worker"
-    )]
-    ClockSkew {
-        /// Our clock minus the peers' average.
-        diff_ms: i64,
-        /// How many peers were compared.
-        peers: usize,
-        /// The threshold.
-        max_ms: i64,
-    },
-    /// A sequence number or id beyond the layout's worker field.
-    #[error(
-        "worker id {worker} (from {source_of}) is beyond the layout's worker range (0..={max})"
-    )]
-    OutOfRange {
-        /// The worker id.
-        worker: u64,
-        /// The largest worker id the layout holds.
-        max: u64,
-        /// Where it came from.
-        source_of: String,
-    },
-    /// Another live process registered the same identity.
-    #[error("identity {identity} is already in use by another live process ({path})")]
-    IdentityInUse {
-        /// `ip:port`.
-        identity: String,
-        /// What shows the other holder: an ephemeral node, a lock file, a locked row.
-        path: String,
-    },
-    /// A worker id claimed twice: two identities' forever nodes name it (ZooKeeper never gives
-    /// two sequential nodes one number, so one was written by hand), or a lease on the same name
-    /// holds it.
-    #[error(
-        "worker id {worker} of {mine} is also claimed by {other}; refusing so two processes never share it"
-    )]
-    WorkerIdShared {
-        /// The worker id.
-        worker: u64,
-        /// Our node.
-        mine: String,
-        /// The other claim: another identity's node, or a lease.
-        other: String,
-    },
-    /// Every worker id of the layout is leased.
-    #[error("all {count} worker ids under {path} are held")]
-    NoFreeWorker {
-        /// Where the leases live (`/snowflake/{name}/leases`, `/leafctl/{name}/leases/`).
-        path: String,
-        /// How many ids the layout has.
-        count: u64,
-    },
-    /// The ZooKeeper session that holds the lease is not connected.
-    #[error("the ZooKeeper session holding worker id {worker} is {state}; stopped issuing IDs")]
-    SessionLost {
-        /// The worker id.
-        worker: u64,
-        /// The session's state.
-        state: String,
-    },
-    /// ZooKeeper was unreachable and no usable cache exists.
-    #[error("ZooKeeper is unreachable and there is no cached worker id for {identity} in {path}")]
-    NoCache {
-        /// `ip:port`.
-        identity: String,
-        /// The cache file looked for.
-        path: String,
-    },
-    /// An `--instance` that is not `IP:PORT`.
-    #[error("invalid instance {0:?}: expected IP:PORT")]
-    InvalidIdentity(String),
-    /// No non-loopback IPv4 address to name this host by.
-    #[error("no non-loopback IPv4 address found on this host")]
-    NoAddress,
-    /// A MySQL request failed.
-    #[error("MySQL {action} failed: {reason}")]
-    Mysql {
-        /// What was being done.
-        action: &'static str,
-        /// The driver's message.
-        reason: String,
-    },
-    /// No etcd endpoint answered.
-    #[error("cannot reach etcd at {endpoints}: {reason}")]
-    EtcdUnreachable {
-        /// The endpoints tried.
-        endpoints: String,
-        /// What the client said.
-        reason: String,
-    },
-    /// The TLS handshake with etcd failed (an untrusted or mismatched certificate).
-    #[error("cannot talk TLS to etcd at {endpoints}: {reason}")]
-    EtcdTls {
-        /// The endpoints tried.
-        endpoints: String,
-        /// What the TLS library said.
-        reason: String,
-    },
-    /// An etcd request failed.
-    #[error("etcd {action} {key} failed: {reason}")]
-    Etcd {
-        /// What was being done.
-        action: &'static str,
-        /// The key (or key prefix).
-        key: String,
-        /// What etcd or the client said.
-        reason: String,
-    },
-    /// etcd refused the user name or password, or the user lacks a permission.
-    #[error("etcd refused user {user:?}: {reason}")]
-    EtcdAuth {
-        /// The user name (never the password).
-        user: String,
-        /// Why.
-        reason: String,
-    },
-    /// An etcd setting leafctl cannot use (an endpoint URL, a CA file).
-    #[error("invalid etcd setting: {0}")]
-    EtcdConfig(String),
-    /// The etcd lease that holds a worker id expired, was revoked, or could not be kept alive.
-    #[error("the etcd lease holding worker id {worker} is lost ({reason}); stopped issuing IDs")]
-    LeaseLost {
-        /// The worker id.
-        worker: u64,
-        /// What happened.
-        reason: String,
-    },
-    /// The lease was already given up or stopped.
-    #[error("worker id {worker} is no longer held: {reason}")]
-    Stopped {
-        /// The worker id.
-        worker: u64,
-        /// Why.
-        reason: String,
-    },
-    /// The local lock or state file failed.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// No worker id is held right now (a lost one is being replaced).
-    #[error("no worker id is held right now: {reason}")]
-    NoLease {
-        /// Why: the loss, or the last failed attempt to acquire one.
-        reason: String,
-    },
-}
-
-impl WorkerError {
-    /// Whether a lease that failed its check with this error may become usable again by itself:
-    /// a ZooKeeper session that is only disconnected can reconnect before it expires.
-    pub fn may_recover(&self) -> bool {
-        matches!(self, WorkerError::SessionLost { state, .. } if state == "disconnected")
-    }
-}
 
 /// A held worker id: the generator's [`TimeFence`], plus what the generator must know to resume.
 pub trait WorkerLease: TimeFence {
@@ -316,43 +116,6 @@ pub trait WorkerRegistry: Send + Sync {
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
-}
-
-/// Waits until a generator with `max_lead_ms` may issue after `recorded_ms` (a predecessor's
-/// bound: every earlier time may have been used), or fails with [`WorkerError::ClockBehind`] when
-/// that is more than [`MAX_RESERVATION_WAIT_MS`] away.
-fn wait_for_record(
-    clock: &dyn Clock,
-    worker: u64,
-    recorded_ms: i64,
-    max_lead_ms: u64,
-    source_of: impl FnOnce() -> String,
-) -> Result<(), WorkerError> {
-    let now = clock.now_ms();
-    let until = recorded_ms.saturating_sub(max_lead_ms.min(i64::MAX as u64) as i64);
-    let wait = until.saturating_sub(now);
-    if wait <= 0 {
-        return Ok(());
-    }
-    if wait > MAX_RESERVATION_WAIT_MS {
-        return Err(WorkerError::ClockBehind {
-            worker,
-            recorded_ms,
-            behind_ms: recorded_ms - now,
-            source_of: source_of(),
-        });
-    }
-    announce_wait(
-        worker,
-        wait,
-        &format!(
-            "the previous holder reserved times up to {} ({})",
-            recorded_ms,
-            source_of()
-        ),
-    );
-    clock.sleep_until_ms(until);
-    Ok(())
 }
 
 /// Says why a start waits for a recorded time to pass: at the default verbosity once the wait

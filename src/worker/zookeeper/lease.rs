@@ -12,6 +12,7 @@
 //! lost is recognised by its `holder`. "Still held?" is the session state the client keeps: it
 //! fails as soon as the client sees the session disconnected, well before it can expire.
 
+use super::error::{ZkError, parse_node};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -32,6 +33,11 @@ impl ZkLeaseRegistry {
     /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
     pub fn new(opts: ZkOptions) -> ZkLeaseRegistry {
         ZkLeaseRegistry { opts }
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &ZkOptions {
+        &self.opts
     }
 }
 
@@ -101,9 +107,11 @@ impl ZkLeaseStore {
         f: impl FnOnce(&ZkSession) -> Result<T, WorkerError>,
     ) -> Result<T, WorkerError> {
         let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        let s = guard.as_ref().ok_or_else(|| WorkerError::ZkUnreachable {
-            hosts: self.hosts.clone(),
-            reason: "the lease's session was closed (the lease was given back)".into(),
+        let s = guard.as_ref().ok_or_else(|| {
+            WorkerError::from(ZkError::Unreachable {
+                hosts: self.hosts.clone(),
+                reason: "the lease's session was closed (the lease was given back)".into(),
+            })
         })?;
         f(s)
     }
@@ -119,7 +127,7 @@ impl ZkLeaseStore {
     fn read_record(s: &ZkSession, path: &str) -> Result<Option<(NodeData, i32)>, WorkerError> {
         match s.get(path)? {
             None => Ok(None),
-            Some((bytes, stat)) => Ok(Some((NodeData::parse(path, &bytes)?, stat.version))),
+            Some((bytes, stat)) => Ok(Some((parse_node(path, &bytes)?, stat.version))),
         }
     }
 }
@@ -223,10 +231,10 @@ impl LeaseStore for ZkLeaseStore {
     fn still_held(&self, claim: &ZkClaim) -> Result<(), WorkerError> {
         let code = self.state_flag.load(Ordering::SeqCst);
         if code != 0 {
-            return Err(WorkerError::SessionLost {
+            return Err(WorkerError::from(ZkError::SessionLost {
                 worker: claim.worker,
                 state: state_name(code).to_string(),
-            });
+            }));
         }
         Ok(())
     }
