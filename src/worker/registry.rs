@@ -14,7 +14,9 @@ use crate::snowflake::Layout;
 
 /// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a
 /// worker id a registry lists (`workers list`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RegistryKind {
     /// A worker id the operator gives, locked on this host by a lock and state file.
