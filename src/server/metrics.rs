@@ -21,8 +21,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
-use super::status::{RequestCounts, Sampler, notable_tags};
-use crate::segment::{LoadEvent, SegmentBufferView, SegmentGenerator, TagHealth};
+use super::status::{AttentionCounts, RequestCounts, Sampler, notable_tags};
+use crate::segment::{LoadEvent, SegmentBufferView, SegmentGenerator};
 use crate::worker::SupervisedGenerator;
 
 /// The routes requests are counted by (a fixed set, so label values stay bounded).
@@ -451,18 +451,13 @@ fn gauge(v: u64) -> ConstGauge {
 impl StateCollector {
     /// The tags that get series of their own (see [`Metrics::set_tag_limit`]), with their
     /// snapshots, and how many need attention by why.
-    fn reported_tags(&self, segment: &SegmentGenerator) -> (Vec<SegmentBufferView>, [u64; 3]) {
+    fn reported_tags(
+        &self,
+        segment: &SegmentGenerator,
+    ) -> (Vec<SegmentBufferView>, AttentionCounts) {
         let limit = self.tag_limit.load(Ordering::Relaxed);
         let notable = notable_tags(segment, &self.sampler);
-        let mut attention = [0u64; 3];
-        for t in &notable {
-            match t.health {
-                TagHealth::WentBackwards => attention[0] += 1,
-                TagHealth::Failing => attention[1] += 1,
-                TagHealth::Exhausted => attention[2] += 1,
-                TagHealth::Ok | TagHealth::Idle => {}
-            }
-        }
+        let attention = AttentionCounts::of(&notable);
         let views = notable
             .into_iter()
             .filter_map(|t| t.view.or_else(|| segment.view(&t.tag)))
@@ -534,12 +529,11 @@ impl Collector for StateCollector {
                 &gauge(totals.buffered),
             )?;
             let needing = Family::<StateLabels, Gauge>::default();
-            for (state, n) in ["went_backwards", "failing", "exhausted"]
-                .into_iter()
-                .zip(attention)
-            {
+            for (health, n) in attention.by_health() {
                 needing
-                    .get_or_create(&StateLabels { state })
+                    .get_or_create(&StateLabels {
+                        state: health.name(),
+                    })
                     .set(i64::try_from(n).unwrap_or(i64::MAX));
             }
             encode_family(

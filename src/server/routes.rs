@@ -1076,11 +1076,20 @@ impl LeafService {
                     r.mark
                 )
             });
-            let troubled = s.troubled();
+            // Each tag's health as the segment room judges it, for the status page and
+            // `/metrics` alike.
+            let troubled: Vec<(SegmentBufferView, TagHealth)> = s
+                .troubled()
+                .into_iter()
+                .map(|v| {
+                    let health = s.health(&v);
+                    (v, health)
+                })
+                .collect();
             let stuck: Vec<String> = troubled
                 .iter()
-                .filter(|v| v.stuck() && s.health(v) == TagHealth::Failing)
-                .map(|v| {
+                .filter(|(v, health)| *health == TagHealth::Failing && v.stuck())
+                .map(|(v, _)| {
                     format!(
                         "tag {:?} has no IDs left and cannot load more ({})",
                         v.tag,
@@ -1093,8 +1102,8 @@ impl LeafService {
                 // A used-up tag is no outage of the server: said, not counted.
                 let used_up: Vec<String> = troubled
                     .iter()
-                    .filter(|v| v.exhausted)
-                    .map(|v| format!("{:?}", v.tag))
+                    .filter(|(_, health)| *health == TagHealth::Exhausted)
+                    .map(|(v, _)| format!("{:?}", v.tag))
                     .collect();
                 if used_up.is_empty() {
                     "ok".to_string()
