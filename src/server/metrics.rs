@@ -21,70 +21,10 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
+use super::route::Route;
 use super::status::{AttentionCounts, RequestCounts, Sampler, notable_tags};
 use crate::segment::{LoadEvent, SegmentBufferView, SegmentGenerator};
 use crate::worker::SupervisedGenerator;
-
-/// The routes requests are counted by (a fixed set, so label values stay bounded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Route {
-    /// `/api/segment/get/{key}`.
-    Segment,
-    /// `/api/snowflake/get/{key}`.
-    Snowflake,
-    /// `/decodeSnowflakeId`.
-    Decode,
-    /// `/cache`.
-    Cache,
-    /// `/db`.
-    Db,
-    /// `/metrics`.
-    Metrics,
-    /// `/healthz`.
-    Healthz,
-    /// `/readyz`.
-    Readyz,
-    /// `/`: the status page and its JSON.
-    Status,
-    /// Anything else (answered 404).
-    Other,
-}
-
-impl Route {
-    const COUNT: usize = 10;
-    const ALL: [Route; Route::COUNT] = [
-        Route::Segment,
-        Route::Snowflake,
-        Route::Decode,
-        Route::Cache,
-        Route::Db,
-        Route::Metrics,
-        Route::Healthz,
-        Route::Readyz,
-        Route::Status,
-        Route::Other,
-    ];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The label value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Route::Segment => "segment",
-            Route::Snowflake => "snowflake",
-            Route::Decode => "decode",
-            Route::Cache => "cache",
-            Route::Db => "db",
-            Route::Metrics => "metrics",
-            Route::Healthz => "healthz",
-            Route::Readyz => "readyz",
-            Route::Status => "status",
-            Route::Other => "other",
-        }
-    }
-}
 
 /// The statuses the server answers with, counted without a lookup.
 const COMMON_STATUSES: [u16; 7] = [200, 400, 401, 404, 500, 503, 408];

@@ -22,6 +22,7 @@
 mod body;
 mod conn;
 mod metrics;
+mod route;
 mod routes;
 mod status;
 
@@ -34,7 +35,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
-pub use metrics::{DEFAULT_METRICS_TAGS, Metrics, Route};
+pub use metrics::{DEFAULT_METRICS_TAGS, Metrics};
+pub use route::Route;
 pub use status::{
     AttentionCounts, BufferFill, DEFAULT_PER_PAGE, MAX_LISTING_DEPTH, MAX_PER_PAGE, SegmentStatus,
     ServerStatus, SnowflakeStatus, StatusReport, TagQuery, TagSort, TagStatus,

@@ -19,7 +19,8 @@ use std::io::Write;
 use subtle::ConstantTimeEq;
 
 use super::conn::{HeaderWait, mono_ns};
-use super::{LeafService, MAX_BATCH, Route};
+use super::route::{Route, not_found, route_of};
+use super::{LeafService, MAX_BATCH};
 use crate::segment::{
     LeafAlloc, RowPages, SegmentBufferView, SegmentError, TagFilter, TagHealth, validate_tag,
 };
@@ -240,16 +241,26 @@ fn parse_count(query: Option<&str>) -> Result<Option<u64>, ApiError> {
     }
 }
 
+/// The key of a get route ([`Route::key`]), decoded; never empty.
 #[inline]
 fn key_of(raw: &str) -> Result<Cow<'_, str>, ApiError> {
     let key = percent_decode(raw)
         .ok_or_else(|| ApiError::bad_request("the key is not valid percent-encoded UTF-8"))?;
     if key.is_empty() {
-        return Err(ApiError::bad_request(
-            "no key: ask /api/segment/get/TAG or /api/snowflake/get/KEY",
-        ));
+        return Err(no_key());
     }
     Ok(key)
+}
+
+/// [`key_of`]'s answer to a path without a key: it names the get routes.
+#[cold]
+fn no_key() -> ApiError {
+    let listed = |r: Route| r.listed().unwrap_or_default();
+    ApiError::bad_request(format!(
+        "no key: ask {} or {}",
+        listed(Route::Segment),
+        listed(Route::Snowflake)
+    ))
 }
 
 /// Whether the client prefers HTML (a browser) to JSON.
@@ -820,7 +831,7 @@ impl LeafService {
         let query = req.uri().query();
         match route {
             Route::Segment => {
-                match key_of(path.get("/api/segment/get/".len()..).unwrap_or_default())
+                match key_of(Route::Segment.key(path))
                     .and_then(|key| Ok((key, parse_count(query)?)))
                 {
                     Ok((key, count)) => self.segment_get(key, count),
@@ -828,9 +839,7 @@ impl LeafService {
                 }
             }
             Route::Snowflake => {
-                match key_of(path.get("/api/snowflake/get/".len()..).unwrap_or_default())
-                    .and_then(|_| parse_count(query))
-                {
+                match key_of(Route::Snowflake.key(path)).and_then(|_| parse_count(query)) {
                     Ok(count) => self.snowflake_get(count),
                     Err(e) => Step::Done(Err(e)),
                 }
@@ -854,10 +863,7 @@ impl LeafService {
             Route::Healthz | Route::Readyz | Route::Other => Step::Done(Err(ApiError::new(
                 StatusCode::NOT_FOUND,
                 "not_found",
-                format!(
-                    "no route {}; leafctl serves /api/segment/get/TAG, /api/snowflake/get/KEY, /decodeSnowflakeId, /cache, /db, /metrics, /healthz, /readyz, / (status)",
-                    crate::text::excerpt(path, 200)
-                ),
+                not_found(path),
             ))),
         }
     }
@@ -1221,25 +1227,6 @@ fn status_query(query: Option<&str>) -> Result<TagQuery, ApiError> {
     Ok(q)
 }
 
-fn route_of(path: &str) -> Route {
-    if path.starts_with("/api/segment/get/") || path == "/api/segment/get" {
-        Route::Segment
-    } else if path.starts_with("/api/snowflake/get/") || path == "/api/snowflake/get" {
-        Route::Snowflake
-    } else {
-        match path {
-            "/decodeSnowflakeId" => Route::Decode,
-            "/cache" => Route::Cache,
-            "/db" => Route::Db,
-            "/metrics" => Route::Metrics,
-            "/healthz" => Route::Healthz,
-            "/readyz" => Route::Readyz,
-            "/" => Route::Status,
-            _ => Route::Other,
-        }
-    }
-}
-
 /// Runs work that may block (a database claim, a wait for a segment) off the event loop.
 async fn blocking(
     work: impl FnOnce() -> Result<Response<Body>, ApiError> + Send + 'static,
@@ -1291,15 +1278,6 @@ mod tests {
         for bad in ["count=0", "count=100001", "count=-1", "count=abc", "count="] {
             assert!(parse_count(Some(bad)).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn routes() {
-        assert_eq!(route_of("/api/segment/get/x"), Route::Segment);
-        assert_eq!(route_of("/api/snowflake/get/x"), Route::Snowflake);
-        assert_eq!(route_of("/api/segment/get"), Route::Segment);
-        assert_eq!(route_of("/api/segmentx"), Route::Other);
-        assert_eq!(route_of("/cache"), Route::Cache);
     }
 
     #[test]
