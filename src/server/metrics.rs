@@ -133,26 +133,40 @@ impl Latency {
 #[derive(Debug, Default)]
 struct RouteLatencies([Latency; Route::COUNT]);
 
-/// [`RouteLatencies`] as registered (the registry owns its metrics).
+/// Latencies kept in atomics, as registered (the registry owns its metrics): one histogram
+/// family by route, or one unlabelled histogram (the segment claim latency).
 #[derive(Debug)]
-struct SharedLatencies(Arc<RouteLatencies>);
+enum SharedLatency {
+    /// Labelled by route (the request latency).
+    ByRoute(Arc<RouteLatencies>),
+    /// Unlabelled.
+    One(Arc<Latency>),
+}
 
-impl TypedMetric for SharedLatencies {
+impl TypedMetric for SharedLatency {
     const TYPE: MetricType = MetricType::Histogram;
 }
 
-impl EncodeMetric for SharedLatencies {
+impl EncodeMetric for SharedLatency {
     fn encode(&self, mut encoder: MetricEncoder) -> fmt::Result {
-        for route in Route::ALL {
-            let labels = RouteLabels {
-                route: route.name(),
-            };
-            let (sum, count, buckets) = self.0.0[route.index()].snapshot();
-            encoder
-                .encode_family(&labels)?
-                .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+        match self {
+            SharedLatency::ByRoute(latencies) => {
+                for route in Route::ALL {
+                    let labels = RouteLabels {
+                        route: route.name(),
+                    };
+                    let (sum, count, buckets) = latencies.0[route.index()].snapshot();
+                    encoder
+                        .encode_family(&labels)?
+                        .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+                }
+                Ok(())
+            }
+            SharedLatency::One(latency) => {
+                let (sum, count, buckets) = latency.snapshot();
+                encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+            }
         }
-        Ok(())
     }
 
     fn metric_type(&self) -> MetricType {
@@ -163,25 +177,6 @@ impl EncodeMetric for SharedLatencies {
 /// Tags with their own series in `/metrics` unless set otherwise ([`Metrics::set_tag_limit`]):
 /// with about ten lines each, a scrape stays far under 1 MB however many tags there are.
 pub const DEFAULT_METRICS_TAGS: usize = 100;
-
-/// One unlabelled histogram kept in atomics, as registered (the segment claim latency).
-#[derive(Debug)]
-struct SharedLatency(Arc<Latency>);
-
-impl TypedMetric for SharedLatency {
-    const TYPE: MetricType = MetricType::Histogram;
-}
-
-impl EncodeMetric for SharedLatency {
-    fn encode(&self, mut encoder: MetricEncoder) -> fmt::Result {
-        let (sum, count, buckets) = self.0.snapshot();
-        encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
-    }
-
-    fn metric_type(&self) -> MetricType {
-        Self::TYPE
-    }
-}
 
 /// Everything `/metrics` reports, and the status page's sampler that reads the same counters.
 pub struct Metrics {
@@ -221,13 +216,13 @@ impl Metrics {
         registry.register(
             "http_request_duration_seconds",
             "Time from request to response, by route",
-            SharedLatencies(latency.clone()),
+            SharedLatency::ByRoute(latency.clone()),
         );
         let load_latency = Arc::new(Latency::default());
         registry.register(
             "segment_load_duration_seconds",
             "Time one segment claim took (background loads and batch claims), over every tag",
-            SharedLatency(load_latency.clone()),
+            SharedLatency::One(load_latency.clone()),
         );
         let sources = Arc::new(StateCollector {
             tag_limit: AtomicUsize::new(DEFAULT_METRICS_TAGS),
