@@ -3,7 +3,7 @@
 //! [`Route::name`] reads the label from it, and [`not_found`] lists it.
 
 /// The routes requests are answered and counted by (a fixed set, so label values stay bounded);
-/// their paths are in [`ROUTES`].
+/// each one's path, label and 404 listing are declared in one table beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Leaf's segment IDs for a tag.
