@@ -12,11 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use support::serve::{Server, http};
-use support::{Sandbox, parse_ids};
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use support::{Sandbox, parse_ids, stderr};
 
 /// Exit 2, nothing on stdout, one `error:` line naming `needle`, and a hint or clap's usage
 /// pointer.

@@ -8,35 +8,12 @@ use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
 use leafctl::worker::{EtcdLeaseRegistry, EtcdOptions, WorkerGenerator};
 use support::etcd::EtcdServer;
-use support::{Sandbox, assert_unique, free_port, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `faketime -f OFFSET leafctl` with the sandbox's isolated environment (the monotonic clock
-/// left alone, as a real clock step leaves it).
-fn faketime(sb: &Sandbox, offset: &str) -> std::process::Command {
-    let isolated = sb.leafctl_std();
-    let mut cmd = std::process::Command::new("faketime");
-    cmd.args(["-f", offset]).arg(isolated.get_program());
-    for (k, v) in isolated.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.env("DONT_FAKE_MONOTONIC", "1");
-    cmd.current_dir(sb.path());
-    cmd
-}
+use support::faketime::under_faketime;
+use support::snowflake::leaf;
+use support::{Sandbox, assert_unique, free_port, parse_ids, stderr};
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));
@@ -154,7 +131,7 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
 
     // Two seconds behind the first holder's last time: waits it out, then issues after it.
     let t0 = Instant::now();
-    let behind = faketime(&sb, "-2s")
+    let behind = under_faketime(&sb.leafctl_std(), "-2s")
         .args(args)
         .output()
         .expect("run faketime (Debian package faketime)");
@@ -172,7 +149,10 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
     assert!(t0.elapsed() >= Duration::from_millis(1_500), "it waited");
 
     // An hour behind: refused, nothing printed.
-    let far = faketime(&sb, "-1h").args(args).output().unwrap();
+    let far = under_faketime(&sb.leafctl_std(), "-1h")
+        .args(args)
+        .output()
+        .unwrap();
     assert_eq!(far.status.code(), Some(1), "{}", stderr(&far));
     assert!(stderr(&far).contains("behind"), "{}", stderr(&far));
     assert!(stderr(&far).contains("hint:"), "{}", stderr(&far));
@@ -315,7 +295,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     drop(g);
 
     // An expired id: its last holder ran with a clock 40 s behind and finished long "ago".
-    let old = faketime(&sb, "-40s")
+    let old = under_faketime(&sb.leafctl_std(), "-40s")
         .args(["next", "--snowflake", "--etcd", &ep, "--name", "expired"])
         .args(["--instance", "10.52.0.2:8080"])
         .output()

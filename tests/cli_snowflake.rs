@@ -8,11 +8,9 @@ use std::process::Stdio;
 
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
+use support::faketime::under_faketime;
+use support::snowflake::now_ms;
 use support::{Sandbox, assert_unique, on_a_terminal_of, parse_ids};
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 #[test]
 fn issues_ascending_ids_for_the_worker() {
@@ -322,13 +320,8 @@ fn faketime_an_hour_back_is_refused_end_to_end() {
         .args(["next", "--snowflake", "--worker-id", "2"])
         .assert()
         .success();
-    let out = std::process::Command::new("faketime")
-        .args(["-f", "-1h"])
-        .arg(assert_cmd::cargo::cargo_bin("leafctl"))
+    let out = under_faketime(&sb.leafctl_std(), "-1h")
         .args(["next", "--snowflake", "--worker-id", "2"])
-        .env("LEAF_STATE_DIR", sb.state_dir())
-        .env("HOME", sb.path())
-        .current_dir(sb.path())
         .output()
         .expect("faketime is installed by scripts/test");
     assert_eq!(

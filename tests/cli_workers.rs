@@ -7,33 +7,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use leafctl::snowflake::{Clock, Layout, Preset, SystemClock, TimeFence};
+use leafctl::snowflake::{Clock, SystemClock, TimeFence};
 use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
+use support::faketime::under_faketime;
+use support::snowflake::leaf;
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, free_port, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-/// `faketime -f OFFSET leafctl` with the sandbox's isolated environment.
-fn faketime(sb: &Sandbox, offset: &str) -> std::process::Command {
-    let isolated = sb.leafctl_std();
-    let mut cmd = std::process::Command::new("faketime");
-    cmd.args(["-f", offset]).arg(isolated.get_program());
-    for (k, v) in isolated.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.current_dir(sb.path());
-    cmd
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use support::{Sandbox, assert_unique, free_port, parse_ids, stderr};
 
 #[test]
 fn eight_concurrent_leased_processes_never_share_an_id() {
@@ -189,7 +168,7 @@ fn faketime_behind_the_stored_time_is_refused() {
         ];
         let ok = sb.leafctl().args(args).output().unwrap();
         assert!(ok.status.success(), "{registry}: {}", stderr(&ok));
-        let behind = faketime(&sb, "-1h")
+        let behind = under_faketime(&sb.leafctl_std(), "-1h")
             .args(args)
             .output()
             .expect("run faketime (Debian package faketime)");

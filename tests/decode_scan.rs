@@ -5,11 +5,8 @@ mod support;
 
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
+use support::snowflake::now_ms;
 use support::{Sandbox, on_a_terminal_of};
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// A Leaf ID made `ago_ms` before now by `worker`.
 fn leaf_id(ago_ms: i64, worker: u64, seq: u64) -> u64 {

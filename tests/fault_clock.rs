@@ -14,26 +14,14 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use leafctl::snowflake::{Layout, Preset};
-use support::fault::{Load, under_faketime, with_clock_file};
+use support::faketime::{under_faketime, with_clock_file};
+use support::fault::Load;
 use support::serve::Server;
+use support::snowflake::{now_ms, time_of};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 const PATH: &str = "/api/snowflake/get/k";
-
-fn time_of(id: u64) -> i64 {
-    let l = Layout::preset(Preset::Leaf);
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// The offset file a running process reads its clock from.
 struct ClockFile(PathBuf);

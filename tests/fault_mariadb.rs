@@ -9,19 +9,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::fault::Load;
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn worker_of(id: u64) -> u64 {
-    Layout::preset(Preset::Leaf).decode(id).unwrap().worker
-}
+use support::snowflake::worker_of;
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// A sandbox bound to one fresh database of `db`, with leafctl's tables.
 struct Env<'a> {

@@ -11,21 +11,15 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::fault::{Load, Seen, after_on_each_worker, under_faketime, worker_of};
+use support::faketime::under_faketime;
+use support::fault::{Load, Seen, after_on_each_worker};
 use support::serve::Server;
+use support::snowflake::{now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// Session timeout for every test here: short, so expiries happen within seconds.
 const SESSION_MS: u64 = 2_000;
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// leafctl with ZooKeeper `hosts`, name `name` and short sessions, in a sandbox (one host).
 struct Host {

@@ -5,23 +5,12 @@ mod support;
 
 use std::sync::Arc;
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart};
+use leafctl::snowflake::{Clock, FakeClock, Layout, SeqStart};
 use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
+use support::snowflake::{leaf, now_ms, time_of};
 use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-fn time_of(id: u64) -> i64 {
-    leaf().unix_ms(leaf().decode(id).unwrap().ticks)
-}
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
     read_state(&sb.state_dir().join(format!("snowflake-leaf-{worker}.json")))

@@ -7,18 +7,15 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, SeqStart, SystemClock};
 use leafctl::worker::cache::{CacheFile, read as read_cache};
 use leafctl::worker::{
     WorkerError, WorkerGenerator, WorkerMode, WorkerRecord, WorkerRegistry, ZkAdmin,
     ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
 };
+use support::snowflake::{leaf, now_ms};
 use support::zookeeper::ZkServer;
 use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids, wait_until};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
 
 /// 4 IDs per ms: any producer outruns the clock at once.
 const SMALL: [&str; 2] = ["--layout", "51,10,2"];
@@ -29,10 +26,6 @@ fn small() -> Layout {
 
 fn time_in(layout: &Layout, id: u64) -> i64 {
     layout.unix_ms(layout.decode(id).unwrap().ticks)
-}
-
-fn now() -> i64 {
-    SystemClock.now_ms()
 }
 
 fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
@@ -56,7 +49,7 @@ impl Inspector {
 
     fn record(&self, mode: WorkerMode, worker: u64) -> WorkerRecord {
         self.admin
-            .list(now())
+            .list(now_ms())
             .unwrap()
             .into_iter()
             .find(|r| r.mode == mode && r.worker == worker)
@@ -98,7 +91,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let zk = ZkServer::shared();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "leadlease", "10.60.0.1:8080", state.path()));
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000;
     let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
         .unwrap();
@@ -141,7 +134,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     let state = tempfile::tempdir().unwrap();
     let o = opts(zk, "leadforever", "10.61.0.1:8080", state.path());
     let reg = ZkForeverRegistry::new(o.clone());
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000;
     let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
         .unwrap();
@@ -203,7 +196,7 @@ fn forever_mode_without_zookeeper_does_not_run_ahead() {
     drop(g);
     zk.kill();
     // From the cache: the node cannot record times ahead, so the lead is not used.
-    let clock = Arc::new(FakeClock::new(now() + 10));
+    let clock = Arc::new(FakeClock::new(now_ms() + 10));
     let t = clock.now_ms();
     let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), 5_000)
         .unwrap();
@@ -236,7 +229,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
         .args(["--seq-start", "zero", "-n", n, "--max-lead", lead])
         .env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000");
     };
-    let started = now();
+    let started = now_ms();
     let mut cmd = sb.leafctl_std();
     args(&mut cmd, "1000000000", "20000");
     let killed = killed_mid_batch(cmd, 20_000);
@@ -344,7 +337,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let node = zk_view.record(WorkerMode::Forever, worker);
     assert!(node.last_seen_ms.unwrap() >= time_in(&small(), first_max));
     assert!(
-        node.last_seen_ms.unwrap() > now(),
+        node.last_seen_ms.unwrap() > now_ms(),
         "Leaf's start-up check on this identity refuses until the clock passes it"
     );
     let mut all = first.clone();

@@ -11,12 +11,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::etcd::EtcdServer;
-use support::fault::{
-    Load, Seen, after_on_each_worker, no_time_shared_on_a_worker, now_ms, time_of, worker_of,
-};
+use support::fault::{Load, Seen, after_on_each_worker, no_time_shared_on_a_worker};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::serve::Server;
+use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{ZkEnsemble, ZkServer};
 use support::{Sandbox, assert_unique, wait_until};
 

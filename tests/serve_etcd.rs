@@ -7,9 +7,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::etcd::EtcdServer;
 use support::serve::{Server, http};
+use support::snowflake::{time_of, worker_of};
 use support::{Sandbox, assert_unique};
 
 fn serve(sb: &Sandbox, endpoints: &str, name: &str, ttl_ms: &str) -> Server {
@@ -23,19 +23,6 @@ fn serve(sb: &Sandbox, endpoints: &str, name: &str, ttl_ms: &str) -> Server {
         "--snowflake",
     ]);
     Server::start(cmd)
-}
-
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn worker_of(id: u64) -> u64 {
-    layout().decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
 }
 
 #[test]

@@ -6,8 +6,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::serve::{Server, hammer, http};
+use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
 use support::{Sandbox, assert_unique};
 
@@ -16,23 +16,6 @@ fn serve(sb: &Sandbox, zk: &ZkServer, name: &str, args: &[&str]) -> Server {
     cmd.args(["--zk", &zk.hosts(), "--name", name, "serve", "--snowflake"])
         .args(args);
     Server::start(cmd)
-}
-
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn worker_of(id: u64) -> u64 {
-    layout().decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 #[test]

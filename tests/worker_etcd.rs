@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
 use leafctl::worker::{
     EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, SupervisedGenerator, WorkerError,
     WorkerGenerator, WorkerLease, WorkerMode, WorkerRegistry,
 };
 use support::etcd::EtcdServer;
+use support::snowflake::{leaf, now_ms};
 
 fn opts(endpoints: &str, name: &str, instance: &str) -> EtcdOptions {
     let mut o = EtcdOptions::new(endpoints, name, instance.parse().unwrap());
@@ -20,16 +21,8 @@ fn opts(endpoints: &str, name: &str, instance: &str) -> EtcdOptions {
     o
 }
 
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
 fn system() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
-}
-
-fn now() -> i64 {
-    SystemClock.now_ms()
 }
 
 fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
@@ -44,7 +37,7 @@ fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
     EtcdAdmin::connect(o)
         .unwrap()
-        .list(now())
+        .list(now_ms())
         .unwrap()
         .into_iter()
         .find(|r| r.worker == worker)
@@ -54,7 +47,7 @@ fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
 fn held(o: &EtcdOptions, worker: u64) -> bool {
     EtcdAdmin::connect(o)
         .unwrap()
-        .list(now())
+        .list(now_ms())
         .unwrap()
         .into_iter()
         .any(|r| r.worker == worker && r.held)
@@ -97,7 +90,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "handoff", "10.8.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
 
     // A issues over 50 ms and "crashes" (no finish): its reservation stays in etcd.
@@ -153,7 +146,7 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "renew", "10.11.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
     issue(&g, 10);
@@ -173,7 +166,7 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     let admin = EtcdAdmin::connect(&o).unwrap();
     assert!(
         support::wait_until(Duration::from_secs(10), || {
-            admin.list(now()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
+            admin.list(now_ms()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
         }),
         "no report"
     );
@@ -321,10 +314,10 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
     let before = issue(&g, 100);
     let admin = EtcdAdmin::connect(&o).unwrap();
-    let records = admin.list(now()).unwrap();
+    let records = admin.list(now_ms()).unwrap();
     assert_eq!(records.len(), 1);
     let rec = records[0].clone();
-    assert!(rec.held && rec.is_live(now()));
+    assert!(rec.held && rec.is_live(now_ms()));
     assert_eq!(rec.location, "/leafctl/reclaim/leases/0");
     let deleted = admin.reclaim(&rec).unwrap();
     assert_eq!(deleted, vec!["/leafctl/reclaim/leases/0".to_string()]);
@@ -333,7 +326,7 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
         support::wait_until(Duration::from_secs(5), || g.lease().check().is_err()),
         "the holder kept issuing after its lease was revoked"
     );
-    let after = admin.list(now()).unwrap();
+    let after = admin.list(now_ms()).unwrap();
     assert!(!after[0].held, "{after:?}");
     assert!(after[0].reserved_until_ms.is_some(), "reserved_until stays");
     // Reclaiming a free id deletes nothing.
@@ -360,7 +353,7 @@ fn authentication_wrong_password_refused_and_never_shown() {
         .acquire(&leaf(), system())
         .unwrap();
     assert_eq!(lease.worker(), 0);
-    let records = EtcdAdmin::connect(&good).unwrap().list(now()).unwrap();
+    let records = EtcdAdmin::connect(&good).unwrap().list(now_ms()).unwrap();
     assert!(records[0].held);
 
     let mut wrong = good.clone();
@@ -524,7 +517,7 @@ fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
     assert_eq!(g.status().acquisitions, 1);
     // Someone frees the worker id under the running server.
     let admin = EtcdAdmin::connect(&o).unwrap();
-    let rec = admin.list(now()).unwrap().remove(0);
+    let rec = admin.list(now_ms()).unwrap().remove(0);
     admin.reclaim(&rec).unwrap();
     // It stops issuing on the lost lease and, by itself, leases again and resumes.
     let t0 = Instant::now();
@@ -563,7 +556,7 @@ fn leasing_and_issuing_from_inside_another_tokio_runtime() {
         .enable_all()
         .build()
         .unwrap();
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let reg = EtcdLeaseRegistry::new(o.clone());
     let ids = rt.block_on(async move {
@@ -592,7 +585,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let admin = EtcdAdmin::connect(&o).unwrap();
     let recorded = |worker: u64| {
         admin
-            .list(now())
+            .list(now_ms())
             .unwrap()
             .into_iter()
             .find(|r| r.worker == worker)
@@ -600,7 +593,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
             .unwrap()
     };
     let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000u64;
     let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
         .unwrap();

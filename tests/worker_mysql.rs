@@ -5,17 +5,14 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
 use leafctl::worker::{
     MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, WorkerError, WorkerGenerator, WorkerRegistry,
     WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
+use support::snowflake::leaf;
 use support::{Sandbox, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
 
 fn system() -> Arc<dyn Clock> {
     Arc::new(SystemClock)

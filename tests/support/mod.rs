@@ -3,11 +3,13 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod etcd;
+pub mod faketime;
 pub mod fault;
 pub mod galera;
 pub mod mariadb;
 pub mod netns;
 pub mod serve;
+pub mod snowflake;
 pub mod zookeeper;
 
 use std::net::TcpListener;
@@ -120,6 +122,11 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(50));
     }
     ready()
+}
+
+/// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Parses stdout as one decimal ID per line.
