@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
-use leafctl::worker::{EtcdLeaseRegistry, EtcdOptions, WorkerGenerator};
-use support::etcd::EtcdServer;
+use leafctl::worker::{EtcdLeaseRegistry, WorkerGenerator};
+use support::etcd::{EtcdServer, opts};
 use support::faketime::under_faketime;
 use support::snowflake::leaf;
 use support::{Sandbox, assert_unique, free_port, parse_ids, stderr};
@@ -39,9 +39,7 @@ fn list(sb: &Sandbox, etcd: &EtcdServer, name: &str) -> serde_json::Value {
 }
 
 fn holder(etcd: &EtcdServer, name: &str, instance: &str) -> EtcdLeaseRegistry {
-    let mut o = EtcdOptions::new(&etcd.endpoints(), name, instance.parse().unwrap());
-    o.lease_ttl = Duration::from_secs(3);
-    EtcdLeaseRegistry::new(o)
+    EtcdLeaseRegistry::new(opts(&etcd.endpoints(), name, instance))
 }
 
 #[test]

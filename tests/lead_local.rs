@@ -5,11 +5,11 @@ mod support;
 
 use std::sync::Arc;
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, SeqStart};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart};
 use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
-use support::snowflake::{leaf, now_ms, time_of};
+use support::snowflake::{SMALL, leaf, now_ms, small_time, time_of};
 use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
@@ -187,18 +187,6 @@ fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
     assert!(time_of(*c.last().unwrap()) <= c_end, "no lead: never ahead");
     let mut all = [a, b, c].concat();
     assert_unique(&mut all);
-}
-
-/// A layout with 4 IDs per ms, so that any producer outruns the clock at once: the batches below
-/// are ahead of it whatever the speed of the machine.
-const SMALL: [&str; 2] = ["--layout", "51,10,2"];
-
-fn small() -> Layout {
-    Layout::custom(leafctl::snowflake::LEAF_EPOCH_MS, 51, 10, 2, 1).unwrap()
-}
-
-fn small_time(id: u64) -> i64 {
-    small().unix_ms(small().decode(id).unwrap().ticks)
 }
 
 #[test]

@@ -7,32 +7,15 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
 use leafctl::worker::cache::{CacheFile, read as read_cache};
 use leafctl::worker::{
     WorkerError, WorkerGenerator, WorkerMode, WorkerRecord, WorkerRegistry, ZkAdmin,
-    ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
+    ZkForeverRegistry, ZkLeaseRegistry,
 };
-use support::snowflake::{leaf, now_ms};
-use support::zookeeper::ZkServer;
+use support::snowflake::{SMALL, leaf, now_ms, small, small_time, time_of};
+use support::zookeeper::{ZkServer, opts};
 use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids, wait_until};
-
-/// 4 IDs per ms: any producer outruns the clock at once.
-const SMALL: [&str; 2] = ["--layout", "51,10,2"];
-
-fn small() -> Layout {
-    Layout::custom(LEAF_EPOCH_MS, 51, 10, 2, 1).unwrap()
-}
-
-fn time_in(layout: &Layout, id: u64) -> i64 {
-    layout.unix_ms(layout.decode(id).unwrap().ticks)
-}
-
-fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
-    let mut o = ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
-    o.session_timeout = Duration::from_secs(4);
-    o
-}
 
 /// Reads the registry as `leafctl workers list` does.
 struct Inspector {
@@ -69,7 +52,7 @@ fn issue_checked(
     let mut ids = Vec::new();
     for i in 0..blocks {
         let b = g.next_block(4096).unwrap();
-        let t = time_in(&leaf(), b.first);
+        let t = time_of(b.first);
         assert!(t <= clock.now_ms() + lead, "{t} beyond the lead");
         if i % 25 == 0 || i + 1 == blocks {
             let r = recorded();
@@ -104,7 +87,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
             .unwrap()
     });
     let last = *ids.last().unwrap();
-    let last_ms = time_in(&leaf(), last);
+    let last_ms = time_of(last);
     assert!(last_ms > clock.now_ms() + 2_000, "the lead was used");
     g.finish().unwrap();
     drop(g);
@@ -150,7 +133,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
         // The node's timestamp is a time at or after every issued one (Leaf's reading).
         (node + 1).min(cache)
     });
-    let last_ms = time_in(&leaf(), *ids.last().unwrap());
+    let last_ms = time_of(*ids.last().unwrap());
     assert!(last_ms > clock.now_ms() + 2_000, "the lead was used");
     g.finish().unwrap();
     drop(g);
@@ -205,7 +188,7 @@ fn forever_mode_without_zookeeper_does_not_run_ahead() {
         let b = g.next_block(4096).unwrap();
         assert!(b.first > last);
         last = b.last();
-        assert!(time_in(&leaf(), b.first) <= clock.now_ms());
+        assert!(time_of(b.first) <= clock.now_ms());
     }
     assert!(clock.now_ms() > t, "waited for the clock");
     g.finish().unwrap();
@@ -235,7 +218,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
     let killed = killed_mid_batch(cmd, 20_000);
     let killed_max = *killed.iter().max().unwrap();
     let worker = small().decode(killed_max).unwrap().worker;
-    let max_ms = time_in(&small(), killed_max);
+    let max_ms = small_time(killed_max);
     assert!(
         max_ms >= started + 4_000,
         "the batch ran ahead of the clock"
@@ -335,7 +318,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let worker = small().decode(first_max).unwrap().worker;
     let zk_view = Inspector::new(zk, "leadsecond");
     let node = zk_view.record(WorkerMode::Forever, worker);
-    assert!(node.last_seen_ms.unwrap() >= time_in(&small(), first_max));
+    assert!(node.last_seen_ms.unwrap() >= small_time(first_max));
     assert!(
         node.last_seen_ms.unwrap() > now_ms(),
         "Leaf's start-up check on this identity refuses until the clock passes it"
@@ -350,7 +333,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let killed_max = *killed.iter().max().unwrap();
     let node = zk_view.record(WorkerMode::Forever, worker);
     assert!(
-        node.last_seen_ms.unwrap() >= time_in(&small(), killed_max),
+        node.last_seen_ms.unwrap() >= small_time(killed_max),
         "the node's timestamp covers the last ID printed"
     );
     all.extend(killed.iter().copied());

@@ -7,32 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart};
 use leafctl::worker::{
     EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, SupervisedGenerator, WorkerError,
     WorkerGenerator, WorkerLease, WorkerMode, WorkerRegistry,
 };
-use support::etcd::EtcdServer;
-use support::snowflake::{leaf, now_ms};
-
-fn opts(endpoints: &str, name: &str, instance: &str) -> EtcdOptions {
-    let mut o = EtcdOptions::new(endpoints, name, instance.parse().unwrap());
-    o.lease_ttl = Duration::from_secs(3);
-    o
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        let b = g.next_block(n - out.len() as u64).unwrap();
-        out.extend(b);
-    }
-    out
-}
+use support::etcd::{EtcdServer, opts};
+use support::snowflake::{issue, leaf, now_ms, system, time_of};
 
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
     EtcdAdmin::connect(o)
@@ -592,7 +573,6 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
             .and_then(|r| r.reserved_until_ms)
             .unwrap()
     };
-    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
     let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000u64;
     let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)

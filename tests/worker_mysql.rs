@@ -11,12 +11,8 @@ use leafctl::worker::{
     WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
-use support::snowflake::leaf;
+use support::snowflake::{issue, leaf, system, time_of};
 use support::{Sandbox, parse_ids};
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
 
 fn init(db: &MariaDb) -> String {
     let name = db.fresh_db();
@@ -46,14 +42,6 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
         identity: instance.parse().unwrap(),
         wait_timeout: Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
     })
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        out.extend(g.next_block(n - out.len() as u64).unwrap());
-    }
-    out
 }
 
 #[test]
@@ -315,7 +303,6 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
         .parse()
         .unwrap()
     };
-    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
     let mut last = 0;
     // 2,000 ticks' worth with the clock standing still: the lead is used, each time recorded in
     // the row before its IDs come back.

@@ -6,33 +6,14 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, SeqStart};
 use leafctl::worker::{
     Identity, IssueError, WorkerError, WorkerGenerator, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
-    ZkLeaseRegistry, ZkOptions,
+    ZkLeaseRegistry,
 };
-use support::snowflake::{leaf, now_ms};
-use support::zookeeper::{RawZk, ZkServer};
+use support::snowflake::{issue, leaf, now_ms, system};
+use support::zookeeper::{RawZk, ZkServer, opts};
 use zookeeper_client as zkc;
-
-fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
-    let mut o = ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
-    o.session_timeout = Duration::from_secs(4);
-    o
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        let b = g.next_block(n - out.len() as u64).unwrap();
-        out.extend(b);
-    }
-    out
-}
 
 #[test]
 fn a_tree_written_by_leaf_is_read_and_reused() {

@@ -39,6 +39,14 @@ pub struct EtcdServer {
     pub members: Vec<EtcdMember>,
 }
 
+/// Options for a registry or admin of `name` on `endpoints` as `instance` (`host:port`), with a
+/// 3 s lease TTL.
+pub fn opts(endpoints: &str, name: &str, instance: &str) -> leafctl::worker::EtcdOptions {
+    let mut o = leafctl::worker::EtcdOptions::new(endpoints, name, instance.parse().unwrap());
+    o.lease_ttl = Duration::from_secs(3);
+    o
+}
+
 fn check_installed() {
     assert!(
         Path::new(ETCD).exists() && Path::new(ETCDCTL).exists(),

@@ -1,8 +1,11 @@
-//! Leaf's snowflake layout as the tests read IDs: the layout itself, the worker id and time of an
-//! ID, and the wall clock now.
+//! Leaf's snowflake layout as the tests read IDs (the layout, the worker id and time of an ID, the
+//! wall clock now), a small layout that outruns any clock, and issuing from a library generator.
 #![allow(dead_code)]
 
-use leafctl::snowflake::{Clock, Layout, Preset, SystemClock};
+use std::sync::Arc;
+
+use leafctl::snowflake::{Clock, LEAF_EPOCH_MS, Layout, Preset, SystemClock};
+use leafctl::worker::WorkerGenerator;
 
 /// Leaf's layout (41 bits of ms since Leaf's epoch, 10 bits of worker id, 12 of sequence), which
 /// every snowflake test uses unless it says otherwise.
@@ -17,11 +20,43 @@ pub fn worker_of(id: u64) -> u64 {
 
 /// The time (Unix ms) of a Leaf-layout ID.
 pub fn time_of(id: u64) -> i64 {
-    let l = leaf();
-    l.unix_ms(l.decode(id).unwrap().ticks)
+    time_in(&leaf(), id)
+}
+
+/// The time (Unix ms) of an ID of `layout`.
+pub fn time_in(layout: &Layout, id: u64) -> i64 {
+    layout.unix_ms(layout.decode(id).unwrap().ticks)
 }
 
 /// The wall clock now, in Unix ms, read as the library's `SystemClock` reads it.
 pub fn now_ms() -> i64 {
     SystemClock.now_ms()
+}
+
+/// The library's system clock, as generators and registries take it.
+pub fn system() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
+/// A layout with 4 IDs per ms (Leaf's epoch, 10 worker bits, 2 sequence bits), so that any
+/// producer outruns the clock at once: batches are ahead of it whatever the speed of the machine.
+pub fn small() -> Layout {
+    Layout::custom(LEAF_EPOCH_MS, 51, 10, 2, 1).unwrap()
+}
+
+/// The time (Unix ms) of an ID of [`small`].
+pub fn small_time(id: u64) -> i64 {
+    time_in(&small(), id)
+}
+
+/// The command-line flags of [`small`].
+pub const SMALL: [&str; 2] = ["--layout", "51,10,2"];
+
+/// `n` IDs from `g`, in as many blocks as it takes.
+pub fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    while (out.len() as u64) < n {
+        out.extend(g.next_block(n - out.len() as u64).unwrap());
+    }
+    out
 }

@@ -21,6 +21,15 @@ use zookeeper_client as zkc;
 
 const JAR: &str = "/usr/share/java/zookeeper.jar";
 
+/// Options for a registry or admin of `name` on `zk` as `instance` (`host:port`), with its
+/// state (the forever cache) in `state` and a 4 s session timeout.
+pub fn opts(zk: &ZkServer, name: &str, instance: &str, state: &Path) -> leafctl::worker::ZkOptions {
+    let mut o =
+        leafctl::worker::ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
+    o.session_timeout = Duration::from_secs(4);
+    o
+}
+
 /// One running ZooKeeper server (standalone, or a member of a [`ZkEnsemble`]).
 pub struct ZkServer {
     pub port: u16,
