@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,8 +11,8 @@ use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
 use leafctl::worker::{EtcdLeaseRegistry, WorkerGenerator};
 use support::etcd::{EtcdServer, opts};
 use support::faketime::under_faketime;
-use support::snowflake::leaf;
-use support::{Sandbox, assert_unique, free_port, parse_ids, stderr};
+use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
+use support::{Sandbox, assert_unique, free_port, parse_ids, run_concurrently, stderr};
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));
@@ -46,55 +45,24 @@ fn holder(etcd: &EtcdServer, name: &str, instance: &str) -> EtcdLeaseRegistry {
 fn eight_concurrent_runs_get_distinct_worker_ids_and_never_share_an_id() {
     let etcd = EtcdServer::shared();
     let sb = Sandbox::new();
-    let children: Vec<_> = (0..8)
-        .map(|i| {
-            sb.leafctl_std()
-                .args(["next", "--snowflake", "--etcd", &etcd.endpoints()])
+    // Eight runs of 200,000 IDs each, all at once.
+    let runs = run_concurrently(
+        (0..8).map(|i| {
+            let mut c = sb.leafctl_std();
+            c.args(["next", "--snowflake", "--etcd", &etcd.endpoints()])
                 .args(["--name", "conc", "--instance", &format!("10.50.0.{i}:8080")])
-                .args(["-n", "200000"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    // Per worker id: the time span of each run that used it.
-    let mut spans: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 200_000);
-        let parts: Vec<_> = ids.iter().map(|id| leaf().decode(*id).unwrap()).collect();
-        let worker = parts[0].worker;
-        assert!(
-            parts.iter().all(|p| p.worker == worker),
-            "one worker id per run"
-        );
-        let first = leaf().unix_ms(parts[0].ticks);
-        let last = leaf().unix_ms(parts[parts.len() - 1].ticks);
-        spans.entry(worker).or_default().push((first, last));
-        all.extend(ids);
-    }
-    assert_unique(&mut all);
-    assert_eq!(all.len(), 1_600_000);
+                .args(["-n", "200000"]);
+            c
+        }),
+        200_000,
+    );
+    // No ID twice; runs that shared a worker id did so one after another, never over the same
+    // times.
+    let spans = assert_runs_apart_on_each_worker(&runs);
     assert!(
         spans.len() >= 2,
         "runs at the same time got different worker ids: {spans:?}"
     );
-    // Runs that shared a worker id did so one after another, never over the same times.
-    for (worker, mut s) in spans {
-        s.sort_unstable();
-        for w in s.windows(2) {
-            assert!(
-                w[1].0 > w[0].1,
-                "worker {worker}: runs {:?} and {:?} overlap in time",
-                w[0],
-                w[1]
-            );
-        }
-    }
     // Every run gave its id back.
     let rows = list(&sb, etcd, "conc");
     assert!(

@@ -3,65 +3,33 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use leafctl::snowflake::{Clock, SystemClock, TimeFence};
 use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
 use support::faketime::under_faketime;
-use support::snowflake::leaf;
+use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, free_port, parse_ids, stderr};
+use support::{Sandbox, assert_unique, free_port, parse_ids, run_concurrently, stderr};
 
 #[test]
 fn eight_concurrent_leased_processes_never_share_an_id() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let children: Vec<_> = (0..8)
-        .map(|i| {
-            sb.leafctl_std()
-                .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "conc"])
-                .args(["--instance", &format!("10.40.0.{i}:8080"), "-n", "20000"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    // Per worker id: the time span of each process that used it.
-    let mut spans: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 20_000);
-        let parts: Vec<_> = ids.iter().map(|id| leaf().decode(*id).unwrap()).collect();
-        let worker = parts[0].worker;
-        assert!(
-            parts.iter().all(|p| p.worker == worker),
-            "one worker id per run"
-        );
-        let first = leaf().unix_ms(parts[0].ticks);
-        let last = leaf().unix_ms(parts[parts.len() - 1].ticks);
-        spans.entry(worker).or_default().push((first, last));
-        all.extend(ids);
-    }
-    assert_unique(&mut all);
-    assert_eq!(all.len(), 160_000);
-    // Runs that shared a worker id did so one after another, never over the same times.
-    for (worker, mut s) in spans {
-        s.sort_unstable();
-        for w in s.windows(2) {
-            assert!(
-                w[1].0 > w[0].1,
-                "worker {worker}: runs {:?} and {:?} overlap in time",
-                w[0],
-                w[1]
-            );
-        }
-    }
+    // Eight processes of 20,000 IDs each, all at once.
+    let runs = run_concurrently(
+        (0..8).map(|i| {
+            let mut c = sb.leafctl_std();
+            c.args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "conc"])
+                .args(["--instance", &format!("10.40.0.{i}:8080"), "-n", "20000"]);
+            c
+        }),
+        20_000,
+    );
+    // No ID twice; runs that shared a worker id did so one after another, never over the same
+    // times.
+    assert_runs_apart_on_each_worker(&runs);
 }
 
 #[test]

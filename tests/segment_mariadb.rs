@@ -13,7 +13,7 @@ use leafctl::segment::{
 use leafctl::snowflake::FakeClock;
 use predicates::prelude::*;
 use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, run_concurrently, wait_until};
 
 struct Env {
     db: &'static MariaDb,
@@ -145,33 +145,21 @@ fn eight_processes_on_one_tag_never_overlap() {
         .args(["tag", "add", "busy", "--step", "10"])
         .assert()
         .success();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            env.sandbox
-                .leafctl_std()
-                .env("LEAF_DB", &env.url)
+    let runs = run_concurrently(
+        (0..8).map(|_| {
+            let mut c = env.sandbox.leafctl_std();
+            c.env("LEAF_DB", &env.url)
                 .env("LEAF_DB_PASSWORD", PASSWORD)
-                .args(["next", "busy", "-n", "100000"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 100_000);
+                .args(["next", "busy", "-n", "100000"]);
+            c
+        }),
+        100_000,
+    );
+    for ids in &runs {
         // Each process printed one contiguous ascending claim.
         assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
-        all.extend(ids);
     }
+    let mut all = runs.concat();
     assert_unique(&mut all);
     let max_id = env.max_id("busy") as u64;
     assert_eq!(max_id, 1 + 800_000, "exactly the claimed IDs were recorded");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
 use predicates::prelude::*;
 use std::time::Duration;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, run_concurrently, wait_until};
 
 #[test]
 fn the_embedded_default_creates_its_own_database() {
@@ -98,30 +98,19 @@ fn eight_processes_on_one_sqlite_file_never_overlap() {
         .args(["tag", "add", "busy", "--db", &url])
         .assert()
         .success();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            sb.leafctl_std()
-                .env("LEAF_DB", &url)
-                .args(["next", "busy", "-n", "100000"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 100_000);
+    let runs = run_concurrently(
+        (0..8).map(|_| {
+            let mut c = sb.leafctl_std();
+            c.env("LEAF_DB", &url)
+                .args(["next", "busy", "-n", "100000"]);
+            c
+        }),
+        100_000,
+    );
+    for ids in &runs {
         assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
-        all.extend(ids);
     }
+    let mut all = runs.concat();
     assert_unique(&mut all);
     let store = SqliteStore::open(sb.path().join("shared.db"), OpenMode::Existing).unwrap();
     let max_id = store.get("busy").unwrap().unwrap().max_id as u64;

@@ -140,6 +140,33 @@ pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// Starts every command at once (stdout and stderr piped), then waits for each: every run must
+/// succeed and print `n` IDs. Returns each run's IDs, in the order of `cmds`.
+pub fn run_concurrently(
+    cmds: impl IntoIterator<Item = std::process::Command>,
+    n: usize,
+) -> Vec<Vec<u64>> {
+    let children: Vec<_> = cmds
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            let ids = parse_ids(&out.stdout);
+            assert_eq!(ids.len(), n);
+            ids
+        })
+        .collect()
+}
+
 /// Asserts that no value repeats.
 pub fn assert_unique(ids: &mut [u64]) {
     ids.sort_unstable();

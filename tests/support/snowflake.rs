@@ -2,6 +2,7 @@
 //! wall clock now), a small layout that outruns any clock, and issuing from a library generator.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use leafctl::snowflake::{Clock, LEAF_EPOCH_MS, Layout, Preset, SystemClock};
@@ -59,4 +60,37 @@ pub fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
         out.extend(g.next_block(n - out.len() as u64).unwrap());
     }
     out
+}
+
+/// For runs of `leafctl next` that overlapped in time (each run's IDs, Leaf's layout): asserts
+/// one worker id per run, no ID twice among them all, and that runs which shared a worker id did
+/// so one after another, never over the same times. Returns, per worker id, the time span
+/// (first, last ms) of each run that used it.
+pub fn assert_runs_apart_on_each_worker(runs: &[Vec<u64>]) -> BTreeMap<u64, Vec<(i64, i64)>> {
+    let mut spans: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
+    for ids in runs {
+        let parts: Vec<_> = ids.iter().map(|id| leaf().decode(*id).unwrap()).collect();
+        let worker = parts[0].worker;
+        assert!(
+            parts.iter().all(|p| p.worker == worker),
+            "one worker id per run"
+        );
+        let first = leaf().unix_ms(parts[0].ticks);
+        let last = leaf().unix_ms(parts[parts.len() - 1].ticks);
+        spans.entry(worker).or_default().push((first, last));
+    }
+    let mut all = runs.concat();
+    super::assert_unique(&mut all);
+    for (worker, s) in &mut spans {
+        s.sort_unstable();
+        for w in s.windows(2) {
+            assert!(
+                w[1].0 > w[0].1,
+                "worker {worker}: runs {:?} and {:?} overlap in time",
+                w[0],
+                w[1]
+            );
+        }
+    }
+    spans
 }
