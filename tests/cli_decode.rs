@@ -4,19 +4,10 @@ mod support;
 
 use leafctl::snowflake::{LEAF_EPOCH_MS, Layout, Preset};
 use predicates::prelude::*;
-use support::{Sandbox, on_a_terminal_of};
+use support::{Sandbox, json, on_a_terminal_of};
 
 /// Worker 1, sequence 5, 1000 ms after Leaf's epoch (2010-11-04T01:42:55.657Z).
 const KNOWN: u64 = (1000 << 22) | (1 << 12) | 5;
-
-fn json(out: &std::process::Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[test]
 fn decodes_a_known_id_to_json() {

@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,29 +12,13 @@ use leafctl::worker::{EtcdLeaseRegistry, WorkerGenerator};
 use support::etcd::{EtcdServer, opts};
 use support::faketime::under_faketime;
 use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
-use support::{Sandbox, assert_unique, free_port, parse_ids, run_concurrently, stderr};
-
-fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "{}", stderr(out));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
+use support::{
+    Sandbox, assert_unique, config_row, free_port, json, parse_ids, run_concurrently, stderr,
+    workers_list,
+};
 
 fn list(sb: &Sandbox, etcd: &EtcdServer, name: &str) -> serde_json::Value {
-    json(
-        &sb.leafctl()
-            .args([
-                "workers",
-                "list",
-                "--etcd",
-                &etcd.endpoints(),
-                "--name",
-                name,
-            ])
-            .args(["--output", "json"])
-            .output()
-            .unwrap(),
-    )
+    workers_list(sb, &["--etcd", &etcd.endpoints(), "--name", name])
 }
 
 fn holder(etcd: &EtcdServer, name: &str, instance: &str) -> EtcdLeaseRegistry {
@@ -429,14 +413,7 @@ fn wrong_password_is_refused_and_never_echoed() {
     let text = String::from_utf8_lossy(&show.stdout).into_owned();
     assert!(!text.contains("Right-Pass-1"), "{text}");
     let v = json(&show);
-    let row = |k: &str| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == k)
-            .cloned()
-            .unwrap()
-    };
+    let row = |k: &str| config_row(&v, k);
     assert_eq!(row("etcd.password")["value"], "***");
     assert_eq!(row("etcd.password")["source"], "env LEAF_ETCD_PASSWORD");
     assert_eq!(row("etcd.user")["value"], "root");

@@ -10,7 +10,7 @@ use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
 use support::faketime::under_faketime;
 use support::snowflake::now_ms;
-use support::{Sandbox, assert_unique, on_a_terminal_of, parse_ids};
+use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids};
 
 #[test]
 fn issues_ascending_ids_for_the_worker() {
@@ -492,8 +492,8 @@ fn config_precedence_is_flag_env_file_default() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("s3cret"), "password leaked: {text}");
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let row = |k: &str| rows.iter().find(|r| r["key"] == k).unwrap().clone();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |k: &str| config_row(&rows, k);
     assert_eq!(row("snowflake.worker_id")["value"], "4");
     assert_eq!(row("snowflake.worker_id")["source"], "env LEAF_WORKER_ID");
     assert_eq!(row("snowflake.name")["value"], "orders");

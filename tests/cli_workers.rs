@@ -11,7 +11,10 @@ use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
 use support::faketime::under_faketime;
 use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, free_port, parse_ids, run_concurrently, stderr};
+use support::{
+    Sandbox, assert_unique, config_row, free_port, parse_ids, run_concurrently, stderr,
+    workers_list,
+};
 
 #[test]
 fn eight_concurrent_leased_processes_never_share_an_id() {
@@ -173,14 +176,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     assert_eq!(lease.worker(), 0);
     lease.extend(clock.now_ms()).unwrap();
 
-    let list = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    assert!(list.status.success(), "{}", stderr(&list));
-    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "reclaim"]);
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1, "{v}");
     let r = &rows[0];
@@ -241,13 +237,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     drop(lease);
 
     // The lease is free again and its reserved_until stayed.
-    let after = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "reclaim"]);
     assert_eq!(v[0]["held"], false);
     assert_eq!(
         v[0]["status"], "stale",
@@ -309,13 +299,7 @@ fn reclaim_tidies_a_stale_forever_node() {
         .unwrap();
     assert!(done.status.success(), "{}", stderr(&done));
     assert!(String::from_utf8_lossy(&done.stdout).contains("forever/10.44.0.1:8080-"));
-    let list = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "tidy"])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "tidy"]);
     assert_eq!(v.as_array().unwrap().len(), 0);
 }
 
@@ -343,14 +327,7 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(!text.contains("topsecret"), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
-    let row = |k: &str| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == k)
-            .cloned()
-            .unwrap()
-    };
+    let row = |k: &str| config_row(&v, k);
     assert_eq!(row("zk.hosts")["value"], "zk1:2181");
     assert_eq!(row("zk.hosts")["source"], "flag");
     assert_eq!(row("zk.auth")["value"], "***");

@@ -10,7 +10,7 @@ use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
 use support::snowflake::{SMALL, leaf, now_ms, small_time, time_of};
-use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids};
+use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
     read_state(&sb.state_dir().join(format!("snowflake-leaf-{worker}.json")))
@@ -132,11 +132,8 @@ fn out_of_range_leads_are_usage_errors() {
         .env("LEAF_MAX_LEAD_MS", "250")
         .output()
         .unwrap();
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let row = rows
-        .iter()
-        .find(|r| r["key"] == "snowflake.max_lead_ms")
-        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = config_row(&rows, "snowflake.max_lead_ms");
     assert_eq!(
         (row["value"].as_str(), row["source"].as_str()),
         (Some("250"), Some("env LEAF_MAX_LEAD_MS"))

@@ -2,7 +2,7 @@
 
 mod support;
 
-use support::Sandbox;
+use support::{Sandbox, config_row};
 
 #[test]
 fn the_readme_config_sample_parses() {
@@ -29,13 +29,8 @@ fn the_readme_config_sample_parses() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let value = |k: &str| {
-        rows.iter()
-            .find(|r| r["key"] == k)
-            .unwrap_or_else(|| panic!("no {k} in config show"))["value"]
-            .clone()
-    };
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(value("snowflake.worker_id"), "1");
     assert_eq!(value("state_dir"), "/var/lib/leafctl");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not-shown"));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use support::etcd::EtcdServer;
 use support::serve::{Server, http};
 use support::snowflake::{time_of, worker_of};
-use support::{Sandbox, assert_unique};
+use support::{Sandbox, assert_unique, workers_list};
 
 fn serve(sb: &Sandbox, endpoints: &str, name: &str, ttl_ms: &str) -> Server {
     let mut cmd = sb.leafctl_std();
@@ -169,20 +169,7 @@ fn a_frozen_etcd_stops_issuing_before_the_lease_expires_and_the_server_leases_ag
     let (status, log) = s.terminate();
     assert!(status.success(), "{log}");
     // SIGTERM gave the lease back.
-    let listed = sb
-        .leafctl()
-        .args([
-            "workers",
-            "list",
-            "--etcd",
-            &etcd.endpoints(),
-            "--name",
-            "frozen",
-        ])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let v = workers_list(&sb, &["--etcd", &etcd.endpoints(), "--name", "frozen"]);
     assert!(
         v.as_array().unwrap().iter().all(|r| r["held"] == false),
         "{v}"

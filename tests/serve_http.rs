@@ -6,7 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::serve::{Server, http};
-use support::{Sandbox, assert_unique};
+use support::{Sandbox, assert_unique, config_row};
 
 fn sandbox_with_tag(tag: &str, step: &str) -> Sandbox {
     let sb = Sandbox::new();
@@ -493,14 +493,7 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let get = |k: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == k)
-            .map(|r| r["value"].clone())
-            .unwrap_or_default()
-    };
+    let get = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(get("db.url"), "mysql://root@localhost:3306/leaf_test");
     assert_eq!(get("zk.hosts"), "zk1:2181");
     assert_eq!(get("zk.instance"), ":8089");

@@ -129,6 +129,35 @@ pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A finished process's stdout as JSON, once it is known to have succeeded.
+pub fn json(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", stderr(out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// `leafctl workers list REGISTRY... --output json` in `sb`, which must succeed: its rows.
+pub fn workers_list(sb: &Sandbox, registry: &[&str]) -> serde_json::Value {
+    json(
+        &sb.leafctl()
+            .args(["workers", "list"])
+            .args(registry)
+            .args(["--output", "json"])
+            .output()
+            .unwrap(),
+    )
+}
+
+/// The row of `key` (with its `value` and `source`) in what `leafctl config show --output json`
+/// printed (`rows`, parsed); panics naming the key if there is none.
+pub fn config_row<'a>(rows: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
+    rows.as_array()
+        .expect("config show prints an array")
+        .iter()
+        .find(|r| r["key"] == key)
+        .unwrap_or_else(|| panic!("no {key} in config show: {rows}"))
+}
+
 /// Parses stdout as one decimal ID per line.
 pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
     String::from_utf8_lossy(stdout)
