@@ -6,8 +6,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::serve::{Server, hammer, http};
-use support::snowflake::{now_ms, time_of, worker_of};
+use support::serve::{Server, hammer};
+use support::snowflake::{assert_later_on_the_same_worker, now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
 use support::{Sandbox, assert_unique};
 
@@ -90,22 +90,10 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     let s = Server::start(cmd);
     let path = "/api/snowflake/get/k";
     let old = s.get(&format!("{path}?count=20000")).ids();
-    let old_worker = worker_of(old[0]);
 
     zk.pause();
     // Issuing stops once the session is disconnected: a clear 503, never an ID it cannot vouch for.
-    let started = Instant::now();
-    let mut during = Vec::new();
-    let refused = loop {
-        assert!(started.elapsed() < Duration::from_secs(30), "still issuing");
-        let r = s.get(path);
-        if r.status == 200 {
-            during.push(r.id());
-            std::thread::sleep(Duration::from_millis(20));
-        } else {
-            break r;
-        }
-    };
+    let (during, refused) = s.ids_until_refused(path, Duration::from_millis(20));
     refused.assert_error(503, "lease_lost");
     assert_eq!(refused.header("retry-after"), Some("1"));
     assert_eq!(s.get("/readyz").status, 503);
@@ -113,34 +101,9 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     std::thread::sleep(Duration::from_secs(4));
     zk.resume();
 
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no new lease; {}",
-            s.stderr()
-        );
-        let r = http(s.addr, "GET", path, &[]).expect("answer");
-        if r.status == 200 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    s.wait_until_issuing(path, Duration::from_secs(60));
     let new = s.get(&format!("{path}?count=20000")).ids();
-    let new_worker = worker_of(new[0]);
-    if new_worker == old_worker {
-        let last_old = old
-            .iter()
-            .chain(&during)
-            .map(|&i| time_of(i))
-            .max()
-            .unwrap();
-        let first_new = new.iter().map(|&i| time_of(i)).min().unwrap();
-        assert!(
-            first_new > last_old,
-            "the new lease on worker {new_worker} reused time {first_new} <= {last_old}"
-        );
-    }
+    assert_later_on_the_same_worker(&[&old[..], &during].concat(), &new);
     let metrics = s.get("/metrics").body;
     assert!(
         metrics.contains("leaf_snowflake_lease_acquisitions_total 2"),

@@ -94,3 +94,18 @@ pub fn assert_runs_apart_on_each_worker(runs: &[Vec<u64>]) -> BTreeMap<u64, Vec<
     }
     spans
 }
+
+/// IDs issued after a holder lost its worker id and got one again (`later`) come after every
+/// ID issued before (`earlier`, the first of which names the old worker id) when the worker
+/// id is the same one: no time is used twice.
+pub fn assert_later_on_the_same_worker(earlier: &[u64], later: &[u64]) {
+    let (old_worker, new_worker) = (worker_of(earlier[0]), worker_of(later[0]));
+    if new_worker == old_worker {
+        let last_old = earlier.iter().map(|&i| time_of(i)).max().unwrap();
+        let first_new = later.iter().map(|&i| time_of(i)).min().unwrap();
+        assert!(
+            first_new > last_old,
+            "the new lease on worker {new_worker} reused time {first_new} <= {last_old}"
+        );
+    }
+}
