@@ -157,8 +157,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
         ids.extend(after);
     }
     assert!(metric(&s, "leaf_snowflake_clock_rollbacks_refused_total") >= 2);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     assert_unique(&mut ids);
 }
 
@@ -180,8 +179,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
     ids.extend(&ahead);
     clock.set("+0");
     refused_backwards(&s);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // The hour is recorded: a new run refuses (exit 1) ...
     let out = sb
@@ -236,8 +234,7 @@ fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
     ids.extend(s.get(&format!("{PATH}?count=100")).ids());
     clock.set("+0");
     refused_backwards(&s);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // Worker 0's reservation in ZooKeeper is an hour ahead: the next holder refuses it.
     let out = sb

@@ -204,8 +204,7 @@ fn an_ensemble_losing_its_leader_then_its_quorum_never_duplicates_and_recovers()
     eprintln!("lease worker ids used: {lease_workers:?}");
     let started = Instant::now();
     for s in [lease, forever] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
     assert!(started.elapsed() < Duration::from_secs(30));
 }

@@ -161,8 +161,7 @@ fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clien
     eprintln!("snowflake refused with: {refused:?}");
     ids.extend(s.get(&format!("{snow}?count=1000")).ids());
     assert_unique(&mut ids);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 /// A mariadb client holding `SELECT ... FOR UPDATE` on a tag's row for `hold`.
@@ -428,8 +427,7 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
     };
     eprintln!("worker {worker} -> {new_worker} after {refused} refusals");
     ids.extend(s.get(&format!("{path}?count=1000")).ids());
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // Once A is gone, B (whose identity no row holds now) gets its own row; all IDs distinct.
     ids.extend(parse_ids(&b.ok(&next)));

@@ -339,8 +339,7 @@ fn serve_runs_ahead_too_and_records_before_answering() {
         small_time(last) >= small_time(all[0]) + 3_999,
         "4,000 ms of times"
     );
-    let (status, stderr) = s.terminate();
-    assert!(status.success(), "{stderr}");
+    s.stop_cleanly();
     let st = state(&sb, 7);
     assert_eq!(
         (st.issued_below_ms, st.clean),

@@ -252,8 +252,7 @@ fn leased_server_cut_off(reg: &Registry, ha: &Host, hb: &Host) {
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
     for s in [a, b] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 
@@ -338,8 +337,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     let taken = cut.elapsed();
     assert!(lb.wait_for_answers(100, Duration::from_secs(30)));
     let seen_b = lb.stop();
-    let (status, log) = b.terminate();
-    assert!(status.success(), "{log}");
+    b.stop_cleanly();
     std::thread::sleep(CUT_FOR.saturating_sub(cut.elapsed()));
 
     let heal_at = la.elapsed();
@@ -401,8 +399,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     all_ids(&seen_b, "B");
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
-    let (status, log) = a.terminate();
-    assert!(status.success(), "{log}");
+    a.stop_cleanly();
 }
 
 /// Forever mode (Leaf's own ZooKeeper tree) cut off from ZooKeeper: Leaf's weak dependency, it
@@ -465,8 +462,7 @@ fn a_forever_server_cut_off_from_zookeeper_keeps_issuing_and_registers_again() {
     assert!(seen.ids.iter().all(|&id| worker_of(id) == wa));
     let mut ids = seen.ids;
     assert_unique(&mut ids);
-    let (status, log) = a.terminate();
-    assert!(status.success(), "{log}");
+    a.stop_cleanly();
 }
 
 /// A split 2|1 of a 3-member store with a leased server on each side: `a` on the majority's
@@ -570,8 +566,7 @@ fn split_two_to_one(
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
     for s in [a, b] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 

@@ -447,8 +447,7 @@ fn no_secret_appears_in_output_logs_or_errors() {
         }
     }
     check("serve answers", &bodies);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    let log = s.stop_cleanly();
     check("serve log", &log);
     assert!(
         log.contains("/api/segment/get/t 200"),

@@ -198,8 +198,7 @@ fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
     let per_thread: Vec<Vec<(Instant, u16, Option<u64>)>> =
         loads.into_iter().map(|h| h.join().unwrap()).collect();
     for s in servers {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 
     let all: Vec<&(Instant, u16, Option<u64>)> = per_thread.iter().flatten().collect();

@@ -98,8 +98,7 @@ fn two_servers_on_a_cluster_losing_its_leader_under_load_never_duplicate_and_res
     assert_eq!(a.get("/readyz").status, 200, "{}", a.stderr());
     assert_eq!(b.get("/readyz").status, 200, "{}", b.stderr());
     for s in [a, b] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 
@@ -131,8 +130,7 @@ fn a_frozen_etcd_stops_issuing_before_the_lease_expires_and_the_server_leases_ag
     assert_eq!(s.get("/readyz").status, 200);
     let mut all: Vec<u64> = old.into_iter().chain(during).chain(new).collect();
     assert_unique(&mut all);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     // SIGTERM gave the lease back.
     let v = workers_list(&sb, &["--etcd", &etcd.endpoints(), "--name", "frozen"]);
     assert!(

@@ -48,8 +48,7 @@ fn a_forever_server_takes_the_worker_id_leaf_gave_its_identity() {
             .body
             .contains("leaf_snowflake_worker_id 2")
     );
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     // The node keeps Leaf's JSON, with a fresh timestamp.
     let data = raw.get(&ours).unwrap();
     let obj: serde_json::Value = serde_json::from_slice(&data).unwrap();
@@ -112,8 +111,7 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     assert_eq!(s.get("/readyz").status, 200);
     let mut all: Vec<u64> = old.into_iter().chain(during).chain(new).collect();
     assert_unique(&mut all);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 #[test]
@@ -123,8 +121,7 @@ fn sigterm_gives_the_lease_back_at_once() {
     let s = serve(&sb, zk, "release", &[]);
     let served = s.get("/api/snowflake/get/k?count=5000").ids();
     let worker = worker_of(served[0]);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // Nobody holds it any more ...
     let out = sb

@@ -30,6 +30,16 @@ impl Sandbox {
         }
     }
 
+    /// A new sandbox whose default (SQLite) store has `tag`, added with `--step step`.
+    pub fn with_tag(tag: &str, step: &str) -> Sandbox {
+        let sb = Sandbox::new();
+        sb.leafctl()
+            .args(["tag", "add", tag, "--step", step])
+            .assert()
+            .success();
+        sb
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

@@ -301,6 +301,14 @@ impl Server {
         (status, self.stderr())
     }
 
+    /// Sends SIGTERM, waits as [`Server::terminate`] does, and asserts a clean exit (status 0;
+    /// the panic shows the status and the server's log). Returns the log.
+    pub fn stop_cleanly(self) -> String {
+        let (status, log) = self.terminate();
+        assert!(status.success(), "exited with {status}: {log}");
+        log
+    }
+
     /// Kills the server (SIGKILL) and reaps it.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
