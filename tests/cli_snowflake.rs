@@ -10,7 +10,7 @@ use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
 use support::faketime::under_faketime;
 use support::snowflake::now_ms;
-use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids};
+use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids, stderr};
 
 #[test]
 fn issues_ascending_ids_for_the_worker() {
@@ -20,11 +20,7 @@ fn issues_ascending_ids_for_the_worker() {
         .args(["next", "--snowflake", "--worker-id", "7", "-n", "5000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
@@ -73,11 +69,7 @@ fn tsv_and_ndjson_stream_ids_too() {
             .args(["--output", format])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", stderr(&out));
         String::from_utf8(out.stdout).unwrap()
     };
     let tsv = run("tsv");
@@ -116,11 +108,7 @@ fn presets_put_the_worker_where_decode_finds_it() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{preset}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{preset}: {}", stderr(&out));
         let ids = parse_ids(&out.stdout);
         let dec = sb
             .leafctl()
@@ -128,11 +116,7 @@ fn presets_put_the_worker_where_decode_finds_it() {
             .arg(ids[1].to_string())
             .output()
             .unwrap();
-        assert!(
-            dec.status.success(),
-            "{preset}: {}",
-            String::from_utf8_lossy(&dec.stderr)
-        );
+        assert!(dec.status.success(), "{preset}: {}", stderr(&dec));
         let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
         assert_eq!(v[0]["worker"].to_string(), worker, "{preset}");
     }
@@ -196,8 +180,8 @@ fn two_concurrent_processes_with_one_worker_id_never_collide() {
     let a = std::thread::spawn(move || a.wait_with_output().unwrap());
     let b = std::thread::spawn(move || b.wait_with_output().unwrap());
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
     let mut all = parse_ids(&a.stdout);
     all.extend(parse_ids(&b.stdout));
     assert_eq!(all.len(), 400_000);
@@ -288,11 +272,7 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
         .args(["next", "--snowflake", "--worker-id", "5"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     let layout = Layout::preset(Preset::Leaf);
     assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
@@ -304,11 +284,7 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
         .args(["next", "--snowflake", "--worker-id", "6"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
 }
@@ -324,13 +300,8 @@ fn faketime_an_hour_back_is_refused_end_to_end() {
         .args(["next", "--snowflake", "--worker-id", "2"])
         .output()
         .expect("faketime is installed by scripts/test");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("clock moved backwards"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("clock moved backwards"));
     assert!(out.stdout.is_empty());
 }
 
@@ -355,13 +326,9 @@ fn a_closed_pipe_ends_quietly_with_success() {
         out.status.success(),
         "exit {:?}: {}",
         out.status,
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
     // The next run still starts after the IDs that were issued.
     let next = sb
         .leafctl()
@@ -485,11 +452,7 @@ fn config_precedence_is_flag_env_file_default() {
         .env("LEAF_WORKER_ID", "4")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("s3cret"), "password leaked: {text}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

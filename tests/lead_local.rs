@@ -10,7 +10,7 @@ use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
 use support::snowflake::{SMALL, leaf, now_ms, small_time, time_of};
-use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids};
+use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids, stderr};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
     read_state(&sb.state_dir().join(format!("snowflake-leaf-{worker}.json")))
@@ -157,11 +157,7 @@ fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
             .args(["-n", n, "--max-lead", lead])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", stderr(&out));
         (parse_ids(&out.stdout), now_ms())
     };
     // 400,000 IDs are 98 ms of sequence numbers.
@@ -224,11 +220,7 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         .args(["--max-lead", "20000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max, "repeated a time of the killed run");
     // Without a lead: waits for the clock to pass the record, or refuses a wait over 10 s.
@@ -243,7 +235,7 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
     } else {
         assert_eq!(out.status.code(), Some(1));
         assert!(out.stdout.is_empty());
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(
             err.contains("behind") && err.contains("--max-lead"),
             "{err}"
@@ -279,11 +271,7 @@ fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
         .arg(last.to_string())
         .output()
         .unwrap();
-    assert!(
-        dec.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dec.stderr)
-    );
+    assert!(dec.status.success(), "{}", stderr(&dec));
     let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
     assert_eq!(v[0]["timestamp_ms"], at);
     assert_eq!(v[0]["worker"], 2);
@@ -379,7 +367,7 @@ fn a_wait_after_a_run_with_a_lead_is_explained() {
         .args(["-n", "1"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(parse_ids(&out.stdout)[0] > last);
     // The first run ends well within its 2 s lead, so this wait is over a second: said.

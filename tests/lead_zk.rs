@@ -15,7 +15,7 @@ use leafctl::worker::{
 };
 use support::snowflake::{SMALL, leaf, now_ms, small, small_time, time_of};
 use support::zookeeper::{ZkServer, opts};
-use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids, stderr, wait_until};
 
 /// Reads the registry as `leafctl workers list` does.
 struct Inspector {
@@ -236,11 +236,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
         let mut cmd = sb.leafctl_std();
         args(&mut cmd, "1000", lead);
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", stderr(&out));
         parse_ids(&out.stdout)
     };
     // At once: the dead session still holds the lease, so another worker id is used.
@@ -295,7 +291,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
         } else {
             assert_eq!(out.status.code(), Some(1));
             assert!(out.stdout.is_empty());
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = stderr(&out);
             assert!(
                 err.contains("behind") || err.contains("already running"),
                 "{err}"
@@ -308,11 +304,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let mut cmd = sb.leafctl_std();
     args(&mut cmd, "20000", "20000");
     let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let first = parse_ids(&out.stdout);
     let first_max = *first.last().unwrap();
     let worker = small().decode(first_max).unwrap().worker;
@@ -342,11 +334,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let mut cmd = sb.leafctl_std();
     args(&mut cmd, "1000", "20000");
     let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max);
     all.extend(ids);

@@ -15,7 +15,7 @@ use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::serve::Server;
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, wait_until};
+use support::{Sandbox, assert_unique, stderr, wait_until};
 
 /// ZooKeeper session timeout of the snowflake server on the bad link.
 const SESSION_MS: u64 = 4_000;
@@ -67,7 +67,7 @@ fn ok_at(place: &Place, cmd: std::process::Command) {
         out.status.success(),
         "{:?}: {}",
         cmd.get_args().collect::<Vec<_>>(),
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
 }
 

@@ -2,7 +2,7 @@
 
 mod support;
 
-use support::{Sandbox, config_row};
+use support::{Sandbox, config_row, stderr};
 
 #[test]
 fn the_readme_config_sample_parses() {
@@ -24,11 +24,7 @@ fn the_readme_config_sample_parses() {
         .env_remove("LEAF_STATE_DIR")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let value = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(value("snowflake.worker_id"), "1");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
 use support::serve::{Server, http};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -59,7 +59,7 @@ impl Env {
         assert!(
             out.status.success(),
             "leafctl {args:?} on node {node}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            stderr(&out)
         );
         out
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
 use predicates::prelude::*;
 use std::time::Duration;
-use support::{Sandbox, assert_unique, parse_ids, run_concurrently, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr, wait_until};
 
 #[test]
 fn the_embedded_default_creates_its_own_database() {
@@ -60,7 +60,7 @@ fn an_explicit_url_without_the_table_names_db_init() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("no leaf_alloc table") && err.contains("leafctl db init"),
         "{err}"
@@ -168,17 +168,8 @@ fn a_closed_pipe_ends_quietly() {
         .unwrap();
     assert_eq!(first, "1\n");
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
 
 #[test]
@@ -189,13 +180,13 @@ fn a_config_file_with_a_password_readable_by_others_is_warned_about() {
     std::fs::write(&cfg, "[db]\npassword = \"hunter2x\"\n").unwrap();
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = sb.leafctl().args(["config", "show"]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(err.contains("readable by other users"), "{err}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2x"));
     assert!(!err.contains("hunter2x"));
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = sb.leafctl().args(["config", "show"]).output().unwrap();
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("readable by other users"));
+    assert!(!stderr(&out).contains("readable by other users"));
 }
 
 #[test]

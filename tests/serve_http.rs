@@ -6,7 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::serve::{Server, http};
-use support::{Sandbox, assert_unique, config_row};
+use support::{Sandbox, assert_unique, config_row, stderr};
 
 fn serve(sb: &Sandbox, args: &[&str]) -> Server {
     let mut cmd = sb.leafctl_std();
@@ -211,7 +211,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     };
     let out = leafctl().arg("serve").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("--segment") && err.contains("--snowflake"),
         "{err}"
@@ -238,7 +238,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains(&addr));
+    assert!(stderr(&out).contains(&addr));
 
     // A server cannot share a local worker id with a running process: it fails at once.
     let first = serve(&sb, &["--snowflake", "--worker-id", "4"]);
@@ -545,7 +545,7 @@ fn the_systemd_unit_verifies() {
         .env("SYSTEMD_LOG_LEVEL", "warning")
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(out.status.success(), "systemd-analyze verify: {err}");
     assert!(
         !err.contains("leafctl.service:"),

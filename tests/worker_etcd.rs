@@ -14,6 +14,7 @@ use leafctl::worker::{
 };
 use support::etcd::{EtcdServer, opts};
 use support::snowflake::{issue, leaf, now_ms, system, time_of};
+use support::stderr;
 
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
     EtcdAdmin::connect(o)
@@ -225,11 +226,7 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
         .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let second = support::parse_ids(&out.stdout);
     assert_eq!(second.len(), 1_000);
     assert!(

@@ -12,7 +12,7 @@ use leafctl::worker::{
 };
 use support::mariadb::{MariaDb, PASSWORD};
 use support::snowflake::{issue, leaf, system, time_of};
-use support::{Sandbox, parse_ids};
+use support::{Sandbox, parse_ids, stderr};
 
 fn init(db: &MariaDb) -> String {
     let name = db.fresh_db();
@@ -24,11 +24,7 @@ fn init(db: &MariaDb) -> String {
         .args(["db", "init", "--db", &url])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "db init: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "db init: {}", stderr(&out));
     let tables = db.root_sql(Some(&name), "SHOW TABLES");
     assert!(tables.contains("leaf_alloc"), "{tables}");
     assert!(tables.contains("leaf_workerid_alloc"), "{tables}");
@@ -160,11 +156,7 @@ fn the_cli_uses_the_mysql_registry() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     for id in ids {
@@ -176,11 +168,7 @@ fn the_cli_uses_the_mysql_registry() {
         .args(["workers", "list", "--db", &url, "--output", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1);
@@ -201,11 +189,7 @@ fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
         .args(["workers", "list", "--db", url, "--output", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
 }
