@@ -258,20 +258,15 @@ fn reclaim_tidies_a_stale_forever_node() {
         .output()
         .unwrap();
     assert!(stale.status.success(), "{}", stderr(&stale));
+    let reclaim = || {
+        sb.leafctl()
+            .args(["workers", "reclaim", "10.44.0.1:8080", "--yes"])
+            .args(["--zk", &zk.hosts(), "--name", "tidy"])
+            .output()
+            .unwrap()
+    };
     // Its last report is fresh: live until 3 report intervals have passed.
-    let live = sb
-        .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "10.44.0.1:8080",
-            "--yes",
-            "--zk",
-            &zk.hosts(),
-        ])
-        .args(["--name", "tidy"])
-        .output()
-        .unwrap();
+    let live = reclaim();
     assert_eq!(live.status.code(), Some(1), "a fresh report counts as live");
     let became_stale = support::wait_until(Duration::from_secs(30), || {
         let out = sb
@@ -284,19 +279,7 @@ fn reclaim_tidies_a_stale_forever_node() {
         v[0]["status"] == "stale"
     });
     assert!(became_stale);
-    let done = sb
-        .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "10.44.0.1:8080",
-            "--yes",
-            "--zk",
-            &zk.hosts(),
-        ])
-        .args(["--name", "tidy"])
-        .output()
-        .unwrap();
+    let done = reclaim();
     assert!(done.status.success(), "{}", stderr(&done));
     assert!(String::from_utf8_lossy(&done.stdout).contains("forever/10.44.0.1:8080-"));
     let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "tidy"]);

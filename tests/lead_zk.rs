@@ -194,27 +194,39 @@ fn forever_mode_without_zookeeper_does_not_run_ahead() {
     g.finish().unwrap();
 }
 
+/// `leafctl next` in the small layout from ZooKeeper (`registry` mode, 2 s sessions) as `name`
+/// and `instance`: `n` IDs, at most `lead` ms ahead of the clock.
+fn next_ahead(
+    sb: &Sandbox,
+    zk: &ZkServer,
+    (registry, name, instance): (&str, &str, &str),
+    n: &str,
+    lead: &str,
+) -> std::process::Command {
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "next",
+        "--snowflake",
+        "--zk",
+        &zk.hosts(),
+        "--registry",
+        registry,
+    ])
+    .args(["--name", name, "--instance", instance])
+    .args(SMALL)
+    .args(["--seq-start", "zero", "-n", n, "--max-lead", lead])
+    .env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000");
+    cmd
+}
+
 #[test]
 fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let args = |cmd: &mut std::process::Command, n: &str, lead: &str| {
-        cmd.args([
-            "next",
-            "--snowflake",
-            "--zk",
-            &zk.hosts(),
-            "--registry",
-            "lease",
-        ])
-        .args(["--name", "leadkill", "--instance", "10.63.0.1:8080"])
-        .args(SMALL)
-        .args(["--seq-start", "zero", "-n", n, "--max-lead", lead])
-        .env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000");
-    };
+    let next =
+        |n: &str, lead: &str| next_ahead(&sb, zk, ("lease", "leadkill", "10.63.0.1:8080"), n, lead);
     let started = now_ms();
-    let mut cmd = sb.leafctl_std();
-    args(&mut cmd, "1000000000", "20000");
+    let cmd = next("1000000000", "20000");
     let killed = killed_mid_batch(cmd, 20_000);
     let killed_max = *killed.iter().max().unwrap();
     let worker = small().decode(killed_max).unwrap().worker;
@@ -233,9 +245,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
         "reserved_until {reserved} must cover the last ID printed ({max_ms})"
     );
     let run = |lead: &str| {
-        let mut cmd = sb.leafctl_std();
-        args(&mut cmd, "1000", lead);
-        let out = cmd.output().unwrap();
+        let out = next("1000", lead).output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         parse_ids(&out.stdout)
     };
@@ -265,25 +275,18 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
 fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let args = |cmd: &mut std::process::Command, n: &str, lead: &str| {
-        cmd.args([
-            "next",
-            "--snowflake",
-            "--zk",
-            &zk.hosts(),
-            "--registry",
-            "forever",
-        ])
-        .args(["--name", "leadsecond", "--instance", "10.64.0.1:8080"])
-        .args(SMALL)
-        .args(["--seq-start", "zero", "-n", n, "--max-lead", lead])
-        .env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000");
+    let next = |n: &str, lead: &str| {
+        next_ahead(
+            &sb,
+            zk,
+            ("forever", "leadsecond", "10.64.0.1:8080"),
+            n,
+            lead,
+        )
     };
     // A second process: exit 1 with nothing printed, or IDs after everything before.
     let second = |after: u64| {
-        let mut cmd = sb.leafctl_std();
-        args(&mut cmd, "1000", "0");
-        let out = cmd.output().unwrap();
+        let out = next("1000", "0").output().unwrap();
         if out.status.success() {
             let ids = parse_ids(&out.stdout);
             assert!(ids[0] > after, "the second process repeated a time");
@@ -301,9 +304,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     };
 
     // A clean run 5 s ahead of the clock.
-    let mut cmd = sb.leafctl_std();
-    args(&mut cmd, "20000", "20000");
-    let out = cmd.output().unwrap();
+    let out = next("20000", "20000").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let first = parse_ids(&out.stdout);
     let first_max = *first.last().unwrap();
@@ -319,8 +320,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     all.extend(second(first_max));
 
     // A run killed in the middle of a batch ahead of the clock.
-    let mut cmd = sb.leafctl_std();
-    args(&mut cmd, "1000000000", "20000");
+    let cmd = next("1000000000", "20000");
     let killed = killed_mid_batch(cmd, 20_000);
     let killed_max = *killed.iter().max().unwrap();
     let node = zk_view.record(WorkerMode::Forever, worker);
@@ -331,9 +331,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     all.extend(killed.iter().copied());
     all.extend(second(killed_max));
     // The same lead continues after it.
-    let mut cmd = sb.leafctl_std();
-    args(&mut cmd, "1000", "20000");
-    let out = cmd.output().unwrap();
+    let out = next("1000", "20000").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max);
