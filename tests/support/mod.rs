@@ -114,6 +114,43 @@ pub fn copy_env(from: &std::process::Command, to: &mut std::process::Command) {
     }
 }
 
+/// Runs the shell command line `command` at `place` under a small shell watchdog: the watchdog
+/// starts it in the background, prints its pid, waits for its own stdin to close, then kills it
+/// (SIGCONT, SIGKILL). The caller holds the returned stdin while the process may run: when the
+/// test binary ends, however it ends, the pipe closes and no process outlives the tests.
+/// Returns the watchdog, its stdin and the pid of the process (`what` names it in panics).
+pub fn under_watchdog(
+    place: &netns::Place,
+    command: &str,
+    what: &str,
+) -> (std::process::Child, std::process::ChildStdin, u32) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let script = format!(
+        "{command} </dev/null & J=$!; echo $J; cat >/dev/null; \
+         kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null"
+    );
+    let mut child = place
+        .command("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start the {what} watchdog: {e}"));
+    let stdin = child.stdin.take().expect("stdin");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("{what} pid: {e}"));
+    let pid = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{what} pid is a number: {line:?}"));
+    (child, stdin, pid)
+}
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
