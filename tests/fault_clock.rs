@@ -40,6 +40,13 @@ impl ClockFile {
         std::fs::write(&tmp, format!("{offset}\n")).unwrap();
         std::fs::rename(&tmp, &self.0).unwrap();
     }
+
+    /// `leafctl ARGS` (a `serve`) in `sb`, its clock read from this file.
+    fn serve(&self, sb: &Sandbox, args: &[&str]) -> Server {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(args);
+        Server::start(with_clock_file(&cmd, &self.0))
+    }
 }
 
 fn metric(s: &Server, name: &str) -> u64 {
@@ -96,9 +103,7 @@ fn answers_again(s: &Server) -> Vec<u64> {
 fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_clock_returns() {
     let sb = Sandbox::new();
     let clock = ClockFile::new(&sb);
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["serve", "--snowflake", "--worker-id", "4"]);
-    let s = Server::start(with_clock_file(&cmd, &clock.0));
+    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "4"]);
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
 
     // Back 3 ms, ten times, under load: each is waited out, nothing is refused.
@@ -165,9 +170,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
 fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour() {
     let sb = Sandbox::new();
     let clock = ClockFile::new(&sb);
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["serve", "--snowflake", "--worker-id", "5"]);
-    let s = Server::start(with_clock_file(&cmd, &clock.0));
+    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "5"]);
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
 
     clock.set("+3600");
@@ -226,9 +229,10 @@ fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
     let clock = ClockFile::new(&sb);
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"]);
-    let s = Server::start(with_clock_file(&cmd, &clock.0));
+    let s = clock.serve(
+        &sb,
+        &["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"],
+    );
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
     clock.set("+3600");
     ids.extend(s.get(&format!("{PATH}?count=100")).ids());
