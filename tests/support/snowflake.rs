@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use leafctl::snowflake::{Clock, LEAF_EPOCH_MS, Layout, Preset, SystemClock};
-use leafctl::worker::WorkerGenerator;
+use leafctl::worker::{WorkerError, WorkerGenerator};
 
 /// Leaf's layout (41 bits of ms since Leaf's epoch, 10 bits of worker id, 12 of sequence), which
 /// every snowflake test uses unless it says otherwise.
@@ -108,4 +108,13 @@ pub fn assert_later_on_the_same_worker(earlier: &[u64], later: &[u64]) {
             "the new lease on worker {new_worker} reused time {first_new} <= {last_old}"
         );
     }
+}
+
+/// Asserts that a registry refused a worker id because the clock is behind its record.
+pub fn assert_clock_behind<T>(r: Result<T, WorkerError>) {
+    assert!(
+        matches!(r, Err(WorkerError::ClockBehind { .. })),
+        "{:?}",
+        r.err()
+    );
 }
