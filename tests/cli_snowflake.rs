@@ -9,7 +9,7 @@ use std::process::Stdio;
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
 use support::faketime::under_faketime;
-use support::snowflake::now_ms;
+use support::snowflake::{now_ms, time_of, worker_of};
 use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids, stderr};
 
 #[test]
@@ -24,11 +24,9 @@ fn issues_ascending_ids_for_the_worker() {
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    let layout = Layout::preset(Preset::Leaf);
-    for id in &ids {
-        let p = layout.decode(*id).unwrap();
-        assert_eq!(p.worker, 7);
-        assert!((layout.unix_ms(p.ticks) - now_ms()).abs() < 60_000);
+    for &id in &ids {
+        assert_eq!(worker_of(id), 7);
+        assert!((time_of(id) - now_ms()).abs() < 60_000);
     }
 }
 
@@ -274,8 +272,7 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
-    let layout = Layout::preset(Preset::Leaf);
-    assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
+    assert!(time_of(id) >= bound);
 
     let bound = now_ms() + 3;
     write_state(&sb, 6, bound, true);
@@ -286,7 +283,7 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
-    assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
+    assert!(time_of(id) >= bound);
 }
 
 #[test]
@@ -486,16 +483,10 @@ fn config_precedence_is_flag_env_file_default() {
         .output()
         .unwrap();
     let id = parse_ids(&out.stdout)[0];
-    assert_eq!(Layout::preset(Preset::Leaf).decode(id).unwrap().worker, 5);
+    assert_eq!(worker_of(id), 5);
     // The file is used when nothing else is given, and a broken file is a usage error.
     let out = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
-    assert_eq!(
-        Layout::preset(Preset::Leaf)
-            .decode(parse_ids(&out.stdout)[0])
-            .unwrap()
-            .worker,
-        3
-    );
+    assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 3);
     std::fs::write(&cfg, "[snowflake]\nworker_id = \"three\"\n").unwrap();
     sb.leafctl()
         .args(["next", "--snowflake"])
