@@ -2,7 +2,7 @@
 
 mod support;
 
-use support::Sandbox;
+use support::{Sandbox, config_row, stderr};
 
 #[test]
 fn the_readme_config_sample_parses() {
@@ -24,18 +24,9 @@ fn the_readme_config_sample_parses() {
         .env_remove("LEAF_STATE_DIR")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let value = |k: &str| {
-        rows.iter()
-            .find(|r| r["key"] == k)
-            .unwrap_or_else(|| panic!("no {k} in config show"))["value"]
-            .clone()
-    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(value("snowflake.worker_id"), "1");
     assert_eq!(value("state_dir"), "/var/lib/leafctl");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not-shown"));
@@ -99,7 +90,11 @@ fn the_readme_documents_every_declared_setting() {
             .find(|(k, _)| k == key)
             .unwrap_or_else(|| panic!("{key} is not in the README's configuration sample"));
         if let Some(env) = env {
-            assert!(line.1.contains(env.as_str()), "{key}: the README names {env}: {}", line.1);
+            assert!(
+                line.1.contains(env.as_str()),
+                "{key}: the README names {env}: {}",
+                line.1
+            );
         }
     }
     for (key, _) in &documented {

@@ -7,43 +7,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart};
 use leafctl::worker::{
     EtcdError, EtcdLeaseRegistry, EtcdOptions, IssueError, Registry, RegistryKind,
     SupervisedGenerator, WorkerError, WorkerGenerator, WorkerLease, WorkerRegistry,
 };
-use support::etcd::EtcdServer;
-
-fn opts(endpoints: &str, name: &str, instance: &str) -> EtcdOptions {
-    let mut o = EtcdOptions::new(endpoints, name, instance.parse().unwrap());
-    o.lease_ttl = Duration::from_secs(3);
-    o
-}
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn now() -> i64 {
-    SystemClock.now_ms()
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        let b = g.next_block(n - out.len() as u64).unwrap();
-        out.extend(b);
-    }
-    out
-}
+use support::etcd::{EtcdServer, opts};
+use support::snowflake::{assert_clock_behind, issue, leaf, now_ms, system, time_of};
+use support::stderr;
 
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
     EtcdLeaseRegistry::new(o.clone())
-        .list(now())
+        .list(now_ms())
         .unwrap()
         .into_iter()
         .find(|r| r.worker == worker)
@@ -52,7 +27,7 @@ fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
 
 fn held(o: &EtcdOptions, worker: u64) -> bool {
     EtcdLeaseRegistry::new(o.clone())
-        .list(now())
+        .list(now_ms())
         .unwrap()
         .into_iter()
         .any(|r| r.worker == worker && r.held)
@@ -95,7 +70,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "handoff", "10.8.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
 
     // A issues over 50 ms and "crashes" (no finish): its reservation stays in etcd.
@@ -138,11 +113,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
     // Far behind the reservation: refused rather than waiting for long, and the id is free again.
     clock.set_ms(b_last - 3_600_000);
     let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    assert_clock_behind(r);
     assert!(!held(&o, a_worker), "a refused start gives the id back");
 }
 
@@ -151,7 +122,7 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "renew", "10.11.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
     issue(&g, 10);
@@ -171,7 +142,7 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     let admin = EtcdLeaseRegistry::new(o.clone());
     assert!(
         support::wait_until(Duration::from_secs(10), || {
-            admin.list(now()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
+            admin.list(now_ms()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
         }),
         "no report"
     );
@@ -250,11 +221,7 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
         .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let second = support::parse_ids(&out.stdout);
     assert_eq!(second.len(), 1_000);
     assert!(
@@ -320,10 +287,10 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
     let before = issue(&g, 100);
     let admin = EtcdLeaseRegistry::new(o.clone());
-    let records = admin.list(now()).unwrap();
+    let records = admin.list(now_ms()).unwrap();
     assert_eq!(records.len(), 1);
     let rec = records[0].clone();
-    assert!(rec.held && rec.is_live(now()));
+    assert!(rec.held && rec.is_live(now_ms()));
     assert_eq!(rec.location, "/leafctl/reclaim/leases/0");
     let deleted = admin.reclaim(&rec).unwrap();
     assert_eq!(deleted, vec!["/leafctl/reclaim/leases/0".to_string()]);
@@ -332,7 +299,7 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
         support::wait_until(Duration::from_secs(5), || g.lease().check().is_err()),
         "the holder kept issuing after its lease was revoked"
     );
-    let after = admin.list(now()).unwrap();
+    let after = admin.list(now_ms()).unwrap();
     assert!(!after[0].held, "{after:?}");
     assert!(after[0].reserved_until_ms.is_some(), "reserved_until stays");
     // Reclaiming a free id deletes nothing.
@@ -359,7 +326,7 @@ fn authentication_wrong_password_refused_and_never_shown() {
         .acquire(&leaf(), system())
         .unwrap();
     assert_eq!(lease.worker(), 0);
-    let records = EtcdLeaseRegistry::new(good.clone()).list(now()).unwrap();
+    let records = EtcdLeaseRegistry::new(good.clone()).list(now_ms()).unwrap();
     assert!(records[0].held);
 
     let mut wrong = good.clone();
@@ -377,7 +344,11 @@ fn authentication_wrong_password_refused_and_never_shown() {
         text.contains("root") && !text.contains("not-the-Pw-42"),
         "{text}"
     );
-    assert!(EtcdLeaseRegistry::new(wrong.clone()).list(now()).is_err());
+    assert!(
+        EtcdLeaseRegistry::new(wrong.clone())
+            .list(now_ms())
+            .is_err()
+    );
 
     let mut anonymous = good.clone();
     anonymous.user = None;
@@ -529,7 +500,7 @@ fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
     assert_eq!(g.status().acquisitions, 1);
     // Someone frees the worker id under the running server.
     let admin = EtcdLeaseRegistry::new(o.clone());
-    let rec = admin.list(now()).unwrap().remove(0);
+    let rec = admin.list(now_ms()).unwrap().remove(0);
     admin.reclaim(&rec).unwrap();
     // It stops issuing on the lost lease and, by itself, leases again and resumes.
     let t0 = Instant::now();
@@ -568,7 +539,7 @@ fn leasing_and_issuing_from_inside_another_tokio_runtime() {
         .enable_all()
         .build()
         .unwrap();
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let reg = EtcdLeaseRegistry::new(o.clone());
     let ids = rt.block_on(async move {
@@ -597,15 +568,14 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let admin = EtcdLeaseRegistry::new(o.clone());
     let recorded = |worker: u64| {
         admin
-            .list(now())
+            .list(now_ms())
             .unwrap()
             .into_iter()
             .find(|r| r.worker == worker)
             .and_then(|r| r.reserved_until_ms)
             .unwrap()
     };
-    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000u64;
     let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
         .unwrap();

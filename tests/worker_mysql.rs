@@ -5,21 +5,14 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
 use leafctl::worker::{
     MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator,
     WorkerRegistry, WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
-use support::{Sandbox, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
+use support::snowflake::{assert_clock_behind, issue, leaf, system, time_of};
+use support::{Sandbox, parse_ids, stderr};
 
 fn init(db: &MariaDb) -> String {
     let name = db.fresh_db();
@@ -31,11 +24,7 @@ fn init(db: &MariaDb) -> String {
         .args(["db", "init", "--db", &url])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "db init: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "db init: {}", stderr(&out));
     let tables = db.root_sql(Some(&name), "SHOW TABLES");
     assert!(tables.contains("leaf_alloc"), "{tables}");
     assert!(tables.contains("leaf_workerid_alloc"), "{tables}");
@@ -49,14 +38,6 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
         identity: instance.parse().unwrap(),
         wait_timeout: Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
     })
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        out.extend(g.next_block(n - out.len() as u64).unwrap());
-    }
-    out
 }
 
 #[test]
@@ -145,11 +126,7 @@ fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
 
     clock.set_ms(t - 3_600_000);
     let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    assert_clock_behind(r);
 }
 
 #[test]
@@ -175,11 +152,7 @@ fn the_cli_uses_the_mysql_registry() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     for id in ids {
@@ -191,11 +164,7 @@ fn the_cli_uses_the_mysql_registry() {
         .args(["workers", "list", "--db", &url, "--output", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1);
@@ -216,11 +185,7 @@ fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
         .args(["workers", "list", "--db", url, "--output", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
 }
@@ -318,7 +283,6 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
         .parse()
         .unwrap()
     };
-    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
     let mut last = 0;
     // 2,000 ticks' worth with the clock standing still: the lead is used, each time recorded in
     // the row before its IDs come back.

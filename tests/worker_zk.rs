@@ -6,47 +6,21 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, SeqStart};
 use leafctl::worker::{
     Identity, IssueError, Registry, WorkerError, WorkerGenerator, WorkerRegistry, ZkError,
-    ZkForeverRegistry, ZkLeaseRegistry, ZkOptions,
+    ZkForeverRegistry, ZkLeaseRegistry,
 };
-use support::zookeeper::{RawZk, ZkServer};
+use support::snowflake::{assert_clock_behind, issue, leaf, now_ms, system};
+use support::zookeeper::{RawZk, ZkServer, opts};
 use zookeeper_client as zkc;
-
-fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
-    let mut o = ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
-    o.session_timeout = Duration::from_secs(4);
-    o
-}
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn now() -> i64 {
-    SystemClock.now_ms()
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        let b = g.next_block(n - out.len() as u64).unwrap();
-        out.extend(b);
-    }
-    out
-}
 
 #[test]
 fn a_tree_written_by_leaf_is_read_and_reused() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
     // Live Leaf servers report their current time.
-    let t0 = now();
+    let t0 = now_ms();
     let p0 = raw.leaf_register("leafcompat", "10.1.0.1", "8080", t0);
     let p1 = raw.leaf_register("leafcompat", "10.1.0.2", "8080", t0);
     let p2 = raw.leaf_register("leafcompat", "10.1.0.3", "8080", t0);
@@ -70,7 +44,7 @@ fn a_tree_written_by_leaf_is_read_and_reused() {
     for id in &ids {
         assert_eq!(leaf().decode(*id).unwrap().worker, 1);
     }
-    let before_finish = now();
+    let before_finish = now_ms();
     g.finish().unwrap();
 
     // The node carries Leaf's JSON, with a fresh timestamp, and the ephemeral node is gone.
@@ -141,7 +115,7 @@ fn a_sequence_beyond_the_layout_is_an_error() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
     for i in 0..3 {
-        raw.leaf_register("narrow", &format!("10.3.0.{i}"), "8080", now());
+        raw.leaf_register("narrow", &format!("10.3.0.{i}"), "8080", now_ms());
     }
     // One worker bit: ids 0 and 1 only.
     let narrow = Layout::custom(LEAF_EPOCH_MS, 41, 1, 21, 1).unwrap();
@@ -170,7 +144,7 @@ fn a_sequence_beyond_the_layout_is_an_error() {
 fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
-    raw.leaf_register("ahead", "10.4.0.1", "8080", now() + 3_600_000);
+    raw.leaf_register("ahead", "10.4.0.1", "8080", now_ms() + 3_600_000);
     let state = tempfile::tempdir().unwrap();
     let r = ZkForeverRegistry::new(opts(zk, "ahead", "10.4.0.1:8080", state.path()))
         .acquire(&leaf(), system());
@@ -180,7 +154,7 @@ fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
         r.err()
     );
     // With a fake clock: register at T, finish, come back with the clock 10 s behind T.
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let t = clock.now_ms();
     let reg = ZkForeverRegistry::new(opts(zk, "ahead2", "10.4.0.2:8080", state.path()));
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
@@ -189,11 +163,7 @@ fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
     drop(g);
     clock.set_ms(t - 10_000);
     let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    assert_clock_behind(r);
 }
 
 #[test]
@@ -201,8 +171,8 @@ fn first_registration_refuses_a_clock_far_from_live_peers() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
     // Two live peers whose clocks read about 60 s later than ours.
-    raw.leaf_register("skew", "10.5.0.1", "8080", now() + 60_000);
-    raw.leaf_register("skew", "10.5.0.2", "8080", now() + 60_000);
+    raw.leaf_register("skew", "10.5.0.1", "8080", now_ms() + 60_000);
+    raw.leaf_register("skew", "10.5.0.2", "8080", now_ms() + 60_000);
     let state = tempfile::tempdir().unwrap();
     let o = opts(zk, "skew", "10.5.0.9:8080", state.path());
     let r = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
@@ -245,13 +215,9 @@ fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
     drop(g);
 
     // Down, with the clock behind the cached timestamp: refused.
-    let behind = Arc::new(FakeClock::new(now() - 60_000));
+    let behind = Arc::new(FakeClock::new(now_ms() - 60_000));
     let r = reg.acquire(&leaf(), behind);
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    assert_clock_behind(r);
 
     // Down, without a cache: refused.
     let empty = tempfile::tempdir().unwrap();
@@ -318,7 +284,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
     let zk = ZkServer::shared();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "handoff", "10.8.0.1:8080", state.path()));
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
 
     // A issues over 50 ms and "crashes" (no finish): its reservation stays in ZooKeeper.
@@ -355,11 +321,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
     // Far behind the reservation: refused rather than waiting for long.
     clock.set_ms(b_last - 3_600_000);
     let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    assert_clock_behind(r);
 }
 
 #[test]
@@ -439,7 +401,7 @@ fn digest_auth_protects_the_nodes() {
         "{:?}",
         r.err()
     );
-    let listed = ZkLeaseRegistry::new(no_auth).list(now());
+    let listed = ZkLeaseRegistry::new(no_auth).list(now_ms());
     assert!(matches!(
         listed
             .as_ref()
@@ -451,7 +413,7 @@ fn digest_auth_protects_the_nodes() {
     // With them, everything works.
     let right = RawZk::connect(&zk.hosts(), Some("leaf:s3cret"));
     assert!(right.get("/snowflake/secured/workers/0").is_ok());
-    let records = ZkLeaseRegistry::new(o.clone()).list(now()).unwrap();
+    let records = ZkLeaseRegistry::new(o.clone()).list(now_ms()).unwrap();
     assert_eq!(records.len(), 1);
     assert!(records[0].held);
     lease.finish(None).unwrap();
@@ -474,7 +436,7 @@ fn a_forever_try_extension_answers_from_the_cache_file_only() {
     let zk = ZkServer::shared();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkForeverRegistry::new(opts(zk, "tryext", "10.13.0.1:8080", state.path()));
-    let t = now() + 10;
+    let t = now_ms() + 10;
     let clock = Arc::new(FakeClock::new(t));
     let lease = reg.acquire(&leaf(), clock.clone()).unwrap();
     let fenced = lease.extend(t).unwrap();
@@ -509,7 +471,7 @@ fn a_busy_lease_is_renewed_ahead_of_need() {
     let raw = RawZk::connect(&zk.hosts(), None);
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "renew", "10.11.0.1:8080", state.path()));
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
     issue(&g, 10);
