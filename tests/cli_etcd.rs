@@ -7,11 +7,11 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SystemClock};
 use leafctl::worker::{EtcdLeaseRegistry, WorkerGenerator};
 use support::etcd::{EtcdServer, opts};
 use support::faketime::under_faketime;
-use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
+use support::snowflake::{assert_runs_apart_on_each_worker, leaf, system, zero_start};
 use support::{
     Sandbox, assert_unique, config_row, free_port, json, parse_ids, run_concurrently, stderr,
     workers_list,
@@ -180,9 +180,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     // A live holder.
     let g = WorkerGenerator::start(
         &holder(etcd, "reclaim", "10.52.0.1:8080"),
-        leaf(),
-        SeqStart::Zero,
-        clock.clone(),
+        &zero_start(clock.clone()),
     )
     .unwrap();
     g.next_block(10).unwrap();
@@ -447,9 +445,7 @@ fn doctor_compares_this_clock_with_live_holders_reports() {
     // A holder whose clock is right.
     let good = WorkerGenerator::start(
         &holder(etcd, "doctor", "10.53.0.1:8080"),
-        leaf(),
-        SeqStart::Zero,
-        Arc::new(SystemClock),
+        &zero_start(system()),
     )
     .unwrap();
     good.next_block(1).unwrap();
@@ -462,9 +458,7 @@ fn doctor_compares_this_clock_with_live_holders_reports() {
     let ahead = Arc::new(FakeClock::new(SystemClock.now_ms() + 40_000));
     let fast = WorkerGenerator::start(
         &holder(etcd, "doctor", "10.53.0.2:8080"),
-        leaf(),
-        SeqStart::Zero,
-        ahead,
+        &zero_start(ahead),
     )
     .unwrap();
     fast.next_block(1).unwrap();

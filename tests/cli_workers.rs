@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use leafctl::snowflake::{Clock, SystemClock, TimeFence};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
 use support::faketime::under_faketime;
 use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
@@ -171,7 +172,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     );
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let lease = ZkLeaseRegistry::new(opts)
-        .acquire(&leaf(), clock.clone())
+        .acquire(&IssueOptions::new(leaf()).clock(clock.clone()))
         .unwrap();
     assert_eq!(lease.worker(), 0);
     lease.extend(clock.now_ms()).unwrap();

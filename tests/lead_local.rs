@@ -5,11 +5,11 @@ mod support;
 
 use std::sync::Arc;
 
-use leafctl::snowflake::{Clock, FakeClock, SeqStart};
+use leafctl::snowflake::{Clock, FakeClock};
 use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
-use support::snowflake::{SMALL, leaf, now_ms, small_time, time_of};
+use support::snowflake::{SMALL, now_ms, small_time, time_of, zero_start};
 use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids, stderr};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
@@ -31,8 +31,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     let clock = Arc::new(FakeClock::new(t0));
     let lead = 3_000;
     let g =
-        WorkerGenerator::start_with_lead(&registry, leaf(), SeqStart::Zero, clock.clone(), lead)
-            .unwrap();
+        WorkerGenerator::start(&registry, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let path = dir.path().join("snowflake-leaf-5.json");
     let mut last = 0;
     // 5,000 full ticks with the clock standing still but for 1 ms per 10 blocks: the lead is
@@ -69,8 +68,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     clock.advance_ms(100);
     let slept = clock.slept_ms();
     let g =
-        WorkerGenerator::start_with_lead(&registry, leaf(), SeqStart::Zero, clock.clone(), lead)
-            .unwrap();
+        WorkerGenerator::start(&registry, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let next = g.next_block(1).unwrap().first;
     assert!(next > last);
     assert_eq!(time_of(next), time_of(last) + 1);
@@ -78,7 +76,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     g.finish().unwrap();
     drop(g);
     // Without a lead the rerun waits for the clock to pass the record.
-    let g = WorkerGenerator::start(&registry, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&registry, &zero_start(clock.clone())).unwrap();
     let after = g.next_block(1).unwrap().first;
     assert!(after > next);
     assert!(time_of(after) <= clock.now_ms());

@@ -7,13 +7,16 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::cache::{CacheFile, read as read_cache};
 use leafctl::worker::{
     Registry, RegistryKind, WorkerGenerator, WorkerRecord, WorkerRegistry, ZkForeverRegistry,
     ZkLeaseRegistry,
 };
-use support::snowflake::{SMALL, assert_clock_behind, leaf, now_ms, small, small_time, time_of};
+use support::snowflake::{
+    SMALL, assert_clock_behind, leaf, now_ms, small, small_time, system, time_of, zero_start,
+};
 use support::zookeeper::{ZkServer, opts};
 use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids, stderr, wait_until};
 
@@ -76,8 +79,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let reg = ZkLeaseRegistry::new(opts(zk, "leadlease", "10.60.0.1:8080", state.path()));
     let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000;
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let worker = g.worker();
     let zk_view = Inspector::new(zk, "leadlease");
     let ids = issue_checked(&g, &clock, lead as i64, 3_000, || {
@@ -96,8 +98,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
 
     // The next holder with the same lead continues after it at once.
     let slept = clock.slept_ms();
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     assert_eq!(g.worker(), worker);
     let next = g.next_block(1).unwrap().first;
     assert!(next > last);
@@ -105,7 +106,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     g.finish().unwrap();
     drop(g);
     // Without a lead it waits for the clock to pass the record.
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert!(clock.now_ms() > last_ms);
     assert!(g.next_block(1).unwrap().first > next);
     g.finish().unwrap();
@@ -119,8 +120,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     let reg = ZkForeverRegistry::new(o.clone());
     let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000;
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let worker = g.worker();
     let cache_path = CacheFile::path_for(state.path(), "leadforever", &o.identity);
     let zk_view = Inspector::new(zk, "leadforever");
@@ -147,20 +147,24 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     assert_eq!((cache.issued_below_ms, cache.clean), (last_ms + 1, true));
 
     // Leaf's start-up check (timestamp ahead of the clock: refuse), and ours without a lead.
-    let r = reg.acquire(&leaf(), clock.clone());
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
     assert_clock_behind(r);
     // With the lead: continues after the last time.
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     assert_eq!(g.worker(), worker);
     assert!(g.next_block(1).unwrap().first > *ids.last().unwrap());
     g.finish().unwrap();
     drop(g);
     // A generator may not lead further than the lease it runs on records.
-    let lease = reg.acquire_ahead(&leaf(), clock.clone(), 3_900).unwrap();
+    let lease = reg
+        .acquire(
+            &IssueOptions::new(leaf())
+                .clock(clock.clone())
+                .max_lead_ms(3_900),
+        )
+        .unwrap();
     assert!(
-        WorkerGenerator::on_lease_with_lead(lease, leaf(), SeqStart::Zero, clock.clone(), 4_000)
-            .is_err()
+        WorkerGenerator::on_lease(lease, &zero_start(clock.clone()).max_lead_ms(4_000)).is_err()
     );
 }
 
@@ -169,7 +173,7 @@ fn forever_mode_without_zookeeper_does_not_run_ahead() {
     let zk = ZkServer::start();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkForeverRegistry::new(opts(&zk, "leaddown", "10.62.0.1:8080", state.path()));
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, Arc::new(SystemClock)).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     let first = g.next_block(10).unwrap();
     g.finish().unwrap();
     drop(g);
@@ -177,8 +181,7 @@ fn forever_mode_without_zookeeper_does_not_run_ahead() {
     // From the cache: the node cannot record times ahead, so the lead is not used.
     let clock = Arc::new(FakeClock::new(now_ms() + 10));
     let t = clock.now_ms();
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), 5_000)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(5_000)).unwrap();
     let mut last = first.last();
     for _ in 0..4 {
         let b = g.next_block(4096).unwrap();

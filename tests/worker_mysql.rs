@@ -5,13 +5,14 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SystemClock};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::{
     MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator,
     WorkerRegistry, WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
-use support::snowflake::{assert_clock_behind, issue, leaf, system, time_of};
+use support::snowflake::{assert_clock_behind, issue, leaf, system, time_of, zero_start};
 use support::{Sandbox, parse_ids, stderr};
 
 fn init(db: &MariaDb) -> String {
@@ -59,12 +60,12 @@ fn ids_come_from_rows_by_ip_port_and_are_kept() {
     let db = MariaDb::shared();
     let name = init(db);
     let a = registry(db, &name, "10.20.0.1:8080");
-    let g = WorkerGenerator::start(&a, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
     assert_eq!(g.worker(), 1, "the first row's AUTO_INCREMENT id");
     let first = issue(&g, 50);
 
     // A second live process with the same identity is refused (the row's named lock).
-    let again = a.acquire(&leaf(), system());
+    let again = a.acquire(&IssueOptions::new(leaf()));
     match again {
         Err(e @ WorkerError::IdentityInUse { .. }) => {
             let text = e.to_string();
@@ -84,9 +85,9 @@ fn ids_come_from_rows_by_ip_port_and_are_kept() {
 
     // Another identity gets the next id; the first keeps its id and resumes after its IDs.
     let b = registry(db, &name, "10.20.0.2:8080");
-    let gb = WorkerGenerator::start(&b, leaf(), SeqStart::Zero, system()).unwrap();
+    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
     assert_eq!(gb.worker(), 2);
-    let g = WorkerGenerator::start(&a, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
     assert_eq!(g.worker(), 1);
     let second = issue(&g, 50);
     assert!(second[0] > *first.last().unwrap());
@@ -112,12 +113,12 @@ fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
     let reg = registry(db, &name, "10.21.0.1:8080");
     let t = SystemClock.now_ms();
     let clock = Arc::new(FakeClock::new(t));
-    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     let a_ids = issue(&a, 100);
     drop(a); // a crash: max_timestamp keeps the reservation
 
     clock.set_ms(t - 500);
-    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert!(clock.now_ms() > t, "waited for the reservation");
     let b_ids = issue(&b, 100);
     assert!(b_ids[0] > *a_ids.iter().max().unwrap());
@@ -125,7 +126,7 @@ fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
     drop(b);
 
     clock.set_ms(t - 3_600_000);
-    let r = reg.acquire(&leaf(), clock.clone());
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
     assert_clock_behind(r);
 }
 
@@ -195,7 +196,7 @@ fn a_row_is_live_exactly_while_its_named_lock_is_held() {
     let db = MariaDb::shared();
     let name = init(db);
     let reg = registry(db, &name, "10.23.0.1:8080");
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     issue(&g, 10);
     let now = SystemClock.now_ms();
     let rows = reg.list(now).unwrap();
@@ -269,8 +270,7 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     let t = SystemClock.now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let lead = 4_000u64;
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let max_timestamp = || -> i64 {
         db.root_sql(
             Some(&name),
@@ -309,13 +309,12 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     );
     drop(g);
     // Without a lead the next start waits for the clock to pass it; with one it continues.
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     assert_eq!(clock.now_ms(), t);
     assert!(g.next_block(1).unwrap().first > last);
     g.finish().unwrap();
     drop(g);
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert!(clock.now_ms() >= t + 2_001);
     assert!(g.next_block(1).unwrap().first > last);
     g.finish().unwrap();
@@ -340,7 +339,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
         "mysql://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
         db.port
     ));
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     assert_eq!(issue(&g, 10).len(), 10);
     g.finish().unwrap();
     let rows = db.root_sql(
@@ -353,7 +352,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
         "mysql://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
         support::free_port()
     ));
-    let e = WorkerGenerator::start(&none, leaf(), SeqStart::Zero, system())
+    let e = WorkerGenerator::start(&none, &zero_start(system()))
         .err()
         .expect("no host answers");
     assert!(e.to_string().contains("connect"), "{e}");

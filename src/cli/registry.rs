@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use leafctl::config::Origin;
-use leafctl::worker::{self, Registry, RegistryKind, RegistrySettings};
+use leafctl::worker::{self, IssueOptions, Registry, RegistryKind, RegistrySettings};
 
 use super::Context;
 use super::error::usage;
@@ -41,6 +41,15 @@ pub fn settings(ctx: &Context, no_wait: bool, default_port: u16) -> RegistrySett
         db_password: s.db_password.as_ref().map(|p| p.value.clone()),
         db_wait_timeout: Some(Duration::from_secs(s.db_registry_wait_timeout_s.value)),
     }
+}
+
+/// How `next --snowflake` and `serve --snowflake` issue: the layout, sequence start and lead of
+/// the settings, on the system clock.
+pub fn issue_options(ctx: &Context) -> IssueOptions {
+    let s = &ctx.settings;
+    IssueOptions::new(s.layout.value.layout)
+        .seq_start(s.seq_start.value)
+        .max_lead_ms(s.max_lead_ms.value)
 }
 
 /// The registry `next --snowflake` and `serve --snowflake` acquire from: `--registry`, else

@@ -87,35 +87,75 @@ pub trait WorkerLease: TimeFence {
     fn describe(&self) -> String;
     /// The largest lead over the clock a generator on this lease may use: its fence records
     /// times that far ahead before they are issued. Most registries record any time;
-    /// forever mode only the lead it was acquired with ([`WorkerRegistry::acquire_ahead`]).
+    /// forever mode only the lead it was acquired with ([`WorkerRegistry::acquire`]).
     fn max_lead_ms(&self) -> u64 {
         MAX_LEAD_MS
     }
 }
 
-/// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
-pub trait WorkerRegistry: Send + Sync {
-    /// Obtains a worker id for a generator with `layout`, waiting out predecessors' reservations
-    /// on `clock`.
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
+/// How a generator on a worker id issues: its layout, where each tick's sequence starts, its
+/// clock, and how far ahead of the clock its IDs may run (`--max-lead`). A registry acquires a
+/// worker id for generators issuing so ([`WorkerRegistry::acquire`]).
+#[derive(Clone)]
+pub struct IssueOptions {
+    /// The layout IDs are made in (it bounds the worker ids).
+    pub layout: Layout,
+    /// Where each tick's sequence starts.
+    pub seq_start: SeqStart,
+    /// The clock (a fake one in tests).
+    pub clock: Arc<dyn Clock>,
+    /// How far (ms) IDs may run ahead of the clock, at most [`MAX_LEAD_MS`]; 0 never (Leaf).
+    pub max_lead_ms: u64,
+}
+
+impl IssueOptions {
+    /// Leaf's way on `layout`: a random sequence start, the system clock, never ahead of it.
+    pub fn new(layout: Layout) -> IssueOptions {
+        IssueOptions {
+            layout,
+            seq_start: SeqStart::Random,
+            clock: Arc::new(crate::snowflake::SystemClock),
+            max_lead_ms: 0,
+        }
     }
 
-    /// The same for a generator that may run up to `max_lead_ms` ahead of the clock (see
-    /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]): a predecessor's recorded
-    /// time is waited out only down to `max_lead_ms` ahead of the clock, since the generator
-    /// resumes after it anyway. The lease then records times ahead of the clock before they are
-    /// issued.
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
+    /// Where each tick's sequence starts.
+    pub fn seq_start(mut self, seq_start: SeqStart) -> Self {
+        self.seq_start = seq_start;
+        self
+    }
+
+    /// The clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How far ahead of the clock IDs may run (see
+    /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]).
+    pub fn max_lead_ms(mut self, max_lead_ms: u64) -> Self {
+        self.max_lead_ms = max_lead_ms;
+        self
+    }
+}
+
+impl std::fmt::Debug for IssueOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssueOptions")
+            .field("layout", &self.layout)
+            .field("seq_start", &self.seq_start)
+            .field("max_lead_ms", &self.max_lead_ms)
+            .finish()
+    }
+}
+
+/// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
+pub trait WorkerRegistry: Send + Sync {
+    /// Obtains a worker id in `options`' layout, waiting out predecessors' reservations on its
+    /// clock. With a lead ([`IssueOptions::max_lead_ms`]) a predecessor's recorded time is waited
+    /// out only down to the lead ahead of the clock, since the generator resumes after it anyway;
+    /// the lease then records times ahead of the clock before they are issued.
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError>;
 }
 
 /// Says why a start waits for a recorded time to pass: at the default verbosity once the wait
@@ -152,71 +192,43 @@ pub struct WorkerGenerator {
 }
 
 impl WorkerGenerator {
-    /// Acquires a worker id from `registry` and builds a generator on it.
+    /// Acquires a worker id from `registry` for `options` and builds a generator on it (a lead
+    /// of at most [`MAX_LEAD_MS`]).
     pub fn start(
         registry: &dyn WorkerRegistry,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
+        options: &IssueOptions,
     ) -> Result<WorkerGenerator, IssueError> {
-        Self::start_with_lead(registry, layout, seq_start, clock, 0)
-    }
-
-    /// Acquires a worker id from `registry` ([`WorkerRegistry::acquire_ahead`]) and builds a
-    /// generator on it that may run up to `max_lead_ms` ahead of the clock (at most
-    /// [`crate::snowflake::MAX_LEAD_MS`]).
-    pub fn start_with_lead(
-        registry: &dyn WorkerRegistry,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<WorkerGenerator, IssueError> {
-        if max_lead_ms > MAX_LEAD_MS {
+        if options.max_lead_ms > MAX_LEAD_MS {
             return Err(SnowflakeError::LeadOutOfRange {
-                lead_ms: max_lead_ms,
+                lead_ms: options.max_lead_ms,
                 max_ms: MAX_LEAD_MS,
             }
             .into());
         }
-        let lease = registry.acquire_ahead(&layout, clock.clone(), max_lead_ms)?;
-        Self::on_lease_with_lead(lease, layout, seq_start, clock, max_lead_ms)
+        let lease = registry.acquire(options)?;
+        Self::on_lease(lease, options)
     }
 
-    /// Builds a generator on a lease already held.
+    /// Builds a generator on a lease already held, acquired for the same lead (with a smaller
+    /// one a resumed run may find its start ahead of the clock and refuse it). A lead beyond
+    /// [`WorkerLease::max_lead_ms`] is refused, and the lease given back.
     pub fn on_lease(
         lease: Arc<dyn WorkerLease>,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-    ) -> Result<WorkerGenerator, IssueError> {
-        Self::on_lease_with_lead(lease, layout, seq_start, clock, 0)
-    }
-
-    /// Builds a generator that may run up to `max_lead_ms` ahead of the clock on a lease already
-    /// held, acquired with [`WorkerRegistry::acquire_ahead`] and the same lead (with a smaller
-    /// one a resumed run may find its start ahead of the clock and refuse it). A lead beyond
-    /// [`WorkerLease::max_lead_ms`] is refused.
-    pub fn on_lease_with_lead(
-        lease: Arc<dyn WorkerLease>,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
+        options: &IssueOptions,
     ) -> Result<WorkerGenerator, IssueError> {
         let supported = lease.max_lead_ms().min(MAX_LEAD_MS);
-        if max_lead_ms > supported {
+        if options.max_lead_ms > supported {
             let _ = lease.finish(None);
             return Err(SnowflakeError::LeadOutOfRange {
-                lead_ms: max_lead_ms,
+                lead_ms: options.max_lead_ms,
                 max_ms: supported,
             }
             .into());
         }
-        let mut builder = SnowflakeGenerator::builder(layout, lease.worker())
-            .clock(clock)
-            .seq_start(seq_start)
-            .max_lead_ms(max_lead_ms)
+        let mut builder = SnowflakeGenerator::builder(options.layout, lease.worker())
+            .clock(options.clock.clone())
+            .seq_start(options.seq_start)
+            .max_lead_ms(options.max_lead_ms)
             .fence(Box::new(SharedFence(lease.clone())));
         if let Some(t) = lease.resume_after_ms() {
             builder = builder.resume_after(t);

@@ -14,6 +14,7 @@
 //! is safe (its successor waits out `max_timestamp`), and "still held?" is the connection's
 //! health: it fails at the first failed statement, and a lost answer loses the connection.
 
+use crate::worker::IssueOptions;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,7 +30,7 @@ use super::{
 };
 use crate::mysql_url::{self, scrub};
 use crate::segment::DbAddress;
-use crate::snowflake::{Clock, Layout};
+use crate::snowflake::Clock;
 
 /// How long (s) a start waits for the named lock of its row before saying another live process
 /// holds it: long enough for the server to notice a killed holder's connection is gone.
@@ -266,12 +267,9 @@ impl Registry for MysqlRegistry {
 }
 
 impl WorkerRegistry for MysqlRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = MysqlLeaseStore {
             conn: Mutex::new(Some(self.opts.connect()?)),
             usable: AtomicBool::new(true),

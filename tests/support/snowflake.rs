@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use leafctl::snowflake::{Clock, LEAF_EPOCH_MS, Layout, Preset, SystemClock};
-use leafctl::worker::{WorkerError, WorkerGenerator};
+use leafctl::snowflake::{Clock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
+use leafctl::worker::{IssueOptions, WorkerError, WorkerGenerator};
 
 /// Leaf's layout (41 bits of ms since Leaf's epoch, 10 bits of worker id, 12 of sequence), which
 /// every snowflake test uses unless it says otherwise.
@@ -37,6 +37,13 @@ pub fn now_ms() -> i64 {
 /// The library's system clock, as generators and registries take it.
 pub fn system() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
+}
+
+/// Issuing in Leaf's layout on `clock`, each tick's sequence from zero (so tests can predict IDs).
+pub fn zero_start(clock: Arc<dyn Clock>) -> IssueOptions {
+    IssueOptions::new(leaf())
+        .seq_start(SeqStart::Zero)
+        .clock(clock)
 }
 
 /// A layout with 4 IDs per ms (Leaf's epoch, 10 worker bits, 2 sequence bits), so that any

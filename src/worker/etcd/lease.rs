@@ -18,6 +18,7 @@
 //! and the id go to someone else, before issuing has stopped.
 
 use super::error::EtcdError;
+use crate::worker::IssueOptions;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -27,7 +28,7 @@ use etcdv3client::pb;
 use tonic::codec::ProstCodec;
 
 use super::session::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
-use crate::snowflake::{Clock, Layout};
+use crate::snowflake::Clock;
 use crate::worker::lease::keepalive::KeepAliveFence;
 use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
 use crate::worker::node::NodeData;
@@ -242,12 +243,9 @@ impl KeepAliveTask {
 }
 
 impl WorkerRegistry for EtcdLeaseRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = EtcdLeaseStore::grant(&self.opts, self.endpoint.clone(), clock.clone())?;
         let lease = FencedLease::acquire(store, layout, clock, max_lead_ms)?;
         let store = lease.core().store();

@@ -30,6 +30,7 @@
 //! replays it with its trace (`LEAF_SIM_MODEL=... LEAF_SIM_SEED=... cargo test --lib
 //! worker::lease::sim::replay -- --nocapture`).
 
+use crate::worker::IssueOptions;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -964,7 +965,11 @@ fn issue(
             }
         };
         let lease: Arc<dyn WorkerLease> = core.clone();
-        match WorkerGenerator::on_lease_with_lead(lease, layout, SeqStart::Zero, clock, lead) {
+        let options = IssueOptions::new(layout)
+            .seq_start(SeqStart::Zero)
+            .clock(clock)
+            .max_lead_ms(lead);
+        match WorkerGenerator::on_lease(lease, &options) {
             Ok(generator) => {
                 holders[h].running = Some(Running {
                     core,

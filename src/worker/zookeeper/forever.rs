@@ -6,12 +6,13 @@
 //!   `leaf_temporary`), so a second live process with the same identity refuses to start.
 //! - A local cache file ([`super::cache`]) lets a known identity start while ZooKeeper is down.
 //!
-//! With a lead over the clock ([`WorkerRegistry::acquire_ahead`]) the node's timestamp is raised
-//! to cover every time reserved ahead of the clock before IDs at those times are issued, so Leaf's
+//! With a lead over the clock ([`crate::worker::IssueOptions::max_lead_ms`]) the node's timestamp
+//! is raised to cover every time reserved ahead of the clock before IDs at those times are issued, so Leaf's
 //! own start-up check on this identity (timestamp ahead of its clock: refuse) and ours both hold
 //! back until the clock has passed them. Without ZooKeeper the lead is not used.
 
 use super::error::{ZkError, parse_node};
+use crate::worker::IssueOptions;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use zookeeper_client as zkc;
 use super::admin::{average, live_peer_offsets};
 use super::cache::{CacheFile, WorkerCache};
 use super::session::{ZkOptions, ZkSession, parse_forever_child};
-use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+use crate::snowflake::{Clock, SnowflakeError, TimeFence};
 use crate::worker::lease::{Record, wait_out};
 use crate::worker::node::NodeData;
 use crate::worker::{
@@ -428,12 +429,9 @@ fn check_range(worker: u64, max: u64, source_of: &str) -> Result<(), WorkerError
 }
 
 impl WorkerRegistry for ZkForeverRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let lead = max_lead_ms.min(i64::MAX as u64) as i64;
         let max = layout.max_worker();
         let (cache_file, cached) = self.open_cache()?;

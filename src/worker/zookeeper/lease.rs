@@ -13,13 +13,14 @@
 //! fails as soon as the client sees the session disconnected, well before it can expire.
 
 use super::error::{ZkError, parse_node};
+use crate::worker::IssueOptions;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use zookeeper_client as zkc;
 
 use super::session::{ZkOptions, ZkSession, parse_forever_child, state_name};
-use crate::snowflake::{Clock, Layout};
+use crate::snowflake::Clock;
 use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
 use crate::worker::node::NodeData;
 use crate::worker::{WorkerError, WorkerLease, WorkerRegistry};
@@ -42,12 +43,9 @@ impl ZkLeaseRegistry {
 }
 
 impl WorkerRegistry for ZkLeaseRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = ZkLeaseStore::connect(&self.opts, clock.clone())?;
         Ok(Arc::new(FencedLease::acquire(
             store,
