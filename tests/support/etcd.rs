@@ -204,20 +204,31 @@ impl EtcdServer {
 
     fn single(tls: Option<&Certs>) -> EtcdServer {
         check_installed();
-        let (client, peer) = (free_port(), free_port());
-        let member = EtcdMember::spawn(
-            &Place::local(),
-            "e1",
-            client,
-            peer,
-            &format!("e1=http://127.0.0.1:{peer}"),
-            tls,
-        );
-        let server = EtcdServer {
-            members: vec![member],
-        };
-        server.wait_healthy();
-        server
+        // A port found free may be taken before etcd binds it (another test's outgoing
+        // connection gets an ephemeral port too): then start again on fresh ports.
+        for _ in 0..3 {
+            let (client, peer) = (free_port(), free_port());
+            let member = EtcdMember::spawn(
+                &Place::local(),
+                "e1",
+                client,
+                peer,
+                &format!("e1=http://127.0.0.1:{peer}"),
+                tls,
+            );
+            let up = wait_until(Duration::from_secs(60), || {
+                member.healthy() || member.log().contains("address already in use")
+            });
+            if up && member.log().contains("address already in use") {
+                continue;
+            }
+            let server = EtcdServer {
+                members: vec![member],
+            };
+            server.wait_healthy();
+            return server;
+        }
+        panic!("etcd found its ports taken three times in a row");
     }
 
     /// A cluster of `n` members on loopback.
