@@ -58,6 +58,27 @@ impl fmt::Display for Origin {
     }
 }
 
+impl Origin {
+    /// How strong an origin is: flag > environment > file > default.
+    pub fn rank(&self) -> u8 {
+        match self {
+            Origin::Flag => 3,
+            Origin::Env(_) => 2,
+            Origin::File => 1,
+            Origin::Default => 0,
+        }
+    }
+}
+
+/// A setting's value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved<T> {
+    /// The effective value.
+    pub value: T,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
 /// The whole file. Unknown keys are errors, so a typo does not silently fall back to a default.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -12,11 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use support::serve::{Server, http};
-use support::{Sandbox, parse_ids};
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use support::{Sandbox, parse_ids, stderr};
 
 /// Exit 2, nothing on stdout, one `error:` line naming `needle`, and a hint or clap's usage
 /// pointer.
@@ -32,18 +28,9 @@ fn assert_usage_error(out: &Output, needle: &str, what: &str) {
     );
 }
 
-fn sandbox_with_tag() -> Sandbox {
-    let sb = Sandbox::new();
-    sb.leafctl()
-        .args(["tag", "add", "t", "--step", "10"])
-        .assert()
-        .success();
-    sb
-}
-
 #[test]
 fn bad_tags_are_usage_errors_and_change_nothing() {
-    let sb = sandbox_with_tag();
+    let sb = Sandbox::with_tag("t", "10");
     let long = "x".repeat(129);
     let cases: &[(&[u8], &str)] = &[
         (b"", "a tag cannot be empty"),
@@ -91,7 +78,7 @@ fn bad_tags_are_usage_errors_and_change_nothing() {
 
 #[test]
 fn bad_steps_and_counts_name_the_allowed_range() {
-    let sb = sandbox_with_tag();
+    let sb = Sandbox::with_tag("t", "10");
     let step = "1..=2147483647";
     let count = "1..=9223372036854775807";
     let cases: &[(&[&str], &str)] = &[
@@ -375,7 +362,7 @@ fn serve(sb: &Sandbox, env: &[(&str, &str)]) -> Server {
 
 #[test]
 fn bad_paths_and_queries_get_a_4xx_and_the_server_carries_on() {
-    let sb = sandbox_with_tag();
+    let sb = Sandbox::with_tag("t", "10");
     let s = serve(&sb, &[]);
     let json_error = |(status, body): (u16, String), want: u16| {
         assert_eq!(status, want, "{body}");
@@ -455,7 +442,7 @@ fn open_after(conns: &mut Vec<TcpStream>, limit: Duration) -> usize {
 fn a_thousand_idle_connections_starve_no_one_and_are_closed() {
     // This process holds the other ends; make sure it may.
     leafctl::server::raise_open_file_limit();
-    let sb = sandbox_with_tag();
+    let sb = Sandbox::with_tag("t", "10");
     let s = serve(&sb, &[("LEAF_SERVE_HEADER_TIMEOUT_MS", "8000")]);
     let opened = Instant::now();
     let mut idle = idle_connections(s.addr, 1000);
@@ -501,7 +488,7 @@ fn a_thousand_idle_connections_starve_no_one_and_are_closed() {
 
 #[test]
 fn at_the_connection_cap_new_clients_wait_instead_of_failing() {
-    let sb = sandbox_with_tag();
+    let sb = Sandbox::with_tag("t", "10");
     // Hard and soft open-file limit 200 for the server: its cap becomes 200 - 64 = 136 however
     // many connections are asked for, so 300 idle clients cannot run it out of descriptors
     // (which the database needs: the answer below claims a new segment).
@@ -528,8 +515,7 @@ fn at_the_connection_cap_new_clients_wait_instead_of_failing() {
     assert_eq!(r.ids().len(), 20);
     eprintln!("answered at the cap after {:?}", opened.elapsed());
     assert_eq!(open_after(&mut idle, Duration::from_secs(20)), 0);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    let log = s.stop_cleanly();
     assert!(log.contains("at most 136 connections"), "{log}");
     assert!(log.contains("136 connections open"), "{log}");
     assert!(
@@ -540,7 +526,7 @@ fn at_the_connection_cap_new_clients_wait_instead_of_failing() {
 
 #[test]
 fn a_slow_trickle_of_headers_is_cut_off() {
-    let sb = sandbox_with_tag();
+    let sb = Sandbox::with_tag("t", "10");
     let s = serve(&sb, &[("LEAF_SERVE_HEADER_TIMEOUT_MS", "2000")]);
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_write_timeout(Some(Duration::from_secs(5))).unwrap();

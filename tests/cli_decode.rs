@@ -4,19 +4,10 @@ mod support;
 
 use leafctl::snowflake::{LEAF_EPOCH_MS, Layout, Preset};
 use predicates::prelude::*;
-use support::{Sandbox, on_a_terminal_of};
+use support::{Sandbox, json, on_a_terminal_of, stderr};
 
 /// Worker 1, sequence 5, 1000 ms after Leaf's epoch (2010-11-04T01:42:55.657Z).
 const KNOWN: u64 = (1000 << 22) | (1 << 12) | 5;
-
-fn json(out: &std::process::Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[test]
 fn decodes_a_known_id_to_json() {
@@ -305,7 +296,7 @@ fn bad_values_are_reported_and_good_ones_still_printed() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
     assert_eq!(v[0]["id"], KNOWN.to_string());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     for needle in [
         "\"abc\": not a number",
         "\"-5\": negative",
@@ -523,7 +514,7 @@ fn a_million_ids_decode_the_same_in_every_format_with_bad_lines_numbered() {
             Some(2),
             "{format}: bad lines give exit 2"
         );
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(
             err.contains("error: line 400000: \"12x4\": not a number"),
             "{format}: {err}"
@@ -680,7 +671,7 @@ fn head_on_a_million_ids_ends_early_and_quietly() {
             .env("FORMAT", format)
             .current_dir(sb.path());
         let out = cmd.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(out.status.success(), "{format}: {:?} {err}", out.status);
         assert!(err.is_empty(), "{format}: {err}");
         assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);

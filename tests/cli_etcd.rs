@@ -3,123 +3,50 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
-use leafctl::worker::{EtcdLeaseRegistry, EtcdOptions, WorkerGenerator};
-use support::etcd::EtcdServer;
-use support::{Sandbox, assert_unique, free_port, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `faketime -f OFFSET leafctl` with the sandbox's isolated environment (the monotonic clock
-/// left alone, as a real clock step leaves it).
-fn faketime(sb: &Sandbox, offset: &str) -> std::process::Command {
-    let isolated = sb.leafctl_std();
-    let mut cmd = std::process::Command::new("faketime");
-    cmd.args(["-f", offset]).arg(isolated.get_program());
-    for (k, v) in isolated.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.env("DONT_FAKE_MONOTONIC", "1");
-    cmd.current_dir(sb.path());
-    cmd
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "{}", stderr(out));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
+use leafctl::snowflake::{Clock, FakeClock, SystemClock};
+use leafctl::worker::{EtcdLeaseRegistry, WorkerGenerator};
+use support::etcd::{EtcdServer, opts};
+use support::faketime::under_faketime;
+use support::snowflake::{assert_runs_apart_on_each_worker, leaf, system, zero_start};
+use support::{
+    Sandbox, assert_unique, config_row, free_port, json, parse_ids, run_concurrently, stderr,
+    workers_list,
+};
 
 fn list(sb: &Sandbox, etcd: &EtcdServer, name: &str) -> serde_json::Value {
-    json(
-        &sb.leafctl()
-            .args([
-                "workers",
-                "list",
-                "--etcd",
-                &etcd.endpoints(),
-                "--name",
-                name,
-            ])
-            .args(["--output", "json"])
-            .output()
-            .unwrap(),
-    )
+    workers_list(sb, &["--etcd", &etcd.endpoints(), "--name", name])
 }
 
 fn holder(etcd: &EtcdServer, name: &str, instance: &str) -> EtcdLeaseRegistry {
-    let mut o = EtcdOptions::new(&etcd.endpoints(), name, instance.parse().unwrap());
-    o.lease_ttl = Duration::from_secs(3);
-    EtcdLeaseRegistry::new(o)
+    EtcdLeaseRegistry::new(opts(&etcd.endpoints(), name, instance))
 }
 
 #[test]
 fn eight_concurrent_runs_get_distinct_worker_ids_and_never_share_an_id() {
     let etcd = EtcdServer::shared();
     let sb = Sandbox::new();
-    let children: Vec<_> = (0..8)
-        .map(|i| {
-            sb.leafctl_std()
-                .args(["next", "--snowflake", "--etcd", &etcd.endpoints()])
+    // Eight runs of 200,000 IDs each, all at once.
+    let runs = run_concurrently(
+        (0..8).map(|i| {
+            let mut c = sb.leafctl_std();
+            c.args(["next", "--snowflake", "--etcd", &etcd.endpoints()])
                 .args(["--name", "conc", "--instance", &format!("10.50.0.{i}:8080")])
-                .args(["-n", "200000"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    // Per worker id: the time span of each run that used it.
-    let mut spans: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 200_000);
-        let parts: Vec<_> = ids.iter().map(|id| leaf().decode(*id).unwrap()).collect();
-        let worker = parts[0].worker;
-        assert!(
-            parts.iter().all(|p| p.worker == worker),
-            "one worker id per run"
-        );
-        let first = leaf().unix_ms(parts[0].ticks);
-        let last = leaf().unix_ms(parts[parts.len() - 1].ticks);
-        spans.entry(worker).or_default().push((first, last));
-        all.extend(ids);
-    }
-    assert_unique(&mut all);
-    assert_eq!(all.len(), 1_600_000);
+                .args(["-n", "200000"]);
+            c
+        }),
+        200_000,
+    );
+    // No ID twice; runs that shared a worker id did so one after another, never over the same
+    // times.
+    let spans = assert_runs_apart_on_each_worker(&runs);
     assert!(
         spans.len() >= 2,
         "runs at the same time got different worker ids: {spans:?}"
     );
-    // Runs that shared a worker id did so one after another, never over the same times.
-    for (worker, mut s) in spans {
-        s.sort_unstable();
-        for w in s.windows(2) {
-            assert!(
-                w[1].0 > w[0].1,
-                "worker {worker}: runs {:?} and {:?} overlap in time",
-                w[0],
-                w[1]
-            );
-        }
-    }
     // Every run gave its id back.
     let rows = list(&sb, etcd, "conc");
     assert!(
@@ -154,7 +81,7 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
 
     // Two seconds behind the first holder's last time: waits it out, then issues after it.
     let t0 = Instant::now();
-    let behind = faketime(&sb, "-2s")
+    let behind = under_faketime(&sb.leafctl_std(), "-2s")
         .args(args)
         .output()
         .expect("run faketime (Debian package faketime)");
@@ -172,7 +99,10 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
     assert!(t0.elapsed() >= Duration::from_millis(1_500), "it waited");
 
     // An hour behind: refused, nothing printed.
-    let far = faketime(&sb, "-1h").args(args).output().unwrap();
+    let far = under_faketime(&sb.leafctl_std(), "-1h")
+        .args(args)
+        .output()
+        .unwrap();
     assert_eq!(far.status.code(), Some(1), "{}", stderr(&far));
     assert!(stderr(&far).contains("behind"), "{}", stderr(&far));
     assert!(stderr(&far).contains("hint:"), "{}", stderr(&far));
@@ -250,9 +180,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     // A live holder.
     let g = WorkerGenerator::start(
         &holder(etcd, "reclaim", "10.52.0.1:8080"),
-        leaf(),
-        SeqStart::Zero,
-        clock.clone(),
+        &zero_start(clock.clone()),
     )
     .unwrap();
     g.next_block(10).unwrap();
@@ -315,7 +243,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     drop(g);
 
     // An expired id: its last holder ran with a clock 40 s behind and finished long "ago".
-    let old = faketime(&sb, "-40s")
+    let old = under_faketime(&sb.leafctl_std(), "-40s")
         .args(["next", "--snowflake", "--etcd", &ep, "--name", "expired"])
         .args(["--instance", "10.52.0.2:8080"])
         .output()
@@ -483,14 +411,7 @@ fn wrong_password_is_refused_and_never_echoed() {
     let text = String::from_utf8_lossy(&show.stdout).into_owned();
     assert!(!text.contains("Right-Pass-1"), "{text}");
     let v = json(&show);
-    let row = |k: &str| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == k)
-            .cloned()
-            .unwrap()
-    };
+    let row = |k: &str| config_row(&v, k);
     assert_eq!(row("etcd.password")["value"], "***");
     assert_eq!(row("etcd.password")["source"], "env LEAF_ETCD_PASSWORD");
     assert_eq!(row("etcd.user")["value"], "root");
@@ -524,9 +445,7 @@ fn doctor_compares_this_clock_with_live_holders_reports() {
     // A holder whose clock is right.
     let good = WorkerGenerator::start(
         &holder(etcd, "doctor", "10.53.0.1:8080"),
-        leaf(),
-        SeqStart::Zero,
-        Arc::new(SystemClock),
+        &zero_start(system()),
     )
     .unwrap();
     good.next_block(1).unwrap();
@@ -539,9 +458,7 @@ fn doctor_compares_this_clock_with_live_holders_reports() {
     let ahead = Arc::new(FakeClock::new(SystemClock.now_ms() + 40_000));
     let fast = WorkerGenerator::start(
         &holder(etcd, "doctor", "10.53.0.2:8080"),
-        leaf(),
-        SeqStart::Zero,
-        ahead,
+        &zero_start(ahead),
     )
     .unwrap();
     fast.next_block(1).unwrap();

@@ -8,11 +8,9 @@ use std::process::Stdio;
 
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
-use support::{Sandbox, assert_unique, on_a_terminal_of, parse_ids};
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
+use support::faketime::under_faketime;
+use support::snowflake::{now_ms, time_of, worker_of};
+use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids, stderr};
 
 #[test]
 fn issues_ascending_ids_for_the_worker() {
@@ -22,19 +20,13 @@ fn issues_ascending_ids_for_the_worker() {
         .args(["next", "--snowflake", "--worker-id", "7", "-n", "5000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    let layout = Layout::preset(Preset::Leaf);
-    for id in &ids {
-        let p = layout.decode(*id).unwrap();
-        assert_eq!(p.worker, 7);
-        assert!((layout.unix_ms(p.ticks) - now_ms()).abs() < 60_000);
+    for &id in &ids {
+        assert_eq!(worker_of(id), 7);
+        assert!((time_of(id) - now_ms()).abs() < 60_000);
     }
 }
 
@@ -75,11 +67,7 @@ fn tsv_and_ndjson_stream_ids_too() {
             .args(["--output", format])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", stderr(&out));
         String::from_utf8(out.stdout).unwrap()
     };
     let tsv = run("tsv");
@@ -118,11 +106,7 @@ fn presets_put_the_worker_where_decode_finds_it() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{preset}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{preset}: {}", stderr(&out));
         let ids = parse_ids(&out.stdout);
         let dec = sb
             .leafctl()
@@ -130,11 +114,7 @@ fn presets_put_the_worker_where_decode_finds_it() {
             .arg(ids[1].to_string())
             .output()
             .unwrap();
-        assert!(
-            dec.status.success(),
-            "{preset}: {}",
-            String::from_utf8_lossy(&dec.stderr)
-        );
+        assert!(dec.status.success(), "{preset}: {}", stderr(&dec));
         let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
         assert_eq!(v[0]["worker"].to_string(), worker, "{preset}");
     }
@@ -198,8 +178,8 @@ fn two_concurrent_processes_with_one_worker_id_never_collide() {
     let a = std::thread::spawn(move || a.wait_with_output().unwrap());
     let b = std::thread::spawn(move || b.wait_with_output().unwrap());
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
     let mut all = parse_ids(&a.stdout);
     all.extend(parse_ids(&b.stdout));
     assert_eq!(all.len(), 400_000);
@@ -290,14 +270,9 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
         .args(["next", "--snowflake", "--worker-id", "5"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
-    let layout = Layout::preset(Preset::Leaf);
-    assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
+    assert!(time_of(id) >= bound);
 
     let bound = now_ms() + 3;
     write_state(&sb, 6, bound, true);
@@ -306,13 +281,9 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
         .args(["next", "--snowflake", "--worker-id", "6"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
-    assert!(layout.unix_ms(layout.decode(id).unwrap().ticks) >= bound);
+    assert!(time_of(id) >= bound);
 }
 
 #[test]
@@ -322,22 +293,12 @@ fn faketime_an_hour_back_is_refused_end_to_end() {
         .args(["next", "--snowflake", "--worker-id", "2"])
         .assert()
         .success();
-    let out = std::process::Command::new("faketime")
-        .args(["-f", "-1h"])
-        .arg(assert_cmd::cargo::cargo_bin("leafctl"))
+    let out = under_faketime(&sb.leafctl_std(), "-1h")
         .args(["next", "--snowflake", "--worker-id", "2"])
-        .env("LEAF_STATE_DIR", sb.state_dir())
-        .env("HOME", sb.path())
-        .current_dir(sb.path())
         .output()
         .expect("faketime is installed by scripts/test");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("clock moved backwards"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("clock moved backwards"));
     assert!(out.stdout.is_empty());
 }
 
@@ -362,13 +323,9 @@ fn a_closed_pipe_ends_quietly_with_success() {
         out.status.success(),
         "exit {:?}: {}",
         out.status,
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
     // The next run still starts after the IDs that were issued.
     let next = sb
         .leafctl()
@@ -492,15 +449,11 @@ fn config_precedence_is_flag_env_file_default() {
         .env("LEAF_WORKER_ID", "4")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("s3cret"), "password leaked: {text}");
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let row = |k: &str| rows.iter().find(|r| r["key"] == k).unwrap().clone();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |k: &str| config_row(&rows, k);
     assert_eq!(row("snowflake.worker_id")["value"], "4");
     assert_eq!(row("snowflake.worker_id")["source"], "env LEAF_WORKER_ID");
     assert_eq!(row("snowflake.name")["value"], "orders");
@@ -530,16 +483,10 @@ fn config_precedence_is_flag_env_file_default() {
         .output()
         .unwrap();
     let id = parse_ids(&out.stdout)[0];
-    assert_eq!(Layout::preset(Preset::Leaf).decode(id).unwrap().worker, 5);
+    assert_eq!(worker_of(id), 5);
     // The file is used when nothing else is given, and a broken file is a usage error.
     let out = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
-    assert_eq!(
-        Layout::preset(Preset::Leaf)
-            .decode(parse_ids(&out.stdout)[0])
-            .unwrap()
-            .worker,
-        3
-    );
+    assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 3);
     std::fs::write(&cfg, "[snowflake]\nworker_id = \"three\"\n").unwrap();
     sb.leafctl()
         .args(["next", "--snowflake"])

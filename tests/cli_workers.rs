@@ -3,86 +3,37 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use leafctl::snowflake::{Clock, Layout, Preset, SystemClock, TimeFence};
+use leafctl::snowflake::{Clock, SystemClock, TimeFence};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
+use support::faketime::under_faketime;
+use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, free_port, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-/// `faketime -f OFFSET leafctl` with the sandbox's isolated environment.
-fn faketime(sb: &Sandbox, offset: &str) -> std::process::Command {
-    let isolated = sb.leafctl_std();
-    let mut cmd = std::process::Command::new("faketime");
-    cmd.args(["-f", offset]).arg(isolated.get_program());
-    for (k, v) in isolated.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.current_dir(sb.path());
-    cmd
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use support::{
+    Sandbox, assert_unique, config_row, free_port, parse_ids, run_concurrently, stderr,
+    workers_list,
+};
 
 #[test]
 fn eight_concurrent_leased_processes_never_share_an_id() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let children: Vec<_> = (0..8)
-        .map(|i| {
-            sb.leafctl_std()
-                .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "conc"])
-                .args(["--instance", &format!("10.40.0.{i}:8080"), "-n", "20000"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    // Per worker id: the time span of each process that used it.
-    let mut spans: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 20_000);
-        let parts: Vec<_> = ids.iter().map(|id| leaf().decode(*id).unwrap()).collect();
-        let worker = parts[0].worker;
-        assert!(
-            parts.iter().all(|p| p.worker == worker),
-            "one worker id per run"
-        );
-        let first = leaf().unix_ms(parts[0].ticks);
-        let last = leaf().unix_ms(parts[parts.len() - 1].ticks);
-        spans.entry(worker).or_default().push((first, last));
-        all.extend(ids);
-    }
-    assert_unique(&mut all);
-    assert_eq!(all.len(), 160_000);
-    // Runs that shared a worker id did so one after another, never over the same times.
-    for (worker, mut s) in spans {
-        s.sort_unstable();
-        for w in s.windows(2) {
-            assert!(
-                w[1].0 > w[0].1,
-                "worker {worker}: runs {:?} and {:?} overlap in time",
-                w[0],
-                w[1]
-            );
-        }
-    }
+    // Eight processes of 20,000 IDs each, all at once.
+    let runs = run_concurrently(
+        (0..8).map(|i| {
+            let mut c = sb.leafctl_std();
+            c.args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "conc"])
+                .args(["--instance", &format!("10.40.0.{i}:8080"), "-n", "20000"]);
+            c
+        }),
+        20_000,
+    );
+    // No ID twice; runs that shared a worker id did so one after another, never over the same
+    // times.
+    assert_runs_apart_on_each_worker(&runs);
 }
 
 #[test]
@@ -189,7 +140,7 @@ fn faketime_behind_the_stored_time_is_refused() {
         ];
         let ok = sb.leafctl().args(args).output().unwrap();
         assert!(ok.status.success(), "{registry}: {}", stderr(&ok));
-        let behind = faketime(&sb, "-1h")
+        let behind = under_faketime(&sb.leafctl_std(), "-1h")
             .args(args)
             .output()
             .expect("run faketime (Debian package faketime)");
@@ -221,19 +172,12 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     );
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let lease = ZkLeaseRegistry::new(opts)
-        .acquire(&leaf(), clock.clone())
+        .acquire(&IssueOptions::new(leaf()).clock(clock.clone()))
         .unwrap();
     assert_eq!(lease.worker(), 0);
     lease.extend(clock.now_ms()).unwrap();
 
-    let list = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    assert!(list.status.success(), "{}", stderr(&list));
-    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "reclaim"]);
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1, "{v}");
     let r = &rows[0];
@@ -294,13 +238,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     drop(lease);
 
     // The lease is free again and its reserved_until stayed.
-    let after = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "reclaim"]);
     assert_eq!(v[0]["held"], false);
     assert_eq!(
         v[0]["status"], "stale",
@@ -321,20 +259,15 @@ fn reclaim_tidies_a_stale_forever_node() {
         .output()
         .unwrap();
     assert!(stale.status.success(), "{}", stderr(&stale));
+    let reclaim = || {
+        sb.leafctl()
+            .args(["workers", "reclaim", "10.44.0.1:8080", "--yes"])
+            .args(["--zk", &zk.hosts(), "--name", "tidy"])
+            .output()
+            .unwrap()
+    };
     // Its last report is fresh: live until 3 report intervals have passed.
-    let live = sb
-        .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "10.44.0.1:8080",
-            "--yes",
-            "--zk",
-            &zk.hosts(),
-        ])
-        .args(["--name", "tidy"])
-        .output()
-        .unwrap();
+    let live = reclaim();
     assert_eq!(live.status.code(), Some(1), "a fresh report counts as live");
     let became_stale = support::wait_until(Duration::from_secs(30), || {
         let out = sb
@@ -347,28 +280,10 @@ fn reclaim_tidies_a_stale_forever_node() {
         v[0]["status"] == "stale"
     });
     assert!(became_stale);
-    let done = sb
-        .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "10.44.0.1:8080",
-            "--yes",
-            "--zk",
-            &zk.hosts(),
-        ])
-        .args(["--name", "tidy"])
-        .output()
-        .unwrap();
+    let done = reclaim();
     assert!(done.status.success(), "{}", stderr(&done));
     assert!(String::from_utf8_lossy(&done.stdout).contains("forever/10.44.0.1:8080-"));
-    let list = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "tidy"])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let v = workers_list(&sb, &["--zk", &zk.hosts(), "--name", "tidy"]);
     assert_eq!(v.as_array().unwrap().len(), 0);
 }
 
@@ -396,14 +311,7 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(!text.contains("topsecret"), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
-    let row = |k: &str| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == k)
-            .cloned()
-            .unwrap()
-    };
+    let row = |k: &str| config_row(&v, k);
     assert_eq!(row("zk.hosts")["value"], "zk1:2181");
     assert_eq!(row("zk.hosts")["source"], "flag");
     assert_eq!(row("zk.auth")["value"], "***");

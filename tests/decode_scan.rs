@@ -5,11 +5,8 @@ mod support;
 
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;
-use support::{Sandbox, on_a_terminal_of};
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
+use support::snowflake::now_ms;
+use support::{Sandbox, on_a_terminal_of, stderr};
 
 /// A Leaf ID made `ago_ms` before now by `worker`.
 fn leaf_id(ago_ms: i64, worker: u64, seq: u64) -> u64 {
@@ -19,11 +16,7 @@ fn leaf_id(ago_ms: i64, worker: u64, seq: u64) -> u64 {
 }
 
 fn ndjson(out: &std::process::Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(out));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -167,7 +160,7 @@ fn without_a_layout_an_implausible_number_is_read_under_the_most_plausible_one()
         (v[0]["worker"].as_u64(), v[0]["sequence"].as_u64()),
         (Some(1341), Some(7))
     );
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("is no leaf ID") && err.contains("read as instagram"),
         "{err}"
@@ -249,11 +242,7 @@ fn guess_marks_a_worker_this_host_issued_with() {
         .args(["next", "--snowflake", "--worker-id", "7", "-n", "1"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let rows = ndjson(
         &sb.leafctl()
@@ -299,11 +288,7 @@ fn scan_annotates_each_line_in_place() {
         .arg(&path)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains('\x1b'), "no colour off a terminal");
     let lines: Vec<&str> = text.lines().collect();
@@ -346,7 +331,7 @@ fn scan_records_carry_file_line_and_column() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "a missing file is bad input");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("cannot open") && err.contains("missing.log"),
         "{err}"
@@ -437,7 +422,7 @@ fn scan_streams_and_ends_quietly_under_head() {
         .env("LOG", &file)
         .current_dir(sb.path());
     let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(out.status.success(), "{:?} {err}", out.status);
     assert!(err.is_empty(), "{err}");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -462,11 +447,7 @@ fn around_gives_the_workers_range_and_its_sql() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let l = Layout::preset(Preset::Leaf);
     let lo: u64 = v["min_id"].as_str().unwrap().parse().unwrap();

@@ -14,26 +14,14 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use leafctl::snowflake::{Layout, Preset};
-use support::fault::{Load, under_faketime, with_clock_file};
+use support::faketime::{under_faketime, with_clock_file};
+use support::fault::Load;
 use support::serve::Server;
+use support::snowflake::{now_ms, time_of};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 const PATH: &str = "/api/snowflake/get/k";
-
-fn time_of(id: u64) -> i64 {
-    let l = Layout::preset(Preset::Leaf);
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// The offset file a running process reads its clock from.
 struct ClockFile(PathBuf);
@@ -51,6 +39,13 @@ impl ClockFile {
         let tmp = self.0.with_extension("tmp");
         std::fs::write(&tmp, format!("{offset}\n")).unwrap();
         std::fs::rename(&tmp, &self.0).unwrap();
+    }
+
+    /// `leafctl ARGS` (a `serve`) in `sb`, its clock read from this file.
+    fn serve(&self, sb: &Sandbox, args: &[&str]) -> Server {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(args);
+        Server::start(with_clock_file(&cmd, &self.0))
     }
 }
 
@@ -108,9 +103,7 @@ fn answers_again(s: &Server) -> Vec<u64> {
 fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_clock_returns() {
     let sb = Sandbox::new();
     let clock = ClockFile::new(&sb);
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["serve", "--snowflake", "--worker-id", "4"]);
-    let s = Server::start(with_clock_file(&cmd, &clock.0));
+    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "4"]);
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
 
     // Back 3 ms, ten times, under load: each is waited out, nothing is refused.
@@ -169,8 +162,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
         ids.extend(after);
     }
     assert!(metric(&s, "leaf_snowflake_clock_rollbacks_refused_total") >= 2);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     assert_unique(&mut ids);
 }
 
@@ -178,9 +170,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
 fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour() {
     let sb = Sandbox::new();
     let clock = ClockFile::new(&sb);
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["serve", "--snowflake", "--worker-id", "5"]);
-    let s = Server::start(with_clock_file(&cmd, &clock.0));
+    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "5"]);
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
 
     clock.set("+3600");
@@ -192,8 +182,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
     ids.extend(&ahead);
     clock.set("+0");
     refused_backwards(&s);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // The hour is recorded: a new run refuses (exit 1) ...
     let out = sb
@@ -240,16 +229,16 @@ fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
     let clock = ClockFile::new(&sb);
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"]);
-    let s = Server::start(with_clock_file(&cmd, &clock.0));
+    let s = clock.serve(
+        &sb,
+        &["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"],
+    );
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
     clock.set("+3600");
     ids.extend(s.get(&format!("{PATH}?count=100")).ids());
     clock.set("+0");
     refused_backwards(&s);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // Worker 0's reservation in ZooKeeper is an hour ahead: the next holder refuses it.
     let out = sb

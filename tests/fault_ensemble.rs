@@ -8,23 +8,14 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::fault::{Load, Seen};
 use support::serve::{Server, http};
+use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkEnsemble;
 use support::{Sandbox, assert_unique, wait_until};
 
 const SESSION_MS: u64 = 4_000;
 const PATH: &str = "/api/snowflake/get/k";
-
-fn worker_of(id: u64) -> u64 {
-    Layout::preset(Preset::Leaf).decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = Layout::preset(Preset::Leaf);
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
 
 fn serve(sb: &Sandbox, hosts: &str, name: &str, args: &[&str]) -> Server {
     let mut c = sb.leafctl_std();
@@ -213,8 +204,7 @@ fn an_ensemble_losing_its_leader_then_its_quorum_never_duplicates_and_recovers()
     eprintln!("lease worker ids used: {lease_workers:?}");
     let started = Instant::now();
     for s in [lease, forever] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
     assert!(started.elapsed() < Duration::from_secs(30));
 }

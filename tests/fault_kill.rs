@@ -12,29 +12,12 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::fault::{Load, complete_ids};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::{Server, signal};
+use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, parse_ids};
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn worker_of(id: u64) -> u64 {
-    layout().decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
+use support::{Sandbox, assert_unique, parse_ids, stderr};
 
 /// A sandbox plus the environment a scenario runs in (database, ZooKeeper settings).
 struct Env {
@@ -313,8 +296,7 @@ fn kill_serve_under_load(
                 "{seen:?}"
             );
             answered.push(seen.ids);
-            let (status, log) = server.terminate();
-            assert!(status.success(), "{log}");
+            server.stop_cleanly();
             break;
         }
         server.kill();

@@ -12,19 +12,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::fault::complete_ids;
 use support::serve::signal;
-use support::{Sandbox, assert_unique, parse_ids};
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = Layout::preset(Preset::Leaf);
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
+use support::snowflake::time_of;
+use support::{Sandbox, assert_unique, parse_ids, stderr};
 
 fn state_file(sb: &Sandbox, worker: u64) -> std::path::PathBuf {
     sb.state_dir().join(format!("snowflake-leaf-{worker}.json"))

@@ -9,19 +9,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::fault::Load;
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn worker_of(id: u64) -> u64 {
-    Layout::preset(Preset::Leaf).decode(id).unwrap().worker
-}
+use support::snowflake::worker_of;
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// A sandbox bound to one fresh database of `db`, with leafctl's tables.
 struct Env<'a> {
@@ -169,8 +161,7 @@ fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clien
     eprintln!("snowflake refused with: {refused:?}");
     ids.extend(s.get(&format!("{snow}?count=1000")).ids());
     assert_unique(&mut ids);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 /// A mariadb client holding `SELECT ... FOR UPDATE` on a tag's row for `hold`.
@@ -436,8 +427,7 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
     };
     eprintln!("worker {worker} -> {new_worker} after {refused} refusals");
     ids.extend(s.get(&format!("{path}?count=1000")).ids());
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // Once A is gone, B (whose identity no row holds now) gets its own row; all IDs distinct.
     ids.extend(parse_ids(&b.ok(&next)));

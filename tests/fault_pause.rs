@@ -12,22 +12,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::Sandbox;
 use support::etcd::EtcdServer;
 use support::serve::{Server, http, signal};
+use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkServer;
 
 const PATH: &str = "/api/snowflake/get/p?count=50";
 
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
 fn parts(id: u64) -> (u64, i64) {
-    let l = layout();
-    let p = l.decode(id).expect("an ID");
-    (p.worker, l.unix_ms(p.ticks))
+    (worker_of(id), time_of(id))
 }
 
 /// Requests IDs from `addr` until stopped (bounded to `limit`); returns every ID it got.

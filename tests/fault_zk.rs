@@ -11,21 +11,15 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::fault::{Load, Seen, after_on_each_worker, under_faketime, worker_of};
+use support::faketime::under_faketime;
+use support::fault::{Load, Seen, after_on_each_worker};
 use support::serve::Server;
+use support::snowflake::{now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// Session timeout for every test here: short, so expiries happen within seconds.
 const SESSION_MS: u64 = 2_000;
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// leafctl with ZooKeeper `hosts`, name `name` and short sessions, in a sandbox (one host).
 struct Host {
@@ -142,8 +136,7 @@ fn forever_mode_keeps_issuing_with_zookeeper_down_and_restarts_from_its_cache_on
     ids.extend(back);
     let raw = RawZk::connect(&zk.hosts(), None);
     assert!(raw.exists(&format!("/snowflake/fdown/temporary/{instance}")));
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     assert_unique(&mut ids);
 }
 
@@ -178,8 +171,7 @@ fn forever_mode_keeps_issuing_through_a_zookeeper_paused_past_the_session_timeou
     all_ids(&seen, "through the pause");
     let mut ids = seen.ids;
     assert_eq!(s.get("/readyz").status, 200);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     assert_unique(&mut ids);
 }
 
@@ -258,8 +250,7 @@ fn a_leased_server_stops_before_its_session_can_expire_and_resumes_without_reusi
     let mut all: Vec<u64> = ids.into_iter().flatten().collect();
     assert_unique(&mut all);
     assert_eq!(s.get("/readyz").status, 200);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 #[test]
@@ -314,8 +305,7 @@ fn two_forever_servers_given_one_identity_never_both_run() {
     assert_eq!(worker_of(later[0]), worker);
     after_on_each_worker(&ids, &later);
     ids.extend(later);
-    let (status, log) = second.terminate();
-    assert!(status.success(), "{log}");
+    second.stop_cleanly();
     assert_unique(&mut ids);
 }
 
@@ -423,8 +413,7 @@ fn leases_and_forever_nodes_on_one_name_never_share_a_worker_id() {
         "{err}"
     );
     ids.extend(leased.get("/api/snowflake/get/k?count=1000").ids());
-    let (status, log) = leased.terminate();
-    assert!(status.success(), "{log}");
+    leased.stop_cleanly();
 
     // The lease given back, the forever identity takes worker 1, after every time the lease
     // reserved; the next lease skips 0 and 1.

@@ -5,23 +5,12 @@ mod support;
 
 use std::sync::Arc;
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart};
+use leafctl::snowflake::{Clock, FakeClock};
 use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
-use support::{Sandbox, assert_unique, killed_mid_batch, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-fn time_of(id: u64) -> i64 {
-    leaf().unix_ms(leaf().decode(id).unwrap().ticks)
-}
+use support::snowflake::{SMALL, now_ms, small_time, time_of, zero_start};
+use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids, stderr};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
     read_state(&sb.state_dir().join(format!("snowflake-leaf-{worker}.json")))
@@ -42,8 +31,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     let clock = Arc::new(FakeClock::new(t0));
     let lead = 3_000;
     let g =
-        WorkerGenerator::start_with_lead(&registry, leaf(), SeqStart::Zero, clock.clone(), lead)
-            .unwrap();
+        WorkerGenerator::start(&registry, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let path = dir.path().join("snowflake-leaf-5.json");
     let mut last = 0;
     // 5,000 full ticks with the clock standing still but for 1 ms per 10 blocks: the lead is
@@ -80,8 +68,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     clock.advance_ms(100);
     let slept = clock.slept_ms();
     let g =
-        WorkerGenerator::start_with_lead(&registry, leaf(), SeqStart::Zero, clock.clone(), lead)
-            .unwrap();
+        WorkerGenerator::start(&registry, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let next = g.next_block(1).unwrap().first;
     assert!(next > last);
     assert_eq!(time_of(next), time_of(last) + 1);
@@ -89,7 +76,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     g.finish().unwrap();
     drop(g);
     // Without a lead the rerun waits for the clock to pass the record.
-    let g = WorkerGenerator::start(&registry, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&registry, &zero_start(clock.clone())).unwrap();
     let after = g.next_block(1).unwrap().first;
     assert!(after > next);
     assert!(time_of(after) <= clock.now_ms());
@@ -143,11 +130,8 @@ fn out_of_range_leads_are_usage_errors() {
         .env("LEAF_MAX_LEAD_MS", "250")
         .output()
         .unwrap();
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let row = rows
-        .iter()
-        .find(|r| r["key"] == "snowflake.max_lead_ms")
-        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = config_row(&rows, "snowflake.max_lead_ms");
     assert_eq!(
         (row["value"].as_str(), row["source"].as_str()),
         (Some("250"), Some("env LEAF_MAX_LEAD_MS"))
@@ -171,11 +155,7 @@ fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
             .args(["-n", n, "--max-lead", lead])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", stderr(&out));
         (parse_ids(&out.stdout), now_ms())
     };
     // 400,000 IDs are 98 ms of sequence numbers.
@@ -198,18 +178,6 @@ fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
     assert!(time_of(*c.last().unwrap()) <= c_end, "no lead: never ahead");
     let mut all = [a, b, c].concat();
     assert_unique(&mut all);
-}
-
-/// A layout with 4 IDs per ms, so that any producer outruns the clock at once: the batches below
-/// are ahead of it whatever the speed of the machine.
-const SMALL: [&str; 2] = ["--layout", "51,10,2"];
-
-fn small() -> Layout {
-    Layout::custom(leafctl::snowflake::LEAF_EPOCH_MS, 51, 10, 2, 1).unwrap()
-}
-
-fn small_time(id: u64) -> i64 {
-    small().unix_ms(small().decode(id).unwrap().ticks)
 }
 
 #[test]
@@ -250,11 +218,7 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         .args(["--max-lead", "20000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max, "repeated a time of the killed run");
     // Without a lead: waits for the clock to pass the record, or refuses a wait over 10 s.
@@ -269,7 +233,7 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
     } else {
         assert_eq!(out.status.code(), Some(1));
         assert!(out.stdout.is_empty());
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(
             err.contains("behind") && err.contains("--max-lead"),
             "{err}"
@@ -305,11 +269,7 @@ fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
         .arg(last.to_string())
         .output()
         .unwrap();
-    assert!(
-        dec.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dec.stderr)
-    );
+    assert!(dec.status.success(), "{}", stderr(&dec));
     let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
     assert_eq!(v[0]["timestamp_ms"], at);
     assert_eq!(v[0]["worker"], 2);
@@ -365,8 +325,7 @@ fn serve_runs_ahead_too_and_records_before_answering() {
         small_time(last) >= small_time(all[0]) + 3_999,
         "4,000 ms of times"
     );
-    let (status, stderr) = s.terminate();
-    assert!(status.success(), "{stderr}");
+    s.stop_cleanly();
     let st = state(&sb, 7);
     assert_eq!(
         (st.issued_below_ms, st.clean),
@@ -406,7 +365,7 @@ fn a_wait_after_a_run_with_a_lead_is_explained() {
         .args(["-n", "1"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(parse_ids(&out.stdout)[0] > last);
     // The first run ends well within its 2 s lead, so this wait is over a second: said.

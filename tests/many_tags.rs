@@ -8,7 +8,7 @@ mod support;
 
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;
-use support::{Sandbox, wait_until};
+use support::{Sandbox, stderr, wait_until};
 
 const TAGS: usize = 50_000;
 const USED: usize = 300;
@@ -209,11 +209,7 @@ fn every_answer_stays_bounded_with_fifty_thousand_tags() {
     // tag list streams every row in every format, and filters.
     let lines = |args: &[&str]| {
         let out = leafctl(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         String::from_utf8(out.stdout).unwrap()
     };
     let all = lines(&["tag", "list", "--output", "ndjson"]);

@@ -15,7 +15,7 @@ use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::serve::Server;
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, wait_until};
+use support::{Sandbox, assert_unique, stderr, wait_until};
 
 /// ZooKeeper session timeout of the snowflake server on the bad link.
 const SESSION_MS: u64 = 4_000;
@@ -49,6 +49,17 @@ fn db_cmd(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Command {
     c
 }
 
+/// A sandbox that ran `db init` and `tag add cut --step 2000` on database `url` from `place`.
+fn sandbox_with_cut_tag(place: &Place, url: &str) -> Sandbox {
+    let sb = Sandbox::new();
+    ok_at(place, db_cmd(&sb, url, &["db", "init"]));
+    ok_at(
+        place,
+        db_cmd(&sb, url, &["tag", "add", "cut", "--step", "2000"]),
+    );
+    sb
+}
+
 /// Runs a leafctl command at `place`, which must succeed.
 fn ok_at(place: &Place, cmd: std::process::Command) {
     let out = place.wrap(&cmd).output().expect("run leafctl");
@@ -56,7 +67,7 @@ fn ok_at(place: &Place, cmd: std::process::Command) {
         out.status.success(),
         "{:?}: {}",
         cmd.get_args().collect::<Vec<_>>(),
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
 }
 
@@ -178,12 +189,7 @@ fn a_segment_server_cut_off_from_mariadb_serves_its_buffers_then_503_then_recove
     let db = MariaDb::start_at(&store, &[]);
     let name = db.fresh_db();
     let url = db.url(&name);
-    let sb = Sandbox::new();
-    ok_at(&ha, db_cmd(&sb, &url, &["db", "init"]));
-    ok_at(
-        &ha,
-        db_cmd(&sb, &url, &["tag", "add", "cut", "--step", "2000"]),
-    );
+    let sb = sandbox_with_cut_tag(&ha, &url);
     let a = Server::start_at(&ha, db_cmd(&sb, &url, &["serve", "--segment"]));
     let la = load(&ha, a.addr, SEG);
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
@@ -252,8 +258,7 @@ fn a_segment_server_cut_off_from_mariadb_serves_its_buffers_then_503_then_recove
     assert!(resumed <= RESUME_BOUND);
     let mut ids = seen.ids;
     assert_unique(&mut ids);
-    let (status, log) = a.terminate();
-    assert!(status.success(), "{log}");
+    a.stop_cleanly();
 }
 
 /// Segment mode on a 3-node Galera cluster, its URL listing the nodes: the node the server uses
@@ -267,12 +272,7 @@ fn a_segment_server_whose_galera_node_is_cut_off_moves_on_to_another_node() {
     let cluster = Galera::start_at(&[&nodes[0], &nodes[1], &nodes[2]]);
     let name = cluster.nodes[0].fresh_db();
     let url = cluster.url_list(&[0, 1, 2], &name);
-    let sb = Sandbox::new();
-    ok_at(&ha, db_cmd(&sb, &url, &["db", "init"]));
-    ok_at(
-        &ha,
-        db_cmd(&sb, &url, &["tag", "add", "cut", "--step", "2000"]),
-    );
+    let sb = sandbox_with_cut_tag(&ha, &url);
     let a = Server::start_at(&ha, db_cmd(&sb, &url, &["serve", "--segment"]));
     let la = load(&ha, a.addr, SEG);
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
@@ -325,8 +325,7 @@ fn a_segment_server_whose_galera_node_is_cut_off_moves_on_to_another_node() {
     assert!(seen.ids.iter().all(|&id| id < max_id));
     let mut ids = seen.ids;
     assert_unique(&mut ids);
-    let (status, log) = a.terminate();
-    assert!(status.success(), "{log}");
+    a.stop_cleanly();
 }
 
 /// One server on a bad link, and the route its load asks for.
@@ -473,12 +472,7 @@ fn a_bad_link_to_mariadb_and_etcd_never_duplicates_and_recovers() {
     let etcd = support::etcd::EtcdServer::cluster_at(&[&store]);
     let name = db.fresh_db();
     let url = db.url(&name);
-    let sb = Sandbox::new();
-    ok_at(&hd, db_cmd(&sb, &url, &["db", "init"]));
-    ok_at(
-        &hd,
-        db_cmd(&sb, &url, &["tag", "add", "cut", "--step", "2000"]),
-    );
+    let sb = sandbox_with_cut_tag(&hd, &url);
     let mut c = db_cmd(&sb, &url, &["serve", "--segment", "--snowflake"]);
     c.args(["--etcd", &etcd.endpoints(), "--name", "bad"])
         .env("LEAF_ETCD_LEASE_TTL_MS", TTL_MS.to_string());
@@ -516,8 +510,7 @@ fn a_bad_link_to_mariadb_and_etcd_never_duplicates_and_recovers() {
         thirty_percent_loss_and_200_ms_for_20_s,
     );
     for s in [both, mysql] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 
@@ -550,8 +543,7 @@ fn zookeeper_lease_on_a_bad_link(fault: impl FnOnce(&Host) -> String) {
         }],
         fault,
     );
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 /// The bad link for a snowflake server on a ZooKeeper lease: no duplicate, and it issues again
@@ -671,6 +663,5 @@ fn clients_cut_off_from_their_server_see_connection_errors_and_never_an_id_twice
     assert_unique(&mut segment);
     let mut snowflake: Vec<u64> = seen[1].ids.iter().chain(&seen[3].ids).copied().collect();
     assert_unique(&mut snowflake);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }

@@ -11,14 +11,13 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::etcd::EtcdServer;
-use support::fault::{
-    Load, Seen, after_on_each_worker, no_time_shared_on_a_worker, now_ms, time_of, worker_of,
-};
+use support::fault::{Load, Seen, after_on_each_worker, no_time_shared_on_a_worker};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::serve::Server;
+use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{ZkEnsemble, ZkServer};
-use support::{Sandbox, assert_unique, wait_until};
+use support::{Sandbox, assert_unique, stderr, wait_until};
 
 /// ZooKeeper session timeout of every server here.
 const SESSION_MS: u64 = 4_000;
@@ -113,11 +112,7 @@ impl Registry {
 /// Runs a `workers list --output json` command at `place`; its rows.
 fn workers_at(place: &Place, cmd: std::process::Command) -> Vec<serde_json::Value> {
     let out = place.wrap(&cmd).output().expect("run workers list");
-    assert!(
-        out.status.success(),
-        "workers list: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "workers list: {}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON rows");
     v.as_array().cloned().unwrap_or_default()
 }
@@ -253,8 +248,7 @@ fn leased_server_cut_off(reg: &Registry, ha: &Host, hb: &Host) {
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
     for s in [a, b] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 
@@ -339,8 +333,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     let taken = cut.elapsed();
     assert!(lb.wait_for_answers(100, Duration::from_secs(30)));
     let seen_b = lb.stop();
-    let (status, log) = b.terminate();
-    assert!(status.success(), "{log}");
+    b.stop_cleanly();
     std::thread::sleep(CUT_FOR.saturating_sub(cut.elapsed()));
 
     let heal_at = la.elapsed();
@@ -402,8 +395,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     all_ids(&seen_b, "B");
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
-    let (status, log) = a.terminate();
-    assert!(status.success(), "{log}");
+    a.stop_cleanly();
 }
 
 /// Forever mode (Leaf's own ZooKeeper tree) cut off from ZooKeeper: Leaf's weak dependency, it
@@ -466,8 +458,7 @@ fn a_forever_server_cut_off_from_zookeeper_keeps_issuing_and_registers_again() {
     assert!(seen.ids.iter().all(|&id| worker_of(id) == wa));
     let mut ids = seen.ids;
     assert_unique(&mut ids);
-    let (status, log) = a.terminate();
-    assert!(status.success(), "{log}");
+    a.stop_cleanly();
 }
 
 /// A split 2|1 of a 3-member store with a leased server on each side: `a` on the majority's
@@ -571,8 +562,7 @@ fn split_two_to_one(
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
     for s in [a, b] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 

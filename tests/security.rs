@@ -11,7 +11,7 @@ use std::time::Duration;
 use support::mariadb::{self, MariaDb};
 use support::serve::Server;
 use support::zookeeper::{RawZk, ZkServer};
-use support::{Sandbox, parse_ids};
+use support::{Sandbox, parse_ids, stderr};
 use zookeeper_client as zkc;
 
 /// The ZooKeeper credentials leafctl runs with in this binary's tests (they share one server, and
@@ -33,11 +33,7 @@ fn openssl(dir: &Path, args: &[&str]) {
         .current_dir(dir)
         .output()
         .expect("run openssl (is it installed?)");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
 }
 
 struct Certs {
@@ -447,8 +443,7 @@ fn no_secret_appears_in_output_logs_or_errors() {
         }
     }
     check("serve answers", &bodies);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    let log = s.stop_cleanly();
     check("serve log", &log);
     assert!(
         log.contains("/api/segment/get/t 200"),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use support::mariadb::{PASSWORD, Replicated};
 use support::serve::Server;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 struct Env {
     pair: Replicated,
@@ -45,11 +45,7 @@ impl Env {
 
     fn ok(&self, args: &[&str]) -> std::process::Output {
         let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "leafctl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
         out
     }
 }
@@ -72,7 +68,7 @@ fn next_refuses_a_claim_the_failover_lost_until_the_tag_is_bumped() {
 
     // The same URL: the primary is gone, so the replica (now writable) answers, with max_id 6.
     let out = env.run(&["next", "f", "-n", "3"]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty(), "nothing issued from a lost range");
     for part in [
@@ -89,7 +85,7 @@ fn next_refuses_a_claim_the_failover_lost_until_the_tag_is_bumped() {
     // Refused: a bump that would move the tag down.
     let out = env.run(&["tag", "bump", "f", "--to", "5"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to move tag \"f\" down"));
+    assert!(stderr(&out).contains("refusing to move tag \"f\" down"));
 
     let out = env.ok(&["tag", "bump", "f", "--to", "11"]);
     assert!(

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
 use support::serve::{Server, http};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -59,7 +59,7 @@ impl Env {
         assert!(
             out.status.success(),
             "leafctl {args:?} on node {node}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            stderr(&out)
         );
         out
     }
@@ -198,8 +198,7 @@ fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
     let per_thread: Vec<Vec<(Instant, u16, Option<u64>)>> =
         loads.into_iter().map(|h| h.join().unwrap()).collect();
     for s in servers {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 
     let all: Vec<&(Instant, u16, Option<u64>)> = per_thread.iter().flatten().collect();

@@ -13,7 +13,7 @@ use leafctl::segment::{
 use leafctl::snowflake::FakeClock;
 use predicates::prelude::*;
 use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr, wait_until};
 
 struct Env {
     db: &'static MariaDb,
@@ -61,11 +61,7 @@ fn leafs_own_table_and_readme_row_work_untouched() {
         .args(["next", "leaf-segment-test", "-n", "5"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3, 4, 5]);
     assert_eq!(env.max_id("leaf-segment-test"), 6);
 
@@ -145,33 +141,21 @@ fn eight_processes_on_one_tag_never_overlap() {
         .args(["tag", "add", "busy", "--step", "10"])
         .assert()
         .success();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            env.sandbox
-                .leafctl_std()
-                .env("LEAF_DB", &env.url)
+    let runs = run_concurrently(
+        (0..8).map(|_| {
+            let mut c = env.sandbox.leafctl_std();
+            c.env("LEAF_DB", &env.url)
                 .env("LEAF_DB_PASSWORD", PASSWORD)
-                .args(["next", "busy", "-n", "100000"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 100_000);
+                .args(["next", "busy", "-n", "100000"]);
+            c
+        }),
+        100_000,
+    );
+    for ids in &runs {
         // Each process printed one contiguous ascending claim.
         assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
-        all.extend(ids);
     }
+    let mut all = runs.concat();
     assert_unique(&mut all);
     let max_id = env.max_id("busy") as u64;
     assert_eq!(max_id, 1 + 800_000, "exactly the claimed IDs were recorded");
@@ -365,7 +349,7 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
     ];
     for (args, want, text) in cases {
         let out = env.leafctl().args(*args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(code(&out), *want, "{args:?}: {err}");
         assert!(err.contains(text), "{args:?}: {err}");
     }
@@ -388,7 +372,7 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 1);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("exhausted"));
+    assert!(stderr(&out).contains("exhausted"));
     assert_eq!(env.max_id("big"), 9223372036854775800);
     let out = env
         .leafctl()
@@ -432,7 +416,7 @@ fn a_database_without_the_table_names_db_init() {
             .args(args)
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(code(&out), 1, "{args:?}: {err}");
         assert!(err.contains("no leaf_alloc table"), "{err}");
         assert!(err.contains("leafctl db init"), "{err}");
@@ -461,7 +445,7 @@ fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
             .args(["next", "t"])
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(code(&out), 1, "{err}");
         assert!(err.contains("cannot reach"), "{err}");
         assert!(!err.contains(secret), "password leaked: {err}");
@@ -481,7 +465,7 @@ fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
         .args(["tag", "list"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(code(&out), 1, "{err}");
     assert!(err.contains("refused the login"), "{err}");
     assert!(!err.contains(secret), "password leaked: {err}");
@@ -494,7 +478,7 @@ fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 1);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("secure connection"));
+    assert!(stderr(&out).contains("secure connection"));
     let out = sb
         .leafctl()
         .env("LEAF_DB", format!("{}?tls=maybe", db.url(&name)))
@@ -582,7 +566,7 @@ fn write_conflicts_are_retried_then_reported_once() {
         .args(["next", "c", "-n", "3"])
         .output()
         .unwrap();
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3]);
     assert_eq!(env.max_id("c"), 4);
 
@@ -591,7 +575,7 @@ fn write_conflicts_are_retried_then_reported_once() {
         .root_sql(Some(&env.name), "UPDATE conflicts SET n = -1");
     let started = Instant::now();
     let out = env.leafctl().args(["next", "c"]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(code(&out), 1, "{err}");
     assert!(out.stdout.is_empty());
     assert!(

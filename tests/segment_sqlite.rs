@@ -10,7 +10,7 @@ use std::sync::Arc;
 use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
 use predicates::prelude::*;
 use std::time::Duration;
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr, wait_until};
 
 #[test]
 fn the_embedded_default_creates_its_own_database() {
@@ -60,7 +60,7 @@ fn an_explicit_url_without_the_table_names_db_init() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("no leaf_alloc table") && err.contains("leafctl db init"),
         "{err}"
@@ -98,30 +98,19 @@ fn eight_processes_on_one_sqlite_file_never_overlap() {
         .args(["tag", "add", "busy", "--db", &url])
         .assert()
         .success();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            sb.leafctl_std()
-                .env("LEAF_DB", &url)
-                .args(["next", "busy", "-n", "100000"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = Vec::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ids = parse_ids(&out.stdout);
-        assert_eq!(ids.len(), 100_000);
+    let runs = run_concurrently(
+        (0..8).map(|_| {
+            let mut c = sb.leafctl_std();
+            c.env("LEAF_DB", &url)
+                .args(["next", "busy", "-n", "100000"]);
+            c
+        }),
+        100_000,
+    );
+    for ids in &runs {
         assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
-        all.extend(ids);
     }
+    let mut all = runs.concat();
     assert_unique(&mut all);
     let store = SqliteStore::open(sb.path().join("shared.db"), OpenMode::Existing).unwrap();
     let max_id = store.get("busy").unwrap().unwrap().max_id as u64;
@@ -179,17 +168,8 @@ fn a_closed_pipe_ends_quietly() {
         .unwrap();
     assert_eq!(first, "1\n");
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
 
 #[test]
@@ -200,13 +180,13 @@ fn a_config_file_with_a_password_readable_by_others_is_warned_about() {
     std::fs::write(&cfg, "[db]\npassword = \"hunter2x\"\n").unwrap();
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = sb.leafctl().args(["config", "show"]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(err.contains("readable by other users"), "{err}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2x"));
     assert!(!err.contains("hunter2x"));
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = sb.leafctl().args(["config", "show"]).output().unwrap();
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("readable by other users"));
+    assert!(!stderr(&out).contains("readable by other users"));
 }
 
 #[test]

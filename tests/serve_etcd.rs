@@ -7,10 +7,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
 use support::etcd::EtcdServer;
 use support::serve::{Server, http};
-use support::{Sandbox, assert_unique};
+use support::snowflake::{assert_later_on_the_same_worker, worker_of};
+use support::{Sandbox, assert_unique, workers_list};
 
 fn serve(sb: &Sandbox, endpoints: &str, name: &str, ttl_ms: &str) -> Server {
     let mut cmd = sb.leafctl_std();
@@ -23,19 +23,6 @@ fn serve(sb: &Sandbox, endpoints: &str, name: &str, ttl_ms: &str) -> Server {
         "--snowflake",
     ]);
     Server::start(cmd)
-}
-
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn worker_of(id: u64) -> u64 {
-    layout().decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
 }
 
 #[test]
@@ -111,8 +98,7 @@ fn two_servers_on_a_cluster_losing_its_leader_under_load_never_duplicate_and_res
     assert_eq!(a.get("/readyz").status, 200, "{}", a.stderr());
     assert_eq!(b.get("/readyz").status, 200, "{}", b.stderr());
     for s in [a, b] {
-        let (status, log) = s.terminate();
-        assert!(status.success(), "{log}");
+        s.stop_cleanly();
     }
 }
 
@@ -123,21 +109,10 @@ fn a_frozen_etcd_stops_issuing_before_the_lease_expires_and_the_server_leases_ag
     let s = serve(&sb, &etcd.endpoints(), "frozen", "3000");
     let path = "/api/snowflake/get/k";
     let old = s.get(&format!("{path}?count=20000")).ids();
-    let old_worker = worker_of(old[0]);
 
     etcd.first().pause();
     let paused = Instant::now();
-    let mut during = Vec::new();
-    let refused = loop {
-        assert!(paused.elapsed() < Duration::from_secs(30), "still issuing");
-        let r = s.get(path);
-        if r.status == 200 {
-            during.push(r.id());
-            std::thread::sleep(Duration::from_millis(10));
-        } else {
-            break r;
-        }
-    };
+    let (during, refused) = s.ids_until_refused(path, Duration::from_millis(10));
     let stopped_after = paused.elapsed();
     refused.assert_error(503, "lease_lost");
     assert_eq!(s.get("/readyz").status, 503);
@@ -149,53 +124,15 @@ fn a_frozen_etcd_stops_issuing_before_the_lease_expires_and_the_server_leases_ag
     std::thread::sleep(Duration::from_secs(4));
     etcd.first().resume();
 
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no new lease; {}",
-            s.stderr()
-        );
-        if http(s.addr, "GET", path, &[]).expect("answer").status == 200 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    s.wait_until_issuing(path, Duration::from_secs(60));
     let new = s.get(&format!("{path}?count=20000")).ids();
-    let new_worker = worker_of(new[0]);
-    if new_worker == old_worker {
-        let last_old = old
-            .iter()
-            .chain(&during)
-            .map(|&i| time_of(i))
-            .max()
-            .unwrap();
-        let first_new = new.iter().map(|&i| time_of(i)).min().unwrap();
-        assert!(
-            first_new > last_old,
-            "the new lease on worker {new_worker} reused time {first_new} <= {last_old}"
-        );
-    }
+    assert_later_on_the_same_worker(&[&old[..], &during].concat(), &new);
     assert_eq!(s.get("/readyz").status, 200);
     let mut all: Vec<u64> = old.into_iter().chain(during).chain(new).collect();
     assert_unique(&mut all);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     // SIGTERM gave the lease back.
-    let listed = sb
-        .leafctl()
-        .args([
-            "workers",
-            "list",
-            "--etcd",
-            &etcd.endpoints(),
-            "--name",
-            "frozen",
-        ])
-        .args(["--output", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let v = workers_list(&sb, &["--etcd", &etcd.endpoints(), "--name", "frozen"]);
     assert!(
         v.as_array().unwrap().iter().all(|r| r["held"] == false),
         "{v}"

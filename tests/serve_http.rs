@@ -6,16 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::serve::{Server, http};
-use support::{Sandbox, assert_unique};
-
-fn sandbox_with_tag(tag: &str, step: &str) -> Sandbox {
-    let sb = Sandbox::new();
-    sb.leafctl()
-        .args(["tag", "add", tag, "--step", step])
-        .assert()
-        .success();
-    sb
-}
+use support::{Sandbox, assert_unique, config_row, stderr};
 
 fn serve(sb: &Sandbox, args: &[&str]) -> Server {
     let mut cmd = sb.leafctl_std();
@@ -25,7 +16,7 @@ fn serve(sb: &Sandbox, args: &[&str]) -> Server {
 
 #[test]
 fn leaf_routes_answer_as_leaf_does() {
-    let sb = sandbox_with_tag("order", "100");
+    let sb = Sandbox::with_tag("order", "100");
     let s = serve(&sb, &["--segment", "--snowflake", "--worker-id", "5"]);
 
     // Segment: a bare decimal ID, text/plain, ascending; any method.
@@ -122,7 +113,7 @@ fn leaf_routes_answer_as_leaf_does() {
 #[test]
 fn batches_are_ascending_and_cross_segments() {
     // A step of 100: a batch of 1000 must cross several segments (or claim the rest at once).
-    let sb = sandbox_with_tag("batch", "100");
+    let sb = Sandbox::with_tag("batch", "100");
     let s = serve(&sb, &["--segment", "--snowflake", "--worker-id", "6"]);
     // Within a batch IDs ascend; across answers they are unique (a batch larger than the
     // buffers claims its rest directly, above the buffered next segment).
@@ -157,7 +148,7 @@ fn batches_are_ascending_and_cross_segments() {
 
 #[test]
 fn errors_are_never_an_id() {
-    let sb = sandbox_with_tag("order", "1000");
+    let sb = Sandbox::with_tag("order", "1000");
     let s = serve(&sb, &["--segment"]);
     s.get("/api/segment/get/nope")
         .assert_error(404, "unknown_tag");
@@ -220,7 +211,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     };
     let out = leafctl().arg("serve").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("--segment") && err.contains("--snowflake"),
         "{err}"
@@ -247,7 +238,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains(&addr));
+    assert!(stderr(&out).contains(&addr));
 
     // A server cannot share a local worker id with a running process: it fails at once.
     let first = serve(&sb, &["--snowflake", "--worker-id", "4"]);
@@ -270,7 +261,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
 
 #[test]
 fn the_token_guards_every_route_but_health() {
-    let sb = sandbox_with_tag("order", "1000");
+    let sb = Sandbox::with_tag("order", "1000");
     let token = "s3cret-t0ken-value";
     let mut cmd = sb.leafctl_std();
     cmd.args(["-vvv", "serve", "--segment"])
@@ -327,8 +318,7 @@ fn the_token_guards_every_route_but_health() {
     );
     assert!(!shown.contains(token));
 
-    let (status, log) = s.terminate();
-    assert!(status.success());
+    let log = s.stop_cleanly();
     assert!(
         log.contains("/api/segment/get/order 200"),
         "access log with -v: {log}"
@@ -380,8 +370,7 @@ fn single_ids_that_must_wait_for_the_next_tick_never_repeat() {
     // More than two IDs a millisecond were asked for, so many requests waited.
     assert!(all.len() > 500, "{} IDs", all.len());
     assert_unique(&mut all);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 #[test]
@@ -390,8 +379,7 @@ fn sigterm_finishes_and_records_the_last_time() {
     let s = serve(&sb, &["--snowflake", "--worker-id", "9"]);
     let mut served = s.get("/api/snowflake/get/k?count=5000").ids();
     let t = Instant::now();
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{status:?} {log}");
+    let log = s.stop_cleanly();
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert!(log.contains("stopped"), "{log}");
     // The lock is free at once and the next run continues after what the server issued.
@@ -417,14 +405,13 @@ fn sigterm_finishes_and_records_the_last_time() {
     // No access log without -v.
     let s = serve(&sb, &["--snowflake", "--worker-id", "9"]);
     s.get("/api/snowflake/get/k");
-    let (status, log) = s.terminate();
-    assert!(status.success());
+    let log = s.stop_cleanly();
     assert!(!log.contains("/api/snowflake/get/k"), "{log}");
 }
 
 #[test]
 fn in_flight_requests_finish_on_sigterm() {
-    let sb = sandbox_with_tag("order", "1000");
+    let sb = Sandbox::with_tag("order", "1000");
     let s = serve(&sb, &["--segment", "--snowflake", "--worker-id", "2"]);
     let addr = s.addr;
     // Requests in flight while SIGTERM arrives still get whole answers (or a refused connection
@@ -447,8 +434,7 @@ fn in_flight_requests_finish_on_sigterm() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     let answered: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
     assert!(answered > 0);
 }
@@ -493,14 +479,7 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let get = |k: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == k)
-            .map(|r| r["value"].clone())
-            .unwrap_or_default()
-    };
+    let get = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(get("db.url"), "mysql://root@localhost:3306/leaf_test");
     assert_eq!(get("zk.hosts"), "zk1:2181");
     assert_eq!(get("zk.instance"), ":8089");
@@ -566,7 +545,7 @@ fn the_systemd_unit_verifies() {
         .env("SYSTEMD_LOG_LEVEL", "warning")
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(out.status.success(), "systemd-analyze verify: {err}");
     assert!(
         !err.contains("leafctl.service:"),
@@ -589,7 +568,7 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
 /// huge input is never echoed back whole (#16).
 #[test]
 fn errors_keep_internals_and_huge_inputs_out_of_the_body() {
-    let sb = sandbox_with_tag("order", "100");
+    let sb = Sandbox::with_tag("order", "100");
     let s = serve(&sb, &["--segment"]);
     let r = s.get("/api/segment/get/nosuch");
     r.assert_error(404, "unknown_tag");
@@ -632,7 +611,7 @@ fn errors_keep_internals_and_huge_inputs_out_of_the_body() {
 /// and the other tags serve; the log says it once, not on every request.
 #[test]
 fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
-    let sb = sandbox_with_tag("ok", "1000");
+    let sb = Sandbox::with_tag("ok", "1000");
     sb.leafctl()
         .args(["tag", "add", "tail", "--start", "9223372036854775807"])
         .assert()
@@ -703,8 +682,7 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
             .assert_error(410, "exhausted");
     }
     std::thread::sleep(std::time::Duration::from_millis(1200));
-    let (status, log) = s.terminate();
-    assert!(status.success());
+    let log = s.stop_cleanly();
     let warned = log.matches("WARN").count();
     assert!(
         warned <= 2,

@@ -6,8 +6,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Layout, Preset};
-use support::serve::{Server, hammer, http};
+use support::serve::{Server, hammer};
+use support::snowflake::{assert_later_on_the_same_worker, now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
 use support::{Sandbox, assert_unique};
 
@@ -16,23 +16,6 @@ fn serve(sb: &Sandbox, zk: &ZkServer, name: &str, args: &[&str]) -> Server {
     cmd.args(["--zk", &zk.hosts(), "--name", name, "serve", "--snowflake"])
         .args(args);
     Server::start(cmd)
-}
-
-fn layout() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn worker_of(id: u64) -> u64 {
-    layout().decode(id).unwrap().worker
-}
-
-fn time_of(id: u64) -> i64 {
-    let l = layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 #[test]
@@ -65,8 +48,7 @@ fn a_forever_server_takes_the_worker_id_leaf_gave_its_identity() {
             .body
             .contains("leaf_snowflake_worker_id 2")
     );
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
     // The node keeps Leaf's JSON, with a fresh timestamp.
     let data = raw.get(&ours).unwrap();
     let obj: serde_json::Value = serde_json::from_slice(&data).unwrap();
@@ -107,22 +89,10 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     let s = Server::start(cmd);
     let path = "/api/snowflake/get/k";
     let old = s.get(&format!("{path}?count=20000")).ids();
-    let old_worker = worker_of(old[0]);
 
     zk.pause();
     // Issuing stops once the session is disconnected: a clear 503, never an ID it cannot vouch for.
-    let started = Instant::now();
-    let mut during = Vec::new();
-    let refused = loop {
-        assert!(started.elapsed() < Duration::from_secs(30), "still issuing");
-        let r = s.get(path);
-        if r.status == 200 {
-            during.push(r.id());
-            std::thread::sleep(Duration::from_millis(20));
-        } else {
-            break r;
-        }
-    };
+    let (during, refused) = s.ids_until_refused(path, Duration::from_millis(20));
     refused.assert_error(503, "lease_lost");
     assert_eq!(refused.header("retry-after"), Some("1"));
     assert_eq!(s.get("/readyz").status, 503);
@@ -130,34 +100,9 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     std::thread::sleep(Duration::from_secs(4));
     zk.resume();
 
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no new lease; {}",
-            s.stderr()
-        );
-        let r = http(s.addr, "GET", path, &[]).expect("answer");
-        if r.status == 200 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    s.wait_until_issuing(path, Duration::from_secs(60));
     let new = s.get(&format!("{path}?count=20000")).ids();
-    let new_worker = worker_of(new[0]);
-    if new_worker == old_worker {
-        let last_old = old
-            .iter()
-            .chain(&during)
-            .map(|&i| time_of(i))
-            .max()
-            .unwrap();
-        let first_new = new.iter().map(|&i| time_of(i)).min().unwrap();
-        assert!(
-            first_new > last_old,
-            "the new lease on worker {new_worker} reused time {first_new} <= {last_old}"
-        );
-    }
+    assert_later_on_the_same_worker(&[&old[..], &during].concat(), &new);
     let metrics = s.get("/metrics").body;
     assert!(
         metrics.contains("leaf_snowflake_lease_acquisitions_total 2"),
@@ -166,8 +111,7 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     assert_eq!(s.get("/readyz").status, 200);
     let mut all: Vec<u64> = old.into_iter().chain(during).chain(new).collect();
     assert_unique(&mut all);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 }
 
 #[test]
@@ -177,8 +121,7 @@ fn sigterm_gives_the_lease_back_at_once() {
     let s = serve(&sb, zk, "release", &[]);
     let served = s.get("/api/snowflake/get/k?count=5000").ids();
     let worker = worker_of(served[0]);
-    let (status, log) = s.terminate();
-    assert!(status.success(), "{log}");
+    s.stop_cleanly();
 
     // Nobody holds it any more ...
     let out = sb

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;
-use support::{Sandbox, wait_until};
+use support::{Sandbox, stderr, wait_until};
 
 /// A tag that is valid (no whitespace) and would be markup if the page wrote it as HTML.
 const HTML_TAG: &str = "<img/src=x/onerror=document.title='owned'>";
@@ -46,11 +46,7 @@ fn headless(url: &str, profile: &Path, extra: &[&str]) -> std::process::Output {
         .arg(url)
         .output()
         .expect("run chromium");
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "chromium failed: {}", stderr(&out));
     out
 }
 
@@ -78,11 +74,7 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
             .args(args)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     };
     leafctl(&["db", "init"]);
     leafctl(&["tag", "add", "order", "--step", "1000"]);

@@ -7,44 +7,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::{
-    EtcdAdmin, EtcdLeaseRegistry, EtcdOptions, IssueError, SupervisedGenerator, WorkerError,
-    WorkerGenerator, WorkerLease, WorkerMode, WorkerRegistry,
+    EtcdError, EtcdLeaseRegistry, EtcdOptions, IssueError, Registry, RegistryKind,
+    SupervisedGenerator, WorkerError, WorkerGenerator, WorkerLease, WorkerRegistry,
 };
-use support::etcd::EtcdServer;
-
-fn opts(endpoints: &str, name: &str, instance: &str) -> EtcdOptions {
-    let mut o = EtcdOptions::new(endpoints, name, instance.parse().unwrap());
-    o.lease_ttl = Duration::from_secs(3);
-    o
-}
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn now() -> i64 {
-    SystemClock.now_ms()
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        let b = g.next_block(n - out.len() as u64).unwrap();
-        out.extend(b);
-    }
-    out
-}
+use support::etcd::{EtcdServer, opts};
+use support::snowflake::{assert_clock_behind, issue, leaf, now_ms, system, time_of, zero_start};
+use support::stderr;
 
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
-    EtcdAdmin::connect(o)
-        .unwrap()
-        .list(now())
+    EtcdLeaseRegistry::new(o.clone())
+        .list(now_ms())
         .unwrap()
         .into_iter()
         .find(|r| r.worker == worker)
@@ -52,9 +27,8 @@ fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
 }
 
 fn held(o: &EtcdOptions, worker: u64) -> bool {
-    EtcdAdmin::connect(o)
-        .unwrap()
-        .list(now())
+    EtcdLeaseRegistry::new(o.clone())
+        .list(now_ms())
         .unwrap()
         .into_iter()
         .any(|r| r.worker == worker && r.held)
@@ -64,17 +38,17 @@ fn held(o: &EtcdOptions, worker: u64) -> bool {
 fn leases_are_the_lowest_free_ids_and_distinct() {
     let etcd = EtcdServer::shared();
     let reg = EtcdLeaseRegistry::new(opts(&etcd.endpoints(), "lowest", "10.7.0.1:8080"));
-    let a = reg.acquire(&leaf(), system()).unwrap();
-    let b = reg.acquire(&leaf(), system()).unwrap();
-    let c = reg.acquire(&leaf(), system()).unwrap();
+    let a = reg.acquire(&IssueOptions::new(leaf())).unwrap();
+    let b = reg.acquire(&IssueOptions::new(leaf())).unwrap();
+    let c = reg.acquire(&IssueOptions::new(leaf())).unwrap();
     assert_eq!((a.worker(), b.worker(), c.worker()), (0, 1, 2));
     b.finish(None).unwrap();
-    let d = reg.acquire(&leaf(), system()).unwrap();
+    let d = reg.acquire(&IssueOptions::new(leaf())).unwrap();
     assert_eq!(d.worker(), 1, "a released id is reused first");
     // 16 threads at once: all different.
     let leases: Vec<Arc<dyn WorkerLease>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..16)
-            .map(|_| s.spawn(|| reg.acquire(&leaf(), system()).unwrap()))
+            .map(|_| s.spawn(|| reg.acquire(&IssueOptions::new(leaf())).unwrap()))
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -97,11 +71,11 @@ fn lease_handoff_never_reuses_a_timestamp() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "handoff", "10.8.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
 
     // A issues over 50 ms and "crashes" (no finish): its reservation stays in etcd.
-    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     let mut a_ids = Vec::new();
     for _ in 0..50 {
         a_ids.extend(issue(&a, 3));
@@ -113,7 +87,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
 
     // B gets the same id with its clock 1 s behind A's: it must wait past A's reservation.
     clock.set_ms(t - 1_000);
-    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert_eq!(b.worker(), a_worker);
     assert!(clock.now_ms() >= t + 49, "B waited for A's reservation");
     let b_ids = issue(&b, 100);
@@ -130,7 +104,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
 
     // C after a clean finish: waits only for B's exact last time, not the whole window.
     clock.set_ms(b_last - 500);
-    let c = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let c = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert_eq!(c.worker(), a_worker);
     assert_eq!(clock.now_ms(), b_last + 1);
     let c_ids = issue(&c, 10);
@@ -139,12 +113,8 @@ fn lease_handoff_never_reuses_a_timestamp() {
 
     // Far behind the reservation: refused rather than waiting for long, and the id is free again.
     clock.set_ms(b_last - 3_600_000);
-    let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
+    assert_clock_behind(r);
     assert!(!held(&o, a_worker), "a refused start gives the id back");
 }
 
@@ -153,9 +123,9 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "renew", "10.11.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     issue(&g, 10);
     let first = reserved_until(&o, 0).unwrap();
     assert!(first > t, "reserved before issuing");
@@ -170,16 +140,16 @@ fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
     assert!(reserved_until(&o, 0).unwrap() >= t + 1_500 + 3_000);
     // The holder reports its clock into its lease key every 3 s.
     clock.advance_ms(60_000);
-    let admin = EtcdAdmin::connect(&o).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
     assert!(
         support::wait_until(Duration::from_secs(10), || {
-            admin.list(now()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
+            admin.list(now_ms()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
         }),
         "no report"
     );
     let rec = &admin.list(t + 60_000).unwrap()[0];
     assert_eq!(rec.identity, "10.11.0.1:8080");
-    assert_eq!(rec.mode, WorkerMode::Etcd);
+    assert_eq!(rec.mode, RegistryKind::Etcd);
     assert!(rec.held && rec.is_live(t + 60_000));
     clock.advance_ms(-60_000);
     g.finish().unwrap();
@@ -194,7 +164,7 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
     let o = opts(&etcd.endpoints(), "paused", "10.9.0.1:8080");
     let ttl = o.lease_ttl;
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     let mut first = issue(&g, 1_000);
     // Let a few keep-alives go through first.
     std::thread::sleep(ttl);
@@ -216,8 +186,9 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
     assert!(
         matches!(
             err,
-            IssueError::Worker(WorkerError::LeaseLost { .. }) | IssueError::Snowflake(_)
-        ),
+            IssueError::Worker(ref e)
+                if matches!(e.store::<EtcdError>(), Some(EtcdError::LeaseLost { .. }))
+        ) || matches!(err, IssueError::Snowflake(_)),
         "{err}"
     );
     // The last keep-alive etcd got was sent at most TTL/5 before the pause, so the lease can
@@ -251,11 +222,7 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
         .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let second = support::parse_ids(&out.stdout);
     assert_eq!(second.len(), 1_000);
     assert!(
@@ -278,14 +245,14 @@ fn etcd_down_is_a_clear_error_fast_and_a_killed_etcd_stops_issuing() {
     let port = support::free_port();
     let reg = EtcdLeaseRegistry::new(opts(&format!("127.0.0.1:{port}"), "down", "10.12.0.1:8080"));
     let t0 = Instant::now();
-    let r = reg.acquire(&leaf(), system());
+    let r = reg.acquire(&IssueOptions::new(leaf()));
     let took = t0.elapsed();
-    match r {
-        Err(WorkerError::EtcdUnreachable { endpoints, reason }) => {
+    match r.as_ref().err().and_then(WorkerError::store::<EtcdError>) {
+        Some(EtcdError::Unreachable { endpoints, reason }) => {
             assert!(endpoints.contains(&port.to_string()), "{endpoints}");
             assert!(!reason.is_empty());
         }
-        other => panic!("{:?}", other.err()),
+        _ => panic!("{:?}", r.err()),
     }
     assert!(took < Duration::from_secs(10), "took {took:?}");
 
@@ -293,8 +260,7 @@ fn etcd_down_is_a_clear_error_fast_and_a_killed_etcd_stops_issuing() {
     let etcd = EtcdServer::start();
     let o = opts(&etcd.endpoints(), "killed", "10.12.0.2:8080");
     let ttl = o.lease_ttl;
-    let g = WorkerGenerator::start(&EtcdLeaseRegistry::new(o), leaf(), SeqStart::Zero, system())
-        .unwrap();
+    let g = WorkerGenerator::start(&EtcdLeaseRegistry::new(o), &zero_start(system())).unwrap();
     issue(&g, 100);
     etcd.first().kill();
     let killed = Instant::now();
@@ -318,13 +284,13 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "reclaim", "10.13.0.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     let before = issue(&g, 100);
-    let admin = EtcdAdmin::connect(&o).unwrap();
-    let records = admin.list(now()).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
+    let records = admin.list(now_ms()).unwrap();
     assert_eq!(records.len(), 1);
     let rec = records[0].clone();
-    assert!(rec.held && rec.is_live(now()));
+    assert!(rec.held && rec.is_live(now_ms()));
     assert_eq!(rec.location, "/leafctl/reclaim/leases/0");
     let deleted = admin.reclaim(&rec).unwrap();
     assert_eq!(deleted, vec!["/leafctl/reclaim/leases/0".to_string()]);
@@ -333,7 +299,7 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
         support::wait_until(Duration::from_secs(5), || g.lease().check().is_err()),
         "the holder kept issuing after its lease was revoked"
     );
-    let after = admin.list(now()).unwrap();
+    let after = admin.list(now_ms()).unwrap();
     assert!(!after[0].held, "{after:?}");
     assert!(after[0].reserved_until_ms.is_some(), "reserved_until stays");
     // Reclaiming a free id deletes nothing.
@@ -341,7 +307,7 @@ fn reclaiming_a_live_lease_stops_its_holder_and_the_registry_can_lease_again() {
 
     // The same registry object leases again (what a long-running server does) and starts
     // after everything the first lease issued.
-    let h = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let h = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     assert_eq!(h.worker(), 0);
     let again = issue(&h, 100);
     assert!(again[0] > *before.iter().max().unwrap());
@@ -357,34 +323,44 @@ fn authentication_wrong_password_refused_and_never_shown() {
     good.user = Some("root".into());
     good.password = Some("R00t-pw".into());
     let lease = EtcdLeaseRegistry::new(good.clone())
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .unwrap();
     assert_eq!(lease.worker(), 0);
-    let records = EtcdAdmin::connect(&good).unwrap().list(now()).unwrap();
+    let records = EtcdLeaseRegistry::new(good.clone()).list(now_ms()).unwrap();
     assert!(records[0].held);
 
     let mut wrong = good.clone();
     wrong.password = Some("not-the-Pw-42".into());
     let e = EtcdLeaseRegistry::new(wrong.clone())
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .err()
         .unwrap();
-    assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
+    assert!(
+        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
+        "{e:?}"
+    );
     let text = format!("{e} {e:?}");
     assert!(
         text.contains("root") && !text.contains("not-the-Pw-42"),
         "{text}"
     );
-    assert!(EtcdAdmin::connect(&wrong).is_err());
+    assert!(
+        EtcdLeaseRegistry::new(wrong.clone())
+            .list(now_ms())
+            .is_err()
+    );
 
     let mut anonymous = good.clone();
     anonymous.user = None;
     anonymous.password = None;
     let e = EtcdLeaseRegistry::new(anonymous)
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .err()
         .unwrap();
-    assert!(matches!(e, WorkerError::EtcdAuth { .. }), "{e:?}");
+    assert!(
+        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("LEAF_ETCD_PASSWORD"), "{e}");
     lease.finish(None).unwrap();
 }
@@ -420,7 +396,7 @@ fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
                 while !stop.load(Ordering::SeqCst) {
                     let begun = Instant::now();
                     let run = || -> Result<Vec<u64>, IssueError> {
-                        let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system())?;
+                        let g = WorkerGenerator::start(&reg, &zero_start(system()))?;
                         let mut ids = Vec::new();
                         for _ in 0..20 {
                             ids.extend(g.next_block(50)?);
@@ -451,7 +427,7 @@ fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
             let mut g: Option<WorkerGenerator> = None;
             while !stop.load(Ordering::SeqCst) {
                 if g.is_none() {
-                    match WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()) {
+                    match WorkerGenerator::start(&reg, &zero_start(system())) {
                         Ok(n) => {
                             reacquired.fetch_add(1, Ordering::SeqCst);
                             g = Some(n);
@@ -515,16 +491,14 @@ fn a_supervised_generator_replaces_a_reclaimed_etcd_lease_by_itself() {
     let o = opts(&etcd.endpoints(), "supervised", "10.16.0.1:8080");
     let g = SupervisedGenerator::start(
         Box::new(EtcdLeaseRegistry::new(o.clone())),
-        leaf(),
-        SeqStart::Zero,
-        system(),
+        zero_start(system()),
     )
     .unwrap();
     let mut ids: Vec<u64> = g.next_block(100).unwrap().into_iter().collect();
     assert_eq!(g.status().acquisitions, 1);
     // Someone frees the worker id under the running server.
-    let admin = EtcdAdmin::connect(&o).unwrap();
-    let rec = admin.list(now()).unwrap().remove(0);
+    let admin = EtcdLeaseRegistry::new(o.clone());
+    let rec = admin.list(now_ms()).unwrap().remove(0);
     admin.reclaim(&rec).unwrap();
     // It stops issuing on the lost lease and, by itself, leases again and resumes.
     let t0 = Instant::now();
@@ -563,11 +537,11 @@ fn leasing_and_issuing_from_inside_another_tokio_runtime() {
         .enable_all()
         .build()
         .unwrap();
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let reg = EtcdLeaseRegistry::new(o.clone());
     let ids = rt.block_on(async move {
-        let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+        let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
         let mut ids = Vec::new();
         for _ in 0..3 {
             // Past the reservation: the next block must write a new one first.
@@ -589,21 +563,19 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let etcd = EtcdServer::shared();
     let o = opts(&etcd.endpoints(), "lead", "10.9.1.1:8080");
     let reg = EtcdLeaseRegistry::new(o.clone());
-    let admin = EtcdAdmin::connect(&o).unwrap();
+    let admin = EtcdLeaseRegistry::new(o.clone());
     let recorded = |worker: u64| {
         admin
-            .list(now())
+            .list(now_ms())
             .unwrap()
             .into_iter()
             .find(|r| r.worker == worker)
             .and_then(|r| r.reserved_until_ms)
             .unwrap()
     };
-    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let lead = 4_000u64;
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let worker = g.worker();
     let mut last = 0;
     // 3,000 ticks' worth with the clock standing still but for 1 ms per 20 blocks.
@@ -627,15 +599,14 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     assert_eq!(recorded(worker), time_of(last) + 1, "exact last time");
     // The next holder with the same lead continues at once; without one it waits for the clock.
     let slept = clock.slept_ms();
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     assert_eq!(g.worker(), worker);
     let next = g.next_block(1).unwrap().first;
     assert!(next > last);
     assert_eq!(clock.slept_ms(), slept);
     g.finish().unwrap();
     drop(g);
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert!(clock.now_ms() > time_of(last));
     assert!(g.next_block(1).unwrap().first > next);
     g.finish().unwrap();

@@ -5,21 +5,15 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, SystemClock};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::{
-    MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, WorkerError, WorkerGenerator, WorkerRegistry,
-    WorkerStatus,
+    MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator,
+    WorkerRegistry, WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
-use support::{Sandbox, parse_ids};
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
+use support::snowflake::{assert_clock_behind, issue, leaf, system, time_of, zero_start};
+use support::{Sandbox, parse_ids, stderr};
 
 fn init(db: &MariaDb) -> String {
     let name = db.fresh_db();
@@ -31,11 +25,7 @@ fn init(db: &MariaDb) -> String {
         .args(["db", "init", "--db", &url])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "db init: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "db init: {}", stderr(&out));
     let tables = db.root_sql(Some(&name), "SHOW TABLES");
     assert!(tables.contains("leaf_alloc"), "{tables}");
     assert!(tables.contains("leaf_workerid_alloc"), "{tables}");
@@ -49,14 +39,6 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
         identity: instance.parse().unwrap(),
         wait_timeout: Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
     })
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        out.extend(g.next_block(n - out.len() as u64).unwrap());
-    }
-    out
 }
 
 #[test]
@@ -78,12 +60,12 @@ fn ids_come_from_rows_by_ip_port_and_are_kept() {
     let db = MariaDb::shared();
     let name = init(db);
     let a = registry(db, &name, "10.20.0.1:8080");
-    let g = WorkerGenerator::start(&a, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
     assert_eq!(g.worker(), 1, "the first row's AUTO_INCREMENT id");
     let first = issue(&g, 50);
 
     // A second live process with the same identity is refused (the row's named lock).
-    let again = a.acquire(&leaf(), system());
+    let again = a.acquire(&IssueOptions::new(leaf()));
     match again {
         Err(e @ WorkerError::IdentityInUse { .. }) => {
             let text = e.to_string();
@@ -103,9 +85,9 @@ fn ids_come_from_rows_by_ip_port_and_are_kept() {
 
     // Another identity gets the next id; the first keeps its id and resumes after its IDs.
     let b = registry(db, &name, "10.20.0.2:8080");
-    let gb = WorkerGenerator::start(&b, leaf(), SeqStart::Zero, system()).unwrap();
+    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
     assert_eq!(gb.worker(), 2);
-    let g = WorkerGenerator::start(&a, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
     assert_eq!(g.worker(), 1);
     let second = issue(&g, 50);
     assert!(second[0] > *first.last().unwrap());
@@ -131,12 +113,12 @@ fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
     let reg = registry(db, &name, "10.21.0.1:8080");
     let t = SystemClock.now_ms();
     let clock = Arc::new(FakeClock::new(t));
-    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     let a_ids = issue(&a, 100);
     drop(a); // a crash: max_timestamp keeps the reservation
 
     clock.set_ms(t - 500);
-    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert!(clock.now_ms() > t, "waited for the reservation");
     let b_ids = issue(&b, 100);
     assert!(b_ids[0] > *a_ids.iter().max().unwrap());
@@ -144,12 +126,8 @@ fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
     drop(b);
 
     clock.set_ms(t - 3_600_000);
-    let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
+    assert_clock_behind(r);
 }
 
 #[test]
@@ -175,11 +153,7 @@ fn the_cli_uses_the_mysql_registry() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     for id in ids {
@@ -191,11 +165,7 @@ fn the_cli_uses_the_mysql_registry() {
         .args(["workers", "list", "--db", &url, "--output", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1);
@@ -216,11 +186,7 @@ fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
         .args(["workers", "list", "--db", url, "--output", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
 }
@@ -230,7 +196,7 @@ fn a_row_is_live_exactly_while_its_named_lock_is_held() {
     let db = MariaDb::shared();
     let name = init(db);
     let reg = registry(db, &name, "10.23.0.1:8080");
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     issue(&g, 10);
     let now = SystemClock.now_ms();
     let rows = reg.list(now).unwrap();
@@ -304,8 +270,7 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     let t = SystemClock.now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let lead = 4_000u64;
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     let max_timestamp = || -> i64 {
         db.root_sql(
             Some(&name),
@@ -318,7 +283,6 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
         .parse()
         .unwrap()
     };
-    let time_of = |id: u64| leaf().unix_ms(leaf().decode(id).unwrap().ticks);
     let mut last = 0;
     // 2,000 ticks' worth with the clock standing still: the lead is used, each time recorded in
     // the row before its IDs come back.
@@ -345,13 +309,12 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     );
     drop(g);
     // Without a lead the next start waits for the clock to pass it; with one it continues.
-    let g = WorkerGenerator::start_with_lead(&reg, leaf(), SeqStart::Zero, clock.clone(), lead)
-        .unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone()).max_lead_ms(lead)).unwrap();
     assert_eq!(clock.now_ms(), t);
     assert!(g.next_block(1).unwrap().first > last);
     g.finish().unwrap();
     drop(g);
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert!(clock.now_ms() >= t + 2_001);
     assert!(g.next_block(1).unwrap().first > last);
     g.finish().unwrap();
@@ -376,7 +339,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
         "mysql://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
         db.port
     ));
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     assert_eq!(issue(&g, 10).len(), 10);
     g.finish().unwrap();
     let rows = db.root_sql(
@@ -389,7 +352,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
         "mysql://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
         support::free_port()
     ));
-    let e = WorkerGenerator::start(&none, leaf(), SeqStart::Zero, system())
+    let e = WorkerGenerator::start(&none, &zero_start(system()))
         .err()
         .expect("no host answers");
     assert!(e.to_string().contains("connect"), "{e}");

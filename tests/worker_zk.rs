@@ -6,47 +6,22 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout, Preset, SeqStart, SystemClock};
+use leafctl::snowflake::{Clock, FakeClock, LEAF_EPOCH_MS, Layout};
+use leafctl::worker::IssueOptions;
 use leafctl::worker::{
-    Identity, IssueError, WorkerError, WorkerGenerator, WorkerRegistry, ZkAdmin, ZkForeverRegistry,
-    ZkLeaseRegistry, ZkOptions,
+    Identity, IssueError, Registry, WorkerError, WorkerGenerator, WorkerRegistry, ZkError,
+    ZkForeverRegistry, ZkLeaseRegistry,
 };
-use support::zookeeper::{RawZk, ZkServer};
+use support::snowflake::{assert_clock_behind, issue, leaf, now_ms, system, zero_start};
+use support::zookeeper::{RawZk, ZkServer, opts};
 use zookeeper_client as zkc;
-
-fn opts(zk: &ZkServer, name: &str, instance: &str, state: &std::path::Path) -> ZkOptions {
-    let mut o = ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
-    o.session_timeout = Duration::from_secs(4);
-    o
-}
-
-fn leaf() -> Layout {
-    Layout::preset(Preset::Leaf)
-}
-
-fn system() -> Arc<dyn Clock> {
-    Arc::new(SystemClock)
-}
-
-fn now() -> i64 {
-    SystemClock.now_ms()
-}
-
-fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    while (out.len() as u64) < n {
-        let b = g.next_block(n - out.len() as u64).unwrap();
-        out.extend(b);
-    }
-    out
-}
 
 #[test]
 fn a_tree_written_by_leaf_is_read_and_reused() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
     // Live Leaf servers report their current time.
-    let t0 = now();
+    let t0 = now_ms();
     let p0 = raw.leaf_register("leafcompat", "10.1.0.1", "8080", t0);
     let p1 = raw.leaf_register("leafcompat", "10.1.0.2", "8080", t0);
     let p2 = raw.leaf_register("leafcompat", "10.1.0.3", "8080", t0);
@@ -58,19 +33,19 @@ fn a_tree_written_by_leaf_is_read_and_reused() {
 
     let state = tempfile::tempdir().unwrap();
     let reg = ZkForeverRegistry::new(opts(zk, "leafcompat", "10.1.0.2:8080", state.path()));
-    let lease = reg.acquire(&leaf(), system()).unwrap();
+    let lease = reg.acquire(&IssueOptions::new(leaf())).unwrap();
     assert_eq!(lease.worker(), 1, "the worker id Leaf gave 10.1.0.2:8080");
     assert!(
         lease.resume_after_ms().unwrap() >= t0,
         "the stored timestamp is a lower bound"
     );
     assert!(raw.exists("/snowflake/leafcompat/temporary/10.1.0.2:8080"));
-    let g = WorkerGenerator::on_lease(lease, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::on_lease(lease, &zero_start(system())).unwrap();
     let ids = issue(&g, 10);
     for id in &ids {
         assert_eq!(leaf().decode(*id).unwrap().worker, 1);
     }
-    let before_finish = now();
+    let before_finish = now_ms();
     g.finish().unwrap();
 
     // The node carries Leaf's JSON, with a fresh timestamp, and the ephemeral node is gone.
@@ -87,7 +62,7 @@ fn a_tree_written_by_leaf_is_read_and_reused() {
     // A new identity gets the next sequence number, in Leaf's 10-digit form.
     let state2 = tempfile::tempdir().unwrap();
     let reg = ZkForeverRegistry::new(opts(zk, "leafcompat", "10.1.0.9:9090", state2.path()));
-    let lease = reg.acquire(&leaf(), system()).unwrap();
+    let lease = reg.acquire(&IssueOptions::new(leaf())).unwrap();
     assert_eq!(lease.worker(), 3);
     lease.finish(None).unwrap();
     assert!(raw.exists("/snowflake/leafcompat/forever/10.1.0.9:9090-0000000003"));
@@ -101,11 +76,11 @@ fn a_second_live_process_with_the_same_identity_is_refused() {
     let mut o = opts(zk, "twice", "10.2.0.1:8080", a_state.path());
     o.session_timeout = Duration::from_secs(2);
     let a = ZkForeverRegistry::new(o.clone())
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .unwrap();
     // Another host (another state dir) claiming the same identity.
     o.state_dir = b_state.path().to_path_buf();
-    let b = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
+    let b = ZkForeverRegistry::new(o.clone()).acquire(&IssueOptions::new(leaf()));
     match b {
         Err(e @ WorkerError::IdentityInUse { .. }) => {
             assert!(
@@ -117,7 +92,7 @@ fn a_second_live_process_with_the_same_identity_is_refused() {
     }
     // The same host: refused at once by the cache lock.
     o.state_dir = a_state.path().to_path_buf();
-    let c = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
+    let c = ZkForeverRegistry::new(o.clone()).acquire(&IssueOptions::new(leaf()));
     match c {
         Err(e @ WorkerError::IdentityInUse { .. }) => assert!(
             e.to_string().contains("(lock file ")
@@ -131,7 +106,7 @@ fn a_second_live_process_with_the_same_identity_is_refused() {
     drop(a);
     o.state_dir = b_state.path().to_path_buf();
     let d = ZkForeverRegistry::new(o)
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .unwrap();
     assert_eq!(d.worker(), worker, "the identity keeps its worker id");
 }
@@ -141,13 +116,13 @@ fn a_sequence_beyond_the_layout_is_an_error() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
     for i in 0..3 {
-        raw.leaf_register("narrow", &format!("10.3.0.{i}"), "8080", now());
+        raw.leaf_register("narrow", &format!("10.3.0.{i}"), "8080", now_ms());
     }
     // One worker bit: ids 0 and 1 only.
     let narrow = Layout::custom(LEAF_EPOCH_MS, 41, 1, 21, 1).unwrap();
     let state = tempfile::tempdir().unwrap();
     let r = ZkForeverRegistry::new(opts(zk, "narrow", "10.3.0.2:8080", state.path()))
-        .acquire(&narrow, system());
+        .acquire(&IssueOptions::new(narrow));
     assert!(
         matches!(
             r,
@@ -161,7 +136,7 @@ fn a_sequence_beyond_the_layout_is_an_error() {
         r.err()
     );
     let ok = ZkForeverRegistry::new(opts(zk, "narrow", "10.3.0.1:8080", state.path()))
-        .acquire(&narrow, system())
+        .acquire(&IssueOptions::new(narrow))
         .unwrap();
     assert_eq!(ok.worker(), 1);
 }
@@ -170,30 +145,26 @@ fn a_sequence_beyond_the_layout_is_an_error() {
 fn a_stored_timestamp_ahead_of_the_clock_is_refused() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
-    raw.leaf_register("ahead", "10.4.0.1", "8080", now() + 3_600_000);
+    raw.leaf_register("ahead", "10.4.0.1", "8080", now_ms() + 3_600_000);
     let state = tempfile::tempdir().unwrap();
     let r = ZkForeverRegistry::new(opts(zk, "ahead", "10.4.0.1:8080", state.path()))
-        .acquire(&leaf(), system());
+        .acquire(&IssueOptions::new(leaf()));
     assert!(
         matches!(r, Err(WorkerError::ClockBehind { worker: 0, .. })),
         "{:?}",
         r.err()
     );
     // With a fake clock: register at T, finish, come back with the clock 10 s behind T.
-    let clock = Arc::new(FakeClock::new(now()));
+    let clock = Arc::new(FakeClock::new(now_ms()));
     let t = clock.now_ms();
     let reg = ZkForeverRegistry::new(opts(zk, "ahead2", "10.4.0.2:8080", state.path()));
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     issue(&g, 5);
     g.finish().unwrap();
     drop(g);
     clock.set_ms(t - 10_000);
-    let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
+    assert_clock_behind(r);
 }
 
 #[test]
@@ -201,11 +172,11 @@ fn first_registration_refuses_a_clock_far_from_live_peers() {
     let zk = ZkServer::shared();
     let raw = RawZk::connect(&zk.hosts(), None);
     // Two live peers whose clocks read about 60 s later than ours.
-    raw.leaf_register("skew", "10.5.0.1", "8080", now() + 60_000);
-    raw.leaf_register("skew", "10.5.0.2", "8080", now() + 60_000);
+    raw.leaf_register("skew", "10.5.0.1", "8080", now_ms() + 60_000);
+    raw.leaf_register("skew", "10.5.0.2", "8080", now_ms() + 60_000);
     let state = tempfile::tempdir().unwrap();
     let o = opts(zk, "skew", "10.5.0.9:8080", state.path());
-    let r = ZkForeverRegistry::new(o.clone()).acquire(&leaf(), system());
+    let r = ZkForeverRegistry::new(o.clone()).acquire(&IssueOptions::new(leaf()));
     assert!(
         matches!(r, Err(WorkerError::ClockSkew { peers: 2, .. })),
         "{:?}",
@@ -218,7 +189,7 @@ fn first_registration_refuses_a_clock_far_from_live_peers() {
     let mut lenient = o;
     lenient.max_clock_skew_ms = 120_000;
     let ok = ZkForeverRegistry::new(lenient)
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .unwrap();
     assert_eq!(ok.worker(), 2);
 }
@@ -229,7 +200,7 @@ fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
     let state = tempfile::tempdir().unwrap();
     let o = opts(&zk, "weak", "10.6.0.1:8080", state.path());
     let reg = ZkForeverRegistry::new(o.clone());
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     let first = issue(&g, 100);
     let worker = g.worker();
     g.finish().unwrap();
@@ -237,7 +208,7 @@ fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
     zk.kill();
 
     // Down, with a usable cache: same worker id, IDs after the previous run's.
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     assert_eq!(g.worker(), worker);
     let second = issue(&g, 100);
     assert!(second[0] > *first.last().unwrap());
@@ -245,29 +216,31 @@ fn zookeeper_down_at_start_uses_the_cache_only_when_safe() {
     drop(g);
 
     // Down, with the clock behind the cached timestamp: refused.
-    let behind = Arc::new(FakeClock::new(now() - 60_000));
-    let r = reg.acquire(&leaf(), behind);
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    let behind = Arc::new(FakeClock::new(now_ms() - 60_000));
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(behind));
+    assert_clock_behind(r);
 
     // Down, without a cache: refused.
     let empty = tempfile::tempdir().unwrap();
     let r = ZkForeverRegistry::new(opts(&zk, "weak", "10.6.0.1:8080", empty.path()))
-        .acquire(&leaf(), system());
+        .acquire(&IssueOptions::new(leaf()));
     assert!(
-        matches!(r, Err(WorkerError::NoCache { .. })),
+        matches!(
+            r.as_ref().err().and_then(WorkerError::store::<ZkError>),
+            Some(ZkError::NoCache { .. })
+        ),
         "{:?}",
         r.err()
     );
 
     // The lease mode has no cache: it fails fast with a clear error.
     let started = Instant::now();
-    let r = ZkLeaseRegistry::new(o).acquire(&leaf(), system());
+    let r = ZkLeaseRegistry::new(o).acquire(&IssueOptions::new(leaf()));
     assert!(
-        matches!(r, Err(WorkerError::ZkUnreachable { .. })),
+        matches!(
+            r.as_ref().err().and_then(WorkerError::store::<ZkError>),
+            Some(ZkError::Unreachable { .. })
+        ),
         "{:?}",
         r.err()
     );
@@ -279,19 +252,19 @@ fn leases_are_the_lowest_free_ids_and_distinct() {
     let zk = ZkServer::shared();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "lowest", "10.7.0.1:8080", state.path()));
-    let a = reg.acquire(&leaf(), system()).unwrap();
-    let b = reg.acquire(&leaf(), system()).unwrap();
-    let c = reg.acquire(&leaf(), system()).unwrap();
+    let a = reg.acquire(&IssueOptions::new(leaf())).unwrap();
+    let b = reg.acquire(&IssueOptions::new(leaf())).unwrap();
+    let c = reg.acquire(&IssueOptions::new(leaf())).unwrap();
     assert_eq!((a.worker(), b.worker(), c.worker()), (0, 1, 2));
     b.finish(None).unwrap();
-    let d = reg.acquire(&leaf(), system()).unwrap();
+    let d = reg.acquire(&IssueOptions::new(leaf())).unwrap();
     assert_eq!(d.worker(), 1, "a released id is reused first");
     // 16 threads at once: all different.
     let ids: Vec<u64> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..16)
             .map(|_| {
                 s.spawn(|| {
-                    let l = reg.acquire(&leaf(), system()).unwrap();
+                    let l = reg.acquire(&IssueOptions::new(leaf())).unwrap();
                     let w = l.worker();
                     std::mem::forget(l); // keep holding until the end of the test
                     w
@@ -312,11 +285,11 @@ fn lease_handoff_never_reuses_a_timestamp() {
     let zk = ZkServer::shared();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "handoff", "10.8.0.1:8080", state.path()));
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
 
     // A issues over 50 ms and "crashes" (no finish): its reservation stays in ZooKeeper.
-    let a = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     let mut a_ids = Vec::new();
     for _ in 0..50 {
         a_ids.extend(issue(&a, 3));
@@ -327,7 +300,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
 
     // B gets the same id with its clock 1 s behind A's: it must wait past A's reservation.
     clock.set_ms(t - 1_000);
-    let b = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert_eq!(b.worker(), a_worker);
     assert!(clock.now_ms() >= t + 49, "B waited for A's reservation");
     let b_ids = issue(&b, 100);
@@ -339,7 +312,7 @@ fn lease_handoff_never_reuses_a_timestamp() {
 
     // C after a clean finish: waits only for B's exact last time, not the whole window.
     clock.set_ms(b_last - 500);
-    let c = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let c = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     assert_eq!(c.worker(), a_worker);
     assert_eq!(clock.now_ms(), b_last + 1);
     let c_ids = issue(&c, 10);
@@ -348,12 +321,8 @@ fn lease_handoff_never_reuses_a_timestamp() {
 
     // Far behind the reservation: refused rather than waiting for long.
     clock.set_ms(b_last - 3_600_000);
-    let r = reg.acquire(&leaf(), clock.clone());
-    assert!(
-        matches!(r, Err(WorkerError::ClockBehind { .. })),
-        "{:?}",
-        r.err()
-    );
+    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
+    assert_clock_behind(r);
 }
 
 #[test]
@@ -363,7 +332,7 @@ fn a_paused_zookeeper_stops_issuing_before_the_session_can_expire() {
     let mut o = opts(&zk, "paused", "10.9.0.1:8080", state.path());
     o.session_timeout = Duration::from_secs(6);
     let reg = ZkLeaseRegistry::new(o);
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     issue(&g, 1_000);
     zk.pause();
     let paused_at = Instant::now();
@@ -387,8 +356,9 @@ fn a_paused_zookeeper_stops_issuing_before_the_session_can_expire() {
     assert!(
         matches!(
             err,
-            IssueError::Worker(WorkerError::SessionLost { .. }) | IssueError::Snowflake(_)
-        ),
+            IssueError::Worker(ref e)
+                if matches!(e.store::<ZkError>(), Some(ZkError::SessionLost { .. }))
+        ) || matches!(err, IssueError::Snowflake(_)),
         "{err}"
     );
     // The server could expire the session 6 s after it last heard from us; we stopped earlier.
@@ -406,7 +376,7 @@ fn digest_auth_protects_the_nodes() {
     let mut o = opts(zk, "secured", "10.10.0.1:8080", state.path());
     o.auth = Some("leaf:s3cret".into());
     let lease = ZkLeaseRegistry::new(o.clone())
-        .acquire(&leaf(), system())
+        .acquire(&IssueOptions::new(leaf()))
         .unwrap();
     assert_eq!(lease.worker(), 0);
 
@@ -423,19 +393,28 @@ fn digest_auth_protects_the_nodes() {
     ));
     let mut no_auth = o.clone();
     no_auth.auth = None;
-    let r = ZkLeaseRegistry::new(no_auth.clone()).acquire(&leaf(), system());
+    let r = ZkLeaseRegistry::new(no_auth.clone()).acquire(&IssueOptions::new(leaf()));
     assert!(
-        matches!(r, Err(WorkerError::NotAuthorized { .. })),
+        matches!(
+            r.as_ref().err().and_then(WorkerError::store::<ZkError>),
+            Some(ZkError::NotAuthorized { .. })
+        ),
         "{:?}",
         r.err()
     );
-    let listed = ZkAdmin::connect(&no_auth).unwrap().list(now());
-    assert!(matches!(listed, Err(WorkerError::NotAuthorized { .. })));
+    let listed = ZkLeaseRegistry::new(no_auth).list(now_ms());
+    assert!(matches!(
+        listed
+            .as_ref()
+            .err()
+            .and_then(WorkerError::store::<ZkError>),
+        Some(ZkError::NotAuthorized { .. })
+    ));
 
     // With them, everything works.
     let right = RawZk::connect(&zk.hosts(), Some("leaf:s3cret"));
     assert!(right.get("/snowflake/secured/workers/0").is_ok());
-    let records = ZkAdmin::connect(&o).unwrap().list(now()).unwrap();
+    let records = ZkLeaseRegistry::new(o.clone()).list(now_ms()).unwrap();
     assert_eq!(records.len(), 1);
     assert!(records[0].held);
     lease.finish(None).unwrap();
@@ -458,9 +437,11 @@ fn a_forever_try_extension_answers_from_the_cache_file_only() {
     let zk = ZkServer::shared();
     let state = tempfile::tempdir().unwrap();
     let reg = ZkForeverRegistry::new(opts(zk, "tryext", "10.13.0.1:8080", state.path()));
-    let t = now() + 10;
+    let t = now_ms() + 10;
     let clock = Arc::new(FakeClock::new(t));
-    let lease = reg.acquire(&leaf(), clock.clone()).unwrap();
+    let lease = reg
+        .acquire(&IssueOptions::new(leaf()).clock(clock.clone()))
+        .unwrap();
     let fenced = lease.extend(t).unwrap();
     assert!(fenced > t, "{fenced} covers {t}");
     // The same answer from memory while the cache file covers the time and the clock reached it.
@@ -493,9 +474,9 @@ fn a_busy_lease_is_renewed_ahead_of_need() {
     let raw = RawZk::connect(&zk.hosts(), None);
     let state = tempfile::tempdir().unwrap();
     let reg = ZkLeaseRegistry::new(opts(zk, "renew", "10.11.0.1:8080", state.path()));
-    let t = now();
+    let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, clock.clone()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
     issue(&g, 10);
     let reserved = |raw: &RawZk| -> i64 {
         let v: serde_json::Value =
@@ -528,7 +509,7 @@ fn forever_mode_keeps_issuing_through_a_zookeeper_outage_and_registers_again() {
     let mut o = opts(&zk, "outage", "10.12.0.1:8080", state.path());
     o.session_timeout = Duration::from_secs(2);
     let reg = ZkForeverRegistry::new(o);
-    let g = WorkerGenerator::start(&reg, leaf(), SeqStart::Zero, system()).unwrap();
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     let mut ids = issue(&g, 100);
     zk.pause();
     // Leaf's weak dependency: a frozen ZooKeeper does not stop the forever mode.

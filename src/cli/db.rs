@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 use leafctl::config::Origin;
-use leafctl::segment::{self, AllocStore, OpenMode};
+use leafctl::segment::{AllocStore, DbAddress, OpenMode};
 use serde::Serialize;
 
 use super::Context;
@@ -44,7 +44,7 @@ pub fn open(ctx: &Context) -> anyhow::Result<Box<dyn AllocStore>> {
         OpenMode::Existing
     };
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    Ok(segment::open_store(&s.db_url.value, password, mode)?)
+    Ok(DbAddress::parse(&s.db_url.value)?.open_store(password, mode)?)
 }
 
 #[derive(Serialize)]
@@ -57,14 +57,14 @@ struct InitReport {
 pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
     let DbCommand::Init { print } = cmd;
     let s = &ctx.settings;
+    let address = DbAddress::parse(&s.db_url.value)?;
     if print {
-        let ddl = segment::ddl_for_url(&s.db_url.value);
         let mut text = String::new();
-        for stmt in ddl {
+        for stmt in address.segment_ddl() {
             text.push_str(stmt);
             text.push_str(";\n");
         }
-        if is_mysql(&s.db_url.value) {
+        if address.holds_worker_registry() {
             // The worker id registry of `next --snowflake --registry mysql` (NotFound9's table).
             text.push_str(leafctl::worker::mysql::WORKERID_DDL);
             text.push_str(";\n");
@@ -72,8 +72,8 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
         return print_text(&text);
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    let store = segment::open_store(&s.db_url.value, password, OpenMode::CreateSchema)?;
-    if is_mysql(&s.db_url.value) {
+    let store = address.open_store(password, OpenMode::CreateSchema)?;
+    if address.holds_worker_registry() {
         leafctl::worker::mysql::init_schema(&s.db_url.value, password)?;
     }
     let report = InitReport {
@@ -85,9 +85,4 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
         OutputFormat::Json => print_json(&report),
         OutputFormat::Text => print_text(&format!("leaf_alloc is ready in {}", report.database)),
     }
-}
-
-/// MySQL (not SQLite) URLs also get `leaf_workerid_alloc`, the worker id registry's table.
-fn is_mysql(url: &str) -> bool {
-    url.starts_with("mysql://") || url.starts_with("mariadb://")
 }

@@ -64,88 +64,15 @@ impl fmt::Display for AlreadyReported {
 }
 impl std::error::Error for AlreadyReported {}
 
+/// A registry's failure: its class and hint come from the library (each backend's error says
+/// what to do about it).
 fn worker_class_and_hint(e: &WorkerError) -> (u8, Option<String>) {
-    let (code, hint) = match e {
-        WorkerError::ZkUnreachable { .. } => (
-            EXIT_RUNTIME,
-            "check --zk HOST:PORT and that ZooKeeper is running (echo ruok | nc HOST PORT)",
-        ),
-        WorkerError::Zk { .. } => (EXIT_RUNTIME, "retry once ZooKeeper answers"),
-        WorkerError::NotAuthorized { .. } => (
-            EXIT_RUNTIME,
-            "set LEAF_ZK_AUTH (or zk.auth) to the user:password the nodes were created with",
-        ),
-        WorkerError::BadNode { .. } => (
-            EXIT_RUNTIME,
-            "inspect the node; `leafctl workers list` shows what leafctl understands",
-        ),
-        WorkerError::ClockBehind { .. } => (
-            EXIT_RUNTIME,
-            "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)",
-        ),
-        WorkerError::ClockSkew { .. } => (
-            EXIT_RUNTIME,
-            "fix NTP on this host (`leafctl workers doctor` compares clocks), or raise zk.max_clock_skew_ms",
-        ),
-        WorkerError::OutOfRange { .. } => (
-            EXIT_RUNTIME,
-            "use a layout with more worker bits, another --name, or reclaim unused worker ids",
-        ),
-        WorkerError::IdentityInUse { .. } => (
-            EXIT_RUNTIME,
-            "stop the other process, or give this one another --instance IP:PORT",
-        ),
-        WorkerError::WorkerIdShared { .. } => (
-            EXIT_RUNTIME,
-            "a node made by hand: remove the wrong one (`leafctl workers reclaim IP:PORT --yes`); a lease: wait for it to go, or use another --name; or give this process another --instance",
-        ),
-        WorkerError::NoFreeWorker { .. } => (
-            EXIT_RUNTIME,
-            "wait for a holder to finish, or `leafctl workers list` and reclaim stale leases",
-        ),
-        WorkerError::SessionLost { .. } => (
-            EXIT_RUNTIME,
-            "ZooKeeper stopped answering; retry once it is reachable",
-        ),
-        WorkerError::NoCache { .. } => (
-            EXIT_RUNTIME,
-            "start ZooKeeper (the first start of an identity needs it), or use --worker-id N",
-        ),
-        WorkerError::InvalidIdentity(_) => (EXIT_USAGE, "give the instance as IP:PORT"),
-        WorkerError::NoAddress => (EXIT_USAGE, "pass --instance IP:PORT"),
-        WorkerError::Mysql { .. } => (
-            EXIT_RUNTIME,
-            "check --db and that MySQL is running; `leafctl db init` creates leaf_workerid_alloc",
-        ),
-        WorkerError::EtcdUnreachable { .. } => (
-            EXIT_RUNTIME,
-            "check --etcd ENDPOINTS and that etcd is running (etcdctl --endpoints=... endpoint health)",
-        ),
-        WorkerError::EtcdTls { .. } => (
-            EXIT_RUNTIME,
-            "set etcd.ca_file (or LEAF_ETCD_CA_FILE) to the PEM file of the CA that signed etcd's certificate, and use the host name the certificate names",
-        ),
-        WorkerError::Etcd { .. } => (EXIT_RUNTIME, "retry once etcd answers"),
-        WorkerError::EtcdAuth { .. } => (
-            EXIT_RUNTIME,
-            "check etcd.user (LEAF_ETCD_USER) and the password in LEAF_ETCD_PASSWORD, and the user's permissions on /leafctl/",
-        ),
-        WorkerError::EtcdConfig(_) => (
-            EXIT_USAGE,
-            "give endpoints as http://HOST:PORT or https://HOST:PORT (CA file: etcd.ca_file), comma-separated",
-        ),
-        WorkerError::LeaseLost { .. } => (
-            EXIT_RUNTIME,
-            "etcd stopped answering or the worker id was reclaimed; retry once etcd is reachable",
-        ),
-        WorkerError::Stopped { .. } => (EXIT_RUNTIME, "start a new run"),
-        WorkerError::NoLease { .. } => (
-            EXIT_RUNTIME,
-            "retry shortly; a new worker id is acquired once the registry answers",
-        ),
-        WorkerError::State(e) => (EXIT_RUNTIME, state_hint(e)),
+    let code = if e.is_usage() {
+        EXIT_USAGE
+    } else {
+        EXIT_RUNTIME
     };
-    (code, Some(hint.into()))
+    (code, Some(e.hint()))
 }
 
 fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
@@ -210,28 +137,10 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
             return segment_class_and_hint(e);
         }
         if let Some(e) = cause.downcast_ref::<StateError>() {
-            return (EXIT_RUNTIME, Some(state_hint(e).into()));
+            return (EXIT_RUNTIME, Some(e.hint().into()));
         }
     }
     (EXIT_RUNTIME, None)
-}
-
-fn state_hint(e: &StateError) -> &'static str {
-    match e {
-        StateError::InUse { .. } => "drop --no-wait to wait for it, or use another worker id",
-        StateError::HolderStopped { .. } => {
-            "resume the stopped process (kill -CONT PID, or `fg` in its shell) or end it; its lock goes when it exits"
-        }
-        StateError::ClockBehind { .. } => {
-            "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)"
-        }
-        StateError::Corrupt { .. } => {
-            "inspect the file; if unsure, use another worker id instead of deleting it"
-        }
-        StateError::Io { .. } => {
-            "check the state directory's permissions, or point --state-dir elsewhere"
-        }
-    }
 }
 
 fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {

@@ -17,12 +17,13 @@ mod workers;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use leafctl::config::{self, Origin};
 use leafctl::snowflake::{BitWidths, Preset, SeqStart};
+use leafctl::worker::RegistryKind;
 
 use output::{OutputFormat, RowFormat};
-use settings::{FlagValues, Settings, env_var};
+use settings::{Settings, env_var};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -173,8 +174,8 @@ pub struct SnowflakeArgs {
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
     /// lease with --zk, etcd with --etcd]
-    #[arg(long, value_name = "local|forever|lease|mysql|etcd")]
-    pub registry: Option<String>,
+    #[arg(long, value_name = "local|forever|lease|mysql|etcd", value_parser = parse_registry)]
+    pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
     pub seq_start: Option<SeqStart>,
@@ -221,46 +222,7 @@ fn init_logging(verbose: u8, quiet: bool) {
         .try_init();
 }
 
-fn flag_values(cli: &Cli) -> FlagValues {
-    let mut f = FlagValues {
-        state_dir: cli.global.state_dir.clone(),
-        db: cli.global.db.clone(),
-        zk: cli.global.zk.clone(),
-        etcd: cli.global.etcd.clone(),
-        name: cli.global.name.clone(),
-        instance: cli.global.instance.clone(),
-        ..FlagValues::default()
-    };
-    let worker = match &cli.command {
-        Command::Next(a) => Some(&a.worker),
-        Command::Serve(a) => {
-            f.listen = a.listen.clone();
-            f.serve_segment = a.segment.then_some(true);
-            f.serve_snowflake = a.snowflake.then_some(true);
-            Some(&a.worker)
-        }
-        _ => None,
-    };
-    if let Some(w) = worker {
-        f.worker_id = w.worker_id;
-        f.registry = w.registry.clone();
-        f.seq_start = w.seq_start;
-        f.max_lead_ms = w.max_lead;
-    }
-    let layout = match &cli.command {
-        Command::Decode(a) => Some(&a.layout),
-        _ => worker.map(|w| &w.layout),
-    };
-    if let Some(l) = layout {
-        f.preset = l.preset;
-        f.epoch = l.epoch.clone();
-        f.widths = l.widths;
-        f.unit_ms = l.unit_ms;
-    }
-    f
-}
-
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     let explicit = match (&cli.global.config, env_var("LEAF_CONFIG")) {
         (Some(p), _) => Some((p.clone(), Origin::Flag)),
         (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),
@@ -282,7 +244,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     let loaded = config::load(explicit)?;
-    let settings = Settings::resolve(&flag_values(&cli), loaded)?;
+    let settings = Settings::resolve(matches, loaded)?;
     let ctx = Context {
         output,
         rows: cli.global.output,
@@ -331,12 +293,21 @@ pub fn main() -> ExitCode {
             Err(e) => error::report(&e),
         };
     }
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     init_logging(cli.global.verbose, cli.global.quiet);
-    match run(cli) {
+    match run(cli, &matches) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => error::report(&e),
     }
+}
+
+/// `--registry`'s parser: the library's kinds, named the way the config file names them.
+pub fn parse_registry(s: &str) -> Result<RegistryKind, String> {
+    s.parse()
 }
 
 /// The sequence start flag's parser, shared with the config file's spelling.

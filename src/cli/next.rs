@@ -1,10 +1,7 @@
 //! `leafctl next`: issue IDs.
 
-use std::sync::Arc;
-
 use clap::Args;
 use leafctl::segment::{ClaimGuard, Increment, SegmentError, validate_tag};
-use leafctl::snowflake::{Clock, SystemClock};
 use leafctl::worker::WorkerGenerator;
 
 use super::output::{IdWriter, progress};
@@ -66,21 +63,10 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     if let Some(tag) = &args.tag {
         return run_segment(ctx, tag, args.count);
     }
-    let s = &ctx.settings;
-    let registry = super::registry::registry(
-        ctx,
-        "lease",
-        args.no_wait,
-        super::registry::DEFAULT_INSTANCE_PORT,
-    )?;
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let generator = WorkerGenerator::start_with_lead(
-        registry.as_ref(),
-        s.layout.value.layout,
-        s.seq_start.value,
-        clock,
-        s.max_lead_ms.value,
-    )?;
+    let registry =
+        super::registry::registry(ctx, args.no_wait, super::registry::DEFAULT_INSTANCE_PORT)?;
+    let generator =
+        WorkerGenerator::start(registry.as_ref(), &super::registry::issue_options(ctx))?;
     tracing::info!(
         "worker id {} from {}",
         generator.worker(),

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use clap::Args;
 use leafctl::segment::SegmentGenerator;
 use leafctl::server::{self, HttpOptions, LeafService, LeafServiceBuilder};
-use leafctl::snowflake::{Clock, SystemClock};
 use leafctl::worker::SupervisedGenerator;
 
 use super::error::{CliError, usage};
@@ -105,15 +104,8 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
     }
     if snowflake {
         // A server never waits for a local worker id another process holds: it fails at once.
-        let registry = super::registry::registry(ctx, "lease", true, local.port())?;
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let generator = SupervisedGenerator::start_with_lead(
-            registry,
-            s.layout.value.layout,
-            s.seq_start.value,
-            clock,
-            s.max_lead_ms.value,
-        )?;
+        let registry = super::registry::registry(ctx, true, local.port())?;
+        let generator = SupervisedGenerator::start(registry, super::registry::issue_options(ctx))?;
         let status = generator.status();
         modes.push(format!(
             "snowflake worker id {} ({})",

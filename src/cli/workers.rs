@@ -3,16 +3,14 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
-use leafctl::config::Origin;
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::{EtcdAdmin, MysqlRegistry, WorkerMode, WorkerRecord, ZkAdmin};
+use leafctl::worker::{RegistryKind, WorkerRecord};
 use serde::Serialize;
 
 use super::Context;
 use super::error::{CliError, usage};
 use super::output::{OutputFormat, age, print_json, print_text, render, rfc3339_ms, table};
-use super::registry::{DEFAULT_INSTANCE_PORT, etcd_options, mysql_options, zk_options};
-use super::settings::rank;
+use super::registry::inspected;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -51,101 +49,13 @@ pub enum WorkersCommand {
         #[arg(long)]
         force: bool,
         /// Only consider this mode when a worker id exists in both
-        #[arg(long, value_name = "forever|lease|etcd|mysql")]
-        mode: Option<String>,
+        #[arg(long, value_name = "forever|lease|etcd|mysql", value_parser = super::parse_registry)]
+        mode: Option<RegistryKind>,
     },
     /// Check this host's clock against ZooKeeper's (or etcd's holders') and the live peers' and
     /// print a verdict
     #[command(after_help = EXAMPLES)]
     Doctor,
-}
-
-/// The registry `workers` inspects: ZooKeeper or etcd when configured (the stronger origin when
-/// both are), else an explicitly given MySQL database.
-enum Admin {
-    Zk(Box<ZkAdmin>),
-    Etcd(Box<EtcdAdmin>),
-    Mysql(MysqlRegistry),
-}
-
-/// What `workers doctor` found, whichever registry it asked.
-struct Doctor {
-    store: &'static str,
-    store_offset_ms: Option<i64>,
-    round_trip_ms: i64,
-    peers: usize,
-    peer_offset_ms: Option<i64>,
-    max_skew_ms: i64,
-    ok: bool,
-}
-
-impl Admin {
-    fn list(&self, now_ms: i64) -> anyhow::Result<Vec<WorkerRecord>> {
-        Ok(match self {
-            Admin::Zk(a) => a.list(now_ms)?,
-            Admin::Etcd(a) => a.list(now_ms)?,
-            Admin::Mysql(m) => m.list(now_ms)?,
-        })
-    }
-
-    /// Where its worker ids live, for messages.
-    fn place(&self, name: &str) -> String {
-        match self {
-            Admin::Zk(_) => format!("/snowflake/{name}"),
-            Admin::Etcd(_) => format!("/leafctl/{name}/"),
-            Admin::Mysql(_) => "leaf_workerid_alloc".into(),
-        }
-    }
-
-    fn reclaim(&self, record: &WorkerRecord) -> anyhow::Result<Vec<String>> {
-        Ok(match self {
-            Admin::Zk(a) => a.reclaim(record)?,
-            Admin::Etcd(a) => a.reclaim(record)?,
-            Admin::Mysql(m) => {
-                if m.reclaim(record.worker)? {
-                    vec![record.location.clone()]
-                } else {
-                    Vec::new()
-                }
-            }
-        })
-    }
-}
-
-fn admin(ctx: &Context) -> anyhow::Result<Admin> {
-    let s = &ctx.settings;
-    if let (Some(z), Some(e)) = (&s.zk_hosts, &s.etcd_endpoints)
-        && rank(&z.origin) == rank(&e.origin)
-    {
-        return Err(usage(
-            format!(
-                "both ZooKeeper hosts ({}) and etcd endpoints ({}) are set",
-                z.origin, e.origin
-            ),
-            "pass only one of --zk and --etcd to say which registry to inspect",
-        ));
-    }
-    let etcd_first = match (&s.zk_hosts, &s.etcd_endpoints) {
-        (Some(z), Some(e)) => rank(&e.origin) > rank(&z.origin),
-        (None, Some(_)) => true,
-        _ => false,
-    };
-    if etcd_first && let Some(opts) = etcd_options(ctx, DEFAULT_INSTANCE_PORT)? {
-        return Ok(Admin::Etcd(Box::new(EtcdAdmin::connect(&opts)?)));
-    }
-    if let Some(opts) = zk_options(ctx, DEFAULT_INSTANCE_PORT)? {
-        return Ok(Admin::Zk(Box::new(ZkAdmin::connect(&opts)?)));
-    }
-    if ctx.settings.db_url.origin != Origin::Default {
-        return Ok(Admin::Mysql(MysqlRegistry::new(mysql_options(
-            ctx,
-            DEFAULT_INSTANCE_PORT,
-        )?)));
-    }
-    Err(usage(
-        "no registry to inspect",
-        "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints), or --db mysql://... for leaf_workerid_alloc",
-    ))
 }
 
 #[derive(Debug, Serialize)]
@@ -178,16 +88,16 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
     let clock = SystemClock;
     match cmd {
         WorkersCommand::List => {
-            let admin = admin(ctx)?;
+            let registry = inspected(ctx)?;
             let now = clock.now_ms();
-            let records = admin.list(now)?;
+            let records = registry.list(now)?;
             match ctx.output {
                 OutputFormat::Json => print_json(&records.iter().map(row).collect::<Vec<_>>()),
                 OutputFormat::Text => {
                     if records.is_empty() {
                         return print_text(&format!(
                             "no worker ids registered under {}",
-                            admin.place(&ctx.settings.name.value)
+                            registry.place()
                         ));
                     }
                     let mut t = table(&["worker", "identity", "mode", "last report", "status"]);
@@ -212,24 +122,21 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             force,
             mode,
         } => {
-            let admin = admin(ctx)?;
+            let registry = inspected(ctx)?;
             let now = clock.now_ms();
-            let matches: Vec<WorkerRecord> = admin
+            let matches: Vec<WorkerRecord> = registry
                 .list(now)?
                 .into_iter()
                 .filter(|r| match target.parse::<u64>() {
                     Ok(id) => r.worker == id,
                     Err(_) => r.identity == target,
                 })
-                .filter(|r| mode.as_ref().is_none_or(|m| r.mode.to_string() == *m))
+                .filter(|r| mode.is_none_or(|m| r.mode == m))
                 .collect();
             let record = match matches.as_slice() {
                 [] => {
                     return Err(usage(
-                        format!(
-                            "no worker {target:?} under {}",
-                            admin.place(&ctx.settings.name.value)
-                        ),
+                        format!("no worker {target:?} under {}", registry.place()),
                         "`leafctl workers list` shows the worker ids there are",
                     ));
                 }
@@ -241,24 +148,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     ));
                 }
             };
-            let what = match record.mode {
-                WorkerMode::Mysql => format!(
-                    "delete row id {} ({}) of leaf_workerid_alloc; MySQL never reuses AUTO_INCREMENT ids, so this only tidies the table",
-                    record.worker, record.identity
-                ),
-                WorkerMode::Lease => format!(
-                    "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
-                    record.worker, record.location
-                ),
-                WorkerMode::Etcd => format!(
-                    "revoke the etcd lease holding worker id {} ({}); its holder stops issuing at its next keep-alive, and reserved_until stays, so the next holder still starts after it",
-                    record.worker, record.location
-                ),
-                _ => format!(
-                    "delete the forever node {} of {} (worker id {}); ZooKeeper never reuses sequence numbers, so this only tidies the tree",
-                    record.location, record.identity, record.worker
-                ),
-            };
+            let what = registry.reclaim_plan(&record);
             if record.is_live(now) && !force {
                 return Err(CliError {
                     usage: false,
@@ -267,10 +157,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                         record.worker,
                         record.identity,
                         if record.held {
-                            match record.mode {
-                                WorkerMode::Mysql => "another connection holds its named lock",
-                                _ => "its holder's session or lease is alive",
-                            }
+                            registry.held_because(&record)
                         } else {
                             "it reported within the last 9 s"
                         }
@@ -291,7 +178,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     record.worker
                 );
             }
-            let deleted = admin.reclaim(&record)?;
+            let deleted = registry.reclaim(&record)?;
             match ctx.output {
                 OutputFormat::Json => print_json(&serde_json::json!({
                     "worker": record.worker,
@@ -312,38 +199,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
         }
         WorkersCommand::Doctor => {
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-            let report = match admin(ctx)? {
-                Admin::Zk(a) => {
-                    let r = a.clock_report(|| clock.now_ms())?;
-                    Doctor {
-                        store: "ZooKeeper",
-                        store_offset_ms: Some(r.zk_offset_ms),
-                        round_trip_ms: r.round_trip_ms,
-                        peers: r.peers,
-                        peer_offset_ms: r.peer_offset_ms,
-                        max_skew_ms: r.max_skew_ms,
-                        ok: r.ok,
-                    }
-                }
-                Admin::Etcd(a) => {
-                    let r = a.clock_report(|| clock.now_ms())?;
-                    Doctor {
-                        store: "etcd",
-                        store_offset_ms: None,
-                        round_trip_ms: r.round_trip_ms,
-                        peers: r.peers,
-                        peer_offset_ms: r.peer_offset_ms,
-                        max_skew_ms: r.max_skew_ms,
-                        ok: r.ok,
-                    }
-                }
-                Admin::Mysql(_) => {
-                    return Err(usage(
-                        "workers doctor needs ZooKeeper or etcd",
-                        "pass --zk HOST:PORT (or LEAF_ZK / zk.hosts), or --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints)",
-                    ));
-                }
-            };
+            let report = inspected(ctx)?.clock_report(&|| clock.now_ms())?;
             let verdict = match (report.ok, report.store_offset_ms.is_some(), report.peers) {
                 (false, _, _) => {
                     "FAIL: this host's clock is off; fix NTP before starting a generator here"

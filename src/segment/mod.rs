@@ -7,6 +7,7 @@
 //! - [`SegmentGenerator`]: per-tag double buffers ([`SegmentBuffer`]) with background preloading,
 //!   Leaf's dynamic step and a lock-free hot path, for long-running users such as a server.
 
+mod address;
 mod buffer;
 mod generator;
 mod guard;
@@ -15,6 +16,7 @@ mod sqlite;
 mod store;
 mod tags;
 
+pub use address::DbAddress;
 pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView, TagHealth};
 pub use generator::{
     IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder,
@@ -25,7 +27,7 @@ pub use mysql::MysqlStore;
 pub use sqlite::SqliteStore;
 pub use store::{
     AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, Pages, ROWS_PER_PAGE, RowPages, SQLITE_DDL,
-    TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint, ddl_for_url,
+    TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
 };
 
 /// Default step of a new tag (Leaf's examples use 1000-2000).
@@ -321,7 +323,7 @@ pub enum OpenMode {
     CreateSchema,
 }
 
-/// Opens the store a URL names: `mysql://user@host:port/db` or `sqlite://PATH`.
+/// Opens the store a URL names ([`DbAddress`]): `mysql://user@host:port/db` or `sqlite://PATH`.
 ///
 /// `password` (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL.
 pub fn open_store(
@@ -329,20 +331,7 @@ pub fn open_store(
     password: Option<&str>,
     mode: OpenMode,
 ) -> Result<Box<dyn AllocStore>, SegmentError> {
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        return Ok(Box::new(SqliteStore::open(path, mode)?));
-    }
-    if url.starts_with("mysql://") || url.starts_with("mariadb://") {
-        let store = MysqlStore::open(url, password)?;
-        if mode == OpenMode::CreateSchema {
-            store.init_schema()?;
-        }
-        return Ok(Box::new(store));
-    }
-    Err(SegmentError::InvalidUrl {
-        url: redact_url(url),
-        reason: "expected mysql://user@host:port/database or sqlite://PATH".into(),
-    })
+    DbAddress::parse(url)?.open_store(password, mode)
 }
 
 #[cfg(test)]

@@ -26,15 +26,6 @@ pub const SQLITE_DDL: &[&str] = &["CREATE TABLE IF NOT EXISTS leaf_alloc (
   update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
 )"];
 
-/// The DDL statements for the database a URL names (`mysql://` or `sqlite://`).
-pub fn ddl_for_url(url: &str) -> &'static [&'static str] {
-    if url.starts_with("sqlite://") {
-        SQLITE_DDL
-    } else {
-        MYSQL_DDL
-    }
-}
-
 /// One row of `leaf_alloc`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeafAlloc {

@@ -21,70 +21,10 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
-use super::status::{RequestCounts, Sampler, notable_tags};
-use crate::segment::{LoadEvent, SegmentBufferView, SegmentGenerator, TagHealth};
+use super::route::Route;
+use super::status::{AttentionCounts, RequestCounts, Sampler, notable_tags};
+use crate::segment::{LoadEvent, SegmentBufferView, SegmentGenerator};
 use crate::worker::SupervisedGenerator;
-
-/// The routes requests are counted by (a fixed set, so label values stay bounded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Route {
-    /// `/api/segment/get/{key}`.
-    Segment,
-    /// `/api/snowflake/get/{key}`.
-    Snowflake,
-    /// `/decodeSnowflakeId`.
-    Decode,
-    /// `/cache`.
-    Cache,
-    /// `/db`.
-    Db,
-    /// `/metrics`.
-    Metrics,
-    /// `/healthz`.
-    Healthz,
-    /// `/readyz`.
-    Readyz,
-    /// `/`: the status page and its JSON.
-    Status,
-    /// Anything else (answered 404).
-    Other,
-}
-
-impl Route {
-    const COUNT: usize = 10;
-    const ALL: [Route; Route::COUNT] = [
-        Route::Segment,
-        Route::Snowflake,
-        Route::Decode,
-        Route::Cache,
-        Route::Db,
-        Route::Metrics,
-        Route::Healthz,
-        Route::Readyz,
-        Route::Status,
-        Route::Other,
-    ];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The label value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Route::Segment => "segment",
-            Route::Snowflake => "snowflake",
-            Route::Decode => "decode",
-            Route::Cache => "cache",
-            Route::Db => "db",
-            Route::Metrics => "metrics",
-            Route::Healthz => "healthz",
-            Route::Readyz => "readyz",
-            Route::Status => "status",
-            Route::Other => "other",
-        }
-    }
-}
 
 /// The statuses the server answers with, counted without a lookup.
 const COMMON_STATUSES: [u16; 7] = [200, 400, 401, 404, 500, 503, 408];
@@ -193,26 +133,40 @@ impl Latency {
 #[derive(Debug, Default)]
 struct RouteLatencies([Latency; Route::COUNT]);
 
-/// [`RouteLatencies`] as registered (the registry owns its metrics).
+/// Latencies kept in atomics, as registered (the registry owns its metrics): one histogram
+/// family by route, or one unlabelled histogram (the segment claim latency).
 #[derive(Debug)]
-struct SharedLatencies(Arc<RouteLatencies>);
+enum SharedLatency {
+    /// Labelled by route (the request latency).
+    ByRoute(Arc<RouteLatencies>),
+    /// Unlabelled.
+    One(Arc<Latency>),
+}
 
-impl TypedMetric for SharedLatencies {
+impl TypedMetric for SharedLatency {
     const TYPE: MetricType = MetricType::Histogram;
 }
 
-impl EncodeMetric for SharedLatencies {
+impl EncodeMetric for SharedLatency {
     fn encode(&self, mut encoder: MetricEncoder) -> fmt::Result {
-        for route in Route::ALL {
-            let labels = RouteLabels {
-                route: route.name(),
-            };
-            let (sum, count, buckets) = self.0.0[route.index()].snapshot();
-            encoder
-                .encode_family(&labels)?
-                .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+        match self {
+            SharedLatency::ByRoute(latencies) => {
+                for route in Route::ALL {
+                    let labels = RouteLabels {
+                        route: route.name(),
+                    };
+                    let (sum, count, buckets) = latencies.0[route.index()].snapshot();
+                    encoder
+                        .encode_family(&labels)?
+                        .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+                }
+                Ok(())
+            }
+            SharedLatency::One(latency) => {
+                let (sum, count, buckets) = latency.snapshot();
+                encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+            }
         }
-        Ok(())
     }
 
     fn metric_type(&self) -> MetricType {
@@ -223,25 +177,6 @@ impl EncodeMetric for SharedLatencies {
 /// Tags with their own series in `/metrics` unless set otherwise ([`Metrics::set_tag_limit`]):
 /// with about ten lines each, a scrape stays far under 1 MB however many tags there are.
 pub const DEFAULT_METRICS_TAGS: usize = 100;
-
-/// One unlabelled histogram kept in atomics, as registered (the segment claim latency).
-#[derive(Debug)]
-struct SharedLatency(Arc<Latency>);
-
-impl TypedMetric for SharedLatency {
-    const TYPE: MetricType = MetricType::Histogram;
-}
-
-impl EncodeMetric for SharedLatency {
-    fn encode(&self, mut encoder: MetricEncoder) -> fmt::Result {
-        let (sum, count, buckets) = self.0.snapshot();
-        encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
-    }
-
-    fn metric_type(&self) -> MetricType {
-        Self::TYPE
-    }
-}
 
 /// Everything `/metrics` reports, and the status page's sampler that reads the same counters.
 pub struct Metrics {
@@ -281,13 +216,13 @@ impl Metrics {
         registry.register(
             "http_request_duration_seconds",
             "Time from request to response, by route",
-            SharedLatencies(latency.clone()),
+            SharedLatency::ByRoute(latency.clone()),
         );
         let load_latency = Arc::new(Latency::default());
         registry.register(
             "segment_load_duration_seconds",
             "Time one segment claim took (background loads and batch claims), over every tag",
-            SharedLatency(load_latency.clone()),
+            SharedLatency::One(load_latency.clone()),
         );
         let sources = Arc::new(StateCollector {
             tag_limit: AtomicUsize::new(DEFAULT_METRICS_TAGS),
@@ -451,18 +386,13 @@ fn gauge(v: u64) -> ConstGauge {
 impl StateCollector {
     /// The tags that get series of their own (see [`Metrics::set_tag_limit`]), with their
     /// snapshots, and how many need attention by why.
-    fn reported_tags(&self, segment: &SegmentGenerator) -> (Vec<SegmentBufferView>, [u64; 3]) {
+    fn reported_tags(
+        &self,
+        segment: &SegmentGenerator,
+    ) -> (Vec<SegmentBufferView>, AttentionCounts) {
         let limit = self.tag_limit.load(Ordering::Relaxed);
         let notable = notable_tags(segment, &self.sampler);
-        let mut attention = [0u64; 3];
-        for t in &notable {
-            match t.health {
-                TagHealth::WentBackwards => attention[0] += 1,
-                TagHealth::Failing => attention[1] += 1,
-                TagHealth::Exhausted => attention[2] += 1,
-                TagHealth::Ok | TagHealth::Idle => {}
-            }
-        }
+        let attention = AttentionCounts::of(&notable);
         let views = notable
             .into_iter()
             .filter_map(|t| t.view.or_else(|| segment.view(&t.tag)))
@@ -534,12 +464,11 @@ impl Collector for StateCollector {
                 &gauge(totals.buffered),
             )?;
             let needing = Family::<StateLabels, Gauge>::default();
-            for (state, n) in ["went_backwards", "failing", "exhausted"]
-                .into_iter()
-                .zip(attention)
-            {
+            for (health, n) in attention.by_health() {
                 needing
-                    .get_or_create(&StateLabels { state })
+                    .get_or_create(&StateLabels {
+                        state: health.name(),
+                    })
                     .set(i64::try_from(n).unwrap_or(i64::MAX));
             }
             encode_family(

@@ -19,10 +19,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod answer;
 mod body;
 mod conn;
+mod error;
+mod handlers;
+mod listing;
 mod metrics;
-mod routes;
+mod readiness;
+mod reply;
+mod request;
+mod route;
 mod status;
 
 use std::convert::Infallible;
@@ -34,7 +41,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
-pub use metrics::{DEFAULT_METRICS_TAGS, Metrics, Route};
+pub use metrics::{DEFAULT_METRICS_TAGS, Metrics};
+pub use route::Route;
 pub use status::{
     AttentionCounts, BufferFill, DEFAULT_PER_PAGE, MAX_LISTING_DEPTH, MAX_PER_PAGE, SegmentStatus,
     ServerStatus, SnowflakeStatus, StatusReport, TagQuery, TagSort, TagStatus,
@@ -66,7 +74,7 @@ pub struct LeafService {
     /// Connections open now (counted by [`run`]).
     open_connections: std::sync::atomic::AtomicU64,
     /// Taken by a single-ID snowflake request that has to wait on a blocking thread (see
-    /// `routes.rs`), so that such requests wait one at a time.
+    /// `handlers.rs`), so that such requests wait one at a time.
     snowflake_turn: tokio::sync::Mutex<()>,
 }
 
@@ -264,10 +272,10 @@ fn connection_cap(configured: usize) -> usize {
 }
 
 /// [`LeafService::answer`]'s answer as hyper's service wants it.
-struct Answered(routes::Answer);
+struct Answered(answer::Answer);
 
 impl Future for Answered {
-    type Output = Result<hyper::Response<routes::Body>, Infallible>;
+    type Output = Result<hyper::Response<body::Body>, Infallible>;
     fn poll(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,

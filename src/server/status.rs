@@ -439,6 +439,32 @@ pub struct AttentionCounts {
     pub went_backwards: u64,
 }
 
+impl AttentionCounts {
+    /// How many of `tags` need attention, by the health the segment room gave each (the status
+    /// page and `/metrics` count alike).
+    pub(crate) fn of(tags: &[NotableTag]) -> AttentionCounts {
+        let mut counts = AttentionCounts::default();
+        for t in tags {
+            match t.health {
+                TagHealth::Failing => counts.failing += 1,
+                TagHealth::Exhausted => counts.exhausted += 1,
+                TagHealth::WentBackwards => counts.went_backwards += 1,
+                TagHealth::Ok | TagHealth::Idle => {}
+            }
+        }
+        counts
+    }
+
+    /// Each count with the health it counts (whose name labels it in `/metrics`).
+    pub(crate) fn by_health(self) -> [(TagHealth, u64); 3] {
+        [
+            (TagHealth::WentBackwards, self.went_backwards),
+            (TagHealth::Failing, self.failing),
+            (TagHealth::Exhausted, self.exhausted),
+        ]
+    }
+}
+
 /// One tag.
 #[derive(Debug, Serialize)]
 pub struct TagStatus {
@@ -604,15 +630,7 @@ impl Sampler {
 
     fn segment_status(&self, g: &SegmentGenerator, query: &TagQuery) -> SegmentStatus {
         let notable = notable_tags(g, self);
-        let mut attention = AttentionCounts::default();
-        for t in &notable {
-            match t.health {
-                TagHealth::Failing => attention.failing += 1,
-                TagHealth::Exhausted => attention.exhausted += 1,
-                TagHealth::WentBackwards => attention.went_backwards += 1,
-                TagHealth::Ok | TagHealth::Idle => {}
-            }
-        }
+        let attention = AttentionCounts::of(&notable);
         let active = notable.iter().filter(|t| t.rate > 0.0).count() as u64;
         let (page, matched) = page_of_tags(g, &notable, query);
         let w = self.window.lock().unwrap_or_else(|p| p.into_inner());

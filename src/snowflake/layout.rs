@@ -65,6 +65,20 @@ pub enum Preset {
     Seata,
 }
 
+impl std::str::FromStr for Preset {
+    type Err = String;
+    /// A preset by name, in any case (`leaf`, `Discord`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
+                format!("expected one of {}", names.join(", "))
+            })
+    }
+}
+
 impl Preset {
     /// Every preset, in the order `decode --guess` lists equally plausible ones.
     pub const ALL: [Preset; 8] = [

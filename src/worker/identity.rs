@@ -36,6 +36,35 @@ impl std::str::FromStr for Identity {
 }
 
 impl Identity {
+    /// The identity an `--instance` setting names: `IP:PORT`, `:PORT` for this host's address
+    /// with that port, or (no setting) this host's first non-loopback IPv4 and `default_port`.
+    pub fn from_setting(
+        instance: Option<&crate::config::Resolved<String>>,
+        default_port: u16,
+    ) -> Result<Identity, WorkerError> {
+        let Some(i) = instance else {
+            return Identity::local(default_port);
+        };
+        let bad = |e: &dyn std::fmt::Display| {
+            WorkerError::setting(
+                format!("{e} (from {})", i.origin),
+                "give the instance as IP:PORT, e.g. --instance 10.0.0.5:8080, or :PORT for this host's address",
+            )
+        };
+        match i.value.strip_prefix(':') {
+            Some(port) => {
+                let port = port.parse::<u16>().map_err(|_| {
+                    bad(&format!(
+                        "invalid instance {:?}: expected IP:PORT or :PORT",
+                        i.value
+                    ))
+                })?;
+                Identity::local(port)
+            }
+            None => i.value.parse::<Identity>().map_err(|e| bad(&e)),
+        }
+    }
+
     /// This host's first non-loopback IPv4 address with `port`, as Leaf picks it.
     pub fn local(port: u16) -> Result<Identity, WorkerError> {
         let ip = first_non_loopback_ipv4().ok_or(WorkerError::NoAddress)?;

@@ -8,6 +8,7 @@
 //! replaces it with the exact last time. So even after a crash, the next run knows a time at or
 //! after every ID issued, and never reuses one.
 
+use crate::worker::IssueOptions;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::files::{StateError, ensure_dir, io, write_atomically};
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::{WorkerError, WorkerLease, WorkerRegistry};
+use super::{Registry, RegistryKind, RegistrySettings, WorkerError, WorkerLease, WorkerRegistry};
 use crate::snowflake::{Clock, Layout, MAX_LEAD_MS, SnowflakeError, TimeFence};
 
 /// `--worker-id N` / `snowflake.worker_id`: the id is the operator's promise, the lock and state
@@ -34,13 +35,53 @@ pub struct LocalRegistry {
     pub no_wait: bool,
 }
 
+impl LocalRegistry {
+    /// The local registry of a registry's settings: the worker id given, in the layout's range.
+    pub fn from_settings(settings: &RegistrySettings) -> Result<LocalRegistry, WorkerError> {
+        let worker = settings.worker_id.ok_or_else(|| {
+            WorkerError::setting(
+                "the local registry needs a worker id",
+                "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",
+            )
+        })?;
+        let max = settings.layout.max_worker();
+        if worker > max {
+            return Err(WorkerError::setting(
+                format!(
+                    "worker id {worker} is out of range for the {} layout (0..={max})",
+                    settings.layout_label
+                ),
+                "pick a worker id the layout can hold",
+            ));
+        }
+        Ok(LocalRegistry {
+            state_dir: settings.state_dir.clone(),
+            name: settings.checked_name()?,
+            worker,
+            no_wait: settings.no_wait,
+        })
+    }
+}
+
+impl Registry for LocalRegistry {
+    fn kind(&self) -> RegistryKind {
+        RegistryKind::Local
+    }
+
+    fn place(&self) -> String {
+        format!(
+            "{}",
+            self.state_dir
+                .join(format!("snowflake-{}-{}.json", self.name, self.worker))
+                .display()
+        )
+    }
+}
+
 impl WorkerRegistry for LocalRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         if self.worker > layout.max_worker() {
             return Err(WorkerError::OutOfRange {
                 worker: self.worker,
@@ -279,25 +320,12 @@ impl std::fmt::Debug for LocalWorkerLease {
 
 impl LocalWorkerLease {
     /// Takes the lock for (`name`, `worker`) in `dir`, waiting for another holder to finish unless
-    /// `no_wait` is set, then checks the clock against the recorded state.
+    /// `no_wait` is set, then checks the clock against the recorded state, for a generator that
+    /// may run up to `max_lead_ms` ahead of the clock (0: never).
     ///
     /// A run that crashed leaves a reservation up to [`RESERVATION_WINDOW_MS`] ahead; that is
     /// waited out. Any other clock behind the record is left to the generator, which waits out a
-    /// step of a few ms and refuses a larger one.
-    pub fn acquire(
-        dir: &Path,
-        name: &str,
-        worker: u64,
-        no_wait: bool,
-        clock: Arc<dyn Clock>,
-    ) -> Result<LocalWorkerLease, WorkerError> {
-        Self::acquire_ahead(dir, name, worker, no_wait, clock, 0)
-    }
-
-    /// [`LocalWorkerLease::acquire`] for a generator that may run up to `max_lead_ms` ahead of
-    /// the clock.
-    ///
-    /// The record is waited out only until it is within `max_lead_ms` of the clock (the generator
+    /// step of a few ms and refuses a larger one. The record is waited out only until it is within `max_lead_ms` of the clock (the generator
     /// resumes after it within its lead). A record further ahead than the run that wrote it could
     /// have put it (its reservation window plus its own lead, recorded in the file) is the clock
     /// behind: refused, as is a wait longer than [`crate::worker::MAX_RESERVATION_WAIT_MS`].
@@ -305,7 +333,7 @@ impl LocalWorkerLease {
     /// While issuing, a reservation reaches the lead plus [`RESERVATION_WINDOW_MS`] past the
     /// clock, so a batch running ahead syncs the file rarely; a crash leaves no more than that to
     /// wait out.
-    pub fn acquire_ahead(
+    pub fn acquire(
         dir: &Path,
         name: &str,
         worker: u64,
@@ -476,13 +504,13 @@ mod tests {
     fn second_holder_is_refused_with_no_wait() {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
-        let _a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
+        let _a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0);
         assert!(matches!(
             b,
             Err(WorkerError::State(StateError::InUse { worker: 7, .. }))
         ));
-        assert!(LocalWorkerLease::acquire(dir.path(), "leaf", 8, true, clock.clone()).is_ok());
+        assert!(LocalWorkerLease::acquire(dir.path(), "leaf", 8, true, clock.clone(), 0).is_ok());
     }
 
     #[test]
@@ -490,13 +518,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+            let a =
+                LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
             assert_eq!(a.resume_after_ms(), None);
             let fence = a.extend(10_000).unwrap();
             assert!(fence > 10_000 && fence <= 10_000 + RESERVATION_WINDOW_MS);
             a.finish(Some(10_002)).unwrap();
         }
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
         assert_eq!(b.resume_after_ms(), Some(10_002));
         assert_eq!(
             clock.slept_ms(),
@@ -510,11 +539,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+            let a =
+                LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
             a.extend(10_000).unwrap();
             // Dropped without finish(): a crash.
         }
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
         assert_eq!(clock.now_ms(), 10_000 + RESERVATION_WINDOW_MS);
         assert_eq!(
             b.resume_after_ms(),
@@ -527,11 +557,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+            let a =
+                LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
             a.extend(10_000).unwrap();
         }
         clock.set_ms(5_000);
-        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
+        let b = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0);
         assert!(
             matches!(b, Err(WorkerError::State(StateError::ClockBehind { .. }))),
             "{b:?}"
@@ -542,7 +573,7 @@ mod tests {
     fn a_try_extension_answers_inside_the_record_and_never_writes() {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
-        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
         assert!(
             a.try_extend(10_000).is_none(),
             "nothing recorded yet: the record must be written first"
@@ -581,7 +612,7 @@ mod tests {
     fn fences_never_pass_the_durable_reservation() {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
-        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
         let mut t = 10_000;
         for _ in 0..50 {
             let fence = a.extend(t).unwrap();
@@ -605,7 +636,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("snowflake-leaf-7.json"), "{not json").unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
-        let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone());
+        let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0);
         assert!(
             matches!(r, Err(WorkerError::State(StateError::Corrupt { .. }))),
             "{r:?}"
@@ -617,9 +648,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a =
-                LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
-                    .unwrap();
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
+                .unwrap();
             // Issuing 4 s ahead of the clock: the reservation covers it before IDs go out.
             let fence = a.extend(14_000).unwrap();
             assert!(fence > 14_000);
@@ -630,14 +660,14 @@ mod tests {
         // Reserved at once: the lead past the clock, plus the window.
         let recorded = 10_000 + 5_000 + RESERVATION_WINDOW_MS;
         // The same lead: the record is within it after at most the reservation window.
-        let b = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
-            .unwrap();
+        let b =
+            LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 5_000).unwrap();
         assert_eq!(clock.now_ms(), recorded - 5_000);
         assert_eq!(b.resume_after_ms(), Some(recorded - 1));
         drop(b);
         // Without a lead: the whole record is waited out (it is the previous run's lead).
         clock.set_ms(10_000);
-        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
         assert_eq!(clock.now_ms(), recorded);
         assert_eq!(c.resume_after_ms(), Some(recorded - 1));
     }
@@ -647,9 +677,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a =
-                LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
-                    .unwrap();
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
+                .unwrap();
             a.extend(12_000).unwrap();
             a.finish(Some(12_345)).unwrap();
         }
@@ -657,8 +686,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((on_disk.issued_below_ms, on_disk.clean), (12_346, true));
-        let b = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 5_000)
-            .unwrap();
+        let b =
+            LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 5_000).unwrap();
         assert_eq!(b.resume_after_ms(), Some(12_345));
         assert_eq!(
             clock.slept_ms(),
@@ -666,7 +695,7 @@ mod tests {
             "no wait: the generator continues within its lead"
         );
         drop(b);
-        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone()).unwrap();
+        let c = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 0).unwrap();
         assert_eq!(c.resume_after_ms(), Some(12_345));
         assert_eq!(
             clock.now_ms(),
@@ -680,14 +709,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(FakeClock::new(10_000));
         {
-            let a =
-                LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 2_000)
-                    .unwrap();
+            let a = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 2_000)
+                .unwrap();
             a.extend(12_000).unwrap();
         }
         // The clock went back 5 s: the record is 8 s ahead, the previous run allowed 3 s.
         clock.set_ms(5_000);
-        let r = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 2_000);
+        let r = LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 2_000);
         assert!(
             matches!(
                 r,
@@ -700,8 +728,8 @@ mod tests {
         );
         assert_eq!(clock.slept_ms(), 0);
         // A lead that covers it continues at once (the IDs stay within this run's lead).
-        let b = LocalWorkerLease::acquire_ahead(dir.path(), "leaf", 7, true, clock.clone(), 10_000)
-            .unwrap();
+        let b =
+            LocalWorkerLease::acquire(dir.path(), "leaf", 7, true, clock.clone(), 10_000).unwrap();
         assert_eq!(
             b.resume_after_ms(),
             Some(12_000 + RESERVATION_WINDOW_MS - 1)

@@ -19,6 +19,7 @@
 //! recorded as reserved. [`WorkerGenerator`] ties a lease and a generator together and stops
 //! issuing as soon as the lease says it is no longer safe (a lost ZooKeeper session, say).
 
+mod error;
 mod etcd;
 pub(crate) mod files;
 mod identity;
@@ -27,6 +28,7 @@ pub mod local;
 pub mod mysql;
 mod node;
 mod record;
+mod registry;
 mod supervised;
 mod zookeeper;
 
@@ -36,22 +38,25 @@ use crate::snowflake::{
     Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
 };
 
+pub use error::{StoreError, StoreFailure, WorkerError};
+pub use etcd::error::EtcdError;
 pub use files::StateError;
 pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
+pub use mysql::MysqlError;
 pub use mysql::{
     DEFAULT_REGISTRY_WAIT_TIMEOUT, MIN_REGISTRY_WAIT_TIMEOUT, MysqlOptions, MysqlRegistry,
 };
-pub use record::{WorkerMode, WorkerRecord, WorkerStatus};
+pub use record::{WorkerRecord, WorkerStatus};
+pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings, open};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zookeeper::cache;
+pub use zookeeper::error::ZkError;
 
-pub use zookeeper::admin::{ClockReport, ZkAdmin};
 pub use zookeeper::forever::ZkForeverRegistry;
 pub use zookeeper::lease::ZkLeaseRegistry;
 pub use zookeeper::session::ZkOptions;
 
-pub use etcd::admin::{EtcdAdmin, EtcdClockReport};
 pub use etcd::lease::EtcdLeaseRegistry;
 pub use etcd::session::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 
@@ -68,211 +73,6 @@ pub const DEFAULT_MAX_CLOCK_SKEW_MS: i64 = 5_000;
 /// Longest wait (ms) for the clock to pass a predecessor's reservation before giving up.
 pub const MAX_RESERVATION_WAIT_MS: i64 = 10_000;
 
-/// Failures to obtain, keep or inspect a worker id.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    /// No ZooKeeper server answered.
-    #[error("cannot reach ZooKeeper at {hosts}: {reason}")]
-    ZkUnreachable {
-        /// The connect string.
-        hosts: String,
-        /// What the client said.
-        reason: String,
-    },
-    /// A ZooKeeper request failed.
-    #[error("ZooKeeper {action} {path} failed: {reason}")]
-    Zk {
-        /// What was being done.
-        action: &'static str,
-        /// The node.
-        path: String,
-        /// What the client said.
-        reason: String,
-    },
-    /// ZooKeeper refused access to a node (its ACL does not admit our credentials).
-    #[error("ZooKeeper refused access to {path} (not authorized)")]
-    NotAuthorized {
-        /// The node.
-        path: String,
-    },
-    /// A node does not hold what leafctl or Leaf writes.
-    #[error("ZooKeeper node {path} is not a worker node: {reason}")]
-    BadNode {
-        /// The node.
-        path: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The local clock is behind a time recorded for this worker id.
-    #[error(
-        "the clock is {behind_ms} ms behind the time recorded for worker id {worker} ({recorded_ms} ms, in {source_of}); refusing to start so no ID repeats"
-    )]
-    ClockBehind {
-        /// The worker id.
-        worker: u64,
-        /// The recorded time.
-        recorded_ms: i64,
-        /// How far behind the clock is.
-        behind_ms: i64,
-        /// Where the time was recorded.
-        source_of: String,
-    },
-    /// The local clock differs too much from the live peers' clocks.
-    #[error(
-        "the clock differs by {diff_ms} ms from the average of {peers} live peer(s) (allowed: {max_ms} ms); refusing to register a new worker"
-    )]
-    ClockSkew {
-        /// Our clock minus the peers' average.
-        diff_ms: i64,
-        /// How many peers were compared.
-        peers: usize,
-        /// The threshold.
-        max_ms: i64,
-    },
-    /// A sequence number or id beyond the layout's worker field.
-    #[error(
-        "worker id {worker} (from {source_of}) is beyond the layout's worker range (0..={max})"
-    )]
-    OutOfRange {
-        /// The worker id.
-        worker: u64,
-        /// The largest worker id the layout holds.
-        max: u64,
-        /// Where it came from.
-        source_of: String,
-    },
-    /// Another live process registered the same identity.
-    #[error("identity {identity} is already in use by another live process ({path})")]
-    IdentityInUse {
-        /// `ip:port`.
-        identity: String,
-        /// What shows the other holder: an ephemeral node, a lock file, a locked row.
-        path: String,
-    },
-    /// A worker id claimed twice: two identities' forever nodes name it (ZooKeeper never gives
-    /// two sequential nodes one number, so one was written by hand), or a lease on the same name
-    /// holds it.
-    #[error(
-        "worker id {worker} of {mine} is also claimed by {other}; refusing so two processes never share it"
-    )]
-    WorkerIdShared {
-        /// The worker id.
-        worker: u64,
-        /// Our node.
-        mine: String,
-        /// The other claim: another identity's node, or a lease.
-        other: String,
-    },
-    /// Every worker id of the layout is leased.
-    #[error("all {count} worker ids under {path} are held")]
-    NoFreeWorker {
-        /// Where the leases live (`/snowflake/{name}/leases`, `/leafctl/{name}/leases/`).
-        path: String,
-        /// How many ids the layout has.
-        count: u64,
-    },
-    /// The ZooKeeper session that holds the lease is not connected.
-    #[error("the ZooKeeper session holding worker id {worker} is {state}; stopped issuing IDs")]
-    SessionLost {
-        /// The worker id.
-        worker: u64,
-        /// The session's state.
-        state: String,
-    },
-    /// ZooKeeper was unreachable and no usable cache exists.
-    #[error("ZooKeeper is unreachable and there is no cached worker id for {identity} in {path}")]
-    NoCache {
-        /// `ip:port`.
-        identity: String,
-        /// The cache file looked for.
-        path: String,
-    },
-    /// An `--instance` that is not `IP:PORT`.
-    #[error("invalid instance {0:?}: expected IP:PORT")]
-    InvalidIdentity(String),
-    /// No non-loopback IPv4 address to name this host by.
-    #[error("no non-loopback IPv4 address found on this host")]
-    NoAddress,
-    /// A MySQL request failed.
-    #[error("MySQL {action} failed: {reason}")]
-    Mysql {
-        /// What was being done.
-        action: &'static str,
-        /// The driver's message.
-        reason: String,
-    },
-    /// No etcd endpoint answered.
-    #[error("cannot reach etcd at {endpoints}: {reason}")]
-    EtcdUnreachable {
-        /// The endpoints tried.
-        endpoints: String,
-        /// What the client said.
-        reason: String,
-    },
-    /// The TLS handshake with etcd failed (an untrusted or mismatched certificate).
-    #[error("cannot talk TLS to etcd at {endpoints}: {reason}")]
-    EtcdTls {
-        /// The endpoints tried.
-        endpoints: String,
-        /// What the TLS library said.
-        reason: String,
-    },
-    /// An etcd request failed.
-    #[error("etcd {action} {key} failed: {reason}")]
-    Etcd {
-        /// What was being done.
-        action: &'static str,
-        /// The key (or key prefix).
-        key: String,
-        /// What etcd or the client said.
-        reason: String,
-    },
-    /// etcd refused the user name or password, or the user lacks a permission.
-    #[error("etcd refused user {user:?}: {reason}")]
-    EtcdAuth {
-        /// The user name (never the password).
-        user: String,
-        /// Why.
-        reason: String,
-    },
-    /// An etcd setting leafctl cannot use (an endpoint URL, a CA file).
-    #[error("invalid etcd setting: {0}")]
-    EtcdConfig(String),
-    /// The etcd lease that holds a worker id expired, was revoked, or could not be kept alive.
-    #[error("the etcd lease holding worker id {worker} is lost ({reason}); stopped issuing IDs")]
-    LeaseLost {
-        /// The worker id.
-        worker: u64,
-        /// What happened.
-        reason: String,
-    },
-    /// The lease was already given up or stopped.
-    #[error("worker id {worker} is no longer held: {reason}")]
-    Stopped {
-        /// The worker id.
-        worker: u64,
-        /// Why.
-        reason: String,
-    },
-    /// The local lock or state file failed.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// No worker id is held right now (a lost one is being replaced).
-    #[error("no worker id is held right now: {reason}")]
-    NoLease {
-        /// Why: the loss, or the last failed attempt to acquire one.
-        reason: String,
-    },
-}
-
-impl WorkerError {
-    /// Whether a lease that failed its check with this error may become usable again by itself:
-    /// a ZooKeeper session that is only disconnected can reconnect before it expires.
-    pub fn may_recover(&self) -> bool {
-        matches!(self, WorkerError::SessionLost { state, .. } if state == "disconnected")
-    }
-}
-
 /// A held worker id: the generator's [`TimeFence`], plus what the generator must know to resume.
 pub trait WorkerLease: TimeFence {
     /// The worker id.
@@ -287,72 +87,75 @@ pub trait WorkerLease: TimeFence {
     fn describe(&self) -> String;
     /// The largest lead over the clock a generator on this lease may use: its fence records
     /// times that far ahead before they are issued. Most registries record any time;
-    /// forever mode only the lead it was acquired with ([`WorkerRegistry::acquire_ahead`]).
+    /// forever mode only the lead it was acquired with ([`WorkerRegistry::acquire`]).
     fn max_lead_ms(&self) -> u64 {
         MAX_LEAD_MS
     }
 }
 
-/// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
-pub trait WorkerRegistry: Send + Sync {
-    /// Obtains a worker id for a generator with `layout`, waiting out predecessors' reservations
-    /// on `clock`.
-    fn acquire(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        self.acquire_ahead(layout, clock, 0)
-    }
-
-    /// The same for a generator that may run up to `max_lead_ms` ahead of the clock (see
-    /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]): a predecessor's recorded
-    /// time is waited out only down to `max_lead_ms` ahead of the clock, since the generator
-    /// resumes after it anyway. The lease then records times ahead of the clock before they are
-    /// issued.
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError>;
+/// How a generator on a worker id issues: its layout, where each tick's sequence starts, its
+/// clock, and how far ahead of the clock its IDs may run (`--max-lead`). A registry acquires a
+/// worker id for generators issuing so ([`WorkerRegistry::acquire`]).
+#[derive(Clone)]
+pub struct IssueOptions {
+    /// The layout IDs are made in (it bounds the worker ids).
+    pub layout: Layout,
+    /// Where each tick's sequence starts.
+    pub seq_start: SeqStart,
+    /// The clock (a fake one in tests).
+    pub clock: Arc<dyn Clock>,
+    /// How far (ms) IDs may run ahead of the clock, at most [`MAX_LEAD_MS`]; 0 never (Leaf).
+    pub max_lead_ms: u64,
 }
 
-/// Waits until a generator with `max_lead_ms` may issue after `recorded_ms` (a predecessor's
-/// bound: every earlier time may have been used), or fails with [`WorkerError::ClockBehind`] when
-/// that is more than [`MAX_RESERVATION_WAIT_MS`] away.
-fn wait_for_record(
-    clock: &dyn Clock,
-    worker: u64,
-    recorded_ms: i64,
-    max_lead_ms: u64,
-    source_of: impl FnOnce() -> String,
-) -> Result<(), WorkerError> {
-    let now = clock.now_ms();
-    let until = recorded_ms.saturating_sub(max_lead_ms.min(i64::MAX as u64) as i64);
-    let wait = until.saturating_sub(now);
-    if wait <= 0 {
-        return Ok(());
+impl IssueOptions {
+    /// Leaf's way on `layout`: a random sequence start, the system clock, never ahead of it.
+    pub fn new(layout: Layout) -> IssueOptions {
+        IssueOptions {
+            layout,
+            seq_start: SeqStart::Random,
+            clock: Arc::new(crate::snowflake::SystemClock),
+            max_lead_ms: 0,
+        }
     }
-    if wait > MAX_RESERVATION_WAIT_MS {
-        return Err(WorkerError::ClockBehind {
-            worker,
-            recorded_ms,
-            behind_ms: recorded_ms - now,
-            source_of: source_of(),
-        });
+
+    /// Where each tick's sequence starts.
+    pub fn seq_start(mut self, seq_start: SeqStart) -> Self {
+        self.seq_start = seq_start;
+        self
     }
-    announce_wait(
-        worker,
-        wait,
-        &format!(
-            "the previous holder reserved times up to {} ({})",
-            recorded_ms,
-            source_of()
-        ),
-    );
-    clock.sleep_until_ms(until);
-    Ok(())
+
+    /// The clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How far ahead of the clock IDs may run (see
+    /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]).
+    pub fn max_lead_ms(mut self, max_lead_ms: u64) -> Self {
+        self.max_lead_ms = max_lead_ms;
+        self
+    }
+}
+
+impl std::fmt::Debug for IssueOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssueOptions")
+            .field("layout", &self.layout)
+            .field("seq_start", &self.seq_start)
+            .field("max_lead_ms", &self.max_lead_ms)
+            .finish()
+    }
+}
+
+/// Where worker ids come from; `next --snowflake` and `serve` choose one the same way.
+pub trait WorkerRegistry: Send + Sync {
+    /// Obtains a worker id in `options`' layout, waiting out predecessors' reservations on its
+    /// clock. With a lead ([`IssueOptions::max_lead_ms`]) a predecessor's recorded time is waited
+    /// out only down to the lead ahead of the clock, since the generator resumes after it anyway;
+    /// the lease then records times ahead of the clock before they are issued.
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError>;
 }
 
 /// Says why a start waits for a recorded time to pass: at the default verbosity once the wait
@@ -389,71 +192,43 @@ pub struct WorkerGenerator {
 }
 
 impl WorkerGenerator {
-    /// Acquires a worker id from `registry` and builds a generator on it.
+    /// Acquires a worker id from `registry` for `options` and builds a generator on it (a lead
+    /// of at most [`MAX_LEAD_MS`]).
     pub fn start(
         registry: &dyn WorkerRegistry,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
+        options: &IssueOptions,
     ) -> Result<WorkerGenerator, IssueError> {
-        Self::start_with_lead(registry, layout, seq_start, clock, 0)
-    }
-
-    /// Acquires a worker id from `registry` ([`WorkerRegistry::acquire_ahead`]) and builds a
-    /// generator on it that may run up to `max_lead_ms` ahead of the clock (at most
-    /// [`crate::snowflake::MAX_LEAD_MS`]).
-    pub fn start_with_lead(
-        registry: &dyn WorkerRegistry,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<WorkerGenerator, IssueError> {
-        if max_lead_ms > MAX_LEAD_MS {
+        if options.max_lead_ms > MAX_LEAD_MS {
             return Err(SnowflakeError::LeadOutOfRange {
-                lead_ms: max_lead_ms,
+                lead_ms: options.max_lead_ms,
                 max_ms: MAX_LEAD_MS,
             }
             .into());
         }
-        let lease = registry.acquire_ahead(&layout, clock.clone(), max_lead_ms)?;
-        Self::on_lease_with_lead(lease, layout, seq_start, clock, max_lead_ms)
+        let lease = registry.acquire(options)?;
+        Self::on_lease(lease, options)
     }
 
-    /// Builds a generator on a lease already held.
+    /// Builds a generator on a lease already held, acquired for the same lead (with a smaller
+    /// one a resumed run may find its start ahead of the clock and refuse it). A lead beyond
+    /// [`WorkerLease::max_lead_ms`] is refused, and the lease given back.
     pub fn on_lease(
         lease: Arc<dyn WorkerLease>,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-    ) -> Result<WorkerGenerator, IssueError> {
-        Self::on_lease_with_lead(lease, layout, seq_start, clock, 0)
-    }
-
-    /// Builds a generator that may run up to `max_lead_ms` ahead of the clock on a lease already
-    /// held, acquired with [`WorkerRegistry::acquire_ahead`] and the same lead (with a smaller
-    /// one a resumed run may find its start ahead of the clock and refuse it). A lead beyond
-    /// [`WorkerLease::max_lead_ms`] is refused.
-    pub fn on_lease_with_lead(
-        lease: Arc<dyn WorkerLease>,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
+        options: &IssueOptions,
     ) -> Result<WorkerGenerator, IssueError> {
         let supported = lease.max_lead_ms().min(MAX_LEAD_MS);
-        if max_lead_ms > supported {
+        if options.max_lead_ms > supported {
             let _ = lease.finish(None);
             return Err(SnowflakeError::LeadOutOfRange {
-                lead_ms: max_lead_ms,
+                lead_ms: options.max_lead_ms,
                 max_ms: supported,
             }
             .into());
         }
-        let mut builder = SnowflakeGenerator::builder(layout, lease.worker())
-            .clock(clock)
-            .seq_start(seq_start)
-            .max_lead_ms(max_lead_ms)
+        let mut builder = SnowflakeGenerator::builder(options.layout, lease.worker())
+            .clock(options.clock.clone())
+            .seq_start(options.seq_start)
+            .max_lead_ms(options.max_lead_ms)
             .fence(Box::new(SharedFence(lease.clone())));
         if let Some(t) = lease.resume_after_ms() {
             builder = builder.resume_after(t);

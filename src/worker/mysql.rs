@@ -14,6 +14,7 @@
 //! is safe (its successor waits out `max_timestamp`), and "still held?" is the connection's
 //! health: it fails at the first failed statement, and a lost answer loses the connection.
 
+use crate::worker::IssueOptions;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,10 +23,14 @@ use mysql::Conn;
 use mysql::prelude::Queryable;
 
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::record::{WorkerMode, WorkerStatus, status_of};
-use super::{Identity, LEASE_WINDOW_MS, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry};
+use super::record::{WorkerStatus, status_of};
+use super::{
+    Identity, LEASE_WINDOW_MS, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure,
+    WorkerError, WorkerLease, WorkerRecord, WorkerRegistry,
+};
 use crate::mysql_url::{self, scrub};
-use crate::snowflake::{Clock, Layout};
+use crate::segment::DbAddress;
+use crate::snowflake::Clock;
 
 /// How long (s) a start waits for the named lock of its row before saying another live process
 /// holds it: long enough for the server to notice a killed holder's connection is gone.
@@ -43,6 +48,31 @@ pub const WORKERID_DDL: &str = "CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc`
   PRIMARY KEY (`id`),
   UNIQUE KEY `uniq_ip_port` (`ip_port`)
 ) ENGINE=InnoDB";
+
+/// MySQL's failures, as the MySQL registry reports them.
+#[derive(Debug, thiserror::Error)]
+pub enum MysqlError {
+    /// A MySQL request failed.
+    #[error("MySQL {action} failed: {reason}")]
+    Request {
+        /// What was being done.
+        action: &'static str,
+        /// The driver's message, any password removed.
+        reason: String,
+    },
+}
+
+impl StoreError for MysqlError {
+    fn hint(&self) -> &'static str {
+        "check --db and that MySQL is running; `leafctl db init` creates leaf_workerid_alloc"
+    }
+}
+
+impl From<MysqlError> for WorkerError {
+    fn from(e: MysqlError) -> WorkerError {
+        WorkerError::Store(StoreFailure::new("MySQL", e))
+    }
+}
 
 /// How to reach the database and who we are.
 #[derive(Debug, Clone)]
@@ -72,6 +102,28 @@ pub const DEFAULT_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const MIN_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(6);
 
 impl MysqlOptions {
+    /// The MySQL registry's options from a registry's settings: the database must be MySQL.
+    pub fn from_settings(settings: &RegistrySettings) -> Result<MysqlOptions, WorkerError> {
+        let db = &settings.db_url;
+        let is_mysql = DbAddress::parse(&db.value).is_ok_and(|a| a.holds_worker_registry());
+        if !is_mysql {
+            return Err(WorkerError::setting(
+                format!(
+                    "the mysql registry needs a MySQL database, not {} (from {})",
+                    crate::segment::redact_url(&db.value),
+                    db.origin
+                ),
+                "pass --db mysql://user@host:port/database (password in LEAF_DB_PASSWORD)",
+            ));
+        }
+        Ok(MysqlOptions {
+            url: db.value.clone(),
+            password: settings.db_password.clone(),
+            identity: settings.identity()?,
+            wait_timeout: settings.db_wait_timeout,
+        })
+    }
+
     /// A failed database call, the driver's error said the way [`mysql_url::describe`] says it
     /// (a read that timed out is "no answer within 5 s", not the codec's "os error 11").
     fn db_fail(&self, action: &'static str, e: &mysql::Error) -> WorkerError {
@@ -79,10 +131,10 @@ impl MysqlOptions {
     }
 
     fn fail(&self, action: &'static str, e: impl std::fmt::Display) -> WorkerError {
-        WorkerError::Mysql {
+        WorkerError::from(MysqlError::Request {
             action,
             reason: scrub(e.to_string(), self.password_in_use().as_deref()),
-        }
+        })
     }
 
     fn password_in_use(&self) -> Option<String> {
@@ -138,9 +190,19 @@ impl MysqlRegistry {
     pub fn new(opts: MysqlOptions) -> MysqlRegistry {
         MysqlRegistry { opts }
     }
+}
+
+impl Registry for MysqlRegistry {
+    fn kind(&self) -> RegistryKind {
+        RegistryKind::Mysql
+    }
+
+    fn place(&self) -> String {
+        "leaf_workerid_alloc".into()
+    }
 
     /// Every row, for `leafctl workers list --db URL`.
-    pub fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+    fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
         let o = &self.opts;
         let mut c = o.connect()?;
         type Row = (u64, String, Option<i64>, Option<i64>, Option<i64>);
@@ -158,14 +220,14 @@ impl MysqlRegistry {
                 let held = lock.is_some();
                 // max_timestamp may legitimately run one window ahead (a reservation).
                 let ahead = max_ts.is_some_and(|t| t > now_ms + LEASE_WINDOW_MS);
-                let mut status = status_of(WorkerMode::Mysql, held, updated, now_ms);
+                let mut status = status_of(RegistryKind::Mysql, held, updated, now_ms);
                 if ahead {
                     status = WorkerStatus::ClockAhead;
                 }
                 WorkerRecord {
                     worker: id,
                     identity: ip_port,
-                    mode: WorkerMode::Mysql,
+                    mode: RegistryKind::Mysql,
                     last_seen_ms: updated,
                     reserved_until_ms: max_ts,
                     held,
@@ -176,23 +238,38 @@ impl MysqlRegistry {
             .collect())
     }
 
-    /// Deletes a row (`workers reclaim`); its id is never handed out again.
-    pub fn reclaim(&self, worker: u64) -> Result<bool, WorkerError> {
+    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+        format!(
+            "delete row id {} ({}) of leaf_workerid_alloc; MySQL never reuses AUTO_INCREMENT ids, so this only tidies the table",
+            record.worker, record.identity
+        )
+    }
+
+    fn held_because(&self, _record: &WorkerRecord) -> &'static str {
+        "another connection holds its named lock"
+    }
+
+    /// Deletes the row; its id is never handed out again.
+    fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let o = &self.opts;
         let mut c = o.connect()?;
-        c.exec_drop("DELETE FROM leaf_workerid_alloc WHERE id = ?", (worker,))
-            .map_err(|e| o.db_fail("delete from leaf_workerid_alloc", &e))?;
-        Ok(c.affected_rows() > 0)
+        c.exec_drop(
+            "DELETE FROM leaf_workerid_alloc WHERE id = ?",
+            (record.worker,),
+        )
+        .map_err(|e| o.db_fail("delete from leaf_workerid_alloc", &e))?;
+        Ok(if c.affected_rows() > 0 {
+            vec![record.location.clone()]
+        } else {
+            Vec::new()
+        })
     }
 }
 
 impl WorkerRegistry for MysqlRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = MysqlLeaseStore {
             conn: Mutex::new(Some(self.opts.connect()?)),
             usable: AtomicBool::new(true),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Identity, WorkerError};
+use super::Identity;
 
 /// Node data leafctl and Leaf write: `{"ip","port","timestamp"}` (leases add `reserved_until`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -41,10 +41,9 @@ impl NodeData {
         serde_json::to_vec(self).unwrap_or_default()
     }
 
-    pub(crate) fn parse(path: &str, bytes: &[u8]) -> Result<NodeData, WorkerError> {
-        serde_json::from_slice(bytes).map_err(|e| WorkerError::BadNode {
-            path: path.to_string(),
-            reason: format!("data is not Leaf's JSON: {e}"),
-        })
+    /// Reads a node's bytes; the error says what is wrong with them (each store names the
+    /// node its own way).
+    pub(crate) fn parse(bytes: &[u8]) -> Result<NodeData, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("data is not Leaf's JSON: {e}"))
     }
 }

@@ -3,32 +3,7 @@
 
 use serde::Serialize;
 
-use super::REPORT_INTERVAL_MS;
-
-/// A worker id's mode, as `workers list` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkerMode {
-    /// Leaf's persistent sequential node.
-    Forever,
-    /// A leased, recyclable id.
-    Lease,
-    /// A row of `leaf_workerid_alloc`.
-    Mysql,
-    /// A leased, recyclable id in etcd.
-    Etcd,
-}
-
-impl std::fmt::Display for WorkerMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WorkerMode::Forever => "forever",
-            WorkerMode::Lease => "lease",
-            WorkerMode::Mysql => "mysql",
-            WorkerMode::Etcd => "etcd",
-        })
-    }
-}
+use super::{REPORT_INTERVAL_MS, RegistryKind};
 
 /// Whether a worker id is in use.
 ///
@@ -65,8 +40,8 @@ pub struct WorkerRecord {
     pub worker: u64,
     /// `ip:port` of its (last) holder.
     pub identity: String,
-    /// Registry mode.
-    pub mode: WorkerMode,
+    /// The registry kind that holds it (forever, lease, mysql, etcd).
+    pub mode: RegistryKind,
     /// Last reported time (the holder's clock), Unix ms.
     pub last_seen_ms: Option<i64>,
     /// Lease mode: the reservation bound.
@@ -87,12 +62,12 @@ impl WorkerRecord {
     }
 }
 
-impl WorkerMode {
+impl RegistryKind {
     /// True when a recent report counts as a sign of life: only forever nodes, which Leaf's own
     /// servers hold without any lock or ephemeral node. Leases and MySQL rows are live exactly
     /// while held.
     fn reports_count(self) -> bool {
-        self == WorkerMode::Forever
+        self == RegistryKind::Forever
     }
 }
 
@@ -102,7 +77,7 @@ fn recent(last_seen: Option<i64>, now_ms: i64) -> bool {
 
 /// Status from the facts: clock-ahead beats live beats stale.
 pub(crate) fn status_of(
-    mode: WorkerMode,
+    mode: RegistryKind,
     held: bool,
     last_seen: Option<i64>,
     now_ms: i64,
@@ -121,7 +96,11 @@ mod tests {
 
     #[test]
     fn status_prefers_clock_ahead() {
-        for mode in [WorkerMode::Forever, WorkerMode::Lease, WorkerMode::Mysql] {
+        for mode in [
+            RegistryKind::Forever,
+            RegistryKind::Lease,
+            RegistryKind::Mysql,
+        ] {
             assert_eq!(
                 status_of(mode, true, Some(2_000), 1_000),
                 WorkerStatus::ClockAhead
@@ -140,11 +119,11 @@ mod tests {
     #[test]
     fn a_fresh_report_is_live_only_where_nothing_is_held() {
         assert_eq!(
-            status_of(WorkerMode::Forever, false, Some(1_000), 5_000),
+            status_of(RegistryKind::Forever, false, Some(1_000), 5_000),
             WorkerStatus::Live,
             "a Leaf server holds no lock: its report is the sign of life"
         );
-        for mode in [WorkerMode::Lease, WorkerMode::Mysql] {
+        for mode in [RegistryKind::Lease, RegistryKind::Mysql] {
             assert_eq!(
                 status_of(mode, false, Some(1_000), 5_000),
                 WorkerStatus::Stale,
@@ -156,7 +135,11 @@ mod tests {
     #[test]
     fn is_live_agrees_with_the_status() {
         let now = 100_000;
-        for mode in [WorkerMode::Forever, WorkerMode::Lease, WorkerMode::Mysql] {
+        for mode in [
+            RegistryKind::Forever,
+            RegistryKind::Lease,
+            RegistryKind::Mysql,
+        ] {
             for held in [false, true] {
                 for last_seen in [None, Some(now - 1_000), Some(now - 60_000)] {
                     let r = WorkerRecord {

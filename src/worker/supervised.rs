@@ -13,10 +13,8 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
 
-use super::{IssueError, WorkerError, WorkerGenerator, WorkerRegistry};
-use crate::snowflake::{
-    Clock, IdBlock, Layout, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeError,
-};
+use super::{IssueError, IssueOptions, WorkerError, WorkerGenerator, WorkerRegistry};
+use crate::snowflake::{Clock, IdBlock, Layout, MAX_TOLERATED_ROLLBACK_MS, SnowflakeError};
 
 /// How often the keeper checks the lease while nothing asks it to.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -53,10 +51,7 @@ struct KeeperState {
 
 struct Shared {
     registry: Box<dyn WorkerRegistry>,
-    layout: Layout,
-    seq_start: SeqStart,
-    clock: Arc<dyn Clock>,
-    max_lead_ms: u64,
+    options: IssueOptions,
     current: ArcSwapOption<WorkerGenerator>,
     state: Mutex<KeeperState>,
     wake: Condvar,
@@ -85,13 +80,7 @@ impl Shared {
     }
 
     fn acquire(&self) -> Result<WorkerGenerator, IssueError> {
-        WorkerGenerator::start_with_lead(
-            self.registry.as_ref(),
-            self.layout,
-            self.seq_start,
-            self.clock.clone(),
-            self.max_lead_ms,
-        )
+        WorkerGenerator::start(self.registry.as_ref(), &self.options)
     }
 
     /// Takes a generator out of service: keeps its counts, records its last time and gives the
@@ -171,32 +160,15 @@ pub struct SupervisedGenerator {
 
 impl SupervisedGenerator {
     /// Acquires the first worker id (failing as [`WorkerGenerator::start`] does, so a server that
-    /// cannot get one does not start) and starts the keeper thread.
+    /// cannot get one does not start) and starts the keeper thread. Every lease acquired later
+    /// issues as `options` says (the same lead).
     pub fn start(
         registry: Box<dyn WorkerRegistry>,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-    ) -> Result<SupervisedGenerator, IssueError> {
-        Self::start_with_lead(registry, layout, seq_start, clock, 0)
-    }
-
-    /// [`SupervisedGenerator::start`] for generators that may run up to `max_lead_ms` ahead of
-    /// the clock (see [`WorkerGenerator::start_with_lead`]); every lease acquired later uses the
-    /// same lead.
-    pub fn start_with_lead(
-        registry: Box<dyn WorkerRegistry>,
-        layout: Layout,
-        seq_start: SeqStart,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
+        options: IssueOptions,
     ) -> Result<SupervisedGenerator, IssueError> {
         let shared = Arc::new(Shared {
             registry,
-            layout,
-            seq_start,
-            clock,
-            max_lead_ms,
+            options,
             current: ArcSwapOption::empty(),
             state: Mutex::new(KeeperState::default()),
             wake: Condvar::new(),
@@ -231,7 +203,7 @@ impl SupervisedGenerator {
 
     /// The layout IDs are encoded with.
     pub fn layout(&self) -> &Layout {
-        &self.shared.layout
+        &self.shared.options.layout
     }
 
     /// Issues up to `max` IDs from one tick with the current lease, or fails at once when no
@@ -315,7 +287,7 @@ impl SupervisedGenerator {
         let generator = current.as_ref()?.generator();
         let last = generator.last_issued_ms()?;
         let lead = generator.max_lead_ms().min(i64::MAX as u64) as i64;
-        let behind = last - self.shared.clock.now_ms() - lead;
+        let behind = last - self.shared.options.clock.now_ms() - lead;
         (behind > MAX_TOLERATED_ROLLBACK_MS).then_some(behind)
     }
 

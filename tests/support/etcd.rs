@@ -6,14 +6,14 @@
 //! so no etcd process outlives the tests.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use super::netns::Place;
-use super::{free_port, wait_until};
+use super::serve::signal;
+use super::{free_port, under_watchdog, wait_until};
 
 const ETCD: &str = "/usr/bin/etcd";
 const ETCDCTL: &str = "/usr/bin/etcdctl";
@@ -37,6 +37,14 @@ pub struct EtcdMember {
 /// A running etcd: one member, or a cluster.
 pub struct EtcdServer {
     pub members: Vec<EtcdMember>,
+}
+
+/// Options for a registry or admin of `name` on `endpoints` as `instance` (`host:port`), with a
+/// 3 s lease TTL.
+pub fn opts(endpoints: &str, name: &str, instance: &str) -> leafctl::worker::EtcdOptions {
+    let mut o = leafctl::worker::EtcdOptions::new(endpoints, name, instance.parse().unwrap());
+    o.lease_ttl = Duration::from_secs(3);
+    o
 }
 
 fn check_installed() {
@@ -76,28 +84,15 @@ impl EtcdMember {
             args.push(format!("--cert-file={}", c.cert.display()));
             args.push(format!("--key-file={}", c.key.display()));
         }
-        // The watchdog: start etcd, print its pid, wait for stdin to close, then kill etcd.
-        let script = format!(
-            "cd '{d}' && {ETCD} {args} >'{d}/out.log' 2>&1 </dev/null & J=$!; echo $J; cat >/dev/null; \
-             kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null",
-            d = dir.path().display(),
-            args = args.join(" "),
+        let (child, stdin, pid) = under_watchdog(
+            place,
+            &format!(
+                "cd '{d}' && {ETCD} {args} >'{d}/out.log' 2>&1",
+                d = dir.path().display(),
+                args = args.join(" "),
+            ),
+            "etcd",
         );
-        let mut child = place
-            .command("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start etcd watchdog");
-        let stdin = child.stdin.take().expect("stdin");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("etcd pid");
-        let pid: u32 = line.trim().parse().expect("etcd pid is a number");
         EtcdMember {
             name: name.to_string(),
             place: place.clone(),
@@ -158,12 +153,12 @@ impl EtcdMember {
 
     /// Freezes the member (SIGSTOP): connections stay open but nothing answers.
     pub fn pause(&self) {
-        signal("STOP", self.pid);
+        signal(self.pid, libc::SIGSTOP);
     }
 
     /// Thaws a paused member (SIGCONT).
     pub fn resume(&self) {
-        signal("CONT", self.pid);
+        signal(self.pid, libc::SIGCONT);
     }
 
     /// Kills the member (SIGKILL) and waits until its port is closed.
@@ -199,40 +194,41 @@ impl EtcdServer {
 
     /// A single member of its own, for tests that stop, pause or kill it.
     pub fn start() -> EtcdServer {
-        check_installed();
-        let (client, peer) = (free_port(), free_port());
-        let member = EtcdMember::spawn(
-            &Place::local(),
-            "e1",
-            client,
-            peer,
-            &format!("e1=http://127.0.0.1:{peer}"),
-            None,
-        );
-        let server = EtcdServer {
-            members: vec![member],
-        };
-        server.wait_healthy();
-        server
+        EtcdServer::single(None)
     }
 
     /// A single member serving clients over TLS with a certificate from `certs`.
     pub fn start_tls(certs: &Certs) -> EtcdServer {
+        EtcdServer::single(Some(certs))
+    }
+
+    fn single(tls: Option<&Certs>) -> EtcdServer {
         check_installed();
-        let (client, peer) = (free_port(), free_port());
-        let member = EtcdMember::spawn(
-            &Place::local(),
-            "e1",
-            client,
-            peer,
-            &format!("e1=http://127.0.0.1:{peer}"),
-            Some(certs),
-        );
-        let server = EtcdServer {
-            members: vec![member],
-        };
-        server.wait_healthy();
-        server
+        // A port found free may be taken before etcd binds it (another test's outgoing
+        // connection gets an ephemeral port too): then start again on fresh ports.
+        for _ in 0..3 {
+            let (client, peer) = (free_port(), free_port());
+            let member = EtcdMember::spawn(
+                &Place::local(),
+                "e1",
+                client,
+                peer,
+                &format!("e1=http://127.0.0.1:{peer}"),
+                tls,
+            );
+            let up = wait_until(Duration::from_secs(60), || {
+                member.healthy() || member.log().contains("address already in use")
+            });
+            if up && member.log().contains("address already in use") {
+                continue;
+            }
+            let server = EtcdServer {
+                members: vec![member],
+            };
+            server.wait_healthy();
+            return server;
+        }
+        panic!("etcd found its ports taken three times in a row");
     }
 
     /// A cluster of `n` members on loopback.
@@ -460,14 +456,4 @@ pub fn etcdctl_at(
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
-}
-
-fn signal(sig: &str, pid: u32) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(ok, "kill -{sig} {pid} failed");
 }

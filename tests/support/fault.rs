@@ -11,47 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::netns::Place;
 use super::serve::http;
-
-/// `cmd` (a leafctl command with its environment) run under Debian's `faketime -f OFFSET`, the
-/// monotonic clock left alone as a real clock step leaves it.
-pub fn under_faketime(cmd: &std::process::Command, offset: &str) -> std::process::Command {
-    let mut c = std::process::Command::new("faketime");
-    c.arg("-f")
-        .arg(offset)
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    super::copy_env(cmd, &mut c);
-    c.env("DONT_FAKE_MONOTONIC", "1");
-    c
-}
-
-/// `cmd` with its clock read from `file` on every call (libfaketime's
-/// `FAKETIME_TIMESTAMP_FILE`), so a test can step the clock of the running process by
-/// rewriting the file (`+0`, `-10s`, `+1h`, ...). The monotonic clock is left alone.
-pub fn with_clock_file(
-    cmd: &std::process::Command,
-    file: &std::path::Path,
-) -> std::process::Command {
-    let mut c = std::process::Command::new(cmd.get_program());
-    c.args(cmd.get_args());
-    super::copy_env(cmd, &mut c);
-    c.env("LD_PRELOAD", libfaketime())
-        .env("FAKETIME_TIMESTAMP_FILE", file)
-        .env("FAKETIME_NO_CACHE", "1")
-        .env("DONT_FAKE_MONOTONIC", "1");
-    c
-}
-
-/// Debian's libfaketime (package `faketime`, installed by scripts/test), for this architecture.
-pub fn libfaketime() -> std::path::PathBuf {
-    std::fs::read_dir("/usr/lib")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("faketime/libfaketime.so.1"))
-        .find(|p| p.exists())
-        .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
-}
+use super::snowflake::{time_of, worker_of};
 
 /// The IDs in what a process printed before it was killed: only lines ended by a newline count
 /// (a last partial line was never handed out whole).
@@ -353,22 +313,6 @@ impl Load {
     }
 }
 
-/// Leaf's layout, which every snowflake test here uses.
-pub fn leaf_layout() -> leafctl::snowflake::Layout {
-    leafctl::snowflake::Layout::preset(leafctl::snowflake::Preset::Leaf)
-}
-
-/// The worker id of a Leaf-layout ID.
-pub fn worker_of(id: u64) -> u64 {
-    leaf_layout().decode(id).unwrap().worker
-}
-
-/// The time (Unix ms) of a Leaf-layout ID.
-pub fn time_of(id: u64) -> i64 {
-    let l = leaf_layout();
-    l.unix_ms(l.decode(id).unwrap().ticks)
-}
-
 /// For each worker id: every ID of `later` is at a later time than every ID of `earlier` (a
 /// worker id that changed hands, or came back, never reused a time).
 pub fn after_on_each_worker(earlier: &[u64], later: &[u64]) {
@@ -402,12 +346,4 @@ pub fn no_time_shared_on_a_worker(a: &[u64], b: &[u64]) {
             time_of(id)
         );
     }
-}
-
-/// The clock now, in Unix ms.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }

@@ -3,11 +3,13 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod etcd;
+pub mod faketime;
 pub mod fault;
 pub mod galera;
 pub mod mariadb;
 pub mod netns;
 pub mod serve;
+pub mod snowflake;
 pub mod zookeeper;
 
 use std::net::TcpListener;
@@ -26,6 +28,16 @@ impl Sandbox {
         Sandbox {
             dir: tempfile::tempdir().expect("temp dir"),
         }
+    }
+
+    /// A new sandbox whose default (SQLite) store has `tag`, added with `--step step`.
+    pub fn with_tag(tag: &str, step: &str) -> Sandbox {
+        let sb = Sandbox::new();
+        sb.leafctl()
+            .args(["tag", "add", tag, "--step", step])
+            .assert()
+            .success();
+        sb
     }
 
     pub fn path(&self) -> &Path {
@@ -102,6 +114,43 @@ pub fn copy_env(from: &std::process::Command, to: &mut std::process::Command) {
     }
 }
 
+/// Runs the shell command line `command` at `place` under a small shell watchdog: the watchdog
+/// starts it in the background, prints its pid, waits for its own stdin to close, then kills it
+/// (SIGCONT, SIGKILL). The caller holds the returned stdin while the process may run: when the
+/// test binary ends, however it ends, the pipe closes and no process outlives the tests.
+/// Returns the watchdog, its stdin and the pid of the process (`what` names it in panics).
+pub fn under_watchdog(
+    place: &netns::Place,
+    command: &str,
+    what: &str,
+) -> (std::process::Child, std::process::ChildStdin, u32) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let script = format!(
+        "{command} </dev/null & J=$!; echo $J; cat >/dev/null; \
+         kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null"
+    );
+    let mut child = place
+        .command("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start the {what} watchdog: {e}"));
+    let stdin = child.stdin.take().expect("stdin");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("{what} pid: {e}"));
+    let pid = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{what} pid is a number: {line:?}"));
+    (child, stdin, pid)
+}
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -122,6 +171,40 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     ready()
 }
 
+/// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A finished process's stdout as JSON, once it is known to have succeeded.
+pub fn json(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", stderr(out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// `leafctl workers list REGISTRY... --output json` in `sb`, which must succeed: its rows.
+pub fn workers_list(sb: &Sandbox, registry: &[&str]) -> serde_json::Value {
+    json(
+        &sb.leafctl()
+            .args(["workers", "list"])
+            .args(registry)
+            .args(["--output", "json"])
+            .output()
+            .unwrap(),
+    )
+}
+
+/// The row of `key` (with its `value` and `source`) in what `leafctl config show --output json`
+/// printed (`rows`, parsed); panics naming the key if there is none.
+pub fn config_row<'a>(rows: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
+    rows.as_array()
+        .expect("config show prints an array")
+        .iter()
+        .find(|r| r["key"] == key)
+        .unwrap_or_else(|| panic!("no {key} in config show: {rows}"))
+}
+
 /// Parses stdout as one decimal ID per line.
 pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
     String::from_utf8_lossy(stdout)
@@ -129,6 +212,33 @@ pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
         .map(|l| {
             l.parse::<u64>()
                 .unwrap_or_else(|_| panic!("not an ID: {l:?}"))
+        })
+        .collect()
+}
+
+/// Starts every command at once (stdout and stderr piped), then waits for each: every run must
+/// succeed and print `n` IDs. Returns each run's IDs, in the order of `cmds`.
+pub fn run_concurrently(
+    cmds: impl IntoIterator<Item = std::process::Command>,
+    n: usize,
+) -> Vec<Vec<u64>> {
+    let children: Vec<_> = cmds
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            let ids = parse_ids(&out.stdout);
+            assert_eq!(ids.len(), n);
+            ids
         })
         .collect()
 }

@@ -259,6 +259,35 @@ impl Server {
         self.place.within(|| http(self.addr, method, path, headers))
     }
 
+    /// Asks for one ID at `path` every `every` until an answer is not an ID (at most 30 s):
+    /// the IDs answered until then, and that answer.
+    pub fn ids_until_refused(&self, path: &str, every: Duration) -> (Vec<u64>, Response) {
+        let started = Instant::now();
+        let mut ids = Vec::new();
+        loop {
+            assert!(started.elapsed() < Duration::from_secs(30), "still issuing");
+            let r = self.get(path);
+            if r.status != 200 {
+                return (ids, r);
+            }
+            ids.push(r.id());
+            std::thread::sleep(every);
+        }
+    }
+
+    /// Waits (at most `limit`, asking every 200 ms) until `path` is answered with 200 again,
+    /// as a server that lost its worker id does once it holds one again.
+    pub fn wait_until_issuing(&self, path: &str, limit: Duration) {
+        let started = Instant::now();
+        loop {
+            assert!(started.elapsed() < limit, "no new lease; {}", self.stderr());
+            if http(self.addr, "GET", path, &[]).expect("answer").status == 200 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().join("\n")
@@ -270,6 +299,14 @@ impl Server {
         let status = wait_bounded(&mut self.child, Duration::from_secs(20));
         std::thread::sleep(Duration::from_millis(100));
         (status, self.stderr())
+    }
+
+    /// Sends SIGTERM, waits as [`Server::terminate`] does, and asserts a clean exit (status 0;
+    /// the panic shows the status and the server's log). Returns the log.
+    pub fn stop_cleanly(self) -> String {
+        let (status, log) = self.terminate();
+        assert!(status.success(), "exited with {status}: {log}");
+        log
     }
 
     /// Kills the server (SIGKILL) and reaps it.

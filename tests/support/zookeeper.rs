@@ -6,20 +6,30 @@
 //! so no java process outlives the tests.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use super::netns::Place;
-use super::{free_port, wait_until};
+use super::serve::signal;
+use super::{free_port, under_watchdog, wait_until};
 
 use zookeeper_client as zkc;
 
 const JAR: &str = "/usr/share/java/zookeeper.jar";
+
+/// Options for a registry or admin of `name` on `zk` as `instance` (`host:port`), with its
+/// state (the forever cache) in `state` and a 4 s session timeout.
+pub fn opts(zk: &ZkServer, name: &str, instance: &str, state: &Path) -> leafctl::worker::ZkOptions {
+    let mut o =
+        leafctl::worker::ZkOptions::new(&zk.hosts(), name, instance.parse().unwrap(), state);
+    o.session_timeout = Duration::from_secs(4);
+    o
+}
 
 /// One running ZooKeeper server (standalone, or a member of a [`ZkEnsemble`]).
 pub struct ZkServer {
@@ -124,29 +134,16 @@ impl ZkServer {
         assert!(guard.is_none(), "already running");
         let d = self.dir.path().display();
         let classpath = format!("{d}:/etc/zookeeper/conf:{JAR}");
-        // The watchdog: start java, print its pid, wait for stdin to close, then kill java.
-        let script = format!(
-            "cd '{d}' && java {heap} -cp '{classpath}' {class} '{d}/zoo.cfg' \
-             >>'{d}/out.log' 2>&1 </dev/null & J=$!; echo $J; cat >/dev/null; kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null",
-            heap = self.heap,
-            class = self.main_class,
+        let (child, stdin, java_pid) = under_watchdog(
+            &self.place,
+            &format!(
+                "cd '{d}' && java {heap} -cp '{classpath}' {class} '{d}/zoo.cfg' \
+                 >>'{d}/out.log' 2>&1",
+                heap = self.heap,
+                class = self.main_class,
+            ),
+            "ZooKeeper",
         );
-        let mut child = self
-            .place
-            .command("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start ZooKeeper watchdog");
-        let stdin = child.stdin.take().expect("stdin");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("java pid");
-        let java_pid: u32 = line.trim().parse().expect("java pid is a number");
         self.java_pid.store(java_pid, Ordering::SeqCst);
         *guard = Some((child, stdin));
     }
@@ -211,12 +208,12 @@ impl ZkServer {
 
     /// Freezes the server (SIGSTOP): connections stay open but nothing answers.
     pub fn pause(&self) {
-        signal("STOP", self.java_pid.load(Ordering::SeqCst));
+        signal(self.java_pid.load(Ordering::SeqCst), libc::SIGSTOP);
     }
 
     /// Thaws a paused server (SIGCONT).
     pub fn resume(&self) {
-        signal("CONT", self.java_pid.load(Ordering::SeqCst));
+        signal(self.java_pid.load(Ordering::SeqCst), libc::SIGCONT);
     }
 
     /// True while the process runs (not killed).
@@ -331,16 +328,6 @@ impl ZkEnsemble {
             .map(|(i, m)| format!("--- member {}:\n{}", i + 1, m.log()))
             .collect()
     }
-}
-
-fn signal(sig: &str, pid: u32) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(ok, "kill -{sig} {pid} failed");
 }
 
 /// A plain client, used to write trees the way Leaf (Curator) does and to inspect nodes.

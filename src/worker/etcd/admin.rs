@@ -4,42 +4,25 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use etcdv3client::pb;
-use serde::Serialize;
 use tonic::Status;
 use tonic::codec::ProstCodec;
 
+use super::lease::EtcdLeaseRegistry;
 use super::session::*;
 use crate::worker::node::NodeData;
-use crate::worker::record::{WorkerMode, WorkerRecord, status_of};
+use crate::worker::record::{WorkerRecord, status_of};
 use crate::worker::zookeeper::admin::average;
-use crate::worker::{REPORT_INTERVAL_MS, WorkerError};
-
-/// The clock comparison `workers doctor --etcd` prints. etcd does not report its own clock, so
-/// this host is compared with the live holders' reports only: each report is timed as it arrives
-/// (a watch on the lease keys), which leaves out its age.
-#[derive(Debug, Clone, Serialize)]
-pub struct EtcdClockReport {
-    /// One request's round trip to etcd (ms).
-    pub round_trip_ms: i64,
-    /// Live peers compared (reported while we watched).
-    pub peers: usize,
-    /// Our clock minus the peers' average (ms), when there are peers.
-    pub peer_offset_ms: Option<i64>,
-    /// The threshold used.
-    pub max_skew_ms: i64,
-    /// True when the peer offset is within the threshold (or there are no peers).
-    pub ok: bool,
-}
+use crate::worker::{ClockReport, REPORT_INTERVAL_MS, Registry, RegistryKind, WorkerError};
 
 /// Inspection and repair of a name's worker ids in etcd (`leafctl workers --etcd`).
-pub struct EtcdAdmin {
+pub(crate) struct EtcdAdmin {
     session: EtcdSession,
     opts: EtcdOptions,
 }
 
 impl EtcdAdmin {
     /// Connects for inspection.
-    pub fn connect(opts: &EtcdOptions) -> Result<EtcdAdmin, WorkerError> {
+    pub(crate) fn connect(opts: &EtcdOptions) -> Result<EtcdAdmin, WorkerError> {
         Ok(EtcdAdmin {
             session: EtcdSession::connect(opts)?,
             opts: opts.clone(),
@@ -47,7 +30,7 @@ impl EtcdAdmin {
     }
 
     /// Every worker id under `/leafctl/{name}/`: held leases and recorded reservations.
-    pub fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+    pub(crate) fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
         let leases_prefix = self.opts.leases_prefix();
         let workers_prefix = self.opts.workers_prefix();
         let mut leases: BTreeMap<u64, pb::KeyValue> = BTreeMap::new();
@@ -65,14 +48,13 @@ impl EtcdAdmin {
         let ids: BTreeSet<u64> = leases.keys().chain(workers.keys()).copied().collect();
         let mut out = Vec::new();
         for id in ids {
-            let path = format!("{workers_prefix}{id}");
             let mut data = workers
                 .get(&id)
-                .and_then(|kv| NodeData::parse(&path, &kv.value).ok())
+                .and_then(|kv| NodeData::parse(&kv.value).ok())
                 .unwrap_or_default();
             let lease = leases.get(&id);
             if let Some(kv) = lease
-                && let Ok(holder) = NodeData::parse(&path, &kv.value)
+                && let Ok(holder) = NodeData::parse(&kv.value)
             {
                 data.ip = holder.ip;
                 data.port = holder.port;
@@ -87,11 +69,11 @@ impl EtcdAdmin {
                 } else {
                     format!("{}:{}", data.ip, data.port)
                 },
-                mode: WorkerMode::Etcd,
+                mode: RegistryKind::Etcd,
                 last_seen_ms: last_seen,
                 reserved_until_ms: data.reserved_until,
                 held,
-                status: status_of(WorkerMode::Etcd, held, last_seen, now_ms),
+                status: status_of(RegistryKind::Etcd, held, last_seen, now_ms),
                 location: format!("{leases_prefix}{id}"),
             });
         }
@@ -101,7 +83,7 @@ impl EtcdAdmin {
     /// Frees a worker id: revokes the etcd lease that holds it (its holder's next keep-alive
     /// then fails and it stops issuing) and deletes the lease key; `reserved_until` stays, so
     /// the next holder still starts after it. Returns the keys deleted.
-    pub fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+    pub(crate) fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let key = format!("{}{}", self.opts.leases_prefix(), record.worker);
         let mut deleted = Vec::new();
         if let Some(kv) = self.session.get(&key)? {
@@ -117,7 +99,10 @@ impl EtcdAdmin {
 
     /// Compares our clock with the live holders': watches their lease keys for one report
     /// interval (holders report every 3 s) and times each report as it arrives.
-    pub fn clock_report(&self, now_ms: impl Fn() -> i64) -> Result<EtcdClockReport, WorkerError> {
+    pub(crate) fn clock_report(
+        &self,
+        now_ms: &dyn Fn() -> i64,
+    ) -> Result<ClockReport, WorkerError> {
         let prefix = self.opts.leases_prefix();
         let before = Instant::now();
         let held = self.session.range_prefix(&prefix, true)?;
@@ -133,7 +118,7 @@ impl EtcdAdmin {
                 .map_err(|s| self.session.fail("watch", &self.opts.leases_prefix(), s))?;
             for (key, value, at) in events {
                 let ours = now_ms() - at.elapsed().as_millis() as i64;
-                if let Ok(d) = NodeData::parse("", &value)
+                if let Ok(d) = NodeData::parse(&value)
                     && d.timestamp > 0
                 {
                     offsets.insert(key, d.timestamp - ours);
@@ -144,7 +129,9 @@ impl EtcdAdmin {
         // Ours relative to theirs.
         let peer_offset = average(&peers).map(|avg| -avg);
         let max = self.opts.max_clock_skew_ms;
-        Ok(EtcdClockReport {
+        Ok(ClockReport {
+            store: "etcd",
+            store_offset_ms: None,
             round_trip_ms,
             peers: peers.len(),
             peer_offset_ms: peer_offset,
@@ -218,4 +205,35 @@ async fn watch_puts(
     }
     drop(tx);
     Ok(out)
+}
+
+impl Registry for EtcdLeaseRegistry {
+    fn kind(&self) -> RegistryKind {
+        RegistryKind::Etcd
+    }
+
+    fn place(&self) -> String {
+        self.options().root()
+    }
+
+    fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+        EtcdAdmin::connect(self.options())?.list(now_ms)
+    }
+
+    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+        format!(
+            "revoke the etcd lease holding worker id {} ({}); its holder stops issuing at its next keep-alive, and reserved_until stays, so the next holder still starts after it",
+            record.worker, record.location
+        )
+    }
+
+    fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+        EtcdAdmin::connect(self.options())?.reclaim(record)
+    }
+
+    /// etcd does not report its own clock: the live holders' reports are watched for one
+    /// report interval and compared with ours.
+    fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
+        EtcdAdmin::connect(self.options())?.clock_report(now_ms)
+    }
 }

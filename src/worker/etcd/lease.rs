@@ -17,6 +17,8 @@
 //! keep-alive was *sent*: etcd restarts the TTL only on receiving it, so the lease cannot expire,
 //! and the id go to someone else, before issuing has stopped.
 
+use super::error::EtcdError;
+use crate::worker::IssueOptions;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -26,7 +28,7 @@ use etcdv3client::pb;
 use tonic::codec::ProstCodec;
 
 use super::session::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
-use crate::snowflake::{Clock, Layout};
+use crate::snowflake::Clock;
 use crate::worker::lease::keepalive::KeepAliveFence;
 use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
 use crate::worker::node::NodeData;
@@ -89,7 +91,7 @@ impl Health {
     fn check(&self, worker: u64) -> Result<(), WorkerError> {
         self.fence
             .check(self.since_base(Instant::now()))
-            .map_err(|reason| WorkerError::LeaseLost { worker, reason })
+            .map_err(|reason| WorkerError::from(EtcdError::LeaseLost { worker, reason }))
     }
 }
 
@@ -241,12 +243,9 @@ impl KeepAliveTask {
 }
 
 impl WorkerRegistry for EtcdLeaseRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = EtcdLeaseStore::grant(&self.opts, self.endpoint.clone(), clock.clone())?;
         let lease = FencedLease::acquire(store, layout, clock, max_lead_ms)?;
         let store = lease.core().store();
@@ -287,13 +286,13 @@ pub(crate) struct EtcdClaim {
 }
 
 fn parse_node(key: &str, kv: &pb::KeyValue) -> Result<NodeData, WorkerError> {
-    NodeData::parse(key, &kv.value).map_err(|e| match e {
-        WorkerError::BadNode { path, reason } => WorkerError::Etcd {
+    NodeData::parse(&kv.value).map_err(|reason| {
+        EtcdError::Request {
             action: "read",
-            key: path,
+            key: key.to_string(),
             reason,
-        },
-        other => other,
+        }
+        .into()
     })
 }
 
@@ -353,9 +352,11 @@ impl EtcdLeaseStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or_else(|| WorkerError::EtcdUnreachable {
-                endpoints: self.endpoints.clone(),
-                reason: "the lease's connection was closed (the lease was given back)".into(),
+            .ok_or_else(|| {
+                WorkerError::from(EtcdError::Unreachable {
+                    endpoints: self.endpoints.clone(),
+                    reason: "the lease's connection was closed (the lease was given back)".into(),
+                })
             })
     }
 
@@ -523,10 +524,10 @@ impl LeaseStore for EtcdLeaseStore {
 
     fn lost(&self, claim: &EtcdClaim, reason: String) -> WorkerError {
         self.health.lose(reason.clone());
-        WorkerError::LeaseLost {
+        WorkerError::from(EtcdError::LeaseLost {
             worker: claim.worker,
             reason,
-        }
+        })
     }
 
     fn none_free(&self, count: u64) -> WorkerError {
@@ -543,7 +544,10 @@ mod tests {
     #[test]
     fn a_fence_in_the_past_fails_the_check() {
         let h = Health::new(Instant::now() - Duration::from_secs(10), 3);
-        assert!(matches!(h.check(2), Err(WorkerError::LeaseLost { .. })));
+        assert!(matches!(
+            h.check(2).unwrap_err().store::<EtcdError>(),
+            Some(EtcdError::LeaseLost { .. })
+        ));
         let fresh = Health::new(Instant::now(), 30);
         assert!(fresh.check(2).is_ok());
     }

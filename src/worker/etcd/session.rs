@@ -7,6 +7,7 @@
 //! Each connection owns a small tokio runtime (one worker thread) on which the lease's
 //! keep-alives run while the generator issues on the caller's threads.
 
+use super::error::EtcdError;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,9 +117,9 @@ fn endpoint_url(raw: &str) -> Result<String, WorkerError> {
         format!("http://{raw}")
     };
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(WorkerError::EtcdConfig(format!(
+        return Err(WorkerError::from(EtcdError::Config(format!(
             "endpoint {raw:?} is neither http:// nor https://"
-        )));
+        ))));
     }
     Ok(url)
 }
@@ -414,24 +415,28 @@ impl EtcdSession {
     ) -> Result<EtcdSession, WorkerError> {
         let endpoints = opts.endpoints_text();
         if opts.endpoints.is_empty() {
-            return Err(WorkerError::EtcdConfig("no etcd endpoint given".into()));
+            return Err(WorkerError::from(EtcdError::Config(
+                "no etcd endpoint given".into(),
+            )));
         }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("leafctl-etcd")
             .enable_all()
             .build()
-            .map_err(|e| WorkerError::EtcdUnreachable {
-                endpoints: endpoints.clone(),
-                reason: format!("cannot start the client runtime: {e}"),
+            .map_err(|e| {
+                WorkerError::from(EtcdError::Unreachable {
+                    endpoints: endpoints.clone(),
+                    reason: format!("cannot start the client runtime: {e}"),
+                })
             })?;
         let tls = match &opts.ca_file {
             Some(path) => {
                 let pem = std::fs::read(path).map_err(|e| {
-                    WorkerError::EtcdConfig(format!(
+                    WorkerError::from(EtcdError::Config(format!(
                         "cannot read the CA file {}: {e}",
                         path.display()
-                    ))
+                    )))
                 })?;
                 ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
             }
@@ -443,7 +448,10 @@ impl EtcdSession {
             for raw in &opts.endpoints {
                 let url = endpoint_url(raw)?;
                 let bad = |e: tonic::transport::Error| {
-                    WorkerError::EtcdConfig(format!("endpoint {raw:?}: {}", chain(&e)))
+                    WorkerError::from(EtcdError::Config(format!(
+                        "endpoint {raw:?}: {}",
+                        chain(&e)
+                    )))
                 };
                 let mut ep = Endpoint::from_shared(url.clone())
                     .map_err(bad)?
@@ -471,9 +479,9 @@ impl EtcdSession {
         let session = EtcdSession { rt: Some(rt), conn };
         if let Some(user) = &opts.user {
             if opts.password.is_none() {
-                return Err(WorkerError::EtcdConfig(format!(
+                return Err(WorkerError::from(EtcdError::Config(format!(
                     "etcd user {user:?} has no password: set LEAF_ETCD_PASSWORD"
-                )));
+                ))));
             }
             let c = session.conn.clone();
             session
@@ -530,18 +538,20 @@ impl EtcdSession {
         let reason = status_text(&s);
         match s.code() {
             // etcd 3.4 answers a request without a token this way when auth is enabled.
-            Code::InvalidArgument if reason == "user name is empty" => WorkerError::EtcdAuth {
-                user: "(none)".into(),
-                reason: "etcd has authentication enabled: set etcd.user and LEAF_ETCD_PASSWORD"
-                    .into(),
-            },
+            Code::InvalidArgument if reason == "user name is empty" => {
+                WorkerError::from(EtcdError::Auth {
+                    user: "(none)".into(),
+                    reason: "etcd has authentication enabled: set etcd.user and LEAF_ETCD_PASSWORD"
+                        .into(),
+                })
+            }
             Code::InvalidArgument if reason.contains("authentication failed") => {
-                WorkerError::EtcdAuth {
+                WorkerError::from(EtcdError::Auth {
                     user: self.conn.user.clone().unwrap_or_default(),
                     reason: "authentication failed: wrong user name or password".into(),
-                }
+                })
             }
-            Code::PermissionDenied | Code::Unauthenticated => WorkerError::EtcdAuth {
+            Code::PermissionDenied | Code::Unauthenticated => WorkerError::from(EtcdError::Auth {
                 user: self.conn.user.clone().unwrap_or_else(|| "(none)".into()),
                 reason: if self.conn.user.is_none() {
                     format!(
@@ -550,38 +560,38 @@ impl EtcdSession {
                 } else {
                     format!("{reason} (for {action} {key})")
                 },
-            },
+            }),
             Code::FailedPrecondition if reason.contains("authentication is not enabled") => {
-                WorkerError::EtcdAuth {
+                WorkerError::from(EtcdError::Auth {
                     user: self.conn.user.clone().unwrap_or_default(),
                     reason: reason.clone(),
-                }
+                })
             }
-            _ if tls_failure(&s) => WorkerError::EtcdTls {
+            _ if tls_failure(&s) => WorkerError::from(EtcdError::Tls {
                 endpoints: self.conn.endpoints.clone(),
                 reason,
-            },
-            _ if not_connected(&s) => WorkerError::EtcdUnreachable {
+            }),
+            _ if not_connected(&s) => WorkerError::from(EtcdError::Unreachable {
                 endpoints: self.conn.endpoints.clone(),
                 reason,
-            },
+            }),
             _ if self.conn.endpoints.contains("http://")
                 && (reason.contains("broken pipe")
                     || reason.contains("connection reset")
                     || reason.contains("frame")) =>
             {
-                WorkerError::EtcdUnreachable {
+                WorkerError::from(EtcdError::Unreachable {
                     endpoints: self.conn.endpoints.clone(),
                     reason: format!(
                         "{reason} (if etcd serves TLS there, use an https:// endpoint)"
                     ),
-                }
+                })
             }
-            _ => WorkerError::Etcd {
+            _ => WorkerError::from(EtcdError::Request {
                 action,
                 key: key.to_string(),
                 reason,
-            },
+            }),
         }
     }
 
@@ -657,11 +667,11 @@ impl EtcdSession {
         let resp: pb::LeaseGrantResponse =
             self.call("lease grant", &what, method::LEASE_GRANT, req)?;
         if !resp.error.is_empty() {
-            return Err(WorkerError::Etcd {
+            return Err(WorkerError::from(EtcdError::Request {
                 action: "lease grant",
                 key: what,
                 reason: resp.error,
-            });
+            }));
         }
         Ok((resp.id, resp.ttl))
     }
@@ -812,8 +822,10 @@ mod tests {
         );
         assert_eq!(endpoint_url("https://e:2379").unwrap(), "https://e:2379");
         assert!(matches!(
-            endpoint_url("unix:///tmp/etcd.sock"),
-            Err(WorkerError::EtcdConfig(_))
+            endpoint_url("unix:///tmp/etcd.sock")
+                .unwrap_err()
+                .store::<EtcdError>(),
+            Some(EtcdError::Config(_))
         ));
     }
 

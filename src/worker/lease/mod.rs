@@ -216,6 +216,55 @@ pub(crate) struct LeaseCore<S: LeaseStore> {
     wake: Mutex<Option<SyncSender<()>>>,
 }
 
+/// The one wait policy of every registry: waits until a generator with `lead_ms` may issue
+/// after `record` (a predecessor's bound: every earlier time may have been used), or fails with
+/// `behind(now)` when the record is further ahead of the clock than its writer could have put it
+/// (its allowance, else [`MAX_RESERVATION_WAIT_MS`]). An exact record of a run without a lead
+/// (allowance 0) is left to the generator, which waits out a step back of a few ms and refuses a
+/// larger one.
+pub(crate) fn wait_out(
+    clock: &dyn Clock,
+    worker: u64,
+    record: &Record,
+    lead_ms: i64,
+    window_ms: i64,
+    source: &dyn Fn() -> String,
+    behind: impl FnOnce(i64) -> WorkerError,
+) -> Result<(), WorkerError> {
+    let recorded = record.reserved_until;
+    let now = clock.now_ms();
+    let until = recorded.saturating_sub(lead_ms);
+    let wait = until.saturating_sub(now);
+    if wait <= 0 {
+        return Ok(());
+    }
+    let allowed = record
+        .ahead_allowance_ms
+        .unwrap_or(MAX_RESERVATION_WAIT_MS)
+        .min(MAX_RESERVATION_WAIT_MS.max(window_ms));
+    if wait <= allowed {
+        super::announce_wait(
+            worker,
+            wait,
+            &format!(
+                "the previous holder reserved times up to {recorded}{} ({})",
+                if record.writer_lead_ms > 0 {
+                    " while issuing with --max-lead"
+                } else {
+                    ""
+                },
+                source()
+            ),
+        );
+        clock.sleep_until_ms(until);
+        return Ok(());
+    }
+    if record.ahead_allowance_ms == Some(0) {
+        return Ok(());
+    }
+    Err(behind(now))
+}
+
 /// Claims a worker id from `store` and waits out its predecessor's record.
 pub(crate) fn acquire<S: LeaseStore>(
     store: S,
@@ -271,43 +320,20 @@ pub(crate) fn acquire<S: LeaseStore>(
 }
 
 impl<S: LeaseStore> LeaseCore<S> {
-    /// Waits until a generator with this lead may issue after `record`, or fails when the record
-    /// is further ahead of the clock than its writer could have put it.
+    /// Waits until a generator with this lead may issue after `record` ([`wait_out`]).
     fn wait_out(&self, record: &Record) -> Result<(), WorkerError> {
-        let recorded = record.reserved_until;
-        let now = self.clock.now_ms();
-        let until = recorded.saturating_sub(self.lead_ms);
-        let wait = until.saturating_sub(now);
-        if wait <= 0 {
-            return Ok(());
-        }
-        let allowed = record
-            .ahead_allowance_ms
-            .unwrap_or(MAX_RESERVATION_WAIT_MS)
-            .min(MAX_RESERVATION_WAIT_MS.max(self.window_ms));
-        if wait <= allowed {
-            super::announce_wait(
-                self.worker,
-                wait,
-                &format!(
-                    "the previous holder reserved times up to {recorded}{} ({})",
-                    if record.writer_lead_ms > 0 {
-                        " while issuing with --max-lead"
-                    } else {
-                        ""
-                    },
-                    self.store.record_source(&self.claim)
-                ),
-            );
-            self.clock.sleep_until_ms(until);
-            return Ok(());
-        }
-        if record.ahead_allowance_ms == Some(0) {
-            // An exact record of a run without a lead: the generator judges (it waits out a
-            // step back of a few ms and refuses a larger one).
-            return Ok(());
-        }
-        Err(self.store.clock_behind(&self.claim, recorded, now))
+        wait_out(
+            self.clock.as_ref(),
+            self.worker,
+            record,
+            self.lead_ms,
+            self.window_ms,
+            &|| self.store.record_source(&self.claim),
+            |now| {
+                self.store
+                    .clock_behind(&self.claim, record.reserved_until, now)
+            },
+        )
     }
 
     /// How far a reservation for issuing at `unix_ms` reaches: one window past it, and for a

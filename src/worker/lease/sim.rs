@@ -30,6 +30,7 @@
 //! replays it with its trace (`LEAF_SIM_MODEL=... LEAF_SIM_SEED=... cargo test --lib
 //! worker::lease::sim::replay -- --nocapture`).
 
+use crate::worker::IssueOptions;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -339,7 +340,7 @@ impl Server {
                     if r.clean {
                         r.lead_ms
                     } else {
-                        1_000 + r.lead_ms
+                        crate::worker::local::RESERVATION_WINDOW_MS + r.lead_ms
                     }
                 }),
                 writer_lead_ms: r.lead_ms,
@@ -534,12 +535,23 @@ impl Drop for ModelStore {
     }
 }
 
-fn unreachable(what: &str) -> WorkerError {
-    WorkerError::Zk {
-        action: "simulated",
-        path: what.to_string(),
-        reason: "unreachable".into(),
+/// The simulated stores' one failure: the store did not answer (its own error type, as every
+/// backend has).
+#[derive(Debug, thiserror::Error)]
+#[error("the simulated store did not answer {0}")]
+struct Unanswered(String);
+
+impl crate::worker::StoreError for Unanswered {
+    fn hint(&self) -> &'static str {
+        "a simulation's store never recovers by being told to"
     }
+}
+
+fn unreachable(what: &str) -> WorkerError {
+    WorkerError::Store(crate::worker::StoreFailure::new(
+        "simulated store",
+        Unanswered(what.to_string()),
+    ))
 }
 
 impl LeaseStore for ModelStore {
@@ -692,7 +704,7 @@ impl LeaseStore for ModelStore {
 
     fn window_ms(&self) -> i64 {
         if self.world.model == Model::Local {
-            1_000
+            crate::worker::local::RESERVATION_WINDOW_MS
         } else {
             crate::worker::LEASE_WINDOW_MS
         }
@@ -953,7 +965,11 @@ fn issue(
             }
         };
         let lease: Arc<dyn WorkerLease> = core.clone();
-        match WorkerGenerator::on_lease_with_lead(lease, layout, SeqStart::Zero, clock, lead) {
+        let options = IssueOptions::new(layout)
+            .seq_start(SeqStart::Zero)
+            .clock(clock)
+            .max_lead_ms(lead);
+        match WorkerGenerator::on_lease(lease, &options) {
             Ok(generator) => {
                 holders[h].running = Some(Running {
                     core,

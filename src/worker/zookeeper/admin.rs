@@ -2,39 +2,24 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
+use super::forever::ZkForeverRegistry;
+use super::lease::ZkLeaseRegistry;
 use super::session::{ZkOptions, ZkSession, parse_forever_child};
 use crate::worker::WorkerError;
 use crate::worker::node::NodeData;
-use crate::worker::record::{WorkerMode, WorkerRecord, status_of};
+use crate::worker::record::{WorkerRecord, status_of};
+use crate::worker::{ClockReport, Registry, RegistryKind};
 
-/// The clock comparison `workers doctor` prints.
-#[derive(Debug, Clone, Serialize)]
-pub struct ClockReport {
-    /// Our clock minus ZooKeeper's (ms), estimated from one round trip.
-    pub zk_offset_ms: i64,
-    /// The round trip (ms).
-    pub round_trip_ms: i64,
-    /// Live peers compared (reported in the last 10 s by ZooKeeper's clock).
-    pub peers: usize,
-    /// Our clock minus the peers' average (ms), when there are peers.
-    pub peer_offset_ms: Option<i64>,
-    /// The threshold used.
-    pub max_skew_ms: i64,
-    /// True when both offsets are within the threshold.
-    pub ok: bool,
-}
-
-/// Inspection and repair of a name's worker ids (`leafctl workers`).
-pub struct ZkAdmin {
+/// Inspection and repair of a name's worker ids (`leafctl workers`), for both ZooKeeper
+/// registries: a name's tree holds forever nodes and leases side by side.
+pub(crate) struct ZkAdmin {
     session: ZkSession,
     opts: ZkOptions,
 }
 
 impl ZkAdmin {
     /// Connects for inspection.
-    pub fn connect(opts: &ZkOptions) -> Result<ZkAdmin, WorkerError> {
+    pub(crate) fn connect(opts: &ZkOptions) -> Result<ZkAdmin, WorkerError> {
         Ok(ZkAdmin {
             session: ZkSession::connect(opts)?,
             opts: opts.clone(),
@@ -42,7 +27,7 @@ impl ZkAdmin {
     }
 
     /// Every worker id under `/snowflake/{name}`: forever nodes and leases, by worker id.
-    pub fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+    pub(crate) fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
         let root = self.opts.root();
         let s = &self.session;
         let mut out = Vec::new();
@@ -58,16 +43,16 @@ impl ZkAdmin {
             let Some((data, _)) = s.get(&path)? else {
                 continue;
             };
-            let last_seen = NodeData::parse(&path, &data).ok().map(|d| d.timestamp);
+            let last_seen = NodeData::parse(&data).ok().map(|d| d.timestamp);
             let held = temporary.contains(&identity);
             out.push(WorkerRecord {
                 worker: seq,
                 identity,
-                mode: WorkerMode::Forever,
+                mode: RegistryKind::Forever,
                 last_seen_ms: last_seen,
                 reserved_until_ms: None,
                 held,
-                status: status_of(WorkerMode::Forever, held, last_seen, now_ms),
+                status: status_of(RegistryKind::Forever, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -90,12 +75,12 @@ impl ZkAdmin {
         for (id, path) in workers {
             let held = leases.contains(&id);
             let mut data = match s.get(&path)? {
-                Some((bytes, _)) => NodeData::parse(&path, &bytes).unwrap_or_default(),
+                Some((bytes, _)) => NodeData::parse(&bytes).unwrap_or_default(),
                 None => NodeData::default(),
             };
             if held
                 && let Some((bytes, _)) = s.get(&format!("{root}/leases/{id}"))?
-                && let Ok(lease) = NodeData::parse(&path, &bytes)
+                && let Ok(lease) = NodeData::parse(&bytes)
             {
                 data.ip = lease.ip;
                 data.port = lease.port;
@@ -109,11 +94,11 @@ impl ZkAdmin {
                 } else {
                     format!("{}:{}", data.ip, data.port)
                 },
-                mode: WorkerMode::Lease,
+                mode: RegistryKind::Lease,
                 last_seen_ms: last_seen,
                 reserved_until_ms: data.reserved_until,
                 held,
-                status: status_of(WorkerMode::Lease, held, last_seen, now_ms),
+                status: status_of(RegistryKind::Lease, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -123,16 +108,16 @@ impl ZkAdmin {
 
     /// Frees a worker id: deletes a lease's ephemeral node (its `reserved_until` stays) or a
     /// forever node (with its ephemeral `temporary` node). Returns what was deleted.
-    pub fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+    pub(crate) fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let root = self.opts.root();
         let mut deleted = Vec::new();
         let paths = match record.mode {
-            WorkerMode::Lease => vec![format!("{root}/leases/{}", record.worker)],
-            WorkerMode::Forever => vec![
+            RegistryKind::Lease => vec![format!("{root}/leases/{}", record.worker)],
+            RegistryKind::Forever => vec![
                 format!("{root}/temporary/{}", record.identity),
                 record.location.clone(),
             ],
-            WorkerMode::Mysql | WorkerMode::Etcd => Vec::new(),
+            RegistryKind::Local | RegistryKind::Mysql | RegistryKind::Etcd => Vec::new(),
         };
         for p in paths {
             if self.session.delete(&p, None)? {
@@ -143,9 +128,12 @@ impl ZkAdmin {
     }
 
     /// Compares our clock with ZooKeeper's and with the live peers' reports.
-    pub fn clock_report(&self, now_ms: impl Fn() -> i64) -> Result<ClockReport, WorkerError> {
+    pub(crate) fn clock_report(
+        &self,
+        now_ms: &dyn Fn() -> i64,
+    ) -> Result<ClockReport, WorkerError> {
         let root = self.opts.root();
-        let (before, zk_ms, after) = self.session.server_time(&root, &now_ms)?;
+        let (before, zk_ms, after) = self.session.server_time(&root, now_ms)?;
         let ours = before + (after - before) / 2;
         let peers = live_peer_offsets(&self.session, &root, zk_ms, None)?;
         let zk_offset = ours - zk_ms;
@@ -153,7 +141,8 @@ impl ZkAdmin {
         let peer_offset = average(&peers).map(|avg| zk_offset - avg);
         let max = self.opts.max_clock_skew_ms;
         Ok(ClockReport {
-            zk_offset_ms: zk_offset,
+            store: "ZooKeeper",
+            store_offset_ms: Some(zk_offset),
             round_trip_ms: after - before,
             peers: peers.len(),
             peer_offset_ms: peer_offset,
@@ -189,7 +178,7 @@ pub(crate) fn live_peer_offsets(
         }
         if let Some((data, stat)) = s.get(&path)?
             && zk_now_ms - stat.mtime <= RECENT_MS
-            && let Ok(d) = NodeData::parse(&path, &data)
+            && let Ok(d) = NodeData::parse(&data)
             && d.timestamp > 0
         {
             out.push(d.timestamp - stat.mtime);
@@ -206,3 +195,51 @@ pub(crate) fn live_peer_offsets(
     }
     Ok(out)
 }
+
+/// What reclaiming `record` does in a ZooKeeper tree, in words.
+fn reclaim_plan(record: &WorkerRecord) -> String {
+    match record.mode {
+        RegistryKind::Lease => format!(
+            "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
+            record.worker, record.location
+        ),
+        _ => format!(
+            "delete the forever node {} of {} (worker id {}); ZooKeeper never reuses sequence numbers, so this only tidies the tree",
+            record.location, record.identity, record.worker
+        ),
+    }
+}
+
+/// Both ZooKeeper registries inspect the same tree, forever nodes and leases alike.
+macro_rules! zookeeper_registry {
+    ($registry:ty, $kind:expr) => {
+        impl Registry for $registry {
+            fn kind(&self) -> RegistryKind {
+                $kind
+            }
+
+            fn place(&self) -> String {
+                self.options().root()
+            }
+
+            fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+                ZkAdmin::connect(self.options())?.list(now_ms)
+            }
+
+            fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+                reclaim_plan(record)
+            }
+
+            fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+                ZkAdmin::connect(self.options())?.reclaim(record)
+            }
+
+            fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
+                ZkAdmin::connect(self.options())?.clock_report(now_ms)
+            }
+        }
+    };
+}
+
+zookeeper_registry!(ZkForeverRegistry, RegistryKind::Forever);
+zookeeper_registry!(ZkLeaseRegistry, RegistryKind::Lease);

@@ -6,11 +6,13 @@
 //!   `leaf_temporary`), so a second live process with the same identity refuses to start.
 //! - A local cache file ([`super::cache`]) lets a known identity start while ZooKeeper is down.
 //!
-//! With a lead over the clock ([`WorkerRegistry::acquire_ahead`]) the node's timestamp is raised
-//! to cover every time reserved ahead of the clock before IDs at those times are issued, so Leaf's
+//! With a lead over the clock ([`crate::worker::IssueOptions::max_lead_ms`]) the node's timestamp
+//! is raised to cover every time reserved ahead of the clock before IDs at those times are issued, so Leaf's
 //! own start-up check on this identity (timestamp ahead of its clock: refuse) and ours both hold
 //! back until the clock has passed them. Without ZooKeeper the lead is not used.
 
+use super::error::{ZkError, parse_node};
+use crate::worker::IssueOptions;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -22,7 +24,8 @@ use zookeeper_client as zkc;
 use super::admin::{average, live_peer_offsets};
 use super::cache::{CacheFile, WorkerCache};
 use super::session::{ZkOptions, ZkSession, parse_forever_child};
-use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
+use crate::snowflake::{Clock, SnowflakeError, TimeFence};
+use crate::worker::lease::{Record, wait_out};
 use crate::worker::node::NodeData;
 use crate::worker::{
     LEASE_WINDOW_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease, WorkerRegistry,
@@ -37,6 +40,11 @@ impl ZkForeverRegistry {
     /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
     pub fn new(opts: ZkOptions) -> ZkForeverRegistry {
         ZkForeverRegistry { opts }
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &ZkOptions {
+        &self.opts
     }
 }
 
@@ -115,241 +123,358 @@ impl ZkForeverRegistry {
     }
 }
 
-impl WorkerRegistry for ZkForeverRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let lead = max_lead_ms.min(i64::MAX as u64) as i64;
+/// What finding or registering this identity's node gave.
+struct Registration {
+    /// The session it was registered with (`None`: started from the cache, ZooKeeper away).
+    session: Option<ZkSession>,
+    worker: u64,
+    /// The identity's forever node (`None` without ZooKeeper).
+    node_path: Option<String>,
+    /// The node's (or the cache's) timestamp: this identity issued below it.
+    node_ms: i64,
+    /// What an earlier lease holder of the worker id reserved (`workers/{id}`), 0 if none.
+    lease_reserved_ms: i64,
+}
+
+impl ZkForeverRegistry {
+    /// Step 1: the identity's cache file, locked, and what it holds (refused when it belongs
+    /// to another name or identity).
+    fn open_cache(&self) -> Result<(CacheFile, Option<WorkerCache>), WorkerError> {
         let o = &self.opts;
-        let identity = o.identity.clone();
-        let id_text = identity.to_string();
-        let cache_file = CacheFile::lock(&o.state_dir, &o.name, &identity)?;
+        let cache_file = CacheFile::lock(&o.state_dir, &o.name, &o.identity)?;
         let cached = cache_file.read()?;
         if let Some(c) = &cached
-            && (c.name != o.name || c.identity != id_text)
+            && (c.name != o.name || c.identity != o.identity.to_string())
         {
-            return Err(WorkerError::BadNode {
+            return Err(ZkError::BadNode {
                 path: cache_file.path().display().to_string(),
                 reason: format!("cache belongs to {} / {}", c.name, c.identity),
-            });
+            }
+            .into());
         }
-        let max = layout.max_worker();
-        let root = o.root();
-        let temp_path = format!("{root}/temporary/{id_text}");
+        Ok((cache_file, cached))
+    }
 
-        let (session, worker, node_path, zk_ts, lease_reserved) = match ZkSession::connect(o) {
-            Err(WorkerError::ZkUnreachable { hosts, reason }) => {
-                let Some(c) = &cached else {
-                    return Err(WorkerError::NoCache {
-                        identity: id_text,
-                        path: format!(
-                            "{} (ZooKeeper at {hosts}: {reason})",
-                            cache_file.path().display()
-                        ),
-                    });
-                };
-                tracing::warn!(
-                    "ZooKeeper at {hosts} is unreachable ({reason}); using cached worker id {} from {}",
-                    c.worker_id,
+    /// Step 2a, without ZooKeeper: the cached worker id, if the clock is not behind its report
+    /// (Leaf's weak dependency, with NotFound9's check).
+    fn start_from_cache(
+        &self,
+        cache_file: &CacheFile,
+        cached: Option<&WorkerCache>,
+        clock: &dyn Clock,
+        lead: i64,
+        (hosts, reason): (String, String),
+    ) -> Result<Registration, WorkerError> {
+        let Some(c) = cached else {
+            return Err(ZkError::NoCache {
+                identity: self.opts.identity.to_string(),
+                path: format!(
+                    "{} (ZooKeeper at {hosts}: {reason})",
                     cache_file.path().display()
-                );
-                behind_check(
-                    c.worker_id,
-                    c.timestamp,
-                    clock.now_ms(),
-                    lead,
-                    format!("the cache {}", cache_file.path().display()),
-                )?;
-                (None, c.worker_id, None, c.timestamp, 0)
+                ),
             }
-            Err(e) => return Err(e),
-            Ok(s) => {
-                s.mkdir(&format!("{root}/forever"))?;
-                s.mkdir(&format!("{root}/temporary"))?;
-                let now = clock.now_ms();
-                let data = NodeData::new(&identity, now).to_bytes();
-                let temp = self.create_temporary(&s, &temp_path, &data)?;
-                let result = (|| {
-                    let children = s.children(&format!("{root}/forever"))?;
-                    let mut mine: Vec<(u64, String)> = children
-                        .iter()
-                        .filter_map(|c| {
-                            let (who, seq) = parse_forever_child(c)?;
-                            (who == id_text).then(|| (seq, format!("{root}/forever/{c}")))
-                        })
-                        .collect();
-                    mine.sort();
-                    // Never share a worker id: a tree written by hand may give another identity
-                    // the same number, and a lease on the same name (`leases/{id}`) may hold it.
-                    // Returns what an earlier lease holder of the id reserved (`workers/{id}`).
-                    // Checked when a node is reused and again after a first registration.
-                    let exclusive = |seq: u64, path: &str| -> Result<i64, WorkerError> {
-                        let siblings = s.children(&format!("{root}/forever"))?;
-                        if let Some(other) = siblings.iter().find(|c| {
-                            parse_forever_child(c)
-                                .is_some_and(|(who, n)| n == seq && who != id_text)
-                        }) {
-                            return Err(WorkerError::WorkerIdShared {
-                                worker: seq,
-                                mine: path.to_string(),
-                                other: format!("another identity ({root}/forever/{other})"),
-                            });
-                        }
-                        let lease = format!("{root}/leases/{seq}");
-                        if s.get(&lease)?.is_some() {
-                            return Err(WorkerError::WorkerIdShared {
-                                worker: seq,
-                                mine: path.to_string(),
-                                other: format!("a lease on the same name ({lease})"),
-                            });
-                        }
-                        let workers = format!("{root}/workers/{seq}");
-                        Ok(match s.get(&workers)? {
-                            Some((bytes, _)) => NodeData::parse(&workers, &bytes)?
-                                .reserved_until
-                                .unwrap_or(0),
-                            None => 0,
-                        })
-                    };
-                    if let Some((seq, path)) = mine.into_iter().next() {
-                        let Some((bytes, _)) = s.get(&path)? else {
-                            return Err(WorkerError::BadNode {
-                                path,
-                                reason: "it vanished while being read".into(),
-                            });
-                        };
-                        let d = NodeData::parse(&path, &bytes)?;
-                        behind_check(seq, d.timestamp, clock.now_ms(), lead, path.clone())?;
-                        let reserved = exclusive(seq, &path)?;
-                        if seq > max {
-                            return Err(WorkerError::OutOfRange {
-                                worker: seq,
-                                max,
-                                source_of: path,
-                            });
-                        }
-                        tracing::info!("reusing worker id {seq} of {path}");
-                        return Ok((seq, path, d.timestamp, reserved));
-                    }
-                    // First registration: compare clocks with live peers first.
-                    let peers = live_peer_offsets(&s, &root, temp.ctime, Some(&id_text))?;
-                    if let Some(avg) = average(&peers) {
-                        let (before, zk_ms, after) = s.server_time(&root, || clock.now_ms())?;
-                        let ours = before + (after - before) / 2 - zk_ms;
-                        let diff = ours - avg;
-                        if diff.abs() > o.max_clock_skew_ms {
-                            return Err(WorkerError::ClockSkew {
-                                diff_ms: diff,
-                                peers: peers.len(),
-                                max_ms: o.max_clock_skew_ms,
-                            });
-                        }
-                    }
-                    let prefix = format!("{root}/forever/{id_text}-");
-                    let now = clock.now_ms();
-                    let created = s.create(
-                        &prefix,
-                        &NodeData::new(&identity, now).to_bytes(),
-                        zkc::CreateMode::PersistentSequential,
-                    )?;
-                    let Some((path, _)) = created else {
-                        return Err(WorkerError::BadNode {
-                            path: prefix,
-                            reason: "sequential create reported an existing node".into(),
-                        });
-                    };
-                    let seq = parse_forever_child(path.rsplit('/').next().unwrap_or(""))
-                        .map(|(_, seq)| seq)
-                        .ok_or_else(|| WorkerError::BadNode {
-                            path: path.clone(),
-                            reason: "no sequence number".into(),
-                        })?;
-                    if seq > max {
-                        return Err(WorkerError::OutOfRange {
-                            worker: seq,
-                            max,
-                            source_of: path,
-                        });
-                    }
-                    // A node made by hand, or a lease, may already hold the number the sequence
-                    // gave us.
-                    let reserved = exclusive(seq, &path)?;
-                    tracing::info!("registered worker id {seq} as {path}");
-                    Ok((seq, path, now, reserved))
-                })();
-                match result {
-                    Ok((seq, path, ts, reserved)) => (Some(s), seq, Some(path), ts, reserved),
-                    Err(e) => {
-                        let _ = s.delete(&temp_path, None);
-                        return Err(e);
-                    }
-                }
-            }
+            .into());
         };
-        if worker > max {
-            return Err(WorkerError::OutOfRange {
+        tracing::warn!(
+            "ZooKeeper at {hosts} is unreachable ({reason}); using cached worker id {} from {}",
+            c.worker_id,
+            cache_file.path().display()
+        );
+        behind_check(
+            c.worker_id,
+            c.timestamp,
+            clock.now_ms(),
+            lead,
+            format!("the cache {}", cache_file.path().display()),
+        )?;
+        Ok(Registration {
+            session: None,
+            worker: c.worker_id,
+            node_path: None,
+            node_ms: c.timestamp,
+            lease_reserved_ms: 0,
+        })
+    }
+
+    /// Step 2b, with ZooKeeper: the identity's `temporary` node (one live process per
+    /// identity), then its forever node reused or registered. The temporary node goes again if
+    /// anything after it fails.
+    fn register(
+        &self,
+        s: ZkSession,
+        max: u64,
+        clock: &dyn Clock,
+        lead: i64,
+    ) -> Result<Registration, WorkerError> {
+        let root = self.opts.root();
+        s.mkdir(&format!("{root}/forever"))?;
+        s.mkdir(&format!("{root}/temporary"))?;
+        let temp_path = self.temp_path();
+        let data = NodeData::new(&self.opts.identity, clock.now_ms()).to_bytes();
+        let temp = self.create_temporary(&s, &temp_path, &data)?;
+        let found = match self.own_node(&s)? {
+            Some((seq, path)) => self.reuse(&s, seq, path, max, clock, lead),
+            None => self.first_registration(&s, temp.ctime, max, clock),
+        };
+        match found {
+            Ok((worker, path, node_ms, lease_reserved_ms)) => Ok(Registration {
+                session: Some(s),
                 worker,
-                max,
-                source_of: cache_file.path().display().to_string(),
+                node_path: Some(path),
+                node_ms,
+                lease_reserved_ms,
+            }),
+            Err(e) => {
+                let _ = s.delete(&temp_path, None);
+                Err(e)
+            }
+        }
+    }
+
+    fn temp_path(&self) -> String {
+        format!("{}/temporary/{}", self.opts.root(), self.opts.identity)
+    }
+
+    /// This identity's forever node with the lowest sequence number, if it has one.
+    fn own_node(&self, s: &ZkSession) -> Result<Option<(u64, String)>, WorkerError> {
+        let root = self.opts.root();
+        let id_text = self.opts.identity.to_string();
+        let mut mine: Vec<(u64, String)> = s
+            .children(&format!("{root}/forever"))?
+            .iter()
+            .filter_map(|c| {
+                let (who, seq) = parse_forever_child(c)?;
+                (who == id_text).then(|| (seq, format!("{root}/forever/{c}")))
+            })
+            .collect();
+        mine.sort();
+        Ok(mine.into_iter().next())
+    }
+
+    /// Reuses the identity's node: refused when its timestamp is ahead of the clock (Leaf's
+    /// check), when another claim holds the id, or when the id is out of the layout's range.
+    fn reuse(
+        &self,
+        s: &ZkSession,
+        seq: u64,
+        path: String,
+        max: u64,
+        clock: &dyn Clock,
+        lead: i64,
+    ) -> Result<(u64, String, i64, i64), WorkerError> {
+        let Some((bytes, _)) = s.get(&path)? else {
+            return Err(ZkError::BadNode {
+                path,
+                reason: "it vanished while being read".into(),
+            }
+            .into());
+        };
+        let d = parse_node(&path, &bytes)?;
+        behind_check(seq, d.timestamp, clock.now_ms(), lead, path.clone())?;
+        let reserved = self.exclusive(s, seq, &path)?;
+        check_range(seq, max, &path)?;
+        tracing::info!("reusing worker id {seq} of {path}");
+        Ok((seq, path, d.timestamp, reserved))
+    }
+
+    /// Registers the identity: its clock compared with the live peers' first, then a new
+    /// persistent sequential node whose number is the worker id.
+    fn first_registration(
+        &self,
+        s: &ZkSession,
+        temp_created_ms: i64,
+        max: u64,
+        clock: &dyn Clock,
+    ) -> Result<(u64, String, i64, i64), WorkerError> {
+        let o = &self.opts;
+        let root = o.root();
+        let id_text = o.identity.to_string();
+        let peers = live_peer_offsets(s, &root, temp_created_ms, Some(&id_text))?;
+        if let Some(avg) = average(&peers) {
+            let (before, zk_ms, after) = s.server_time(&root, || clock.now_ms())?;
+            let ours = before + (after - before) / 2 - zk_ms;
+            let diff = ours - avg;
+            if diff.abs() > o.max_clock_skew_ms {
+                return Err(WorkerError::ClockSkew {
+                    diff_ms: diff,
+                    peers: peers.len(),
+                    max_ms: o.max_clock_skew_ms,
+                });
+            }
+        }
+        let prefix = format!("{root}/forever/{id_text}-");
+        let now = clock.now_ms();
+        let created = s.create(
+            &prefix,
+            &NodeData::new(&o.identity, now).to_bytes(),
+            zkc::CreateMode::PersistentSequential,
+        )?;
+        let Some((path, _)) = created else {
+            return Err(ZkError::BadNode {
+                path: prefix,
+                reason: "sequential create reported an existing node".into(),
+            }
+            .into());
+        };
+        let seq = parse_forever_child(path.rsplit('/').next().unwrap_or(""))
+            .map(|(_, seq)| seq)
+            .ok_or_else(|| ZkError::BadNode {
+                path: path.clone(),
+                reason: "no sequence number".into(),
+            })?;
+        check_range(seq, max, &path)?;
+        // A node made by hand, or a lease, may already hold the number the sequence gave us.
+        let reserved = self.exclusive(s, seq, &path)?;
+        tracing::info!("registered worker id {seq} as {path}");
+        Ok((seq, path, now, reserved))
+    }
+
+    /// Never share a worker id: a tree written by hand may give another identity the same
+    /// number, and a lease on the same name (`leases/{id}`) may hold it. Returns what an
+    /// earlier lease holder of the id reserved (`workers/{id}`).
+    fn exclusive(&self, s: &ZkSession, seq: u64, path: &str) -> Result<i64, WorkerError> {
+        let root = self.opts.root();
+        let id_text = self.opts.identity.to_string();
+        let siblings = s.children(&format!("{root}/forever"))?;
+        if let Some(other) = siblings
+            .iter()
+            .find(|c| parse_forever_child(c).is_some_and(|(who, n)| n == seq && who != id_text))
+        {
+            return Err(WorkerError::WorkerIdShared {
+                worker: seq,
+                mine: path.to_string(),
+                other: format!("another identity ({root}/forever/{other})"),
             });
         }
+        let lease = format!("{root}/leases/{seq}");
+        if s.get(&lease)?.is_some() {
+            return Err(WorkerError::WorkerIdShared {
+                worker: seq,
+                mine: path.to_string(),
+                other: format!("a lease on the same name ({lease})"),
+            });
+        }
+        let workers = format!("{root}/workers/{seq}");
+        Ok(match s.get(&workers)? {
+            Some((bytes, _)) => parse_node(&workers, &bytes)?.reserved_until.unwrap_or(0),
+            None => 0,
+        })
+    }
 
-        // What this host issued before with this worker id (the cache's bound), and what an
-        // earlier lease holder of the id reserved.
-        let mut resume_after = (zk_ts > 0).then_some(zk_ts);
-        if lease_reserved > 0 {
-            crate::worker::wait_for_record(
-                clock.as_ref(),
+    /// Step 3: waits out what was recorded before on this worker id (an earlier lease holder's
+    /// reservation, this host's cache) with the lease protocol's one wait policy; returns the
+    /// time the generator resumes after and what the cache says was issued below.
+    fn wait_out_predecessors(
+        &self,
+        reg: &Registration,
+        cached: Option<&WorkerCache>,
+        cache_file: &CacheFile,
+        clock: &dyn Clock,
+        lead: i64,
+    ) -> Result<(Option<i64>, i64), WorkerError> {
+        let worker = reg.worker;
+        let mut resume_after = (reg.node_ms > 0).then_some(reg.node_ms);
+        let recorded_before = |until_ms: i64, source: &dyn Fn() -> String| {
+            let record = Record {
+                reserved_until: until_ms,
+                version: 0,
+                ahead_allowance_ms: None,
+                writer_lead_ms: 0,
+            };
+            wait_out(
+                clock,
                 worker,
-                lease_reserved,
-                max_lead_ms,
-                || format!("reserved_until of {}/workers/{worker}", o.root()),
-            )?;
-            resume_after = Some(resume_after.unwrap_or(0).max(lease_reserved - 1));
+                &record,
+                lead,
+                LEASE_WINDOW_MS,
+                source,
+                |now| WorkerError::ClockBehind {
+                    worker,
+                    recorded_ms: until_ms,
+                    behind_ms: until_ms - now,
+                    source_of: source(),
+                },
+            )
+        };
+        if reg.lease_reserved_ms > 0 {
+            recorded_before(reg.lease_reserved_ms, &|| {
+                format!("reserved_until of {}/workers/{worker}", self.opts.root())
+            })?;
+            resume_after = Some(resume_after.unwrap_or(0).max(reg.lease_reserved_ms - 1));
         }
         let mut issued_below = 0;
-        if let Some(c) = cached.as_ref().filter(|c| c.worker_id == worker) {
+        if let Some(c) = cached.filter(|c| c.worker_id == worker) {
             issued_below = c.issued_below_ms;
-            crate::worker::wait_for_record(
-                clock.as_ref(),
-                worker,
-                c.issued_below_ms,
-                max_lead_ms,
-                || format!("the cache {}", cache_file.path().display()),
-            )?;
+            recorded_before(c.issued_below_ms, &|| {
+                format!("the cache {}", cache_file.path().display())
+            })?;
             if c.issued_below_ms > 0 {
                 resume_after = Some(resume_after.unwrap_or(0).max(c.issued_below_ms - 1));
             }
         }
+        Ok((resume_after, issued_below))
+    }
+}
+
+/// Refuses a worker id beyond the layout's range.
+fn check_range(worker: u64, max: u64, source_of: &str) -> Result<(), WorkerError> {
+    if worker > max {
+        return Err(WorkerError::OutOfRange {
+            worker,
+            max,
+            source_of: source_of.to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl WorkerRegistry for ZkForeverRegistry {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
+        let lead = max_lead_ms.min(i64::MAX as u64) as i64;
+        let max = layout.max_worker();
+        let (cache_file, cached) = self.open_cache()?;
+        let reg = match ZkSession::connect(&self.opts) {
+            Ok(s) => self.register(s, max, clock.as_ref(), lead)?,
+            Err(e) => match e.store::<ZkError>() {
+                Some(ZkError::Unreachable { hosts, reason }) => {
+                    let why = (hosts.clone(), reason.clone());
+                    self.start_from_cache(&cache_file, cached.as_ref(), clock.as_ref(), lead, why)?
+                }
+                _ => return Err(e),
+            },
+        };
+        check_range(reg.worker, max, &cache_file.path().display().to_string())?;
+        let (resume_after, issued_below) =
+            self.wait_out_predecessors(&reg, cached.as_ref(), &cache_file, clock.as_ref(), lead)?;
+        // Step 4: the cache records the worker id before any ID is issued with it.
         let cache = WorkerCache {
-            name: o.name.clone(),
-            identity: id_text,
-            worker_id: worker,
-            timestamp: zk_ts.max(clock.now_ms()),
+            name: self.opts.name.clone(),
+            identity: self.opts.identity.to_string(),
+            worker_id: reg.worker,
+            timestamp: reg.node_ms.max(clock.now_ms()),
             issued_below_ms: issued_below,
             clean: cached
                 .as_ref()
-                .is_some_and(|c| c.clean && c.worker_id == worker),
+                .is_some_and(|c| c.clean && c.worker_id == reg.worker),
         };
         cache_file.write(&cache)?;
-
+        // Step 5: the lease, with its reporter thread.
         let inner = Arc::new(Inner {
-            worker,
-            identity,
-            node_path,
-            temp_path,
-            session: Mutex::new(session),
+            worker: reg.worker,
+            identity: self.opts.identity.clone(),
+            node_path: reg.node_path,
+            temp_path: self.temp_path(),
+            session: Mutex::new(reg.session),
             cache_file,
             cache: Mutex::new(cache),
             clock,
             finished: Mutex::new(false),
-            opts: o.clone(),
+            opts: self.opts.clone(),
             conflict: std::sync::atomic::AtomicBool::new(false),
             max_lead_ms: lead,
-            node_floor: AtomicI64::new(zk_ts),
+            node_floor: AtomicI64::new(reg.node_ms),
         });
         let (tx, rx) = mpsc::channel::<()>();
         let reporter_inner = inner.clone();

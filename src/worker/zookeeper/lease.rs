@@ -12,13 +12,15 @@
 //! lost is recognised by its `holder`. "Still held?" is the session state the client keeps: it
 //! fails as soon as the client sees the session disconnected, well before it can expire.
 
+use super::error::{ZkError, parse_node};
+use crate::worker::IssueOptions;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use zookeeper_client as zkc;
 
 use super::session::{ZkOptions, ZkSession, parse_forever_child, state_name};
-use crate::snowflake::{Clock, Layout};
+use crate::snowflake::Clock;
 use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
 use crate::worker::node::NodeData;
 use crate::worker::{WorkerError, WorkerLease, WorkerRegistry};
@@ -33,15 +35,17 @@ impl ZkLeaseRegistry {
     pub fn new(opts: ZkOptions) -> ZkLeaseRegistry {
         ZkLeaseRegistry { opts }
     }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &ZkOptions {
+        &self.opts
+    }
 }
 
 impl WorkerRegistry for ZkLeaseRegistry {
-    fn acquire_ahead(
-        &self,
-        layout: &Layout,
-        clock: Arc<dyn Clock>,
-        max_lead_ms: u64,
-    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = ZkLeaseStore::connect(&self.opts, clock.clone())?;
         Ok(Arc::new(FencedLease::acquire(
             store,
@@ -101,9 +105,11 @@ impl ZkLeaseStore {
         f: impl FnOnce(&ZkSession) -> Result<T, WorkerError>,
     ) -> Result<T, WorkerError> {
         let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        let s = guard.as_ref().ok_or_else(|| WorkerError::ZkUnreachable {
-            hosts: self.hosts.clone(),
-            reason: "the lease's session was closed (the lease was given back)".into(),
+        let s = guard.as_ref().ok_or_else(|| {
+            WorkerError::from(ZkError::Unreachable {
+                hosts: self.hosts.clone(),
+                reason: "the lease's session was closed (the lease was given back)".into(),
+            })
         })?;
         f(s)
     }
@@ -119,7 +125,7 @@ impl ZkLeaseStore {
     fn read_record(s: &ZkSession, path: &str) -> Result<Option<(NodeData, i32)>, WorkerError> {
         match s.get(path)? {
             None => Ok(None),
-            Some((bytes, stat)) => Ok(Some((NodeData::parse(path, &bytes)?, stat.version))),
+            Some((bytes, stat)) => Ok(Some((parse_node(path, &bytes)?, stat.version))),
         }
     }
 }
@@ -223,10 +229,10 @@ impl LeaseStore for ZkLeaseStore {
     fn still_held(&self, claim: &ZkClaim) -> Result<(), WorkerError> {
         let code = self.state_flag.load(Ordering::SeqCst);
         if code != 0 {
-            return Err(WorkerError::SessionLost {
+            return Err(WorkerError::from(ZkError::SessionLost {
                 worker: claim.worker,
                 state: state_name(code).to_string(),
-            });
+            }));
         }
         Ok(())
     }

@@ -4,6 +4,32 @@
 
 pub(crate) mod admin;
 pub mod cache;
+pub mod error;
 pub(crate) mod forever;
 pub(crate) mod lease;
 pub(crate) mod session;
+
+use crate::worker::{RegistryKind, RegistrySettings, WorkerError};
+
+/// ZooKeeper options from a registry's settings (forever or lease `kind`, for the message).
+pub(crate) fn options(
+    settings: &RegistrySettings,
+    kind: RegistryKind,
+) -> Result<session::ZkOptions, WorkerError> {
+    let Some(hosts) = &settings.zk_hosts else {
+        return Err(WorkerError::setting(
+            format!("the {kind} registry needs ZooKeeper"),
+            "pass --zk HOST:PORT[,HOST:PORT...], set LEAF_ZK, or set zk.hosts",
+        ));
+    };
+    let mut opts = session::ZkOptions::new(
+        &hosts.value,
+        &settings.checked_name()?,
+        settings.identity()?,
+        &settings.state_dir,
+    );
+    opts.auth = settings.zk_auth.clone();
+    opts.session_timeout = settings.zk_session_timeout;
+    opts.max_clock_skew_ms = settings.max_clock_skew_ms;
+    Ok(opts)
+}

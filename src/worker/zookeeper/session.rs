@@ -5,6 +5,7 @@
 //! caller's threads. Every request has a deadline, so a stalled server never blocks issuing for
 //! longer than the session timeout.
 
+use super::error::ZkError;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -103,9 +104,11 @@ pub(crate) struct ZkSession {
 impl ZkSession {
     /// Connects (failing fast when no server answers) and starts watching the session state.
     pub(crate) fn connect(opts: &ZkOptions) -> Result<ZkSession, WorkerError> {
-        let unreachable = |reason: String| WorkerError::ZkUnreachable {
-            hosts: opts.hosts.clone(),
-            reason,
+        let unreachable = |reason: String| {
+            WorkerError::from(ZkError::Unreachable {
+                hosts: opts.hosts.clone(),
+                reason,
+            })
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -207,12 +210,12 @@ impl ZkSession {
     }
 
     fn client(&self) -> Result<&zkc::Client, WorkerError> {
-        self.client
-            .as_ref()
-            .ok_or_else(|| WorkerError::ZkUnreachable {
+        self.client.as_ref().ok_or_else(|| {
+            WorkerError::from(ZkError::Unreachable {
                 hosts: self.hosts.clone(),
                 reason: "session closed".into(),
             })
+        })
     }
 
     fn run<T>(
@@ -227,24 +230,24 @@ impl ZkSession {
             .block_on(async move { tokio::time::timeout(timeout, fut).await })
         {
             Ok(r) => Ok(r),
-            Err(_) => Err(WorkerError::Zk {
+            Err(_) => Err(WorkerError::from(ZkError::Request {
                 action,
                 path: path.to_string(),
                 reason: format!("no answer within {} ms", timeout.as_millis()),
-            }),
+            })),
         }
     }
 
     fn fail(action: &'static str, path: &str, e: zkc::Error) -> WorkerError {
         match e {
-            zkc::Error::NoAuth => WorkerError::NotAuthorized {
+            zkc::Error::NoAuth => WorkerError::from(ZkError::NotAuthorized {
                 path: path.to_string(),
-            },
-            other => WorkerError::Zk {
+            }),
+            other => WorkerError::from(ZkError::Request {
                 action,
                 path: path.to_string(),
                 reason: other.to_string(),
-            },
+            }),
         }
     }
 
@@ -385,11 +388,11 @@ impl ZkSession {
         )?;
         let after = now_ms();
         let Some((path, stat)) = created else {
-            return Err(WorkerError::Zk {
+            return Err(WorkerError::from(ZkError::Request {
                 action: "create",
                 path: format!("{root}/clock-"),
                 reason: "sequential node already exists".into(),
-            });
+            }));
         };
         let _ = self.delete(&path, None);
         Ok((before, stat.ctime, after))
@@ -464,7 +467,7 @@ mod tests {
     #[test]
     fn leaf_json_round_trips() {
         let raw = br#"{"ip":"10.0.0.1","port":"8080","timestamp":1700000000000}"#;
-        let d = NodeData::parse("/x", raw).unwrap();
+        let d = NodeData::parse(raw).unwrap();
         assert_eq!(d.timestamp, 1_700_000_000_000);
         assert_eq!(d.port, "8080");
         assert_eq!(d.to_bytes(), raw.to_vec());

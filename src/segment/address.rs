@@ -1,0 +1,91 @@
+//! A database URL, read once into the kind of database it names: every store, the MySQL worker
+//! registry and `db init` start from a [`DbAddress`] instead of looking at the URL's scheme
+//! themselves.
+
+use std::path::PathBuf;
+
+use super::{
+    AllocStore, MYSQL_DDL, MysqlStore, OpenMode, SQLITE_DDL, SegmentError, SqliteStore, redact_url,
+};
+
+/// The database a `--db` URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbAddress {
+    /// `mysql://user@host:port[,host:port...]/database[?tls=true]` (also `mariadb://`): MySQL
+    /// or MariaDB, one or several hosts.
+    Mysql {
+        /// The URL as given (it may hold a password: never print it, see [`DbAddress::redacted`]).
+        url: String,
+    },
+    /// `sqlite://PATH`: an SQLite file.
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl DbAddress {
+    /// Reads a URL; anything but `mysql://`, `mariadb://` and `sqlite://` is refused, naming
+    /// what is expected.
+    pub fn parse(url: &str) -> Result<DbAddress, SegmentError> {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            return Ok(DbAddress::Sqlite { path: path.into() });
+        }
+        if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            return Ok(DbAddress::Mysql {
+                url: url.to_string(),
+            });
+        }
+        Err(SegmentError::InvalidUrl {
+            url: redact_url(url),
+            reason: "expected mysql://user@host:port/database or sqlite://PATH".into(),
+        })
+    }
+
+    /// The URL with any password removed, for messages.
+    pub fn redacted(&self) -> String {
+        match self {
+            DbAddress::Mysql { url } => redact_url(url),
+            DbAddress::Sqlite { path } => format!("sqlite://{}", path.display()),
+        }
+    }
+
+    /// Whether the worker-id registry can live here too (`leaf_workerid_alloc`).
+    pub fn holds_worker_registry(&self) -> bool {
+        matches!(self, DbAddress::Mysql { .. })
+    }
+
+    /// The segment table's DDL for this database (`leafctl db init --print`).
+    pub fn segment_ddl(&self) -> &'static [&'static str] {
+        match self {
+            DbAddress::Mysql { .. } => MYSQL_DDL,
+            DbAddress::Sqlite { .. } => SQLITE_DDL,
+        }
+    }
+
+    /// Opens the segment store. `password` (from `LEAF_DB_PASSWORD` or the config file)
+    /// overrides one in the URL.
+    pub fn open_store(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        Ok(match self {
+            DbAddress::Sqlite { path } => Box::new(SqliteStore::open(path, mode)?),
+            DbAddress::Mysql { url } => {
+                let store = MysqlStore::open(url, password)?;
+                if mode == OpenMode::CreateSchema {
+                    store.init_schema()?;
+                }
+                Box::new(store)
+            }
+        })
+    }
+}
+
+impl std::str::FromStr for DbAddress {
+    type Err = SegmentError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DbAddress::parse(s)
+    }
+}

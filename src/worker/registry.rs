@@ -1,0 +1,255 @@
+//! A registry as a whole: its kind, the settings it is opened with, and everything `next`,
+//! `serve` and `workers` do with it ([`Registry`]). Each backend (`local`, `zookeeper`, `mysql`,
+//! `etcd`) implements the whole surface in its own folder; [`open`] is the one place a kind
+//! picks its backend.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{Identity, WorkerError, WorkerRecord, WorkerRegistry};
+use crate::config::Resolved;
+use crate::snowflake::Layout;
+
+/// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a
+/// worker id a registry lists (`workers list`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum RegistryKind {
+    /// A worker id the operator gives, locked on this host by a lock and state file.
+    Local,
+    /// Leaf's own ZooKeeper tree: one worker id per identity, for ever.
+    Forever,
+    /// A recyclable worker id leased through ZooKeeper.
+    Lease,
+    /// NotFound9's `leaf_workerid_alloc` table on MySQL.
+    Mysql,
+    /// A recyclable worker id leased through etcd.
+    Etcd,
+}
+
+impl RegistryKind {
+    /// Every kind, in the order help texts list them.
+    pub const ALL: [RegistryKind; 5] = [
+        RegistryKind::Local,
+        RegistryKind::Forever,
+        RegistryKind::Lease,
+        RegistryKind::Mysql,
+        RegistryKind::Etcd,
+    ];
+
+    /// The name as typed after `--registry` and shown by `workers list`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RegistryKind::Local => "local",
+            RegistryKind::Forever => "forever",
+            RegistryKind::Lease => "lease",
+            RegistryKind::Mysql => "mysql",
+            RegistryKind::Etcd => "etcd",
+        }
+    }
+
+    /// `local, forever, lease, mysql or etcd`.
+    pub fn names() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+        match names.split_last() {
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for RegistryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for RegistryKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown registry {s:?}: use {}", Self::names()))
+    }
+}
+
+/// What a registry is opened with: every setting some registry reads, resolved by the caller
+/// (the CLI: flag > environment > config file > default). Each backend takes what it needs and
+/// says which missing or wrong setting stops it.
+#[derive(Debug, Clone)]
+pub struct RegistrySettings {
+    /// Leaf's `leaf.name`: the namespace of worker ids.
+    pub name: Resolved<String>,
+    /// This process's `ip:port` as given (`--instance`), resolved only by registries that name
+    /// their holders ([`RegistrySettings::identity`]).
+    pub instance: Option<Resolved<String>>,
+    /// The port an identity takes when none is given: the server's, else Leaf's 8080.
+    pub default_port: u16,
+    /// The state directory: lock and state files, the forever mode's cache.
+    pub state_dir: PathBuf,
+    /// The layout worker ids must fit, and how it was described (`leaf`, `custom`, ...).
+    pub layout: Layout,
+    /// The layout's name, for messages.
+    pub layout_label: String,
+    /// Local: the worker id given (`--worker-id`).
+    pub worker_id: Option<u64>,
+    /// Local: fail at once instead of waiting while another process holds the worker id.
+    pub no_wait: bool,
+    /// ZooKeeper: the connect string (`--zk`).
+    pub zk_hosts: Option<Resolved<String>>,
+    /// ZooKeeper: digest credentials `user:password`.
+    pub zk_auth: Option<String>,
+    /// ZooKeeper: the session timeout asked for.
+    pub zk_session_timeout: Duration,
+    /// Largest clock difference to live peers (ms): ZooKeeper's first registration, and
+    /// `workers doctor` on ZooKeeper and etcd.
+    pub max_clock_skew_ms: i64,
+    /// etcd: the endpoints, comma-separated (`--etcd`).
+    pub etcd_endpoints: Option<Resolved<String>>,
+    /// etcd: the user.
+    pub etcd_user: Option<String>,
+    /// etcd: the user's password (never printed).
+    pub etcd_password: Option<String>,
+    /// etcd: the CA certificates of `https://` endpoints.
+    pub etcd_ca_file: Option<PathBuf>,
+    /// etcd: the TTL of the lease behind a worker id (whole seconds).
+    pub etcd_lease_ttl: Duration,
+    /// MySQL: the database URL (`--db`) and its password.
+    pub db_url: Resolved<String>,
+    /// The database password (from `LEAF_DB_PASSWORD` or the config file).
+    pub db_password: Option<String>,
+    /// MySQL: how long the server keeps a silent registry connection and its lock.
+    pub db_wait_timeout: Option<Duration>,
+}
+
+impl RegistrySettings {
+    /// This process's identity ([`Identity::from_setting`]).
+    pub fn identity(&self) -> Result<Identity, WorkerError> {
+        Identity::from_setting(self.instance.as_ref(), self.default_port)
+    }
+
+    /// The name, checked: one ZooKeeper path segment, etcd key part and file name part.
+    pub fn checked_name(&self) -> Result<String, WorkerError> {
+        let name = &self.name.value;
+        if name.is_empty() || name.contains('/') || name.chars().any(char::is_whitespace) {
+            return Err(WorkerError::setting(
+                format!("invalid name {name:?}"),
+                "use a non-empty name without '/' or spaces",
+            ));
+        }
+        Ok(name.clone())
+    }
+}
+
+/// How this host's clock compares with a registry's and its live holders' (`workers doctor`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockReport {
+    /// The store asked (`ZooKeeper`, `etcd`).
+    pub store: &'static str,
+    /// Our clock minus the store's (ms), estimated from one round trip; `None` where the store
+    /// does not report its clock (etcd).
+    pub store_offset_ms: Option<i64>,
+    /// One request's round trip (ms).
+    pub round_trip_ms: i64,
+    /// Live peers compared.
+    pub peers: usize,
+    /// Our clock minus the peers' average (ms), when there are peers.
+    pub peer_offset_ms: Option<i64>,
+    /// The threshold used.
+    pub max_skew_ms: i64,
+    /// True when every offset is within the threshold.
+    pub ok: bool,
+}
+
+/// A registry's whole surface: acquiring a worker id ([`WorkerRegistry`]) and inspecting and
+/// repairing the ones it holds (`leafctl workers`). Inspection connects when called.
+pub trait Registry: WorkerRegistry {
+    /// Its kind.
+    fn kind(&self) -> RegistryKind;
+
+    /// Where its worker ids live, for messages (`/snowflake/{name}`, `leaf_workerid_alloc`).
+    fn place(&self) -> String;
+
+    /// Every worker id it knows, with its holder and status.
+    fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+        let _ = now_ms;
+        Err(self.cannot("list worker ids"))
+    }
+
+    /// What [`Registry::reclaim`] would do with `record`, in words.
+    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+        format!("forget worker id {}", record.worker)
+    }
+
+    /// Why a held record is live, in words (`workers reclaim` refusing it).
+    fn held_because(&self, record: &WorkerRecord) -> &'static str {
+        let _ = record;
+        "its holder's session or lease is alive"
+    }
+
+    /// Frees a worker id; returns what was deleted (nothing: it was already free).
+    fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+        let _ = record;
+        Err(self.cannot("reclaim worker ids"))
+    }
+
+    /// Compares this host's clock with the store's and the live holders'.
+    fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
+        let _ = now_ms;
+        Err(WorkerError::setting(
+            "workers doctor needs ZooKeeper or etcd",
+            "pass --zk HOST:PORT (or LEAF_ZK / zk.hosts), or --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints)",
+        ))
+    }
+
+    /// The error of an inspection this kind does not offer.
+    fn cannot(&self, what: &str) -> WorkerError {
+        WorkerError::setting(
+            format!("the {} registry cannot {what}", self.kind()),
+            "inspect a registry with --zk HOST:PORT, --etcd ENDPOINTS or --db mysql://...",
+        )
+    }
+}
+
+/// Opens the registry of `kind` on `settings`: the one place a kind picks its backend.
+pub fn open(
+    kind: RegistryKind,
+    settings: &RegistrySettings,
+) -> Result<Box<dyn Registry>, WorkerError> {
+    Ok(match kind {
+        RegistryKind::Local => Box::new(super::local::LocalRegistry::from_settings(settings)?),
+        RegistryKind::Forever => Box::new(super::ZkForeverRegistry::new(
+            super::zookeeper::options(settings, kind)?,
+        )),
+        RegistryKind::Lease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
+            settings, kind,
+        )?)),
+        RegistryKind::Mysql => Box::new(super::MysqlRegistry::new(
+            super::mysql::MysqlOptions::from_settings(settings)?,
+        )),
+        RegistryKind::Etcd => Box::new(super::EtcdLeaseRegistry::new(super::etcd::options(
+            settings,
+        )?)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_from_their_names_and_name_the_others_otherwise() {
+        for k in RegistryKind::ALL {
+            assert_eq!(k.name().parse::<RegistryKind>(), Ok(k));
+        }
+        assert_eq!(
+            "zk".parse::<RegistryKind>().unwrap_err(),
+            "unknown registry \"zk\": use local, forever, lease, mysql or etcd"
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! Clock faults on a real process with Debian's libfaketime (package `faketime`, installed by
+//! scripts/test): a clock set off at start (`faketime -f OFFSET`), or read from a file the test
+//! rewrites while the process runs.
+//!
+//! Both set `DONT_FAKE_MONOTONIC=1`: a real clock step (NTP, an operator) moves only the wall
+//! clock, and a faked monotonic clock goes negative on a machine up for less than the offset (a
+//! fresh test machine often is), which makes timers in the process under test wait for ever.
+//! What leafctl checks against its records is the wall clock, so the faults tested are the same.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `cmd` (a leafctl command with its environment and working directory, e.g.
+/// `sb.leafctl_std()`) run under `faketime -f OFFSET`, the monotonic clock left alone as a real
+/// clock step leaves it.
+pub fn under_faketime(cmd: &Command, offset: &str) -> Command {
+    let mut c = Command::new("faketime");
+    c.arg("-f")
+        .arg(offset)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    super::copy_env(cmd, &mut c);
+    c.env("DONT_FAKE_MONOTONIC", "1");
+    c
+}
+
+/// `cmd` with its clock read from `file` on every call (libfaketime's
+/// `FAKETIME_TIMESTAMP_FILE`), so a test can step the clock of the running process by
+/// rewriting the file (`+0`, `-10s`, `+1h`, ...). The monotonic clock is left alone.
+pub fn with_clock_file(cmd: &Command, file: &Path) -> Command {
+    let mut c = Command::new(cmd.get_program());
+    c.args(cmd.get_args());
+    super::copy_env(cmd, &mut c);
+    c.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME_TIMESTAMP_FILE", file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("DONT_FAKE_MONOTONIC", "1");
+    c
+}
+
+/// Debian's libfaketime, for this architecture.
+pub fn libfaketime() -> PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.exists())
+        .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
+}
