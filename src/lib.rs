@@ -13,6 +13,7 @@
 pub mod config;
 pub mod idformat;
 mod mysql_url;
+mod pg;
 pub mod segment;
 pub mod server;
 pub mod snowflake;

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder, SslOpts};
 
+pub(crate) use crate::text::scrub;
+use crate::text::url_password;
+
 /// How long opening a TCP connection may take before the server counts as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one read or write on a connection may stall before the server counts as gone.
@@ -199,21 +202,6 @@ pub(crate) fn describe(e: &mysql::Error) -> String {
         }
         Some(io) => io.to_string(),
         None => e.to_string(),
-    }
-}
-
-/// The password written in a URL, if any (the user part ends at the last `@`).
-fn url_password(url: &str) -> Option<String> {
-    let (_, rest) = url.split_once("://")?;
-    let (creds, _) = rest.rsplit_once('@')?;
-    creds.split_once(':').map(|(_, p)| p.to_string())
-}
-
-/// Replaces the password in a message (server and driver errors can echo connection details).
-pub(crate) fn scrub(text: String, password: Option<&str>) -> String {
-    match password {
-        Some(p) if p.len() >= 3 => text.replace(p, "***"),
-        _ => text,
     }
 }
 

@@ -15,6 +15,21 @@ pub(crate) fn excerpt(s: &str, max_chars: usize) -> Cow<'_, str> {
     }
 }
 
+/// The password written in a URL, if any (the user part ends at the last `@`).
+pub(crate) fn url_password(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let (creds, _) = rest.rsplit_once('@')?;
+    creds.split_once(':').map(|(_, p)| p.to_string())
+}
+
+/// Replaces the password in a message (server and driver errors can echo connection details).
+pub(crate) fn scrub(text: String, password: Option<&str>) -> String {
+    match password {
+        Some(p) if p.len() >= 3 => text.replace(p, "***"),
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 use clap::Subcommand;
 use leafctl::config::Origin;
 use leafctl::segment::{AllocStore, DbAddress, OpenMode};
+use leafctl::worker;
 use serde::Serialize;
 
 use super::Context;
@@ -64,18 +65,16 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
             text.push_str(stmt);
             text.push_str(";\n");
         }
-        if address.holds_worker_registry() {
-            // The worker id registry of `next --snowflake --registry mysql` (NotFound9's table).
-            text.push_str(leafctl::worker::mysql::WORKERID_DDL);
+        // The worker id registry of `--registry mysql|postgres` (NotFound9's table).
+        if let Some(ddl) = worker::db_registry(&s.db_url.value).and_then(worker::table_ddl) {
+            text.push_str(ddl);
             text.push_str(";\n");
         }
         return print_text(&text);
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
     let store = address.open_store(password, OpenMode::CreateSchema)?;
-    if address.holds_worker_registry() {
-        leafctl::worker::mysql::init_schema(&s.db_url.value, password)?;
-    }
+    worker::init_table(&s.db_url.value, password)?;
     let report = InitReport {
         database: store.describe(),
         table: "leaf_alloc",

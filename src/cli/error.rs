@@ -186,7 +186,7 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         ),
         SegmentError::TlsRefused { .. } => (
             EXIT_RUNTIME,
-            "give the CA that signed the server's certificate with ?ca=FILE in the URL, and a host name that certificate carries",
+            "give the CA that signed the server's certificate in the URL (MySQL: ?ca=FILE, PostgreSQL: ?sslrootcert=FILE), and a host name that certificate carries",
         ),
         SegmentError::AccessDenied { .. } => (
             EXIT_RUNTIME,

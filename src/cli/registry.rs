@@ -84,7 +84,9 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
         (None, Some(_)) => RegistryKind::Etcd,
         // A name's ZooKeeper tree holds forever nodes and leases alike.
         (Some(_), _) => RegistryKind::Lease,
-        (None, None) if s.db_url.origin != Origin::Default => RegistryKind::Mysql,
+        (None, None) if s.db_url.origin != Origin::Default => {
+            worker::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
+        }
         (None, None) => {
             return Err(usage(
                 "no registry to inspect",
@@ -112,6 +114,14 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
     if let Some(e) = &s.etcd_endpoints {
         given.push((RegistryKind::Etcd, "etcd endpoints", &e.origin));
     }
+    let db_registry = worker::db_registry(&s.db_url.value);
+    if given.is_empty()
+        && s.db_url.origin != Origin::Default
+        && db_registry == Some(RegistryKind::Postgres)
+    {
+        // A PostgreSQL database given, and nothing else: its leaf_workerid_alloc.
+        return Ok(RegistryKind::Postgres);
+    }
     let Some(best) = given.iter().map(|g| g.2.rank()).max() else {
         return Err(usage(
             "no worker id for snowflake mode",
@@ -129,7 +139,7 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
-            "pass --registry local|lease|forever|etcd to say which to use",
+            "pass --registry local|lease|forever|etcd|mysql|postgres to say which to use",
         )),
     }
 }

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use super::{
-    AllocStore, MYSQL_DDL, MysqlStore, OpenMode, SQLITE_DDL, SegmentError, SqliteStore, redact_url,
+    AllocStore, MYSQL_DDL, MysqlStore, OpenMode, POSTGRES_DDL, PostgresStore, SQLITE_DDL,
+    SegmentError, SqliteStore, redact_url,
 };
 
 /// The database a `--db` URL names.
@@ -17,6 +18,12 @@ pub enum DbAddress {
         /// The URL as given (it may hold a password: never print it, see [`DbAddress::redacted`]).
         url: String,
     },
+    /// `postgres://user@host:port[,host:port...]/database[?sslmode=...]` (also
+    /// `postgresql://`), libpq's URL form: PostgreSQL, one or several hosts.
+    Postgres {
+        /// The URL as given (it may hold a password: never print it).
+        url: String,
+    },
     /// `sqlite://PATH`: an SQLite file.
     Sqlite {
         /// The file.
@@ -25,8 +32,8 @@ pub enum DbAddress {
 }
 
 impl DbAddress {
-    /// Reads a URL; anything but `mysql://`, `mariadb://` and `sqlite://` is refused, naming
-    /// what is expected.
+    /// Reads a URL; anything but `mysql://`, `mariadb://`, `postgres://`, `postgresql://` and
+    /// `sqlite://` is refused, naming what is expected.
     pub fn parse(url: &str) -> Result<DbAddress, SegmentError> {
         if let Some(path) = url.strip_prefix("sqlite://") {
             return Ok(DbAddress::Sqlite { path: path.into() });
@@ -36,29 +43,32 @@ impl DbAddress {
                 url: url.to_string(),
             });
         }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DbAddress::Postgres {
+                url: url.to_string(),
+            });
+        }
         Err(SegmentError::InvalidUrl {
             url: redact_url(url),
-            reason: "expected mysql://user@host:port/database or sqlite://PATH".into(),
+            reason: "expected mysql://user@host:port/database, postgres://user@host:port/database \
+                     or sqlite://PATH"
+                .into(),
         })
     }
 
     /// The URL with any password removed, for messages.
     pub fn redacted(&self) -> String {
         match self {
-            DbAddress::Mysql { url } => redact_url(url),
+            DbAddress::Mysql { url } | DbAddress::Postgres { url } => redact_url(url),
             DbAddress::Sqlite { path } => format!("sqlite://{}", path.display()),
         }
-    }
-
-    /// Whether the worker-id registry can live here too (`leaf_workerid_alloc`).
-    pub fn holds_worker_registry(&self) -> bool {
-        matches!(self, DbAddress::Mysql { .. })
     }
 
     /// The segment table's DDL for this database (`leafctl db init --print`).
     pub fn segment_ddl(&self) -> &'static [&'static str] {
         match self {
             DbAddress::Mysql { .. } => MYSQL_DDL,
+            DbAddress::Postgres { .. } => POSTGRES_DDL,
             DbAddress::Sqlite { .. } => SQLITE_DDL,
         }
     }
@@ -74,6 +84,13 @@ impl DbAddress {
             DbAddress::Sqlite { path } => Box::new(SqliteStore::open(path, mode)?),
             DbAddress::Mysql { url } => {
                 let store = MysqlStore::open(url, password)?;
+                if mode == OpenMode::CreateSchema {
+                    store.init_schema()?;
+                }
+                Box::new(store)
+            }
+            DbAddress::Postgres { url } => {
+                let store = PostgresStore::open(url, password)?;
                 if mode == OpenMode::CreateSchema {
                     store.init_schema()?;
                 }

@@ -3,7 +3,8 @@
 //! A claim moves a tag's `max_id` forward inside one transaction, so every claimant - leafctl
 //! processes, leafctl servers and Leaf's own servers - gets a range nobody else has.
 //!
-//! - [`AllocStore`]: the table, on MySQL/MariaDB ([`MysqlStore`]) or SQLite ([`SqliteStore`]).
+//! - [`AllocStore`]: the table, on MySQL/MariaDB ([`MysqlStore`]), PostgreSQL
+//!   ([`PostgresStore`]) or SQLite ([`SqliteStore`]).
 //! - [`SegmentGenerator`]: per-tag double buffers ([`SegmentBuffer`]) with background preloading,
 //!   Leaf's dynamic step and a lock-free hot path, for long-running users such as a server.
 
@@ -11,7 +12,9 @@ mod address;
 mod buffer;
 mod generator;
 mod guard;
+mod hosts;
 mod mysql;
+mod postgres;
 mod sqlite;
 mod store;
 mod tags;
@@ -23,7 +26,9 @@ pub use generator::{
     SegmentHandle, SegmentTotals,
 };
 pub use guard::{ClaimGuard, Refusal};
+pub use hosts::FAILBACK_AFTER;
 pub use mysql::MysqlStore;
+pub use postgres::{POSTGRES_DDL, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::{
     AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, Pages, ROWS_PER_PAGE, RowPages, SQLITE_DDL,
@@ -323,7 +328,8 @@ pub enum OpenMode {
     CreateSchema,
 }
 
-/// Opens the store a URL names ([`DbAddress`]): `mysql://user@host:port/db` or `sqlite://PATH`.
+/// Opens the store a URL names ([`DbAddress`]): `mysql://user@host:port/db`,
+/// `postgres://user@host:port/db` or `sqlite://PATH`.
 ///
 /// `password` (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL.
 pub fn open_store(

@@ -1,12 +1,13 @@
 //! The allocation table on MySQL or MariaDB, through the pure-Rust `mysql` crate.
 
 use mysql::prelude::Queryable;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
-use super::store::{check_bump, check_claim, page_query};
+use super::hosts::HostChoice;
+use super::store::{
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, page_query,
+};
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, TagFilter, TagsFingerprint,
     redact_url,
@@ -41,23 +42,11 @@ pub struct MysqlStore {
     /// One per host of the URL, in its order, with the pool's settings.
     hosts: Vec<OptsBuilder>,
     /// The host in use and its pool.
-    active: Mutex<Active>,
+    active: HostChoice<Pool>,
     /// `mysql://user@host:port[,host:port...]/db`, never with a password.
     name: String,
     password: Option<String>,
 }
-
-/// The host a [`MysqlStore`] uses now.
-struct Active {
-    host: usize,
-    pool: Pool,
-    /// When it was chosen, or when earlier hosts were last tried again.
-    since: Instant,
-}
-
-/// How long a store stays on a later host of its list before trying the earlier ones again
-/// (a restarted node is used again within this).
-pub const FAILBACK_AFTER: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for MysqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,57 +85,42 @@ impl MysqlStore {
             .into_iter()
             .map(|b| b.pool_opts(PoolOpts::default().with_constraints(constraints)))
             .collect();
-        let mut last = None;
-        for (host, builder) in hosts.iter().enumerate() {
-            match Pool::new(builder.clone()) {
-                Ok(pool) => {
-                    return Ok(MysqlStore {
-                        active: Mutex::new(Active {
-                            host,
-                            pool,
-                            since: Instant::now(),
-                        }),
-                        hosts,
-                        name: target.name,
-                        password: target.password,
-                    });
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let e = last.unwrap_or(mysql::Error::DriverError(
-            mysql::DriverError::CouldNotConnect(None),
-        ));
-        Err(map_connect_error(
-            &target.name,
-            e,
-            target.password.as_deref(),
-        ))
+        let active = HostChoice::open(&target.name, hosts.len(), |host| {
+            Pool::new(hosts[host].clone())
+        })
+        .map_err(|last| {
+            let e = last.unwrap_or(mysql::Error::DriverError(
+                mysql::DriverError::CouldNotConnect(None),
+            ));
+            map_connect_error(&target.name, e, target.password.as_deref())
+        })?;
+        Ok(MysqlStore {
+            active,
+            hosts,
+            name: target.name,
+            password: target.password,
+        })
     }
 
     fn err(&self, e: mysql::Error) -> SegmentError {
         map_error(&self.name, e, self.password.as_deref())
     }
 
-    fn current(&self) -> (usize, Pool) {
-        let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
-        (a.host, a.pool.clone())
-    }
-
     /// A connection to the host in use; if it does not answer, to the next that does.
     fn conn(&self) -> Result<Checked, SegmentError> {
-        self.fail_back();
+        self.active
+            .fail_back(|host| Pool::new(self.hosts[host].clone()));
         let get = |pool: &Pool| {
             pool.try_get_conn(CONNECT_TIMEOUT + IO_TIMEOUT)
                 .map_err(|e| map_connect_error(&self.name, e, self.password.as_deref()))
         };
-        let (host, pool) = self.current();
+        let (host, pool) = self.active.current();
         match get(&pool) {
             Ok(c) => Ok(Checked::new(c, host)),
             Err(e) if self.hosts.len() == 1 => Err(e),
             Err(e) => {
                 self.advance(host, &e)?;
-                let (host, pool) = self.current();
+                let (host, pool) = self.active.current();
                 Ok(Checked::new(get(&pool)?, host))
             }
         }
@@ -155,70 +129,9 @@ impl MysqlStore {
     /// Moves from host `failed` (if still in use) to the next host of the list that accepts a
     /// connection; the error of the last one tried if none does.
     fn advance(&self, failed: usize, why: &SegmentError) -> Result<(), SegmentError> {
-        let n = self.hosts.len();
-        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
-        if active.host != failed || n == 1 {
-            return Ok(());
-        }
-        let mut last = None;
-        for k in 1..n {
-            let host = (failed + k) % n;
-            match Pool::new(self.hosts[host].clone()) {
-                Ok(pool) => {
-                    tracing::warn!(
-                        "{}: host {} failed ({why}); using host {} of the list",
-                        self.name,
-                        failed + 1,
-                        host + 1
-                    );
-                    *active = Active {
-                        host,
-                        pool,
-                        since: Instant::now(),
-                    };
-                    return Ok(());
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(match last {
-            Some(e) => map_connect_error(&self.name, e, self.password.as_deref()),
-            None => SegmentError::Unreachable {
-                db: self.name.clone(),
-                detail: why.to_string(),
-            },
-        })
-    }
-
-    /// On a later host for [`FAILBACK_AFTER`]: tries the earlier ones, and moves back to the
-    /// first that accepts a connection.
-    fn fail_back(&self) {
-        let host = {
-            let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
-            if a.host == 0 || a.since.elapsed() < FAILBACK_AFTER {
-                return;
-            }
-            a.since = Instant::now();
-            a.host
-        };
-        for earlier in 0..host {
-            if let Ok(pool) = Pool::new(self.hosts[earlier].clone()) {
-                let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
-                if a.host == host {
-                    tracing::info!(
-                        "{}: host {} answers again; using it",
-                        self.name,
-                        earlier + 1
-                    );
-                    *a = Active {
-                        host: earlier,
-                        pool,
-                        since: Instant::now(),
-                    };
-                }
-                return;
-            }
-        }
+        self.active
+            .advance(failed, why, |host| Pool::new(self.hosts[host].clone()))
+            .map_err(|e| map_connect_error(&self.name, e, self.password.as_deref()))
     }
 
     /// Maps an error of a statement on `conn`; a connection-level failure first poisons it.
@@ -367,40 +280,6 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
     }
 }
 
-/// How often a claim is tried when it loses a write conflict (error 1213: an InnoDB deadlock,
-/// or a Galera certification failure, a normal answer on a multi-writer cluster) before the
-/// conflict is reported.
-pub const CONFLICT_TRIES: u32 = 10;
-/// The backoff before retry `n` is drawn from `[cap/2, cap]`, with `cap` doubling from this
-/// bound up to [`CONFLICT_BACKOFF_MAX`]: about 0.8 s of waiting in all, at most.
-const CONFLICT_BACKOFF_MIN: Duration = Duration::from_millis(2);
-const CONFLICT_BACKOFF_MAX: Duration = Duration::from_millis(250);
-
-/// The jittered wait after the `tries`-th conflict: claimants that collided once spread out
-/// instead of colliding again in step.
-fn conflict_backoff(tries: u32) -> Duration {
-    let cap = CONFLICT_BACKOFF_MIN
-        .saturating_mul(1 << tries.min(16))
-        .min(CONFLICT_BACKOFF_MAX);
-    let half = cap / 2;
-    // A fresh RandomState is randomly keyed: enough randomness for a jitter, no extra crate.
-    let draw = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), tries);
-    let span = u64::try_from(half.as_micros()).unwrap_or(u64::MAX).max(1);
-    half + Duration::from_micros(draw % span)
-}
-
-/// How one try of a claim ended, when it did not claim.
-enum Attempt {
-    /// Lost a write conflict: nothing was claimed, and trying again is the answer.
-    Conflict(String),
-    /// The host in use cannot take it (gone, read-only, outside the primary component):
-    /// another host of the list might. Nothing was claimed, or a claim of unknown outcome
-    /// (its answer lost) is abandoned: a gap, never a duplicate.
-    HostDown(SegmentError, usize),
-    /// Anything else: reported as it is.
-    Failed(SegmentError),
-}
-
 /// The MySQL error a lost write conflict gives: `ER_LOCK_DEADLOCK`.
 const ER_LOCK_DEADLOCK: u16 = 1213;
 
@@ -504,41 +383,13 @@ impl AllocStore for MysqlStore {
     }
 
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
-        let mut tries = 0;
-        let mut hops = 0;
-        loop {
-            tries += 1;
-            match self.claim_once(tag, increment) {
-                Ok(claim) => return Ok(claim),
-                Err(Attempt::Failed(e)) => return Err(e),
-                Err(Attempt::HostDown(e, host)) => {
-                    // Each other host of the list gets one chance within a claim.
-                    if hops + 1 >= self.hosts.len() {
-                        return Err(e);
-                    }
-                    hops += 1;
-                    tries -= 1;
-                    self.advance(host, &e)?;
-                }
-                Err(Attempt::Conflict(detail)) if tries >= CONFLICT_TRIES => {
-                    return Err(SegmentError::Conflict {
-                        tag: tag.into(),
-                        db: self.name.clone(),
-                        tries,
-                        detail,
-                    });
-                }
-                Err(Attempt::Conflict(detail)) => {
-                    let wait = conflict_backoff(tries);
-                    tracing::debug!(
-                        "claim for tag {tag:?} lost a write conflict ({detail}); try {tries} of \
-                         {CONFLICT_TRIES}, retrying in {} ms",
-                        wait.as_millis()
-                    );
-                    std::thread::sleep(wait);
-                }
-            }
-        }
+        claim_with_retries(
+            &self.name,
+            tag,
+            self.hosts.len(),
+            || self.claim_once(tag, increment),
+            |host, e| self.advance(host, e),
+        )
     }
 
     fn add(
@@ -673,39 +524,29 @@ impl AllocStore for MysqlStore {
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        for _ in 0..CONFLICT_TRIES {
-            let rows: Vec<i64> = conn
-                .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
+        let Checked { conn, poison, .. } = self.conn()?;
+        let conn = std::cell::RefCell::new(conn);
+        bump_with_retries(
+            &self.name,
+            tag,
+            to,
+            || {
+                let rows: Vec<i64> = conn
+                    .borrow_mut()
+                    .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
+                    .map_err(|e| self.fail(&poison, e))?;
+                Ok(rows.first().copied())
+            },
+            // One autocommit statement that can only move the row forward.
+            |max_id| {
+                let mut conn = conn.borrow_mut();
+                conn.exec_drop(
+                    "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+                    (to, tag, max_id),
+                )
                 .map_err(|e| self.fail(&poison, e))?;
-            let Some(&max_id) = rows.first() else {
-                return Err(SegmentError::UnknownTag {
-                    tag: tag.into(),
-                    db: self.name.clone(),
-                });
-            };
-            check_bump(tag, max_id, to)?;
-            if max_id == to {
-                return Ok(max_id);
-            }
-            // One autocommit statement that can only move the row forward; if a claim moved
-            // it meanwhile, look again.
-            conn.exec_drop(
-                "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
-                (to, tag, max_id),
-            )
-            .map_err(|e| self.fail(&poison, e))?;
-            if conn.affected_rows() == 1 {
-                return Ok(max_id);
-            }
-        }
-        Err(SegmentError::Conflict {
-            tag: tag.into(),
-            db: self.name.clone(),
-            tries: CONFLICT_TRIES,
-            detail: "the tag was claimed from between every read and update".into(),
-        })
+                Ok(conn.affected_rows() == 1)
+            },
+        )
     }
 }

@@ -11,7 +11,8 @@
 //!   cache file.
 //! - [`ZkLeaseRegistry`]: recyclable worker ids leased through ephemeral nodes, each fenced by a
 //!   `reserved_until` time kept in ZooKeeper.
-//! - [`MysqlRegistry`]: NotFound9's `leaf_workerid_alloc` table.
+//! - [`MysqlRegistry`]: NotFound9's `leaf_workerid_alloc` table; [`PostgresRegistry`]: the same
+//!   table on PostgreSQL.
 //! - [`EtcdLeaseRegistry`]: recyclable worker ids leased through etcd leases, each fenced by a
 //!   `reserved_until` time kept in etcd, like the ZooKeeper lease.
 //!
@@ -27,9 +28,11 @@ pub(crate) mod lease;
 pub mod local;
 pub mod mysql;
 mod node;
+pub mod postgres;
 mod record;
 mod registry;
 mod supervised;
+mod table;
 mod zookeeper;
 
 use std::sync::Arc;
@@ -47,9 +50,11 @@ pub use mysql::MysqlError;
 pub use mysql::{
     DEFAULT_REGISTRY_WAIT_TIMEOUT, MIN_REGISTRY_WAIT_TIMEOUT, MysqlOptions, MysqlRegistry,
 };
+pub use postgres::{PostgresError, PostgresOptions, PostgresRegistry};
 pub use record::{WorkerRecord, WorkerStatus};
 pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings, open};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
+pub use table::{db_registry, init_table, table_ddl};
 pub use zookeeper::cache;
 pub use zookeeper::error::ZkError;
 

@@ -15,21 +15,19 @@
 //! health: it fails at the first failed statement, and a lost answer loses the connection.
 
 use crate::worker::IssueOptions;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::record::{WorkerStatus, status_of};
+use super::table::{self, LockHolder};
 use super::{
-    Identity, LEASE_WINDOW_MS, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure,
-    WorkerError, WorkerLease, WorkerRecord, WorkerRegistry,
+    Identity, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
+    WorkerLease, WorkerRecord, WorkerRegistry,
 };
 use crate::mysql_url::{self, scrub};
-use crate::segment::DbAddress;
 use crate::snowflake::Clock;
 
 /// How long (s) a start waits for the named lock of its row before saying another live process
@@ -105,7 +103,7 @@ impl MysqlOptions {
     /// The MySQL registry's options from a registry's settings: the database must be MySQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<MysqlOptions, WorkerError> {
         let db = &settings.db_url;
-        let is_mysql = DbAddress::parse(&db.value).is_ok_and(|a| a.holds_worker_registry());
+        let is_mysql = super::db_registry(&db.value) == Some(RegistryKind::Mysql);
         if !is_mysql {
             return Err(WorkerError::setting(
                 format!(
@@ -217,32 +215,21 @@ impl Registry for MysqlRegistry {
         Ok(rows
             .into_iter()
             .map(|(id, ip_port, max_ts, updated, lock)| {
-                let held = lock.is_some();
-                // max_timestamp may legitimately run one window ahead (a reservation).
-                let ahead = max_ts.is_some_and(|t| t > now_ms + LEASE_WINDOW_MS);
-                let mut status = status_of(RegistryKind::Mysql, held, updated, now_ms);
-                if ahead {
-                    status = WorkerStatus::ClockAhead;
-                }
-                WorkerRecord {
-                    worker: id,
-                    identity: ip_port,
-                    mode: RegistryKind::Mysql,
-                    last_seen_ms: updated,
-                    reserved_until_ms: max_ts,
-                    held,
-                    status,
-                    location: format!("leaf_workerid_alloc id {id}"),
-                }
+                table::listed(
+                    RegistryKind::Mysql,
+                    id,
+                    ip_port,
+                    max_ts,
+                    updated,
+                    lock.is_some(),
+                    now_ms,
+                )
             })
             .collect())
     }
 
     fn reclaim_plan(&self, record: &WorkerRecord) -> String {
-        format!(
-            "delete row id {} ({}) of leaf_workerid_alloc; MySQL never reuses AUTO_INCREMENT ids, so this only tidies the table",
-            record.worker, record.identity
-        )
+        table::reclaim_plan("MySQL never reuses AUTO_INCREMENT ids and", record)
     }
 
     fn held_because(&self, _record: &WorkerRecord) -> &'static str {
@@ -271,8 +258,7 @@ impl WorkerRegistry for MysqlRegistry {
         let (layout, clock, max_lead_ms) =
             (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = MysqlLeaseStore {
-            conn: Mutex::new(Some(self.opts.connect()?)),
-            usable: AtomicBool::new(true),
+            conn: LockHolder::new(self.opts.connect()?),
             opts: self.opts.clone(),
             clock: clock.clone(),
         };
@@ -288,10 +274,7 @@ impl WorkerRegistry for MysqlRegistry {
 /// One dedicated connection: it holds the row's named lock for as long as it lives.
 pub(crate) struct MysqlLeaseStore {
     opts: MysqlOptions,
-    conn: Mutex<Option<Conn>>,
-    /// Cleared with `conn` (see [`MysqlLeaseStore::lose`]); read by "still held?" without the
-    /// mutex, which a write holds for as long as its SQL takes (seconds, against a frozen server).
-    usable: AtomicBool,
+    conn: LockHolder<Conn>,
     clock: Arc<dyn Clock>,
 }
 
@@ -302,37 +285,17 @@ pub(crate) struct MysqlClaim {
 }
 
 impl MysqlLeaseStore {
-    /// The connection, and with it the named lock, is gone: never used again.
-    fn lose(&self, conn: &mut Option<Conn>) {
-        *conn = None;
-        self.usable.store(false, Ordering::Release);
-    }
-
-    /// Runs `f` on the connection; an error loses it (a failed connection is not trusted
-    /// again: its named lock may be gone, and a reply to an abandoned statement may follow).
+    /// Runs `f` on the connection; an error loses it (see [`LockHolder`]).
     fn with_conn<T>(
         &self,
         action: &'static str,
         f: impl FnOnce(&mut Conn) -> mysql::Result<T>,
     ) -> Result<T, WorkerError> {
-        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let conn = guard
-            .as_mut()
-            .ok_or_else(|| self.opts.fail(action, "the connection is closed"))?;
-        match f(conn) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                self.lose(&mut guard);
-                Err(self.opts.db_fail(action, &e))
-            }
-        }
-    }
-}
-
-impl Drop for MysqlLeaseStore {
-    fn drop(&mut self) {
-        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        self.lose(&mut guard);
+        self.conn.with(
+            || self.opts.fail(action, "the connection is closed"),
+            |e| self.opts.db_fail(action, &e),
+            f,
+        )
     }
 }
 
@@ -460,8 +423,7 @@ impl LeaseStore for MysqlLeaseStore {
             });
         }
         let lost = |reason: String| {
-            let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-            self.lose(&mut guard);
+            self.conn.lose();
             Ok(Written::NotHeld { reason })
         };
         match current.flatten() {
@@ -488,7 +450,7 @@ impl LeaseStore for MysqlLeaseStore {
 
     fn still_held(&self, claim: &MysqlClaim) -> Result<(), WorkerError> {
         // Lock-free: `/readyz` and every request ask, and must not wait for a write.
-        if !self.usable.load(Ordering::Acquire) {
+        if !self.conn.usable() {
             return Err(WorkerError::Stopped {
                 worker: claim.worker,
                 reason: "the MySQL connection holding it failed or was closed".into(),
@@ -522,8 +484,7 @@ impl LeaseStore for MysqlLeaseStore {
         let _ = self.with_conn("release the worker id", |c| {
             c.exec_drop("DO RELEASE_LOCK(?)", (&claim.lock,))
         });
-        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        self.lose(&mut guard);
+        self.conn.lose();
     }
 
     fn worker(&self, claim: &MysqlClaim) -> u64 {

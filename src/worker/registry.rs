@@ -1,6 +1,6 @@
 //! A registry as a whole: its kind, the settings it is opened with, and everything `next`,
 //! `serve` and `workers` do with it ([`Registry`]). Each backend (`local`, `zookeeper`, `mysql`,
-//! `etcd`) implements the whole surface in its own folder; [`open`] is the one place a kind
+//! `postgres`, `etcd`) implements the whole surface in its own folder; [`open`] is the one place a kind
 //! picks its backend.
 
 use std::path::PathBuf;
@@ -27,17 +27,20 @@ pub enum RegistryKind {
     Lease,
     /// NotFound9's `leaf_workerid_alloc` table on MySQL.
     Mysql,
+    /// The same table on PostgreSQL.
+    Postgres,
     /// A recyclable worker id leased through etcd.
     Etcd,
 }
 
 impl RegistryKind {
     /// Every kind, in the order help texts list them.
-    pub const ALL: [RegistryKind; 5] = [
+    pub const ALL: [RegistryKind; 6] = [
         RegistryKind::Local,
         RegistryKind::Forever,
         RegistryKind::Lease,
         RegistryKind::Mysql,
+        RegistryKind::Postgres,
         RegistryKind::Etcd,
     ];
 
@@ -48,11 +51,12 @@ impl RegistryKind {
             RegistryKind::Forever => "forever",
             RegistryKind::Lease => "lease",
             RegistryKind::Mysql => "mysql",
+            RegistryKind::Postgres => "postgres",
             RegistryKind::Etcd => "etcd",
         }
     }
 
-    /// `local, forever, lease, mysql or etcd`.
+    /// `local, forever, lease, mysql, postgres or etcd`.
     pub fn names() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
         match names.split_last() {
@@ -119,11 +123,11 @@ pub struct RegistrySettings {
     pub etcd_ca_file: Option<PathBuf>,
     /// etcd: the TTL of the lease behind a worker id (whole seconds).
     pub etcd_lease_ttl: Duration,
-    /// MySQL: the database URL (`--db`) and its password.
+    /// MySQL, PostgreSQL: the database URL (`--db`).
     pub db_url: Resolved<String>,
     /// The database password (from `LEAF_DB_PASSWORD` or the config file).
     pub db_password: Option<String>,
-    /// MySQL: how long the server keeps a silent registry connection and its lock.
+    /// MySQL, PostgreSQL: how long the server keeps a silent registry connection and its lock.
     pub db_wait_timeout: Option<Duration>,
 }
 
@@ -211,7 +215,7 @@ pub trait Registry: WorkerRegistry {
     fn cannot(&self, what: &str) -> WorkerError {
         WorkerError::setting(
             format!("the {} registry cannot {what}", self.kind()),
-            "inspect a registry with --zk HOST:PORT, --etcd ENDPOINTS or --db mysql://...",
+            "inspect a registry with --zk HOST:PORT, --etcd ENDPOINTS or --db mysql://... (or postgres://...)",
         )
     }
 }
@@ -232,6 +236,9 @@ pub fn open(
         RegistryKind::Mysql => Box::new(super::MysqlRegistry::new(
             super::mysql::MysqlOptions::from_settings(settings)?,
         )),
+        RegistryKind::Postgres => Box::new(super::PostgresRegistry::new(
+            super::postgres::PostgresOptions::from_settings(settings)?,
+        )),
         RegistryKind::Etcd => Box::new(super::EtcdLeaseRegistry::new(super::etcd::options(
             settings,
         )?)),
@@ -249,7 +256,7 @@ mod tests {
         }
         assert_eq!(
             "zk".parse::<RegistryKind>().unwrap_err(),
-            "unknown registry \"zk\": use local, forever, lease, mysql or etcd"
+            "unknown registry \"zk\": use local, forever, lease, mysql, postgres or etcd"
         );
     }
 }

@@ -117,7 +117,10 @@ impl ZkAdmin {
                 format!("{root}/temporary/{}", record.identity),
                 record.location.clone(),
             ],
-            RegistryKind::Local | RegistryKind::Mysql | RegistryKind::Etcd => Vec::new(),
+            RegistryKind::Local
+            | RegistryKind::Mysql
+            | RegistryKind::Postgres
+            | RegistryKind::Etcd => Vec::new(),
         };
         for p in paths {
             if self.session.delete(&p, None)? {

@@ -1,0 +1,917 @@
+//! One reading of `postgres://` URLs and one connection type for everything in leafctl that
+//! talks to PostgreSQL (the segment store and the worker registry), so they agree on hosts,
+//! TLS, timeouts and where the password comes from, and scrub it from messages the same way.
+//!
+//! The client is `tokio-postgres` on one small runtime shared by every connection of the
+//! process; each statement is waited for with [`IO_TIMEOUT`], so a frozen server is an error
+//! within seconds, as on MySQL, never a hang.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio_postgres::types::ToSql;
+
+pub(crate) use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
+use crate::text::{scrub, url_password};
+
+/// PostgreSQL's port when a URL names none.
+const DEFAULT_PORT: u16 = 5432;
+
+/// How a connection uses TLS: libpq's `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SslMode {
+    /// Plain TCP.
+    Disable,
+    /// TLS when the server offers it, plain otherwise (libpq's default); the certificate is not
+    /// checked unless `sslrootcert` is given.
+    Prefer,
+    /// TLS or nothing; the certificate is not checked unless `sslrootcert` is given (then as
+    /// `verify-ca`), as in libpq.
+    Require,
+    /// TLS with a certificate signed by a trusted CA, for any host name.
+    VerifyCa,
+    /// TLS with a certificate signed by a trusted CA, for the host name connected to.
+    VerifyFull,
+}
+
+/// Connection settings read from a URL.
+#[derive(Debug, Clone)]
+pub(crate) struct PgTarget {
+    /// The hosts of the URL, in its order.
+    pub hosts: Vec<(String, u16)>,
+    pub user: String,
+    /// The password in use (the override, else the URL's), to send and to scrub from messages.
+    pub password: Option<String>,
+    pub dbname: String,
+    pub ssl: SslMode,
+    /// `sslrootcert`: a PEM file of CA certificates; `None` for the system's roots.
+    pub root_cert: Option<PathBuf>,
+    pub connect_timeout: Duration,
+    pub application_name: String,
+    /// Only a host that takes writes will do (`target_session_attrs=read-write`, the default
+    /// with several hosts): a standby is passed over as a host that cannot serve.
+    pub read_write: bool,
+    /// `postgres://user@host:port[,host:port...]/db`, for messages (never with a password).
+    pub name: String,
+}
+
+/// The URL parameters leafctl reads; any other is refused rather than silently ignored.
+const KNOWN_PARAMS: &str = "sslmode, sslrootcert, connect_timeout, application_name, \
+     target_session_attrs";
+
+/// Reads `postgres://user[:password]@host[:port][,host[:port]...]/database[?param=value&...]`
+/// (also `postgresql://`), libpq's URL form; `password` replaces one in the URL. Several hosts
+/// are tried in order; with more than one, only a writable one is used unless
+/// `target_session_attrs=any` says otherwise. The error is a reason, free of the password.
+pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, String> {
+    let scrub_url = |reason: String| match url_password(url) {
+        Some(p) => scrub(reason, Some(&p)),
+        None => reason,
+    };
+    let rest = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+        .ok_or("expected postgres://user@host:port/database")?;
+    let (base, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    // `user@h1:p1,h2:p2/db`: the authority ends at the first `/` after the last `@`.
+    let at = base.rfind('@').map_or(0, |i| i + 1);
+    let slash = base[at..].find('/').map_or(base.len(), |i| at + i);
+    let (creds, hosts, path) = (
+        &base[..at.saturating_sub(1)],
+        &base[at..slash],
+        &base[slash..],
+    );
+    let (user, url_pass) = match creds.split_once(':') {
+        Some((u, p)) => (decode(u)?, Some(decode(p)?)),
+        None => (decode(creds)?, None),
+    };
+    if user.is_empty() {
+        return Err("no user: write postgres://USER@host:port/database".into());
+    }
+    let dbname = decode(path.strip_prefix('/').unwrap_or(path))?;
+    if dbname.is_empty() {
+        return Err("no database named: write postgres://user@host:port/DATABASE".into());
+    }
+    let mut list = Vec::new();
+    for host in hosts.split(',') {
+        list.push(parse_host(host.trim()).map_err(scrub_url)?);
+    }
+    let mut ssl = SslMode::Prefer;
+    let mut root_cert = None;
+    let mut connect_timeout = CONNECT_TIMEOUT;
+    let mut application_name = "leafctl".to_string();
+    let mut read_write = list.len() > 1;
+    for pair in query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = decode(value)?;
+        match key {
+            "sslmode" => {
+                ssl = match value.as_str() {
+                    "disable" => SslMode::Disable,
+                    "allow" | "prefer" => SslMode::Prefer,
+                    "require" => SslMode::Require,
+                    "verify-ca" => SslMode::VerifyCa,
+                    "verify-full" => SslMode::VerifyFull,
+                    other => {
+                        return Err(scrub_url(format!(
+                            "sslmode={other}: use disable, prefer, require, verify-ca or verify-full"
+                        )));
+                    }
+                }
+            }
+            "sslrootcert" if value == "system" => root_cert = None,
+            "sslrootcert" => {
+                if value.is_empty() {
+                    return Err(
+                        "sslrootcert= needs the path of a PEM file of CA certificates".into(),
+                    );
+                }
+                let path = PathBuf::from(&value);
+                if let Err(e) = std::fs::File::open(&path) {
+                    return Err(format!("cannot read sslrootcert {}: {e}", path.display()));
+                }
+                root_cert = Some(path);
+            }
+            "connect_timeout" => {
+                let secs: u64 = value
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=3600).contains(s))
+                    .ok_or_else(|| {
+                        format!("connect_timeout={value}: give whole seconds from 1 to 3600")
+                    })?;
+                connect_timeout = Duration::from_secs(secs);
+            }
+            "application_name" => application_name = value,
+            "target_session_attrs" => {
+                read_write = match value.as_str() {
+                    "read-write" | "primary" => true,
+                    "any" => false,
+                    other => {
+                        return Err(scrub_url(format!(
+                            "target_session_attrs={other}: use read-write (a writable host) or any"
+                        )));
+                    }
+                }
+            }
+            other => {
+                return Err(scrub_url(format!(
+                    "unknown parameter {other:?}: leafctl reads {KNOWN_PARAMS}"
+                )));
+            }
+        }
+    }
+    // libpq: a root certificate given makes `prefer`/`require` check the certificate's chain.
+    if root_cert.is_some() && matches!(ssl, SslMode::Prefer | SslMode::Require) {
+        ssl = if ssl == SslMode::Prefer {
+            SslMode::Prefer
+        } else {
+            SslMode::VerifyCa
+        };
+    }
+    let names: Vec<String> = list
+        .iter()
+        .map(|(h, p)| {
+            if h.contains(':') {
+                format!("[{h}]:{p}")
+            } else {
+                format!("{h}:{p}")
+            }
+        })
+        .collect();
+    let name = format!("postgres://{user}@{}/{dbname}", names.join(","));
+    Ok(PgTarget {
+        hosts: list,
+        password: password.map(str::to_string).or(url_pass),
+        user,
+        dbname,
+        ssl,
+        root_cert,
+        connect_timeout,
+        application_name,
+        read_write,
+        name,
+    })
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`.
+fn parse_host(host: &str) -> Result<(String, u16), String> {
+    if host.is_empty() {
+        return Err(
+            "an empty host: write postgres://user@host:port[,host:port...]/database".into(),
+        );
+    }
+    let (name, port) = if let Some(v6) = host.strip_prefix('[') {
+        let (addr, tail) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("host {host:?}: an IPv6 address ends with ]"))?;
+        (addr, tail.strip_prefix(':'))
+    } else {
+        match host.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host, None),
+        }
+    };
+    let port =
+        match port {
+            None => DEFAULT_PORT,
+            Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                format!("host {host:?}: the port must be a number from 1 to 65535")
+            })?,
+        };
+    if name.is_empty() {
+        return Err(format!("host {host:?} has no name"));
+    }
+    Ok((name.to_string(), port))
+}
+
+/// Percent-decoding of a URL part (`%40` is `@`).
+fn decode(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("a % in the URL is not followed by two hex digits")?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "the URL decodes to text that is not UTF-8".into())
+}
+
+/// What went wrong with a statement or a connection, sorted by what the caller can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailureKind {
+    /// No answer within [`IO_TIMEOUT`] (or the connect timeout): the connection is abandoned.
+    TimedOut,
+    /// The connection failed or broke.
+    Connection,
+    /// TLS failed: the certificate was refused, or the server does not offer TLS.
+    Tls,
+    /// The host is a standby (read-only) and a writable one was asked for.
+    ReadOnly,
+    /// The server answered with an error (its SQLSTATE in `code`).
+    Server,
+}
+
+/// A failure, with its detail already free of the password.
+#[derive(Debug, Clone)]
+pub(crate) struct PgFailure {
+    pub kind: FailureKind,
+    pub detail: String,
+    /// The SQLSTATE of a server error.
+    pub code: Option<String>,
+}
+
+impl PgFailure {
+    fn new(kind: FailureKind, detail: String) -> PgFailure {
+        PgFailure {
+            kind,
+            detail,
+            code: None,
+        }
+    }
+
+    fn timed_out(what: &str, after: Duration) -> PgFailure {
+        PgFailure::new(
+            FailureKind::TimedOut,
+            format!(
+                "no answer to the {what} within {} s (connected, but the server does not respond)",
+                after.as_secs()
+            ),
+        )
+    }
+
+    fn from_error(e: &tokio_postgres::Error, password: Option<&str>) -> PgFailure {
+        if let Some(db) = e.as_db_error() {
+            let mut detail = db.message().to_string();
+            if let Some(more) = db.detail() {
+                detail.push_str(": ");
+                detail.push_str(more);
+            }
+            return PgFailure {
+                kind: FailureKind::Server,
+                detail: scrub(detail, password),
+                code: Some(db.code().code().to_string()),
+            };
+        }
+        // The whole chain: tokio-postgres's own text is often just "error connecting to server".
+        let mut detail = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !detail.contains(&text) {
+                detail.push_str(": ");
+                detail.push_str(&text);
+            }
+            source = s.source();
+        }
+        let lower = detail.to_lowercase();
+        let kind = if lower.contains("certificate")
+            || lower.contains("tls")
+            || lower.contains("ssl")
+            || lower.contains("handshake")
+        {
+            FailureKind::Tls
+        } else {
+            FailureKind::Connection
+        };
+        PgFailure::new(kind, scrub(detail, password))
+    }
+
+    /// Whether another host of the list might do what this one could not: the connection
+    /// failed, timed out or broke, the host is a standby, or the server is shutting down,
+    /// starting up, or refuses writes.
+    pub fn host_cannot_serve(&self) -> bool {
+        match self.kind {
+            FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => true,
+            FailureKind::Tls => false,
+            FailureKind::Server => self.code.as_deref().is_some_and(|c| {
+                // 25006 read_only_sql_transaction, 57P01 admin_shutdown, 57P02 crash_shutdown,
+                // 57P03 cannot_connect_now, class 08: connection exceptions.
+                matches!(c, "25006" | "57P01" | "57P02" | "57P03") || c.starts_with("08")
+            }),
+        }
+    }
+
+    /// A lost write conflict that trying again resolves: 40001 serialization_failure (what
+    /// PostgreSQL-wire distributed engines answer under contention), 40P01 deadlock_detected.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self.code.as_deref(), Some("40001" | "40P01"))
+    }
+
+    /// The SQLSTATE, if the server answered with an error.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+}
+
+impl std::fmt::Display for PgFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "{} (SQLSTATE {code})", self.detail),
+            None => f.write_str(&self.detail),
+        }
+    }
+}
+
+/// The runtime every PostgreSQL connection of the process runs on: one worker thread drives
+/// the connections' sockets; statements are awaited by the calling thread.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("leafctl-postgres")
+            .enable_all()
+            .build()
+            .expect("start the PostgreSQL client's runtime (a thread and an epoll instance)")
+    })
+}
+
+/// Runs `fut` on the runtime and waits for it, from any thread: a plain thread blocks on it;
+/// one that drives another tokio runtime (a server's handler) waits on a channel, since tokio
+/// forbids `block_on` there.
+fn run<T: Send + 'static>(fut: impl Future<Output = T> + Send + 'static) -> T {
+    let rt = runtime();
+    if tokio::runtime::Handle::try_current().is_err() {
+        return rt.block_on(fut);
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    rt.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    // The runtime is static and never shut down: the task always sends.
+    rx.recv()
+        .expect("the PostgreSQL runtime dropped a statement")
+}
+
+/// A value bound to a statement. Integers are sent as `bigint` and text as `text`; the SQL
+/// casts its parameters (`$1::bigint`) so the server types them the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Param {
+    Text(String),
+    OptText(Option<String>),
+    Int(i64),
+    OptInt(Option<i64>),
+}
+
+impl Param {
+    fn as_sql(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Param::Text(t) => t,
+            Param::OptText(t) => t,
+            Param::Int(i) => i,
+            Param::OptInt(i) => i,
+        }
+    }
+}
+
+impl From<&str> for Param {
+    fn from(s: &str) -> Param {
+        Param::Text(s.to_string())
+    }
+}
+impl From<i64> for Param {
+    fn from(i: i64) -> Param {
+        Param::Int(i)
+    }
+}
+impl From<Option<&str>> for Param {
+    fn from(s: Option<&str>) -> Param {
+        Param::OptText(s.map(str::to_string))
+    }
+}
+impl From<Option<i64>> for Param {
+    fn from(i: Option<i64>) -> Param {
+        Param::OptInt(i)
+    }
+}
+
+/// `?` placeholders (the SQL the stores share) as PostgreSQL's `$1`, `$2`, ...; a `?` inside a
+/// quoted literal is left alone.
+pub(crate) fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let (mut n, mut quoted) = (0, false);
+    for c in sql.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One connection to one host of a [`PgTarget`]. A statement that times out or breaks the
+/// connection ends it (a late answer can never be read as the next statement's); dropping it
+/// closes the socket.
+pub(crate) struct PgConn {
+    client: Arc<tokio_postgres::Client>,
+    /// The host of the list it is connected to.
+    pub host: usize,
+    task: tokio::task::AbortHandle,
+    broken: AtomicBool,
+    password: Option<String>,
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl PgConn {
+    /// Connects to host `host` of `target`, with `options` (`-c name=value ...`, PostgreSQL's
+    /// startup options) besides leafctl's own. With `target.read_write`, a standby is refused
+    /// as [`FailureKind::ReadOnly`].
+    pub fn connect(target: &PgTarget, host: usize, options: &str) -> Result<PgConn, PgFailure> {
+        let (name, port) = &target.hosts[host];
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host(name)
+            .port(*port)
+            .user(&target.user)
+            .dbname(&target.dbname)
+            .application_name(&target.application_name)
+            .connect_timeout(target.connect_timeout)
+            .keepalives_idle(Duration::from_secs(30))
+            .options(format!("-c lock_timeout={LOCK_WAIT_TIMEOUT_S}s {options}").trim())
+            .ssl_mode(match target.ssl {
+                SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+                SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+                _ => tokio_postgres::config::SslMode::Require,
+            });
+        if let Some(p) = &target.password {
+            config.password(p);
+        }
+        let password = target.password.clone();
+        let tls = tls_config(target)?;
+        let pw = password.clone();
+        let wait = target.connect_timeout + IO_TIMEOUT;
+        let connected = run(async move {
+            let connect = async {
+                match tls {
+                    None => config
+                        .connect(tokio_postgres::NoTls)
+                        .await
+                        .map(|(c, conn)| {
+                            (
+                                c,
+                                tokio::spawn(async move { drop(conn.await) }).abort_handle(),
+                            )
+                        }),
+                    Some(tls) => {
+                        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(tls);
+                        config.connect(tls).await.map(|(c, conn)| {
+                            (
+                                c,
+                                tokio::spawn(async move { drop(conn.await) }).abort_handle(),
+                            )
+                        })
+                    }
+                }
+            };
+            match tokio::time::timeout(wait, connect).await {
+                Err(_) => Err(PgFailure::timed_out("connection", wait)),
+                Ok(r) => r.map_err(|e| PgFailure::from_error(&e, pw.as_deref())),
+            }
+        })?;
+        let conn = PgConn {
+            client: Arc::new(connected.0),
+            host,
+            task: connected.1,
+            broken: AtomicBool::new(false),
+            password,
+        };
+        if target.read_write {
+            let rows = conn.query("SHOW transaction_read_only", vec![])?;
+            let read_only: Option<String> = rows.first().and_then(|r| r.try_get(0).ok());
+            if read_only.as_deref() != Some("off") {
+                return Err(PgFailure::new(
+                    FailureKind::ReadOnly,
+                    "the host is a standby (read-only); a writable one is needed".into(),
+                ));
+            }
+        }
+        Ok(conn)
+    }
+
+    /// Whether the connection can take another statement.
+    pub fn usable(&self) -> bool {
+        !self.broken.load(Ordering::Relaxed) && !self.client.is_closed()
+    }
+
+    fn call<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        fut: impl Future<Output = Result<T, tokio_postgres::Error>> + Send + 'static,
+    ) -> Result<T, PgFailure> {
+        let out = run(async move { tokio::time::timeout(IO_TIMEOUT, fut).await });
+        let failure = match out {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => PgFailure::from_error(&e, self.password.as_deref()),
+            Err(_) => PgFailure::timed_out(what, IO_TIMEOUT),
+        };
+        if failure.kind != FailureKind::Server || failure.host_cannot_serve() {
+            self.broken.store(true, Ordering::Relaxed);
+            self.task.abort();
+        }
+        Err(failure)
+    }
+
+    /// Runs a statement that returns rows.
+    pub fn query(
+        &self,
+        sql: &str,
+        params: Vec<Param>,
+    ) -> Result<Vec<tokio_postgres::Row>, PgFailure> {
+        let (sql, client) = (sql.to_string(), self.client.clone());
+        self.call("statement", async move {
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(Param::as_sql).collect();
+            client.query(&sql, &refs).await
+        })
+    }
+
+    /// Runs a statement and returns how many rows it changed.
+    pub fn execute(&self, sql: &str, params: Vec<Param>) -> Result<u64, PgFailure> {
+        let (sql, client) = (sql.to_string(), self.client.clone());
+        self.call("statement", async move {
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(Param::as_sql).collect();
+            client.execute(&sql, &refs).await
+        })
+    }
+
+    /// Runs statements without parameters (DDL), in one round trip.
+    pub fn batch(&self, sql: &str) -> Result<(), PgFailure> {
+        let (sql, client) = (sql.to_string(), self.client.clone());
+        self.call("statement", async move { client.batch_execute(&sql).await })
+    }
+}
+
+/// The rustls configuration `sslmode` asks for; `None` for plain TCP.
+fn tls_config(target: &PgTarget) -> Result<Option<rustls::ClientConfig>, PgFailure> {
+    let tls_error = |detail: String| PgFailure::new(FailureKind::Tls, detail);
+    let verify = match (target.ssl, &target.root_cert) {
+        (SslMode::Disable, _) => return Ok(None),
+        (SslMode::Prefer | SslMode::Require, None) => Verify::Nothing,
+        (SslMode::Prefer | SslMode::Require | SslMode::VerifyCa, _) => Verify::Chain,
+        (SslMode::VerifyFull, _) => Verify::Full,
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| tls_error(e.to_string()))?;
+    let config = match verify {
+        Verify::Nothing => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth(),
+        Verify::Chain | Verify::Full => {
+            let roots = Arc::new(roots(target.root_cert.as_ref()).map_err(tls_error)?);
+            let webpki =
+                rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
+                    .build()
+                    .map_err(|e| tls_error(e.to_string()))?;
+            if verify == Verify::Full {
+                builder.with_webpki_verifier(webpki).with_no_client_auth()
+            } else {
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(ChainOnly(webpki)))
+                    .with_no_client_auth()
+            }
+        }
+    };
+    Ok(Some(config))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verify {
+    Nothing,
+    Chain,
+    Full,
+}
+
+/// The CA certificates to trust: `sslrootcert`'s, or the system's.
+fn roots(file: Option<&PathBuf>) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match file {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+                store
+                    .add(cert)
+                    .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            }
+            if store.is_empty() {
+                return Err(format!(
+                    "sslrootcert {} holds no PEM certificate",
+                    path.display()
+                ));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            store.add_parsable_certificates(found.certs);
+            if store.is_empty() {
+                return Err(
+                    "no CA certificates found on this system: give sslrootcert=FILE".into(),
+                );
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// libpq's `sslmode=require` (and `prefer`) without a root certificate: the connection is
+/// encrypted, the certificate not checked. The handshake's signatures still are.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// libpq's `sslmode=verify-ca`: the certificate must chain to a trusted CA; its name is not
+/// compared with the host's.
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_in_libpq_form() {
+        let t = parse(
+            "postgresql://leaf:inurl@db1:5433,db2,[::1]:5434/leaf?sslmode=disable&connect_timeout=7",
+            Some("over"),
+        )
+        .unwrap();
+        assert_eq!(t.name, "postgres://leaf@db1:5433,db2:5432,[::1]:5434/leaf");
+        assert_eq!(
+            t.hosts,
+            vec![
+                ("db1".to_string(), 5433),
+                ("db2".to_string(), 5432),
+                ("::1".to_string(), 5434)
+            ]
+        );
+        assert_eq!(t.password.as_deref(), Some("over"));
+        assert_eq!(t.ssl, SslMode::Disable);
+        assert_eq!(t.connect_timeout, Duration::from_secs(7));
+        assert!(t.read_write, "several hosts: a writable one by default");
+        let t = parse("postgres://le%40f:p%40ss@db/my%20db", None).unwrap();
+        assert_eq!(
+            (t.user.as_str(), t.password.as_deref(), t.dbname.as_str()),
+            ("le@f", Some("p@ss"), "my db")
+        );
+        assert_eq!(t.ssl, SslMode::Prefer);
+        assert!(!t.read_write, "one host: any");
+        let t = parse("postgres://u@a,b/d?target_session_attrs=any", None).unwrap();
+        assert!(!t.read_write);
+        let t = parse("postgres://u@a/d?sslmode=verify-full", None).unwrap();
+        assert_eq!(t.ssl, SslMode::VerifyFull);
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_the_password() {
+        for (url, says) in [
+            ("postgres://leaf:secret@db/", "no database"),
+            ("postgres://:secret@db/leaf", "no user"),
+            ("postgres://leaf:secret@db1,,db2/leaf", "empty host"),
+            ("postgres://leaf:secret@db:99999/leaf", "port"),
+            (
+                "postgres://leaf:secret@db/leaf?sslmode=maybe",
+                "sslmode=maybe",
+            ),
+            (
+                "postgres://leaf:secret@db/leaf?sslcert=/x",
+                "unknown parameter",
+            ),
+            (
+                "postgres://leaf:secret@db/leaf?connect_timeout=0",
+                "connect_timeout",
+            ),
+            (
+                "postgres://leaf:secret@db/leaf?sslrootcert=/nonexistent.pem",
+                "nonexistent",
+            ),
+            ("postgres://leaf:secret@[::1/leaf", "IPv6"),
+            ("mysql://leaf:secret@db/leaf", "expected postgres://"),
+        ] {
+            let e = parse(url, None)
+                .err()
+                .unwrap_or_else(|| panic!("{url} parsed"));
+            assert!(e.contains(says) && !e.contains("secret"), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn placeholders_are_numbered_outside_literals() {
+        assert_eq!(
+            numbered("SELECT a FROM t WHERE b > ? AND c LIKE ? ESCAPE '?' LIMIT ?"),
+            "SELECT a FROM t WHERE b > $1 AND c LIKE $2 ESCAPE '?' LIMIT $3"
+        );
+    }
+
+    #[test]
+    fn failures_are_sorted_by_what_to_do() {
+        let server = |code: &str| PgFailure {
+            kind: FailureKind::Server,
+            detail: String::new(),
+            code: Some(code.into()),
+        };
+        assert!(server("25006").host_cannot_serve() && server("08006").host_cannot_serve());
+        assert!(!server("42P01").host_cannot_serve() && !server("23505").host_cannot_serve());
+        assert!(server("40001").is_conflict() && server("40P01").is_conflict());
+        assert!(!server("55P03").is_conflict());
+        assert!(PgFailure::timed_out("x", IO_TIMEOUT).host_cannot_serve());
+        assert!(!PgFailure::new(FailureKind::Tls, String::new()).host_cannot_serve());
+    }
+}
+
+/// Parser fuzzing: arbitrary URLs never panic, and a password never appears in what `parse`
+/// says.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fuzz_arbitrary_urls_never_panic(url in any::<String>(), tail in "[ -~]{0,60}") {
+            let _ = parse(&url, None);
+            let _ = parse(&format!("postgres://{tail}"), Some("pw"));
+            let _ = numbered(&url);
+        }
+
+        #[test]
+        fn fuzz_the_password_is_never_in_an_error_or_name(
+            user in "[a-z]{1,8}",
+            password in "[A-Z][A-Za-z0-9]{7,15}",
+            host in "[a-z0-9.,:\\[\\]]{0,16}",
+            db in "[a-z0-9]{0,8}",
+            query in "[a-z_=&%0-9?-]{0,30}",
+            given in any::<bool>(),
+        ) {
+            let url = format!("postgres://{user}:{password}@{host}/{db}?{query}");
+            let over = given.then_some(password.as_str());
+            match parse(&url, over) {
+                Ok(t) => prop_assert!(!t.name.contains(&password), "{}", t.name),
+                Err(e) => prop_assert!(!e.contains(&password), "{:?} -> {}", url, e),
+            }
+        }
+    }
+}

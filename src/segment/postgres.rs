@@ -1,0 +1,534 @@
+//! The allocation table on PostgreSQL (one server, a libpq host list, a Patroni cluster), through
+//! [`crate::pg`].
+
+use std::sync::{Arc, Mutex};
+
+use super::hosts::HostChoice;
+use super::store::{
+    Attempt, PageParam, bump_with_retries, check_claim, claim_with_retries, page_query,
+};
+use super::{
+    AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, TagsFingerprint, redact_url,
+};
+use crate::pg::{self, FailureKind, Param, PgConn, PgFailure, PgTarget};
+
+/// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
+/// (`COLLATE "C"`), as listings page through tags in that order and a prefix `LIKE` can use
+/// the key; there is no `ON UPDATE`, so every write sets `update_time` itself.
+pub const POSTGRES_DDL: &[&str] = &["CREATE TABLE IF NOT EXISTS leaf_alloc (
+  biz_tag varchar(128) COLLATE \"C\" NOT NULL DEFAULT '',
+  max_id bigint NOT NULL DEFAULT 1,
+  step integer NOT NULL,
+  description varchar(256) DEFAULT NULL,
+  update_time timestamp with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (biz_tag)
+)"];
+
+const ROW_SQL: &str = "SELECT biz_tag::text, max_id, step::bigint, description::text, \
+     CAST(EXTRACT(EPOCH FROM update_time) AS bigint) FROM leaf_alloc";
+
+/// The claim: one autocommit statement, so the answer that reports it is the one that reports
+/// its commit (on a synchronous cluster, its replication). `$1` is a custom increment, NULL
+/// for the row's step. The guard in `WHERE` keeps it from overflowing or issuing from a
+/// negative row; a row it leaves alone is explained afterwards. Plain SQL that
+/// PostgreSQL-wire distributed engines accept: no function, no procedure, no lock clause.
+const CLAIM_SQL: &str = "UPDATE leaf_alloc \
+     SET max_id = max_id + COALESCE($1::bigint, step), update_time = CURRENT_TIMESTAMP \
+     WHERE biz_tag = $2::text AND COALESCE($1::bigint, step) >= 1 AND max_id >= 0 \
+     AND max_id <= 9223372036854775807 - COALESCE($1::bigint, step) \
+     RETURNING max_id, step::bigint";
+
+/// Connections kept open to the host in use between statements.
+const IDLE_CONNECTIONS: usize = 4;
+
+/// `leaf_alloc` on PostgreSQL: a few connections to the host in use, every statement bounded by
+/// [`pg::IO_TIMEOUT`].
+///
+/// A URL may list several hosts (`postgres://leaf@h1:5432,h2:5432,h3:5432/leaf`): with more
+/// than one, only a writable host is used (libpq's `target_session_attrs=read-write`); the
+/// store moves to the next host when the one in use stops answering or becomes a standby, and
+/// tries the earlier ones again every [`super::hosts::FAILBACK_AFTER`].
+pub struct PostgresStore {
+    target: PgTarget,
+    active: HostChoice<Arc<Idle>>,
+}
+
+/// Open connections to one host, waiting for their next statement.
+struct Idle {
+    host: usize,
+    conns: Mutex<Vec<PgConn>>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("db", &self.target.name)
+            .finish()
+    }
+}
+
+/// A connection borrowed from the store; it goes back to its host's idle list when dropped if
+/// it is still usable and that host is still the one in use.
+struct Lease<'a> {
+    conn: Option<PgConn>,
+    idle: Arc<Idle>,
+    store: &'a PostgresStore,
+}
+
+impl std::ops::Deref for Lease<'_> {
+    type Target = PgConn;
+    fn deref(&self) -> &PgConn {
+        self.conn.as_ref().expect("present until dropped")
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        if !conn.usable() || self.store.active.current().0 != self.idle.host {
+            return;
+        }
+        let mut idle = self.idle.conns.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_CONNECTIONS {
+            idle.push(conn);
+        }
+    }
+}
+
+impl PostgresStore {
+    /// Connects to `postgres://user[:password]@host[:port][,host[:port]...]/database[?...]`
+    /// (libpq's URL form, see [`crate::pg`]); `password`, when given, replaces one in the URL.
+    pub fn open(url: &str, password: Option<&str>) -> Result<PostgresStore, SegmentError> {
+        let target = pg::parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
+            url: redact_url(url),
+            reason,
+        })?;
+        let active = HostChoice::open(&target.name, target.hosts.len(), |host| {
+            Self::connect(&target, host)
+        })
+        .map_err(|last| match last {
+            Some(f) => segment_error(&target.name, f),
+            None => SegmentError::Unreachable {
+                db: target.name.clone(),
+                detail: "no host".into(),
+            },
+        })?;
+        Ok(PostgresStore { target, active })
+    }
+
+    /// A first connection to `host`, kept as its idle list.
+    fn connect(target: &PgTarget, host: usize) -> Result<Arc<Idle>, PgFailure> {
+        let conn = PgConn::connect(target, host, "")?;
+        Ok(Arc::new(Idle {
+            host,
+            conns: Mutex::new(vec![conn]),
+        }))
+    }
+
+    fn name(&self) -> &str {
+        &self.target.name
+    }
+
+    /// A connection to the host in use; if that host cannot serve, to the next that can.
+    fn conn(&self) -> Result<Lease<'_>, SegmentError> {
+        self.active.fail_back(|h| Self::connect(&self.target, h));
+        let (host, idle) = self.active.current();
+        match self.conn_to(&idle) {
+            Ok(c) => Ok(c),
+            Err(f) if self.active.len() == 1 || !f.host_cannot_serve() => {
+                Err(segment_error(self.name(), f))
+            }
+            Err(f) => {
+                self.advance(host, &segment_error(self.name(), f))?;
+                let (_, idle) = self.active.current();
+                self.conn_to(&idle)
+                    .map_err(|f| segment_error(self.name(), f))
+            }
+        }
+    }
+
+    fn conn_to(&self, idle: &Arc<Idle>) -> Result<Lease<'_>, PgFailure> {
+        let kept = loop {
+            let next = idle.conns.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match next {
+                Some(c) if c.usable() => break Some(c),
+                Some(_) => continue,
+                None => break None,
+            }
+        };
+        let conn = match kept {
+            Some(c) => c,
+            None => PgConn::connect(&self.target, idle.host, "")?,
+        };
+        Ok(Lease {
+            conn: Some(conn),
+            idle: idle.clone(),
+            store: self,
+        })
+    }
+
+    fn advance(&self, failed: usize, why: &SegmentError) -> Result<(), SegmentError> {
+        self.active
+            .advance(failed, why, |h| Self::connect(&self.target, h))
+            .map_err(|f| segment_error(self.name(), f))
+    }
+
+    fn err(&self, f: PgFailure) -> SegmentError {
+        segment_error(self.name(), f)
+    }
+
+    /// One try of a claim.
+    fn claim_once(&self, tag: &str, increment: Increment) -> Result<Claim, Attempt> {
+        let custom = match increment {
+            Increment::TableStep => None,
+            Increment::Custom(n) => {
+                check_claim(tag, 0, n).map_err(Attempt::Failed)?;
+                Some(n)
+            }
+        };
+        let conn = self.conn().map_err(Attempt::Failed)?;
+        let host = conn.host;
+        let attempt = |f: PgFailure| {
+            if f.is_conflict() {
+                Attempt::Conflict(f.to_string())
+            } else if f.host_cannot_serve() {
+                Attempt::HostDown(self.err(f), host)
+            } else {
+                Attempt::Failed(self.err(f))
+            }
+        };
+        let rows = conn
+            .query(CLAIM_SQL, vec![custom.into(), tag.into()])
+            .map_err(attempt)?;
+        if let Some(row) = rows.first() {
+            let (new_max, table_step): (i64, i64) = (
+                row.try_get(0)
+                    .map_err(|e| Attempt::Failed(self.decode(e)))?,
+                row.try_get(1)
+                    .map_err(|e| Attempt::Failed(self.decode(e)))?,
+            );
+            let inc = custom.unwrap_or(table_step);
+            let (start, end) = check_claim(tag, new_max - inc, inc).map_err(Attempt::Failed)?;
+            return Ok(Claim {
+                start,
+                end,
+                table_step,
+            });
+        }
+        // Nothing claimed: say why (no such tag, a row that cannot be claimed from), or try
+        // again if the row changed in between.
+        let rows = conn
+            .query(
+                "SELECT max_id, step::bigint FROM leaf_alloc WHERE biz_tag = $1::text",
+                vec![tag.into()],
+            )
+            .map_err(attempt)?;
+        let Some(row) = rows.first() else {
+            return Err(Attempt::Failed(SegmentError::UnknownTag {
+                tag: tag.into(),
+                db: self.name().to_string(),
+            }));
+        };
+        let (max_id, table_step): (i64, i64) = (
+            row.try_get(0)
+                .map_err(|e| Attempt::Failed(self.decode(e)))?,
+            row.try_get(1)
+                .map_err(|e| Attempt::Failed(self.decode(e)))?,
+        );
+        check_claim(tag, max_id, custom.unwrap_or(table_step)).map_err(Attempt::Failed)?;
+        Err(Attempt::Conflict("the row changed during the claim".into()))
+    }
+
+    fn decode(&self, e: tokio_postgres::Error) -> SegmentError {
+        SegmentError::Database {
+            db: self.name().to_string(),
+            detail: format!("unexpected column type in leaf_alloc: {e}"),
+        }
+    }
+
+    fn rows(&self, sql: &str, params: Vec<Param>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let conn = self.conn()?;
+        let rows = conn.query(sql, params).map_err(|f| self.err(f))?;
+        rows.iter()
+            .map(|r| {
+                Ok(LeafAlloc {
+                    tag: r.try_get(0).map_err(|e| self.decode(e))?,
+                    max_id: r.try_get(1).map_err(|e| self.decode(e))?,
+                    step: r.try_get(2).map_err(|e| self.decode(e))?,
+                    description: r.try_get(3).map_err(|e| self.decode(e))?,
+                    update_time_s: r
+                        .try_get::<_, Option<i64>>(4)
+                        .map_err(|e| self.decode(e))?
+                        .unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+}
+
+impl From<PageParam> for Param {
+    fn from(p: PageParam) -> Param {
+        match p {
+            PageParam::Text(t) => Param::Text(t),
+            PageParam::Int(i) => Param::Int(i),
+        }
+    }
+}
+
+/// A page query's SQL and parameters for PostgreSQL: `$n` placeholders, typed parameters.
+fn pg_page(
+    select: &str,
+    filter: Option<&str>,
+    after: Option<&str>,
+    limit: usize,
+) -> (String, Vec<Param>) {
+    let (sql, params) = page_query(select, after, filter, limit);
+    let sql = pg::numbered(&sql).replace("biz_tag > $1", "biz_tag > $1::text");
+    (sql, params.into_iter().map(Param::from).collect())
+}
+
+/// A PostgreSQL failure as the segment store reports it.
+fn segment_error(db: &str, f: PgFailure) -> SegmentError {
+    let db = db.to_string();
+    match f.kind {
+        FailureKind::Tls => SegmentError::TlsRefused {
+            db,
+            detail: f.detail,
+        },
+        FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => {
+            SegmentError::Unreachable {
+                db,
+                detail: f.detail,
+            }
+        }
+        FailureKind::Server => match f.code() {
+            Some("42P01") => SegmentError::MissingTable { db },
+            Some("28P01" | "28000" | "42501") => SegmentError::AccessDenied {
+                db,
+                detail: f.to_string(),
+            },
+            Some("3D000") => SegmentError::Database {
+                db,
+                detail: format!("{f}; create it (CREATE DATABASE), then run `leafctl db init`"),
+            },
+            Some("55P03") => SegmentError::Busy {
+                db,
+                detail: format!(
+                    "a row stayed locked by another session for over {} s ({f})",
+                    pg::LOCK_WAIT_TIMEOUT_S
+                ),
+            },
+            _ if f.host_cannot_serve() => SegmentError::Unreachable {
+                db,
+                detail: f.to_string(),
+            },
+            _ => SegmentError::Database {
+                db,
+                detail: f.to_string(),
+            },
+        },
+    }
+}
+
+impl AllocStore for PostgresStore {
+    fn describe(&self) -> String {
+        self.target.name.clone()
+    }
+
+    fn init_schema(&self) -> Result<(), SegmentError> {
+        let conn = self.conn()?;
+        for ddl in POSTGRES_DDL {
+            conn.batch(ddl).map_err(|f| self.err(f))?;
+        }
+        Ok(())
+    }
+
+    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
+        claim_with_retries(
+            self.name(),
+            tag,
+            self.active.len(),
+            || self.claim_once(tag, increment),
+            |host, e| self.advance(host, e),
+        )
+    }
+
+    fn add(
+        &self,
+        tag: &str,
+        start: i64,
+        step: i64,
+        description: Option<&str>,
+        if_not_exists: bool,
+    ) -> Result<bool, SegmentError> {
+        let conn = self.conn()?;
+        match conn.execute(
+            "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
+             VALUES ($1::text, $2::bigint, $3::bigint, $4::text)",
+            vec![tag.into(), start.into(), step.into(), description.into()],
+        ) {
+            Ok(_) => Ok(true),
+            Err(f) if f.code() == Some("23505") => {
+                if if_not_exists {
+                    Ok(false)
+                } else {
+                    Err(SegmentError::TagExists {
+                        tag: tag.into(),
+                        db: self.name().to_string(),
+                    })
+                }
+            }
+            Err(f) => Err(self.err(f)),
+        }
+    }
+
+    fn rows_page(
+        &self,
+        filter: &TagFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let like = filter.like_pattern();
+        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), after, limit);
+        self.rows(&sql, params)
+    }
+
+    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
+        let (sql, params) = pg_page("SELECT biz_tag::text FROM leaf_alloc", None, after, limit);
+        let conn = self.conn()?;
+        let rows = conn.query(&sql, params).map_err(|f| self.err(f))?;
+        rows.iter()
+            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+            .collect()
+    }
+
+    fn tags_fingerprint(&self) -> Result<Option<TagsFingerprint>, SegmentError> {
+        let conn = self.conn()?;
+        // The server reads the names and sends two numbers. bit_xor is PostgreSQL 14's; an
+        // engine without it (or without hashtext) reads the list instead.
+        match conn.query(
+            "SELECT COUNT(*), COALESCE(BIT_XOR(hashtext(biz_tag)::bigint & 4294967295), 0) \
+             FROM leaf_alloc",
+            vec![],
+        ) {
+            Ok(rows) => {
+                let Some(r) = rows.first() else {
+                    return Ok(None);
+                };
+                let count: i64 = r.try_get(0).map_err(|e| self.decode(e))?;
+                let checksum: i64 = r.try_get(1).map_err(|e| self.decode(e))?;
+                Ok(Some(TagsFingerprint {
+                    count: u64::try_from(count).unwrap_or(0),
+                    checksum: checksum as u64,
+                }))
+            }
+            Err(f) if f.code() == Some("42883") => Ok(None),
+            Err(f) => Err(self.err(f)),
+        }
+    }
+
+    fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
+        Ok(self
+            .rows(
+                &format!("{ROW_SQL} WHERE biz_tag = $1::text"),
+                vec![tag.into()],
+            )?
+            .into_iter()
+            .next())
+    }
+
+    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        let conn = self.conn()?;
+        let changed = conn
+            .execute(
+                "UPDATE leaf_alloc SET step = $1::bigint, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = $2::text",
+                vec![step.into(), tag.into()],
+            )
+            .map_err(|f| self.err(f))?;
+        if changed == 0 {
+            return Err(SegmentError::UnknownTag {
+                tag: tag.into(),
+                db: self.name().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+        // One statement: the row it reports is the row it deleted.
+        let sql = ROW_SQL
+            .replacen("FROM leaf_alloc", "", 1)
+            .replacen("SELECT ", "", 1);
+        self.rows(
+            &format!("DELETE FROM leaf_alloc WHERE biz_tag = $1::text RETURNING {sql}"),
+            vec![tag.into()],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| SegmentError::UnknownTag {
+            tag: tag.into(),
+            db: self.name().to_string(),
+        })
+    }
+
+    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        let conn = self.conn()?;
+        bump_with_retries(
+            self.name(),
+            tag,
+            to,
+            || {
+                let rows = conn
+                    .query(
+                        "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text",
+                        vec![tag.into()],
+                    )
+                    .map_err(|f| self.err(f))?;
+                rows.first()
+                    .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+                    .transpose()
+            },
+            // One autocommit statement that can only move the row forward.
+            |max_id| {
+                let changed = conn
+                    .execute(
+                        "UPDATE leaf_alloc SET max_id = $1::bigint, \
+                         update_time = CURRENT_TIMESTAMP \
+                         WHERE biz_tag = $2::text AND max_id = $3::bigint",
+                        vec![to.into(), tag.into(), max_id.into()],
+                    )
+                    .map_err(|f| self.err(f))?;
+                Ok(changed == 1)
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_queries_are_typed_for_postgres() {
+        let (sql, params) = pg_page(
+            "SELECT biz_tag::text FROM leaf_alloc",
+            Some("a%"),
+            Some("t"),
+            10,
+        );
+        assert_eq!(
+            sql,
+            "SELECT biz_tag::text FROM leaf_alloc WHERE biz_tag > $1::text AND biz_tag LIKE $2 \
+             ESCAPE '!' ORDER BY biz_tag LIMIT $3"
+        );
+        assert_eq!(
+            params,
+            vec![
+                Param::Text("t".into()),
+                Param::Text("a%".into()),
+                Param::Int(10)
+            ]
+        );
+    }
+}

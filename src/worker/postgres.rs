@@ -1,0 +1,506 @@
+//! Worker ids from PostgreSQL: NotFound9's `leaf_workerid_alloc` table in PostgreSQL's types.
+//!
+//! The worker id is the row's `id` (a `bigserial`: the sequence never hands a value out twice,
+//! like MySQL's AUTO_INCREMENT), looked up by `ip_port` and created when absent. This is the
+//! PostgreSQL store of the fenced-lease protocol ([`super::lease`]): the claim is the session
+//! advisory lock `(0x4C454146, id)` ("LEAF") held by one dedicated connection, so a second live
+//! process with the same identity refuses to start; `max_timestamp` is read under that lock and
+//! raised before IDs past it are issued, by an `UPDATE` that compares the stored value and
+//! checks in `pg_locks` that this session still holds the lock; `update_time` is the 3 s report.
+//!
+//! As on MySQL, the lock has no TTL: it lives as long as the session. The session's
+//! `idle_session_timeout` (the registry wait timeout, 30 s by default) ends a session the
+//! server stops hearing from, and with it the lock.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use super::table::{self, LockHolder};
+use super::{
+    IssueOptions, MIN_REGISTRY_WAIT_TIMEOUT, Registry, RegistryKind, RegistrySettings, StoreError,
+    StoreFailure, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry,
+};
+use crate::pg::{self, Param, PgConn, PgFailure, PgTarget};
+use crate::snowflake::Clock;
+
+/// The first key of every worker id's advisory lock: "LEAF" in ASCII.
+const LOCK_CLASS: i64 = 0x4C45_4146;
+
+/// How long a start waits for its row's lock before saying another live process holds it:
+/// long enough for the server to notice a killed holder's connection is gone.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// NotFound9's table, as `leafctl db init` creates it on PostgreSQL.
+pub const WORKERID_DDL_POSTGRES: &str = "CREATE TABLE IF NOT EXISTS leaf_workerid_alloc (
+  id bigserial PRIMARY KEY,
+  ip varchar(127) DEFAULT NULL,
+  port varchar(127) DEFAULT NULL,
+  ip_port varchar(127) NOT NULL UNIQUE,
+  max_timestamp bigint DEFAULT NULL,
+  create_time timestamp with time zone NULL DEFAULT NULL,
+  update_time timestamp with time zone NULL DEFAULT NULL
+)";
+
+/// "This session holds worker id `$n`'s advisory lock", for a `WHERE` clause.
+fn held_by_me(param: usize) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+         AND classid = {LOCK_CLASS} AND objid = (${param}::bigint)::oid AND objsubid = 2 \
+         AND pid = pg_backend_pid())"
+    )
+}
+
+/// PostgreSQL's failures, as the PostgreSQL registry reports them.
+#[derive(Debug, thiserror::Error)]
+pub enum PostgresError {
+    /// A PostgreSQL request failed.
+    #[error("PostgreSQL {action} failed: {reason}")]
+    Request {
+        /// What was being done.
+        action: &'static str,
+        /// The client's message, any password removed.
+        reason: String,
+    },
+}
+
+impl StoreError for PostgresError {
+    fn hint(&self) -> &'static str {
+        "check --db and that PostgreSQL is running; `leafctl db init` creates leaf_workerid_alloc"
+    }
+}
+
+impl From<PostgresError> for WorkerError {
+    fn from(e: PostgresError) -> WorkerError {
+        WorkerError::Store(StoreFailure::new("PostgreSQL", e))
+    }
+}
+
+/// How to reach the database and who we are.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    target: PgTarget,
+    /// This process's `ip:port`.
+    pub identity: super::Identity,
+    /// The session's `idle_session_timeout` (see the module's documentation).
+    pub wait_timeout: Option<Duration>,
+}
+
+fn fail(action: &'static str, reason: impl std::fmt::Display) -> WorkerError {
+    WorkerError::from(PostgresError::Request {
+        action,
+        reason: reason.to_string(),
+    })
+}
+
+impl PostgresOptions {
+    /// The PostgreSQL registry's options from a registry's settings: the database must be
+    /// PostgreSQL.
+    pub fn from_settings(settings: &RegistrySettings) -> Result<PostgresOptions, WorkerError> {
+        let db = &settings.db_url;
+        let target = pg::parse(&db.value, settings.db_password.as_deref()).map_err(|reason| {
+            WorkerError::setting(
+                format!(
+                    "the postgres registry needs a PostgreSQL database, not {} (from {}): {reason}",
+                    crate::segment::redact_url(&db.value),
+                    db.origin
+                ),
+                "pass --db postgres://user@host:port/database (password in LEAF_DB_PASSWORD)",
+            )
+        })?;
+        Ok(PostgresOptions {
+            target,
+            identity: settings.identity()?,
+            wait_timeout: settings.db_wait_timeout,
+        })
+    }
+
+    /// One connection to the first writable host that answers.
+    fn connect(&self) -> Result<PgConn, WorkerError> {
+        let options = match self.wait_timeout {
+            Some(t) => format!(
+                "-c idle_session_timeout={}",
+                t.max(MIN_REGISTRY_WAIT_TIMEOUT).as_millis()
+            ),
+            None => String::new(),
+        };
+        let mut last = None;
+        for host in 0..self.target.hosts.len() {
+            match PgConn::connect(&self.target, host, &options) {
+                Ok(c) => return Ok(c),
+                Err(f) => last = Some(f),
+            }
+        }
+        Err(fail(
+            "connect",
+            last.map_or_else(|| "no host".to_string(), |f| f.to_string()),
+        ))
+    }
+}
+
+/// Creates `leaf_workerid_alloc` when missing (`leafctl db init`).
+pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError> {
+    let target = pg::parse(url, password).map_err(|r| fail("connect", r))?;
+    let o = PostgresOptions {
+        target,
+        identity: super::Identity {
+            ip: String::new(),
+            port: String::new(),
+        },
+        wait_timeout: None,
+    };
+    o.connect()?
+        .batch(WORKERID_DDL_POSTGRES)
+        .map_err(|f| fail("create leaf_workerid_alloc", f))
+}
+
+/// The `leaf_workerid_alloc` registry on PostgreSQL.
+pub struct PostgresRegistry {
+    opts: PostgresOptions,
+}
+
+impl PostgresRegistry {
+    /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
+    pub fn new(opts: PostgresOptions) -> PostgresRegistry {
+        PostgresRegistry { opts }
+    }
+}
+
+impl Registry for PostgresRegistry {
+    fn kind(&self) -> RegistryKind {
+        RegistryKind::Postgres
+    }
+
+    fn place(&self) -> String {
+        "leaf_workerid_alloc".into()
+    }
+
+    /// Every row, for `leafctl workers list --db URL`.
+    fn list(&self, now_ms: i64) -> Result<Vec<WorkerRecord>, WorkerError> {
+        let c = self.opts.connect()?;
+        let rows = c
+            .query(
+                &format!(
+                    "SELECT id, ip_port::text, max_timestamp, \
+                     CAST(EXTRACT(EPOCH FROM update_time) * 1000 AS bigint), \
+                     EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+                     AND classid = {LOCK_CLASS} AND objid = id::oid AND objsubid = 2 \
+                     AND database = (SELECT oid FROM pg_database \
+                     WHERE datname = current_database())) \
+                     FROM leaf_workerid_alloc ORDER BY id"
+                ),
+                vec![],
+            )
+            .map_err(|f| fail("list leaf_workerid_alloc", f))?;
+        rows.iter()
+            .map(|r| {
+                let get = |e: tokio_postgres::Error| fail("list leaf_workerid_alloc", e);
+                let id: i64 = r.try_get(0).map_err(get)?;
+                Ok(table::listed(
+                    RegistryKind::Postgres,
+                    u64::try_from(id).unwrap_or(0),
+                    r.try_get(1).map_err(get)?,
+                    r.try_get(2).map_err(get)?,
+                    r.try_get(3).map_err(get)?,
+                    r.try_get(4).map_err(get)?,
+                    now_ms,
+                ))
+            })
+            .collect()
+    }
+
+    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+        table::reclaim_plan("PostgreSQL's sequence never reuses ids and", record)
+    }
+
+    fn held_because(&self, _record: &WorkerRecord) -> &'static str {
+        "another session holds its advisory lock"
+    }
+
+    /// Deletes the row; its id is never handed out again.
+    fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
+        let c = self.opts.connect()?;
+        let id = i64::try_from(record.worker).unwrap_or(i64::MAX);
+        let deleted = c
+            .execute(
+                "DELETE FROM leaf_workerid_alloc WHERE id = $1::bigint",
+                vec![id.into()],
+            )
+            .map_err(|f| fail("delete from leaf_workerid_alloc", f))?;
+        Ok(if deleted > 0 {
+            vec![record.location.clone()]
+        } else {
+            Vec::new()
+        })
+    }
+}
+
+impl WorkerRegistry for PostgresRegistry {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let store = PostgresLeaseStore {
+            conn: LockHolder::new(self.opts.connect()?),
+            opts: self.opts.clone(),
+            clock: options.clock.clone(),
+        };
+        Ok(Arc::new(FencedLease::acquire(
+            store,
+            &options.layout,
+            options.clock.clone(),
+            options.max_lead_ms,
+        )?))
+    }
+}
+
+/// One dedicated session: it holds the row's advisory lock for as long as it lives.
+pub(crate) struct PostgresLeaseStore {
+    opts: PostgresOptions,
+    conn: LockHolder<PgConn>,
+    clock: Arc<dyn Clock>,
+}
+
+/// A held row: its id.
+pub(crate) struct PostgresClaim {
+    worker: u64,
+}
+
+impl PostgresLeaseStore {
+    /// Runs `f` on the session; an error loses it (see [`LockHolder`]).
+    fn with_conn<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(&mut PgConn) -> Result<T, PgFailure>,
+    ) -> Result<T, WorkerError> {
+        self.conn.with(
+            || fail(action, "the connection is closed"),
+            |e| fail(action, e),
+            f,
+        )
+    }
+}
+
+fn first_i64(rows: &[tokio_postgres::Row], col: usize) -> Option<Option<i64>> {
+    rows.first().map(|r| r.try_get(col).ok().flatten())
+}
+
+impl LeaseStore for PostgresLeaseStore {
+    type Claim = PostgresClaim;
+
+    /// The one row of this identity (created when absent).
+    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+        let o = &self.opts;
+        let ip_port = o.identity.to_string();
+        let now = self.clock.now_ms();
+        let id = self.with_conn("read leaf_workerid_alloc", |c| {
+            // Insert only when absent; a concurrent insert of the same ip_port makes this one
+            // do nothing, and the select finds the winner's row.
+            c.execute(
+                "INSERT INTO leaf_workerid_alloc \
+                 (ip, port, ip_port, max_timestamp, create_time, update_time) \
+                 SELECT $1::text, $2::text, $3::text, $4::bigint, now(), now() \
+                 WHERE NOT EXISTS (SELECT 1 FROM leaf_workerid_alloc WHERE ip_port = $3::text) \
+                 ON CONFLICT (ip_port) DO NOTHING",
+                vec![
+                    o.identity.ip.as_str().into(),
+                    o.identity.port.as_str().into(),
+                    ip_port.as_str().into(),
+                    now.into(),
+                ],
+            )?;
+            let rows = c.query(
+                "SELECT id FROM leaf_workerid_alloc WHERE ip_port = $1::text",
+                vec![ip_port.as_str().into()],
+            )?;
+            Ok(first_i64(&rows, 0).flatten())
+        })?;
+        let id = id.ok_or_else(|| fail("read leaf_workerid_alloc", "row vanished"))?;
+        let id = u64::try_from(id).unwrap_or(u64::MAX);
+        if id > max_worker {
+            return Err(WorkerError::OutOfRange {
+                worker: id,
+                max: max_worker,
+                source_of: format!("leaf_workerid_alloc id of {ip_port}"),
+            });
+        }
+        Ok(vec![id])
+    }
+
+    fn try_claim(&self, id: u64) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+        let key = i64::try_from(id).unwrap_or(i64::MAX);
+        // A holder killed a moment ago keeps its lock until the server notices its session
+        // ended: try for a short while before refusing.
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            let got = self.with_conn("lock the worker id", |c| {
+                let rows = c.query(
+                    &format!("SELECT pg_try_advisory_lock({LOCK_CLASS}::int, $1::bigint::int)"),
+                    vec![key.into()],
+                )?;
+                Ok(rows.first().and_then(|r| r.try_get::<_, bool>(0).ok()))
+            })?;
+            match got {
+                Some(true) => break,
+                Some(false) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Some(false) => {
+                    return Err(WorkerError::IdentityInUse {
+                        identity: self.opts.identity.to_string(),
+                        path: format!(
+                            "the advisory lock of leaf_workerid_alloc id {id} is held by another PostgreSQL session"
+                        ),
+                    });
+                }
+                None => return Err(fail("lock the worker id", "no answer row")),
+            }
+        }
+        // Read under the lock: a previous holder's last write is in.
+        let stored = self.with_conn("read leaf_workerid_alloc", |c| {
+            let rows = c.query(
+                "SELECT max_timestamp FROM leaf_workerid_alloc WHERE id = $1::bigint",
+                vec![key.into()],
+            )?;
+            Ok(first_i64(&rows, 0))
+        })?;
+        let Some(stored) = stored else {
+            return Err(fail(
+                "read leaf_workerid_alloc",
+                format!("row id {id} no longer exists"),
+            ));
+        };
+        let reserved_until = stored.unwrap_or(0);
+        Ok(Some((
+            PostgresClaim { worker: id },
+            Record {
+                reserved_until,
+                version: reserved_until,
+                ahead_allowance_ms: None,
+                writer_lead_ms: 0,
+            },
+        )))
+    }
+
+    /// The compare is on the stored value itself and on the advisory lock being this
+    /// session's, in the one statement.
+    fn write(
+        &self,
+        claim: &PostgresClaim,
+        expected: i64,
+        w: &Write,
+    ) -> Result<Written, WorkerError> {
+        let id = i64::try_from(claim.worker).unwrap_or(i64::MAX);
+        let current = self.with_conn("write max_timestamp", |c| {
+            let changed = c.execute(
+                &format!(
+                    "UPDATE leaf_workerid_alloc SET max_timestamp = $1::bigint, update_time = now() \
+                     WHERE id = $2::bigint AND COALESCE(max_timestamp, 0) = $3::bigint AND {}",
+                    held_by_me(2)
+                ),
+                vec![w.reserved_until.into(), id.into(), expected.into()],
+            )?;
+            if changed == 1 {
+                return Ok(None);
+            }
+            let rows = c.query(
+                &format!(
+                    "SELECT COALESCE(max_timestamp, 0), {} FROM leaf_workerid_alloc \
+                     WHERE id = $1::bigint",
+                    held_by_me(1)
+                ),
+                vec![id.into()],
+            )?;
+            Ok(Some(rows.first().map(|r| {
+                (
+                    r.try_get::<_, i64>(0).unwrap_or(0),
+                    r.try_get::<_, bool>(1).unwrap_or(false),
+                )
+            })))
+        })?;
+        let Some(current) = current else {
+            return Ok(Written::Applied {
+                version: w.reserved_until,
+            });
+        };
+        let lost = |reason: String| {
+            self.conn.lose();
+            Ok(Written::NotHeld { reason })
+        };
+        match current {
+            None => lost(format!("row id {} no longer exists", claim.worker)),
+            Some((_, false)) => lost(format!(
+                "its advisory lock (leaf_workerid_alloc id {}) is no longer held",
+                claim.worker
+            )),
+            Some((value, true)) if value == w.reserved_until => {
+                Ok(Written::Applied { version: value })
+            }
+            // A lost answer loses the session, so a change is never this holder's own.
+            Some((value, true)) => Ok(Written::Changed {
+                current: Record {
+                    reserved_until: value,
+                    version: value,
+                    ahead_allowance_ms: None,
+                    writer_lead_ms: 0,
+                },
+                own: false,
+            }),
+        }
+    }
+
+    fn still_held(&self, claim: &PostgresClaim) -> Result<(), WorkerError> {
+        // Lock-free: `/readyz` and every request ask, and must not wait for a write.
+        if !self.conn.usable() {
+            return Err(WorkerError::Stopped {
+                worker: claim.worker,
+                reason: "the PostgreSQL session holding it failed or was closed".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `update_time` is the holder's report; a row deleted under the holder ends the claim.
+    fn report(&self, claim: &PostgresClaim, _now_ms: i64) -> Result<bool, WorkerError> {
+        let id = i64::try_from(claim.worker).unwrap_or(i64::MAX);
+        self.with_conn("report to leaf_workerid_alloc", |c| {
+            let changed = c.execute(
+                "UPDATE leaf_workerid_alloc SET update_time = now() WHERE id = $1::bigint",
+                vec![Param::from(id)],
+            )?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn release(&self, claim: &PostgresClaim) {
+        // Give the lock back before the session goes, so `workers list` sees the row free as
+        // soon as this returns.
+        let id = i64::try_from(claim.worker).unwrap_or(i64::MAX);
+        let _ = self.with_conn("release the worker id", |c| {
+            c.query(
+                &format!("SELECT pg_advisory_unlock({LOCK_CLASS}::int, $1::bigint::int)"),
+                vec![id.into()],
+            )
+        });
+        self.conn.lose();
+    }
+
+    fn worker(&self, claim: &PostgresClaim) -> u64 {
+        claim.worker
+    }
+
+    fn describe(&self, claim: &PostgresClaim) -> String {
+        format!(
+            "PostgreSQL leaf_workerid_alloc id {} ({})",
+            claim.worker, self.opts.identity
+        )
+    }
+
+    fn record_source(&self, claim: &PostgresClaim) -> String {
+        format!("max_timestamp of leaf_workerid_alloc id {}", claim.worker)
+    }
+
+    fn none_free(&self, count: u64) -> WorkerError {
+        WorkerError::NoFreeWorker {
+            path: "leaf_workerid_alloc".into(),
+            count,
+        }
+    }
+}

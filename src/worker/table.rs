@@ -1,0 +1,137 @@
+//! What the database registries (MySQL, PostgreSQL) share: NotFound9's `leaf_workerid_alloc`
+//! read into [`WorkerRecord`]s the same way, and one dedicated connection whose lock on a row
+//! lives as long as it does ([`LockHolder`]).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::record::{WorkerStatus, status_of};
+use crate::segment::DbAddress;
+
+/// The registry that can keep its worker ids in the database `url` names: MySQL's or
+/// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
+pub fn db_registry(url: &str) -> Option<RegistryKind> {
+    match DbAddress::parse(url).ok()? {
+        DbAddress::Mysql { .. } => Some(RegistryKind::Mysql),
+        DbAddress::Postgres { .. } => Some(RegistryKind::Postgres),
+        DbAddress::Sqlite { .. } => None,
+    }
+}
+
+/// The DDL of `leaf_workerid_alloc` for a database registry (`leafctl db init --print`).
+pub fn table_ddl(kind: RegistryKind) -> Option<&'static str> {
+    match kind {
+        RegistryKind::Mysql => Some(super::mysql::WORKERID_DDL),
+        RegistryKind::Postgres => Some(super::postgres::WORKERID_DDL_POSTGRES),
+        _ => None,
+    }
+}
+
+/// Creates `leaf_workerid_alloc` when missing in the database `url` names (`leafctl db init`);
+/// nothing for a database that keeps no worker ids.
+pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> {
+    match db_registry(url) {
+        Some(RegistryKind::Mysql) => super::mysql::init_schema(url, password),
+        Some(RegistryKind::Postgres) => super::postgres::init_schema(url, password),
+        _ => Ok(()),
+    }
+}
+use super::{LEASE_WINDOW_MS, RegistryKind, WorkerError, WorkerRecord};
+
+/// One row of `leaf_workerid_alloc` as `workers list` shows it. `held`: a live connection holds
+/// the row's lock.
+pub(crate) fn listed(
+    kind: RegistryKind,
+    id: u64,
+    ip_port: String,
+    max_timestamp: Option<i64>,
+    updated_ms: Option<i64>,
+    held: bool,
+    now_ms: i64,
+) -> WorkerRecord {
+    // max_timestamp may legitimately run one window ahead (a reservation).
+    let ahead = max_timestamp.is_some_and(|t| t > now_ms + LEASE_WINDOW_MS);
+    let status = if ahead {
+        WorkerStatus::ClockAhead
+    } else {
+        status_of(kind, held, updated_ms, now_ms)
+    };
+    WorkerRecord {
+        worker: id,
+        identity: ip_port,
+        mode: kind,
+        last_seen_ms: updated_ms,
+        reserved_until_ms: max_timestamp,
+        held,
+        status,
+        location: format!("leaf_workerid_alloc id {id}"),
+    }
+}
+
+/// `workers reclaim`'s plan for a row of `leaf_workerid_alloc` (`db`: MySQL, PostgreSQL).
+pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> String {
+    format!(
+        "delete row id {} ({}) of leaf_workerid_alloc; {db} never hands out its ids again, so this only tidies the table",
+        record.worker, record.identity
+    )
+}
+
+/// The one connection that holds a row's lock: the lock lives exactly as long as the
+/// connection, so the first failed statement loses both, for good (the lock may be gone, and an
+/// answer to an abandoned statement may follow).
+pub(crate) struct LockHolder<C> {
+    conn: Mutex<Option<C>>,
+    /// Cleared with the connection; read by "still held?" without the mutex, which a write
+    /// holds for as long as its SQL takes (seconds, against a frozen server).
+    usable: AtomicBool,
+}
+
+impl<C> LockHolder<C> {
+    /// Holds `conn`.
+    pub fn new(conn: C) -> LockHolder<C> {
+        LockHolder {
+            conn: Mutex::new(Some(conn)),
+            usable: AtomicBool::new(true),
+        }
+    }
+
+    /// The connection, and with it the lock, is gone: never used again.
+    pub fn lose(&self) {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        *guard = None;
+        self.usable.store(false, Ordering::Release);
+    }
+
+    /// Whether the connection is still there (lock-free).
+    pub fn usable(&self) -> bool {
+        self.usable.load(Ordering::Acquire)
+    }
+
+    /// Runs `f` on the connection; an error loses it. `closed` is the error when it is gone,
+    /// `fail` turns the statement's error into the registry's.
+    pub fn with<T, E>(
+        &self,
+        closed: impl FnOnce() -> WorkerError,
+        fail: impl FnOnce(E) -> WorkerError,
+        f: impl FnOnce(&mut C) -> Result<T, E>,
+    ) -> Result<T, WorkerError> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(conn) = guard.as_mut() else {
+            return Err(closed());
+        };
+        match f(conn) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                *guard = None;
+                self.usable.store(false, Ordering::Release);
+                Err(fail(e))
+            }
+        }
+    }
+}
+
+impl<C> Drop for LockHolder<C> {
+    fn drop(&mut self) {
+        self.lose();
+    }
+}
