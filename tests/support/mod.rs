@@ -8,6 +8,7 @@ pub mod fault;
 pub mod galera;
 pub mod mariadb;
 pub mod netns;
+pub mod postgres;
 pub mod serve;
 pub mod snowflake;
 pub mod zookeeper;
