@@ -8,6 +8,7 @@ pub mod fault;
 pub mod galera;
 pub mod mariadb;
 pub mod netns;
+pub mod patroni;
 pub mod postgres;
 pub mod serve;
 pub mod snowflake;
@@ -125,11 +126,26 @@ pub fn under_watchdog(
     command: &str,
     what: &str,
 ) -> (std::process::Child, std::process::ChildStdin, u32) {
+    under_watchdog_stopping(
+        place,
+        command,
+        "kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null",
+        what,
+    )
+}
+
+/// [`under_watchdog`] with the shell snippet `stop` (the process's pid in `$J`) run instead of
+/// its SIGCONT and SIGKILL when stdin closes, e.g. to kill what the process started too.
+pub fn under_watchdog_stopping(
+    place: &netns::Place,
+    command: &str,
+    stop: &str,
+    what: &str,
+) -> (std::process::Child, std::process::ChildStdin, u32) {
     use std::io::BufRead;
     use std::process::Stdio;
     let script = format!(
-        "{command} </dev/null & J=$!; echo $J; cat >/dev/null; \
-         kill -CONT $J 2>/dev/null; kill -9 $J 2>/dev/null; wait $J 2>/dev/null"
+        "{command} </dev/null & J=$!; echo $J; cat >/dev/null; {stop}; wait $J 2>/dev/null"
     );
     let mut child = place
         .command("sh")
