@@ -94,25 +94,50 @@ fn fail(action: &'static str, reason: impl std::fmt::Display) -> WorkerError {
 }
 
 impl PostgresOptions {
-    /// The PostgreSQL registry's options from a registry's settings: the database must be
-    /// PostgreSQL.
-    pub fn from_settings(settings: &RegistrySettings) -> Result<PostgresOptions, WorkerError> {
-        let db = &settings.db_url;
-        let target = pg::parse(&db.value, settings.db_password.as_deref()).map_err(|reason| {
+    /// Options for the database at `url` (`password` replaces one in the URL), as `identity`;
+    /// `wait_timeout` as in [`super::MysqlOptions::wait_timeout`].
+    pub fn new(
+        url: &str,
+        password: Option<&str>,
+        identity: super::Identity,
+        wait_timeout: Option<Duration>,
+    ) -> Result<PostgresOptions, WorkerError> {
+        let target = pg::parse(url, password).map_err(|reason| {
             WorkerError::setting(
                 format!(
-                    "the postgres registry needs a PostgreSQL database, not {} (from {}): {reason}",
-                    crate::segment::redact_url(&db.value),
-                    db.origin
+                    "invalid PostgreSQL URL {}: {reason}",
+                    crate::segment::redact_url(url)
                 ),
                 "pass --db postgres://user@host:port/database (password in LEAF_DB_PASSWORD)",
             )
         })?;
         Ok(PostgresOptions {
             target,
-            identity: settings.identity()?,
-            wait_timeout: settings.db_wait_timeout,
+            identity,
+            wait_timeout,
         })
+    }
+
+    /// The PostgreSQL registry's options from a registry's settings: the database must be
+    /// PostgreSQL.
+    pub fn from_settings(settings: &RegistrySettings) -> Result<PostgresOptions, WorkerError> {
+        let db = &settings.db_url;
+        if super::db_registry(&db.value) != Some(RegistryKind::Postgres) {
+            return Err(WorkerError::setting(
+                format!(
+                    "the postgres registry needs a PostgreSQL database, not {} (from {})",
+                    crate::segment::redact_url(&db.value),
+                    db.origin
+                ),
+                "pass --db postgres://user@host:port/database (password in LEAF_DB_PASSWORD)",
+            ));
+        }
+        PostgresOptions::new(
+            &db.value,
+            settings.db_password.as_deref(),
+            settings.identity()?,
+            settings.db_wait_timeout,
+        )
     }
 
     /// One connection to the first writable host that answers.

@@ -1,0 +1,277 @@
+//! The PostgreSQL worker registry (NotFound9's `leaf_workerid_alloc` in PostgreSQL's types, a
+//! session advisory lock per row) against a real PostgreSQL 15.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leafctl::snowflake::{Clock, FakeClock, SystemClock};
+use leafctl::worker::{
+    IssueOptions, PostgresOptions, PostgresRegistry, Registry, WorkerError, WorkerGenerator,
+    WorkerRegistry, WorkerStatus,
+};
+use support::postgres::Postgres;
+use support::snowflake::{assert_clock_behind, issue, leaf, system, zero_start};
+use support::{Sandbox, parse_ids, stderr, wait_until};
+
+/// A fresh database with both tables made by `leafctl db init`.
+fn init(pg: &Postgres) -> String {
+    let name = pg.fresh_db();
+    let out = Sandbox::new()
+        .leafctl()
+        .args(["db", "init", "--db", &pg.url(&name)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "db init: {}", stderr(&out));
+    let tables = pg.sql(
+        Some(&name),
+        "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'",
+    );
+    assert_eq!(tables, "leaf_alloc,leaf_workerid_alloc");
+    name
+}
+
+fn registry(url: &str, instance: &str) -> PostgresRegistry {
+    PostgresRegistry::new(
+        PostgresOptions::new(
+            url,
+            None,
+            instance.parse().unwrap(),
+            Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
+        )
+        .unwrap(),
+    )
+}
+
+fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
+    let out = sb
+        .leafctl()
+        .args(["workers", "list", "--db", url, "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+#[test]
+fn db_init_prints_the_worker_table_for_postgres() {
+    let out = Sandbox::new()
+        .leafctl()
+        .args(["db", "init", "--print", "--db", "postgres://leaf@db/leaf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CREATE TABLE IF NOT EXISTS leaf_alloc ("),
+        "{text}"
+    );
+    assert!(text.contains("max_id bigint NOT NULL DEFAULT 1"), "{text}");
+    assert!(
+        text.contains("CREATE TABLE IF NOT EXISTS leaf_workerid_alloc ("),
+        "{text}"
+    );
+    assert!(text.contains("id bigserial PRIMARY KEY"), "{text}");
+}
+
+#[test]
+fn ids_come_from_rows_by_ip_port_and_a_second_live_holder_is_refused() {
+    let pg = Postgres::shared();
+    let name = init(pg);
+    let url = pg.url(&name);
+    let a = registry(&url, "10.20.0.1:8080");
+    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1, "the first row's id");
+    let first = issue(&g, 50);
+
+    match a.acquire(&IssueOptions::new(leaf())) {
+        Err(e @ WorkerError::IdentityInUse { .. }) => assert_eq!(
+            e.to_string(),
+            "identity 10.20.0.1:8080 is already in use by another live process (the advisory \
+             lock of leaf_workerid_alloc id 1 is held by another PostgreSQL session)"
+        ),
+        other => panic!("expected IdentityInUse, got {:?}", other.err()),
+    }
+    g.finish().unwrap();
+    drop(g);
+
+    let b = registry(&url, "10.20.0.2:8080");
+    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
+    assert_eq!(gb.worker(), 2);
+    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1, "an identity keeps its row");
+    let second = issue(&g, 50);
+    assert!(second[0] > *first.last().unwrap());
+    let rows = a.list(SystemClock.now_ms()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.held && r.status == WorkerStatus::Live),
+        "{rows:?}"
+    );
+    g.finish().unwrap();
+    gb.finish().unwrap();
+    drop((g, gb));
+    let rows = a.list(SystemClock.now_ms()).unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| !r.held && r.status == WorkerStatus::Stale),
+        "{rows:?}"
+    );
+    let row = pg.sql(
+        Some(&name),
+        "SELECT ip, port, max_timestamp IS NOT NULL, create_time IS NOT NULL FROM leaf_workerid_alloc WHERE id = 1",
+    );
+    assert_eq!(row, "10.20.0.1|8080|t|t");
+}
+
+#[test]
+fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
+    let pg = Postgres::shared();
+    let name = init(pg);
+    let reg = registry(&pg.url(&name), "10.21.0.1:8080");
+    let t = SystemClock.now_ms();
+    let clock = Arc::new(FakeClock::new(t));
+    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
+    let a_ids = issue(&a, 100);
+    drop(a); // a crash: max_timestamp keeps the reservation
+
+    clock.set_ms(t - 500);
+    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
+    assert!(clock.now_ms() > t, "waited for the reservation");
+    let b_ids = issue(&b, 100);
+    assert!(b_ids[0] > *a_ids.iter().max().unwrap());
+    b.finish().unwrap();
+    drop(b);
+
+    clock.set_ms(t - 3_600_000);
+    assert_clock_behind(reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone())));
+}
+
+/// A postgres:// database and nothing else implies the PostgreSQL registry; a killed holder's
+/// row is free as soon as the server sees its session end.
+#[test]
+fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() {
+    let pg = Postgres::shared();
+    let name = init(pg);
+    let url = pg.url(&name);
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--db",
+            &url,
+            "--instance",
+            "10.22.0.1:8080",
+            "-n",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ids = parse_ids(&out.stdout);
+    assert_eq!(ids.len(), 5);
+    assert!(ids.iter().all(|&id| leaf().decode(id).unwrap().worker == 1));
+    let rows = list_json(&sb, &url);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["mode"], "postgres");
+    assert_eq!(rows[0]["held"], false, "the process has exited");
+    assert_eq!(rows[0]["status"], "stale", "{}", rows[0]);
+
+    // A holder that keeps running: stdout is a pipe nobody reads, so it blocks once full.
+    let mut child = sb
+        .leafctl_std()
+        .args([
+            "next",
+            "--snowflake",
+            "--registry",
+            "postgres",
+            "--db",
+            &url,
+        ])
+        .args(["--instance", "10.22.0.2:8080", "-n", "100000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let live = wait_until(Duration::from_secs(20), || {
+        list_json(&sb, &url).iter().any(|r| {
+            r["identity"] == "10.22.0.2:8080" && r["held"] == true && r["status"] == "live"
+        })
+    });
+    let reclaim = || {
+        sb.leafctl()
+            .args(["workers", "reclaim", "2", "--db", &url, "--yes"])
+            .output()
+            .unwrap()
+    };
+    let refused = reclaim();
+    let killed = child.kill();
+    let _ = child.wait();
+    assert!(
+        live,
+        "a running holder is listed as live: {:?}",
+        list_json(&sb, &url)
+    );
+    killed.unwrap();
+    assert!(!refused.status.success(), "reclaimed a live row");
+    assert!(
+        stderr(&refused).contains("advisory lock"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let started = Instant::now();
+    let freed = wait_until(Duration::from_secs(20), || {
+        list_json(&sb, &url)
+            .iter()
+            .any(|r| r["identity"] == "10.22.0.2:8080" && r["held"] == false)
+    });
+    assert!(freed, "{:?}", list_json(&sb, &url));
+    assert!(
+        started.elapsed() < Duration::from_secs(9),
+        "freed with the session"
+    );
+    let out = reclaim();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = list_json(&sb, &url);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["identity"], "10.22.0.1:8080");
+}
+
+/// A URL listing several hosts: the registry uses the first that answers.
+#[test]
+fn a_host_list_connects_to_the_first_host_that_answers() {
+    let pg = Postgres::shared();
+    let name = init(pg);
+    let dead = support::free_port();
+    let reg = registry(
+        &format!(
+            "postgres://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
+            pg.port
+        ),
+        "10.20.0.9:8080",
+    );
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
+    assert_eq!(issue(&g, 10).len(), 10);
+    g.finish().unwrap();
+    assert!(
+        pg.sql(Some(&name), "SELECT ip_port FROM leaf_workerid_alloc")
+            .contains("10.20.0.9:8080")
+    );
+    let none = registry(
+        &format!(
+            "postgres://leaf@127.0.0.1:{dead},127.0.0.1:{}/{name}",
+            support::free_port()
+        ),
+        "10.20.0.9:8080",
+    );
+    let e = WorkerGenerator::start(&none, &zero_start(system()))
+        .err()
+        .expect("no host answers");
+    assert!(e.to_string().contains("connect"), "{e}");
+}
