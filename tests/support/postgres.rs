@@ -470,6 +470,19 @@ impl Postgres {
         );
     }
 
+    /// Stops this replica following its primary (its WAL receiver ends): what the primary
+    /// commits from now on never arrives here.
+    pub fn stop_replication(&self) {
+        self.sql(None, "ALTER SYSTEM SET primary_conninfo = ''");
+        self.sql(None, "SELECT pg_reload_conf()");
+        assert!(
+            wait_until(BOUND, || self
+                .sql(None, "SELECT count(*) FROM pg_stat_wal_receiver")
+                == "0"),
+            "the replica's WAL receiver did not stop"
+        );
+    }
+
     /// Promotes this replica to a primary (it stops following and takes writes); returns once
     /// it is out of recovery.
     pub fn promote(&self) {

@@ -1,0 +1,438 @@
+//! Segment mode against a real PostgreSQL 15 (one private server for this test binary, a fresh
+//! database per test): every tag command, concurrent processes and generators, clear and
+//! bounded failures, TLS, host lists, and an asynchronous failover that loses claims.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leafctl::segment::{AllocStore, PostgresStore, SegmentError, SegmentGenerator};
+use support::etcd::Certs;
+use support::postgres::{PASSWORD, Postgres};
+use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr};
+
+struct Env {
+    pg: &'static Postgres,
+    name: String,
+    url: String,
+    sandbox: Sandbox,
+}
+
+impl Env {
+    /// A fresh database with the table made by `leafctl db init`.
+    fn new() -> Env {
+        let pg = Postgres::shared();
+        let name = pg.fresh_db();
+        let env = Env {
+            url: pg.url(&name),
+            pg,
+            name,
+            sandbox: Sandbox::new(),
+        };
+        env.ok(&["db", "init"]);
+        env
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        self.sandbox
+            .leafctl()
+            .env("LEAF_DB", &self.url)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> std::process::Output {
+        let out = self.run(args);
+        assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
+        out
+    }
+
+    fn max_id(&self, tag: &str) -> i64 {
+        self.pg.max_id(&self.name, tag)
+    }
+}
+
+fn text(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn db_init_is_idempotent_and_every_tag_command_works() {
+    let env = Env::new();
+    env.ok(&["db", "init"]);
+    let columns = env.pg.sql(
+        Some(&env.name),
+        "SELECT string_agg(column_name || ':' || data_type, ',' ORDER BY ordinal_position) \
+         FROM information_schema.columns WHERE table_name = 'leaf_alloc'",
+    );
+    assert_eq!(
+        columns,
+        "biz_tag:character varying,max_id:bigint,step:integer,description:character varying,\
+         update_time:timestamp with time zone"
+    );
+    env.ok(&["tag", "add", "order", "--step", "100", "--desc", "orders"]);
+    let out = env.run(&["tag", "add", "order"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    env.ok(&["tag", "add", "order", "--if-not-exists"]);
+    assert_eq!(
+        parse_ids(&env.ok(&["next", "order", "-n", "3"]).stdout),
+        vec![1, 2, 3]
+    );
+    assert_eq!(
+        text(&env.ok(&["next", "order", "-n", "2", "--output", "json"])).trim(),
+        r#"["4","5"]"#
+    );
+    assert_eq!(
+        env.max_id("order"),
+        6,
+        "each `next` claimed exactly what it printed"
+    );
+    env.ok(&["tag", "set-step", "order", "500"]);
+    let show = support::json(&env.ok(&["tag", "show", "order", "--output", "json"]));
+    assert_eq!(
+        (&show["step"], &show["description"]),
+        (&500.into(), &"orders".into())
+    );
+    env.ok(&["tag", "add", "other", "--start", "1000"]);
+    env.ok(&["tag", "add", "ot_her"]);
+    let listed = text(&env.ok(&["tag", "list", "--prefix", "ot_", "--output", "json"]));
+    assert!(
+        listed.contains("ot_her") && !listed.contains(r#""other""#),
+        "{listed}"
+    );
+    let listed = text(&env.ok(&["tag", "list", "--output", "tsv"]));
+    let tags: Vec<&str> = listed
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(tags, vec!["order", "ot_her", "other"], "byte order");
+
+    // bump: up only, in one statement.
+    let out = env.run(&["tag", "bump", "order", "--to", "3"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    env.ok(&["tag", "bump", "order", "--to", "5000"]);
+    assert_eq!(parse_ids(&env.ok(&["next", "order"]).stdout), vec![5000]);
+
+    // remove: the row it reports is the row it deleted.
+    let removed = support::json(&env.ok(&["tag", "remove", "order", "--yes", "--output", "json"]));
+    assert_eq!(removed["max_id"], "5001", "{removed}");
+    let out = env.run(&["next", "order"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown tag \"order\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn claims_that_would_overflow_or_start_below_zero_change_nothing() {
+    let env = Env::new();
+    env.ok(&["tag", "add", "full", "--step", "10"]);
+    env.ok(&["tag", "add", "neg", "--step", "10"]);
+    let max = i64::MAX - 5;
+    env.pg.sql(
+        Some(&env.name),
+        &format!(
+            "UPDATE leaf_alloc SET max_id = {max} WHERE biz_tag = 'full'; \
+             UPDATE leaf_alloc SET max_id = -20 WHERE biz_tag = 'neg'"
+        ),
+    );
+    let out = env.run(&["next", "full", "-n", "6"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("full"), "{}", stderr(&out));
+    assert_eq!(env.max_id("full"), max, "nothing claimed");
+    let out = env.run(&["next", "neg"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("negative"), "{}", stderr(&out));
+    assert_eq!(env.max_id("neg"), -20);
+    // The last IDs there are: a custom claim that fits exactly.
+    let store = PostgresStore::open(&env.url, None).unwrap();
+    let claim = store
+        .claim("full", leafctl::segment::Increment::Custom(5))
+        .unwrap();
+    assert_eq!((claim.start, claim.end), (max as u64, i64::MAX as u64));
+}
+
+#[test]
+fn eight_processes_on_one_tag_never_overlap() {
+    let env = Env::new();
+    env.ok(&["tag", "add", "busy", "--step", "10"]);
+    let runs = run_concurrently(
+        (0..8).map(|_| {
+            let mut c = env.sandbox.leafctl_std();
+            c.env("LEAF_DB", &env.url)
+                .args(["next", "busy", "-n", "20000"]);
+            c
+        }),
+        20_000,
+    );
+    let mut all = runs.concat();
+    assert_eq!(all.len(), 160_000);
+    assert_unique(&mut all);
+    assert_eq!(
+        env.max_id("busy") as u64,
+        1 + 160_000,
+        "exactly the claimed IDs"
+    );
+}
+
+#[test]
+fn two_generators_share_a_tag_without_duplicates() {
+    let env = Env::new();
+    env.ok(&["tag", "add", "shared", "--step", "50"]);
+    let gens: Vec<Arc<SegmentGenerator>> = (0..2)
+        .map(|_| {
+            let store = PostgresStore::open(&env.url, None).unwrap();
+            Arc::new(
+                SegmentGenerator::builder(Box::new(store) as Box<dyn AllocStore>)
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let g = gens[i % 2].clone();
+            std::thread::spawn(move || {
+                (0..10_000)
+                    .map(|_| g.next_id("shared").unwrap())
+                    .collect::<Vec<u64>>()
+            })
+        })
+        .collect();
+    let mut all: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(all.len(), 40_000);
+    assert_unique(&mut all);
+    let max_id = env.max_id("shared") as u64;
+    assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
+}
+
+#[test]
+fn failures_are_clear_bounded_and_never_show_the_password() {
+    let env = Env::new();
+    let secret = "s3cret-Pa55";
+    let dead = support::free_port();
+    // Accepted by the kernel, never answered: only the timeout ends the wait.
+    let black_hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = black_hole.local_addr().unwrap().port();
+    let pg = env.pg;
+    let cases = [
+        (
+            format!("postgres://leaf:{secret}@127.0.0.1:{dead}/leaf"),
+            1,
+            "cannot reach",
+        ),
+        (
+            format!("postgres://leaf@127.0.0.1:{silent}/leaf"),
+            1,
+            "cannot reach",
+        ),
+        (pg.url_for("leaf_pw", &env.name), 1, "refused the login"),
+        (format!("{}?sslmode=require", env.url), 1, "TLS"),
+        (pg.url(&pg.fresh_db()), 1, "no leaf_alloc table"),
+        (pg.url("nosuchdb"), 1, "create it"),
+        (format!("{}?sslmode=maybe", env.url), 2, "sslmode=maybe"),
+        (format!("{}?sslcert=/x", env.url), 2, "unknown parameter"),
+    ];
+    for (url, code, says) in cases {
+        let t = Instant::now();
+        let out = env
+            .sandbox
+            .leafctl()
+            .env("LEAF_DB", &url)
+            .env("LEAF_DB_PASSWORD", secret)
+            .args(["next", "t"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{url}: {err}");
+        assert!(err.contains(says), "{url}: {says:?} missing: {err}");
+        assert!(!err.contains(secret), "password leaked: {err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(12),
+            "{url}: took {:?}",
+            t.elapsed()
+        );
+    }
+    // The right password (from LEAF_DB_PASSWORD) logs in with SCRAM.
+    let out = env
+        .sandbox
+        .leafctl()
+        .env("LEAF_DB", pg.url_for("leaf_pw", &env.name))
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["tag", "list"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// A frozen server (SIGSTOP) is an error within seconds, not a hang; once it answers again the
+/// next claim continues after the last, no ID twice.
+#[test]
+fn a_frozen_server_is_an_error_within_seconds() {
+    let pg = Postgres::start();
+    let name = pg.fresh_db();
+    let url = pg.url(&name);
+    let sb = Sandbox::new();
+    let run = |args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["db", "init"]).status.success());
+    assert!(run(&["tag", "add", "f", "--step", "10"]).status.success());
+    let mut ids = parse_ids(&run(&["next", "f", "-n", "5"]).stdout);
+    pg.pause();
+    let t = Instant::now();
+    let out = run(&["next", "f", "-n", "5"]);
+    let took = t.elapsed();
+    pg.resume();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("no answer") || err.contains("cannot reach"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    let out = run(&["next", "f", "-n", "5"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    ids.extend(parse_ids(&out.stdout));
+    assert_eq!(ids.len(), 10);
+    assert_unique(&mut ids);
+}
+
+/// `sslmode` as libpq reads it: require encrypts without checking; verify-full checks the chain
+/// and the name against `sslrootcert`; a TLS-only server refuses plain connections.
+#[test]
+fn tls_modes_are_libpqs() {
+    let certs = Certs::new();
+    let pg = Postgres::start_tls(&certs);
+    let name = pg.fresh_db();
+    let base = pg.url(&name);
+    let ca = certs.ca.display().to_string();
+    let sb = Sandbox::new();
+    let run = |url: String| {
+        sb.leafctl()
+            .env("LEAF_DB", url)
+            .args(["tag", "list"])
+            .output()
+            .unwrap()
+    };
+    let init = sb
+        .leafctl()
+        .env("LEAF_DB", format!("{base}?sslmode=require"))
+        .args(["db", "init"])
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", stderr(&init));
+    for ok in [
+        format!("{base}?sslmode=require"),
+        format!("{base}?sslmode=verify-full&sslrootcert={ca}"),
+        format!("{base}?sslmode=verify-ca&sslrootcert={ca}"),
+        base.clone(), // prefer: TLS when offered
+    ] {
+        let out = run(ok.clone());
+        assert!(out.status.success(), "{ok}: {}", stderr(&out));
+    }
+    // By name as well as by address: localhost is in the certificate too.
+    let other = base.replace("127.0.0.1", "localhost");
+    assert!(
+        run(format!("{other}?sslmode=verify-full&sslrootcert={ca}"))
+            .status
+            .success()
+    );
+    // A certificate not from a trusted CA: the system's roots do not include the test CA.
+    let out = run(format!("{base}?sslmode=verify-full"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("TLS"), "{}", stderr(&out));
+    let out = run(format!("{base}?sslmode=disable"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("refused the login"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A host list skips a dead host and a standby to reach the writable one; after an
+/// asynchronous failover that lost claims, the guard refuses the lost range until `tag bump`.
+#[test]
+fn host_lists_and_a_failover_that_loses_claims() {
+    let primary = Postgres::start();
+    primary.sql(None, "CREATE DATABASE leaf OWNER leaf");
+    let replica = Postgres::replica_of(&primary);
+    let dead = support::free_port();
+    let url = format!(
+        "postgres://leaf@127.0.0.1:{dead},127.0.0.1:{},127.0.0.1:{}/leaf",
+        replica.port, primary.port
+    );
+    let sb = Sandbox::new();
+    let run = |args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = |args: &[&str]| {
+        let out = run(args);
+        assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
+        out
+    };
+    ok(&["db", "init"]);
+    ok(&["tag", "add", "f", "--step", "10"]);
+    let mut ids = parse_ids(&ok(&["next", "f", "-n", "5"]).stdout);
+    assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+    assert_eq!(primary.max_id("leaf", "f"), 6, "written on the primary");
+    // Only a standby: refused as such with target_session_attrs=any, not written.
+    let standby = format!("postgres://leaf@127.0.0.1:{}/leaf", replica.port);
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB", &standby)
+        .args(["next", "f"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+
+    replica.catch_up_with(&primary);
+    replica.stop_replication();
+    ids.extend(parse_ids(&ok(&["next", "f", "-n", "5"]).stdout));
+    assert_eq!(ids.last(), Some(&10), "claimed on the primary only");
+    primary.kill();
+    replica.promote();
+
+    let out = run(&["next", "f", "-n", "3"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "nothing issued from a lost range");
+    for part in [
+        "went backwards",
+        "starting at 6",
+        "up to 11",
+        "leafctl tag bump f --to 11",
+    ] {
+        assert!(err.contains(part), "{part:?} missing: {err}");
+    }
+    ok(&["tag", "bump", "f", "--to", "11"]);
+    let after = parse_ids(&ok(&["next", "f", "-n", "3"]).stdout);
+    assert_eq!(after, vec![11, 12, 13]);
+    ids.extend(after);
+    assert_unique(&mut ids);
+    // The library reports the same classes.
+    assert!(matches!(
+        PostgresStore::open(&format!("postgres://leaf@127.0.0.1:{dead}/leaf"), None),
+        Err(SegmentError::Unreachable { .. })
+    ));
+}
