@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
-use support::serve::{Server, http};
+use support::serve::{Answer, Server, load};
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
@@ -129,26 +129,6 @@ fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
     }
 }
 
-/// One request loop against one server: bounded in count and stopped by `stop`; every answer
-/// is kept with the time it came.
-fn load(
-    addr: std::net::SocketAddr,
-    stop: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<Vec<(Instant, u16, Option<u64>)>> {
-    std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        while !stop.load(Ordering::Relaxed) && seen.len() < 200_000 {
-            let at = Instant::now();
-            match http(addr, "GET", "/api/segment/get/s", &[]) {
-                Ok(r) if r.status == 200 => seen.push((at, 200, Some(r.id()))),
-                Ok(r) => seen.push((at, r.status, None)),
-                Err(_) => seen.push((at, 0, None)),
-            }
-        }
-        seen
-    })
-}
-
 /// Three `serve --segment` processes, server i on node i first (`mysql://...@node_i,node_i+1,
 /// node_i+2/db`), under load. Node 1 is killed: every server goes on (from its buffers, then
 /// from the other nodes; server 1 fails over); node 1 is restarted (IST) and server 1 claims
@@ -172,7 +152,12 @@ fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
     let stop = Arc::new(AtomicBool::new(false));
     let loads: Vec<_> = servers
         .iter()
-        .flat_map(|s| [load(s.addr, stop.clone()), load(s.addr, stop.clone())])
+        .flat_map(|s| {
+            [
+                load(s.addr, "/api/segment/get/s", stop.clone()),
+                load(s.addr, "/api/segment/get/s", stop.clone()),
+            ]
+        })
         .collect();
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
@@ -195,13 +180,12 @@ fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
     let used_at = Instant::now();
     std::thread::sleep(Duration::from_secs(1));
     stop.store(true, Ordering::Relaxed);
-    let per_thread: Vec<Vec<(Instant, u16, Option<u64>)>> =
-        loads.into_iter().map(|h| h.join().unwrap()).collect();
+    let per_thread: Vec<Vec<Answer>> = loads.into_iter().map(|h| h.join().unwrap()).collect();
     for s in servers {
         s.stop_cleanly();
     }
 
-    let all: Vec<&(Instant, u16, Option<u64>)> = per_thread.iter().flatten().collect();
+    let all: Vec<&Answer> = per_thread.iter().flatten().collect();
     let mut ids: Vec<u64> = all.iter().filter_map(|r| r.2).collect();
     let failed = all.iter().filter(|r| r.1 != 200).count();
     let during = |from: Instant, to: Instant, server: usize| {

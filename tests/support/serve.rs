@@ -371,3 +371,29 @@ pub fn hammer(addrs: &[SocketAddr], threads: usize, per_thread: usize, path: &st
         .flat_map(|h| h.join().expect("hammer thread"))
         .collect()
 }
+
+/// One answer of a [`load`] loop: when the request was sent, its status (0: no answer) and the
+/// ID it carried.
+pub type Answer = (Instant, u16, Option<u64>);
+
+/// One request loop against one server: bounded in count (200,000) and stopped by `stop`;
+/// every answer is kept with the time its request was sent.
+pub fn load(
+    addr: SocketAddr,
+    path: &str,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<Answer>> {
+    let path = path.to_string();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) && seen.len() < 200_000 {
+            let at = Instant::now();
+            match http(addr, "GET", &path, &[]) {
+                Ok(r) if r.status == 200 => seen.push((at, 200, Some(r.id()))),
+                Ok(r) => seen.push((at, r.status, None)),
+                Err(_) => seen.push((at, 0, None)),
+            }
+        }
+        seen
+    })
+}
