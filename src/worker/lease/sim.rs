@@ -60,6 +60,7 @@ pub(super) enum Model {
     ZkLease,
     Etcd,
     Mysql,
+    Postgres,
     Local,
 }
 
@@ -69,14 +70,27 @@ impl Model {
             Model::ZkLease => "zookeeper",
             Model::Etcd => "etcd",
             Model::Mysql => "mysql",
+            Model::Postgres => "postgres",
             Model::Local => "local",
         }
     }
 
     fn parse(s: &str) -> Option<Model> {
-        [Model::ZkLease, Model::Etcd, Model::Mysql, Model::Local]
-            .into_iter()
-            .find(|m| m.name() == s)
+        [
+            Model::ZkLease,
+            Model::Etcd,
+            Model::Mysql,
+            Model::Postgres,
+            Model::Local,
+        ]
+        .into_iter()
+        .find(|m| m.name() == s)
+    }
+
+    /// The claim is a lock that lives as long as the holder's database session (MySQL's named
+    /// lock, PostgreSQL's advisory lock), and the record is compared by its value.
+    fn session_lock(self) -> bool {
+        matches!(self, Model::Mysql | Model::Postgres)
     }
 
     /// Claims expire without the holder's help (so "still held?" can say no in time).
@@ -236,7 +250,7 @@ impl World {
                 let h = hosts[s.holder];
                 let talking = h.cut_until <= now && h.paused_until <= now;
                 match model {
-                    Model::ZkLease | Model::Mysql => {
+                    Model::ZkLease | Model::Mysql | Model::Postgres => {
                         if talking {
                             s.last_contact = now;
                             s.expires_at = now + TTL_MS;
@@ -369,7 +383,7 @@ impl Server {
                 let writer = self.records.get(&id).map_or(0, |r| r.writer);
                 return Written::Changed {
                     current,
-                    own: model != Model::Mysql && writer == session,
+                    own: !model.session_lock() && writer == session,
                 };
             }
         }
@@ -377,7 +391,7 @@ impl Server {
         let version = match model {
             Model::ZkLease => current.version + 1,
             Model::Etcd => self.revision,
-            Model::Mysql => w.reserved_until,
+            Model::Mysql | Model::Postgres => w.reserved_until,
             Model::Local => 0,
         };
         let before = self.records.insert(
@@ -436,7 +450,7 @@ impl ModelStore {
             },
         );
         let fixed = match world.model {
-            Model::Mysql | Model::Local => Some((holder % 2) as u64),
+            Model::Mysql | Model::Postgres | Model::Local => Some((holder % 2) as u64),
             _ => None,
         };
         Ok(ModelStore {
@@ -472,7 +486,7 @@ impl ModelStore {
             }
             let now = w.now();
             if let Some(s) = server.sessions.get_mut(&self.session)
-                && matches!(w.model, Model::ZkLease | Model::Mysql)
+                && matches!(w.model, Model::ZkLease | Model::Mysql | Model::Postgres)
             {
                 s.last_contact = now;
                 s.expires_at = now + TTL_MS;
@@ -670,7 +684,9 @@ impl LeaseStore for ModelStore {
                     .map_err(|reason| lost(&reason)),
                 None => Ok(()),
             },
-            Model::Mysql if !self.usable.load(Ordering::SeqCst) => Err(lost("connection failed")),
+            Model::Mysql | Model::Postgres if !self.usable.load(Ordering::SeqCst) => {
+                Err(lost("connection failed"))
+            }
             _ => Ok(()),
         }
     }
@@ -919,7 +935,7 @@ fn crash(world: &Arc<World>, holders: &mut [Holder], h: usize) {
         }
         // The lock file and the MySQL connection go with the process; sessions and leases
         // expire by themselves.
-        if matches!(model, Model::Local | Model::Mysql) {
+        if model == Model::Local || model.session_lock() {
             server.end_session(store.session);
         }
         // An fsync that lied: the last write of the state file is lost, when it was the
@@ -1113,17 +1129,22 @@ fn the_mysql_model_never_breaks_an_oracle() {
 }
 
 #[test]
+fn the_postgres_model_never_breaks_an_oracle() {
+    check_model(Model::Postgres);
+}
+
+#[test]
 fn the_local_model_never_breaks_an_oracle() {
     check_model(Model::Local);
 }
 
 #[test]
-#[ignore = "replays one seed: LEAF_SIM_MODEL=zookeeper|etcd|mysql|local LEAF_SIM_SEED=N [LEAF_SIM_MUTATION=no-wait|no-record|no-keepalive|no-compare|loose-release]"]
+#[ignore = "replays one seed: LEAF_SIM_MODEL=zookeeper|etcd|mysql|postgres|local LEAF_SIM_SEED=N [LEAF_SIM_MUTATION=no-wait|no-record|no-keepalive|no-compare|loose-release]"]
 fn replay() {
     let model = std::env::var("LEAF_SIM_MODEL")
         .ok()
         .and_then(|m| Model::parse(&m))
-        .expect("LEAF_SIM_MODEL=zookeeper|etcd|mysql|local");
+        .expect("LEAF_SIM_MODEL=zookeeper|etcd|mysql|postgres|local");
     let seed: u64 = std::env::var("LEAF_SIM_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -1175,7 +1196,7 @@ fn without_the_compare_in_the_fenced_write_a_duplicate_is_found() {
 
 #[test]
 fn without_the_exact_release_a_duplicate_is_found() {
-    for model in [Model::Local, Model::Mysql] {
+    for model in [Model::Local, Model::Mysql, Model::Postgres] {
         let (_, v) = mutation_finds(model, "loose-release");
         assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
     }
