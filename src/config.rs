@@ -187,9 +187,9 @@ pub struct SnowflakeSection {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DbSection {
-    /// `mysql://user@host:port/db` or `sqlite://PATH`.
+    /// `mysql://user@host:port/db`, `postgres://user@host:port/db` or `sqlite://PATH`.
     pub url: Option<String>,
-    /// The MySQL password (prefer `LEAF_DB_PASSWORD`).
+    /// The database password (prefer `LEAF_DB_PASSWORD`).
     pub password: Option<String>,
     /// The MySQL worker registry's session `wait_timeout` in seconds: how long a worker id stays
     /// locked by a holder MySQL no longer hears from (default 30, at least 6).

@@ -4,8 +4,9 @@
 //! JSON fields, the same worker ids and exit codes; IDs, times and ages may differ.
 //!
 //! The examples name hosts a reader has (`zk1:2181`, `mysql://leaf@db:3306/leaf`,
-//! `http://etcd1:2379`): the test rewrites them to private ZooKeeper, MariaDB and etcd instances
-//! it starts on loopback, and the few files they read to fixtures in a sandbox. A `serve`
+//! `postgres://leaf@pg/leaf`, `http://etcd1:2379`): the test rewrites them to private ZooKeeper,
+//! MariaDB, PostgreSQL and etcd instances it starts on loopback, and the few files they read to
+//! fixtures in a sandbox. A `serve`
 //! example runs in the background on a free loopback port (the `curl` lines after it talk to
 //! it) and is stopped with SIGTERM, which must end it with exit 0. Two README lines are not run,
 //! because they install a system service: they are named in [`NOT_RUN`].
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 use leafctl::snowflake::{Layout, Preset};
 use support::etcd::EtcdServer;
 use support::mariadb::{MariaDb, PASSWORD};
+use support::postgres::Postgres;
 use support::zookeeper::ZkServer;
 use support::{Sandbox, free_port, on_a_terminal_of};
 
@@ -32,6 +34,9 @@ struct World {
     sb: Sandbox,
     bin_dir: PathBuf,
     db_url: String,
+    /// The same for PostgreSQL (`postgres://leaf@pg...` in the examples).
+    pg_url: String,
+    pg_hosts: String,
     zk: String,
     etcd: String,
     port: u16,
@@ -54,8 +59,15 @@ impl World {
         std::fs::create_dir_all(&bin_dir).unwrap();
         let leafctl = sb.leafctl_std();
         std::os::unix::fs::symlink(leafctl.get_program(), bin_dir.join("leafctl")).unwrap();
+        let pg = Postgres::shared();
+        let pg_db = pg.fresh_db();
         let world = World {
             db_url: db.url(&name),
+            pg_url: pg.url(&pg_db),
+            pg_hosts: format!(
+                "postgres://leaf@127.0.0.1:{0},127.0.0.1:{0}/{pg_db}",
+                pg.port
+            ),
             zk: ZkServer::shared().hosts(),
             etcd: EtcdServer::shared().endpoints(),
             port: free_port(),
@@ -74,6 +86,11 @@ impl World {
             false,
         );
         assert_eq!(tag.code, Some(0), "{}", tag.stderr);
+        // The same on PostgreSQL.
+        for line in ["leafctl db init --db URL", "leafctl tag add order --db URL"] {
+            let out = world.run(&line.replace("URL", &world.pg_url), false);
+            assert_eq!(out.code, Some(0), "{line}: {}", out.stderr);
+        }
         world
     }
 
@@ -121,6 +138,13 @@ impl World {
             ("mysql://leaf@db.example:3306/leaf", self.db_url.clone()),
             ("mysql://leaf@db:3306/leaf", self.db_url.clone()),
             ("mysql://leaf@db/leaf", self.db_url.clone()),
+            (
+                "postgres://leaf@pg1:5432,pg2:5432/leaf",
+                self.pg_hosts.clone(),
+            ),
+            ("postgres://leaf@pg1,pg2/leaf", self.pg_hosts.clone()),
+            ("postgres://leaf@pg:5432/leaf", self.pg_url.clone()),
+            ("postgres://leaf@pg/leaf", self.pg_url.clone()),
             ("zk1:2181,zk2:2181", self.zk.clone()),
             ("zk1:2181", self.zk.clone()),
             ("http://etcd1:2379,http://etcd2:2379", self.etcd.clone()),

@@ -15,6 +15,7 @@ Examples:
   leafctl db init --db sqlite:///var/lib/leaf/leaf.db
   LEAF_DB_PASSWORD=... leafctl db init --db mysql://leaf@db.example:3306/leaf
   leafctl db init --print --db mysql://leaf@db/leaf   the DDL, for a DBA to run
+  leafctl db init --db postgres://leaf@pg1:5432,pg2:5432/leaf   PostgreSQL (the writable host)
 
 Without --db/LEAF_DB/db.url, leafctl uses its own SQLite file ($XDG_DATA_HOME/leafctl/leaf.db),
 which gets its table on first use; a database named explicitly must be set up with `db init`

@@ -154,7 +154,7 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         SegmentError::InvalidCount(_) => (EXIT_USAGE, "ask for fewer IDs"),
         SegmentError::InvalidUrl { .. } => (
             EXIT_USAGE,
-            "use --db mysql://user@host:port/database or --db sqlite:///path/to/leaf.db",
+            "use --db mysql://user@host:port/database, --db postgres://user@host:port/database or --db sqlite:///path/to/leaf.db",
         ),
         SegmentError::UnknownTag { .. } => (
             EXIT_USAGE,

@@ -69,8 +69,8 @@ pub struct GlobalArgs {
     /// Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]
     #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// Segment database: mysql://user@host:port/db or sqlite://PATH; the password comes from
-    /// LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]
+    /// Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH;
+    /// the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]
     #[arg(long, global = true, value_name = "URL")]
     pub db: Option<String>,
     /// ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or
@@ -173,8 +173,8 @@ pub struct SnowflakeArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(0u64, u64::MAX))]
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
-    /// lease with --zk, etcd with --etcd]
-    #[arg(long, value_name = "local|forever|lease|mysql|etcd", value_parser = parse_registry)]
+    /// lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]
+    #[arg(long, value_name = "local|forever|lease|mysql|postgres|etcd", value_parser = parse_registry)]
     pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]

@@ -22,6 +22,8 @@ Examples:
   leafctl next order                                  segment mode: one ID of tag `order`
   leafctl next order -n 10000000 > ids.txt            ten million, claimed in one transaction
   leafctl next order -n 3 --db mysql://leaf@db:3306/leaf --output json
+  leafctl next order --db postgres://leaf@pg1,pg2/leaf   PostgreSQL: the writable one of two hosts
+  leafctl next --snowflake --db postgres://leaf@pg/leaf    worker id from its leaf_workerid_alloc
 
 With --zk (or --etcd), concurrent runs always get different worker ids (the lowest free lease under
 /snowflake/NAME/leases, or /leafctl/NAME/leases/ in etcd), and a run never reuses a time a previous

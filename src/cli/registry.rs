@@ -90,7 +90,7 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
         (None, None) => {
             return Err(usage(
                 "no registry to inspect",
-                "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints), or --db mysql://... for leaf_workerid_alloc",
+                "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints), or --db mysql://... / postgres://... for leaf_workerid_alloc",
             ));
         }
     };

@@ -151,7 +151,7 @@ pub const MAX_LEAD: Setting = Setting::new(
 pub const DB_URL: Setting = Setting::new(
     "db.url",
     "database URL",
-    "segment database: mysql://user@host:port/db or sqlite://PATH",
+    "segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH",
 )
 .env("LEAF_DB")
 .flag("--db", "db")
@@ -159,7 +159,7 @@ pub const DB_URL: Setting = Setting::new(
 pub const REGISTRY: Setting = Setting::new(
     "snowflake.registry",
     "registry",
-    "where worker ids come from: local, forever, lease, mysql or etcd",
+    "where worker ids come from: local, forever, lease, mysql, postgres or etcd",
 )
 .env("LEAF_REGISTRY")
 .flag("--registry", "registry");
@@ -291,7 +291,7 @@ pub const DB_PASSWORD: Setting = Setting::new(
 pub const DB_REGISTRY_WAIT_TIMEOUT: Setting = Setting::new(
     "db.registry_wait_timeout_s",
     "seconds",
-    "how long MySQL keeps a silent registry holder's lock (6 or more)",
+    "how long MySQL/PostgreSQL keep a silent registry holder's lock (6 or more)",
 )
 .env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S")
 .default("30");

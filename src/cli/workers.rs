@@ -23,11 +23,13 @@ Examples:
   leafctl workers reclaim 0 --etcd http://etcd1:2379 --yes   revokes the holder's lease if live
   LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl workers doctor --etcd https://etcd1:2379
   LEAF_DB_PASSWORD=... leafctl workers list --db mysql://leaf@db:3306/leaf   leaf_workerid_alloc
+  leafctl workers list --db postgres://leaf@pg:5432/leaf   the same table on PostgreSQL
 
-A worker is live when someone can issue IDs with it now: a MySQL row while its named lock is held,
+A worker is live when someone can issue IDs with it now: a MySQL row while its named lock is held
+(PostgreSQL: its advisory lock),
 a lease (ZooKeeper or etcd) while its ephemeral node or lease key exists, a forever node while its
 temporary node exists or it reported within 3 report intervals (9 s; Leaf's own servers hold no
-temporary node). Once the holder exits, a MySQL row or lease is stale at once. reclaim refuses live
+temporary node). Once the holder exits, a database row or lease is stale at once. reclaim refuses live
 workers unless --force is given. etcd does not report its own clock, so doctor --etcd compares
 this host with the live holders' reports only (it watches them for up to 4.5 s).";
 

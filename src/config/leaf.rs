@@ -156,19 +156,28 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, ImportError> {
     }
 }
 
-/// `jdbc:mysql://host[:port][,host...]/database[?params]` with a user, as a leafctl URL
-/// `mysql://user@host:port[,host:port...]/database`, plus a note for parameters that matter.
-fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), ImportError> {
+/// `jdbc:mysql://host[:port][,host...]/database[?params]` (also `jdbc:mariadb://`) or
+/// `jdbc:postgresql://...` with a user, as a leafctl URL (`mysql://user@host:port[,...]/database`,
+/// `postgres://...`), plus a note for parameters that matter.
+fn db_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), ImportError> {
     let bad = |reason: &str| ImportError::BadValue {
         key: "leaf.jdbc.url".into(),
         value: redact_jdbc(jdbc),
         reason: reason.into(),
     };
-    let rest = jdbc
-        .trim()
+    let trimmed = jdbc.trim();
+    let (scheme, port, rest) = if let Some(rest) = trimmed
         .strip_prefix("jdbc:mysql://")
-        .or_else(|| jdbc.trim().strip_prefix("jdbc:mariadb://"))
-        .ok_or_else(|| bad("expected jdbc:mysql://host:port/database"))?;
+        .or_else(|| trimmed.strip_prefix("jdbc:mariadb://"))
+    {
+        ("mysql", 3306, rest)
+    } else if let Some(rest) = trimmed.strip_prefix("jdbc:postgresql://") {
+        ("postgres", 5432, rest)
+    } else {
+        return Err(bad(
+            "expected jdbc:mysql://host:port/database or jdbc:postgresql://host:port/database",
+        ));
+    };
     let (hosts, path) = rest
         .split_once('/')
         .ok_or_else(|| bad("no database name after the host"))?;
@@ -182,7 +191,7 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
     for host in hosts.split(',') {
         let host = host.trim();
         if host.is_empty() || host.contains('@') {
-            return Err(bad("expected a host name after jdbc:mysql://"));
+            return Err(bad("expected a host name after jdbc:...://"));
         }
         list.push(
             if host
@@ -191,25 +200,42 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
             {
                 host.to_string()
             } else {
-                format!("{host}:3306")
+                format!("{host}:{port}")
             },
         );
     }
     let host = list.join(",");
-    let mut query = "";
+    // The parameters carried over, as leafctl writes them.
+    let mut kept: Vec<String> = Vec::new();
     for param in params.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = param.split_once('=').unwrap_or((param, ""));
         let on = v.eq_ignore_ascii_case("true");
-        match k {
-            "useSSL" | "requireSSL" if on => query = "?tls=true",
-            "sslMode" | "sslmode"
+        match (scheme, k) {
+            ("mysql", "useSSL" | "requireSSL") if on => kept.push("tls=true".into()),
+            ("mysql", "sslMode" | "sslmode")
                 if !v.eq_ignore_ascii_case("disabled") && !v.eq_ignore_ascii_case("preferred") =>
             {
-                query = "?tls=true"
+                kept.push("tls=true".into())
             }
+            // pgjdbc: ssl=true alone checks the certificate and the host name.
+            ("postgres", "ssl") if on => kept.push("sslmode=verify-full".into()),
+            ("postgres", "sslmode") => {
+                kept.retain(|k| !k.starts_with("sslmode="));
+                kept.push(format!("sslmode={v}"));
+            }
+            ("postgres", "sslrootcert") => kept.push(format!("sslrootcert={v}")),
+            ("postgres", "targetServerType") => kept.push(
+                if v.eq_ignore_ascii_case("any") {
+                    "target_session_attrs=any"
+                } else {
+                    "target_session_attrs=read-write"
+                }
+                .into(),
+            ),
             _ => {}
         }
     }
+    kept.dedup();
     if !params.is_empty() {
         // Names only: a value may be a password (`password=...`).
         let names: Vec<&str> = params
@@ -220,10 +246,10 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
         notes.push(format!(
             "JDBC parameters ({}) were not copied{}",
             names.join(", "),
-            if query.is_empty() {
-                ""
+            if kept.is_empty() {
+                String::new()
             } else {
-                " except TLS (?tls=true)"
+                format!(" except as {}", kept.join("&"))
             }
         ));
     }
@@ -234,7 +260,12 @@ fn mysql_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Im
             String::new()
         }
     };
-    Ok((format!("mysql://{user}{host}/{database}{query}"), notes))
+    let query = if kept.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", kept.join("&"))
+    };
+    Ok((format!("{scheme}://{user}{host}/{database}{query}"), notes))
 }
 
 /// A JDBC URL for messages: a password in `//user:password@host` or in a parameter whose name
@@ -313,7 +344,7 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
 
     let mut db = DbSection::default();
     if let Some(url) = get("leaf.jdbc.url") {
-        let (url, url_notes) = mysql_url(url, get("leaf.jdbc.username"))?;
+        let (url, url_notes) = db_url(url, get("leaf.jdbc.username"))?;
         db.url = Some(url);
         notes.extend(url_notes);
     }
@@ -445,18 +476,34 @@ mod tests {
 
     #[test]
     fn jdbc_urls() {
-        let (u, _) = mysql_url("jdbc:mysql://h/db", Some("u")).unwrap();
+        let (u, _) = db_url("jdbc:mysql://h/db", Some("u")).unwrap();
         assert_eq!(u, "mysql://u@h:3306/db");
-        let (u, notes) = mysql_url("jdbc:mysql://h:1/db?useSSL=true", Some("u")).unwrap();
+        let (u, notes) = db_url("jdbc:mysql://h:1/db?useSSL=true", Some("u")).unwrap();
         assert_eq!(u, "mysql://u@h:1/db?tls=true");
         assert_eq!(notes.len(), 1);
-        assert!(mysql_url("jdbc:postgresql://h/db", None).is_err());
-        assert!(mysql_url("jdbc:mysql://h", None).is_err());
-        assert!(mysql_url("jdbc:mysql:///db", None).is_err());
+        assert!(db_url("jdbc:oracle:thin:@h:1521/db", None).is_err());
+        // pgjdbc's form: the default port, ssl=true as verify-full, targetServerType.
+        let (u, notes) = db_url(
+            "jdbc:postgresql://p1,p2:5433/leaf?ssl=true&sslrootcert=/etc/ca.pem&targetServerType=primary&password=x",
+            Some("leaf"),
+        )
+        .unwrap();
+        assert_eq!(
+            u,
+            "postgres://leaf@p1:5432,p2:5433/leaf?sslmode=verify-full&sslrootcert=/etc/ca.pem&target_session_attrs=read-write"
+        );
+        assert!(
+            notes[0].contains("password") && !notes[0].contains("=x"),
+            "{notes:?}"
+        );
+        let (u, _) = db_url("jdbc:postgresql://h/db?sslmode=require", Some("u")).unwrap();
+        assert_eq!(u, "postgres://u@h:5432/db?sslmode=require");
+        assert!(db_url("jdbc:mysql://h", None).is_err());
+        assert!(db_url("jdbc:mysql:///db", None).is_err());
         // A host list is kept whole, each host with its port.
-        let (u, _) = mysql_url("jdbc:mysql://h1:3307,h2/db?useSSL=true", Some("u")).unwrap();
+        let (u, _) = db_url("jdbc:mysql://h1:3307,h2/db?useSSL=true", Some("u")).unwrap();
         assert_eq!(u, "mysql://u@h1:3307,h2:3306/db?tls=true");
-        assert!(mysql_url("jdbc:mysql://h1,,h2/db", None).is_err());
+        assert!(db_url("jdbc:mysql://h1,,h2/db", None).is_err());
     }
 
     #[test]
@@ -482,7 +529,7 @@ mod tests {
         );
         for bad in [
             "leaf.jdbc.url=jdbc:mysql://u:s3cretpw@h/leaf\n",
-            "leaf.jdbc.url=jdbc:postgresql://h/leaf?PassWord=s3cretpw\n",
+            "leaf.jdbc.url=jdbc:oracle:thin:@h/leaf?PassWord=s3cretpw\n",
         ] {
             let e = import_leaf_properties(bad).unwrap_err().to_string();
             assert!(
@@ -495,6 +542,15 @@ mod tests {
             "jdbc:mysql://u:***@h:1/db?a=1&password=***"
         );
         assert_eq!(redact_jdbc("jdbc:mysql://h"), "jdbc:mysql://h");
+        // Imported, the password parameter is named in a note and left out.
+        let i =
+            import_leaf_properties("leaf.jdbc.url=jdbc:postgresql://h/leaf?PassWord=s3cretpw\n")
+                .unwrap();
+        let all = format!("{}{:?}", i.to_toml(), i.notes);
+        assert!(
+            !all.contains("s3cretpw") && all.contains("PassWord"),
+            "{all}"
+        );
     }
 
     #[test]
