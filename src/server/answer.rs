@@ -31,9 +31,17 @@ pub(super) enum Step {
     Done(Result<Response<Body>, ApiError>),
     /// Work for a blocking thread.
     Blocking(BlockingWork),
-    /// One snowflake ID that the non-blocking try could not issue
-    /// ([`LeafService::snowflake_one_in_turn`]).
-    SnowflakeInTurn,
+    /// Snowflake IDs that the non-blocking try could not issue: one, or a batch
+    /// ([`LeafService::snowflake_in_turn`]).
+    SnowflakeInTurn(u64),
+}
+
+/// What a request answered later waits for.
+enum Work {
+    /// Its own work on a blocking thread.
+    Blocking(BlockingWork),
+    /// Snowflake IDs in turn ([`LeafService::snowflake_in_turn`]).
+    Snowflake(u64),
 }
 
 /// What a blocking thread runs for a request.
@@ -167,13 +175,12 @@ impl LeafService {
                 }
                 Answer::Ready(Some(Box::new(response)))
             }
-            Step::Blocking(work) => self.later(route, started, req, wait, Some(work)),
-            Step::SnowflakeInTurn => self.later(route, started, req, wait, None),
+            Step::Blocking(work) => self.later(route, started, req, wait, Work::Blocking(work)),
+            Step::SnowflakeInTurn(n) => self.later(route, started, req, wait, Work::Snowflake(n)),
         }
     }
 
-    /// The answer that waits for `work` on a blocking thread (`None`: for
-    /// [`LeafService::snowflake_one_in_turn`]); no header deadline runs meanwhile.
+    /// The answer that waits for `work`; no header deadline runs meanwhile.
     #[cold]
     fn later<B>(
         self: &Arc<Self>,
@@ -181,7 +188,7 @@ impl LeafService {
         started: u64,
         req: &Request<B>,
         wait: Option<&Arc<HeaderWait>>,
-        work: Option<BlockingWork>,
+        work: Work,
     ) -> Answer {
         let logged =
             tracing::enabled!(target: "leafctl::access", tracing::Level::INFO).then(|| Logged {
@@ -195,11 +202,11 @@ impl LeafService {
         let this = self.clone();
         Answer::Later(Box::pin(async move {
             let result = match work {
-                Some(work) => {
+                Work::Blocking(work) => {
                     let worker = this.clone();
                     blocking(move || work(&worker)).await
                 }
-                None => this.snowflake_one_in_turn().await,
+                Work::Snowflake(n) => this.snowflake_in_turn(n).await,
             };
             let (method, path) = match &logged {
                 Some(l) => (&l.method, l.path.as_str()),

@@ -72,6 +72,24 @@ struct CacheEntry {
 }
 
 /// Every field of the JSON, the load state and the last error included.
+/// The longest a snowflake request waits on the worker-id registry (its turn, and the one
+/// blocking call that extends the time fence) before it is answered `503` with `Retry-After`:
+/// under a second, so a client with a 1 s timeout gets an answer, not a hang (issue 28).
+pub(crate) const REGISTRY_WAIT: std::time::Duration = std::time::Duration::from_millis(750);
+
+/// The answer when the registry did not confirm the time fence within [`REGISTRY_WAIT`].
+fn registry_slow() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "registry_slow",
+        format!(
+            "the worker id registry did not confirm this server's time fence within {} ms; \
+             /readyz says why; retry",
+            REGISTRY_WAIT.as_millis()
+        ),
+    )
+}
+
 const CACHE_COLUMNS: [&str; 14] = [
     "key",
     "initOk",
@@ -277,21 +295,10 @@ impl LeafService {
                         Step::Id(block.first)
                     }
                     Some(Err(e)) => Step::Done(Err(issue_error(e))),
-                    None => Step::SnowflakeInTurn,
+                    None => Step::SnowflakeInTurn(1),
                 }
             }
-            Some(n) => Step::blocking(move |this| {
-                let snowflake = this.snowflake_mode()?;
-                let mut blocks: Vec<IdBlock> = Vec::new();
-                let mut left = n;
-                while left > 0 {
-                    let block = snowflake.next_block(left).map_err(issue_error)?;
-                    left -= block.count;
-                    blocks.push(block);
-                }
-                this.metrics.snowflake_issued(n);
-                Ok(id_lines(n, blocks.into_iter().flatten()))
-            }),
+            Some(n) => Step::SnowflakeInTurn(n),
         }
     }
 
@@ -303,23 +310,54 @@ impl LeafService {
     /// for a burst). Now one at a time waits on a blocking thread; the others wait here, then
     /// try again without blocking, which usually succeeds since the one before them moved the
     /// fence or the tick on.
-    pub(super) async fn snowflake_one_in_turn(
+    ///
+    /// A batch (`count`) takes the same turn. Neither waits longer than [`REGISTRY_WAIT`] in
+    /// all: a registry that does not confirm the time fence by then (frozen, cut off, slow) is
+    /// a `503` with `Retry-After`, while the one blocking call goes on holding the turn, so a
+    /// frozen registry never has more than one request's thread waiting on it. An ID that call
+    /// issues after its request was answered is never sent: a gap, never a repeat.
+    pub(super) async fn snowflake_in_turn(
         self: &Arc<Self>,
+        count: u64,
     ) -> Result<Response<Body>, ApiError> {
-        let _turn = self.snowflake_turn.lock().await;
-        if let Some(result) = self.snowflake_mode()?.try_next_block(1) {
+        let deadline = tokio::time::Instant::now() + REGISTRY_WAIT;
+        let turn = tokio::time::timeout_at(deadline, self.snowflake_turn.clone().lock_owned())
+            .await
+            .map_err(|_| registry_slow())?;
+        if count == 1
+            && let Some(result) = self.snowflake_mode()?.try_next_block(1)
+        {
             let block = result.map_err(issue_error)?;
             self.metrics.snowflake_issued(1);
             return Ok(one_id(block.first));
         }
         let this = self.clone();
-        blocking(move || {
+        let work = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
             let snowflake = this.snowflake_mode()?;
-            let block = snowflake.next_block(1).map_err(issue_error)?;
-            this.metrics.snowflake_issued(1);
-            Ok(one_id(block.first))
-        })
-        .await
+            let mut blocks: Vec<IdBlock> = Vec::new();
+            let mut left = count;
+            while left > 0 {
+                let block = snowflake.next_block(left).map_err(issue_error)?;
+                left -= block.count;
+                blocks.push(block);
+            }
+            this.metrics.snowflake_issued(count);
+            Ok(match blocks.as_slice() {
+                [one] if count == 1 => one_id(one.first),
+                _ => id_lines(count, blocks.into_iter().flatten()),
+            })
+        });
+        match tokio::time::timeout_at(deadline, work).await {
+            Ok(done) => done.unwrap_or_else(|e| {
+                Err(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    format!("the request's worker failed: {e}"),
+                ))
+            }),
+            Err(_) => Err(registry_slow()),
+        }
     }
 
     /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`: its time, worker and sequence, with Leaf's

@@ -75,7 +75,7 @@ pub struct LeafService {
     open_connections: std::sync::atomic::AtomicU64,
     /// Taken by a single-ID snowflake request that has to wait on a blocking thread (see
     /// `handlers.rs`), so that such requests wait one at a time.
-    snowflake_turn: tokio::sync::Mutex<()>,
+    snowflake_turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Sets up a [`LeafService`].
@@ -132,7 +132,7 @@ impl LeafServiceBuilder {
             metrics,
             started: std::time::Instant::now(),
             open_connections: std::sync::atomic::AtomicU64::new(0),
-            snowflake_turn: tokio::sync::Mutex::new(()),
+            snowflake_turn: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }
