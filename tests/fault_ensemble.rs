@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use support::fault::{Load, Seen};
-use support::serve::{Server, http};
+use support::serve::{LEASE_REFUSALS, Server, http};
 use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkEnsemble;
 use support::{Sandbox, assert_unique, wait_until};
@@ -118,7 +118,10 @@ fn an_ensemble_losing_its_leader_then_its_quorum_never_duplicates_and_recovers()
         "the leased server stopped for {gap:?}"
     );
     assert!(
-        seen_l.errors.keys().all(|c| c == "lease_lost"),
+        seen_l
+            .errors
+            .keys()
+            .all(|c| LEASE_REFUSALS.contains(&c.as_str())),
         "{:?}",
         seen_l.errors
     );

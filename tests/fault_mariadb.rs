@@ -153,7 +153,7 @@ fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clien
             }
             ids.push(r.id());
         } else {
-            r.assert_error(503, "lease_lost");
+            r.assert_lease_refusal();
             refused.get_or_insert(r.json()["error"].as_str().unwrap().to_string());
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -420,7 +420,7 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
                 break worker_of(id);
             }
         } else {
-            r.assert_error(503, "lease_lost");
+            r.assert_lease_refusal();
             refused += 1;
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -13,7 +13,7 @@ use support::fault::{Load, Requests, Seen};
 use support::galera::Galera;
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
-use support::serve::Server;
+use support::serve::{LEASE_REFUSALS, Server};
 use support::zookeeper::ZkServer;
 use support::{Sandbox, assert_unique, stderr, wait_until};
 
@@ -498,13 +498,13 @@ fn a_bad_link_to_mariadb_and_etcd_never_duplicates_and_recovers() {
                 what: "snowflake (etcd lease)",
                 server: &both,
                 path: SNOW,
-                codes: &["lease_lost"],
+                codes: LEASE_REFUSALS,
             },
             OnBadLink {
                 what: "snowflake (MySQL registry)",
                 server: &mysql,
                 path: SNOW,
-                codes: &["lease_lost"],
+                codes: LEASE_REFUSALS,
             },
         ],
         thirty_percent_loss_and_200_ms_for_20_s,
@@ -539,7 +539,7 @@ fn zookeeper_lease_on_a_bad_link(fault: impl FnOnce(&Host) -> String) {
             what: "snowflake (ZooKeeper lease)",
             server: &s,
             path: SNOW,
-            codes: &["lease_lost"],
+            codes: LEASE_REFUSALS,
         }],
         fault,
     );

@@ -14,7 +14,7 @@ use support::etcd::EtcdServer;
 use support::fault::{Load, Seen, after_on_each_worker, no_time_shared_on_a_worker};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
-use support::serve::Server;
+use support::serve::{LEASE_REFUSALS, Server};
 use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{ZkEnsemble, ZkServer};
 use support::{Sandbox, assert_unique, stderr, wait_until};
@@ -122,13 +122,17 @@ fn held(rows: &[serde_json::Value], w: u64) -> bool {
     rows.iter().any(|r| r["worker"] == w && r["held"] == true)
 }
 
-/// Asserts that every answer that was not an ID was a `503 lease_lost`, and that every request
-/// was answered (the clients are local).
-fn only_lease_lost(seen: &Seen, what: &str) {
+/// Asserts that every answer that was not an ID was a `503` refusal for the lease
+/// (`lease_lost`, or `registry_slow` while the registry cannot confirm the fence), and that
+/// every request was answered (the clients are local).
+fn only_lease_refusals(seen: &Seen, what: &str) {
     assert_eq!(seen.failed, 0, "{what}: requests without an answer");
     assert!(
         seen.statuses.keys().all(|&s| s == 200 || s == 503)
-            && seen.errors.keys().all(|c| c == "lease_lost"),
+            && seen
+                .errors
+                .keys()
+                .all(|c| LEASE_REFUSALS.contains(&c.as_str())),
         "{what}: {:?} {:?}",
         seen.statuses,
         seen.errors
@@ -242,7 +246,7 @@ fn leased_server_cut_off(reg: &Registry, ha: &Host, hb: &Host) {
     );
     assert!(seen_b.ids.iter().all(|&id| worker_of(id) == wa));
     after_on_each_worker(&seen_a.ids, &seen_b.ids);
-    only_lease_lost(&seen_a, "A");
+    only_lease_refusals(&seen_a, "A");
     all_ids(&seen_b, "B");
     assert!(resumed <= RESUME_BOUND);
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
@@ -391,7 +395,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
         after.iter().all(|&i| time_of(i) > b_last),
         "A came back at a time the standby used"
     );
-    only_lease_lost(&seen_a, "A");
+    only_lease_refusals(&seen_a, "A");
     all_ids(&seen_b, "B");
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
@@ -556,8 +560,8 @@ fn split_two_to_one(
         a_during.failed,
         a_during.sent
     );
-    only_lease_lost(&seen_a, "majority");
-    only_lease_lost(&seen_b, "minority");
+    only_lease_refusals(&seen_a, "majority");
+    only_lease_refusals(&seen_b, "minority");
     assert!(b_resumed <= RESUME_BOUND);
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);

@@ -114,7 +114,7 @@ fn a_frozen_etcd_stops_issuing_before_the_lease_expires_and_the_server_leases_ag
     let paused = Instant::now();
     let (during, refused) = s.ids_until_refused(path, Duration::from_millis(10));
     let stopped_after = paused.elapsed();
-    refused.assert_error(503, "lease_lost");
+    refused.assert_lease_refusal();
     assert_eq!(s.get("/readyz").status, 503);
     // The last keep-alive etcd saw was at most TTL/5 = 0.6 s before the pause.
     assert!(

@@ -10,7 +10,7 @@ use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 
 use super::LeafService;
-use super::answer::{Step, blocking};
+use super::answer::Step;
 use super::body::Body;
 use super::error::{ApiError, issue_error, segment_error};
 use super::listing::{Broke, listing};

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use super::netns::Place;
 
+/// The codes of a snowflake server's refusals while it cannot vouch for its worker id.
+pub const LEASE_REFUSALS: &[&str] = &["lease_lost", "registry_slow"];
+
 /// A running `leafctl serve`, killed when dropped.
 pub struct Server {
     child: Child,
@@ -59,6 +62,16 @@ impl Response {
             self.body
         );
         self.body.parse().expect("ID")
+    }
+
+    /// Asserts a snowflake refusal for want of a vouched-for worker id: `503` with
+    /// `Retry-After: 1`, `lease_lost` (the lease is gone) or `registry_slow` (the registry did
+    /// not confirm the time fence within the server's bound).
+    pub fn assert_lease_refusal(&self) {
+        let code = self.json()["code"].as_str().unwrap_or_default().to_string();
+        assert!(LEASE_REFUSALS.contains(&code.as_str()), "{self:?}");
+        self.assert_error(503, &code);
+        assert_eq!(self.header("retry-after"), Some("1"), "{self:?}");
     }
 
     /// Asserts an error body `{"error", "code"}` with this status and code.
