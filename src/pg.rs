@@ -635,20 +635,28 @@ fn tls_config(target: &PgTarget) -> Result<Option<rustls::ClientConfig>, PgFailu
     let config = match verify {
         Verify::Nothing => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_custom_certificate_verifier(Arc::new(LibpqVerifier {
+                chain: None,
+                provider,
+            }))
             .with_no_client_auth(),
         Verify::Chain | Verify::Full => {
             let roots = Arc::new(roots(target.root_cert.as_ref()).map_err(tls_error)?);
-            let webpki =
-                rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
-                    .build()
-                    .map_err(|e| tls_error(e.to_string()))?;
+            let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                roots,
+                provider.clone(),
+            )
+            .build()
+            .map_err(|e| tls_error(e.to_string()))?;
             if verify == Verify::Full {
                 builder.with_webpki_verifier(webpki).with_no_client_auth()
             } else {
                 builder
                     .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(ChainOnly(webpki)))
+                    .with_custom_certificate_verifier(Arc::new(LibpqVerifier {
+                        chain: Some(webpki),
+                        provider,
+                    }))
                     .with_no_client_auth()
             }
         }
@@ -696,59 +704,18 @@ fn roots(file: Option<&PathBuf>) -> Result<RootCertStore, String> {
     Ok(store)
 }
 
-/// libpq's `sslmode=require` (and `prefer`) without a root certificate: the connection is
-/// encrypted, the certificate not checked. The handshake's signatures still are.
+/// The certificate checks libpq makes short of `verify-full`: none for `sslmode=require` (and
+/// `prefer`) without a root certificate (the connection is encrypted, the certificate not
+/// checked), or the chain to a trusted CA without the name for `verify-ca`. The handshake's
+/// signatures are checked either way.
 #[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct LibpqVerifier {
+    /// `verify-ca`'s chain check; `None` checks no certificate.
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
 }
 
-/// libpq's `sslmode=verify-ca`: the certificate must chain to a trusted CA; its name is not
-/// compared with the host's.
-#[derive(Debug)]
-struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for LibpqVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -757,10 +724,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -773,7 +740,8 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
     fn verify_tls13_signature(
         &self,
@@ -781,10 +749,13 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

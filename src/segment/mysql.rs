@@ -7,6 +7,7 @@ use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use super::hosts::HostChoice;
 use super::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, page_query,
+    tag_exists,
 };
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, TagFilter, TagsFingerprint,
@@ -409,14 +410,7 @@ impl AllocStore for MysqlStore {
         ) {
             Ok(()) => Ok(true),
             Err(mysql::Error::MySqlError(m)) if m.code == 1062 => {
-                if if_not_exists {
-                    Ok(false)
-                } else {
-                    Err(SegmentError::TagExists {
-                        tag: tag.into(),
-                        db: self.name.clone(),
-                    })
-                }
+                tag_exists(tag, self.name.clone(), if_not_exists)
             }
             Err(e) => Err(self.fail(&poison, e)),
         }

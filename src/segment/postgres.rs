@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::hosts::HostChoice;
 use super::store::{
-    Attempt, PageParam, bump_with_retries, check_claim, claim_with_retries, page_query,
+    Attempt, PageParam, bump_with_retries, check_claim, claim_with_retries, page_query, tag_exists,
 };
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, TagsFingerprint, redact_url,
@@ -369,14 +369,7 @@ impl AllocStore for PostgresStore {
         ) {
             Ok(_) => Ok(true),
             Err(f) if f.code() == Some("23505") => {
-                if if_not_exists {
-                    Ok(false)
-                } else {
-                    Err(SegmentError::TagExists {
-                        tag: tag.into(),
-                        db: self.name().to_string(),
-                    })
-                }
+                tag_exists(tag, self.name().to_string(), if_not_exists)
             }
             Err(f) => Err(self.err(f)),
         }

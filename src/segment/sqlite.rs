@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::store::{check_bump, check_claim, page_query};
+use super::store::{check_bump, check_claim, page_query, tag_exists};
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError, TagFilter,
 };
@@ -216,14 +216,7 @@ impl AllocStore for SqliteStore {
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                if if_not_exists {
-                    Ok(false)
-                } else {
-                    Err(SegmentError::TagExists {
-                        tag: tag.into(),
-                        db: self.name.clone(),
-                    })
-                }
+                tag_exists(tag, self.name.clone(), if_not_exists)
             }
             Err(e) => Err(self.err(e)),
         }

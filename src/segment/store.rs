@@ -532,6 +532,19 @@ pub(crate) fn bump_with_retries(
     })
 }
 
+/// What an insert that found the tag already there answers: `Ok(false)` with
+/// `if_not_exists`, else the error naming the tag and the database.
+pub(crate) fn tag_exists(tag: &str, db: String, if_not_exists: bool) -> Result<bool, SegmentError> {
+    if if_not_exists {
+        Ok(false)
+    } else {
+        Err(SegmentError::TagExists {
+            tag: tag.into(),
+            db,
+        })
+    }
+}
+
 /// Checks a bump before it is made: `to` is at or above the tag's max_id.
 pub(crate) fn check_bump(tag: &str, max_id: i64, to: i64) -> Result<(), SegmentError> {
     if to < max_id {

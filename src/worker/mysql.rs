@@ -499,13 +499,10 @@ impl LeaseStore for MysqlLeaseStore {
     }
 
     fn record_source(&self, claim: &MysqlClaim) -> String {
-        format!("max_timestamp of leaf_workerid_alloc id {}", claim.worker)
+        table::record_source(claim.worker)
     }
 
     fn none_free(&self, count: u64) -> WorkerError {
-        WorkerError::NoFreeWorker {
-            path: "leaf_workerid_alloc".into(),
-            count,
-        }
+        table::none_free(count)
     }
 }

@@ -519,13 +519,10 @@ impl LeaseStore for PostgresLeaseStore {
     }
 
     fn record_source(&self, claim: &PostgresClaim) -> String {
-        format!("max_timestamp of leaf_workerid_alloc id {}", claim.worker)
+        table::record_source(claim.worker)
     }
 
     fn none_free(&self, count: u64) -> WorkerError {
-        WorkerError::NoFreeWorker {
-            path: "leaf_workerid_alloc".into(),
-            count,
-        }
+        table::none_free(count)
     }
 }

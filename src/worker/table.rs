@@ -68,6 +68,19 @@ pub(crate) fn listed(
     }
 }
 
+/// Where a held row's record lives, for messages.
+pub(crate) fn record_source(worker: u64) -> String {
+    format!("max_timestamp of leaf_workerid_alloc id {worker}")
+}
+
+/// The error when no row can be had (never, with one row per identity; the protocol asks).
+pub(crate) fn none_free(count: u64) -> WorkerError {
+    WorkerError::NoFreeWorker {
+        path: "leaf_workerid_alloc".into(),
+        count,
+    }
+}
+
 /// `workers reclaim`'s plan for a row of `leaf_workerid_alloc` (`db`: MySQL, PostgreSQL).
 pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> String {
     format!(
