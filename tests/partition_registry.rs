@@ -14,6 +14,7 @@ use support::etcd::EtcdServer;
 use support::fault::{Load, Seen, after_on_each_worker, no_time_shared_on_a_worker};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
+use support::postgres::Postgres;
 use support::serve::{LEASE_REFUSALS, Server};
 use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{ZkEnsemble, ZkServer};
@@ -27,8 +28,8 @@ const TTL_MS: u64 = 4_000;
 /// is every client's first endpoint; a new lease starts at the endpoint its registry last found
 /// answering, so it does not spend the client's 2 s request timeout on the cut-off member first.
 const SPLIT_TTL_MS: u64 = 4_000;
-/// The MySQL registry's reservation window (`max_timestamp` runs at most this far ahead).
-const MYSQL_WINDOW_MS: u64 = 3_000;
+/// The database registries' reservation window (`max_timestamp` runs at most this far ahead).
+const DB_WINDOW_MS: u64 = 3_000;
 /// How long a cut lasts (at least: the takeover on the other side is awaited too).
 const CUT_FOR: Duration = Duration::from_secs(10);
 /// An answer may be on its way when issuing stops: how much later than the bound it may arrive.
@@ -284,12 +285,29 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     let net = Net::new();
     let (store, ha, hb) = (net.host(), net.host(), net.host());
     let db = MariaDb::start_at(&store, &[]);
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let url = db.url(&db.fresh_db());
+    database_registry_cut_off("MySQL", "mysql", &url, &ha, &hb);
+}
+
+/// The same with the PostgreSQL registry: the row's advisory lock lives as long as its session,
+/// which PostgreSQL ends after the session's `idle_session_timeout` (leafctl sets it to the
+/// registry wait timeout, 6 s here): then the standby takes the row, after A's window.
+#[test]
+fn a_server_cut_off_from_the_postgres_registry_stops_within_its_window_and_its_row_can_move() {
+    let net = Net::new();
+    let (store, ha, hb) = (net.host(), net.host(), net.host());
+    let pg = Postgres::start_at(&store.place);
+    let url = pg.url(&pg.fresh_db());
+    database_registry_cut_off("PostgreSQL", "postgres", &url, &ha, &hb);
+}
+
+/// A server on host A using the database registry `registry` at `url`, cut off from it; a
+/// standby on host B (the database's side) given A's identity (see the MySQL test above).
+fn database_registry_cut_off(what: &str, registry: &str, url: &str, ha: &Host, hb: &Host) {
     let identity = format!("{}:8080", ha.ip);
     let cmd = |sb: &Sandbox, args: &[&str]| {
         let mut c = sb.leafctl_std();
-        c.env("LEAF_DB", &url)
+        c.env("LEAF_DB", url)
             .env("LEAF_DB_PASSWORD", PASSWORD)
             .env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S", "6")
             .args(args);
@@ -298,8 +316,8 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     let (sa, sbx) = (Sandbox::new(), Sandbox::new());
     let init = hb.wrap(&cmd(&sbx, &["db", "init"])).output().unwrap();
     assert!(init.status.success(), "{init:?}");
-    let serve = ["serve", "--snowflake", "--registry", "mysql", "--instance"];
-    let a = Server::start_at(&ha, {
+    let serve = ["serve", "--snowflake", "--registry", registry, "--instance"];
+    let a = Server::start_at(ha, {
         let mut c = cmd(&sa, &serve);
         c.arg(&identity);
         c
@@ -323,7 +341,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
         cut.elapsed()
     );
     let freed = cut.elapsed();
-    let b = Server::start_at(&hb, {
+    let b = Server::start_at(hb, {
         let mut c = cmd(&sbx, &serve);
         c.arg(&identity);
         c
@@ -356,8 +374,8 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     let resumed = seen_a.first_ok_after(heal_at).unwrap() - heal_at;
     let during = seen_a.requests_in(cut_at, heal_at);
     eprintln!(
-        "[partition] MySQL registry cut off: issued for {} after the cut (bound {MYSQL_WINDOW_MS} \
-         ms); row {wa} unlocked after {} (registry wait_timeout 6 s), issuing with A's identity on the \
+        "[partition] {what} registry cut off: issued for {} after the cut (bound {DB_WINDOW_MS} \
+         ms); row {wa} unlocked after {} (registry wait timeout 6 s), issuing with A's identity on the \
          other side after {}; resumed {} after the heal; during the cut A answered {} requests, \
          {} without an ID, p99 {:?}, max {:?} ({:?})",
         ms(issued_for),
@@ -370,7 +388,7 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
         during.max,
         seen_a.errors
     );
-    assert!(issued_for <= Duration::from_millis(MYSQL_WINDOW_MS) + SLACK);
+    assert!(issued_for <= Duration::from_millis(DB_WINDOW_MS) + SLACK);
     // One worker id throughout: A before, B, A after, never at a time another one used.
     assert!(
         seen_a
@@ -388,15 +406,15 @@ fn a_server_cut_off_from_the_mysql_registry_stops_within_its_window_and_its_row_
     assert!(
         before
             .iter()
-            .all(|&i| time_of(i) <= cut_ms + MYSQL_WINDOW_MS as i64),
+            .all(|&i| time_of(i) <= cut_ms + DB_WINDOW_MS as i64),
         "A issued past its window"
     );
     assert!(
         after.iter().all(|&i| time_of(i) > b_last),
         "A came back at a time the standby used"
     );
-    only_lease_refusals(&seen_a, "A");
-    all_ids(&seen_b, "B");
+    only_lease_refusals(&seen_a, &format!("{what}: A"));
+    all_ids(&seen_b, &format!("{what}: B"));
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
     a.stop_cleanly();

@@ -20,6 +20,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use super::etcd::Certs;
+use super::netns::Place;
 use super::{free_port, wait_until};
 
 /// The password of the `leaf_pw` role (the one role that must give a password over TCP).
@@ -53,13 +54,14 @@ const HBA: &str = "local all all trust
 {host} replication all 127.0.0.1/32 trust
 {host} all leaf_pw 127.0.0.1/32 scram-sha-256
 {host} all all 127.0.0.1/32 trust
+{host} all all 198.18.0.0/15 trust
 ";
 
 /// The server under its watchdog. On stdin the watchdog waits for a line: `keep` stops the
 /// server and leaves the temp dir; anything else, or the pipe closing, also removes the dir.
 const WATCHDOG: &str = r#"
 setpriv --reuid=postgres --regid=postgres --init-groups -- "$POSTGRES" -D "$D/data" \
-  -c port="$PORT" -c listen_addresses=127.0.0.1 -c unix_socket_directories="$D" \
+  -c port="$PORT" -c listen_addresses="$BIND" -c unix_socket_directories="$D" \
   </dev/null >>"$D/postgres.log" 2>&1 &
 pid=$!
 echo "$pid"
@@ -84,6 +86,8 @@ struct Running {
 /// One PostgreSQL server with its data directory.
 pub struct Postgres {
     pub port: u16,
+    /// Where it runs and listens (its namespace and address); the socket works from anywhere.
+    pub place: Place,
     /// The temp dir: `data/`, the socket, `postgres.log`.
     dir: PathBuf,
     running: Mutex<Option<Running>>,
@@ -108,8 +112,19 @@ impl Postgres {
         Postgres::start_with(Some(certs))
     }
 
+    /// A server at `place` (a host of a private network, [`super::netns`]), listening on its
+    /// address.
+    pub fn start_at(place: &Place) -> Postgres {
+        Postgres::start_with_at(None, place)
+    }
+
     fn start_with(tls: Option<&Certs>) -> Postgres {
-        let pg = Postgres::in_new_dir();
+        Postgres::start_with_at(tls, &Place::local())
+    }
+
+    fn start_with_at(tls: Option<&Certs>, place: &Place) -> Postgres {
+        let mut pg = Postgres::in_new_dir();
+        pg.place = place.clone();
         let initdb = pg
             .as_postgres(bin("initdb"))
             .arg("-D")
@@ -198,6 +213,7 @@ impl Postgres {
         give_to_postgres(&dir, 0o700);
         Postgres {
             port: 0,
+            place: Place::local(),
             dir,
             running: Mutex::new(None),
             next_db: AtomicU32::new(0),
@@ -262,12 +278,15 @@ impl Postgres {
     fn launch(&self) -> bool {
         let mut guard = self.running.lock().expect("lock");
         assert!(guard.is_none(), "postgres is already running");
-        let mut watchdog = Command::new("sh")
+        let mut watchdog = self
+            .place
+            .command("sh")
             .arg("-c")
             .arg(WATCHDOG)
             .env("POSTGRES", bin("postgres"))
             .env("D", &self.dir)
             .env("PORT", self.port.to_string())
+            .env("BIND", self.place.ip.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -369,7 +388,7 @@ impl Postgres {
 
     /// The URL of `db` as `user` (`leaf_pw` needs [`PASSWORD`], given some other way).
     pub fn url_for(&self, user: &str, db: &str) -> String {
-        format!("postgres://{user}@127.0.0.1:{}/{db}", self.port)
+        format!("postgres://{user}@{}/{db}", self.place.hostport(self.port))
     }
 
     fn pid(&self) -> u32 {
