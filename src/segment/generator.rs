@@ -4,7 +4,7 @@
 //! Every tag of the table is known by name (a [`TagTable`]), but only a tag that is asked for
 //! gets a buffer, and a buffer left unused for [`IDLE_BUFFER_TIMEOUT`] goes again: a million
 //! tags cost their names while idle, not a million buffers. Nothing runs per tag unless it
-//! issues or loads: the tag list is re-read every [`REFRESH_INTERVAL`] in pages (skipped when
+//! issues or loads: the tag list is re-read every `REFRESH_INTERVAL` (60 s) in pages (skipped when
 //! the database says its fingerprint did not change), and monitoring visits only the tags that
 //! moved since it last looked ([`SegmentGenerator::drain_moved`]).
 
@@ -450,7 +450,7 @@ fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentE
 
 /// Issues segment-mode IDs for any number of tags, for long-running users (`leafctl serve`).
 ///
-/// Tags are read from the table at start and every [`REFRESH_INTERVAL`]; a tag added since is
+/// Tags are read from the table at start and every `REFRESH_INTERVAL` (60 s); a tag added since is
 /// looked up at once. One background thread claims segments (preloads, retries after failures,
 /// refreshes); it stops when the generator is dropped. While the database is down, IDs keep
 /// coming from the buffers; once they are used up callers get [`SegmentError::NotReady`] until
@@ -476,7 +476,7 @@ impl SegmentGeneratorBuilder {
         self.clock = clock;
         self
     }
-    /// How long `next_id` waits for a loading segment (default [`WAIT_TIMEOUT`]).
+    /// How long `next_id` waits for a loading segment (default `WAIT_TIMEOUT`).
     pub fn wait_timeout(mut self, wait: Duration) -> Self {
         self.wait = wait;
         self
@@ -487,7 +487,7 @@ impl SegmentGeneratorBuilder {
         self
     }
     /// How often the tag list is re-read, and idle buffers looked for (default
-    /// [`REFRESH_INTERVAL`]).
+    /// `REFRESH_INTERVAL` (60 s)).
     pub fn refresh_interval(mut self, every: Duration) -> Self {
         self.refresh = every;
         self

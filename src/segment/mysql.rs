@@ -38,7 +38,7 @@ fn row(r: Row) -> LeafAlloc {
 /// A URL may list several hosts (`mysql://user@h1:3306,h2:3306/db`, the form JDBC and libpq
 /// use): the store connects to the first that answers, moves to the next when the one in use
 /// stops answering or cannot take writes (read-only, a Galera node outside the primary
-/// component), and tries the earlier ones again every [`FAILBACK_AFTER`].
+/// component), and tries the earlier ones again every [`FAILBACK_AFTER`](super::FAILBACK_AFTER).
 pub struct MysqlStore {
     /// One per host of the URL, in its order, with the pool's settings.
     hosts: Vec<OptsBuilder>,

@@ -1,5 +1,5 @@
 //! The allocation table on PostgreSQL (one server, a libpq host list, a Patroni cluster), through
-//! [`crate::pg`].
+//! `src/pg.rs`.
 
 use std::sync::{Arc, Mutex};
 
@@ -42,7 +42,7 @@ const CLAIM_SQL: &str = "UPDATE leaf_alloc \
 const IDLE_CONNECTIONS: usize = 4;
 
 /// `leaf_alloc` on PostgreSQL: a few connections to the host in use, every statement bounded by
-/// [`pg::IO_TIMEOUT`].
+/// the 5 s I/O timeout.
 ///
 /// A URL may list several hosts (`postgres://leaf@h1:5432,h2:5432,h3:5432/leaf`): with more
 /// than one, only a writable host is used (libpq's `target_session_attrs=read-write`); the
@@ -97,7 +97,7 @@ impl Drop for Lease<'_> {
 
 impl PostgresStore {
     /// Connects to `postgres://user[:password]@host[:port][,host[:port]...]/database[?...]`
-    /// (libpq's URL form, see [`crate::pg`]); `password`, when given, replaces one in the URL.
+    /// (libpq's URL form, see `src/pg.rs`); `password`, when given, replaces one in the URL.
     pub fn open(url: &str, password: Option<&str>) -> Result<PostgresStore, SegmentError> {
         let target = pg::parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
             url: redact_url(url),

@@ -28,7 +28,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LeafAlloc> {
 }
 
 /// `leaf_alloc` in an SQLite file. Claims run under `BEGIN IMMEDIATE`, which takes the file's
-/// write lock first, so concurrent processes queue (up to [`BUSY_TIMEOUT`]) instead of
+/// write lock first, so concurrent processes queue (up to `BUSY_TIMEOUT`) instead of
 /// overlapping.
 pub struct SqliteStore {
     conn: Mutex<Connection>,

@@ -176,7 +176,7 @@ impl TagFilter {
         }
     }
 
-    /// A `LIKE` pattern (escape character [`LIKE_ESCAPE`]) that every tag passing the filter
+    /// A `LIKE` pattern (escape character `LIKE_ESCAPE` (`!`)) that every tag passing the filter
     /// matches, for the database to narrow a listing; `None` for every tag. It may let through
     /// more than the filter (`LIKE` ignores case on MySQL's usual collations), never less.
     pub fn like_pattern(&self) -> Option<String> {

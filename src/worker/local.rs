@@ -302,7 +302,7 @@ impl LeaseStore for LocalStore {
 }
 
 /// An exclusive hold on one (name, worker id) on this machine, released on drop: a lock file and
-/// a state file under the fenced-lease protocol (see [`LocalStore`]).
+/// a state file under the fenced-lease protocol (see `LocalStore`).
 ///
 /// It is also the generator's [`TimeFence`]: a reservation is written (and synced) to disk before
 /// IDs at its times are issued. Renewal normally happens ahead of need on a background thread, so

@@ -3,7 +3,7 @@
 //! The worker id is the row's `id`, looked up by `ip_port` and created when absent (MySQL never
 //! reuses an AUTO_INCREMENT value, like ZooKeeper's sequence numbers). `max_timestamp` bounds the
 //! times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
-//! ([`super::lease`]): the claim is the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`)
+//! (`src/worker/lease`): the claim is the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`)
 //! held by one dedicated connection, so a second live process with the same identity refuses to
 //! start; `max_timestamp` is read under that lock and raised before IDs past it are issued, by an
 //! `UPDATE` that compares the stored value and the lock's owner; `update_time` is the 3 s report.

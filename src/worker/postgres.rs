@@ -2,7 +2,7 @@
 //!
 //! The worker id is the row's `id` (a `bigserial`: the sequence never hands a value out twice,
 //! like MySQL's AUTO_INCREMENT), looked up by `ip_port` and created when absent. This is the
-//! PostgreSQL store of the fenced-lease protocol ([`super::lease`]): the claim is the session
+//! PostgreSQL store of the fenced-lease protocol (`src/worker/lease`): the claim is the session
 //! advisory lock `(0x4C454146, id)` ("LEAF") held by one dedicated connection, so a second live
 //! process with the same identity refuses to start; `max_timestamp` is read under that lock and
 //! raised before IDs past it are issued, by an `UPDATE` that compares the stored value and

@@ -1,7 +1,7 @@
 //! The forever mode's local cache file: Leaf's weak dependency on ZooKeeper, with NotFound9's fix.
 //!
 //! `{state_dir}/zk-{name}-{ip}_{port}.json` holds the worker id ZooKeeper gave this identity, the
-//! last time reported, and (like the `--worker-id` state file in [`super::local`]) an upper bound on the times IDs were issued at,
+//! last time reported, and (like the `--worker-id` state file in [`crate::worker::local`]) an upper bound on the times IDs were issued at,
 //! written and synced before IDs at those times are handed out. When ZooKeeper is unreachable at
 //! start the cached worker id is used only if the clock is not behind the recorded times. A lock
 //! file beside it keeps a second process with the same identity on this host from starting.
