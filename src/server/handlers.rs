@@ -71,7 +71,6 @@ struct CacheEntry {
     last_error: Option<String>,
 }
 
-/// Every field of the JSON, the load state and the last error included.
 /// The longest a snowflake request waits on the worker-id registry (its turn, and the one
 /// blocking call that extends the time fence) before it is answered `503` with `Retry-After`:
 /// under a second, so a client with a 1 s timeout gets an answer, not a hang (issue 28).
@@ -90,6 +89,7 @@ fn registry_slow() -> ApiError {
     )
 }
 
+/// Every field of the JSON, the load state and the last error included.
 const CACHE_COLUMNS: [&str; 14] = [
     "key",
     "initOk",
