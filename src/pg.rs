@@ -61,6 +61,9 @@ pub(crate) struct PgTarget {
     pub read_write: bool,
     /// `postgres://user@host:port[,host:port...]/db`, for messages (never with a password).
     pub name: String,
+    /// The TLS configuration, made at the first connection (reading the CA file or the
+    /// system's roots) and shared by every later one.
+    tls: Arc<OnceLock<Result<Option<rustls::ClientConfig>, PgFailure>>>,
 }
 
 /// The URL parameters leafctl reads; any other is refused rather than silently ignored.
@@ -206,6 +209,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
         application_name,
         read_write,
         name,
+        tls: Arc::default(),
     })
 }
 
@@ -516,7 +520,7 @@ impl PgConn {
             config.password(p);
         }
         let password = target.password.clone();
-        let tls = tls_config(target)?;
+        let tls = target.tls.get_or_init(|| tls_config(target)).clone()?;
         let pw = password.clone();
         let wait = target.connect_timeout + IO_TIMEOUT;
         let connected = run(async move {
