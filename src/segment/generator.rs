@@ -92,6 +92,30 @@ struct Active {
     since: Instant,
 }
 
+/// Buffers out of the table (dropped as idle, or their tag removed) that may still issue: a
+/// thread remembers one until it sees [`Inner::version`] move, a [`SegmentHandle`] keeps one.
+/// They count in the totals until only this list holds them; then their count is final.
+#[derive(Default)]
+struct Retired {
+    buffers: Vec<Arc<SegmentBuffer>>,
+    /// Issued by retired buffers that nothing else held any more.
+    issued: u64,
+}
+
+impl Retired {
+    /// Folds the count of each buffer nothing else holds: none can issue again.
+    fn settle(&mut self) {
+        let Retired { buffers, issued } = self;
+        buffers.retain_mut(|b| {
+            if Arc::get_mut(b).is_none() {
+                return true;
+            }
+            *issued = issued.saturating_add(b.issued());
+            false
+        });
+    }
+}
+
 /// A buffer as a map key: its address (unique while the buffer lives, and the map holds it).
 fn key(buffer: &Arc<SegmentBuffer>) -> usize {
     Arc::as_ptr(buffer) as usize
@@ -122,8 +146,9 @@ struct Inner {
     /// Raised when a buffer leaves the table (dropped as idle, or its tag removed), so a
     /// thread's remembered buffers are known stale.
     version: AtomicU64,
-    /// IDs issued by buffers since dropped (for the issued total over all tags).
-    dropped_issued: AtomicU64,
+    /// Buffers that left the table, and what the ones since gone had issued (for the issued
+    /// total over all tags). Taken after [`Inner::active`] when both are held.
+    retired: Mutex<Retired>,
     /// Claims over all tags, and how many failed.
     claims: AtomicU64,
     claim_failures: AtomicU64,
@@ -279,11 +304,18 @@ impl Inner {
         }
     }
 
+    /// Moves buffers leaving the table from [`Inner::active`] (held) to [`Inner::retired`] in
+    /// one step, so the totals never miss or double count them.
+    fn retire(&self, active: MutexGuard<'_, Vec<Active>>, leaving: &[Arc<SegmentBuffer>]) {
+        locked(&self.retired)
+            .buffers
+            .extend(leaving.iter().cloned());
+        drop(active);
+    }
+
     /// Forgets a buffer that left the table.
     fn forget(&self, buffer: &Arc<SegmentBuffer>) {
         locked(&self.troubled).remove(&key(buffer));
-        self.dropped_issued
-            .fetch_add(buffer.issued(), Ordering::Relaxed);
         self.version.fetch_add(1, Ordering::Release);
     }
 
@@ -317,7 +349,9 @@ impl Inner {
         }
         let gone = self.table.sweep(epoch);
         if !gone.is_empty() {
-            locked(&self.active).retain(|a| !gone.iter().any(|b| Arc::ptr_eq(b, &a.buffer)));
+            let mut active = locked(&self.active);
+            active.retain(|a| !gone.iter().any(|b| Arc::ptr_eq(b, &a.buffer)));
+            self.retire(active, &gone);
             gone.iter().for_each(|b| self.forget(b));
         }
         *locked(&self.fingerprint) = fingerprint;
@@ -327,7 +361,8 @@ impl Inner {
     fn drop_idle(&self) {
         let now = Instant::now();
         let mut idle = Vec::new();
-        locked(&self.active).retain_mut(|a| {
+        let mut active = locked(&self.active);
+        active.retain_mut(|a| {
             let issued = a.buffer.issued();
             if issued != a.issued || a.buffer.is_loading() {
                 a.issued = issued;
@@ -340,11 +375,14 @@ impl Inner {
             idle.push(a.buffer.clone());
             false
         });
+        self.retire(active, &idle);
         for buffer in idle {
+            // Not in the table any more only if a refresh removed its tag: forgotten then.
             if self.table.detach(&buffer) {
                 self.forget(&buffer);
             }
         }
+        locked(&self.retired).settle();
     }
 
     /// The buffer of `tag`, looked up in the database when the table does not hold it (a tag
@@ -520,7 +558,7 @@ impl SegmentGeneratorBuilder {
             tx,
             id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
             version: AtomicU64::new(0),
-            dropped_issued: AtomicU64::new(0),
+            retired: Mutex::new(Retired::default()),
             claims: AtomicU64::new(0),
             claim_failures: AtomicU64::new(0),
             fingerprint: Mutex::new(fingerprint),
@@ -780,15 +818,21 @@ impl SegmentGenerator {
     /// Totals over every tag: visits the buffers in use (not every tag).
     pub fn totals(&self) -> SegmentTotals {
         let inner = &*self.inner;
-        let buffers: Vec<Arc<SegmentBuffer>> = locked(&inner.active)
-            .iter()
-            .map(|a| a.buffer.clone())
-            .collect();
+        // Both lists at one moment (a buffer moves between them under both locks); the
+        // retired ones held here cannot settle, so none is counted twice or missed.
+        let active = locked(&inner.active);
+        let buffered = active.len() as u64;
+        let mut buffers: Vec<Arc<SegmentBuffer>> =
+            active.iter().map(|a| a.buffer.clone()).collect();
+        let retired = locked(&inner.retired);
+        buffers.extend(retired.buffers.iter().cloned());
+        let settled = retired.issued;
+        drop((retired, active));
         let issued = buffers.iter().map(|b| b.issued()).sum::<u64>();
         SegmentTotals {
             tags: inner.table.len() as u64,
-            buffered: buffers.len() as u64,
-            issued: issued.saturating_add(inner.dropped_issued.load(Ordering::Relaxed)),
+            buffered,
+            issued: issued.saturating_add(settled),
             claims: inner.claims.load(Ordering::Relaxed),
             claim_failures: inner.claim_failures.load(Ordering::Relaxed),
         }
