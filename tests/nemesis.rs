@@ -186,6 +186,22 @@ impl Served {
     }
 }
 
+/// Stops the clients and kills every `serve` when dropped: the clients share the servers (an
+/// `Arc`), so a panic in the test would otherwise leave both running after the test ends.
+struct StopAll {
+    stop: Arc<AtomicBool>,
+    served: Arc<Vec<Served>>,
+}
+
+impl Drop for StopAll {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for s in self.served.iter() {
+            s.kill();
+        }
+    }
+}
+
 /// What the nemesis did, when (since the start of the run).
 #[derive(Default)]
 struct Events {
@@ -557,6 +573,11 @@ fn nemesis(run: &Run) {
             })
             .collect(),
     );
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_all = StopAll {
+        stop: stop.clone(),
+        served: served.clone(),
+    };
     let mut ev = Events::default();
     let started = Instant::now();
     ev.started = Some(started);
@@ -572,7 +593,6 @@ fn nemesis(run: &Run) {
     );
     let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
 
-    let stop = Arc::new(AtomicBool::new(false));
     let mut clients = Vec::new();
     for i in 0..served.len() {
         for mode in [Mode::Segment, Mode::Snowflake] {
