@@ -316,12 +316,12 @@ fn apply(step: &Step, w: &World<'_>) {
         Fault::KillDb(i) => {
             galera.nodes[i].kill();
             hold();
-            galera.restart(i);
+            rejoin(galera, i, ev);
         }
         Fault::LeaveDb(i) => {
             galera.nodes[i].stop();
             hold();
-            galera.restart(i);
+            rejoin(galera, i, ev);
         }
         Fault::PauseDb(i) => {
             galera.nodes[i].pause();
@@ -354,6 +354,20 @@ fn apply(step: &Step, w: &World<'_>) {
             to: ev.now(),
         });
     }
+}
+
+/// Starts Galera node `i` again until it joins (a failed state transfer makes the joiner exit:
+/// started again, as an operator would, up to three times).
+fn rejoin(galera: &Galera, i: usize, ev: &Events) {
+    if let Err(log) = galera.rejoin(i, 3) {
+        let tail: Vec<&str> = log.lines().rev().take(30).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "galera node {i} did not rejoin in three tries:\n{}",
+            tail.join("\n")
+        );
+    }
+    ev.note(format!("galera node {i} Synced again"));
 }
 
 /// Waits (bounded) until Galera node `i` is back in the primary component and Synced, so the

@@ -150,6 +150,25 @@ impl Galera {
         self.nodes[i].launch(&[&format!("--wsrep-start-position={position}")]);
         wait_synced(&self.nodes[i], i);
     }
+
+    /// [`Galera::restart`] as an operator does it: a joiner whose state transfer failed (the
+    /// donor gave up, "Will never receive state. Need to abort") exits, and is started again,
+    /// up to `tries` times. The error log of the last try if none joined.
+    pub fn rejoin(&self, i: usize, tries: usize) -> Result<(), String> {
+        let mut last = String::new();
+        for _ in 0..tries {
+            let position = self.nodes[i].wsrep_recover();
+            match self.nodes[i].try_launch(&[&format!("--wsrep-start-position={position}")]) {
+                Ok(()) if synced(&self.nodes[i]) => return Ok(()),
+                Ok(()) => {
+                    last = format!("node {i} started but never became Synced");
+                    self.nodes[i].kill();
+                }
+                Err(log) => last = log,
+            }
+        }
+        Err(last)
+    }
 }
 
 /// A status variable of `node` (empty when it does not answer).
@@ -168,12 +187,17 @@ fn status(node: &MariaDb, name: &str) -> String {
     }
 }
 
-/// Waits until `node` (node `i`) is Synced and in the primary component.
-fn wait_synced(node: &MariaDb, i: usize) {
-    let synced = wait_until(Duration::from_secs(120), || {
+/// Waits (at most 120 s) until `node` is Synced and in the primary component.
+fn synced(node: &MariaDb) -> bool {
+    wait_until(Duration::from_secs(120), || {
         status(node, "wsrep_local_state_comment") == "Synced"
             && status(node, "wsrep_cluster_status") == "Primary"
-    });
+    })
+}
+
+/// Waits until `node` (node `i`) is Synced and in the primary component.
+fn wait_synced(node: &MariaDb, i: usize) {
+    let synced = synced(node);
     let log = std::fs::read_to_string(node.dir().join("error.log")).unwrap_or_default();
     assert!(synced, "galera node {i} never became Synced:\n{log}");
 }

@@ -164,6 +164,14 @@ impl MariaDb {
     /// Starts mariadbd on the existing data directory and port, with `once` appended to the
     /// options for this start only (`--wsrep-new-cluster`); waits until it answers.
     pub(crate) fn launch(&self, once: &[&str]) {
+        if let Err(log) = self.try_launch(once) {
+            panic!("mariadbd did not become ready:\n{log}");
+        }
+    }
+
+    /// [`MariaDb::launch`], returning the error log instead of panicking when the server does
+    /// not come up (it has exited, or is reaped: another launch may follow).
+    pub(crate) fn try_launch(&self, once: &[&str]) -> Result<(), String> {
         let mut guard = self.running.lock().unwrap();
         assert!(guard.is_none(), "already running");
         let script = format!(
@@ -218,8 +226,18 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
                 .map(|o| o.status.success())
                 .unwrap_or(false)
         });
+        if ready {
+            return Ok(());
+        }
         let log = std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default();
-        assert!(ready, "mariadbd did not become ready:\n{log}");
+        // Gone or not: stop what is left, keeping the data directory.
+        let _ = self
+            .place
+            .command("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        self.reap();
+        Err(log)
     }
 
     /// The `mariadb` client running SQL as root over the socket (to run in the background).
