@@ -157,6 +157,11 @@ impl Galera {
     pub fn rejoin(&self, i: usize, tries: usize) -> Result<(), String> {
         let mut last = String::new();
         for _ in 0..tries {
+            // The joiner's rsync daemon runs as `nobody`; files mariadbd (root) made since the
+            // last transfer are not writable by it, and the transfer fails ("mkstemp
+            // .rsync_sst_complete ... Permission denied", the donor's "error 255"). Node 0
+            // never was a joiner before.
+            give_to_nobody(&self.nodes[i].dir().join("data"));
             let position = self.nodes[i].wsrep_recover();
             match self.nodes[i].try_launch(&[&format!("--wsrep-start-position={position}")]) {
                 Ok(()) if synced(&self.nodes[i]) => return Ok(()),
