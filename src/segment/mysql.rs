@@ -63,8 +63,13 @@ impl std::fmt::Debug for MysqlStore {
 fn host_cannot_serve(e: &mysql::Error) -> bool {
     match e {
         // 1047: WSREP has not yet prepared node for application use; 1053: server shutdown;
-        // 1290/1836: read-only; 1927: connection killed.
-        mysql::Error::MySqlError(m) => matches!(m.code, 1047 | 1053 | 1290 | 1836 | 1927),
+        // 1290/1836: read-only; 1927: connection killed; 1180: the commit failed on this
+        // server, as a Galera node's does when it drops out of the primary component while
+        // the claim replicates ("Not connected to Primary Component"): nothing was claimed,
+        // and trying the next host can only leave a gap, never repeat an ID.
+        mysql::Error::MySqlError(m) => {
+            matches!(m.code, 1047 | 1053 | 1180 | 1290 | 1836 | 1927)
+        }
         e => !mysql_url::is_tls_failure(e),
     }
 }
@@ -542,5 +547,38 @@ impl AllocStore for MysqlStore {
                 Ok(conn.affected_rows() == 1)
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server_error(code: u16, message: &str) -> mysql::Error {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            message: message.into(),
+            code,
+        })
+    }
+
+    /// The nemesis (tests/nemesis.rs) saw `next` fail with 1180 on a Galera node that had just
+    /// left the primary component while two other nodes could take the claim.
+    #[test]
+    fn a_node_out_of_the_primary_component_hands_over_to_the_next_host() {
+        let out = "Error while appending streaming replication fragment(provider status: Not \
+                   connected to Primary Component)";
+        assert!(host_cannot_serve(&server_error(1180, out)));
+        assert!(host_cannot_serve(&server_error(
+            1047,
+            "WSREP has not yet prepared node"
+        )));
+        assert!(host_cannot_serve(&server_error(1290, "--read-only")));
+        // A statement's own failure is the answer on every host.
+        assert!(!host_cannot_serve(&server_error(
+            1146,
+            "Table 'leaf.leaf_alloc' doesn't exist"
+        )));
+        assert!(!host_cannot_serve(&server_error(1213, "Deadlock found")));
     }
 }
