@@ -111,6 +111,11 @@ pub struct IssueOptions {
     pub clock: Arc<dyn Clock>,
     /// How far (ms) IDs may run ahead of the clock, at most [`MAX_LEAD_MS`]; 0 never (Leaf).
     pub max_lead_ms: u64,
+    /// Unix ms of the last ID this process issued on an earlier lease, if any: a generator on
+    /// a new lease (perhaps another worker id) issues only from later ticks, so one server's
+    /// IDs keep ascending across the change (a clock stepped back meanwhile is then refused or
+    /// waited out as on one lease, never issued from).
+    pub issued_after_ms: Option<i64>,
 }
 
 impl IssueOptions {
@@ -121,6 +126,7 @@ impl IssueOptions {
             seq_start: SeqStart::Random,
             clock: Arc::new(crate::snowflake::SystemClock),
             max_lead_ms: 0,
+            issued_after_ms: None,
         }
     }
 
@@ -142,6 +148,12 @@ impl IssueOptions {
         self.max_lead_ms = max_lead_ms;
         self
     }
+
+    /// Issues only from ticks after `unix_ms` (see [`IssueOptions::issued_after_ms`]).
+    pub fn issued_after(mut self, unix_ms: Option<i64>) -> Self {
+        self.issued_after_ms = unix_ms;
+        self
+    }
 }
 
 impl std::fmt::Debug for IssueOptions {
@@ -150,6 +162,7 @@ impl std::fmt::Debug for IssueOptions {
             .field("layout", &self.layout)
             .field("seq_start", &self.seq_start)
             .field("max_lead_ms", &self.max_lead_ms)
+            .field("issued_after_ms", &self.issued_after_ms)
             .finish()
     }
 }
@@ -235,7 +248,7 @@ impl WorkerGenerator {
             .seq_start(options.seq_start)
             .max_lead_ms(options.max_lead_ms)
             .fence(Box::new(SharedFence(lease.clone())));
-        if let Some(t) = lease.resume_after_ms() {
+        if let Some(t) = lease.resume_after_ms().max(options.issued_after_ms) {
             builder = builder.resume_after(t);
         }
         let generator = match builder.build() {

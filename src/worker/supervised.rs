@@ -56,6 +56,8 @@ struct Shared {
     state: Mutex<KeeperState>,
     wake: Condvar,
     acquisitions: AtomicU64,
+    /// The generator replaced last: a new one issues only after its last ID's time.
+    last_retired: Mutex<Option<Arc<WorkerGenerator>>>,
     /// Rollback counts of generators already replaced.
     retired_waited: AtomicU64,
     retired_refused: AtomicU64,
@@ -79,8 +81,19 @@ impl Shared {
         !st.stopping
     }
 
+    /// A generator on a new lease, issuing only after the last ID of the one it replaces
+    /// (read now, not when that one was retired: a request that held it may have issued
+    /// since). The registry keeps IDs unique across processes; this keeps this process's IDs
+    /// ascending when the new lease is another worker id and the clock went back meanwhile.
     fn acquire(&self) -> Result<WorkerGenerator, IssueError> {
-        WorkerGenerator::start(self.registry.as_ref(), &self.options)
+        let after = self
+            .last_retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|g| g.generator().last_issued_ms());
+        let options = self.options.clone().issued_after(after);
+        WorkerGenerator::start(self.registry.as_ref(), &options)
     }
 
     /// Takes a generator out of service: keeps its counts, records its last time and gives the
@@ -112,6 +125,7 @@ impl Shared {
                         self.current.store(None);
                         self.lock().problem = Some(e.to_string());
                         self.retire(&g);
+                        *self.last_retired.lock().unwrap_or_else(|p| p.into_inner()) = Some(g);
                     }
                 },
                 None => match self.acquire() {
@@ -173,6 +187,7 @@ impl SupervisedGenerator {
             state: Mutex::new(KeeperState::default()),
             wake: Condvar::new(),
             acquisitions: AtomicU64::new(0),
+            last_retired: Mutex::new(None),
             retired_waited: AtomicU64::new(0),
             retired_refused: AtomicU64::new(0),
         });
@@ -342,5 +357,109 @@ impl SupervisedGenerator {
 impl Drop for SupervisedGenerator {
     fn drop(&mut self) {
         self.stop_keeper();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snowflake::{FakeClock, SeqStart, TimeFence};
+    use std::sync::atomic::AtomicBool;
+
+    /// Leases worker 0, then 1, ...; worker 0's lease is taken away when `lost` is set.
+    struct Scripted {
+        next_worker: AtomicU64,
+        lost: Arc<AtomicBool>,
+    }
+
+    struct ScriptedLease {
+        worker: u64,
+        lost: Arc<AtomicBool>,
+    }
+
+    impl TimeFence for ScriptedLease {
+        fn extend(&self, _unix_ms: i64) -> Result<i64, SnowflakeError> {
+            Ok(i64::MAX)
+        }
+        fn try_extend(&self, _unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
+            Some(Ok(i64::MAX))
+        }
+    }
+
+    impl super::super::WorkerLease for ScriptedLease {
+        fn worker(&self) -> u64 {
+            self.worker
+        }
+        fn resume_after_ms(&self) -> Option<i64> {
+            None
+        }
+        fn check(&self) -> Result<(), WorkerError> {
+            if self.worker == 0 && self.lost.load(Ordering::SeqCst) {
+                return Err(WorkerError::NoLease {
+                    reason: "taken away".into(),
+                });
+            }
+            Ok(())
+        }
+        fn finish(&self, _last_issued_ms: Option<i64>) -> Result<(), WorkerError> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            format!("scripted lease {}", self.worker)
+        }
+    }
+
+    impl WorkerRegistry for Scripted {
+        fn acquire(
+            &self,
+            _options: &IssueOptions,
+        ) -> Result<Arc<dyn super::super::WorkerLease>, WorkerError> {
+            Ok(Arc::new(ScriptedLease {
+                worker: self.next_worker.fetch_add(1, Ordering::SeqCst),
+                lost: self.lost.clone(),
+            }))
+        }
+    }
+
+    /// Found by the nemesis (tests/nemesis.rs, etcd, seed 101): a server whose clock was
+    /// stepped back 3 s lost its lease, leased another worker id and issued IDs 0.5 s below
+    /// the ones it had answered a moment before (unique, as the worker id differs, but one
+    /// server's IDs went backwards). The new lease now issues only after the old one's last
+    /// ID: with the clock behind it refuses, as on one lease, and resumes once time passes.
+    #[test]
+    fn a_new_lease_never_issues_below_the_ids_of_the_one_it_replaced() {
+        let t = 1_700_000_000_000;
+        let clock = Arc::new(FakeClock::new(t));
+        let lost = Arc::new(AtomicBool::new(false));
+        let registry = Scripted {
+            next_worker: AtomicU64::new(0),
+            lost: lost.clone(),
+        };
+        let options = IssueOptions::new(Layout::preset(crate::snowflake::Preset::Leaf))
+            .clock(clock.clone())
+            .seq_start(SeqStart::Zero);
+        let g = SupervisedGenerator::start(Box::new(registry), options).unwrap();
+        let before: Vec<u64> = g.next_block(10).unwrap().into_iter().collect();
+        let high = *before.iter().max().unwrap();
+        // The clock steps back 3 s, then the lease is taken away.
+        clock.set_ms(t - 3_000);
+        lost.store(true, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while g.status().acquisitions < 2 {
+            assert!(Instant::now() < deadline, "no new lease: {:?}", g.status());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(g.status().worker, Some(1));
+        match g.next_block(1) {
+            Err(IssueError::Snowflake(SnowflakeError::ClockMovedBackwards { by_ms })) => {
+                assert!(by_ms >= 3_000, "{by_ms}")
+            }
+            other => panic!("expected a refusal while the clock is behind, got {other:?}"),
+        }
+        // Once the clock passes the old lease's last ID, the new one issues above it.
+        clock.set_ms(t + 1);
+        let after: Vec<u64> = g.next_block(10).unwrap().into_iter().collect();
+        assert!(after.iter().all(|&id| id > high), "{after:?} after {high}");
+        g.finish().unwrap();
     }
 }
