@@ -61,9 +61,10 @@ pub(crate) struct PgTarget {
     pub read_write: bool,
     /// `postgres://user@host:port[,host:port...]/db`, for messages (never with a password).
     pub name: String,
-    /// The TLS configuration, made at the first connection (reading the CA file or the
-    /// system's roots) and shared by every later one.
-    tls: Arc<OnceLock<Result<Option<rustls::ClientConfig>, PgFailure>>>,
+    /// The TLS configuration, made at the first connection that could make it (reading the
+    /// CA file or the system's roots) and shared by every later one. A failure is not kept:
+    /// a CA file being replaced fails one connection, not every one until a restart.
+    tls: Arc<OnceLock<Option<rustls::ClientConfig>>>,
 }
 
 /// The URL parameters leafctl reads; any other is refused rather than silently ignored.
@@ -520,7 +521,13 @@ impl PgConn {
             config.password(p);
         }
         let password = target.password.clone();
-        let tls = target.tls.get_or_init(|| tls_config(target)).clone()?;
+        let tls = match target.tls.get() {
+            Some(made) => made.clone(),
+            None => {
+                let made = tls_config(target)?;
+                target.tls.get_or_init(|| made).clone()
+            }
+        };
         let pw = password.clone();
         let wait = target.connect_timeout + IO_TIMEOUT;
         let connected = run(async move {
