@@ -56,7 +56,9 @@ struct Shared {
     state: Mutex<KeeperState>,
     wake: Condvar,
     acquisitions: AtomicU64,
-    /// The generator replaced last: a new one issues only after its last ID's time.
+    /// The generator whose lease was lost, until a new one is acquired: the new one issues
+    /// only after its last ID's time. (Kept only until then: it holds the old lease's
+    /// connection or session.)
     last_retired: Mutex<Option<Arc<WorkerGenerator>>>,
     /// Rollback counts of generators already replaced.
     retired_waited: AtomicU64,
@@ -130,6 +132,14 @@ impl Shared {
                 },
                 None => match self.acquire() {
                     Ok(g) => {
+                        // The new generator starts after the old one's last ID and carries that
+                        // point on (its own last issued time) if it is lost in turn. The old
+                        // one goes when this arm ends, after the state lock.
+                        let _old = self
+                            .last_retired
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .take();
                         let mut st = self.lock();
                         if st.stopping {
                             drop(st);
