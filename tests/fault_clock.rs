@@ -11,10 +11,9 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use support::faketime::{under_faketime, with_clock_file};
+use support::faketime::{ClockFile, under_faketime};
 use support::fault::Load;
 use support::serve::Server;
 use support::snowflake::{now_ms, time_of};
@@ -22,32 +21,6 @@ use support::zookeeper::ZkServer;
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 const PATH: &str = "/api/snowflake/get/k";
-
-/// The offset file a running process reads its clock from.
-struct ClockFile(PathBuf);
-
-impl ClockFile {
-    fn new(sb: &Sandbox) -> ClockFile {
-        let f = ClockFile(sb.path().join("clock"));
-        f.set("+0");
-        f
-    }
-
-    /// Sets the offset from the real clock (libfaketime's syntax: `-0.003`, `-10`, `+3600`),
-    /// replacing the file atomically so a reader never sees half of it.
-    fn set(&self, offset: &str) {
-        let tmp = self.0.with_extension("tmp");
-        std::fs::write(&tmp, format!("{offset}\n")).unwrap();
-        std::fs::rename(&tmp, &self.0).unwrap();
-    }
-
-    /// `leafctl ARGS` (a `serve`) in `sb`, its clock read from this file.
-    fn serve(&self, sb: &Sandbox, args: &[&str]) -> Server {
-        let mut cmd = sb.leafctl_std();
-        cmd.args(args);
-        Server::start(with_clock_file(&cmd, &self.0))
-    }
-}
 
 fn metric(s: &Server, name: &str) -> u64 {
     let body = s.get("/metrics").body;
@@ -102,7 +75,7 @@ fn answers_again(s: &Server) -> Vec<u64> {
 #[test]
 fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_clock_returns() {
     let sb = Sandbox::new();
-    let clock = ClockFile::new(&sb);
+    let clock = ClockFile::new(sb.path());
     let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "4"]);
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
 
@@ -169,7 +142,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
 #[test]
 fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour() {
     let sb = Sandbox::new();
-    let clock = ClockFile::new(&sb);
+    let clock = ClockFile::new(sb.path());
     let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "5"]);
     let mut ids = s.get(&format!("{PATH}?count=100")).ids();
 
@@ -228,7 +201,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
 fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let clock = ClockFile::new(&sb);
+    let clock = ClockFile::new(sb.path());
     let s = clock.serve(
         &sb,
         &["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"],

@@ -30,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use support::etcd::EtcdServer;
-use support::faketime::with_clock_file;
+use support::faketime::ClockFile;
 use support::fault::complete_ids;
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
@@ -107,7 +107,7 @@ impl Ensemble {
 struct Served {
     host: Host,
     sandbox: Sandbox,
-    clock: std::path::PathBuf,
+    clock: ClockFile,
     args: Vec<String>,
     env: Vec<(String, String)>,
     server: Mutex<Option<Server>>,
@@ -123,7 +123,7 @@ impl Served {
         for (k, v) in &self.env {
             c.env(k, v);
         }
-        with_clock_file(&c, &self.clock)
+        self.clock.command(&c)
     }
 
     /// Starts the process (again), retrying while it refuses to start (a clock behind its last
@@ -177,12 +177,6 @@ impl Served {
         if let Some(s) = self.server.lock().unwrap().as_ref() {
             signal(s.pid(), sig);
         }
-    }
-
-    fn set_clock(&self, offset_ms: i64) {
-        let tmp = self.clock.with_extension("tmp");
-        std::fs::write(&tmp, format!("{:+.3}\n", offset_ms as f64 / 1000.0)).unwrap();
-        std::fs::rename(&tmp, &self.clock).unwrap();
     }
 }
 
@@ -309,9 +303,9 @@ fn apply(step: &Step, w: &World<'_>) {
             servers[server].host.restore();
         }
         Fault::ClockStep { server, ms } => {
-            servers[server].set_clock(ms);
+            servers[server].clock.set_ms(ms);
             hold();
-            servers[server].set_clock(0);
+            servers[server].clock.set_ms(0);
         }
         Fault::KillDb(i) => {
             galera.nodes[i].kill();
@@ -563,8 +557,7 @@ fn nemesis(run: &Run) {
             .enumerate()
             .map(|(i, host)| {
                 let sandbox = Sandbox::new();
-                let clock = sandbox.path().join("clock");
-                std::fs::write(&clock, "+0\n").unwrap();
+                let clock = ClockFile::new(sandbox.path());
                 let mut args: Vec<String> = ["serve", "--segment", "--snowflake", "--name", "nem"]
                     .iter()
                     .map(|s| s.to_string())

@@ -11,6 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::Sandbox;
+use super::serve::Server;
+
 /// `cmd` (a leafctl command with its environment and working directory, e.g.
 /// `sb.leafctl_std()`) run under `faketime -f OFFSET`, the monotonic clock left alone as a real
 /// clock step leaves it.
@@ -48,4 +51,41 @@ pub fn libfaketime() -> PathBuf {
         .map(|e| e.path().join("faketime/libfaketime.so.1"))
         .find(|p| p.exists())
         .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
+}
+
+/// The offset file running processes read their clock from (see [`with_clock_file`]).
+pub struct ClockFile(PathBuf);
+
+impl ClockFile {
+    /// `DIR/clock`, set to the true time (`+0`).
+    pub fn new(dir: &Path) -> ClockFile {
+        let f = ClockFile(dir.join("clock"));
+        f.set("+0");
+        f
+    }
+
+    /// Sets the offset from the real clock (libfaketime's syntax: `-0.003`, `-10`, `+3600`),
+    /// replacing the file atomically so a reader never sees half of it.
+    pub fn set(&self, offset: &str) {
+        let tmp = self.0.with_extension("tmp");
+        std::fs::write(&tmp, format!("{offset}\n")).unwrap();
+        std::fs::rename(&tmp, &self.0).unwrap();
+    }
+
+    /// Sets the offset in ms (negative: behind the real clock).
+    pub fn set_ms(&self, offset_ms: i64) {
+        self.set(&format!("{:+.3}", offset_ms as f64 / 1000.0));
+    }
+
+    /// `cmd` with its clock read from this file.
+    pub fn command(&self, cmd: &Command) -> Command {
+        with_clock_file(cmd, &self.0)
+    }
+
+    /// `leafctl ARGS` (a `serve`) in `sb`, its clock read from this file.
+    pub fn serve(&self, sb: &Sandbox, args: &[&str]) -> Server {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(args);
+        Server::start(self.command(&cmd))
+    }
 }
