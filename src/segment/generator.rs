@@ -231,12 +231,20 @@ impl Recent {
 
 impl Inner {
     /// A new buffer is in use.
+    /// A refresh may have removed its tag between the buffer's making and this: such a buffer
+    /// goes straight to the retired ones (the refresh found it in neither list), so it is
+    /// counted once and never looked at as idle.
     fn activate(&self, buffer: &Arc<SegmentBuffer>) {
-        locked(&self.active).push(Active {
-            buffer: buffer.clone(),
-            issued: 0,
-            since: Instant::now(),
-        });
+        let mut active = locked(&self.active);
+        if self.table.holds(buffer) {
+            active.push(Active {
+                buffer: buffer.clone(),
+                issued: 0,
+                since: Instant::now(),
+            });
+        } else {
+            self.retire(active, std::slice::from_ref(buffer));
+        }
     }
 
     /// The buffer of a tag of the table, made on first use.
@@ -349,9 +357,18 @@ impl Inner {
         }
         let gone = self.table.sweep(epoch);
         if !gone.is_empty() {
+            // Only the buffers found active are retired here: one made but not yet activated
+            // is retired by `activate`, which finds its tag gone.
             let mut active = locked(&self.active);
-            active.retain(|a| !gone.iter().any(|b| Arc::ptr_eq(b, &a.buffer)));
-            self.retire(active, &gone);
+            let mut leaving = Vec::new();
+            active.retain(|a| {
+                let stays = !gone.iter().any(|b| Arc::ptr_eq(b, &a.buffer));
+                if !stays {
+                    leaving.push(a.buffer.clone());
+                }
+                stays
+            });
+            self.retire(active, &leaving);
             gone.iter().for_each(|b| self.forget(b));
         }
         *locked(&self.fingerprint) = fingerprint;
