@@ -231,6 +231,18 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "retry shortly; the generator reloads by itself once the database answers",
         ),
+        SegmentError::BatchNotReady { buffered, .. } => {
+            return (
+                EXIT_RUNTIME,
+                Some(format!(
+                    "retry once the database answers; a batch of at most {buffered} IDs is served from the buffers now"
+                )),
+            );
+        }
+        SegmentError::Stopped { .. } => (
+            EXIT_RUNTIME,
+            "the generator was stopped; start it again (a new one claims anew)",
+        ),
     };
     (code, Some(hint.into()))
 }

@@ -132,8 +132,21 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         &options,
         server::shutdown_signal(),
     );
-    // Give the worker id back whatever happened to the server.
+    // Give unused segment IDs and the worker id back whatever happened to the server.
+    let handed = service.hand_back_segments();
     let finished = service.finish();
+    if let Some(h) = handed
+        && !ctx.quiet
+        && h.returned + h.wasted > 0
+    {
+        eprintln!(
+            "leafctl serve: gave {} unused IDs of {} tags back to the table; {} could not go back and are skipped{}",
+            h.returned,
+            h.tags,
+            h.wasted,
+            h.error.map(|e| format!(" ({e})")).unwrap_or_default()
+        );
+    }
     served?;
     finished?;
     if !ctx.quiet {

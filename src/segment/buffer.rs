@@ -59,23 +59,55 @@ impl Segment {
         }
     }
 
-    /// Takes up to `n` IDs at once: `[v, min(v + n, max))`, under the same generation check as
-    /// [`Segment::take`] (a refill meanwhile wastes the IDs taken, never repeats them). The flag
-    /// says whether the range reached the preload point.
+    /// Takes exactly `n` IDs, `[v, v + n)`, or none: a compare-and-swap that moves the counter
+    /// only when the segment holds `n` more IDs, so a batch that does not fit leaves the segment
+    /// as it was for single IDs. Framed by the same generation check as [`Segment::take`] (a
+    /// refill meanwhile wastes the IDs taken, never repeats them). The flag says whether the
+    /// range reached the preload point.
     #[inline]
-    fn take_many(&self, n: u64) -> Option<(Range<u64>, bool)> {
+    fn take_exact(&self, n: u64) -> Option<(Range<u64>, bool)> {
         let m = &self.meta.0;
         let g1 = m.generation.load(SeqCst);
-        let v = self.value.0.fetch_add(n, SeqCst);
+        if g1 & 1 == 1 {
+            return None;
+        }
         let max = m.max.load(SeqCst);
         let preload_at = m.preload_at.load(SeqCst);
-        let g2 = m.generation.load(SeqCst);
-        if g1 == g2 && g1 & 1 == 0 && v < max {
-            let end = max.min(v.saturating_add(n));
-            Some((v..end, end > preload_at))
-        } else {
-            None
+        let mut v = self.value.0.load(SeqCst);
+        loop {
+            if v >= max || max - v < n {
+                return None;
+            }
+            match self.value.0.compare_exchange_weak(v, v + n, SeqCst, SeqCst) {
+                Ok(_) => break,
+                Err(now) => v = now,
+            }
         }
+        let g2 = m.generation.load(SeqCst);
+        (g1 == g2).then(|| (v..v + n, v + n > preload_at))
+    }
+
+    /// IDs not yet taken, `[value, max)` (empty once used up or while being refilled).
+    fn left(&self) -> Range<u64> {
+        let m = &self.meta.0;
+        let max = m.max.load(SeqCst);
+        self.value.0.load(SeqCst).min(max)..max
+    }
+
+    /// Ends the segment for every taker: the counter jumps to `max` and the IDs it had not
+    /// reached are returned, `[value, max)`. A take that raced ahead of it kept its ID (below the
+    /// returned range); every take after it finds the segment used up. Called under the state
+    /// lock, which no refill of this segment can pass while it is current or loaded.
+    fn close(&self) -> Range<u64> {
+        let max = self.meta.0.max.load(SeqCst);
+        let before = self.value.0.fetch_max(max, SeqCst);
+        before.min(max)..max
+    }
+
+    /// Undoes [`Segment::close`] when nothing was taken from the closed segment meanwhile (every
+    /// take since found it used up): its counter goes back to `start`.
+    fn reopen(&self, start: u64) {
+        self.value.0.store(start, SeqCst);
     }
 
     /// IDs taken from it so far (all of them once used up).
@@ -141,6 +173,9 @@ struct LoadState {
     update_ms: i64,
     /// Loads that failed (a waiter that sees this grow gives up).
     failures: u64,
+    /// The last load failed for a reason that passes ([`SegmentError::is_transient`]); the
+    /// loader retries it until one succeeds.
+    load_failing: bool,
     last_error: Option<String>,
     last_failure: Option<Instant>,
     /// The last load was refused because the table went backwards: `(db, start, mark)`.
@@ -160,6 +195,12 @@ struct LoadState {
     claim_failures: u64,
     /// How long the last claim took (µs).
     last_claim_us: Option<u64>,
+    /// The last batch claim failed (the database down): when, and why. Batches that need a
+    /// claim of their own are refused at once for [`BATCH_RETRY_AFTER`] after it.
+    batch_failure: Option<(Instant, String)>,
+    /// The segments were handed back ([`SegmentBuffer::close_for_hand_back`]): nothing is
+    /// taken or loaded again.
+    closed: bool,
 }
 
 /// How the next claim is sized, decided before it is made.
@@ -341,6 +382,10 @@ fn unix_now_ms() -> i64 {
 
 /// After a failed load, callers do not start another for this long (the loader retries).
 pub(crate) const RETRY_AFTER: Duration = Duration::from_millis(500);
+/// After a batch's own claim failed for a passing reason, further batches that need a claim are
+/// refused at once for this long, so an outage costs each of them no wait (the next one after
+/// it asks the database again).
+pub const BATCH_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 impl SegmentBuffer {
     /// An empty buffer for `tag`; the first `next_id` loads its first segment.
@@ -375,21 +420,56 @@ impl SegmentBuffer {
             .map(|(id, past)| (id, past && !self.next_busy.load(SeqCst)))
     }
 
-    /// The batch path: up to `n` IDs from the current segment in one atomic step, and whether
-    /// the other segment should now be preloaded; `None` when the current segment is used up.
-    #[inline]
-    pub(crate) fn try_take_many(&self, n: u64) -> Option<(Range<u64>, bool)> {
+    /// The batch path: exactly `n` IDs from the buffers, or none taken at all. From the current
+    /// segment in one compare-and-swap when it holds `n`; else, when the loaded next segment
+    /// makes up the difference, the current one's rest and the next one's start (under the state
+    /// lock, switching to it). The flag says whether the other segment should now be preloaded.
+    /// `None` leaves both segments as they were, for single IDs: a batch larger than the buffers
+    /// is claimed on its own ([`crate::segment::SegmentGenerator::next_ids`]), so a batch that
+    /// fails (the database down) costs the buffers nothing.
+    pub(crate) fn try_take_exact(&self, n: u64) -> Option<(Vec<Range<u64>>, bool)> {
         let idx = self.hot.0.current.load(SeqCst);
-        self.segments[idx]
-            .take_many(n)
-            .map(|(r, past)| (r, past && !self.next_busy.load(SeqCst)))
-    }
-
-    /// Switches to the other segment if the current one is used up and the other is loaded;
-    /// never waits. True when there is something to take now.
-    pub(crate) fn try_switch(&self) -> bool {
+        if let Some((range, past)) = self.segments[idx].take_exact(n) {
+            return Some((vec![range], past && !self.next_busy.load(SeqCst)));
+        }
         let mut st = self.lock();
-        self.switch_locked(&mut st)
+        if !st.next_ready || st.closed {
+            return None;
+        }
+        let cur = self.hot.0.current.load(SeqCst);
+        let (current, next) = (&self.segments[cur], &self.segments[1 - cur]);
+        let next_left = next.left();
+        let fits = |tail: u64| {
+            n.checked_sub(tail)
+                .is_some_and(|rest| rest <= next_left.end - next_left.start)
+        };
+        let tail_guess = current.left();
+        if !fits(tail_guess.end - tail_guess.start) {
+            return None;
+        }
+        // Single IDs may take from the current segment until it is closed: the tail is what
+        // the close returns. Nothing takes from it after the close, so it can be reopened.
+        let tail = current.close();
+        let tail_len = tail.end - tail.start;
+        if tail_len >= n {
+            // The current segment was switched under the fast path's feet: it holds them all.
+            current.reopen(tail.start + n);
+            return Some((vec![tail.start..tail.start + n], false));
+        }
+        if !fits(tail_len) {
+            current.reopen(tail.start);
+            return None;
+        }
+        // Nothing takes from the next segment before the switch below (takers read the current
+        // index), so its start is still free; a take from a long-stale index could have wasted
+        // some, and then the batch gives the tail back and goes to the table.
+        let Some((head, _)) = next.take_exact(n - tail_len) else {
+            current.reopen(tail.start);
+            return None;
+        };
+        self.switch_locked(&mut st);
+        let ranges = [tail, head].into_iter().filter(|r| !r.is_empty()).collect();
+        Some((ranges, !self.next_busy.load(SeqCst)))
     }
 
     /// Under the state lock: true when the current segment has IDs left, after switching to the
@@ -418,7 +498,7 @@ impl SegmentBuffer {
             return false;
         }
         let mut st = self.lock();
-        if st.loading || st.next_ready || st.exhausted.is_some() {
+        if st.loading || st.next_ready || st.exhausted.is_some() || st.closed {
             return false;
         }
         st.loading = true;
@@ -431,6 +511,11 @@ impl SegmentBuffer {
         let mut st = self.lock();
         let mut waited_since: Option<u64> = None;
         loop {
+            if st.closed {
+                return Err(SegmentError::Stopped {
+                    tag: self.tag.to_string(),
+                });
+            }
             if self.switch_locked(&mut st) {
                 return Ok(Slow::Retry);
             }
@@ -496,7 +581,7 @@ impl SegmentBuffer {
     /// Whether a retry after a failed load is still wanted; marks it as loading if so.
     pub(crate) fn start_retry(&self) -> bool {
         let mut st = self.lock();
-        if st.loading || st.next_ready {
+        if st.loading || st.next_ready || st.closed {
             return false;
         }
         st.loading = true;
@@ -567,6 +652,7 @@ impl SegmentBuffer {
                 st.last_error = None;
                 st.last_failure = None;
                 st.went_backwards = None;
+                st.load_failing = false;
                 None
             }
             Err(e) => {
@@ -577,6 +663,7 @@ impl SegmentBuffer {
                     st.went_backwards = Some((db.clone(), *start, *mark));
                 }
                 let msg = e.to_string();
+                st.load_failing = e.is_transient();
                 if let SegmentError::Exhausted {
                     max_id, increment, ..
                 } = e
@@ -616,10 +703,81 @@ impl SegmentBuffer {
         st.retired.saturating_add(self.segments[cur].used())
     }
 
-    /// Counts IDs of a batch claim made past the buffers as issued.
-    pub(crate) fn count_claimed(&self, n: u64) {
+    /// IDs the buffers hold now: the current segment's rest and the loaded next one.
+    pub fn buffered(&self) -> u64 {
+        let st = self.lock();
+        self.buffered_locked(&st)
+    }
+
+    fn buffered_locked(&self, st: &LoadState) -> u64 {
+        let cur = self.hot.0.current.load(SeqCst);
+        let len = |r: Range<u64>| r.end - r.start;
+        let next = if st.next_ready {
+            len(self.segments[1 - cur].left())
+        } else {
+            0
+        };
+        len(self.segments[cur].left()).saturating_add(next)
+    }
+
+    /// Why a batch of `count` that the buffers cannot cover is refused without asking the
+    /// database: the tag's loads are failing (the loader is retrying them), or the last batch
+    /// claim failed under [`BATCH_RETRY_AFTER`] ago; the generator has stopped. `None`: claim.
+    pub(crate) fn batch_refusal(&self, count: u64) -> Option<SegmentError> {
+        let st = self.lock();
+        if st.closed {
+            return Some(SegmentError::Stopped {
+                tag: self.tag.to_string(),
+            });
+        }
+        let cause = if st.load_failing {
+            st.last_error.clone()
+        } else {
+            st.batch_failure
+                .as_ref()
+                .filter(|(at, _)| at.elapsed() < BATCH_RETRY_AFTER)
+                .map(|(_, why)| why.clone())
+        }?;
+        Some(SegmentError::BatchNotReady {
+            tag: self.tag.to_string(),
+            count,
+            buffered: self.buffered_locked(&st),
+            cause,
+        })
+    }
+
+    /// Records a batch claim made past the buffers: its IDs count as issued; a failure for a
+    /// passing reason refuses the next batches for [`BATCH_RETRY_AFTER`].
+    pub(crate) fn finish_batch(&self, result: &Result<Claim, SegmentError>) {
         let mut st = self.lock();
-        st.retired = st.retired.saturating_add(n);
+        match result {
+            Ok(claim) => {
+                st.retired = st.retired.saturating_add(claim.len());
+                st.batch_failure = None;
+            }
+            Err(e) if e.is_transient() => st.batch_failure = Some((Instant::now(), e.to_string())),
+            Err(_) => {}
+        }
+    }
+
+    /// Ends issuing from this buffer for good and returns the IDs it never handed out, newest
+    /// first: the whole loaded next segment, then the current one's rest (each possibly empty).
+    /// A take that raced ahead of it kept its ID, below the returned ranges; every take, batch
+    /// and load after it is refused ([`SegmentError::Stopped`]). For handing the ranges back to
+    /// the table when a server stops ([`crate::segment::SegmentGenerator::hand_back`]).
+    pub(crate) fn close_for_hand_back(&self) -> Vec<Range<u64>> {
+        let mut st = self.lock();
+        st.closed = true;
+        let cur = self.hot.0.current.load(SeqCst);
+        let mut unused = Vec::with_capacity(2);
+        if st.next_ready {
+            unused.push(self.segments[1 - cur].close());
+            st.next_ready = false;
+        }
+        unused.push(self.segments[cur].close());
+        self.next_busy.store(true, SeqCst);
+        self.changed.notify_all();
+        unused
     }
 
     /// Records how a claim for this tag went (loads and batch claims).
@@ -857,24 +1015,18 @@ mod loom_tests {
         None
     }
 
-    /// The batch path (`next_ids`): the current segment, then a switch to the loaded one.
+    /// The batch path (`next_ids`): exactly `n` IDs from the buffers, or (they do not hold
+    /// them) a claim of its own from the table.
     fn take_batch(b: &SegmentBuffer, table: &AtomicU64, ids: &mut Vec<u64>) {
-        let mut switched = false;
-        loop {
-            if let Some((range, preload)) = b.try_take_many(2) {
-                if preload && b.claim_preload() {
-                    load(b, table);
-                }
-                ids.extend(range);
-                return;
+        if let Some((ranges, preload)) = b.try_take_exact(3) {
+            if preload && b.claim_preload() {
+                load(b, table);
             }
-            if switched || !b.try_switch() {
-                // Nothing loaded: the single-ID path's slow path starts a load.
-                ids.extend(take_one(b, table));
-                return;
-            }
-            switched = true;
+            ids.extend(ranges.into_iter().flatten());
+            return;
         }
+        let start = table.fetch_add(3, SeqCst);
+        ids.extend(start..start + 3);
     }
 
     #[test]
@@ -884,7 +1036,7 @@ mod loom_tests {
             let b = Arc::new(SegmentBuffer::new("t"));
             let table = Arc::new(AtomicU64::new(0));
             load(&b, &table);
-            assert!(b.try_switch());
+            assert!(matches!(b.slow_path(Instant::now()), Ok(Slow::Retry)));
             assert!(b.claim_preload());
             load(&b, &table);
             let single = {

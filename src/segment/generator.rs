@@ -512,7 +512,22 @@ fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentE
 /// it is back.
 pub struct SegmentGenerator {
     inner: Arc<Inner>,
-    worker: Option<JoinHandle<()>>,
+    /// The loader thread, until it is stopped ([`SegmentGenerator::hand_back`], or drop).
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What [`SegmentGenerator::hand_back`] gave back to the table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HandBack {
+    /// Tags whose `max_id` went back down.
+    pub tags: u64,
+    /// IDs given back: the tags' next claims start with them.
+    pub returned: u64,
+    /// IDs that never went out and could not go back (another claim came after ours, the
+    /// database did not answer, or the time ran out): skipped for good, never issued.
+    pub wasted: u64,
+    /// Why IDs could not go back, when the database failed.
+    pub error: Option<String>,
 }
 
 /// Options of a [`SegmentGenerator`].
@@ -593,7 +608,7 @@ impl SegmentGeneratorBuilder {
             })?;
         Ok(SegmentGenerator {
             inner,
-            worker: Some(worker),
+            worker: Mutex::new(Some(worker)),
         })
     }
 }
@@ -660,51 +675,48 @@ impl SegmentGenerator {
             .flatten()
     }
 
-    /// `count` IDs for `tag`, ascending, as a few ranges: taken from the current segment in one
-    /// atomic step, then from the other segment if it is loaded, and the rest (if any) claimed
-    /// from the table in one transaction of exactly that size. Never waits for a background
-    /// load; may block on that one claim.
+    /// `count` IDs for `tag`, ascending, as one or two ranges: from the buffers when they hold
+    /// `count` (the current segment in one compare-and-swap, or its rest and the loaded next
+    /// one), else claimed from the table in one transaction of exactly that size, leaving the
+    /// buffers to single IDs. Never waits for a background load. A batch that needs a claim is
+    /// refused at once ([`SegmentError::BatchNotReady`]) while the tag's loads are failing or
+    /// for [`crate::segment::BATCH_RETRY_AFTER`] after a batch claim failed; otherwise it waits at most for
+    /// that one claim (the store's own timeouts). A failed batch takes nothing from the buffers.
     pub fn next_ids(&self, tag: &str, count: u64) -> Result<Vec<Range<u64>>, SegmentError> {
         if count == 0 || count > i64::MAX as u64 {
             return Err(SegmentError::InvalidCount(count));
         }
         let inner = &*self.inner;
         let buffer = inner.lookup(tag)?;
-        let mut ranges: Vec<Range<u64>> = Vec::with_capacity(2);
-        let mut left = count;
-        let mut switched = false;
-        while left > 0 {
-            if let Some((range, preload)) = buffer.try_take_many(left) {
-                if preload {
-                    request_preload(&buffer, inner);
-                }
-                left -= range.end - range.start;
-                match ranges.last_mut() {
-                    Some(last) if last.end == range.start => last.end = range.end,
-                    _ => ranges.push(range),
-                }
-                continue;
-            }
-            if switched || !buffer.try_switch() {
-                break;
-            }
-            switched = true;
-        }
-        if left > 0 {
-            // Keep the buffers filling for the single-ID path meanwhile.
-            request_preload(&buffer, inner);
-            let increment = i64::try_from(left).map_err(|_| SegmentError::InvalidCount(count))?;
-            let claim = inner.claim(&buffer, Increment::Custom(increment));
-            inner.update_troubled(&buffer);
-            let claim = claim?;
-            buffer.count_claimed(claim.len());
-            // A claim is above every range claimed before it, so the list stays ascending.
-            ranges.push(claim.start..claim.end);
-        }
         if !buffer.moved() {
             note_moved(&buffer, inner);
         }
-        Ok(ranges)
+        if let Some((ranges, preload)) = buffer.try_take_exact(count) {
+            if preload {
+                request_preload(&buffer, inner);
+            }
+            return Ok(ranges);
+        }
+        // Keep the buffers filling for the single-ID path meanwhile.
+        request_preload(&buffer, inner);
+        if let Some(refused) = buffer.batch_refusal(count) {
+            return Err(refused);
+        }
+        let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;
+        let claim = inner.claim(&buffer, Increment::Custom(increment));
+        buffer.finish_batch(&claim);
+        inner.update_troubled(&buffer);
+        match claim {
+            // A claim is above every range claimed before it, so the IDs ascend.
+            Ok(claim) => Ok(vec![claim.start..claim.end]),
+            Err(e) if e.is_transient() => Err(SegmentError::BatchNotReady {
+                tag: tag.to_string(),
+                count,
+                buffered: buffer.buffered(),
+                cause: e.to_string(),
+            }),
+            Err(e) => Err(e),
+        }
     }
 
     /// Every row of the table, in memory at once (Leaf's `/db` page on a small table; a long
@@ -859,6 +871,74 @@ impl SegmentGenerator {
     pub fn refresh(&self) {
         self.inner.refresh();
     }
+
+    /// Stops the loader thread and waits for the claim it is making, if any.
+    fn stop_loader(&self) {
+        let _ = self.inner.tx.send(Msg::Stop);
+        if let Some(w) = locked(&self.worker).take() {
+            let _ = w.join();
+        }
+    }
+
+    /// Stops issuing and gives the IDs that never went out back to the table, so that the
+    /// next claim of each tag (this server restarted, or another) starts with them instead of
+    /// skipping them: what a graceful stop does (Leaf throws them away on every restart).
+    ///
+    /// The loader is stopped first (a claim under way finishes and is counted), then each
+    /// buffer is closed, so that no ID is taken from it after (a take that raced ahead keeps
+    /// its ID, below what goes back), and its unused ranges go back newest first, each by one
+    /// compare-and-set ([`AllocStore::hand_back`]): `max_id` moves down only while it is still
+    /// where our claim left it, so a claim anybody made after ours keeps everything. Gives up
+    /// at the first failure that means the database is not answering, or after `within`; what
+    /// could not go back is skipped for good. Afterwards every request answers
+    /// [`SegmentError::Stopped`], handles included.
+    pub fn hand_back(&self, within: Duration) -> HandBack {
+        self.stop_loader();
+        let inner = &*self.inner;
+        let buffers: Vec<Arc<SegmentBuffer>> = locked(&inner.active)
+            .iter()
+            .map(|a| a.buffer.clone())
+            .collect();
+        let deadline = Instant::now() + within;
+        let mut report = HandBack::default();
+        for buffer in buffers {
+            let mut chain = true;
+            let mut moved = false;
+            for range in buffer.close_for_hand_back() {
+                let len = range.end - range.start;
+                if len == 0 {
+                    continue;
+                }
+                let (Ok(from), Ok(to)) = (i64::try_from(range.end), i64::try_from(range.start))
+                else {
+                    report.wasted += len;
+                    continue;
+                };
+                chain = chain && report.error.is_none() && Instant::now() < deadline;
+                if chain {
+                    match inner.store.hand_back(buffer.tag(), from, to) {
+                        Ok(true) => {
+                            report.returned += len;
+                            moved = true;
+                            continue;
+                        }
+                        // Claimed past it since: this range, and every older one, stays skipped.
+                        Ok(false) => chain = false,
+                        Err(e) => {
+                            tracing::warn!(
+                                "handing tag {:?}'s unused IDs back failed: {e}",
+                                buffer.tag()
+                            );
+                            report.error = Some(e.to_string());
+                        }
+                    }
+                }
+                report.wasted += len;
+            }
+            report.tags += u64::from(moved);
+        }
+        report
+    }
 }
 
 /// [`SegmentGenerator::try_next_id`] for a tag the thread does not remember: from the table
@@ -871,10 +951,7 @@ fn remember_and_take(recent: &mut Recent, inner: &Inner, tag: &str) -> Option<u6
 
 impl Drop for SegmentGenerator {
     fn drop(&mut self) {
-        let _ = self.inner.tx.send(Msg::Stop);
-        if let Some(w) = self.worker.take() {
-            let _ = w.join();
-        }
+        self.stop_loader();
     }
 }
 
@@ -906,7 +983,227 @@ impl SegmentHandle {
 
 #[cfg(test)]
 mod tests {
-    use super::same_bytes;
+    use super::*;
+    use crate::segment::MemoryStore;
+
+    /// A generator over a fresh in-memory table holding `tag` with `step`, its loader as it is.
+    fn generator(tag: &str, step: i64) -> (Arc<MemoryStore>, SegmentGenerator) {
+        let store = Arc::new(MemoryStore::new());
+        store.add(tag, 1, step, None, false).unwrap();
+        let g = SegmentGenerator::builder(store.clone() as Arc<dyn AllocStore>)
+            .wait_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        (store, g)
+    }
+
+    /// Waits (bounded) until the tag's next segment is loaded.
+    fn until_next_ready(g: &SegmentGenerator, tag: &str) {
+        let until = Instant::now() + Duration::from_secs(5);
+        while !g.view(tag).is_some_and(|v| v.next_ready) {
+            assert!(Instant::now() < until, "the next segment never loaded");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn flat(ranges: Vec<Range<u64>>) -> Vec<u64> {
+        ranges.into_iter().flatten().collect()
+    }
+
+    /// Issue 33's first finding, on the in-memory table: a batch larger than the buffers during
+    /// an outage must not cost them a single ID.
+    #[test]
+    fn a_batch_larger_than_the_buffers_in_an_outage_costs_them_nothing() {
+        let (store, g) = generator("order", 100);
+        let first: Vec<u64> = (0..30).map(|_| g.next_id("order").unwrap()).collect();
+        assert_eq!(first, (1..31).collect::<Vec<_>>());
+        until_next_ready(&g, "order");
+        store.set_down(true);
+        let claims = store.claims();
+        let started = Instant::now();
+        match g.next_ids("order", 500) {
+            Err(SegmentError::BatchNotReady {
+                count, buffered, ..
+            }) => {
+                assert_eq!((count, buffered), (500, 170));
+            }
+            other => panic!("expected BatchNotReady, got {other:?}"),
+        }
+        assert_eq!(store.claims(), claims + 1, "one claim was tried");
+        assert_eq!(g.view("order").unwrap().issued, 30, "nothing taken");
+        // Refused at once from now on: no claim, no wait.
+        assert!(matches!(
+            g.next_ids("order", 171),
+            Err(SegmentError::BatchNotReady { .. })
+        ));
+        assert_eq!(store.claims(), claims + 1);
+        assert!(started.elapsed() < Duration::from_secs(1));
+        // A batch the buffers hold is served from them, spanning both segments.
+        let batch = flat(g.next_ids("order", 100).unwrap());
+        assert_eq!(batch, (31..131).collect::<Vec<_>>());
+        // Single IDs keep coming until the buffers are empty, every one of them.
+        let singles: Vec<u64> = (0..70).map(|_| g.next_id("order").unwrap()).collect();
+        assert_eq!(singles, (131..201).collect::<Vec<_>>());
+        assert!(matches!(
+            g.next_id("order"),
+            Err(SegmentError::NotReady { .. })
+        ));
+        // Back: nothing was thrown away.
+        store.set_down(false);
+        let until = Instant::now() + Duration::from_secs(5);
+        let next = loop {
+            match g.next_id("order") {
+                Ok(id) => break id,
+                Err(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => panic!("never recovered: {e}"),
+            }
+        };
+        assert_eq!(next, 201, "the IDs after the buffered ones come next");
+    }
+
+    #[test]
+    fn a_batch_is_taken_from_the_buffers_only_whole() {
+        let (store, g) = generator("t", 10);
+        assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
+        until_next_ready(&g, "t");
+        // 8 left in the current segment, 10 in the next: 18 fit.
+        assert_eq!(
+            flat(g.next_ids("t", 18).unwrap()),
+            (3..21).collect::<Vec<_>>()
+        );
+        let v = g.view("t").unwrap();
+        assert_eq!(v.segments[v.pos].value, v.segments[v.pos].max);
+        until_next_ready(&g, "t");
+        let before = g.view("t").unwrap();
+        let big = flat(g.next_ids("t", 25).unwrap());
+        assert_eq!(big.len(), 25);
+        assert!(
+            big[0] >= 31,
+            "claimed above the buffered next segment: {big:?}"
+        );
+        assert_eq!(
+            g.view("t").unwrap().segments,
+            before.segments,
+            "buffers untouched"
+        );
+        assert!(store.claims() >= 4);
+        assert_eq!(
+            g.next_id("t").unwrap(),
+            21,
+            "single IDs go on where they were"
+        );
+    }
+
+    /// A graceful stop gives back what never went out, and a lone server's restart continues
+    /// where it stopped.
+    #[test]
+    fn hand_back_returns_the_unused_ids_and_a_restart_continues_from_them() {
+        let (store, g) = generator("t", 100);
+        let ids: Vec<u64> = (0..42).map(|_| g.next_id("t").unwrap()).collect();
+        until_next_ready(&g, "t");
+        assert_eq!(store.get("t").unwrap().unwrap().max_id, 201);
+        let h = g.hand_back(Duration::from_secs(5));
+        assert_eq!(
+            h,
+            HandBack {
+                tags: 1,
+                returned: 158,
+                wasted: 0,
+                error: None
+            }
+        );
+        assert_eq!(store.get("t").unwrap().unwrap().max_id, 43);
+        assert!(matches!(g.next_id("t"), Err(SegmentError::Stopped { .. })));
+        assert!(matches!(
+            g.next_ids("t", 3),
+            Err(SegmentError::Stopped { .. })
+        ));
+        drop(g);
+        let again = SegmentGenerator::builder(store.clone() as Arc<dyn AllocStore>)
+            .build()
+            .unwrap();
+        assert_eq!(again.next_id("t").unwrap(), ids[41] + 1);
+    }
+
+    /// With another claimant's claim after ours, only what lies above it could go back, and
+    /// nothing does: the compare-and-set finds `max_id` moved.
+    #[test]
+    fn hand_back_leaves_a_range_someone_claimed_past() {
+        let (store, g) = generator("t", 100);
+        let ids: Vec<u64> = (0..20).map(|_| g.next_id("t").unwrap()).collect();
+        assert_eq!(ids[19], 20);
+        until_next_ready(&g, "t");
+        let other = store.claim("t", Increment::TableStep).unwrap();
+        assert_eq!(other.start, 201);
+        let h = g.hand_back(Duration::from_secs(5));
+        assert_eq!((h.tags, h.returned, h.wasted), (0, 0, 180));
+        assert_eq!(store.get("t").unwrap().unwrap().max_id, 301);
+    }
+
+    #[test]
+    fn hand_back_with_the_database_down_skips_and_says_why() {
+        let (store, g) = generator("t", 10);
+        assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
+        until_next_ready(&g, "t");
+        store.set_down(true);
+        let h = g.hand_back(Duration::from_secs(5));
+        assert_eq!((h.returned, h.wasted), (0, 18));
+        assert!(h.error.unwrap().contains("down"));
+        store.set_down(false);
+        assert_eq!(store.get("t").unwrap().unwrap().max_id, 21);
+    }
+
+    /// Threads taking single IDs and batches of every size while the loader refills and the
+    /// database goes down and up: no ID twice, and every batch is whole or refused.
+    #[test]
+    fn singles_and_batches_of_every_size_never_repeat_an_id() {
+        let (store, g) = generator("t", 50);
+        let g = Arc::new(g);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let workers: Vec<_> = (0..3)
+            .map(|w| {
+                let (g, stop) = (g.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut ids = Vec::new();
+                    let mut n = 1u64;
+                    for _ in 0..4_000 {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if w == 0 {
+                            if let Ok(id) = g.next_id("t") {
+                                ids.push(id);
+                            }
+                        } else {
+                            n = n * 7 % 131 + 1;
+                            if let Ok(r) = g.next_ids("t", n) {
+                                let got: Vec<u64> = r.into_iter().flatten().collect();
+                                assert_eq!(got.len() as u64, n, "a batch is whole");
+                                ids.extend(got);
+                            }
+                        }
+                    }
+                    ids
+                })
+            })
+            .collect();
+        for k in 0..10 {
+            std::thread::sleep(Duration::from_millis(5));
+            store.set_down(k % 2 == 0);
+        }
+        store.set_down(false);
+        stop.store(true, Ordering::Relaxed);
+        let mut all: Vec<u64> = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "an ID was issued twice");
+        let max_id = store.get("t").unwrap().unwrap().max_id as u64;
+        assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
+    }
 
     #[test]
     fn inline_equality_agrees_with_slices_at_every_length() {

@@ -13,6 +13,7 @@ mod buffer;
 mod generator;
 mod guard;
 mod hosts;
+mod memory;
 mod mysql;
 mod postgres;
 mod sqlite;
@@ -20,13 +21,14 @@ mod store;
 mod tags;
 
 pub use address::DbAddress;
-pub use buffer::{SegmentBuffer, SegmentBufferView, SegmentView, TagHealth};
+pub use buffer::{BATCH_RETRY_AFTER, SegmentBuffer, SegmentBufferView, SegmentView, TagHealth};
 pub use generator::{
-    IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, SegmentGenerator, SegmentGeneratorBuilder,
-    SegmentHandle, SegmentTotals,
+    HandBack, IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, SegmentGenerator,
+    SegmentGeneratorBuilder, SegmentHandle, SegmentTotals,
 };
 pub use guard::{ClaimGuard, Refusal};
 pub use hosts::FAILBACK_AFTER;
+pub use memory::MemoryStore;
 pub use mysql::MysqlStore;
 pub use postgres::{POSTGRES_DDL, PostgresStore};
 pub use sqlite::SqliteStore;
@@ -223,6 +225,45 @@ pub enum SegmentError {
         /// The last load failure, if any.
         cause: Option<String>,
     },
+    /// A batch larger than the buffered IDs needs a claim of its own, and the database is
+    /// failing: refused at once, with nothing taken from the buffers (single IDs keep coming
+    /// from them).
+    #[error(
+        "a batch of {count} IDs for tag {tag:?} needs a claim of its own (the buffers hold {buffered}, kept for single IDs) and the database is failing: {cause}; nothing was taken"
+    )]
+    BatchNotReady {
+        /// The tag.
+        tag: String,
+        /// The batch size asked for.
+        count: u64,
+        /// IDs the tag's buffers hold now.
+        buffered: u64,
+        /// The last claim failure.
+        cause: String,
+    },
+    /// The generator handed its segments back to the table (a server stopping): it issues
+    /// nothing more.
+    #[error("the segment generator has stopped and handed tag {tag:?}'s unused IDs back")]
+    Stopped {
+        /// The tag.
+        tag: String,
+    },
+}
+
+impl SegmentError {
+    /// Whether the database could not answer now and the same claim may succeed later (down,
+    /// slow, a lost write conflict): what a retry, or riding it out on the buffers, is for.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            SegmentError::Unreachable { .. }
+                | SegmentError::Busy { .. }
+                | SegmentError::Database { .. }
+                | SegmentError::Conflict { .. }
+                | SegmentError::NotReady { .. }
+                | SegmentError::BatchNotReady { .. }
+        )
+    }
 }
 
 /// Whether a character shows nothing on screen though it is there: Unicode's format characters

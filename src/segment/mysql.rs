@@ -489,6 +489,19 @@ impl AllocStore for MysqlStore {
         Ok(())
     }
 
+    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        conn.exec_drop(
+            "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+            (to, tag, from),
+        )
+        .map_err(|e| self.fail(&poison, e))?;
+        // `to` differs from `from`, so a matched row is a changed row.
+        Ok(conn.affected_rows() == 1)
+    }
+
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // No transaction (see `claim_once`): the delete names the max_id just read, so it
         // removes exactly the row that is reported, and a claim in between makes it look again.

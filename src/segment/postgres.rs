@@ -448,6 +448,18 @@ impl AllocStore for PostgresStore {
         Ok(())
     }
 
+    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let conn = self.conn()?;
+        let changed = conn
+            .execute(
+                "UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = $2::text AND max_id = $3::bigint",
+                vec![to.into(), tag.into(), from.into()],
+            )
+            .map_err(|f| self.err(f))?;
+        Ok(changed == 1)
+    }
+
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // One statement: the row it reports is the row it deleted.
         let sql = ROW_SQL

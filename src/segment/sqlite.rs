@@ -273,6 +273,18 @@ impl AllocStore for SqliteStore {
         Ok(())
     }
 
+    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let conn = self.lock();
+        let n = conn
+            .execute(
+                "UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = ?2 AND max_id = ?3",
+                params![to, tag, from],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         let mut conn = self.lock();
         let tx = conn

@@ -142,6 +142,11 @@ pub trait AllocStore: Send + Sync {
     /// Moves a tag's max_id forward to `to` in one statement, never down: the repair after
     /// the table went backwards. Returns the max_id it had; `to` equal to it changes nothing.
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError>;
+    /// Gives the unused end of a claim back: moves the tag's `max_id` from `from` down to `to`
+    /// in one compare-and-set statement, only if it is still `from` (nobody claimed after the
+    /// claim that ended there). True when it moved. The caller guarantees no ID in
+    /// `[to, from)` was ever handed out ([`crate::segment::SegmentGenerator::hand_back`]).
+    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError>;
 }
 
 /// Rows a page of [`RowPages`] holds.

@@ -176,8 +176,15 @@ impl LeafService {
         self.metrics.sample();
     }
 
+    /// Gives the segment IDs that never went out back to the table
+    /// ([`SegmentGenerator::hand_back`], at most [`HAND_BACK_TIME`]); call once the server has
+    /// stopped answering. `None` without segment mode.
+    pub fn hand_back_segments(&self) -> Option<crate::segment::HandBack> {
+        self.segment.as_ref().map(|s| s.hand_back(HAND_BACK_TIME))
+    }
+
     /// Records the last snowflake time and gives the worker id back; call once the server has
-    /// stopped. Segment mode needs nothing: claimed ranges are never reissued.
+    /// stopped.
     pub fn finish(&self) -> Result<(), WorkerError> {
         match &self.snowflake {
             Some(s) => s.finish(),
@@ -186,6 +193,9 @@ impl LeafService {
     }
 }
 
+/// How long a stopping server spends giving unused segment IDs back to the table
+/// ([`LeafService::hand_back_segments`]); what is left then is skipped.
+pub const HAND_BACK_TIME: Duration = Duration::from_secs(10);
 /// Default of [`HttpOptions::header_timeout`].
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default of [`HttpOptions::max_connections`].

@@ -1,0 +1,224 @@
+//! An [`AllocStore`] in memory, beside the trait as raft-rs keeps `MemStorage` beside `Storage`:
+//! the generator's rules (refresh, batches, outages, handing IDs back) are tested on it without a
+//! database, and a database going down, slow or backwards is one call. The backends pass the
+//! same checks against real servers in the integration tests.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::store::tag_exists;
+use super::{AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, validate_step};
+
+/// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    rows: BTreeMap<String, LeafAlloc>,
+    /// Every call fails as an unreachable database would.
+    down: bool,
+    /// Every call takes this long first.
+    latency: Duration,
+    /// Calls of [`AllocStore::claim`], failed ones included.
+    claims: u64,
+}
+
+impl MemoryStore {
+    /// An empty table.
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the database down (`true`) or brings it back: while down every call fails with
+    /// [`SegmentError::Unreachable`] and changes nothing.
+    pub fn set_down(&self, down: bool) {
+        self.lock().down = down;
+    }
+
+    /// Makes every call wait `latency` first (a far or slow database).
+    pub fn set_latency(&self, latency: Duration) {
+        self.lock().latency = latency;
+    }
+
+    /// Sets a tag's `max_id` as a restore from a backup or a lossy failover would (down
+    /// included): the table going backwards.
+    pub fn rewind(&self, tag: &str, max_id: i64) {
+        if let Some(row) = self.lock().rows.get_mut(tag) {
+            row.max_id = max_id;
+        }
+    }
+
+    /// How many claims were asked for, failed ones included.
+    pub fn claims(&self) -> u64 {
+        self.lock().claims
+    }
+
+    /// The store, after its latency, unless it is down.
+    fn open(&self) -> Result<std::sync::MutexGuard<'_, State>, SegmentError> {
+        let latency = self.lock().latency;
+        if !latency.is_zero() {
+            std::thread::sleep(latency);
+        }
+        let st = self.lock();
+        if st.down {
+            return Err(SegmentError::Unreachable {
+                db: self.describe(),
+                detail: "the in-memory database is down".into(),
+            });
+        }
+        Ok(st)
+    }
+
+    fn unknown(&self, tag: &str) -> SegmentError {
+        SegmentError::UnknownTag {
+            tag: tag.into(),
+            db: self.describe(),
+        }
+    }
+}
+
+impl AllocStore for MemoryStore {
+    fn describe(&self) -> String {
+        "memory://".into()
+    }
+
+    fn init_schema(&self) -> Result<(), SegmentError> {
+        self.open().map(drop)
+    }
+
+    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
+        self.lock().claims += 1;
+        let mut st = self.open()?;
+        let row = st.rows.get_mut(tag).ok_or_else(|| self.unknown(tag))?;
+        let by = match increment {
+            Increment::TableStep => row.step,
+            Increment::Custom(n) => n,
+        };
+        if row.max_id < 0 || by < 1 {
+            return Err(SegmentError::BadRow {
+                tag: tag.into(),
+                reason: format!("max_id {} and increment {by}", row.max_id),
+            });
+        }
+        let end = row
+            .max_id
+            .checked_add(by)
+            .ok_or_else(|| SegmentError::Exhausted {
+                tag: tag.into(),
+                max_id: row.max_id,
+                increment: by,
+            })?;
+        let start = row.max_id;
+        row.max_id = end;
+        Ok(Claim {
+            start: start as u64,
+            end: end as u64,
+            table_step: row.step,
+        })
+    }
+
+    fn add(
+        &self,
+        tag: &str,
+        start: i64,
+        step: i64,
+        description: Option<&str>,
+        if_not_exists: bool,
+    ) -> Result<bool, SegmentError> {
+        validate_step(step)?;
+        let mut st = self.open()?;
+        if st.rows.contains_key(tag) {
+            return tag_exists(tag, self.describe(), if_not_exists);
+        }
+        st.rows.insert(
+            tag.to_string(),
+            LeafAlloc {
+                tag: tag.to_string(),
+                max_id: start,
+                step,
+                description: description.map(str::to_string),
+                update_time_s: 0,
+            },
+        );
+        Ok(true)
+    }
+
+    fn rows_page(
+        &self,
+        filter: &TagFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let st = self.open()?;
+        Ok(st
+            .rows
+            .values()
+            .filter(|r| after.is_none_or(|a| r.tag.as_str() > a))
+            .filter(|r| filter.matches(&r.tag))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
+        let st = self.open()?;
+        Ok(st
+            .rows
+            .keys()
+            .filter(|t| after.is_none_or(|a| t.as_str() > a))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
+        Ok(self.open()?.rows.get(tag).cloned())
+    }
+
+    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        validate_step(step)?;
+        let mut st = self.open()?;
+        let row = st.rows.get_mut(tag).ok_or_else(|| self.unknown(tag))?;
+        row.step = step;
+        Ok(())
+    }
+
+    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+        let mut st = self.open()?;
+        st.rows.remove(tag).ok_or_else(|| self.unknown(tag))
+    }
+
+    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        let mut st = self.open()?;
+        let row = st.rows.get_mut(tag).ok_or_else(|| self.unknown(tag))?;
+        let before = row.max_id;
+        if to < before {
+            return Err(SegmentError::BumpDown {
+                tag: tag.into(),
+                max_id: before,
+                to,
+            });
+        }
+        row.max_id = to;
+        Ok(before)
+    }
+
+    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let mut st = self.open()?;
+        match st.rows.get_mut(tag) {
+            Some(row) if row.max_id == from => {
+                row.max_id = to;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
