@@ -195,9 +195,11 @@ struct LoadState {
     claim_failures: u64,
     /// How long the last claim took (µs).
     last_claim_us: Option<u64>,
-    /// The last batch claim failed (the database down): when, and why. Batches that need a
-    /// claim of their own are refused at once for [`BATCH_RETRY_AFTER`] after it.
+    /// The last batch claim failed (the database down): when it ended, and why. Batches that
+    /// need a claim of their own are refused until one succeeds ([`SegmentBuffer::batch_refusal`]).
     batch_failure: Option<(Instant, String)>,
+    /// A batch let through to ask the failing database again is under way.
+    batch_probe: bool,
     /// The segments were handed back ([`SegmentBuffer::close_for_hand_back`]): nothing is
     /// taken or loaded again.
     closed: bool,
@@ -383,8 +385,8 @@ fn unix_now_ms() -> i64 {
 /// After a failed load, callers do not start another for this long (the loader retries).
 pub(crate) const RETRY_AFTER: Duration = Duration::from_millis(500);
 /// After a batch's own claim failed for a passing reason, further batches that need a claim are
-/// refused at once for this long, so an outage costs each of them no wait (the next one after
-/// it asks the database again).
+/// refused at once, and one at most this often asks the database again: an outage costs one
+/// batch a second a claim's wait, and every other batch none.
 pub const BATCH_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 impl SegmentBuffer {
@@ -653,6 +655,8 @@ impl SegmentBuffer {
                 st.last_failure = None;
                 st.went_backwards = None;
                 st.load_failing = false;
+                // The database answers again: batches need not wait for a probe of their own.
+                st.batch_failure = None;
                 None
             }
             Err(e) => {
@@ -721,23 +725,34 @@ impl SegmentBuffer {
     }
 
     /// Why a batch of `count` that the buffers cannot cover is refused without asking the
-    /// database: the tag's loads are failing (the loader is retrying them), or the last batch
-    /// claim failed under [`BATCH_RETRY_AFTER`] ago; the generator has stopped. `None`: claim.
+    /// database; `None`: claim. Refused while the tag's loads are failing (the loader is
+    /// retrying them) and after a batch claim failed, until one succeeds: meanwhile one batch at
+    /// most every [`BATCH_RETRY_AFTER`] is let through to ask the database again, and the others
+    /// are answered at once. Refused for good once the generator stopped.
     pub(crate) fn batch_refusal(&self, count: u64) -> Option<SegmentError> {
-        let st = self.lock();
+        let mut st = self.lock();
         if st.closed {
             return Some(SegmentError::Stopped {
                 tag: self.tag.to_string(),
             });
         }
         let cause = if st.load_failing {
-            st.last_error.clone()
+            st.last_error.clone()?
         } else {
-            st.batch_failure
-                .as_ref()
-                .filter(|(at, _)| at.elapsed() < BATCH_RETRY_AFTER)
-                .map(|(_, why)| why.clone())
-        }?;
+            let probe_due = !st.batch_probe
+                && st
+                    .batch_failure
+                    .as_ref()
+                    .is_some_and(|(at, _)| at.elapsed() >= BATCH_RETRY_AFTER);
+            match &st.batch_failure {
+                None => return None,
+                Some(_) if probe_due => {
+                    st.batch_probe = true;
+                    return None;
+                }
+                Some((_, why)) => why.clone(),
+            }
+        };
         Some(SegmentError::BatchNotReady {
             tag: self.tag.to_string(),
             count,
@@ -747,9 +762,10 @@ impl SegmentBuffer {
     }
 
     /// Records a batch claim made past the buffers: its IDs count as issued; a failure for a
-    /// passing reason refuses the next batches for [`BATCH_RETRY_AFTER`].
+    /// passing reason refuses the next batches ([`SegmentBuffer::batch_refusal`]).
     pub(crate) fn finish_batch(&self, result: &Result<Claim, SegmentError>) {
         let mut st = self.lock();
+        st.batch_probe = false;
         match result {
             Ok(claim) => {
                 st.retired = st.retired.saturating_add(claim.len());

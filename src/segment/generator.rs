@@ -680,8 +680,9 @@ impl SegmentGenerator {
     /// one), else claimed from the table in one transaction of exactly that size, leaving the
     /// buffers to single IDs. Never waits for a background load. A batch that needs a claim is
     /// refused at once ([`SegmentError::BatchNotReady`]) while the tag's loads are failing or
-    /// for [`crate::segment::BATCH_RETRY_AFTER`] after a batch claim failed; otherwise it waits at most for
-    /// that one claim (the store's own timeouts). A failed batch takes nothing from the buffers.
+    /// its last batch claim failed (one batch a [`crate::segment::BATCH_RETRY_AFTER`] asks
+    /// again); otherwise it waits at most for that one claim (the store's own timeouts). A
+    /// failed batch takes nothing from the buffers.
     pub fn next_ids(&self, tag: &str, count: u64) -> Result<Vec<Range<u64>>, SegmentError> {
         if count == 0 || count > i64::MAX as u64 {
             return Err(SegmentError::InvalidCount(count));
@@ -984,7 +985,7 @@ impl SegmentHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::MemoryStore;
+    use crate::segment::{BATCH_RETRY_AFTER, MemoryStore};
 
     /// A generator over a fresh in-memory table holding `tag` with `step`, its loader as it is.
     fn generator(tag: &str, step: i64) -> (Arc<MemoryStore>, SegmentGenerator) {
@@ -1059,6 +1060,32 @@ mod tests {
             }
         };
         assert_eq!(next, 201, "the IDs after the buffered ones come next");
+        let batch = flat(g.next_ids("order", 500).unwrap());
+        assert_eq!(batch.len(), 500);
+        assert!(batch[0] > next);
+    }
+
+    /// While batch claims fail, one batch a second asks the database again; the rest are
+    /// answered at once.
+    #[test]
+    fn a_failing_database_is_asked_again_by_one_batch_a_second() {
+        let (store, g) = generator("t", 10);
+        assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
+        until_next_ready(&g, "t");
+        store.set_down(true);
+        let claims = store.claims();
+        for _ in 0..5 {
+            assert!(g.next_ids("t", 100).is_err());
+        }
+        assert_eq!(store.claims(), claims + 1);
+        std::thread::sleep(BATCH_RETRY_AFTER);
+        assert!(g.next_ids("t", 100).is_err());
+        assert!(g.next_ids("t", 100).is_err());
+        assert_eq!(store.claims(), claims + 2, "one probe after the pause");
+        store.set_down(false);
+        std::thread::sleep(BATCH_RETRY_AFTER);
+        assert_eq!(g.next_ids("t", 100).unwrap().len(), 1);
+        assert_eq!(g.next_ids("t", 100).unwrap().len(), 1, "open again");
     }
 
     #[test]

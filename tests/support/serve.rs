@@ -301,6 +301,16 @@ impl Server {
         }
     }
 
+    /// Whether `/cache` shows `tag` with its next segment loaded (segment mode).
+    pub fn next_ready(&self, tag: &str) -> bool {
+        let cache = self.get("/cache").json();
+        cache
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["key"] == tag && e["nextReady"] == true)
+    }
+
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().join("\n")
