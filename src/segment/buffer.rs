@@ -130,7 +130,11 @@ impl Segment {
         let m = &self.meta.0;
         let g = m.generation.load(SeqCst);
         m.generation.store(g + 1, SeqCst);
-        self.value.0.store(claim.start, SeqCst);
+        // A swap, not a store: the same for the hardware, and loom then orders it against a
+        // stale taker's `fetch_add` as the memory model does (with a plain store, loom 0.7
+        // lets that `fetch_add` read the value from before the store, an order no real
+        // execution has, and reports a duplicate that cannot happen).
+        self.value.0.swap(claim.start, SeqCst);
         m.start.store(claim.start, SeqCst);
         m.max.store(claim.end, SeqCst);
         m.step.store(claim.len(), SeqCst);
@@ -1072,10 +1076,11 @@ mod loom_tests {
             let claimed = table.load(SeqCst);
             assert!(!ids.is_empty(), "a thread that starts a load takes from it");
             assert!(ids.iter().all(|&id| id < claimed), "{ids:?} vs {claimed}");
+            let seen = ids.clone();
             ids.sort_unstable();
             let n = ids.len();
             ids.dedup();
-            assert_eq!(ids.len(), n, "an ID was handed out twice");
+            assert_eq!(ids.len(), n, "an ID was handed out twice: {seen:?}");
         });
     }
 }
