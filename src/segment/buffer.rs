@@ -436,7 +436,10 @@ impl SegmentBuffer {
     pub(crate) fn try_take_exact(&self, n: u64) -> Option<(Vec<Range<u64>>, bool)> {
         let idx = self.hot.0.current.load(SeqCst);
         if let Some((range, past)) = self.segments[idx].take_exact(n) {
-            return Some((Vec::from([range]), past && !self.next_busy.load(SeqCst)));
+            return Some((
+                std::iter::once(range).collect(),
+                past && !self.next_busy.load(SeqCst),
+            ));
         }
         let mut st = self.lock();
         if !st.next_ready || st.closed {
@@ -460,7 +463,7 @@ impl SegmentBuffer {
         if tail_len >= n {
             // The current segment was switched under the fast path's feet: it holds them all.
             current.reopen(tail.start + n);
-            return Some((Vec::from([tail.start..tail.start + n]), false));
+            return Some((std::iter::once(tail.start..tail.start + n).collect(), false));
         }
         if !fits(tail_len) {
             current.reopen(tail.start);

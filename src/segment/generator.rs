@@ -709,7 +709,7 @@ impl SegmentGenerator {
         inner.update_troubled(&buffer);
         match claim {
             // A claim is above every range claimed before it, so the IDs ascend.
-            Ok(claim) => Ok(Vec::from([claim.start..claim.end])),
+            Ok(claim) => Ok(std::iter::once(claim.start..claim.end).collect()),
             Err(e) if e.is_transient() => Err(SegmentError::BatchNotReady {
                 tag: tag.to_string(),
                 count,
