@@ -32,8 +32,9 @@ Routes (any method, as in Leaf):
 
 Errors are never an ID: JSON {\"error\", \"code\"} with 400 bad_request, 401 unauthorized,
 404 unknown_tag / mode_disabled / not_found, 503 not_ready / clock_backwards / lease_lost
-(with Retry-After). SIGTERM or SIGINT: stop accepting, finish in-flight requests, record the last
-snowflake time and give the worker id back, exit 0. -v logs each request.";
+(with Retry-After). SIGTERM or SIGINT: stop accepting, finish in-flight requests, give unused segment
+IDs back to the table (where nobody claimed after them), record the last snowflake time and give the
+worker id back, exit 0. -v logs each request.";
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
