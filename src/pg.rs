@@ -17,7 +17,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
 
 pub(crate) use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 use crate::text::{scrub, url_password};
@@ -65,6 +65,9 @@ pub(crate) struct PgTarget {
     /// CA file or the system's roots) and shared by every later one. A failure is not kept:
     /// a CA file being replaced fails one connection, not every one until a restart.
     tls: Arc<OnceLock<Option<rustls::ClientConfig>>>,
+    /// A connection pooler in front (PgBouncer) refused the `options` startup parameter once:
+    /// later connections do without it (the lock wait is then bounded by [`IO_TIMEOUT`] alone).
+    pooler_refuses_options: Arc<AtomicBool>,
 }
 
 /// The URL parameters leafctl reads; any other is refused rather than silently ignored.
@@ -211,6 +214,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
         read_write,
         name,
         tls: Arc::default(),
+        pooler_refuses_options: Arc::default(),
     })
 }
 
@@ -267,6 +271,26 @@ fn decode(s: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|_| "the URL decodes to text that is not UTF-8".into())
 }
 
+/// PgBouncer's own errors (not PostgreSQL's), as its source words them: what a pooler in front
+/// says, for a message that names it.
+const POOLER_ERRORS: &[&str] = &[
+    "pgbouncer",
+    "unsupported startup parameter",
+    "no more connections allowed",
+    "query_wait_timeout",
+    "server login has been failing",
+    "client_idle_timeout",
+    "no such database",
+];
+
+/// A note naming the pooler when `message` is one of PgBouncer's errors.
+fn pooler_note(message: &str) -> Option<&'static str> {
+    let lower = message.to_lowercase();
+    POOLER_ERRORS.iter().any(|p| lower.contains(p)).then_some(
+        " (said by a connection pooler such as PgBouncer in front of PostgreSQL, not by PostgreSQL: check the pooler's settings and log)",
+    )
+}
+
 /// What went wrong with a statement or a connection, sorted by what the caller can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FailureKind {
@@ -317,6 +341,9 @@ impl PgFailure {
                 detail.push_str(": ");
                 detail.push_str(more);
             }
+            if let Some(note) = pooler_note(&detail) {
+                detail.push_str(note);
+            }
             return PgFailure {
                 kind: FailureKind::Server,
                 detail: scrub(detail, password),
@@ -345,6 +372,14 @@ impl PgFailure {
             FailureKind::Connection
         };
         PgFailure::new(kind, scrub(detail, password))
+    }
+
+    /// Whether a connection pooler refused the `options` startup parameter (PgBouncer without
+    /// `ignore_startup_parameters = options`).
+    fn refused_startup_options(&self) -> bool {
+        self.kind == FailureKind::Server
+            && self.detail.contains("unsupported startup parameter")
+            && self.detail.contains("options")
     }
 
     /// Whether another host of the list might do what this one could not: the connection
@@ -425,6 +460,15 @@ pub(crate) enum Param {
 }
 
 impl Param {
+    /// The type it is sent as (`text` or `bigint`), so that the server needs no describe
+    /// round trip to learn it.
+    fn ty(&self) -> Type {
+        match self {
+            Param::Text(_) | Param::OptText(_) => Type::TEXT,
+            Param::Int(_) | Param::OptInt(_) => Type::INT8,
+        }
+    }
+
     fn as_sql(&self) -> &(dyn ToSql + Sync) {
         match self {
             Param::Text(t) => t,
@@ -501,6 +545,33 @@ impl PgConn {
     /// startup options) besides leafctl's own. With `target.read_write`, a standby is refused
     /// as [`FailureKind::ReadOnly`].
     pub fn connect(target: &PgTarget, host: usize, options: &str) -> Result<PgConn, PgFailure> {
+        let skip = target.pooler_refuses_options.load(Ordering::Relaxed);
+        match Self::connect_with(target, host, options, !skip) {
+            Err(f) if !skip && f.refused_startup_options() => {
+                target.pooler_refuses_options.store(true, Ordering::Relaxed);
+                if !options.is_empty() {
+                    // The caller's own options (the registry's session timeout) are not
+                    // optional: say what refused them and what works.
+                    return Err(PgFailure::new(
+                        FailureKind::Server,
+                        format!(
+                            "{f}: a connection pooler (PgBouncer) in front of PostgreSQL refuses the startup parameter the worker registry needs ({options}); connect the registry to PostgreSQL directly"
+                        ),
+                    ));
+                }
+                Self::connect_with(target, host, options, false)
+            }
+            other => other,
+        }
+    }
+
+    /// [`PgConn::connect`], sending the `options` startup parameter or not.
+    fn connect_with(
+        target: &PgTarget,
+        host: usize,
+        options: &str,
+        send_options: bool,
+    ) -> Result<PgConn, PgFailure> {
         let (name, port) = &target.hosts[host];
         let mut config = tokio_postgres::Config::new();
         config
@@ -511,12 +582,14 @@ impl PgConn {
             .application_name(&target.application_name)
             .connect_timeout(target.connect_timeout)
             .keepalives_idle(Duration::from_secs(30))
-            .options(format!("-c lock_timeout={LOCK_WAIT_TIMEOUT_S}s {options}").trim())
             .ssl_mode(match target.ssl {
                 SslMode::Disable => tokio_postgres::config::SslMode::Disable,
                 SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
                 _ => tokio_postgres::config::SslMode::Require,
             });
+        if send_options {
+            config.options(format!("-c lock_timeout={LOCK_WAIT_TIMEOUT_S}s {options}").trim());
+        }
         if let Some(p) = &target.password {
             config.password(p);
         }
@@ -601,7 +674,10 @@ impl PgConn {
         Err(failure)
     }
 
-    /// Runs a statement that returns rows.
+    /// Runs a statement that returns rows, as an unnamed statement in one round trip (parse,
+    /// bind, execute and sync sent together): nothing is prepared that could outlive it, so it
+    /// works the same through a transaction or statement pool (PgBouncer), and a claim costs
+    /// one round trip.
     pub fn query(
         &self,
         sql: &str,
@@ -609,17 +685,20 @@ impl PgConn {
     ) -> Result<Vec<tokio_postgres::Row>, PgFailure> {
         let (sql, client) = (sql.to_string(), self.client.clone());
         self.call("statement", async move {
-            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(Param::as_sql).collect();
-            client.query(&sql, &refs).await
+            let typed: Vec<(&(dyn ToSql + Sync), Type)> =
+                params.iter().map(|p| (p.as_sql(), p.ty())).collect();
+            client.query_typed(&sql, &typed).await
         })
     }
 
-    /// Runs a statement and returns how many rows it changed.
+    /// Runs a statement and returns how many rows it changed (one round trip, unnamed, as
+    /// [`PgConn::query`]).
     pub fn execute(&self, sql: &str, params: Vec<Param>) -> Result<u64, PgFailure> {
         let (sql, client) = (sql.to_string(), self.client.clone());
         self.call("statement", async move {
-            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(Param::as_sql).collect();
-            client.execute(&sql, &refs).await
+            let typed: Vec<(&(dyn ToSql + Sync), Type)> =
+                params.iter().map(|p| (p.as_sql(), p.ty())).collect();
+            client.execute_typed(&sql, &typed).await
         })
     }
 

@@ -436,3 +436,65 @@ fn host_lists_and_a_failover_that_loses_claims() {
         Err(SegmentError::Unreachable { .. })
     ));
 }
+
+/// Issue 39: segment mode through PgBouncer as shipped (its defaults, each pool mode): `db
+/// init`, tags, `next` and `serve` under load, no ID twice. Before, every command failed on the
+/// `options` startup parameter, and with it allowed the registry tripped over named prepared
+/// statements in transaction mode.
+#[test]
+fn segment_mode_works_through_pgbouncer_in_every_pool_mode() {
+    use support::pgbouncer::PgBouncer;
+    use support::serve::{Server, hammer};
+
+    let pg = Postgres::shared();
+    for mode in ["session", "transaction", "statement"] {
+        // In the pooled modes one server connection for every client: their statements share
+        // it. (In session mode a client keeps its server connection, so one would serve one
+        // client: the defaults it is.)
+        let extra: &[&str] = if mode == "session" {
+            &[]
+        } else {
+            &["default_pool_size = 1"]
+        };
+        let bouncer = PgBouncer::start(pg, mode, extra);
+        let name = pg.fresh_db();
+        let sandbox = Sandbox::new();
+        let url = bouncer.url(&name);
+        let run = |args: &[&str]| {
+            let out = sandbox
+                .leafctl()
+                .env("LEAF_DB", &url)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{mode}: leafctl {args:?}: {}\npgbouncer: {}",
+                stderr(&out),
+                bouncer.log()
+            );
+            out
+        };
+        run(&["db", "init"]);
+        run(&["tag", "add", "pooled", "--step", "50"]);
+        let mut ids = parse_ids(&run(&["next", "pooled", "-n", "120"]).stdout);
+        assert_eq!(ids.len(), 120, "{mode}");
+        let servers: Vec<Server> = (0..2)
+            .map(|_| {
+                let mut cmd = sandbox.leafctl_std();
+                cmd.env("LEAF_DB", &url).args(["serve", "--segment"]);
+                Server::start(cmd)
+            })
+            .collect();
+        let addrs: Vec<_> = servers.iter().map(|s| s.addr).collect();
+        ids.extend(hammer(&addrs, 4, 200, "/api/segment/get/pooled"));
+        ids.extend(parse_ids(&run(&["next", "pooled", "-n", "30"]).stdout));
+        for s in servers {
+            s.stop_cleanly();
+        }
+        assert_eq!(ids.len(), 120 + 4 * (180 + 20 * 100) + 30, "{mode}");
+        assert_unique(&mut ids);
+        let max_id = pg.max_id(&name, "pooled") as u64;
+        assert!(ids.iter().all(|&id| id >= 1 && id < max_id), "{mode}");
+    }
+}

@@ -10,6 +10,7 @@ pub mod mariadb;
 pub mod nemesis;
 pub mod netns;
 pub mod patroni;
+pub mod pgbouncer;
 pub mod postgres;
 pub mod serve;
 pub mod snowflake;
