@@ -402,3 +402,96 @@ fn hints_are_shell_quoted_and_invisible_tags_are_refused() {
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().map(Vec::len), Some(3), "{rows}");
 }
+
+/// Issue 33: a removed tag leaves its max_id behind (leaf_alloc_removed), and adding it again
+/// continues above every ID it issued.
+#[test]
+fn a_removed_and_readded_tag_issues_no_id_twice() {
+    let sb = Sandbox::new();
+    let url = format!("sqlite://{}", sb.path().join("tomb.db").display());
+    sb.leafctl()
+        .args(["--db", &url, "db", "init"])
+        .assert()
+        .success();
+    let file = sb.path().join("tomb.db");
+    support::removed_and_readded_tags_issue_no_id_twice(
+        &|args| {
+            sb.leafctl()
+                .env("LEAF_DB", &url)
+                .args(args)
+                .output()
+                .unwrap()
+        },
+        &|| Box::new(SqliteStore::open(&file, OpenMode::Existing).unwrap()),
+    );
+}
+
+/// A file made by an older leafctl (leaf_alloc only) gets the tombstone table from the first
+/// removal; one where it cannot be written refuses the removal and removes nothing.
+#[test]
+fn a_database_without_the_tombstone_table() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("old.db");
+    let url = format!("sqlite://{}", file.display());
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    conn.execute_batch(leafctl::segment::SQLITE_DDL[0]).unwrap();
+    let run = |args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Adding works without the table (no tombstones yet), and so does a removal: it creates it.
+    assert!(
+        run(&["tag", "add", "old", "--start", "41"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        parse_ids(&run(&["next", "old", "-n", "2"]).stdout),
+        vec![41, 42]
+    );
+    let out = run(&["tag", "remove", "old", "--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kept: i64 = conn
+        .query_row(
+            "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = 'old'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 43);
+    assert!(run(&["tag", "add", "old"]).status.success());
+    assert_eq!(parse_ids(&run(&["next", "old"]).stdout), vec![43]);
+
+    // A tombstone table that cannot be written (here a view of that name): nothing removed.
+    let other = sb.path().join("view.db");
+    let url = format!("sqlite://{}", other.display());
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    conn.execute_batch(leafctl::segment::SQLITE_DDL[0]).unwrap();
+    conn.execute_batch(
+        "CREATE VIEW leaf_alloc_removed AS SELECT biz_tag, max_id, update_time AS removed_at \
+         FROM leaf_alloc",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["tag", "add", "kept"]).status.success());
+    let out = run(&["tag", "remove", "kept", "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was removed") && stderr(&out).contains("leafctl db init"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        run(&["tag", "show", "kept"]).status.success(),
+        "still there"
+    );
+}

@@ -215,6 +215,23 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
                 )),
             );
         }
+        SegmentError::BelowRemoved {
+            tag,
+            removed_max_id,
+            ..
+        } => {
+            let t = leafctl::segment::tag_for_shell(tag);
+            return (
+                EXIT_USAGE,
+                Some(format!(
+                    "leave out --start to continue from {removed_max_id} (`leafctl tag add {t}`), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids"
+                )),
+            );
+        }
+        SegmentError::NoRemovedTable { .. } => (
+            EXIT_RUNTIME,
+            "run `leafctl db init` as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again",
+        ),
         SegmentError::BumpDown { .. } => (
             EXIT_USAGE,
             "a tag only moves forward; `leafctl tag show TAG` gives its max_id",

@@ -539,6 +539,16 @@ pub fn human_rate(per_sec: f64) -> String {
     format!("{v:.decimals$}{} IDs/s", PREFIX[i])
 }
 
+/// Writes one line to stderr (a note, a warning, an error): never panics. Returns whether the
+/// line was written; a closed or full stderr leaves the exit code to the caller.
+pub fn stderr_line(text: &str) -> bool {
+    let mut err = io::stderr().lock();
+    err.write_all(text.as_bytes())
+        .and_then(|()| err.write_all(b"\n"))
+        .and_then(|()| err.flush())
+        .is_ok()
+}
+
 /// Prints a serialisable value as pretty JSON with a trailing newline.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
