@@ -438,3 +438,65 @@ pub fn removed_and_readded_tags_issue_no_id_twice(
     let out = run(&["tag", "add", "other", "--reuse-removed-ids"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// Where a child's standard output or error goes in the output-failure tests (issue 33).
+pub enum Sink {
+    /// Closed, as the shell's `>&-` leaves it.
+    Closed,
+    /// `/dev/full`: every write fails with "no space left".
+    Full,
+    /// A pipe whose reader is already gone: every write fails with EPIPE.
+    DeadPipe,
+    /// A file that may grow to this many bytes (RLIMIT_FSIZE, SIGXFSZ ignored): writes past
+    /// it fail with EFBIG, part-way through a run.
+    FileUpTo(std::path::PathBuf, u64),
+}
+
+/// Points descriptor `fd` (1 or 2) of `cmd` at `sink`.
+pub fn redirect(cmd: &mut std::process::Command, fd: i32, sink: Sink) {
+    use std::os::unix::process::CommandExt;
+    let stdio: std::process::Stdio = match sink {
+        Sink::Closed => {
+            // SAFETY: close(2) between fork and exec, on the child's own descriptor.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::close(fd);
+                    Ok(())
+                });
+            }
+            return;
+        }
+        Sink::Full => std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+            .into(),
+        Sink::DeadPipe => {
+            let (reader, writer) = std::io::pipe().expect("pipe");
+            drop(reader);
+            writer.into()
+        }
+        Sink::FileUpTo(path, bytes) => {
+            // SAFETY: signal(2) and setrlimit(2) between fork and exec, for the child alone.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes,
+                        rlim_max: bytes,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            std::fs::File::create(path).expect("output file").into()
+        }
+    };
+    if fd == 1 {
+        cmd.stdout(stdio);
+    } else {
+        cmd.stderr(stdio);
+    }
+}
