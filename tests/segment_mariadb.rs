@@ -425,6 +425,13 @@ fn a_removed_and_readded_tag_issues_no_id_twice() {
     assert_eq!(kept.trim(), "1");
 }
 
+#[test]
+fn removals_racing_adds_and_claims_issue_no_id_twice() {
+    let env = Env::new();
+    env.leafctl().args(["db", "init"]).assert().success();
+    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| Box::new(env.store()));
+}
+
 /// A database made before tombstones, used by a user who may not create tables: a removal is
 /// refused (nothing removed) and names `leafctl db init`; after it, the removal works.
 #[test]

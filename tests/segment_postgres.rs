@@ -144,6 +144,14 @@ fn a_removed_and_readded_tag_issues_no_id_twice() {
     assert_eq!(kept, "1");
 }
 
+#[test]
+fn removals_racing_adds_and_claims_issue_no_id_twice() {
+    let env = Env::new();
+    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| {
+        Box::new(PostgresStore::open(&env.url, None).unwrap())
+    });
+}
+
 /// A database made before tombstones (leaf_alloc alone): the first removal creates the table;
 /// a user who may not create it is refused, and nothing is removed.
 #[test]

@@ -650,3 +650,13 @@ fn output_failures_are_errors_that_count_the_ids_not_written() {
         "the runs with stderr gone issued 6; the last none"
     );
 }
+
+#[test]
+fn removals_racing_adds_and_claims_issue_no_id_twice() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("race.db");
+    SqliteStore::open(&file, OpenMode::CreateSchema).unwrap();
+    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| {
+        Box::new(SqliteStore::open(&file, OpenMode::Existing).unwrap())
+    });
+}

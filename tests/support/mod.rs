@@ -500,3 +500,74 @@ pub fn redirect(cmd: &mut std::process::Command, fd: i32, sink: Sink) {
         cmd.stderr(stdio);
     }
 }
+
+/// Removals, re-adds and claims of one tag racing each other (bounded rounds): a claimant
+/// never gets an ID twice, whatever the interleaving. `store` opens a new connection to the
+/// database; tag `race` must not exist.
+pub fn removals_racing_adds_and_claims_issue_no_id_twice(
+    store: &(dyn Fn() -> Box<dyn leafctl::segment::AllocStore> + Sync),
+) {
+    use leafctl::segment::{Increment, SegmentError, StartAt};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const ROUNDS: usize = 150;
+    store()
+        .add_tag("race", StartAt::Default, 5, None, false)
+        .unwrap();
+    let done = AtomicBool::new(false);
+    let mut ids: Vec<u64> = std::thread::scope(|s| {
+        let claimers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let db = store();
+                    let mut ids = Vec::new();
+                    // Bounded: the other threads end after ROUNDS, and so many tries at most.
+                    for _ in 0..ROUNDS * 20 {
+                        if done.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        match db.claim("race", Increment::Custom(3)) {
+                            Ok(c) => ids.extend(c.start..c.end),
+                            Err(
+                                SegmentError::UnknownTag { .. } | SegmentError::Conflict { .. },
+                            ) => {}
+                            Err(e) => panic!("claim: {e}"),
+                        }
+                        // SQLite's busy handler is not fair: a tight loop could starve the
+                        // others past its timeout.
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let churn: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let db = store();
+                    for _ in 0..ROUNDS {
+                        match db.remove("race") {
+                            Ok(_) | Err(SegmentError::UnknownTag { .. }) => {}
+                            Err(SegmentError::Conflict { .. }) => {}
+                            Err(e) => panic!("remove: {e}"),
+                        }
+                        match db.add_tag("race", StartAt::Default, 5, None, true) {
+                            Ok(_) => {}
+                            Err(e) => panic!("add: {e}"),
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                })
+            })
+            .collect();
+        for t in churn {
+            t.join().unwrap();
+        }
+        done.store(true, Ordering::SeqCst);
+        claimers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
+    assert!(ids.len() > 10, "claims happened: {}", ids.len());
+    assert_unique(&mut ids);
+}
