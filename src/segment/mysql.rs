@@ -542,10 +542,11 @@ impl AllocStore for MysqlStore {
                 });
             };
             let tombstone = conn.exec_drop(
+                // The value bound twice: VALUES() here is deprecated on MySQL 8.
                 "INSERT INTO leaf_alloc_removed (biz_tag, max_id) VALUES (?, ?) \
-                 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id)), \
+                 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, ?), \
                  removed_at = CURRENT_TIMESTAMP",
-                (tag, r.1),
+                (tag, r.1, r.1),
             );
             match tombstone {
                 Ok(()) => {}
