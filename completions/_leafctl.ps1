@@ -159,13 +159,13 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag')
             [CompletionResult]::new('set-step', 'set-step', [CompletionResultType]::ParameterValue, 'Change a tag''s step (the size of the segments servers claim)')
             [CompletionResult]::new('bump', 'bump', [CompletionResultType]::ParameterValue, 'Move a tag''s max_id forward to a value, never down (one statement)')
-            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; prints its final max_id, which must be recorded before re-adding it')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'leafctl;tag;add' {
             [CompletionResult]::new('--step', '--step', [CompletionResultType]::ParameterName, 'IDs claimed per segment by servers (1..=2147483647)')
-            [CompletionResult]::new('--start', '--start', [CompletionResultType]::ParameterName, 'The first ID (the initial max_id), e.g. to continue an existing ID scheme')
+            [CompletionResult]::new('--start', '--start', [CompletionResultType]::ParameterName, 'The first ID (the initial max_id), e.g. to continue an existing ID scheme [default: 1, or for a removed tag the max_id it left behind]. Below a removed tag''s max_id it is refused unless --reuse-removed-ids is given')
             [CompletionResult]::new('--desc', '--desc', [CompletionResultType]::ParameterName, 'A description')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string')
@@ -175,6 +175,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--reuse-removed-ids', '--reuse-removed-ids', [CompletionResultType]::ParameterName, 'Accept a --start below the max_id a removed tag of the same name left behind: the IDs from there up to it were issued before and will be issued again. Only when you know none of them is in use')
             [CompletionResult]::new('--if-not-exists', '--if-not-exists', [CompletionResultType]::ParameterName, 'Succeed without changing anything when the tag exists')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
@@ -291,7 +292,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag')
             [CompletionResult]::new('set-step', 'set-step', [CompletionResultType]::ParameterValue, 'Change a tag''s step (the size of the segments servers claim)')
             [CompletionResult]::new('bump', 'bump', [CompletionResultType]::ParameterValue, 'Move a tag''s max_id forward to a value, never down (one statement)')
-            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; prints its final max_id, which must be recorded before re-adding it')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -333,7 +334,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the leaf_alloc table when it is missing (safe to run again)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -358,7 +359,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             break
         }
         'leafctl;db;help' {
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the leaf_alloc table when it is missing (safe to run again)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -571,7 +572,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag')
             [CompletionResult]::new('set-step', 'set-step', [CompletionResultType]::ParameterValue, 'Change a tag''s step (the size of the segments servers claim)')
             [CompletionResult]::new('bump', 'bump', [CompletionResultType]::ParameterValue, 'Move a tag''s max_id forward to a value, never down (one statement)')
-            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; prints its final max_id, which must be recorded before re-adding it')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued')
             break
         }
         'leafctl;help;tag;add' {
@@ -593,7 +594,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             break
         }
         'leafctl;help;db' {
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the leaf_alloc table when it is missing (safe to run again)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)')
             break
         }
         'leafctl;help;db;init' {

@@ -1163,7 +1163,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__add)
-            opts="-q -v -h -V --step --start --desc --if-not-exists --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

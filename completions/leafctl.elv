@@ -152,12 +152,12 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
-            cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+            cand remove 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;tag;add'= {
             cand --step 'IDs claimed per segment by servers (1..=2147483647)'
-            cand --start 'The first ID (the initial max_id), e.g. to continue an existing ID scheme'
+            cand --start 'The first ID (the initial max_id), e.g. to continue an existing ID scheme [default: 1, or for a removed tag the max_id it left behind]. Below a removed tag''s max_id it is refused unless --reuse-removed-ids is given'
             cand --desc 'A description'
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
             cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
@@ -167,6 +167,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
             cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
             cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --reuse-removed-ids 'Accept a --start below the max_id a removed tag of the same name left behind: the IDs from there up to it were issued before and will be issued again. Only when you know none of them is in use'
             cand --if-not-exists 'Succeed without changing anything when the tag exists'
             cand -q 'Print only results: no progress, no warnings'
             cand --quiet 'Print only results: no progress, no warnings'
@@ -277,7 +278,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
-            cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+            cand remove 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;tag;help;add'= {
@@ -311,7 +312,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand init 'Create the leaf_alloc table when it is missing (safe to run again)'
+            cand init 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;db;init'= {
@@ -334,7 +335,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --version 'Print version'
         }
         &'leafctl;db;help'= {
-            cand init 'Create the leaf_alloc table when it is missing (safe to run again)'
+            cand init 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'leafctl;db;help;init'= {
@@ -524,7 +525,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand show 'Show one tag'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
-            cand remove 'Remove a tag; prints its final max_id, which must be recorded before re-adding it'
+            cand remove 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
         }
         &'leafctl;help;tag;add'= {
         }
@@ -539,7 +540,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;help;tag;remove'= {
         }
         &'leafctl;help;db'= {
-            cand init 'Create the leaf_alloc table when it is missing (safe to run again)'
+            cand init 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)'
         }
         &'leafctl;help;db;init'= {
         }

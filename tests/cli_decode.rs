@@ -728,3 +728,58 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
     let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     assert_eq!(v["from"], "2026-11-21T10:00:00.000Z");
 }
+
+/// Issue 33: a closed, full or abandoned stderr never panics (exit 101): `decode abc` still
+/// ends with its usage error's exit 2 (`2>/dev/full`, `2>&-`, `2>&1 | head -c1`); a full stdout
+/// is exit 3 and says so; a reader gone from stdout is not an error.
+#[test]
+fn output_failures_never_panic_and_end_with_a_documented_code() {
+    use std::io::Read;
+    use std::process::Stdio;
+    use support::{Sink, redirect};
+    let sb = Sandbox::new();
+    for sink in [Sink::Full, Sink::Closed, Sink::DeadPipe] {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["decode", "abc"]).stdout(Stdio::piped());
+        redirect(&mut cmd, 2, sink);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
+    // `2>&1 | head -c1`, three times (it panicked in two runs of three): both streams into one
+    // pipe whose reader takes one byte and goes.
+    for _ in 0..3 {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let mut child = sb
+            .leafctl_std()
+            .args(["decode", "abc"])
+            .stdout(writer.try_clone().unwrap())
+            .stderr(writer)
+            .spawn()
+            .unwrap();
+        let mut one = [0u8; 1];
+        reader.read_exact(&mut one).unwrap();
+        drop(reader);
+        let status = child.wait().unwrap();
+        assert_eq!(one[0], b'e', "error: ...");
+        assert_eq!(status.code(), Some(2), "{status}");
+    }
+    // Stdout full: exit 3 with the reason; stdout gone: exit 0.
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["decode", "2125018011969523729"])
+        .stderr(Stdio::piped());
+    redirect(&mut cmd, 1, Sink::Full);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to standard output: No space left on device"),
+        "{}",
+        stderr(&out)
+    );
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["decode", "2125018011969523729"])
+        .stderr(Stdio::piped());
+    redirect(&mut cmd, 1, Sink::DeadPipe);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}

@@ -325,7 +325,14 @@ fn a_closed_pipe_ends_quietly_with_success() {
         out.status,
         stderr(&out)
     );
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    // A note counts the IDs issued but not written (snowflake IDs are never issued again).
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("note: the reader of standard output went away: the last ")
+            && err.contains("IDs issued were not written")
+            && err.contains("of the 2000000 asked for were not issued"),
+        "{err}"
+    );
     // The next run still starts after the IDs that were issued.
     let next = sb
         .leafctl()
@@ -571,4 +578,40 @@ fn strip_ansi(s: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// Issue 33: a closed or full stdout is found before a worker id is even taken (exit 3, nothing
+/// issued); a closed or full stderr never panics.
+#[test]
+fn closed_or_full_outputs_are_errors_not_panics() {
+    use support::{Sink, redirect};
+    let sb = Sandbox::new();
+    for (sink, says) in [
+        (
+            Sink::Closed,
+            "standard output is closed; nothing was claimed",
+        ),
+        (
+            Sink::Full,
+            "No space left on device (os error 28); nothing was claimed",
+        ),
+    ] {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["next", "--snowflake", "--worker-id", "4", "-n", "3"])
+            .stderr(Stdio::piped());
+        redirect(&mut cmd, 1, sink);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        assert!(stderr(&out).contains("hint: "), "{}", stderr(&out));
+    }
+    for sink in [Sink::Closed, Sink::Full, Sink::DeadPipe] {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["next", "--snowflake", "--worker-id", "4", "-n", "3"])
+            .stdout(Stdio::piped());
+        redirect(&mut cmd, 2, sink);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(parse_ids(&out.stdout).len(), 3);
+    }
 }

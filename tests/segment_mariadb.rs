@@ -394,13 +394,87 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
         Err(SegmentError::Exhausted { .. })
     ));
 
-    // remove --yes prints the final max_id and warns about re-adding.
+    // remove --yes prints the final max_id and says it is kept (Leaf's table had no
+    // tombstone table: the removal made it).
     env.leafctl()
         .args(["tag", "remove", "t", "--yes"])
         .assert()
         .success()
         .stdout(predicate::str::contains("max_id was 1"))
-        .stderr(predicate::str::contains("would issue IDs again"));
+        .stdout(predicate::str::contains("kept in leaf_alloc_removed"));
+}
+
+/// Issue 33: a removed tag leaves its max_id behind, and adding it again continues above every
+/// ID it issued (on Leaf's own table, to which the first removal adds leaf_alloc_removed).
+#[test]
+fn a_removed_and_readded_tag_issues_no_id_twice() {
+    let env = Env::new();
+    support::removed_and_readded_tags_issue_no_id_twice(
+        &|args| env.leafctl().args(args).output().unwrap(),
+        &|| Box::new(env.store()),
+    );
+    // Leaf's servers read leaf_alloc alone, which the tombstones are not in.
+    let rows = env
+        .db
+        .root_sql(Some(&env.name), "SELECT COUNT(*) FROM leaf_alloc");
+    assert_eq!(rows.trim(), "1");
+    let kept = env.db.root_sql(
+        Some(&env.name),
+        "SELECT COUNT(*) FROM leaf_alloc_removed WHERE biz_tag = 'fresh'",
+    );
+    assert_eq!(kept.trim(), "1");
+}
+
+#[test]
+fn removals_racing_adds_and_claims_issue_no_id_twice() {
+    let env = Env::new();
+    env.leafctl().args(["db", "init"]).assert().success();
+    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| Box::new(env.store()));
+}
+
+/// A database made before tombstones, used by a user who may not create tables: a removal is
+/// refused (nothing removed) and names `leafctl db init`; after it, the removal works.
+#[test]
+fn a_removal_that_cannot_record_its_tombstone_removes_nothing() {
+    let env = Env::new();
+    env.db.root_sql(
+        None,
+        &format!(
+            "CREATE USER IF NOT EXISTS 'limited'@'%' IDENTIFIED BY '{PASSWORD}'; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON `{}`.* TO 'limited'@'%';",
+            env.name
+        ),
+    );
+    let limited = env.url.replacen("mysql://leaf@", "mysql://limited@", 1);
+    let run = |url: &str, args: &[&str]| {
+        env.leafctl()
+            .env("LEAF_DB", url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&limited, &["tag", "add", "kept"]).status.success());
+    assert_eq!(
+        parse_ids(&run(&limited, &["next", "kept", "-n", "2"]).stdout),
+        vec![1, 2]
+    );
+    let out = run(&limited, &["tag", "remove", "kept", "--yes"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("nothing was removed") && err.contains("leafctl db init"),
+        "{err}"
+    );
+    assert_eq!(env.max_id("kept"), 3, "the row is still there");
+    // `db init` (by a user allowed to) adds the table; then the same user removes and re-adds.
+    assert!(run(&env.url, &["db", "init"]).status.success());
+    assert!(
+        run(&limited, &["tag", "remove", "kept", "--yes"])
+            .status
+            .success()
+    );
+    assert!(run(&limited, &["tag", "add", "kept"]).status.success());
+    assert_eq!(parse_ids(&run(&limited, &["next", "kept"]).stdout), vec![3]);
 }
 
 #[test]

@@ -129,6 +129,75 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
     );
 }
 
+/// Issue 33: a removed tag leaves its max_id behind, and adding it again continues above every
+/// ID it issued.
+#[test]
+fn a_removed_and_readded_tag_issues_no_id_twice() {
+    let env = Env::new();
+    support::removed_and_readded_tags_issue_no_id_twice(&|args| env.run(args), &|| {
+        Box::new(PostgresStore::open(&env.url, None).unwrap())
+    });
+    let kept = env.pg.sql(
+        Some(&env.name),
+        "SELECT COUNT(*) FROM leaf_alloc_removed WHERE biz_tag = 'fresh'",
+    );
+    assert_eq!(kept, "1");
+}
+
+#[test]
+fn removals_racing_adds_and_claims_issue_no_id_twice() {
+    let env = Env::new();
+    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| {
+        Box::new(PostgresStore::open(&env.url, None).unwrap())
+    });
+}
+
+/// A database made before tombstones (leaf_alloc alone): the first removal creates the table;
+/// a user who may not create it is refused, and nothing is removed.
+#[test]
+fn a_database_without_the_tombstone_table() {
+    let pg = Postgres::shared();
+    let name = pg.fresh_db();
+    pg.sql(Some(&name), leafctl::segment::POSTGRES_DDL[0]);
+    pg.sql(Some(&name), "ALTER TABLE leaf_alloc OWNER TO leaf");
+    pg.sql(
+        None,
+        "DO $$ BEGIN CREATE ROLE limited LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+    );
+    pg.sql(
+        Some(&name),
+        "REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON leaf_alloc TO limited",
+    );
+    let sb = Sandbox::new();
+    let run = |url: &str, args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let (owner, limited) = (pg.url(&name), pg.url_for("limited", &name));
+    assert!(run(&limited, &["tag", "add", "a"]).status.success());
+    assert_eq!(
+        parse_ids(&run(&limited, &["next", "a", "-n", "2"]).stdout),
+        vec![1, 2]
+    );
+    let out = run(&limited, &["tag", "remove", "a", "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was removed") && stderr(&out).contains("leafctl db init"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(pg.max_id(&name, "a"), 3, "the row is still there");
+    // The owner may create it: the removal does, and the re-add continues above.
+    let out = run(&owner, &["tag", "remove", "a", "--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(run(&owner, &["tag", "add", "a"]).status.success());
+    assert_eq!(parse_ids(&run(&owner, &["next", "a"]).stdout), vec![3]);
+}
+
 #[test]
 fn claims_that_would_overflow_or_start_below_zero_change_nothing() {
     let env = Env::new();

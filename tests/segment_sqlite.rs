@@ -151,25 +151,52 @@ fn generators_on_sqlite_share_a_tag() {
     assert_eq!(all.len(), 20_000);
 }
 
+/// A reader that goes away (`| head -1`) is not an error: exit 0, with a note of the claimed
+/// IDs it did not get (none with -q).
 #[test]
 fn a_closed_pipe_ends_quietly() {
     let sb = Sandbox::new();
     sb.leafctl().args(["tag", "add", "p"]).assert().success();
-    let mut child = sb
-        .leafctl_std()
-        .args(["next", "p", "-n", "5000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert_eq!(first, "1\n");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    for quiet in [false, true] {
+        let mut child = sb.leafctl_std();
+        child.args(["next", "p", "-n", "5000000"]);
+        if quiet {
+            child.arg("-q");
+        }
+        let mut child = child
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        reader.read_line(&mut first).unwrap();
+        let got = reader.buffer().iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        drop(reader);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let start: u64 = first.trim().parse().unwrap();
+        assert!(start == 1 || start == 5_000_001, "{first}");
+        if quiet {
+            assert!(out.stderr.is_empty(), "{}", stderr(&out));
+            continue;
+        }
+        // The note names the first ID not written: after every line the reader got whole.
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("note: the reader of standard output went away: the last ")
+                && err.contains("of the 5000000 IDs claimed for tag p (")
+                && err.contains("to 5000000) were not written, or only partly; they are skipped"),
+            "{err}"
+        );
+        let first_lost: u64 = err
+            .split("tag p (")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(first_lost >= got, "{first_lost} < {got}: {err}");
+    }
 }
 
 #[test]
@@ -401,4 +428,235 @@ fn hints_are_shell_quoted_and_invisible_tags_are_refused() {
         .unwrap();
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().map(Vec::len), Some(3), "{rows}");
+}
+
+/// Issue 33: a removed tag leaves its max_id behind (leaf_alloc_removed), and adding it again
+/// continues above every ID it issued.
+#[test]
+fn a_removed_and_readded_tag_issues_no_id_twice() {
+    let sb = Sandbox::new();
+    let url = format!("sqlite://{}", sb.path().join("tomb.db").display());
+    sb.leafctl()
+        .args(["--db", &url, "db", "init"])
+        .assert()
+        .success();
+    let file = sb.path().join("tomb.db");
+    support::removed_and_readded_tags_issue_no_id_twice(
+        &|args| {
+            sb.leafctl()
+                .env("LEAF_DB", &url)
+                .args(args)
+                .output()
+                .unwrap()
+        },
+        &|| Box::new(SqliteStore::open(&file, OpenMode::Existing).unwrap()),
+    );
+}
+
+/// A file made by an older leafctl (leaf_alloc only) gets the tombstone table from the first
+/// removal; one where it cannot be written refuses the removal and removes nothing.
+#[test]
+fn a_database_without_the_tombstone_table() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("old.db");
+    let url = format!("sqlite://{}", file.display());
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    conn.execute_batch(leafctl::segment::SQLITE_DDL[0]).unwrap();
+    let run = |args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Adding works without the table (no tombstones yet), and so does a removal: it creates it.
+    assert!(
+        run(&["tag", "add", "old", "--start", "41"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        parse_ids(&run(&["next", "old", "-n", "2"]).stdout),
+        vec![41, 42]
+    );
+    let out = run(&["tag", "remove", "old", "--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kept: i64 = conn
+        .query_row(
+            "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = 'old'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 43);
+    assert!(run(&["tag", "add", "old"]).status.success());
+    assert_eq!(parse_ids(&run(&["next", "old"]).stdout), vec![43]);
+
+    // A tombstone table that cannot be written (here a view of that name): nothing removed.
+    let other = sb.path().join("view.db");
+    let url = format!("sqlite://{}", other.display());
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    conn.execute_batch(leafctl::segment::SQLITE_DDL[0]).unwrap();
+    conn.execute_batch(
+        "CREATE VIEW leaf_alloc_removed AS SELECT biz_tag, max_id, update_time AS removed_at \
+         FROM leaf_alloc",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        sb.leafctl()
+            .env("LEAF_DB", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["tag", "add", "kept"]).status.success());
+    let out = run(&["tag", "remove", "kept", "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was removed") && stderr(&out).contains("leafctl db init"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        run(&["tag", "show", "kept"]).status.success(),
+        "still there"
+    );
+}
+
+/// Issue 33: `next` with a closed or full stdout claims nothing (exit 3); one whose output
+/// fails part-way says how many claimed IDs were not written (exit 3), and those are skipped;
+/// a reader that went away is exit 0 with a note; a closed or full stderr changes nothing.
+#[test]
+fn output_failures_are_errors_that_count_the_ids_not_written() {
+    use support::{Sink, redirect};
+    let sb = Sandbox::with_tag("out", "1000");
+    let next_id = || parse_ids(&sb.leafctl().args(["next", "out"]).output().unwrap().stdout)[0];
+    let run = |fd: i32, sink: Sink, n: &str| {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["next", "out", "-n", n]);
+        if fd != 1 {
+            cmd.stdout(Stdio::piped());
+        }
+        if fd != 2 {
+            cmd.stderr(Stdio::piped());
+        }
+        redirect(&mut cmd, fd, sink);
+        cmd.output().unwrap()
+    };
+    assert_eq!(next_id(), 1);
+    // Closed (`>&-`) or full (`>/dev/full`) before the claim: nothing claimed.
+    for (sink, says) in [
+        (
+            Sink::Closed,
+            "standard output is closed; nothing was claimed",
+        ),
+        (Sink::Full, "No space left on device"),
+    ] {
+        let out = run(1, sink, "3");
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("nothing was claimed"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains("hint: "), "{}", stderr(&out));
+    }
+    assert_eq!(next_id(), 2, "nothing was claimed");
+    // A reader gone before the claim: nothing claimed, not an error.
+    let out = run(1, Sink::DeadPipe, "3");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(next_id(), 3, "nothing was claimed");
+
+    // A file that fills up part-way: exit 3, and stderr counts what was not written.
+    let file = sb.path().join("ids.txt");
+    let out = run(1, Sink::FileUpTo(file.clone(), 100_000), "100000");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    let written = std::fs::read_to_string(&file).unwrap();
+    // The lines that end in a line break; after the last one, part of a line may follow.
+    let complete = &written[..written.rfind('\n').map_or(0, |i| i + 1)];
+    let whole: Vec<u64> = complete.lines().map(|l| l.parse().unwrap()).collect();
+    assert!(
+        !whole.is_empty() && whole.len() < 100_000,
+        "{}",
+        whole.len()
+    );
+    assert_eq!(whole[0], 4);
+    assert!(
+        err.contains("File too large") && err.contains("IDs claimed for tag out"),
+        "{err}"
+    );
+    // "the last N of the 100000 IDs claimed ... (FIRST to 100003) were not written, or only
+    // partly": FIRST is right after what the file holds whole, or before it.
+    let lost: u64 = err
+        .split("the last ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        err.contains("to 100003) were not written, or only partly"),
+        "{err}"
+    );
+    assert!(err.contains("skipped, never issued again"), "{err}");
+    // Exact: every ID the file holds whole was counted as written, and none more.
+    assert_eq!(lost, 100_000 - whole.len() as u64, "{err}");
+    assert!(
+        err.contains(&format!("({} to 100003)", whole.last().unwrap() + 1)),
+        "{err}"
+    );
+    assert_eq!(next_id(), 100_004, "the unwritten IDs are skipped");
+
+    // The reader goes away part-way (`| head -1`): exit 0, and a note counts the rest.
+    let mut child = sb
+        .leafctl_std()
+        .args(["next", "out", "-n", "1000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(first.trim(), "100005");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: the reader of standard output went away: the last ")
+            && stderr(&out).contains("1000000 IDs claimed for tag out")
+            && stderr(&out).contains("to 1100004)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(next_id(), 1_100_005);
+
+    // Stderr closed or full: the IDs come out and the exit code is the run's own.
+    for sink in [Sink::Closed, Sink::Full, Sink::DeadPipe] {
+        let out = run(2, sink, "2");
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(parse_ids(&out.stdout).len(), 2);
+    }
+    // Both closed: exit 3, nothing claimed, no panic.
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "out", "-n", "3"]);
+    redirect(&mut cmd, 1, Sink::Full);
+    redirect(&mut cmd, 2, Sink::Full);
+    assert_eq!(cmd.status().unwrap().code(), Some(3));
+    assert_eq!(
+        next_id(),
+        1_100_012,
+        "the runs with stderr gone issued 6; the last none"
+    );
+}
+
+#[test]
+fn removals_racing_adds_and_claims_issue_no_id_twice() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("race.db");
+    SqliteStore::open(&file, OpenMode::CreateSchema).unwrap();
+    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| {
+        Box::new(SqliteStore::open(&file, OpenMode::Existing).unwrap())
+    });
 }

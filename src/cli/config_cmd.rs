@@ -73,7 +73,7 @@ fn import_leaf(ctx: &Context, file: &std::path::Path) -> anyhow::Result<()> {
         OutputFormat::Text => {
             if !ctx.quiet {
                 for note in &imported.notes {
-                    eprintln!("note: {note}");
+                    stderr!("note: {note}");
                 }
             }
             print_text(imported.to_toml().trim_end())

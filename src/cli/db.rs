@@ -22,11 +22,14 @@ which gets its table on first use; a database named explicitly must be set up wi
 (any other command there says so).
 
 The table is Leaf's leaf_alloc, unchanged: a table created by Leaf's scripts/leaf_alloc.sql works
-as it is, and Leaf servers and leafctl can share it.";
+as it is, and Leaf servers and leafctl can share it. Beside it, leaf_alloc_removed keeps the last
+max_id of each removed tag, so `leafctl tag add` of that name continues above every ID it issued;
+Leaf's servers never read it (a database without it gets it from the first `leafctl tag remove`).";
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
-    /// Create the leaf_alloc table when it is missing (safe to run again)
+    /// Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe
+    /// to run again)
     #[command(after_help = EXAMPLES)]
     Init {
         /// Print the DDL instead of running it (nothing is connected to)

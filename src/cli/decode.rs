@@ -376,7 +376,7 @@ impl Printer {
     #[cold]
     fn switch_to_tsv(&mut self) -> anyhow::Result<()> {
         if !self.quiet {
-            eprintln!(
+            stderr!(
                 "note: more than {TABLE_MAX_ROWS} IDs: printing tab-separated lines instead of a table (as --output tsv does)"
             );
         }
@@ -534,7 +534,7 @@ impl Decoder<'_> {
                     if self.guessed_as.is_none() && !self.quiet {
                         let shown = String::from_utf8_lossy(v);
                         let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
-                        eprintln!(
+                        stderr!(
                             "note: {at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, the most plausible of {plausible} layouts (--guess ranks them)"
                         );
                     }
@@ -547,8 +547,8 @@ impl Decoder<'_> {
                 let shown = String::from_utf8_lossy(&v[..v.len().min(64)]);
                 let more = if too_long || v.len() > 64 { "..." } else { "" };
                 match line {
-                    Some(n) => eprintln!("error: line {n}: {shown:?}{more}: {reason}"),
-                    None => eprintln!("error: {shown:?}{more}: {reason}"),
+                    Some(n) => stderr!("error: line {n}: {shown:?}{more}: {reason}"),
+                    None => stderr!("error: {shown:?}{more}: {reason}"),
                 }
                 Ok(())
             }
@@ -668,7 +668,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     };
     if from_stdin {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !ctx.quiet {
-            eprintln!("leafctl decode: reading IDs from stdin, one per line (Ctrl-D to end)");
+            stderr!("leafctl decode: reading IDs from stdin, one per line (Ctrl-D to end)");
         }
         decode_stdin(&mut d)?;
     } else {
@@ -681,13 +681,13 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     let (values, bad, guessed, guessed_as) = (d.values, d.bad, d.guessed, d.guessed_as);
     d.printer.finish()?;
     if guessed > 1 && !ctx.quiet {
-        eprintln!(
+        stderr!(
             "note: {guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
             guessed_as.unwrap_or("?")
         );
     }
     if bad > 0 {
-        eprintln!(
+        stderr!(
             "  hint: {bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
             choice.label
         );

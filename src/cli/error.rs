@@ -15,6 +15,27 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_RUNTIME: u8 = 1;
 /// Exit code of a usage error or invalid input.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code when standard output could not be written: closed (`>&-`), full (`>/dev/full`, a
+/// full disk) or failing. `next` says on stderr how many claimed IDs were not written.
+pub const EXIT_OUTPUT: u8 = 3;
+
+/// Standard output could not be written (exit [`EXIT_OUTPUT`]): closed, full, an I/O error.
+/// A reader that went away (`| head`) is [`ClosedPipe`] instead.
+#[derive(Debug)]
+pub struct OutputFailed {
+    /// What failed, and for `next` what became of the IDs it claimed.
+    pub message: String,
+}
+
+impl fmt::Display for OutputFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for OutputFailed {}
+
+/// The hint of every [`OutputFailed`].
+const OUTPUT_HINT: &str = "check where standard output goes: a closed descriptor (`>&-`), a full disk or device; send it to a file with room (`> FILE`), a pipe, or `>/dev/null` to discard it on purpose";
 
 /// An error the CLI raised itself, with its class and a hint.
 #[derive(Debug)]
@@ -85,6 +106,9 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
         }
         if let Some(e) = cause.downcast_ref::<WorkerError>() {
             return worker_class_and_hint(e);
+        }
+        if cause.downcast_ref::<OutputFailed>().is_some() {
+            return (EXIT_OUTPUT, Some(OUTPUT_HINT.into()));
         }
         if let Some(e) = cause.downcast_ref::<CliError>() {
             let code = if e.usage { EXIT_USAGE } else { EXIT_RUNTIME };
@@ -215,6 +239,23 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
                 )),
             );
         }
+        SegmentError::BelowRemoved {
+            tag,
+            removed_max_id,
+            ..
+        } => {
+            let t = leafctl::segment::tag_for_shell(tag);
+            return (
+                EXIT_USAGE,
+                Some(format!(
+                    "leave out --start to continue from {removed_max_id} (`leafctl tag add {t}`), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids"
+                )),
+            );
+        }
+        SegmentError::NoRemovedTable { .. } => (
+            EXIT_RUNTIME,
+            "run `leafctl db init` as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again",
+        ),
         SegmentError::BumpDown { .. } => (
             EXIT_USAGE,
             "a tag only moves forward; `leafctl tag show TAG` gives its max_id",
@@ -264,9 +305,10 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
             message.push_str(&c);
         }
     }
-    eprintln!("error: {message}");
+    // A closed or full stderr loses the message, never the exit code.
+    stderr!("error: {message}");
     if let Some(h) = hint {
-        eprintln!("  hint: {h}");
+        stderr!("  hint: {h}");
     }
     ExitCode::from(code)
 }

@@ -1,5 +1,13 @@
 //! The command-line interface: flags defined as data, each command a thin call into the library.
 
+/// `eprintln!` that never panics: a closed or full stderr (`2>/dev/full`, `2>&1 | head -c1`)
+/// loses the line instead of ending the run with exit 101 (see `output::stderr_line`).
+macro_rules! stderr {
+    ($($arg:tt)*) => {{
+        let _ = $crate::cli::output::stderr_line(&format!($($arg)*));
+    }};
+}
+
 mod assets;
 mod config_cmd;
 mod db;
@@ -30,6 +38,9 @@ Exit codes:
   0  success
   1  runtime failure (service unreachable, clock moved backwards, range exhausted, ...)
   2  usage error or invalid input
+  3  standard output could not be written (closed, full); `next` says on stderr how many claimed
+     IDs were not written (they are never issued again). A reader that went away (`| head -1`)
+     is not an error (exit 0); `next` then notes on stderr how many IDs it did not write
 
 Configuration: flag > environment variable > config file > built-in default.
 Config file: --config FILE, else $LEAF_CONFIG, else ./leaf.toml, else $XDG_CONFIG_HOME/leafctl/leaf.toml.";
@@ -275,7 +286,8 @@ fn command_name(command: &Command) -> &'static str {
     }
 }
 
-/// Entry point: exit 0 on success, 1 on a runtime failure, 2 on a usage error.
+/// Entry point: exit 0 on success, 1 on a runtime failure, 2 on a usage error, 3 when standard
+/// output could not be written.
 pub fn main() -> ExitCode {
     // `leafctl generate-assets DIR` writes the checked-in completions and man pages. It is a
     // maintainer's tool, so it stays out of the CLI's definition (and so out of those files).

@@ -2,9 +2,10 @@
 
 use clap::Args;
 use leafctl::segment::{ClaimGuard, Increment, SegmentError, validate_tag};
-use leafctl::worker::WorkerGenerator;
+use leafctl::worker::{IssueError, WorkerGenerator};
 
-use super::output::{IdWriter, progress};
+use super::error::{ClosedPipe, OutputFailed};
+use super::output::{IdWriter, StdoutProblem, check_stdout, progress};
 use super::{Context, SnowflakeArgs};
 
 pub const EXAMPLES: &str = "\
@@ -62,6 +63,8 @@ pub struct NextArgs {
 }
 
 pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
+    // Before anything is claimed: IDs that could not be written would be lost.
+    check_stdout_before_claiming()?;
     if let Some(tag) = &args.tag {
         return run_segment(ctx, tag, args.count);
     }
@@ -82,18 +85,84 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses to claim when standard output cannot take the IDs: closed or failing is an
+/// [`OutputFailed`] (exit 3), a reader already gone ends the run quietly (nothing claimed).
+fn check_stdout_before_claiming() -> anyhow::Result<()> {
+    match check_stdout() {
+        Ok(()) => Ok(()),
+        Err(StdoutProblem::ReaderGone) => Err(ClosedPipe.into()),
+        Err(StdoutProblem::Closed) => Err(OutputFailed {
+            message: "standard output is closed; nothing was claimed".into(),
+        }
+        .into()),
+        Err(StdoutProblem::Fails(e)) => Err(OutputFailed {
+            message: format!("cannot write to standard output: {e}; nothing was claimed"),
+        }
+        .into()),
+    }
+}
+
+/// How a write of claimed IDs that failed part-way ends: IDs claimed but not written are said
+/// so on stderr (as a note when the reader went away, exit 0; as the error otherwise, exit 3).
+/// `unwritten` describes them and what becomes of them.
+fn unwritten(ctx: &Context, e: std::io::Error, unwritten: String) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        if !ctx.quiet {
+            stderr!("note: the reader of standard output went away: {unwritten}");
+        }
+        return ClosedPipe.into();
+    }
+    OutputFailed {
+        message: format!("cannot write to standard output ({e}): {unwritten}"),
+    }
+    .into()
+}
+
 fn emit(ctx: &Context, generator: &WorkerGenerator, count: u64) -> anyhow::Result<()> {
+    /// Why issuing stopped early.
+    enum Stop {
+        Issue(IssueError),
+        Write(std::io::Error),
+    }
     let bar = progress(count, ctx.quiet);
     let mut out = IdWriter::new(ctx.rows);
     let mut remaining = count;
-    while remaining > 0 {
-        let block = generator.next_block(remaining)?;
-        out.push_block(block.first, block.stride, block.count)?;
-        remaining -= block.count;
-        bar.inc(block.count);
-    }
+    let mut issued = 0u64;
+    let mut run = || -> Result<(), Stop> {
+        while remaining > 0 {
+            let block = generator.next_block(remaining).map_err(Stop::Issue)?;
+            issued += block.count;
+            out.push_block(block.first, block.stride, block.count)
+                .map_err(Stop::Write)?;
+            remaining -= block.count;
+            bar.inc(block.count);
+        }
+        out.finish().map_err(Stop::Write)
+    };
+    let result = run();
     bar.finish_and_clear();
-    out.finish()
+    match result {
+        Ok(()) => Ok(()),
+        Err(Stop::Issue(e)) => {
+            // The IDs issued before the failure are printed, not dropped with the buffer.
+            let _ = out.finish();
+            Err(e.into())
+        }
+        Err(Stop::Write(e)) => {
+            let written = out.written();
+            Err(unwritten(
+                ctx,
+                e,
+                format!(
+                    "the last {} of the {issued} IDs issued were not written, or only partly \
+                     (snowflake IDs are never issued again: their times are recorded); {} of \
+                     the {count} asked for were not issued",
+                    issued - written,
+                    count - issued
+                ),
+            ))
+        }
+    }
 }
 
 /// `next TAG -n COUNT`: one claim of exactly COUNT IDs, printed ascending.
@@ -107,7 +176,22 @@ fn run_segment(ctx: &Context, tag: &str, count: u64) -> anyhow::Result<()> {
     let claim = guard.claim(&*store, tag, Increment::Custom(increment))?;
     let bar = progress(claim.len(), ctx.quiet);
     let mut out = IdWriter::new(ctx.rows);
-    out.push_range(claim.start, claim.end, |n| bar.inc(n))?;
+    let result = out
+        .push_range(claim.start, claim.end, |n| bar.inc(n))
+        .and_then(|()| out.finish());
     bar.finish_and_clear();
-    out.finish()
+    result.map_err(|e| {
+        let first = claim.start + out.written();
+        let lost = claim.end - first;
+        unwritten(
+            ctx,
+            e,
+            format!(
+                "the last {lost} of the {} IDs claimed for tag {tag} ({first} to {}) were not \
+                 written, or only partly; they are skipped, never issued again",
+                claim.len(),
+                claim.end - 1
+            ),
+        )
+    })
 }

@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use super::error::ClosedPipe;
+use super::error::{ClosedPipe, OutputFailed};
 
 /// What most commands print: a document for people or for scripts. Commands that stream many
 /// rows (`next`, `decode`) take the fuller [`RowFormat`]; the others refuse `tsv` and `ndjson`
@@ -58,13 +58,80 @@ impl RowFormat {
     }
 }
 
-/// Maps a write error to [`ClosedPipe`] when the reader went away, so the run ends quietly.
+/// Maps a write error to [`ClosedPipe`] when the reader went away, so the run ends quietly;
+/// any other to [`OutputFailed`] (exit 3).
 pub fn write_err(e: io::Error) -> anyhow::Error {
     if e.kind() == io::ErrorKind::BrokenPipe {
         ClosedPipe.into()
     } else {
-        anyhow::Error::new(e).context("cannot write to standard output")
+        OutputFailed {
+            message: format!("cannot write to standard output: {e}"),
+        }
+        .into()
     }
+}
+
+/// Why standard output cannot take IDs, found before any is claimed.
+#[derive(Debug)]
+pub enum StdoutProblem {
+    /// Nobody reads the pipe any more.
+    ReaderGone,
+    /// Closed when leafctl started (`>&-`), or open for reading only.
+    Closed,
+    /// A write fails (`>/dev/full`: no space left).
+    Fails(io::Error),
+}
+
+/// Checks, before anything is claimed, that standard output can be written: open for writing,
+/// not closed at start (Rust's runtime puts a closed descriptor 0-2 on `/dev/null`, opened
+/// read-write, where a shell's `>/dev/null` opens it write-only), accepting an empty write
+/// (`/dev/full` refuses even that), and for a pipe, still read.
+pub fn check_stdout() -> Result<(), StdoutProblem> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // SAFETY: fcntl(2) with F_GETFL on descriptor 1 only reads its flags.
+        let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+        if flags == -1 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+            return Err(StdoutProblem::Closed);
+        }
+        // SAFETY: fstat(2) writes into the zeroed struct we own.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(1, &mut st) } == -1 {
+            return Err(StdoutProblem::Closed);
+        }
+        let is_char = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
+        if is_char && flags & libc::O_ACCMODE == libc::O_RDWR {
+            let null = std::fs::metadata("/dev/null")
+                .ok()
+                .filter(|m| m.file_type().is_char_device());
+            if null.is_some_and(|m| std::os::unix::fs::MetadataExt::rdev(&m) == st.st_rdev) {
+                return Err(StdoutProblem::Closed);
+            }
+        }
+        // SAFETY: a write(2) of zero bytes from a valid (empty) buffer changes nothing.
+        if unsafe { libc::write(1, b"".as_ptr().cast(), 0) } == -1 {
+            let e = io::Error::last_os_error();
+            return Err(if e.kind() == io::ErrorKind::BrokenPipe {
+                StdoutProblem::ReaderGone
+            } else {
+                StdoutProblem::Fails(e)
+            });
+        }
+        if st.st_mode & libc::S_IFMT == libc::S_IFIFO {
+            let mut pfd = libc::pollfd {
+                fd: 1,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: poll(2) on one pollfd we own, without waiting.
+            let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+            if ready == 1 && pfd.revents & libc::POLLERR != 0 {
+                return Err(StdoutProblem::ReaderGone);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How a [`RowWriter`] frames its rows.
@@ -86,7 +153,11 @@ pub enum Framing {
 /// ID): one per line (`text`), after an `id` header line (`tsv`), as a JSON array of strings
 /// (`json`) or one JSON string per line (`ndjson`).
 pub struct IdWriter {
-    out: io::StdoutLock<'static>,
+    /// Descriptor 1 itself: no line buffer between the IDs and the descriptor, so a failed
+    /// write says exactly which IDs went out.
+    out: RawStdout,
+    /// Held so nothing else writes to stdout meanwhile.
+    _lock: io::StdoutLock<'static>,
     /// `FLUSH_AT` bytes plus room for one more line of any kind.
     buf: Box<[u8]>,
     len: usize,
@@ -94,6 +165,12 @@ pub struct IdWriter {
     /// JSON strings (`json`, `ndjson`) rather than bare digits.
     quoted: bool,
     first: bool,
+    /// IDs in the buffer, not yet written.
+    pending: u64,
+    /// IDs written out whole.
+    written: u64,
+    /// Lines in the buffer that are not IDs (the TSV header), until it is written.
+    header_lines: u64,
 }
 
 const FLUSH_AT: usize = 1 << 16;
@@ -215,13 +292,20 @@ impl IdWriter {
     /// A writer in the given format.
     pub fn new(format: RowFormat) -> IdWriter {
         let json = format == RowFormat::Json;
+        let mut lock = io::stdout().lock();
+        // Nothing should be pending; if it is, it goes first.
+        let _ = lock.flush();
         let mut w = IdWriter {
-            out: io::stdout().lock(),
+            out: RawStdout::new(),
+            _lock: lock,
             buf: vec![0u8; FLUSH_AT + SLACK].into_boxed_slice(),
             len: 0,
             json,
             quoted: json || format == RowFormat::Ndjson,
             first: true,
+            pending: 0,
+            written: 0,
+            header_lines: 0,
         };
         // Written out with the first flush, so a run that fails before any ID prints nothing.
         let opening: &[u8] = match format {
@@ -231,23 +315,40 @@ impl IdWriter {
         };
         w.buf[..opening.len()].copy_from_slice(opening);
         w.len = opening.len();
+        w.header_lines = u64::from(format == RowFormat::Tsv);
         w
     }
 
     #[inline]
-    fn flush_if_full(&mut self) -> anyhow::Result<()> {
+    fn flush_if_full(&mut self) -> io::Result<()> {
         if self.len >= FLUSH_AT {
-            self.out
-                .write_all(&self.buf[..self.len])
-                .map_err(write_err)?;
-            self.len = 0;
+            self.write_buffered()?;
         }
         Ok(())
     }
 
+    /// Writes out the buffer; its IDs then count as written (after a failed write, those of
+    /// the lines that went out whole).
+    fn write_buffered(&mut self) -> io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        let header = std::mem::take(&mut self.header_lines);
+        let len = std::mem::take(&mut self.len);
+        if let Err((e, lines)) = write_lines(&mut self.out, &self.buf[..len]) {
+            self.written += lines.saturating_sub(header).min(pending);
+            return Err(e);
+        }
+        self.written += pending;
+        Ok(())
+    }
+
+    /// How many IDs were handed to standard output whole (those of a failed write are not).
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
     /// Appends one ID.
     #[inline]
-    pub fn push(&mut self, id: u64) -> anyhow::Result<()> {
+    pub fn push(&mut self, id: u64) -> io::Result<()> {
         let (buf, mut len) = (&mut self.buf, self.len);
         if self.quoted {
             if self.json && !self.first {
@@ -270,13 +371,14 @@ impl IdWriter {
         }
         self.len = len;
         self.first = false;
+        self.pending += 1;
         self.flush_if_full()
     }
 
     /// Appends `count` IDs `first, first + stride, ...` (a snowflake block). Consecutive IDs in
     /// text are counted up in place like [`write_range`]: one fixed-size copy per line and a digit
     /// increment, no division per ID.
-    pub fn push_block(&mut self, first: u64, stride: u64, count: u64) -> anyhow::Result<()> {
+    pub fn push_block(&mut self, first: u64, stride: u64, count: u64) -> io::Result<()> {
         if count == 0 {
             return Ok(());
         }
@@ -296,6 +398,7 @@ impl IdWriter {
         let mut remaining = count;
         while remaining > 0 {
             let mut len = self.len;
+            let before = remaining;
             while len < FLUSH_AT && remaining > 0 {
                 self.buf[len..len + LINE].copy_from_slice(&line);
                 len += width + 1;
@@ -305,6 +408,7 @@ impl IdWriter {
                 }
             }
             self.len = len;
+            self.pending += before - remaining;
             self.flush_if_full()?;
         }
         self.first = false;
@@ -319,7 +423,7 @@ impl IdWriter {
         start: u64,
         end: u64,
         mut progress: impl FnMut(u64),
-    ) -> anyhow::Result<()> {
+    ) -> io::Result<()> {
         if start >= end {
             return Ok(());
         }
@@ -337,25 +441,45 @@ impl IdWriter {
             return Ok(());
         }
         // What is already buffered (a header, earlier IDs) goes first.
-        self.out
-            .write_all(&self.buf[..self.len])
-            .map_err(write_err)?;
-        self.len = 0;
-        write_range(&mut self.out, start, end, progress).map_err(write_err)?;
+        self.write_buffered()?;
+        let written = &mut self.written;
+        write_range(&mut self.out, start, end, |n| {
+            *written += n;
+            progress(n);
+        })?;
         self.first = false;
         Ok(())
     }
 
     /// Closes the JSON array and flushes everything.
-    pub fn finish(mut self) -> anyhow::Result<()> {
+    pub fn finish(&mut self) -> io::Result<()> {
         if self.json {
             self.buf[self.len..self.len + 2].copy_from_slice(b"]\n");
             self.len += 2;
         }
-        self.out
-            .write_all(&self.buf[..self.len])
-            .map_err(write_err)?;
-        self.out.flush().map_err(write_err)
+        self.write_buffered()
+    }
+}
+
+/// Standard output's descriptor, written without std's line buffer. It is never closed.
+struct RawStdout(std::mem::ManuallyDrop<std::fs::File>);
+
+impl RawStdout {
+    fn new() -> RawStdout {
+        #[cfg(unix)]
+        // SAFETY: descriptor 1 stays open for the life of the process (Rust's runtime opens
+        // /dev/null there if it was closed at start), and ManuallyDrop never closes it.
+        let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(1) };
+        RawStdout(std::mem::ManuallyDrop::new(file))
+    }
+}
+
+impl Write for RawStdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -405,8 +529,31 @@ pub fn write_range(
             remaining -= 1;
             count_up(&mut line, &mut width);
         }
-        out.write_all(&chunk[..pos])?;
+        if let Err((e, lines)) = write_lines(out, &chunk[..pos]) {
+            progress(lines);
+            return Err(e);
+        }
         progress(before - remaining);
+    }
+    Ok(())
+}
+
+/// `write_all` that, when it fails, also says how many whole lines of `buf` went out before
+/// the failure: the IDs a failed write still delivered.
+fn write_lines(out: &mut impl Write, buf: &[u8]) -> Result<(), (io::Error, u64)> {
+    let mut done = 0;
+    while done < buf.len() {
+        let e = match out.write(&buf[done..]) {
+            Ok(0) => io::Error::from(io::ErrorKind::WriteZero),
+            Ok(n) => {
+                done += n;
+                continue;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => e,
+        };
+        let lines = buf[..done].iter().filter(|&&b| b == b'\n').count();
+        return Err((e, lines as u64));
     }
     Ok(())
 }
@@ -539,11 +686,23 @@ pub fn human_rate(per_sec: f64) -> String {
     format!("{v:.decimals$}{} IDs/s", PREFIX[i])
 }
 
+/// Writes one line to stderr (a note, a warning, an error): never panics. Returns whether the
+/// line was written; a closed or full stderr leaves the exit code to the caller.
+pub fn stderr_line(text: &str) -> bool {
+    let mut err = io::stderr().lock();
+    err.write_all(text.as_bytes())
+        .and_then(|()| err.write_all(b"\n"))
+        .and_then(|()| err.flush())
+        .is_ok()
+}
+
 /// Prints a serialisable value as pretty JSON with a trailing newline.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    // Made whole first: a failed write is then told apart from a value that cannot be JSON.
+    let mut text = serde_json::to_vec_pretty(value)?;
+    text.push(b'\n');
     let mut out = io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    out.write_all(b"\n").map_err(write_err)?;
+    out.write_all(&text).map_err(write_err)?;
     out.flush().map_err(write_err)
 }
 

@@ -117,7 +117,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
     }
     let service = Arc::new(builder.build());
     if !ctx.quiet {
-        eprintln!(
+        stderr!(
             "leafctl serve: listening on http://{local}: {}",
             modes.join(", ")
         );
@@ -151,7 +151,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
     served?;
     finished?;
     if !ctx.quiet {
-        eprintln!("leafctl serve: stopped");
+        stderr!("leafctl serve: stopped");
     }
     Ok(())
 }

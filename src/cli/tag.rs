@@ -4,8 +4,8 @@ use std::io::{self, IsTerminal};
 
 use clap::Subcommand;
 use leafctl::segment::{
-    AllocStore, DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, RowPages, TagFilter, tag_for_shell,
-    validate_tag,
+    AllocStore, DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, RowPages, StartAt, TagFilter,
+    tag_for_shell, validate_tag,
 };
 use serde::Serialize;
 
@@ -13,7 +13,7 @@ use super::db;
 use super::error::usage;
 use super::output::{
     Framing, OutputFormat, RowFormat, RowWriter, age, print_json, print_text, render, rfc3339_ms,
-    table, write_err,
+    stderr_line, table, write_err,
 };
 use super::{Context, whole_number};
 
@@ -29,11 +29,16 @@ Examples:
   leafctl next order -n 10                       ten IDs from the tag
   leafctl tag bump order --to 5000000            move max_id forward (never down), e.g. after
                                                  a failover lost claims
-  leafctl tag remove invoice --yes               prints the final max_id to record";
+  leafctl tag remove invoice --yes               keeps its final max_id: a later `tag add
+                                                 invoice` continues from there";
 
 #[derive(Debug, Subcommand)]
 pub enum TagCommand {
     /// Add a tag (a row of leaf_alloc)
+    ///
+    /// A tag that was removed before starts where it stopped (the max_id its removal left in
+    /// leaf_alloc_removed), so no ID is issued twice; a --start below that is refused unless
+    /// --reuse-removed-ids is given.
     #[command(after_help = EXAMPLES)]
     Add {
         /// The tag: 1 to 128 characters, no whitespace
@@ -41,9 +46,16 @@ pub enum TagCommand {
         /// IDs claimed per segment by servers (1..=2147483647)
         #[arg(long, default_value_t = DEFAULT_STEP, allow_negative_numbers = true, value_parser = whole_number(1i64, MAX_TABLE_STEP))]
         step: i64,
-        /// The first ID (the initial max_id), e.g. to continue an existing ID scheme
-        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole_number(0i64, i64::MAX))]
-        start: i64,
+        /// The first ID (the initial max_id), e.g. to continue an existing ID scheme [default: 1,
+        /// or for a removed tag the max_id it left behind]. Below a removed tag's max_id it is
+        /// refused unless --reuse-removed-ids is given
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number(0i64, i64::MAX))]
+        start: Option<i64>,
+        /// Accept a --start below the max_id a removed tag of the same name left behind: the IDs
+        /// from there up to it were issued before and will be issued again. Only when you know
+        /// none of them is in use
+        #[arg(long, requires = "start")]
+        reuse_removed_ids: bool,
         /// A description
         #[arg(long, value_name = "TEXT")]
         desc: Option<String>,
@@ -95,7 +107,12 @@ pub enum TagCommand {
         #[arg(long, value_name = "MAX_ID", allow_negative_numbers = true, value_parser = whole_number(0i64, i64::MAX))]
         to: i64,
     },
-    /// Remove a tag; prints its final max_id, which must be recorded before re-adding it
+    /// Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the
+    /// tag again continues above every ID it issued
+    ///
+    /// The row is deleted and its max_id recorded as a tombstone in one step (the highest one, if
+    /// the name was removed before). A database made by an older leafctl gets the table on the
+    /// fly; where that is not allowed, nothing is removed (run `leafctl db init`).
     #[command(after_help = EXAMPLES)]
     Remove {
         /// The tag
@@ -188,10 +205,10 @@ fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow
         }
         print_text(&render(t))?;
         if more {
-            eprintln!(
+            stderr_line(&format!(
                 "note: the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
                  --prefix TEXT or --match GLOB narrows the list"
-            );
+            ));
         }
         return Ok(());
     }
@@ -260,6 +277,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             tag,
             step,
             start,
+            reuse_removed_ids,
             desc,
             if_not_exists,
         } => {
@@ -270,8 +288,32 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                     "shorten --desc",
                 ));
             }
+            let at = match (start, reuse_removed_ids) {
+                (None, _) => StartAt::Default,
+                (Some(s), false) => StartAt::Given(s),
+                (Some(s), true) => StartAt::Reuse(s),
+            };
             let store = db::open(ctx)?;
-            let added = store.add(&tag, start, step, desc.as_deref(), if_not_exists)?;
+            let outcome = store.add_tag(&tag, at, step, desc.as_deref(), if_not_exists)?;
+            let added = outcome.added;
+            if added && !ctx.quiet {
+                match (outcome.removed_max_id, at) {
+                    (Some(r), StartAt::Reuse(s)) if s < r => {
+                        stderr_line(&format!(
+                            "warning: tag {tag} was removed at max_id {r}; starting at {s} \
+                             (--reuse-removed-ids) issues IDs {s}..{} again",
+                            r - 1
+                        ));
+                    }
+                    (Some(r), StartAt::Default) => {
+                        stderr_line(&format!(
+                            "note: tag {tag} was removed before at max_id {r}; it continues \
+                             from there, so no ID it issued is issued again"
+                        ));
+                    }
+                    _ => {}
+                }
+            }
             let row = store.get(&tag)?;
             match ctx.output {
                 OutputFormat::Json => {
@@ -280,16 +322,19 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                         added: bool,
                         #[serde(flatten)]
                         row: Option<RowJson>,
+                        removed_max_id: Option<String>,
                     }
                     print_json(&Added {
                         added,
                         row: row.as_ref().map(row_json),
+                        removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
                     })
                 }
                 OutputFormat::Text => {
                     let text = match (added, row) {
                         (true, _) => format!(
-                            "added tag {tag}: IDs start at {start}, step {step}\n  next: leafctl next {}",
+                            "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl next {}",
+                            outcome.start,
                             tag_for_shell(&tag)
                         ),
                         (false, Some(r)) => format!(
@@ -384,17 +429,11 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             if !yes {
                 return Err(usage(
                     format!("refusing to remove tag {tag} without --yes"),
-                    "removing a tag forgets its max_id; run `leafctl tag show TAG` to record it, then pass --yes",
+                    "servers stop issuing its IDs once they see it gone; its final max_id is kept, so re-adding it continues from there; pass --yes",
                 ));
             }
             let store = db::open(ctx)?;
             let r = store.remove(&tag)?;
-            if !ctx.quiet {
-                eprintln!(
-                    "warning: re-adding tag {tag} with --start below {} would issue IDs again that were already issued",
-                    r.max_id
-                );
-            }
             match ctx.output {
                 OutputFormat::Json => {
                     #[derive(Serialize)]
@@ -409,8 +448,10 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                     })
                 }
                 OutputFormat::Text => print_text(&format!(
-                    "removed tag {tag}; its final max_id was {}",
-                    r.max_id
+                    "removed tag {tag}; its final max_id was {} (kept in leaf_alloc_removed: \
+                     `leafctl tag add {}` continues above every ID it issued)",
+                    r.max_id,
+                    tag_for_shell(&tag)
                 )),
             }
         }

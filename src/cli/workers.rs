@@ -175,7 +175,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 return print_text(&format!("would {what}\nrun again with --yes to do it"));
             }
             if record.is_live(now) && !ctx.quiet {
-                eprintln!(
+                stderr!(
                     "warning: worker id {} is live; if its process keeps running, it and the next holder may issue the same IDs",
                     record.worker
                 );

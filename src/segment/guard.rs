@@ -268,10 +268,12 @@ mod tests {
         s
     }
 
-    /// The tag removed and added again at its old start: the table went backwards.
+    /// The tag removed and added again at its old start (overriding its tombstone): the table
+    /// went backwards.
     fn rewind(s: &SqliteStore, to: i64) {
         s.remove("t").unwrap();
-        s.add("t", to, 10, None, false).unwrap();
+        s.add_tag("t", crate::segment::StartAt::Reuse(to), 10, None, false)
+            .unwrap();
     }
 
     fn check(guard: &ClaimGuard, s: &SqliteStore) {

@@ -33,8 +33,8 @@ pub use mysql::MysqlStore;
 pub use postgres::{POSTGRES_DDL, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::{
-    AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, Pages, ROWS_PER_PAGE, RowPages, SQLITE_DDL,
-    TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
+    Added, AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, Pages, REMOVED_TABLE, ROWS_PER_PAGE,
+    RowPages, SQLITE_DDL, StartAt, TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
 };
 
 /// Default step of a new tag (Leaf's examples use 1000-2000).
@@ -210,6 +210,34 @@ pub enum SegmentError {
         max_id: i64,
         /// The value asked for.
         to: i64,
+    },
+    /// `tag add --start` below the max_id a removed tag of the same name left behind: IDs
+    /// from there were issued before. Nothing was added.
+    #[error(
+        "refusing to add tag {tag:?} at {start}: a removed tag of that name issued IDs below {removed_max_id} (its tombstone in {db}); nothing was added"
+    )]
+    BelowRemoved {
+        /// The tag.
+        tag: String,
+        /// The database.
+        db: String,
+        /// The start asked for.
+        start: i64,
+        /// The tombstone's max_id: the first ID the removed tag never issued.
+        removed_max_id: i64,
+    },
+    /// A removal could not record the tag's tombstone (the table `leaf_alloc_removed` is
+    /// missing and could not be created): nothing was removed.
+    #[error(
+        "refusing to remove tag {tag:?}: its last max_id cannot be recorded in {db} (table leaf_alloc_removed: {detail}); nothing was removed"
+    )]
+    NoRemovedTable {
+        /// The tag.
+        tag: String,
+        /// The database.
+        db: String,
+        /// Why the table could not be used or created.
+        detail: String,
     },
     /// The guard's record of claimed max_ids (in the state directory) could not be used.
     #[error("the record of claimed max_ids: cannot {detail}")]

@@ -7,11 +7,11 @@ use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use super::hosts::HostChoice;
 use super::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, page_query,
-    tag_exists,
+    start_for, tag_exists,
 };
 use super::{
-    AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, TagFilter, TagsFingerprint,
-    redact_url,
+    Added, AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, StartAt, TagFilter,
+    TagsFingerprint, redact_url,
 };
 use crate::mysql_url::{self, scrub};
 
@@ -398,24 +398,57 @@ impl AllocStore for MysqlStore {
         )
     }
 
-    fn add(
+    fn add_tag(
         &self,
         tag: &str,
-        start: i64,
+        start: StartAt,
         step: i64,
         description: Option<&str>,
         if_not_exists: bool,
-    ) -> Result<bool, SegmentError> {
+    ) -> Result<Added, SegmentError> {
         let Checked {
             mut conn, poison, ..
         } = self.conn()?;
-        match conn.exec_drop(
-            "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)",
-            (tag, start, step, description),
+        // The tombstone as it stands, to refuse a --start below it and to say where the tag
+        // starts. A server without the table has no tombstones.
+        let (removed, table): (Option<i64>, bool) = match conn.exec(
+            "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = ?",
+            (tag,),
         ) {
-            Ok(()) => Ok(true),
+            Ok(rows) => (rows.into_iter().next(), true),
+            Err(mysql::Error::MySqlError(m)) if m.code == 1146 => (None, false),
+            Err(e) => return Err(self.fail(&poison, e)),
+        };
+        let first = start_for(tag, &self.name, start, removed)?;
+        // One autocommit statement (see `claim_once` on transactions here): the row starts at
+        // the tombstone or above it as the tombstone stands when the insert commits. A removal
+        // commits its tombstone before its deletion, and the insert cannot commit before the
+        // deletion, so the statement's (locking) read of the tombstone sees it.
+        let result = if table && !matches!(start, StartAt::Reuse(_)) {
+            conn.exec_drop(
+                "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
+                 SELECT ?, GREATEST(?, COALESCE((SELECT r.max_id FROM leaf_alloc_removed r \
+                 WHERE r.biz_tag = ? LOCK IN SHARE MODE), 0)), ?, ?",
+                (tag, first, tag, step, description),
+            )
+        } else {
+            conn.exec_drop(
+                "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)",
+                (tag, first, step, description),
+            )
+        };
+        match result {
+            Ok(()) => Ok(Added {
+                added: true,
+                start: first,
+                removed_max_id: removed,
+            }),
             Err(mysql::Error::MySqlError(m)) if m.code == 1062 => {
-                tag_exists(tag, self.name.clone(), if_not_exists)
+                tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
+                    added,
+                    start: first,
+                    removed_max_id: removed,
+                })
             }
             Err(e) => Err(self.fail(&poison, e)),
         }
@@ -503,11 +536,14 @@ impl AllocStore for MysqlStore {
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
-        // No transaction (see `claim_once`): the delete names the max_id just read, so it
-        // removes exactly the row that is reported, and a claim in between makes it look again.
+        // No transaction (see `claim_once`): each try records the tombstone (the highest
+        // max_id seen) first, then deletes the row only if its max_id is still the one
+        // recorded; a claim in between makes it look again. So the tombstone is committed
+        // before the deletion, never after, and the delete removes exactly the row reported.
         let Checked {
             mut conn, poison, ..
         } = self.conn()?;
+        let mut created = false;
         for _ in 0..CONFLICT_TRIES {
             let rows: Vec<Row> = conn
                 .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
@@ -518,6 +554,42 @@ impl AllocStore for MysqlStore {
                     db: self.name.clone(),
                 });
             };
+            let tombstone = conn.exec_drop(
+                // The value bound twice: VALUES() here is deprecated on MySQL 8.
+                "INSERT INTO leaf_alloc_removed (biz_tag, max_id) VALUES (?, ?) \
+                 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, ?), \
+                 removed_at = CURRENT_TIMESTAMP",
+                (tag, r.1, r.1),
+            );
+            match tombstone {
+                Ok(()) => {}
+                // A database made before tombstones: create the table (once), then try again.
+                Err(mysql::Error::MySqlError(m)) if m.code == 1146 && !created => {
+                    created = true;
+                    let ddl = MYSQL_DDL.last().copied().unwrap_or_default();
+                    if let Err(e) = conn.query_drop(ddl) {
+                        return Err(SegmentError::NoRemovedTable {
+                            tag: tag.into(),
+                            db: self.name.clone(),
+                            detail: format!("missing, and creating it failed: {}", self.err(e)),
+                        });
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    let e = self.fail(&poison, e);
+                    return Err(match e {
+                        SegmentError::MissingTable { .. } | SegmentError::AccessDenied { .. } => {
+                            SegmentError::NoRemovedTable {
+                                tag: tag.into(),
+                                db: self.name.clone(),
+                                detail: e.to_string(),
+                            }
+                        }
+                        e => e,
+                    });
+                }
+            }
             conn.exec_drop(
                 "DELETE FROM leaf_alloc WHERE biz_tag = ? AND max_id = ?",
                 (tag, r.1),

@@ -5,24 +5,36 @@ use std::sync::{Arc, Mutex};
 
 use super::hosts::HostChoice;
 use super::store::{
-    Attempt, PageParam, bump_with_retries, check_claim, claim_with_retries, page_query, tag_exists,
+    Attempt, PageParam, bump_with_retries, check_claim, claim_with_retries, names_removed_table,
+    page_query, start_for, tag_exists,
 };
 use super::{
-    AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, TagsFingerprint, redact_url,
+    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    TagsFingerprint, redact_url,
 };
 use crate::pg::{self, FailureKind, Param, PgConn, PgFailure, PgTarget};
 
 /// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
 /// (`COLLATE "C"`), as listings page through tags in that order and a prefix `LIKE` can use
 /// the key; there is no `ON UPDATE`, so every write sets `update_time` itself.
-pub const POSTGRES_DDL: &[&str] = &["CREATE TABLE IF NOT EXISTS leaf_alloc (
+pub const POSTGRES_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS leaf_alloc (
   biz_tag varchar(128) COLLATE \"C\" NOT NULL DEFAULT '',
   max_id bigint NOT NULL DEFAULT 1,
   step integer NOT NULL,
   description varchar(256) DEFAULT NULL,
   update_time timestamp with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   PRIMARY KEY (biz_tag)
-)"];
+)",
+    // The tombstones of removed tags (issue 33): not rows of leaf_alloc, which Leaf's servers
+    // read as live tags.
+    "CREATE TABLE IF NOT EXISTS leaf_alloc_removed (
+  biz_tag varchar(128) COLLATE \"C\" NOT NULL,
+  max_id bigint NOT NULL,
+  removed_at timestamp with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (biz_tag)
+)",
+];
 
 const ROW_SQL: &str = "SELECT biz_tag::text, max_id, step::bigint, description::text, \
      CAST(EXTRACT(EPOCH FROM update_time) AS bigint) FROM leaf_alloc";
@@ -239,6 +251,87 @@ impl PostgresStore {
         Err(Attempt::Conflict("the row changed during the claim".into()))
     }
 
+    /// Whether a table of that name is visible on the search path.
+    fn table_exists(&self, table: &str) -> Result<bool, SegmentError> {
+        let conn = self.conn()?;
+        let rows = conn
+            .query(
+                "SELECT to_regclass($1::text) IS NOT NULL",
+                vec![table.into()],
+            )
+            .map_err(|f| self.err(f))?;
+        rows.first()
+            .map_or(Ok(false), |r| r.try_get(0).map_err(|e| self.decode(e)))
+    }
+
+    /// The statements of [`AllocStore::add_tag`] inside its transaction: the row is inserted
+    /// first, so a removal of the same name that is still committing makes the insert wait for
+    /// it; the tombstone is read afterwards (a new snapshot, which sees that removal) and the
+    /// row moved up to it, all before anyone else can see the row.
+    fn add_in_transaction(
+        &self,
+        conn: &PgConn,
+        tag: &str,
+        start: StartAt,
+        step: i64,
+        description: Option<&str>,
+    ) -> Result<Added, SegmentError> {
+        let requested = match start {
+            StartAt::Default => 1,
+            StartAt::Given(s) | StartAt::Reuse(s) => s,
+        };
+        match conn.execute(
+            "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
+             VALUES ($1::text, $2::bigint, $3::bigint, $4::text)",
+            vec![
+                tag.into(),
+                requested.into(),
+                step.into(),
+                description.into(),
+            ],
+        ) {
+            Ok(_) => {}
+            Err(f) if f.code() == Some("23505") => {
+                return Err(SegmentError::TagExists {
+                    tag: tag.into(),
+                    db: self.name().to_string(),
+                });
+            }
+            Err(f) => return Err(self.err(f)),
+        }
+        // A savepoint, so a missing tombstone table (a database made before tombstones) does
+        // not abort the transaction.
+        conn.batch("SAVEPOINT tombstone").map_err(|f| self.err(f))?;
+        let removed: Option<i64> = match conn.query(
+            "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = $1::text",
+            vec![tag.into()],
+        ) {
+            Ok(rows) => rows
+                .first()
+                .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+                .transpose()?,
+            Err(f) if f.code() == Some("42P01") => {
+                conn.batch("ROLLBACK TO SAVEPOINT tombstone")
+                    .map_err(|f| self.err(f))?;
+                None
+            }
+            Err(f) => return Err(self.err(f)),
+        };
+        let first = start_for(tag, self.name(), start, removed)?;
+        if first != requested {
+            conn.execute(
+                "UPDATE leaf_alloc SET max_id = $1::bigint WHERE biz_tag = $2::text",
+                vec![first.into(), tag.into()],
+            )
+            .map_err(|f| self.err(f))?;
+        }
+        Ok(Added {
+            added: true,
+            start: first,
+            removed_max_id: removed,
+        })
+    }
+
     fn decode(&self, e: tokio_postgres::Error) -> SegmentError {
         SegmentError::Database {
             db: self.name().to_string(),
@@ -353,25 +446,37 @@ impl AllocStore for PostgresStore {
         )
     }
 
-    fn add(
+    fn add_tag(
         &self,
         tag: &str,
-        start: i64,
+        start: StartAt,
         step: i64,
         description: Option<&str>,
         if_not_exists: bool,
-    ) -> Result<bool, SegmentError> {
+    ) -> Result<Added, SegmentError> {
         let conn = self.conn()?;
-        match conn.execute(
-            "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
-             VALUES ($1::text, $2::bigint, $3::bigint, $4::text)",
-            vec![tag.into(), start.into(), step.into(), description.into()],
-        ) {
-            Ok(_) => Ok(true),
-            Err(f) if f.code() == Some("23505") => {
-                tag_exists(tag, self.name().to_string(), if_not_exists)
+        conn.batch("BEGIN").map_err(|f| self.err(f))?;
+        let result = self.add_in_transaction(&conn, tag, start, step, description);
+        match result {
+            Ok(added) => {
+                conn.batch("COMMIT").map_err(|f| self.err(f))?;
+                Ok(added)
             }
-            Err(f) => Err(self.err(f)),
+            Err(e) => {
+                // A failed rollback ends the connection (it is not handed out again).
+                let _ = conn.batch("ROLLBACK");
+                match e {
+                    SegmentError::TagExists { .. } => {
+                        let existing = self.get(tag)?.map_or(0, |r| r.max_id);
+                        tag_exists(tag, self.name().to_string(), if_not_exists).map(|added| Added {
+                            added,
+                            start: existing,
+                            removed_max_id: None,
+                        })
+                    }
+                    e => Err(e),
+                }
+            }
         }
     }
 
@@ -461,20 +566,58 @@ impl AllocStore for PostgresStore {
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
-        // One statement: the row it reports is the row it deleted.
+        // One statement, so one transaction: the row it reports is the row it deleted, and the
+        // tombstone (the highest max_id the name reached) commits with the deletion.
         let sql = ROW_SQL
             .replacen("FROM leaf_alloc", "", 1)
             .replacen("SELECT ", "", 1);
-        self.rows(
-            &format!("DELETE FROM leaf_alloc WHERE biz_tag = $1::text RETURNING {sql}"),
-            vec![tag.into()],
-        )?
-        .into_iter()
-        .next()
-        .ok_or_else(|| SegmentError::UnknownTag {
-            tag: tag.into(),
-            db: self.name().to_string(),
-        })
+        let statement = format!(
+            "WITH d AS (DELETE FROM leaf_alloc WHERE biz_tag = $1::text \
+             RETURNING biz_tag, max_id, step, description, update_time), \
+             t AS (INSERT INTO leaf_alloc_removed (biz_tag, max_id, removed_at) \
+             SELECT biz_tag, max_id, CURRENT_TIMESTAMP FROM d \
+             ON CONFLICT (biz_tag) DO UPDATE SET \
+             max_id = GREATEST(leaf_alloc_removed.max_id, EXCLUDED.max_id), \
+             removed_at = EXCLUDED.removed_at) \
+             SELECT {sql} FROM d"
+        );
+        let mut created = false;
+        loop {
+            match self.rows(&statement, vec![tag.into()]) {
+                Ok(rows) => {
+                    return rows
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| SegmentError::UnknownTag {
+                            tag: tag.into(),
+                            db: self.name().to_string(),
+                        });
+                }
+                // A database made before tombstones: create the table (once), then try again.
+                Err(SegmentError::MissingTable { .. })
+                    if !created && self.table_exists("leaf_alloc")? =>
+                {
+                    created = true;
+                    let ddl = POSTGRES_DDL.last().copied().unwrap_or_default();
+                    let conn = self.conn()?;
+                    if let Err(f) = conn.batch(ddl) {
+                        return Err(SegmentError::NoRemovedTable {
+                            tag: tag.into(),
+                            db: self.name().to_string(),
+                            detail: format!("missing, and creating it failed: {f}"),
+                        });
+                    }
+                }
+                Err(SegmentError::AccessDenied { detail, .. }) if names_removed_table(&detail) => {
+                    return Err(SegmentError::NoRemovedTable {
+                        tag: tag.into(),
+                        db: self.name().to_string(),
+                        detail,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {

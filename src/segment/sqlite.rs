@@ -6,9 +6,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::store::{check_bump, check_claim, page_query, tag_exists};
+use super::store::{
+    check_bump, check_claim, names_removed_table, page_query, start_for, tag_exists,
+};
 use super::{
-    AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError, StartAt,
+    TagFilter,
 };
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -199,27 +202,70 @@ impl AllocStore for SqliteStore {
         })
     }
 
-    fn add(
+    fn add_tag(
         &self,
         tag: &str,
-        start: i64,
+        start: StartAt,
         step: i64,
         description: Option<&str>,
         if_not_exists: bool,
-    ) -> Result<bool, SegmentError> {
-        let conn = self.lock();
-        match conn.execute(
+    ) -> Result<Added, SegmentError> {
+        let mut conn = self.lock();
+        // Immediate: the tombstone read and the insert see no removal in between.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let removed: Option<i64> = match tx
+            .query_row(
+                "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = ?1",
+                params![tag],
+                |r| r.get(0),
+            )
+            .optional()
+        {
+            Ok(r) => r,
+            // A file made before tombstones: no tag was removed with one.
+            Err(e) if names_removed_table(&e.to_string()) => None,
+            Err(e) => return Err(self.err(e)),
+        };
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
+                params![tag],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if let Some(max_id) = exists {
+            return tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
+                added,
+                start: max_id,
+                removed_max_id: removed,
+            });
+        }
+        let first = start_for(tag, &self.name, start, removed)?;
+        match tx.execute(
             "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?1, ?2, ?3, ?4)",
-            params![tag, start, step, description],
+            params![tag, first, step, description],
         ) {
-            Ok(_) => Ok(true),
+            Ok(_) => {}
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                tag_exists(tag, self.name.clone(), if_not_exists)
+                return tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
+                    added,
+                    start: first,
+                    removed_max_id: removed,
+                });
             }
-            Err(e) => Err(self.err(e)),
+            Err(e) => return Err(self.err(e)),
         }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(Added {
+            added: true,
+            start: first,
+            removed_max_id: removed,
+        })
     }
 
     fn rows_page(
@@ -297,6 +343,25 @@ impl AllocStore for SqliteStore {
         let Some(r) = r else {
             return Err(self.unknown(tag));
         };
+        // A file made before tombstones gets the table here, in the same transaction.
+        let refuse = |e: rusqlite::Error| match self.err(e) {
+            access @ SegmentError::FileAccess { .. } => access,
+            e => SegmentError::NoRemovedTable {
+                tag: tag.into(),
+                db: self.name.clone(),
+                detail: e.to_string(),
+            },
+        };
+        if let Some(ddl) = SQLITE_DDL.last() {
+            tx.execute_batch(ddl).map_err(refuse)?;
+        }
+        tx.execute(
+            "INSERT INTO leaf_alloc_removed (biz_tag, max_id, removed_at) \
+             VALUES (?1, ?2, CURRENT_TIMESTAMP) ON CONFLICT (biz_tag) DO UPDATE SET \
+             max_id = MAX(max_id, excluded.max_id), removed_at = excluded.removed_at",
+            params![tag, r.max_id],
+        )
+        .map_err(refuse)?;
         tx.execute("DELETE FROM leaf_alloc WHERE biz_tag = ?1", params![tag])
             .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;

@@ -10,23 +10,45 @@ use super::SegmentError;
 /// table made by Leaf and one made by `leafctl db init` are the same.
 ///
 /// `leafctl db init` runs every statement of the list in order; further tables go at the end.
-pub const MYSQL_DDL: &[&str] = &["CREATE TABLE IF NOT EXISTS `leaf_alloc` (
+pub const MYSQL_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS `leaf_alloc` (
   `biz_tag` varchar(128) NOT NULL DEFAULT '',
   `max_id` bigint(20) NOT NULL DEFAULT '1',
   `step` int(11) NOT NULL,
   `description` varchar(256) DEFAULT NULL,
   `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`biz_tag`)
-) ENGINE=InnoDB"];
+) ENGINE=InnoDB",
+    // The tombstones of removed tags (issue 33): not rows of leaf_alloc, which Leaf's servers
+    // read as live tags.
+    "CREATE TABLE IF NOT EXISTS `leaf_alloc_removed` (
+  `biz_tag` varchar(128) NOT NULL,
+  `max_id` bigint(20) NOT NULL,
+  `removed_at` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB",
+];
 
 /// The same table in SQLite's types; `update_time` is UTC text, set by every write.
-pub const SQLITE_DDL: &[&str] = &["CREATE TABLE IF NOT EXISTS leaf_alloc (
+pub const SQLITE_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS leaf_alloc (
   biz_tag TEXT NOT NULL PRIMARY KEY DEFAULT '',
   max_id INTEGER NOT NULL DEFAULT 1,
   step INTEGER NOT NULL,
   description TEXT DEFAULT NULL,
   update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
-)"];
+)",
+    "CREATE TABLE IF NOT EXISTS leaf_alloc_removed (
+  biz_tag TEXT NOT NULL PRIMARY KEY,
+  max_id INTEGER NOT NULL,
+  removed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+)",
+];
+
+/// The table that keeps the last max_id of every removed tag (its "tombstone"), so that
+/// `tag add` of the name starts above every ID the tag issued. It is the last statement of each
+/// DDL list; Leaf's servers never read it.
+pub const REMOVED_TABLE: &str = "leaf_alloc_removed";
 
 /// One row of `leaf_alloc`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,6 +63,57 @@ pub struct LeafAlloc {
     pub description: Option<String>,
     /// `update_time` as Unix seconds.
     pub update_time_s: i64,
+}
+
+/// Where a tag added with [`AllocStore::add_tag`] starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartAt {
+    /// At 1 for a new name; at the tombstone's max_id for a name that was removed, so that no
+    /// ID the removed tag issued is issued again.
+    Default,
+    /// At this max_id; refused ([`SegmentError::BelowRemoved`]) when it is below the tombstone
+    /// of a removed tag of the same name.
+    Given(i64),
+    /// At this max_id even below a tombstone: the operator's explicit override
+    /// (`--reuse-removed-ids`), for IDs known to be unused.
+    Reuse(i64),
+}
+
+/// What [`AllocStore::add_tag`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Added {
+    /// Whether a row was inserted (`false`: it existed and `if_not_exists` was set).
+    pub added: bool,
+    /// The max_id the row was inserted with (meaningless when nothing was added).
+    pub start: i64,
+    /// The max_id a removed tag of the same name left behind, if any.
+    pub removed_max_id: Option<i64>,
+}
+
+/// The start a new row gets: `Ok(start)` or the refusal, given the tombstone's max_id.
+pub(crate) fn start_for(
+    tag: &str,
+    db: &str,
+    at: StartAt,
+    removed: Option<i64>,
+) -> Result<i64, SegmentError> {
+    match (at, removed) {
+        (StartAt::Default, Some(r)) => Ok(r.max(1)),
+        (StartAt::Default, None) => Ok(1),
+        (StartAt::Given(s), Some(r)) if s < r => Err(SegmentError::BelowRemoved {
+            tag: tag.into(),
+            db: db.to_string(),
+            start: s,
+            removed_max_id: r,
+        }),
+        (StartAt::Given(s) | StartAt::Reuse(s), _) => Ok(s),
+    }
+}
+
+/// Whether a database message is about the tombstone table (missing, say) rather than
+/// `leaf_alloc`.
+pub(crate) fn names_removed_table(detail: &str) -> bool {
+    detail.contains(REMOVED_TABLE)
 }
 
 /// How many IDs a claim takes.
@@ -87,7 +160,9 @@ pub trait AllocStore: Send + Sync {
     fn init_schema(&self) -> Result<(), SegmentError>;
     /// Claims a range for `tag`.
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError>;
-    /// Adds a tag; `Ok(false)` when it existed and `if_not_exists` was set.
+    /// Adds a tag starting at `start`; `Ok(false)` when it existed and `if_not_exists` was set.
+    /// A start below the tombstone of a removed tag of that name is refused
+    /// ([`SegmentError::BelowRemoved`]); see [`AllocStore::add_tag`].
     fn add(
         &self,
         tag: &str,
@@ -95,7 +170,22 @@ pub trait AllocStore: Send + Sync {
         step: i64,
         description: Option<&str>,
         if_not_exists: bool,
-    ) -> Result<bool, SegmentError>;
+    ) -> Result<bool, SegmentError> {
+        self.add_tag(tag, StartAt::Given(start), step, description, if_not_exists)
+            .map(|a| a.added)
+    }
+    /// Adds a tag where `start` says, reading the tombstone a removal of the same name left
+    /// (see [`AllocStore::remove`]) in the same transaction as the insert, so a removal racing
+    /// the insert is either seen or makes the insert fail as a duplicate. A database without
+    /// the tombstone table has no tombstones.
+    fn add_tag(
+        &self,
+        tag: &str,
+        start: StartAt,
+        step: i64,
+        description: Option<&str>,
+        if_not_exists: bool,
+    ) -> Result<Added, SegmentError>;
     /// Up to `limit` rows matching `filter` whose tags come after `after` in the database's
     /// order of `biz_tag`, in that order: one page of a listing (see [`RowPages`]), so a listing
     /// of a million tags holds one page in memory and no connection or transaction between
@@ -137,7 +227,11 @@ pub trait AllocStore: Send + Sync {
     }
     /// Changes a tag's step.
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError>;
-    /// Deletes a tag and returns its last row.
+    /// Deletes a tag and returns its last row, leaving its max_id behind as a tombstone in
+    /// `leaf_alloc_removed` (the highest, if the name was removed before). The tombstone is
+    /// committed no later than the deletion: there is never a removal without it. A missing
+    /// tombstone table is created; when that fails, nothing is removed
+    /// ([`SegmentError::NoRemovedTable`]).
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError>;
     /// Moves a tag's max_id forward to `to` in one statement, never down: the repair after
     /// the table went backwards. Returns the max_id it had; `to` equal to it changes nothing.

@@ -336,3 +336,239 @@ pub fn on_a_terminal_of(
     let out = cmd.output().expect("script (util-linux) runs");
     String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
 }
+
+/// Issue 33's repro and its variations, on any database: a tag removed and added again never
+/// issues an ID twice. `run` runs leafctl (with the database set) and returns its output;
+/// `store` opens the database for a generator, as a server's. Tag `fresh` must not exist.
+pub fn removed_and_readded_tags_issue_no_id_twice(
+    run: &dyn Fn(&[&str]) -> std::process::Output,
+    store: &dyn Fn() -> Box<dyn leafctl::segment::AllocStore>,
+) {
+    use std::collections::HashSet;
+    let ok = |args: &[&str]| {
+        let out = run(args);
+        assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
+        out
+    };
+    let seen = std::cell::RefCell::new(HashSet::new());
+    let take = |ids: Vec<u64>, what: &str| {
+        assert!(!ids.is_empty(), "{what}: no IDs");
+        for id in ids {
+            assert!(
+                seen.borrow_mut().insert(id),
+                "{what}: ID {id} was issued before"
+            );
+        }
+    };
+    ok(&["tag", "add", "fresh", "--step", "10"]);
+    // A server issued ID 1 (and holds the rest of its segment); then `next` issues more.
+    {
+        let generator = leafctl::segment::SegmentGenerator::builder(store())
+            .build()
+            .unwrap();
+        let first = generator.next_id("fresh").unwrap();
+        assert_eq!(first, 1);
+        take(vec![first], "the server");
+    }
+    take(parse_ids(&ok(&["next", "fresh", "-n", "3"]).stdout), "next");
+    // The issue's exact steps: remove, add, next.
+    let removed = ok(&["tag", "remove", "fresh", "--yes"]);
+    assert!(
+        String::from_utf8_lossy(&removed.stdout).contains("leaf_alloc_removed"),
+        "{}",
+        String::from_utf8_lossy(&removed.stdout)
+    );
+    let added = ok(&["tag", "add", "fresh"]);
+    assert!(
+        stderr(&added).contains("was removed before at max_id"),
+        "the re-add says where it continues: {}",
+        stderr(&added)
+    );
+    take(
+        parse_ids(&ok(&["next", "fresh"]).stdout),
+        "next after re-add",
+    );
+    // Removed and re-added again (and once with --if-not-exists): still above everything.
+    for add in [
+        &["tag", "add", "fresh"][..],
+        &["tag", "add", "fresh", "--if-not-exists"],
+    ] {
+        ok(&["tag", "remove", "fresh", "--yes"]);
+        let out = ok(add);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("added tag fresh"));
+        take(parse_ids(&ok(&["next", "fresh", "-n", "2"]).stdout), "next");
+    }
+    // An explicit --start below the tombstone is refused, naming it; nothing is added.
+    let max: u64 = *seen.borrow().iter().max().unwrap();
+    ok(&["tag", "remove", "fresh", "--yes"]);
+    let out = run(&["tag", "add", "fresh", "--start", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let tombstone = (max + 1).to_string();
+    assert!(
+        stderr(&out).contains(&format!("issued IDs below {tombstone}"))
+            && stderr(&out).contains("--reuse-removed-ids"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["tag", "show", "fresh"]);
+    assert_eq!(out.status.code(), Some(2), "nothing was added");
+    // At the tombstone itself it is accepted.
+    let at = ok(&[
+        "tag", "add", "fresh", "--start", &tombstone, "--output", "json",
+    ]);
+    assert_eq!(json(&at)["removed_max_id"], tombstone.as_str());
+    take(
+        parse_ids(&ok(&["next", "fresh"]).stdout),
+        "next at the tombstone",
+    );
+    // The override is accepted, and warns; the tombstone keeps the highest max_id, so the
+    // next re-add is above everything again.
+    ok(&["tag", "remove", "fresh", "--yes"]);
+    let out = ok(&["tag", "add", "fresh", "--start", "1", "--reuse-removed-ids"]);
+    assert!(stderr(&out).contains("again"), "{}", stderr(&out));
+    // (A `next` here would be refused by this state directory's claim guard, which saw the
+    // tag's IDs go past 1: the override is for IDs known to be unused.)
+    assert_eq!(
+        json(&ok(&["tag", "show", "fresh", "--output", "json"]))["max_id"],
+        "1"
+    );
+    ok(&["tag", "remove", "fresh", "--yes"]);
+    ok(&["tag", "add", "fresh"]);
+    take(parse_ids(&ok(&["next", "fresh", "-n", "5"]).stdout), "next");
+    // --reuse-removed-ids means nothing without --start.
+    let out = run(&["tag", "add", "other", "--reuse-removed-ids"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// Where a child's standard output or error goes in the output-failure tests (issue 33).
+pub enum Sink {
+    /// Closed, as the shell's `>&-` leaves it.
+    Closed,
+    /// `/dev/full`: every write fails with "no space left".
+    Full,
+    /// A pipe whose reader is already gone: every write fails with EPIPE.
+    DeadPipe,
+    /// A file that may grow to this many bytes (RLIMIT_FSIZE, SIGXFSZ ignored): writes past
+    /// it fail with EFBIG, part-way through a run.
+    FileUpTo(std::path::PathBuf, u64),
+}
+
+/// Points descriptor `fd` (1 or 2) of `cmd` at `sink`.
+pub fn redirect(cmd: &mut std::process::Command, fd: i32, sink: Sink) {
+    use std::os::unix::process::CommandExt;
+    let stdio: std::process::Stdio = match sink {
+        Sink::Closed => {
+            // SAFETY: close(2) between fork and exec, on the child's own descriptor.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::close(fd);
+                    Ok(())
+                });
+            }
+            return;
+        }
+        Sink::Full => std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+            .into(),
+        Sink::DeadPipe => {
+            let (reader, writer) = std::io::pipe().expect("pipe");
+            drop(reader);
+            writer.into()
+        }
+        Sink::FileUpTo(path, bytes) => {
+            // SAFETY: signal(2) and setrlimit(2) between fork and exec, for the child alone.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes,
+                        rlim_max: bytes,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            std::fs::File::create(path).expect("output file").into()
+        }
+    };
+    if fd == 1 {
+        cmd.stdout(stdio);
+    } else {
+        cmd.stderr(stdio);
+    }
+}
+
+/// Removals, re-adds and claims of one tag racing each other (bounded rounds): a claimant
+/// never gets an ID twice, whatever the interleaving. `store` opens a new connection to the
+/// database; tag `race` must not exist.
+pub fn removals_racing_adds_and_claims_issue_no_id_twice(
+    store: &(dyn Fn() -> Box<dyn leafctl::segment::AllocStore> + Sync),
+) {
+    use leafctl::segment::{Increment, SegmentError, StartAt};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const ROUNDS: usize = 150;
+    store()
+        .add_tag("race", StartAt::Default, 5, None, false)
+        .unwrap();
+    let done = AtomicBool::new(false);
+    let mut ids: Vec<u64> = std::thread::scope(|s| {
+        let claimers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let db = store();
+                    let mut ids = Vec::new();
+                    // Bounded: the other threads end after ROUNDS, and so many tries at most.
+                    for _ in 0..ROUNDS * 20 {
+                        if done.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        match db.claim("race", Increment::Custom(3)) {
+                            Ok(c) => ids.extend(c.start..c.end),
+                            Err(
+                                SegmentError::UnknownTag { .. } | SegmentError::Conflict { .. },
+                            ) => {}
+                            Err(e) => panic!("claim: {e}"),
+                        }
+                        // SQLite's busy handler is not fair: a tight loop could starve the
+                        // others past its timeout.
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let churn: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let db = store();
+                    for _ in 0..ROUNDS {
+                        match db.remove("race") {
+                            Ok(_) | Err(SegmentError::UnknownTag { .. }) => {}
+                            Err(SegmentError::Conflict { .. }) => {}
+                            Err(e) => panic!("remove: {e}"),
+                        }
+                        match db.add_tag("race", StartAt::Default, 5, None, true) {
+                            Ok(_) => {}
+                            Err(e) => panic!("add: {e}"),
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                })
+            })
+            .collect();
+        for t in churn {
+            t.join().unwrap();
+        }
+        done.store(true, Ordering::SeqCst);
+        claimers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
+    assert!(ids.len() > 10, "claims happened: {}", ids.len());
+    assert_unique(&mut ids);
+}

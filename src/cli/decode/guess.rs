@@ -62,7 +62,7 @@ impl GuessPrinter {
             Ok(r) => r,
             Err(e) => {
                 self.bad += 1;
-                eprintln!("error: {at}{id:?}: {e}");
+                stderr!("error: {at}{id:?}: {e}");
                 return Ok(());
             }
         };
@@ -82,7 +82,7 @@ impl GuessPrinter {
                 .iter()
                 .map(|(why, names)| format!("{why}: {}", names.join(", ")))
                 .collect();
-            eprintln!(
+            stderr!(
                 "error: {at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --epoch/--layout",
                 ways.join("; ")
             );
@@ -241,7 +241,7 @@ pub(super) fn run(
         w.finish().map(|_| ()).map_err(write_err)?;
     }
     if bad > 0 {
-        eprintln!("  hint: {bad} of {values} values have no plausible reading");
+        stderr!("  hint: {bad} of {values} values have no plausible reading");
         return Err(AlreadyReported(EXIT_USAGE).into());
     }
     Ok(())

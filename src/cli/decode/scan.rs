@@ -219,7 +219,7 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
         }
         let result = if name == "-" {
             if io::stdin().is_terminal() && !ctx.quiet {
-                eprintln!("leafctl decode --scan: reading text from stdin (Ctrl-D to end)");
+                stderr!("leafctl decode --scan: reading text from stdin (Ctrl-D to end)");
             }
             scan_one(io::stdin().lock(), &scanner, &mut out)
         } else {
@@ -227,7 +227,7 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
                 Ok(f) => scan_one(f, &scanner, &mut out),
                 Err(e) => {
                     bad += 1;
-                    eprintln!("error: cannot open {name}: {e}");
+                    stderr!("error: cannot open {name}: {e}");
                     continue;
                 }
             }
@@ -237,7 +237,7 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
             Err(ScanError::Write(e)) => return Err(write_err(e)),
             Err(ScanError::Read(e)) => {
                 bad += 1;
-                eprintln!("error: cannot read {name}: {e}");
+                stderr!("error: cannot read {name}: {e}");
             }
         }
     }
@@ -248,7 +248,7 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
         }
     }
     if bad > 0 {
-        eprintln!("  hint: give files that exist and can be read, or - for stdin");
+        stderr!("  hint: give files that exist and can be read, or - for stdin");
         return Err(AlreadyReported(EXIT_USAGE).into());
     }
     Ok(())
