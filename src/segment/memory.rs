@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::store::tag_exists;
+use super::store::{Added, StartAt, start_for, tag_exists};
 use super::{AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, validate_step};
 
 /// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
@@ -19,6 +19,8 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct State {
     rows: BTreeMap<String, LeafAlloc>,
+    /// `leaf_alloc_removed`: the max_id each removed tag left behind.
+    removed: BTreeMap<String, i64>,
     /// Every call fails as an unreachable database would.
     down: bool,
     /// Every call takes this long first.
@@ -125,30 +127,41 @@ impl AllocStore for MemoryStore {
         })
     }
 
-    fn add(
+    fn add_tag(
         &self,
         tag: &str,
-        start: i64,
+        start: StartAt,
         step: i64,
         description: Option<&str>,
         if_not_exists: bool,
-    ) -> Result<bool, SegmentError> {
+    ) -> Result<Added, SegmentError> {
         validate_step(step)?;
         let mut st = self.open()?;
-        if st.rows.contains_key(tag) {
-            return tag_exists(tag, self.describe(), if_not_exists);
+        let removed = st.removed.get(tag).copied();
+        if let Some(row) = st.rows.get(tag) {
+            let max_id = row.max_id;
+            return tag_exists(tag, self.describe(), if_not_exists).map(|added| Added {
+                added,
+                start: max_id,
+                removed_max_id: removed,
+            });
         }
+        let first = start_for(tag, &self.describe(), start, removed)?;
         st.rows.insert(
             tag.to_string(),
             LeafAlloc {
                 tag: tag.to_string(),
-                max_id: start,
+                max_id: first,
                 step,
                 description: description.map(str::to_string),
                 update_time_s: 0,
             },
         );
-        Ok(true)
+        Ok(Added {
+            added: true,
+            start: first,
+            removed_max_id: removed,
+        })
     }
 
     fn rows_page(
@@ -193,7 +206,10 @@ impl AllocStore for MemoryStore {
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         let mut st = self.open()?;
-        st.rows.remove(tag).ok_or_else(|| self.unknown(tag))
+        let row = st.rows.remove(tag).ok_or_else(|| self.unknown(tag))?;
+        let kept = st.removed.entry(tag.to_string()).or_insert(row.max_id);
+        *kept = (*kept).max(row.max_id);
+        Ok(row)
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
@@ -220,5 +236,40 @@ impl AllocStore for MemoryStore {
             }
             _ => Ok(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-memory table keeps the rules the real ones keep: a removed and re-added tag
+    /// starts above what it issued, a hand-back is a compare-and-set, a down table changes nothing.
+    #[test]
+    fn the_in_memory_table_keeps_the_stores_rules() {
+        let s = MemoryStore::new();
+        assert!(s.add("t", 1, 10, None, false).unwrap());
+        let c = s.claim("t", Increment::TableStep).unwrap();
+        assert_eq!((c.start, c.end), (1, 11));
+        assert_eq!(s.remove("t").unwrap().max_id, 11);
+        let again = s.add_tag("t", StartAt::Default, 10, None, false).unwrap();
+        assert_eq!((again.start, again.removed_max_id), (11, Some(11)));
+        assert!(matches!(
+            s.add_tag("u", StartAt::Given(0), 0, None, false),
+            Err(SegmentError::InvalidStep(0))
+        ));
+        assert!(!s.hand_back("t", 12, 1).unwrap(), "max_id is 11, not 12");
+        let c = s.claim("t", Increment::Custom(5)).unwrap();
+        assert!(s.hand_back("t", c.end as i64, c.start as i64).unwrap());
+        assert_eq!(s.get("t").unwrap().unwrap().max_id, 11);
+        s.set_down(true);
+        assert!(matches!(
+            s.claim("t", Increment::TableStep),
+            Err(SegmentError::Unreachable { .. })
+        ));
+        s.set_down(false);
+        s.rewind("t", 3);
+        assert_eq!(s.claim("t", Increment::Custom(1)).unwrap().start, 3);
+        assert!(matches!(s.bump("t", 2), Err(SegmentError::BumpDown { .. })));
     }
 }
