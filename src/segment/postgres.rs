@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use super::hosts::HostChoice;
 use super::store::{
-    Attempt, PageParam, bump_with_retries, check_claim, claim_with_retries, names_removed_table,
-    page_query, start_for, tag_exists,
+    Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
+    names_removed_table, page_query, start_for, tag_exists,
 };
 use super::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
@@ -268,68 +268,81 @@ impl PostgresStore {
     /// first, so a removal of the same name that is still committing makes the insert wait for
     /// it; the tombstone is read afterwards (a new snapshot, which sees that removal) and the
     /// row moved up to it, all before anyone else can see the row.
-    fn add_in_transaction(
+    /// The add as one statement (one round trip, and no transaction block, which a statement
+    /// pool refuses). It inserts only if the row was absent in the statement's own snapshot,
+    /// and reads the tombstone in that same snapshot. A removal deletes the row and writes its
+    /// tombstone in one statement, so a snapshot without the row holds the tombstone: a removal
+    /// committing while this runs makes it insert nothing (then it says the tag exists), never
+    /// start below the tombstone. A database made before tombstones has none to read.
+    fn add_once(
         &self,
-        conn: &PgConn,
         tag: &str,
         start: StartAt,
         step: i64,
         description: Option<&str>,
-    ) -> Result<Added, SegmentError> {
-        let requested = match start {
-            StartAt::Default => 1,
-            StartAt::Given(s) | StartAt::Reuse(s) => s,
+        with_tombstones: bool,
+    ) -> Result<Result<Option<Added>, PgFailure>, SegmentError> {
+        let (mode, requested) = match start {
+            StartAt::Default => ("default", 1),
+            StartAt::Given(s) => ("given", s),
+            StartAt::Reuse(s) => ("reuse", s),
         };
-        match conn.execute(
-            "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
-             VALUES ($1::text, $2::bigint, $3::bigint, $4::text)",
+        let removed = if with_tombstones {
+            "(SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = $1::text)"
+        } else {
+            "NULL::bigint"
+        };
+        let sql = format!(
+            "WITH r AS (SELECT {removed} AS max_id) \
+             INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
+             SELECT $1::text, \
+               CASE WHEN $5::text = 'default' THEN GREATEST($2::bigint, COALESCE(r.max_id, 1)) \
+                    ELSE $2::bigint END, \
+               $3::bigint, $4::text \
+             FROM r \
+             WHERE NOT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = $1::text) \
+               AND NOT ($5::text = 'given' AND $2::bigint < COALESCE(r.max_id, $2::bigint)) \
+             ON CONFLICT (biz_tag) DO NOTHING \
+             RETURNING max_id, (SELECT max_id FROM r)"
+        );
+        let conn = self.conn()?;
+        let rows = match conn.query(
+            &sql,
             vec![
                 tag.into(),
                 requested.into(),
                 step.into(),
                 description.into(),
+                mode.into(),
             ],
         ) {
-            Ok(_) => {}
-            Err(f) if f.code() == Some("23505") => {
-                return Err(SegmentError::TagExists {
-                    tag: tag.into(),
-                    db: self.name().to_string(),
-                });
-            }
-            Err(f) => return Err(self.err(f)),
-        }
-        // A savepoint, so a missing tombstone table (a database made before tombstones) does
-        // not abort the transaction.
-        conn.batch("SAVEPOINT tombstone").map_err(|f| self.err(f))?;
-        let removed: Option<i64> = match conn.query(
-            "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = $1::text",
-            vec![tag.into()],
-        ) {
-            Ok(rows) => rows
-                .first()
-                .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
-                .transpose()?,
-            Err(f) if f.code() == Some("42P01") => {
-                conn.batch("ROLLBACK TO SAVEPOINT tombstone")
-                    .map_err(|f| self.err(f))?;
-                None
-            }
-            Err(f) => return Err(self.err(f)),
+            Ok(rows) => rows,
+            Err(f) => return Ok(Err(f)),
         };
-        let first = start_for(tag, self.name(), start, removed)?;
-        if first != requested {
-            conn.execute(
-                "UPDATE leaf_alloc SET max_id = $1::bigint WHERE biz_tag = $2::text",
-                vec![first.into(), tag.into()],
-            )
-            .map_err(|f| self.err(f))?;
-        }
-        Ok(Added {
+        let Some(row) = rows.first() else {
+            return Ok(Ok(None));
+        };
+        let first: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
+        let removed: Option<i64> = row.try_get(1).map_err(|e| self.decode(e))?;
+        Ok(Ok(Some(Added {
             added: true,
             start: first,
             removed_max_id: removed,
-        })
+        })))
+    }
+
+    /// The max_id a removed tag of this name left behind, if any.
+    fn removed_max_id(&self, tag: &str) -> Result<Option<i64>, SegmentError> {
+        let conn = self.conn()?;
+        let rows = conn
+            .query(
+                "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = $1::text",
+                vec![tag.into()],
+            )
+            .map_err(|f| self.err(f))?;
+        rows.first()
+            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+            .transpose()
     }
 
     fn decode(&self, e: tokio_postgres::Error) -> SegmentError {
@@ -454,28 +467,52 @@ impl AllocStore for PostgresStore {
         description: Option<&str>,
         if_not_exists: bool,
     ) -> Result<Added, SegmentError> {
-        let conn = self.conn()?;
-        conn.batch("BEGIN").map_err(|f| self.err(f))?;
-        let result = self.add_in_transaction(&conn, tag, start, step, description);
-        match result {
-            Ok(added) => {
-                conn.batch("COMMIT").map_err(|f| self.err(f))?;
-                Ok(added)
-            }
-            Err(e) => {
-                // A failed rollback ends the connection (it is not handed out again).
-                let _ = conn.batch("ROLLBACK");
-                match e {
-                    SegmentError::TagExists { .. } => {
-                        let existing = self.get(tag)?.map_or(0, |r| r.max_id);
-                        tag_exists(tag, self.name().to_string(), if_not_exists).map(|added| Added {
-                            added,
-                            start: existing,
-                            removed_max_id: None,
-                        })
-                    }
-                    e => Err(e),
+        let mut with_tombstones = true;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let added = match self.add_once(tag, start, step, description, with_tombstones)? {
+                Ok(added) => added,
+                // A database made before tombstones: no tag was removed with one.
+                Err(f)
+                    if with_tombstones
+                        && f.code() == Some("42P01")
+                        && names_removed_table(&f.detail) =>
+                {
+                    with_tombstones = false;
+                    continue;
                 }
+                Err(f) if f.code() == Some("23505") => None,
+                Err(f) => return Err(self.err(f)),
+            };
+            if let Some(added) = added {
+                return Ok(added);
+            }
+            // Nothing inserted: the tag exists, or the start is below its tombstone. Say which.
+            let removed = if with_tombstones {
+                self.removed_max_id(tag)?
+            } else {
+                None
+            };
+            if let Some(row) = self.get(tag)? {
+                return tag_exists(tag, self.name().to_string(), if_not_exists).map(|added| {
+                    Added {
+                        added,
+                        start: row.max_id,
+                        removed_max_id: removed,
+                    }
+                });
+            }
+            start_for(tag, self.name(), start, removed)?;
+            // A removal committed while the insert ran, and the row is gone again: the next try
+            // sees both.
+            if tries >= CONFLICT_TRIES {
+                return Err(SegmentError::Conflict {
+                    tag: tag.into(),
+                    db: self.name().to_string(),
+                    tries,
+                    detail: "the tag was removed and added by others while it was added".into(),
+                });
             }
         }
     }
