@@ -1195,6 +1195,7 @@ fn nemesis(run: &Run) {
         "dropped_by_client": verdict.dropped,
         "batches_beyond_buffer": verdict.beyond_buffer,
         "single_refusals_judged": verdict.refusals_judged,
+        "single_refusals_while_buffered": verdict.refused_while_buffered,
         "cache_samples": seen.caches.len(),
         "worker_samples": verdict.worker_samples,
         "worker_samples_excused": verdict.worker_samples_excused,
@@ -1625,7 +1626,9 @@ mod checker {
     }
 
     /// Server 0's buffer for the main tag held IDs 10..20 at 100 ms; IDs 10..15 were answered,
-    /// then a batch of 5,000 failed (503), then a single ID was refused at 120 ms.
+    /// then a batch of 5,000 failed (503), after which `/cache` showed the buffer empty (the
+    /// batch took and lost the rest, as on main before issue 33), then a single ID was refused
+    /// at 120 ms.
     fn buffered() -> (Vec<Record>, Seen) {
         let refused = |at, count| Record {
             outcome: Outcome::Refused {
@@ -1640,14 +1643,24 @@ mod checker {
         h.push(refused(110, 5_000));
         h.push(refused(120, 1));
         let seen = Seen {
-            caches: vec![CacheSample {
-                server: 0,
-                incarnation: 0,
-                sent: ms(99),
-                done: ms(100),
-                tag: TAGS[0],
-                ranges: vec![(10, 15), (15, 20)],
-            }],
+            caches: vec![
+                CacheSample {
+                    server: 0,
+                    incarnation: 0,
+                    sent: ms(99),
+                    done: ms(100),
+                    tag: TAGS[0],
+                    ranges: vec![(10, 15), (15, 20)],
+                },
+                CacheSample {
+                    server: 0,
+                    incarnation: 0,
+                    sent: ms(115),
+                    done: ms(116),
+                    tag: TAGS[0],
+                    ranges: vec![],
+                },
+            ],
             ..none()
         };
         (h, seen)
@@ -1664,7 +1677,18 @@ mod checker {
             v.problems[0]
         );
         assert_eq!(rule_of(&v.problems[0]), "refused while buffered");
-        assert_eq!(v.refusals_judged, 1);
+        assert_eq!((v.refusals_judged, v.refused_while_buffered), (1, 1));
+        // A burst of refusals is one problem, every refusal counted.
+        let mut burst = h.clone();
+        let again = Record {
+            sent: ms(130),
+            done: ms(131),
+            ..h.last().unwrap().clone()
+        };
+        burst.push(again);
+        let v2 = check(&burst, &seen);
+        assert_eq!(v2.problems.len(), 1, "{:?}", v2.problems);
+        assert_eq!(v2.refused_while_buffered, 2);
         assert_eq!(
             v.beyond_buffer, 1,
             "the batch of 5,000 asked past 10 buffered IDs"

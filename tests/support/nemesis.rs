@@ -775,6 +775,8 @@ pub struct Verdict {
     /// Single-ID 503s judged against a `/cache` sample (the rest had none recent enough, or
     /// followed a change of their tag).
     pub refusals_judged: usize,
+    /// Of those, the ones refused while the buffer held IDs (one problem per burst).
+    pub refused_while_buffered: usize,
     /// `workers list` samples judged, and excused (a registry fault within the fence).
     pub worker_samples: usize,
     pub worker_samples_excused: usize,
@@ -983,15 +985,17 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
 
 /// A single-ID request refused with 503 while its server's buffer held IDs for that tag.
 ///
-/// Each such refusal is judged against the last `/cache` sample of the same process (server and
-/// incarnation) taken at most [`CACHE_SAMPLE_AGE`] before the refusal was sent. Of the IDs the
-/// sample showed buffered, those answered since (by any request of that process and tag that
-/// ended after the sample began and began before the refusal ended) were used, and a request
-/// without a complete answer (no answer, dropped by the client) may have used up to its whole
-/// count. What is left after that was still buffered when the single ID was refused: one ID
-/// left is a problem (tolerance: none beyond those unknowns). A refusal of a batch never counts
-/// as use: a failed batch must issue nothing and lose nothing. Unjudged: a refusal with no
-/// recent sample, and one within [`TAG_CHANGE_SHADOW`] after its tag was removed or added.
+/// Each such refusal is judged against every `/cache` sample of the same process (server and
+/// incarnation) taken at most [`CACHE_SAMPLE_AGE`] before the refusal was sent (a failed batch
+/// that emptied the buffer leaves the later ones empty). Of the IDs a sample showed buffered,
+/// those answered since (by any request of that process and tag that ended after the sample
+/// began and began before the refusal ended) were used, and a request without a complete
+/// answer (no answer, dropped by the client) may have used up to its whole count. What is left
+/// after that was still buffered when the single ID was refused: one ID left by any sample is a
+/// problem (tolerance: none beyond those unknowns; one problem is reported per burst of such
+/// refusals, all are counted). A refusal of a batch never counts as use: a failed batch must
+/// issue nothing and lose nothing. Unjudged: a refusal with no recent sample showing IDs, and one
+/// within [`TAG_CHANGE_SHADOW`] after its tag was removed or added.
 fn check_buffers(
     history: &[Record],
     seen: &Seen,
@@ -1039,7 +1043,8 @@ fn check_buffers(
             }
         }
     }
-    let mut reported: std::collections::HashSet<(Key, Duration)> = Default::default();
+    // One problem per burst: refusals within CACHE_SAMPLE_AGE of a reported one are counted only.
+    let mut reported: HashMap<Key, Duration> = HashMap::new();
     for (key, list) in &requests {
         for &i in list {
             let r = &history[i];
@@ -1049,52 +1054,74 @@ fn check_buffers(
             if r.count != 1 {
                 continue;
             }
-            let Some(c) = last_sample(key, r.sent) else {
-                continue;
-            };
             let changed = seen
                 .tag_changes
                 .iter()
                 .any(|&(at, tag)| tag == r.tag && at <= r.done && r.sent <= at + TAG_CHANGE_SHADOW);
-            if changed || c.held() == 0 {
+            let Some(list_of_samples) = samples.get(key) else {
+                continue;
+            };
+            let upto = list_of_samples.partition_point(|c| c.done <= r.sent);
+            let recent: Vec<&CacheSample> = list_of_samples[..upto]
+                .iter()
+                .rev()
+                .take_while(|c| r.sent - c.done <= CACHE_SAMPLE_AGE)
+                .copied()
+                .filter(|c| c.held() > 0)
+                .collect();
+            if changed || recent.is_empty() {
                 continue;
             }
             v.refusals_judged += 1;
-            let (mut used, mut unknown) = (0u64, 0u64);
-            let from = list.partition_point(|&j| history[j].sent + LONGEST_REQUEST < c.sent);
-            for &j in &list[from..] {
-                let o = &history[j];
-                if o.sent > r.done {
-                    break;
+            // The oldest reading first: a buffer emptied by a failed batch shows empty in the
+            // readings after it, full in the ones before.
+            for c in recent.into_iter().rev() {
+                let (mut used, mut unknown) = (0u64, 0u64);
+                let from = list.partition_point(|&j| history[j].sent + LONGEST_REQUEST < c.sent);
+                for &j in &list[from..] {
+                    let o = &history[j];
+                    if o.sent > r.done {
+                        break;
+                    }
+                    if j == i || o.done < c.sent {
+                        continue;
+                    }
+                    match &o.outcome {
+                        Outcome::Ids(ids) => {
+                            used += ids
+                                .iter()
+                                .filter(|&&id| c.ranges.iter().any(|&(a, b)| a <= id && id < b))
+                                .count() as u64;
+                        }
+                        Outcome::NoAnswer(_) | Outcome::Dropped(_) => unknown += o.count,
+                        _ => {}
+                    }
                 }
-                if j == i || o.done < c.sent {
+                let left = c.held().saturating_sub(used + unknown);
+                if left == 0 {
                     continue;
                 }
-                match &o.outcome {
-                    Outcome::Ids(ids) => {
-                        used += ids
-                            .iter()
-                            .filter(|&&id| c.ranges.iter().any(|&(a, b)| a <= id && id < b))
-                            .count() as u64;
-                    }
-                    Outcome::NoAnswer(_) | Outcome::Dropped(_) => unknown += o.count,
-                    _ => {}
+                v.refused_while_buffered += 1;
+                if reported
+                    .get(key)
+                    .is_none_or(|&at| r.sent > at + CACHE_SAMPLE_AGE)
+                {
+                    reported.insert(*key, r.sent);
+                    v.problems.push(format!(
+                        "serve {}#{} refused a single ID of {} although its buffer held {left} of \
+                         the {} IDs its /cache showed {:.3}s before ({:?}; {used} of them \
+                         answered since, up to {unknown} more to requests without a complete \
+                         answer):\n{}",
+                        key.0,
+                        key.1,
+                        key.2,
+                        c.held(),
+                        (r.sent - c.done).as_secs_f64(),
+                        c.ranges,
+                        around(i)
+                    ));
                 }
-            }
-            let left = c.held().saturating_sub(used + unknown);
-            if left > 0 && reported.insert((*key, c.sent)) {
-                v.problems.push(format!(
-                    "serve {}#{} refused a single ID of {} although its buffer held {left} of \
-                     the {} IDs its /cache showed {:.3}s before ({:?}; {used} of them answered \
-                     since, up to {unknown} more to requests without a complete answer):\n{}",
-                    key.0,
-                    key.1,
-                    key.2,
-                    c.held(),
-                    (r.sent - c.done).as_secs_f64(),
-                    c.ranges,
-                    around(i)
-                ));
+                break;
             }
         }
     }
