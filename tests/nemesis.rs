@@ -244,7 +244,11 @@ impl Served {
         let sent = self.started.elapsed();
         let outcome = self.host.within(|| match drop_after {
             None => outcome_of(http(addr, "GET", &path, &[])),
-            Some(n) => Outcome::Dropped(read_and_drop(addr, &path, n)),
+            // An answer short enough to be read whole before the drop is a complete answer.
+            Some(n) => match read_and_drop(addr, &path, n) {
+                ids if ids.len() as u64 == count => Outcome::Ids(ids),
+                ids => Outcome::Dropped(ids),
+            },
         });
         Some(Record {
             source: Source::Server {
@@ -1813,6 +1817,23 @@ mod checker {
         let v = check(&clean(), &registry);
         assert!(v.problems.is_empty());
         assert_eq!(v.worker_samples_excused, 1);
+        // A new identity taking an id above every free one (a database registry that never
+        // recycles): ids grow with identities, not with servers alive at once.
+        let growing = Seen {
+            workers: vec![listed(10_000, &[0, 1, 2]), listed(22_000, &[0, 1, 3])],
+            ..seen.clone()
+        };
+        assert!(
+            check(&clean(), &growing).problems.is_empty(),
+            "4 could be held at 22 s"
+        );
+        let growing = Seen {
+            workers: vec![listed(10_000, &[0, 1, 2]), listed(40_000, &[0, 1, 7])],
+            ..seen.clone()
+        };
+        let v = check(&clean(), &growing);
+        assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
+        assert_eq!(rule_of(&v.problems[0]), "worker ids above the lowest free");
         // Without a fence the rule is not checked.
         let unchecked = Seen {
             fence: Duration::ZERO,

@@ -1148,17 +1148,18 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
         return;
     }
     let fence = seen.fence;
-    for s in &seen.workers {
+    // The most ids that could be held at once so far: with the lowest free id taken at each
+    // claim, id K is held only after K+1 ids were held at once.
+    let mut peak = 0usize;
+    let mut reported_span = false;
+    let mut workers: Vec<&WorkerSample> = seen.workers.iter().collect();
+    workers.sort_by_key(|s| s.sent);
+    for s in workers {
         let since = s.sent.saturating_sub(fence);
         let excused = seen
             .registry_faults
             .iter()
             .any(|&(from, to)| from <= s.done && since <= to);
-        if excused {
-            v.worker_samples_excused += 1;
-            continue;
-        }
-        v.worker_samples += 1;
         let alive = seen
             .lives
             .iter()
@@ -1178,6 +1179,29 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
         disturbed.sort_unstable();
         disturbed.dedup();
         let allowed = alive + fenced + disturbed.len();
+        peak = peak.max(if excused {
+            allowed.max(s.held.len())
+        } else {
+            allowed
+        });
+        let highest = s.held.iter().copied().max();
+        if let Some(k) = highest
+            && k as usize >= peak
+            && !reported_span
+        {
+            reported_span = true;
+            v.problems.push(format!(
+                "worker ids held: id {k} at {:.3}s, but never more than {peak} server process(es) \
+                 were alive or within their fence at once: a new identity took an id above a \
+                 free one (ids used must not grow with restarts under new identities)",
+                s.sent.as_secs_f64()
+            ));
+        }
+        if excused {
+            v.worker_samples_excused += 1;
+            continue;
+        }
+        v.worker_samples += 1;
         if s.held.len() > allowed {
             v.problems.push(format!(
                 "the registry listed {} worker ids held ({:?}) at {:.3}s-{:.3}s, but only {alive} \
@@ -1196,13 +1220,14 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
 
 /// The rule a problem broke (its kind, for the summary's counts).
 pub fn rule_of(problem: &str) -> &'static str {
-    const RULES: [(&str, &str); 10] = [
+    const RULES: [(&str, &str); 11] = [
         ("answered twice", "an ID twice"),
         ("not ascending", "snowflake IDs not ascending"),
         ("neither an ID nor", "an unknown refusal"),
         ("a 200 with", "a 200 with the wrong count"),
         ("unanswered while it ran", "no answer while running"),
         ("refused a single ID", "refused while buffered"),
+        ("worker ids held:", "worker ids above the lowest free"),
         ("worker ids held", "worker ids beyond live and fenced"),
         ("`next`", "a `next` run"),
         ("SIGTERM", "a graceful stop"),
