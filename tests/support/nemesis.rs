@@ -417,7 +417,8 @@ pub const WORKER_IDS: u64 = 8;
 /// faults of a seed are the ones it drew before these were added):
 /// - a batch every 0.5-3 s from a random server, of 1..=100,000 IDs (log-uniform), half of them
 ///   for the main tag; and one during every fault that cuts a server off its database or takes
-///   a Galera node away, of 1,000..=100,000 IDs (more than a server buffers at first);
+///   a Galera node away, of 10,000..=100,000 IDs (more than a server buffers for a while after
+///   its start);
 /// - a client dropping its connection mid-batch every 3-10 s;
 /// - a `leafctl tag` command every 2-6 s on one of the extra tags: add (or re-add) when it is
 ///   removed, else remove, bump or set-step;
@@ -450,7 +451,7 @@ fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
             } else {
                 rng.range(1, 3) as usize
             };
-            let count = batch_size(&mut rng, 1_000, 100_000);
+            let count = batch_size(&mut rng, 10_000, 100_000);
             if at >= end {
                 continue;
             }
