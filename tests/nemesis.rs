@@ -1682,6 +1682,23 @@ mod checker {
         );
         assert_eq!(rule_of(&v.problems[0]), "refused while buffered");
         assert_eq!((v.refusals_judged, v.refused_while_buffered), (1, 1));
+        // The batch took the buffer and claimed the rest, answered after the cut healed (as on
+        // main): its buffered IDs were taken from the single IDs, so the refusal is a problem.
+        let mut slow = h.clone();
+        slow.retain(|r| r.count != 5_000);
+        let ids: Vec<u64> = (15..20).chain(1_000..5_995).collect();
+        slow.push(Record {
+            done: ms(150),
+            ..answer(0, 0, Mode::Segment, 105, &ids)
+        });
+        let v2 = check(&slow, &seen);
+        assert_eq!(v2.problems.len(), 1, "{:?}", v2.problems);
+        assert!(v2.problems[0].contains("1 batch(es) larger than the buffer"));
+        // A batch that fit in the buffer used those IDs.
+        let mut fit = h.clone();
+        fit.retain(|r| r.count != 5_000);
+        fit.push(answer(0, 0, Mode::Segment, 105, &[15, 16, 17, 18, 19]));
+        assert!(check(&fit, &seen).problems.is_empty());
         // A burst of refusals is one problem, every refusal counted.
         let mut burst = h.clone();
         let again = Record {
