@@ -422,9 +422,9 @@ pub const WORKER_IDS: u64 = 8;
 /// - a client dropping its connection mid-batch every 3-10 s;
 /// - a `leafctl tag` command every 2-6 s on one of the extra tags: add (or re-add) when it is
 ///   removed, else remove, bump or set-step;
-/// - a graceful restart every 2.5-6 s where the server's process slot is free (no kill or pause
-///   of that server then), three in four of them under a new identity, so a 60 s run sees more
-///   identities than [`WORKER_IDS`].
+/// - a graceful restart every 2-5 s where the server's process slot is free (no kill or pause
+///   of that server then, and no cut or lossy link), four in five of them under a new identity,
+///   so a 60 s run sees more identities than [`WORKER_IDS`].
 fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
     let mut rng = Rng::new(seed ^ 0x7573_6572_7321);
     let end = seconds * 1000;
@@ -444,8 +444,10 @@ fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
             _ => None,
         };
         if let Some(server) = server {
+            // Early in the fault, so that the batch is still waiting on its claim when single IDs
+            // would wait for a segment (3 s) and a restart does not end it (see below).
             let hold = f.hold.as_millis() as u64;
-            let at = f.at.as_millis() as u64 + rng.range(hold / 4, hold * 3 / 4);
+            let at = f.at.as_millis() as u64 + rng.range(300, (hold / 3).max(300));
             let tag = if rng.range(0, 1) == 0 {
                 0
             } else {
@@ -541,13 +543,19 @@ fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
         out.push(step(at, Fault::Tag { tag, op }));
         at += rng.range(2_000, 6_000);
     }
-    // Restarts, where the server's process slot is free of faults (and of earlier restarts).
+    // Restarts, where the server's process slot is free of faults (and of earlier restarts), and
+    // not while the server is cut off its database (a restart would end the batch in the outage
+    // and the single IDs waiting beside it: what the buffer rule looks at).
     let mut taken: Vec<(Slot, u64, u64)> = faults
         .iter()
         .map(|f| {
             let from = f.at.as_millis() as u64;
+            let slot = match f.fault {
+                Fault::CutServer(i) | Fault::LossyServer { server: i, .. } => Slot::Process(i),
+                _ => f.fault.slot(),
+            };
             (
-                f.fault.slot(),
+                slot,
                 from,
                 from + f.hold.as_millis() as u64 + f.fault.heal_ms(),
             )
@@ -555,21 +563,25 @@ fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
         .collect();
     let mut at = rng.range(2_000, 5_000);
     while at < end {
-        let server = rng.range(0, 2) as usize;
-        let new_identity = rng.range(0, 3) != 0;
-        let fault = Fault::Restart {
-            server,
-            new_identity,
-        };
-        let until = at + fault.heal_ms();
-        let free = !taken
-            .iter()
-            .any(|&(slot, from, to)| slot == fault.slot() && from < until && at < to);
-        if free {
-            taken.push((fault.slot(), at, until));
-            out.push(step(at, fault));
+        let first = rng.range(0, 2) as usize;
+        let new_identity = rng.range(0, 4) != 0;
+        // The drawn server, else the next one whose slot is free.
+        for k in 0..3 {
+            let fault = Fault::Restart {
+                server: (first + k) % 3,
+                new_identity,
+            };
+            let until = at + fault.heal_ms();
+            let free = !taken
+                .iter()
+                .any(|&(slot, from, to)| slot == fault.slot() && from < until && at < to);
+            if free {
+                taken.push((fault.slot(), at, until));
+                out.push(step(at, fault));
+                break;
+            }
         }
-        at += rng.range(2_500, 6_000);
+        at += rng.range(2_000, 5_000);
     }
     out
 }
