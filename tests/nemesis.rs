@@ -1220,11 +1220,29 @@ fn nemesis(run: &Run) {
             .iter()
             .map(|(t, what)| format!("  {:>7.2}s {what}\n", t.as_secs_f64()))
             .collect();
-        let shown: Vec<&String> = verdict.problems.iter().take(8).collect();
+        // The first problem of each rule, then the next ones, eight in all (or one per rule).
+        let mut shown: Vec<&String> = Vec::new();
+        for rule in by_rule.keys() {
+            if let Some(p) = verdict
+                .problems
+                .iter()
+                .find(|p| support::nemesis::rule_of(p) == *rule)
+            {
+                shown.push(p);
+            }
+        }
+        for p in &verdict.problems {
+            if shown.len() >= 8.max(by_rule.len()) {
+                break;
+            }
+            if !shown.iter().any(|s| std::ptr::eq(*s, p)) {
+                shown.push(p);
+            }
+        }
         panic!(
             "the nemesis found {} problem(s) with seed {} ({} s, {} registry).\n\
              replay: {}\n\nschedule (after a {:.1} s warm-up):\n{plan}\nwhat was done:\n{done}\n\
-             problems (the first eight):\n{}",
+             problems by rule: {by_rule:?}\nproblems (the first of each rule, then the next ones):\n{}",
             verdict.problems.len(),
             run.seed,
             run.seconds,
