@@ -1191,6 +1191,7 @@ fn nemesis(run: &Run) {
         "segment_ids": count(Mode::Segment),
         "segment_ids_by_tag": verdict.ids_by_tag,
         "snowflake_ids": count(Mode::Snowflake),
+        "ids_twice": verdict.twice,
         "answers": verdict.answers,
         "next_runs": next_runs,
         "next_errors": next_errors,
@@ -1615,6 +1616,7 @@ mod checker {
         let v = check(&h, &none());
         assert_eq!(v.problems.len(), 21, "{:?}", v.problems.last());
         assert!(v.problems[20].contains("80 more"));
+        assert_eq!(v.twice, 100);
     }
 
     #[test]

@@ -779,6 +779,8 @@ pub struct Verdict {
     pub ids: BTreeMap<Mode, usize>,
     /// Segment IDs per tag.
     pub ids_by_tag: BTreeMap<&'static str, usize>,
+    /// IDs answered a second (or later) time, in all.
+    pub twice: usize,
     pub answers: usize,
     pub refusals: BTreeMap<String, usize>,
     pub no_answer: usize,
@@ -847,6 +849,7 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
             if let Some(&first) = map.get(&id) {
                 let n = twice.entry(space).or_default();
                 *n += 1;
+                v.twice += 1;
                 if *n > SHOWN {
                     continue;
                 }
