@@ -14,6 +14,12 @@
 //! node leaving and rejoining. Faults on different servers and on a server's process, link and
 //! clock overlap; one fault at a time on the database side keeps both clusters' quorum.
 //!
+//! The same seed draws what users and operators do (issue 33): batches of 1-100,000 IDs (some
+//! inside outages), clients dropping mid-batch, `leafctl tag` remove/add/bump/set-step on extra
+//! tags the clients ask for, graceful restarts and restarts under a new `--instance`, with 3
+//! worker bits so one run sees more identities than worker ids. Beside the answers, each
+//! server's `/cache` and the registry's `workers list` are sampled.
+//!
 //! Afterwards the checker (`support::nemesis::check`) reads the whole history. A failure prints
 //! the seed, the schedule, what was done when, and the history around each problem, with the
 //! command that replays the schedule: `scripts/nemesis --registry zk --seed S --seconds N`.
