@@ -664,3 +664,29 @@ fn write_conflicts_are_retried_then_reported_once() {
     );
     assert_eq!(env.max_id("c"), 4, "nothing claimed");
 }
+
+/// Issue 38: a claim is one round trip on a warm connection (the claim and the read of what it
+/// did in one multi-statement packet; no reset, re-prepare or ping), two for a claim of the
+/// table's step (its step is read first). Counted by a proxy between the store and MariaDB.
+#[test]
+fn a_claim_is_one_round_trip() {
+    use support::proxy::Proxy;
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    db.root_sql(Some(&name), support::mariadb::LEAF_DDL);
+    db.root_sql(
+        Some(&name),
+        "insert into leaf_alloc(biz_tag, max_id, step) values ('rt', 1, 100)",
+    );
+    let proxy = Proxy::start(format!("127.0.0.1:{}", db.port).parse().unwrap());
+    let url = format!("mysql://leaf@{}/{name}", proxy.addr());
+    let store = MysqlStore::open(&url, Some(PASSWORD)).unwrap();
+    let (custom, table_step) = support::round_trips_per_claim(&proxy, &store, "rt");
+    eprintln!("round trips per claim: {custom} (given size), {table_step} (table step)");
+    assert_eq!((custom, table_step), (1.0, 2.0));
+    // A tag that is not there is still said.
+    assert!(matches!(
+        store.claim("nope", Increment::Custom(5)),
+        Err(SegmentError::UnknownTag { .. })
+    ));
+}

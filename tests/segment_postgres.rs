@@ -567,3 +567,19 @@ fn segment_mode_works_through_pgbouncer_in_every_pool_mode() {
         assert!(ids.iter().all(|&id| id >= 1 && id < max_id), "{mode}");
     }
 }
+
+/// Issue 38: a claim is one round trip (an unnamed `UPDATE ... RETURNING`, parsed, bound and
+/// executed in one flight), a claim of the table's step too (the statement reads the step
+/// itself). Counted by a proxy between the store and the server.
+#[test]
+fn a_claim_is_one_round_trip() {
+    use support::proxy::Proxy;
+    let env = Env::new();
+    env.ok(&["tag", "add", "rt", "--step", "100"]);
+    let proxy = Proxy::start(format!("127.0.0.1:{}", env.pg.port).parse().unwrap());
+    let url = format!("postgres://leaf@{}/{}", proxy.addr(), env.name);
+    let store = PostgresStore::open(&url, None).unwrap();
+    let (custom, table_step) = support::round_trips_per_claim(&proxy, &store, "rt");
+    eprintln!("round trips per claim: {custom} (given size), {table_step} (table step)");
+    assert_eq!((custom, table_step), (1.0, 1.0));
+}

@@ -47,7 +47,12 @@ pub struct MysqlStore {
     /// `mysql://user@host:port[,host:port...]/db`, never with a password.
     name: String,
     password: Option<String>,
+    /// When a connection was last taken: one taken after a long idle time is pinged first.
+    last_used: std::sync::Mutex<std::time::Instant>,
 }
+
+/// A connection the store has not used for this long is pinged before its statement.
+const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl std::fmt::Debug for MysqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -89,7 +94,18 @@ impl MysqlStore {
         let hosts: Vec<OptsBuilder> = target
             .hosts
             .into_iter()
-            .map(|b| b.pool_opts(PoolOpts::default().with_constraints(constraints)))
+            // Connections stay warm: no reset when one comes back (it would drop the session's
+            // settings and prepared statements), no ping when one is taken. A connection that
+            // broke meanwhile fails its statement, is shut down and replaced
+            // ([`MysqlStore::conn`] pings one the store left idle for a while first).
+            .map(|b| {
+                b.pool_opts(
+                    PoolOpts::default()
+                        .with_constraints(constraints)
+                        .with_reset_connection(false)
+                        .with_check_health(false),
+                )
+            })
             .collect();
         let active = HostChoice::open(&target.name, hosts.len(), |host| {
             Pool::new(hosts[host].clone())
@@ -105,6 +121,7 @@ impl MysqlStore {
             hosts,
             name: target.name,
             password: target.password,
+            last_used: std::sync::Mutex::new(std::time::Instant::now()),
         })
     }
 
@@ -112,8 +129,26 @@ impl MysqlStore {
         map_error(&self.name, e, self.password.as_deref())
     }
 
-    /// A connection to the host in use; if it does not answer, to the next that does.
+    /// A connection to the host in use; if it does not answer, to the next that does. After
+    /// the store was idle for [`PING_AFTER_IDLE`] the connection is pinged first (a server
+    /// restart or its `wait_timeout` may have ended it meanwhile); a busy store never pings.
     fn conn(&self) -> Result<Checked, SegmentError> {
+        let idle = {
+            let mut last = self.last_used.lock().unwrap_or_else(|p| p.into_inner());
+            let idle = last.elapsed() >= PING_AFTER_IDLE;
+            *last = std::time::Instant::now();
+            idle
+        };
+        let mut checked = self.conn_unchecked()?;
+        if idle && checked.conn.as_mut().ping().is_err() {
+            checked.poison.poison();
+            drop(checked);
+            checked = self.conn_unchecked()?;
+        }
+        Ok(checked)
+    }
+
+    fn conn_unchecked(&self) -> Result<Checked, SegmentError> {
         self.active
             .fail_back(|host| Pool::new(self.hosts[host].clone()));
         let get = |pool: &Pool| {
@@ -289,13 +324,11 @@ fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError 
 /// The MySQL error a lost write conflict gives: `ER_LOCK_DEADLOCK`.
 const ER_LOCK_DEADLOCK: u16 = 1213;
 
-/// The claim itself: one autocommit statement. Its OK packet is sent only once the change has
-/// committed (on Galera: certified and replicated) and counts the rows it changed;
-/// `LAST_INSERT_ID(expr)` leaves the new `max_id` in the session for the next statement. The guard in `WHERE` keeps the claim from
-/// overflowing or issuing from a negative row; a row it leaves alone is explained afterwards.
-const CLAIM_SQL: &str = "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) \
-     WHERE biz_tag = ? AND max_id >= 0 AND max_id <= 9223372036854775807 - ?";
-
+/// The claim itself is one autocommit `UPDATE ... SET max_id = LAST_INSERT_ID(max_id + n)`. Its
+/// OK packet is sent only once the change has committed (on Galera: certified and replicated);
+/// `LAST_INSERT_ID(expr)` leaves the new `max_id` in the session for the `SELECT` sent with it.
+/// The guard in `WHERE` keeps the claim from overflowing or issuing from a negative row; a row
+/// it leaves alone is explained from the same answer.
 impl MysqlStore {
     /// One try of a claim.
     ///
@@ -322,39 +355,60 @@ impl MysqlStore {
             e if host_cannot_serve(&e) => Attempt::HostDown(self.fail(&poison, e), host),
             e => Attempt::Failed(self.fail(&poison, e)),
         };
-        // The row as it stands: its step (for a claim of the table's step, and to report), and
-        // a clear error for an unknown tag or a row that cannot be claimed from.
-        let rows: Vec<(i64, i64)> = conn
-            .exec(
-                "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?",
-                (tag,),
-            )
-            .map_err(attempt)?;
-        let Some(&(max_id, table_step)) = rows.first() else {
-            return Err(failed(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name.clone(),
-            }));
-        };
         let inc = match increment {
-            Increment::TableStep => table_step,
-            Increment::Custom(n) => n,
+            Increment::Custom(n) => {
+                check_claim(tag, 0, n).map_err(failed)?;
+                n
+            }
+            // The table's step, read first: the claim must know how many IDs it takes (a step
+            // changed between the two reads is harmless: the claim takes what it read).
+            Increment::TableStep => {
+                let rows: Vec<i64> = conn
+                    .exec("SELECT step FROM leaf_alloc WHERE biz_tag = ?", (tag,))
+                    .map_err(attempt)?;
+                let Some(&step) = rows.first() else {
+                    return Err(failed(self.unknown(tag)));
+                };
+                check_claim(tag, 0, step).map_err(failed)?;
+                step
+            }
         };
-        check_claim(tag, max_id, inc).map_err(failed)?;
-        conn.exec_drop(CLAIM_SQL, (inc, tag, inc))
-            .map_err(attempt)?;
-        if conn.affected_rows() != 1 {
-            // The row changed in between: removed, or moved to where it cannot be claimed
-            // from. The next try reads it again and says which.
+        // One round trip: the claim, then (in the same packet, after the claim's commit) what
+        // it did and the row as it stands for the explanation of a claim that changed nothing.
+        let literal = mysql::Value::from(tag).as_sql(conn.no_backslash_escape());
+        let sql = format!(
+            "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + {inc}) \
+             WHERE biz_tag = {literal} AND max_id >= 0 AND max_id <= 9223372036854775807 - {inc}; \
+             SELECT ROW_COUNT(), LAST_INSERT_ID(), max_id, step FROM leaf_alloc \
+             WHERE biz_tag = {literal}"
+        );
+        let mut answer: Option<(i64, i64, i64, i64)> = None;
+        {
+            let mut result = conn.query_iter(sql).map_err(attempt)?;
+            while let Some(set) = result.iter() {
+                for row in set {
+                    let row = row.map_err(attempt)?;
+                    answer = Some(mysql::from_row_opt(row).map_err(|e| {
+                        failed(SegmentError::Database {
+                            db: self.name.clone(),
+                            detail: format!("unexpected answer to a claim: {e}"),
+                        })
+                    })?);
+                }
+            }
+        }
+        let Some((changed, new_max, max_id, table_step)) = answer else {
+            return Err(failed(self.unknown(tag)));
+        };
+        if changed != 1 {
+            // The row cannot be claimed from (say why), or it changed in between: try again.
+            check_claim(tag, max_id, inc).map_err(failed)?;
             return Err(Attempt::Conflict(format!(
-                "the claim changed {} rows",
-                conn.affected_rows()
+                "the claim changed {changed} rows"
             )));
         }
         // The session's LAST_INSERT_ID, not the OK packet's: a trigger on the table (an audit
         // log, say) clears the packet's value, while the session's is restored after it.
-        let new_max: Vec<i64> = conn.query("SELECT LAST_INSERT_ID()").map_err(attempt)?;
-        let new_max = new_max.first().copied().unwrap_or(0);
         if new_max < inc {
             return Err(failed(SegmentError::Database {
                 db: self.name.clone(),
@@ -370,6 +424,13 @@ impl MysqlStore {
             end,
             table_step,
         })
+    }
+
+    fn unknown(&self, tag: &str) -> SegmentError {
+        SegmentError::UnknownTag {
+            tag: tag.into(),
+            db: self.name.clone(),
+        }
     }
 }
 

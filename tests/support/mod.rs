@@ -12,6 +12,7 @@ pub mod netns;
 pub mod patroni;
 pub mod pgbouncer;
 pub mod postgres;
+pub mod proxy;
 pub mod serve;
 pub mod snowflake;
 pub mod zookeeper;
@@ -571,4 +572,24 @@ pub fn removals_racing_adds_and_claims_issue_no_id_twice(
     });
     assert!(ids.len() > 10, "claims happened: {}", ids.len());
     assert_unique(&mut ids);
+}
+
+/// Round trips a claim of the store costs on a warm connection, as counted by `proxy` (the
+/// store connects through it): `(a claim of a given size, a claim of the table's step)`, each the
+/// average over 20 claims of tag `tag` (which must exist).
+pub fn round_trips_per_claim(
+    proxy: &proxy::Proxy,
+    store: &dyn leafctl::segment::AllocStore,
+    tag: &str,
+) -> (f64, f64) {
+    use leafctl::segment::Increment;
+    let mut per = |increment: Increment| {
+        store.claim(tag, increment).expect("warm-up claim");
+        let before = proxy.round_trips();
+        for _ in 0..20 {
+            store.claim(tag, increment).expect("claim");
+        }
+        (proxy.round_trips() - before) as f64 / 20.0
+    };
+    (per(Increment::Custom(1000)), per(Increment::TableStep))
 }
