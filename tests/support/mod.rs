@@ -583,7 +583,7 @@ pub fn round_trips_per_claim(
     tag: &str,
 ) -> (f64, f64) {
     use leafctl::segment::Increment;
-    let mut per = |increment: Increment| {
+    let per = |increment: Increment| {
         store.claim(tag, increment).expect("warm-up claim");
         let before = proxy.round_trips();
         for _ in 0..20 {
