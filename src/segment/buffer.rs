@@ -17,6 +17,12 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard
 
 /// Leaf's `SEGMENT_DURATION`: a segment used up faster than this doubles the next step.
 pub const SEGMENT_DURATION_MS: i64 = 15 * 60 * 1000;
+/// A segment holds at least this many claim times' worth of IDs at its tag's rate, above
+/// [`MAX_DYNAMIC_STEP`] if need be, so that the next one can arrive before it runs out when the
+/// database is far away (a claim of 180 ms at 10 million IDs a second).
+pub const CLAIMS_COVERED: i64 = 8;
+/// The largest segment the claim-time rule may ask for (ten times [`MAX_DYNAMIC_STEP`]).
+pub const MAX_COVERING_STEP: i64 = 10 * MAX_DYNAMIC_STEP;
 
 /// Keeps a value on its own cache lines, so the counter's writes do not slow readers of the rest.
 #[derive(Debug, Default)]
@@ -173,8 +179,16 @@ struct LoadState {
     step: i64,
     /// The table's step as last read (Leaf's `minStep`).
     min_step: i64,
-    /// When the last claim after the first happened (clock ms), 0 before.
+    /// When the last claim after the first was planned (clock ms), 0 before (Leaf's
+    /// `updateTimestamp`).
     update_ms: i64,
+    /// When the first claim was planned (clock ms): the rate's start until `update_ms` is set.
+    first_ms: i64,
+    /// The IDs taken from the segments when the last claim was planned: the rate is what was
+    /// taken since over the time since.
+    taken_at_update: u64,
+    /// IDs of batches claimed past the buffers (not taken from the segments, so not in the rate).
+    batch_claimed: u64,
     /// Loads that failed (a waiter that sees this grow gives up).
     failures: u64,
     /// The last load failed for a reason that passes ([`SegmentError::is_transient`]); the
@@ -214,7 +228,13 @@ struct LoadState {
 pub(crate) struct LoadPlan {
     pub increment: Increment,
     update_ms: i64,
-    next_step: i64,
+    /// When it was planned (clock ms), for the rate after the first claim.
+    first_ms: i64,
+    /// Leaf's step (`None`: the table's), which the next plan doubles or halves, whatever the
+    /// floor made this claim.
+    leaf_step: Option<i64>,
+    /// The IDs taken from the segments when it was planned.
+    taken: u64,
     /// Why the step is what it is, for the status page.
     reason: &'static str,
 }
@@ -598,41 +618,71 @@ impl SegmentBuffer {
         true
     }
 
-    /// Sizes the next claim the way Leaf does: the table's step for the first two claims, then
-    /// double (under 15 min since the last claim, up to 1,000,000), keep (15-30 min) or halve
-    /// (over 30 min, not below the table's step).
+    /// Sizes the next claim. Leaf's rule decides first: the table's step for the first two
+    /// claims, then double (under 15 min since the last claim, up to [`MAX_DYNAMIC_STEP`]), keep
+    /// (15-30 min) or halve (over 30 min, not below the table's step). Then what is measured
+    /// sets a floor: the segment holds at least [`CLAIMS_COVERED`] claim times' worth of IDs at
+    /// the tag's rate (the IDs taken from its segments since the last claim was planned, over the
+    /// time since on the generator's clock, and the last claim's time), up to
+    /// [`MAX_COVERING_STEP`]. On a near database the floor is below Leaf's step and changes
+    /// nothing; on a far one a burst gets, from its second claim on, segments that last until
+    /// the next claim is back, instead of doubling through seven segments that each run out
+    /// first. A graceful stop gives back what a large segment did not use
+    /// ([`crate::segment::SegmentGenerator::hand_back`]); a crash skips it, as Leaf's does.
     pub(crate) fn plan_load(&self, now_ms: i64) -> LoadPlan {
         let st = self.lock();
-        if !st.initialised || st.update_ms == 0 {
-            return LoadPlan {
-                increment: Increment::TableStep,
-                update_ms: if st.initialised { now_ms } else { 0 },
-                next_step: 0,
-                reason: "the table's step (the first two segments)",
-            };
-        }
-        let elapsed = now_ms.saturating_sub(st.update_ms);
-        let mut next = st.step;
-        let reason = if elapsed < SEGMENT_DURATION_MS {
-            if next.saturating_mul(2) <= MAX_DYNAMIC_STEP {
-                next *= 2;
-                "doubled: the last segment lasted under 15 min"
-            } else {
-                "kept: at the largest step, 1,000,000"
-            }
-        } else if elapsed < 2 * SEGMENT_DURATION_MS {
-            "kept: the last segment lasted 15-30 min"
-        } else if next / 2 >= st.min_step {
-            next /= 2;
-            "halved: the last segment lasted over 30 min"
+        let taken = self.issued_locked(&st).saturating_sub(st.batch_claimed);
+        let (leaf_step, reason) = if !st.initialised || st.update_ms == 0 {
+            (None, "the table's step (the first two segments)")
         } else {
-            "kept: at the table's step, the smallest"
+            let elapsed = now_ms.saturating_sub(st.update_ms);
+            let mut next = st.step;
+            let reason = if elapsed < SEGMENT_DURATION_MS {
+                if next.saturating_mul(2) <= MAX_DYNAMIC_STEP {
+                    next *= 2;
+                    "doubled: the last segment lasted under 15 min"
+                } else {
+                    "kept: at the largest step, 1,000,000"
+                }
+            } else if elapsed < 2 * SEGMENT_DURATION_MS {
+                "kept: the last segment lasted 15-30 min"
+            } else if next / 2 >= st.min_step {
+                next /= 2;
+                "halved: the last segment lasted over 30 min"
+            } else {
+                "kept: at the table's step, the smallest"
+            };
+            (Some(next.max(st.min_step).max(1)), reason)
         };
-        let next = next.max(st.min_step).max(1);
+        // The floor from what is measured (nothing before the first claim).
+        let covering = if st.initialised {
+            let since = if st.update_ms == 0 {
+                st.first_ms
+            } else {
+                st.update_ms
+            };
+            let elapsed_ms = now_ms.saturating_sub(since).max(1) as f64;
+            let per_ms = taken.saturating_sub(st.taken_at_update) as f64 / elapsed_ms;
+            let claim_ms = st.last_claim_us.unwrap_or(0) as f64 / 1000.0;
+            ((per_ms * claim_ms * CLAIMS_COVERED as f64).ceil() as i64).min(MAX_COVERING_STEP)
+        } else {
+            0
+        };
+        let floor_wins = covering > leaf_step.unwrap_or(st.min_step.max(1));
+        let (increment, reason) = match leaf_step {
+            _ if floor_wins => (
+                Increment::Custom(covering),
+                "8 claim times at the rate: the claims are slow for it",
+            ),
+            Some(step) => (Increment::Custom(step), reason),
+            None => (Increment::TableStep, reason),
+        };
         LoadPlan {
-            increment: Increment::Custom(next),
-            update_ms: now_ms,
-            next_step: next,
+            increment,
+            update_ms: if st.initialised { now_ms } else { 0 },
+            first_ms: now_ms,
+            taken,
+            leaf_step,
             reason,
         }
     }
@@ -649,13 +699,14 @@ impl SegmentBuffer {
             Ok(claim) => {
                 let cur = self.hot.0.current.load(SeqCst);
                 self.segments[1 - cur].refill(&claim);
-                match plan.increment {
-                    Increment::TableStep => st.step = claim.table_step,
-                    Increment::Custom(_) => st.step = plan.next_step,
-                }
+                st.step = plan.leaf_step.unwrap_or(claim.table_step);
                 st.step_reason = plan.reason;
                 st.min_step = claim.table_step;
+                if !st.initialised {
+                    st.first_ms = plan.first_ms;
+                }
                 st.update_ms = plan.update_ms;
+                st.taken_at_update = plan.taken;
                 st.initialised = true;
                 st.next_ready = true;
                 st.last_error = None;
@@ -776,6 +827,7 @@ impl SegmentBuffer {
         match result {
             Ok(claim) => {
                 st.retired = st.retired.saturating_add(claim.len());
+                st.batch_claimed = st.batch_claimed.saturating_add(claim.len());
                 st.batch_failure = None;
             }
             Err(e) if e.is_transient() => st.batch_failure = Some((Instant::now(), e.to_string())),
@@ -949,6 +1001,16 @@ mod tests {
         }
     }
 
+    /// Takes `n` IDs (switching to the loaded segment as needed).
+    fn take(b: &SegmentBuffer, n: u64) {
+        for _ in 0..n {
+            if b.try_take().is_none() {
+                assert!(matches!(b.slow_path(Instant::now()).unwrap(), Slow::Retry));
+                b.try_take().expect("an ID after the switch");
+            }
+        }
+    }
+
     #[test]
     fn the_step_follows_leafs_rules() {
         let b = SegmentBuffer::new("t");
@@ -987,6 +1049,38 @@ mod tests {
         b.finish_load(b.plan_load(1), Ok(claim(600_000, 1_200_000, 600_000)));
         let p = b.plan_load(2);
         assert_eq!(p.increment, Increment::Custom(600_000));
+    }
+    #[test]
+    fn slow_claims_at_a_high_rate_get_segments_that_cover_them() {
+        let b = SegmentBuffer::new("t");
+        b.finish_load(b.plan_load(0), Ok(claim(1, 1_001, 1_000)));
+        // A burst on a far database: the first claim took 20 ms, and 100 IDs went in 1 ms
+        // (100 a ms). Leaf's second claim would be the table's 1,000, gone in 10 ms, before the
+        // next claim is back; 8 claim times at the rate are 16,000.
+        b.record_claim(Duration::from_millis(20), true);
+        take(&b, 100);
+        let p = b.plan_load(1);
+        assert_eq!(p.increment, Increment::Custom(16_000));
+        b.finish_load(p, Ok(claim(1_001, 17_001, 1_000)));
+        assert_eq!(
+            b.view().step_reason,
+            "8 claim times at the rate: the claims are slow for it"
+        );
+        // Claims of 500 ms at 6,000 IDs a ms: 24 million, past the largest step, to the bound.
+        b.record_claim(Duration::from_millis(500), true);
+        take(&b, 6_000);
+        let p = b.plan_load(2);
+        assert_eq!(p.increment, Increment::Custom(MAX_COVERING_STEP));
+        b.finish_load(p, Ok(claim(17_001, 10_017_001, 1_000)));
+        // A near database (claims of 1 ms) at a slow rate: Leaf's rule alone.
+        b.record_claim(Duration::from_millis(1), true);
+        take(&b, 20_000);
+        let p = b.plan_load(60_002);
+        assert_eq!(
+            p.increment,
+            Increment::Custom(4_000),
+            "Leaf's own step, doubled at each claim since the table's (1,000, 2,000, 4,000)"
+        );
     }
 }
 

@@ -987,12 +987,28 @@ mod tests {
     use super::*;
     use crate::segment::{BATCH_RETRY_AFTER, MemoryStore};
 
-    /// A generator over a fresh in-memory table holding `tag` with `step`, its loader as it is.
+    /// A clock on which every reading is ten hours after the last: to the step rule, every
+    /// tag is slow, so segments keep the table's step and the tests know their bounds.
+    struct Crawling(std::sync::atomic::AtomicI64);
+
+    impl Clock for Crawling {
+        fn now_ms(&self) -> i64 {
+            self.0.fetch_add(36_000_000, Ordering::Relaxed)
+        }
+        fn sleep_ms(&self, ms: u64) {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+        fn sleep_until_ms(&self, _target_ms: i64) {}
+    }
+
+    /// A generator over a fresh in-memory table holding `tag` with `step`, its loader as it is,
+    /// every segment of the table's step.
     fn generator(tag: &str, step: i64) -> (Arc<MemoryStore>, SegmentGenerator) {
         let store = Arc::new(MemoryStore::new());
         store.add(tag, 1, step, None, false).unwrap();
         let g = SegmentGenerator::builder(store.clone() as Arc<dyn AllocStore>)
             .wait_timeout(Duration::from_millis(300))
+            .clock(Arc::new(Crawling(std::sync::atomic::AtomicI64::new(0))))
             .build()
             .unwrap();
         (store, g)

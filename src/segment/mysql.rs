@@ -51,6 +51,9 @@ pub struct MysqlStore {
     last_used: std::sync::Mutex<std::time::Instant>,
 }
 
+/// Most connections a store keeps to its host.
+const POOL_CONNECTIONS: usize = 4;
+
 /// A connection the store has not used for this long is pinged before its statement.
 const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -90,7 +93,8 @@ impl MysqlStore {
             reason,
         };
         let target = mysql_url::parse(url, password).map_err(invalid)?;
-        let constraints = PoolConstraints::new(1, 4).ok_or_else(|| invalid("pool".into()))?;
+        let constraints =
+            PoolConstraints::new(1, POOL_CONNECTIONS).ok_or_else(|| invalid("pool".into()))?;
         let hosts: Vec<OptsBuilder> = target
             .hosts
             .into_iter()
@@ -139,13 +143,17 @@ impl MysqlStore {
             *last = std::time::Instant::now();
             idle
         };
-        let mut checked = self.conn_unchecked()?;
-        if idle && checked.conn.as_mut().ping().is_err() {
-            checked.poison.poison();
-            drop(checked);
-            checked = self.conn_unchecked()?;
+        // A pooled connection whose socket is closed (shut down after a failed statement, or
+        // ended by a restarted server) is dropped for good and another taken: the pool neither
+        // resets nor pings connections (that would cost round trips on every claim).
+        for _ in 0..=POOL_CONNECTIONS {
+            let mut checked = self.conn_unchecked()?;
+            if checked.poison.alive() && !(idle && checked.conn.as_mut().ping().is_err()) {
+                return Ok(checked);
+            }
+            checked.discard();
         }
-        Ok(checked)
+        self.conn_unchecked()
     }
 
     fn conn_unchecked(&self) -> Result<Checked, SegmentError> {
@@ -204,6 +212,33 @@ struct Poison {
 }
 
 impl Poison {
+    /// Whether the socket is still open with nothing unread: a peek that would block. A socket
+    /// shut down here, closed by the server, or holding bytes nobody asked for is not (one
+    /// system call, no round trip).
+    fn alive(&self) -> bool {
+        #[cfg(unix)]
+        {
+            let mut byte = 0u8;
+            // SAFETY: recv(2) with MSG_PEEK into a one-byte buffer on a socket the pooled
+            // connection owns and keeps open; it reads nothing out of the stream.
+            let n = unsafe {
+                libc::recv(
+                    self.fd,
+                    (&mut byte as *mut u8).cast(),
+                    1,
+                    libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                )
+            };
+            n < 0
+                && matches!(
+                    std::io::Error::last_os_error().kind(),
+                    std::io::ErrorKind::WouldBlock
+                )
+        }
+        #[cfg(not(unix))]
+        true
+    }
+
     fn poison(&self) {
         #[cfg(unix)]
         // SAFETY: shutdown(2) on the descriptor of a socket the pooled connection owns and
@@ -216,6 +251,13 @@ impl Poison {
 }
 
 impl Checked {
+    /// Drops the connection for good: shut down, and reset when it goes back, which fails, so
+    /// the pool lets it go.
+    fn discard(mut self) {
+        self.conn.reset_connection(true);
+        self.poison.poison();
+    }
+
     fn new(conn: mysql::PooledConn, host: usize) -> Checked {
         #[cfg(unix)]
         let poison = Poison {
