@@ -36,7 +36,10 @@ pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> 
         _ => Ok(()),
     }
 }
-use super::{LEASE_WINDOW_MS, RegistryKind, WorkerError, WorkerRecord};
+use super::{
+    LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, StoreError, StoreFailure, WorkerError,
+    WorkerRecord,
+};
 
 /// One row of `leaf_workerid_alloc` as `workers list` shows it. `held`: a live connection holds
 /// the row's lock.
@@ -73,20 +76,86 @@ pub(crate) fn record_source(worker: u64) -> String {
     format!("max_timestamp of leaf_workerid_alloc id {worker}")
 }
 
-/// The error when no row can be had (never, with one row per identity; the protocol asks).
-pub(crate) fn none_free(count: u64) -> WorkerError {
-    WorkerError::NoFreeWorker {
-        path: "leaf_workerid_alloc".into(),
-        count,
+/// What a database store's `candidates` lists last: "insert a row for this identity" (no worker
+/// id is ever `u64::MAX`, the layouts hold at most 2^22 ids). `try_claim` inserts it, checks its
+/// id against the layout and takes its lock in one transaction, so a refused attempt leaves no
+/// row behind.
+pub(crate) const NEW_ROW: u64 = u64::MAX;
+
+/// How long (ms) a row must have gone without a report before a new identity may take it,
+/// unless a leafctl holder gave it back (`update_time` NULL): 3 report intervals, the sign of
+/// life of NotFound9's servers, which hold no lock and rewrite `update_time` every 3 s.
+pub(crate) const SILENT_MS: i64 = 3 * REPORT_INTERVAL_MS;
+
+/// How far (ms) ahead of our clock a free row's `max_timestamp` may lie for a new identity to
+/// take it (and wait that out): one reservation window, what a killed holder leaves. A row
+/// further ahead is left for later (its fence has not passed).
+pub(crate) const REUSE_AHEAD_MS: i64 = LEASE_WINDOW_MS;
+
+/// How many free rows one acquisition lists (the lowest first); past them it inserts a row.
+pub(crate) const FREE_ROWS_LISTED: u64 = 16;
+
+/// The table's own refusals, said the same way on MySQL and PostgreSQL.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// No row can be taken and a new row's id would be beyond the layout.
+    #[error(
+        "no worker id of leaf_workerid_alloc is free for {identity}: ids 0..={max} are all taken \
+         (held by a live process, reported within the last 9 s, or reserved more than 3 s ahead); \
+         nothing was written"
+    )]
+    NoFreeRow {
+        /// The identity asking.
+        identity: String,
+        /// The largest worker id the layout holds.
+        max: u64,
+    },
+}
+
+impl StoreError for TableError {
+    fn hint(&self) -> &'static str {
+        "retry once a holder has exited (a killed holder's row is free 9 s after its last report), \
+         or `leafctl workers list --db URL` and `leafctl workers reclaim ID --yes` a stale row, \
+         or use a layout with more worker bits"
     }
+}
+
+/// The error when no row can be had for `identity` (on `db`: MySQL, PostgreSQL).
+pub(crate) fn none_free(db: &'static str, identity: String, max: u64) -> WorkerError {
+    WorkerError::Store(StoreFailure::new(
+        db,
+        TableError::NoFreeRow { identity, max },
+    ))
+}
+
+/// What one acquisition learnt from its listing, for its claims.
+#[derive(Debug, Default)]
+pub(crate) struct Pick {
+    /// This identity's own row, if it has one in range.
+    pub own: Option<u64>,
+    /// The free rows listed, each with the `ip_port` it carried (what the take compares).
+    pub seen: std::collections::HashMap<u64, String>,
+    /// The layout's largest worker id.
+    pub max_worker: u64,
 }
 
 /// `workers reclaim`'s plan for a row of `leaf_workerid_alloc` (`db`: MySQL, PostgreSQL).
 pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> String {
-    format!(
-        "delete row id {} ({}) of leaf_workerid_alloc; {db} never hands out its ids again, so this only tidies the table",
-        record.worker, record.identity
-    )
+    if record.held {
+        format!(
+            "delete row id {id} ({who}) of leaf_workerid_alloc, so its holder stops at its next report; \
+             the id is retired ({db} never hands it out again: its max_timestamp goes with the row)",
+            id = record.worker,
+            who = record.identity
+        )
+    } else {
+        format!(
+            "mark row id {id} ({who}) of leaf_workerid_alloc given back: the next new identity takes \
+             worker id {id} (the row keeps its max_timestamp, which that holder waits out)",
+            id = record.worker,
+            who = record.identity
+        )
+    }
 }
 
 /// The one connection that holds a row's lock: the lock lives exactly as long as the
