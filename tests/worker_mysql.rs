@@ -424,3 +424,10 @@ fn newcomers_racing_never_share_an_id() {
 fn a_refused_attempt_leaves_no_row() {
     on_fresh_table(reuse::a_refused_attempt_leaves_no_row);
 }
+
+/// Issue 33's figure: ids used after 2,000 identities, and how long they took.
+#[test]
+#[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_identities"]
+fn many_identities_measured() {
+    on_fresh_table(reuse::many_identities_measured);
+}

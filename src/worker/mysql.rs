@@ -1,8 +1,9 @@
 //! Worker ids from MySQL: NotFound9's `leaf_workerid_alloc` table.
 //!
-//! The worker id is the row's `id`, looked up by `ip_port` and created when absent (MySQL never
-//! reuses an AUTO_INCREMENT value, like ZooKeeper's sequence numbers). `max_timestamp` bounds the
-//! times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
+//! The worker id is the row's `id`, looked up by `ip_port`; a new identity takes the lowest row
+//! whose holder is gone, and a row is inserted only when none is (see `table.rs` for the rule;
+//! MySQL never reuses an AUTO_INCREMENT value, so a deleted row's id is retired). `max_timestamp`
+//! bounds the times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
 //! (`src/worker/lease`): the claim is the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`)
 //! held by one dedicated connection, so a second live process with the same identity refuses to
 //! start; `max_timestamp` is read under that lock and raised before IDs past it are issued, by an
@@ -22,7 +23,7 @@ use mysql::Conn;
 use mysql::prelude::Queryable;
 
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::table::{self, LockHolder};
+use super::table::{self, LockHolder, TableError};
 use super::{
     Identity, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
     WorkerLease, WorkerRecord, WorkerRegistry,
@@ -272,12 +273,11 @@ impl Registry for MysqlRegistry {
                 });
             }
             _ if !record.held => {
-                return Err(o.fail(
-                    "reclaim the worker id",
-                    format!(
-                        "{} was taken by a new holder since it was listed; nothing was changed",
-                        record.location
-                    ),
+                return Err(table::refused(
+                    "MySQL",
+                    TableError::TakenMeanwhile {
+                        location: record.location.clone(),
+                    },
                 ));
             }
             _ => {
@@ -573,17 +573,15 @@ impl MysqlLeaseStore {
             // A second process with this identity inserted it first: its row, its lock.
             Outcome::Exists => {
                 let id = self.own_row()?.ok_or_else(|| {
-                    o.fail("read leaf_workerid_alloc", "the row of this identity vanished")
+                    o.fail(
+                        "read leaf_workerid_alloc",
+                        "the row of this identity vanished",
+                    )
                 })?;
                 self.claim_own(id)
             }
             Outcome::Beyond => Err(self.none_free(max + 1)),
-            Outcome::LockBusy(id) => Err(o.fail(
-                "lock the worker id",
-                format!(
-                    "the named lock of the new row id {id} is held by another connection (a holder of a deleted row?); nothing was written"
-                ),
-            )),
+            Outcome::LockBusy(id) => Err(table::refused("MySQL", TableError::NewRowLocked { id })),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Worker ids from PostgreSQL: NotFound9's `leaf_workerid_alloc` table in PostgreSQL's types.
 //!
 //! The worker id is the row's `id` (a `bigserial`: the sequence never hands a value out twice,
-//! like MySQL's AUTO_INCREMENT), looked up by `ip_port` and created when absent. This is the
+//! like MySQL's AUTO_INCREMENT), looked up by `ip_port`; a new identity takes the lowest row
+//! whose holder is gone, and a row is inserted only when none is (see `table.rs`). This is the
 //! PostgreSQL store of the fenced-lease protocol (`src/worker/lease`): the claim is the session
 //! advisory lock `(0x4C454146, id)` ("LEAF") held by one dedicated connection, so a second live
 //! process with the same identity refuses to start; `max_timestamp` is read under that lock and
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::table::{self, LockHolder};
+use super::table::{self, LockHolder, TableError};
 use super::{
     IssueOptions, MIN_REGISTRY_WAIT_TIMEOUT, Registry, RegistryKind, RegistrySettings, StoreError,
     StoreFailure, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry,
@@ -278,12 +279,11 @@ impl Registry for PostgresRegistry {
             });
         }
         if !record.held {
-            return Err(fail(
-                "reclaim the worker id",
-                format!(
-                    "{} was taken by a new holder since it was listed; nothing was changed",
-                    record.location
-                ),
+            return Err(table::refused(
+                "PostgreSQL",
+                TableError::TakenMeanwhile {
+                    location: record.location.clone(),
+                },
             ));
         }
         let deleted = c
@@ -596,11 +596,9 @@ impl PostgresLeaseStore {
                 self.claim_own(id)
             }
             Outcome::Beyond => Err(self.none_free(max + 1)),
-            Outcome::LockBusy(id) => Err(fail(
-                "lock the worker id",
-                format!(
-                    "the advisory lock of the new row id {id} is held by another session (a holder of a deleted row?); nothing was written"
-                ),
+            Outcome::LockBusy(id) => Err(table::refused(
+                "PostgreSQL",
+                TableError::NewRowLocked { id },
             )),
         }
     }

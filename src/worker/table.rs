@@ -1,6 +1,18 @@
 //! What the database registries (MySQL, PostgreSQL) share: NotFound9's `leaf_workerid_alloc`
-//! read into [`WorkerRecord`]s the same way, and one dedicated connection whose lock on a row
-//! lives as long as it does ([`LockHolder`]).
+//! read into [`WorkerRecord`]s the same way, one dedicated connection whose lock on a row lives
+//! as long as it does ([`LockHolder`]), and the rule by which rows are recycled.
+//!
+//! An identity (`ip:port`) that has a row takes that row, as in NotFound9's servers. A new
+//! identity takes the lowest row whose holder is gone, the same way the ZooKeeper and etcd leases
+//! take the lowest free id: no connection holds the row's lock (a leafctl holder's only sign of
+//! life), its `update_time` is NULL (given back by a leafctl holder's release or by `workers
+//! reclaim`) or older than [`SILENT_MS`] (NotFound9's servers hold no lock and rewrite it every
+//! 3 s), and its `max_timestamp` is at most [`REUSE_AHEAD_MS`] ahead of the clock. It takes the
+//! row's lock without waiting, then re-keys the row to itself (`ip`, `port`, `ip_port`) by one
+//! `UPDATE` that compares the `ip_port` it listed, the silence and the lock's owner; the row
+//! keeps its `max_timestamp`, which the protocol waits out like any predecessor's record. Only
+//! when no row is free is a row inserted, in one transaction with the check of its id against
+//! the layout and the take of its lock, so a refused attempt leaves nothing behind.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,22 +122,49 @@ pub enum TableError {
         /// The largest worker id the layout holds.
         max: u64,
     },
+    /// `workers reclaim` found the row taken by a new holder after it was listed.
+    #[error("{location} was taken by a new holder since it was listed; nothing was changed")]
+    TakenMeanwhile {
+        /// The row (`leaf_workerid_alloc id N`).
+        location: String,
+    },
+    /// A new row's lock is held already: a holder of a row deleted by a forced reclaim (whose
+    /// lock outlives the row) is still running.
+    #[error(
+        "the lock of the new leaf_workerid_alloc row id {id} is held by another connection (the holder of a row deleted with --force?); nothing was written"
+    )]
+    NewRowLocked {
+        /// The new row's id.
+        id: u64,
+    },
 }
 
 impl StoreError for TableError {
     fn hint(&self) -> &'static str {
-        "retry once a holder has exited (a killed holder's row is free 9 s after its last report), \
-         or `leafctl workers list --db URL` and `leafctl workers reclaim ID --yes` a stale row, \
-         or use a layout with more worker bits"
+        match self {
+            TableError::NoFreeRow { .. } => {
+                "retry once a holder has exited (a killed holder's row is free 9 s after its last report), \
+                 or `leafctl workers list --db URL` and `leafctl workers reclaim ID --yes` a stale row, \
+                 or use a layout with more worker bits"
+            }
+            TableError::TakenMeanwhile { .. } => {
+                "the id is in use again: `leafctl workers list --db URL` shows its new holder"
+            }
+            TableError::NewRowLocked { .. } => {
+                "stop the process that held the deleted row (`leafctl workers list --db URL` shows the live rows), then retry"
+            }
+        }
     }
+}
+
+/// The table's refusal `e`, as a [`WorkerError`] of `db` (MySQL, PostgreSQL).
+pub(crate) fn refused(db: &'static str, e: TableError) -> WorkerError {
+    WorkerError::Store(StoreFailure::new(db, e))
 }
 
 /// The error when no row can be had for `identity` (on `db`: MySQL, PostgreSQL).
 pub(crate) fn none_free(db: &'static str, identity: String, max: u64) -> WorkerError {
-    WorkerError::Store(StoreFailure::new(
-        db,
-        TableError::NoFreeRow { identity, max },
-    ))
+    refused(db, TableError::NoFreeRow { identity, max })
 }
 
 /// What one acquisition learnt from its listing, for its claims.

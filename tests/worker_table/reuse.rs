@@ -263,3 +263,38 @@ pub fn a_refused_attempt_leaves_no_row(t: &Table) {
     gb.finish().unwrap();
     assert_eq!((t.rows)(), 1);
 }
+
+/// The measurement of issue 33: `LEAF_IDENTITIES` (2,000) identities one after another, each
+/// starting, issuing one ID and exiting cleanly. Prints the worker ids used and how long it
+/// took (speed is reported, not asserted); asserts the one id and the one row.
+pub fn many_identities_measured(t: &Table) {
+    let n: u32 = std::env::var("LEAF_IDENTITIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let started = Instant::now();
+    let mut workers = BTreeSet::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let reg = (t.registry)(&format!(
+            "10.{}.{}.{}:1",
+            50 + i / 65_536,
+            (i / 256) % 256,
+            i % 256
+        ));
+        let g = WorkerGenerator::start(&*reg, &zero_start(system())).unwrap();
+        workers.insert(g.worker());
+        ids.extend(issue(&g, 1));
+        g.finish().unwrap();
+    }
+    let took = started.elapsed();
+    let rows = (t.rows)();
+    eprintln!(
+        "{n} identities one after another: worker ids used {workers:?}, {rows} row(s), {:.1} s ({:.2} ms per identity)",
+        took.as_secs_f64(),
+        took.as_secs_f64() * 1_000.0 / f64::from(n.max(1))
+    );
+    assert_eq!(workers, BTreeSet::from([1]));
+    assert_eq!(rows, 1);
+    assert_unique(&mut ids);
+}
