@@ -350,11 +350,12 @@ fn first_i64(rows: &[tokio_postgres::Row], col: usize) -> Option<Option<i64>> {
     rows.first().map(|r| r.try_get(col).ok().flatten())
 }
 
-/// "No session holds the advisory lock of the row in column `id`", in SQL.
+/// "No session holds the advisory lock of the row in column `id`", in SQL (the locks read once
+/// per statement, not once per row).
 fn lock_free_sql() -> String {
     format!(
-        "NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
-         AND classid = {LOCK_CLASS} AND objid = id::oid AND objsubid = 2 \
+        "id::oid NOT IN (SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+         AND classid = {LOCK_CLASS} AND objsubid = 2 AND objid IS NOT NULL \
          AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))"
     )
 }
