@@ -265,7 +265,7 @@ impl Registry for MysqlRegistry {
                 let _ = c.exec_drop("DO RELEASE_LOCK(?)", (&name,));
                 return Ok(if marked? > 0 {
                     vec![format!(
-                        "the hold on {} (the row stays, with its max_timestamp, for the next new identity)",
+                        "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
                         record.location
                     )]
                 } else {

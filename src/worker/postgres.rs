@@ -271,7 +271,7 @@ impl Registry for PostgresRegistry {
             );
             return Ok(if marked? > 0 {
                 vec![format!(
-                    "the hold on {} (the row stays, with its max_timestamp, for the next new identity)",
+                    "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
                     record.location
                 )]
             } else {

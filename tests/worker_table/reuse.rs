@@ -157,6 +157,14 @@ pub fn killed_holders_cost_an_id_only_while_waited_out(t: &Table) {
     );
     let out = t.cmd(&sb, &["workers", "reclaim", "1", "--yes"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "reclaimed worker id 1: deleted the last report (update_time) of leaf_workerid_alloc id 1; \
+             the row stays, with its max_timestamp, for the next new identity"
+        ),
+        "{said}"
+    );
     let (worker, got) = t.next(&sb, "10.41.1.3:1");
     assert_eq!(worker, 1, "the reclaimed id is reused");
     ids.extend(got);
