@@ -372,3 +372,10 @@ fn a_refused_attempt_leaves_no_row() {
 fn many_identities_measured() {
     on_fresh_table(reuse::many_identities_measured);
 }
+
+/// The same through the CLI, one process per identity.
+#[test]
+#[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_"]
+fn many_cli_identities_measured() {
+    on_fresh_table(reuse::many_cli_identities_measured);
+}

@@ -306,3 +306,37 @@ pub fn many_identities_measured(t: &Table) {
     assert_eq!(rows, 1);
     assert_unique(&mut ids);
 }
+
+/// The same measurement through the CLI, as the issue ran it: `LEAF_IDENTITIES` (2,000) runs of
+/// `leafctl next --snowflake -n 1 --instance 10.N.N.N:1`, one after another, each exiting
+/// cleanly. Prints the worker ids used and how long the runs took (not asserted).
+pub fn many_cli_identities_measured(t: &Table) {
+    let n: u32 = std::env::var("LEAF_IDENTITIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let sb = Sandbox::new();
+    let started = Instant::now();
+    let mut workers = BTreeSet::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let instance = format!("10.{}.{}.{}:1", 60 + i / 65_536, (i / 256) % 256, i % 256);
+        let mut args = vec!["next", "--snowflake", "--instance", &instance, "-n", "1"];
+        args.extend(t.pick.iter().map(String::as_str));
+        let out = t.cmd(&sb, &args);
+        assert!(out.status.success(), "{instance}: {}", stderr(&out));
+        let got = parse_ids(&out.stdout);
+        workers.extend(got.iter().map(|&id| leaf().decode(id).unwrap().worker));
+        ids.extend(got);
+    }
+    let took = started.elapsed();
+    let rows = (t.rows)();
+    eprintln!(
+        "{n} CLI runs with new identities: worker ids used {workers:?}, {rows} row(s), {:.1} s ({:.1} ms per run)",
+        took.as_secs_f64(),
+        took.as_secs_f64() * 1_000.0 / f64::from(n.max(1))
+    );
+    assert_eq!(workers, BTreeSet::from([1]));
+    assert_eq!(rows, 1);
+    assert_unique(&mut ids);
+}
