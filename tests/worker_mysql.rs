@@ -381,6 +381,7 @@ fn table<'a>(
     name: &str,
     registry: &'a (dyn Fn(&str) -> Box<dyn Registry> + Sync),
     rows: &'a dyn Fn() -> usize,
+    sql: &'a dyn Fn(&str) -> String,
 ) -> reuse::Table<'a> {
     reuse::Table {
         registry,
@@ -388,6 +389,7 @@ fn table<'a>(
         pick: vec!["--registry".into(), "mysql".into()],
         env: vec![("LEAF_DB_PASSWORD".into(), PASSWORD.into())],
         rows,
+        sql,
     }
 }
 
@@ -402,7 +404,8 @@ fn on_fresh_table(check: fn(&reuse::Table)) {
             .parse()
             .unwrap_or(usize::MAX)
     };
-    check(&table(db, &name, &make, &rows));
+    let sql = |q: &str| db.root_sql(Some(&name), q);
+    check(&table(db, &name, &make, &rows, &sql));
 }
 
 #[test]
@@ -437,4 +440,9 @@ fn many_identities_measured() {
 #[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_"]
 fn many_cli_identities_measured() {
     on_fresh_table(reuse::many_cli_identities_measured);
+}
+
+#[test]
+fn a_notfound9_server_keeps_its_row_while_it_writes() {
+    on_fresh_table(reuse::a_notfound9_server_keeps_its_row_while_it_writes);
 }

@@ -337,12 +337,14 @@ fn on_fresh_table(check: fn(&reuse::Table)) {
             .parse()
             .unwrap_or(usize::MAX)
     };
+    let sql = |q: &str| pg.sql(Some(&name), q);
     check(&reuse::Table {
         registry: &make,
         db: vec!["--db".into(), url.clone()],
         pick: Vec::new(),
         env: Vec::new(),
         rows: &rows,
+        sql: &sql,
     });
 }
 
@@ -378,4 +380,9 @@ fn many_identities_measured() {
 #[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_"]
 fn many_cli_identities_measured() {
     on_fresh_table(reuse::many_cli_identities_measured);
+}
+
+#[test]
+fn a_notfound9_server_keeps_its_row_while_it_writes() {
+    on_fresh_table(reuse::a_notfound9_server_keeps_its_row_while_it_writes);
 }

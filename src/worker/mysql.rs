@@ -351,12 +351,16 @@ fn lock_name_sql(id: &str) -> String {
     format!("LEFT(CONCAT('leafctl_worker_', {id}, '_', DATABASE()), 64)")
 }
 
-/// "Nobody reported on this row for [`table::SILENT_MS`], or a leafctl holder gave it back", in
-/// SQL (`update_time` is the server's clock, as is `NOW()`).
-fn silent_sql() -> String {
+/// "A leafctl holder gave this row back (`update_time` NULL), or nobody wrote to it for
+/// [`table::SILENT_MS`]: neither `update_time` (the server's clock; NotFound9's table refreshes
+/// it on every `UPDATE`) nor `max_timestamp` (`now_ms` is our clock; NotFound9's servers rewrite
+/// it every 3 s) is that recent", in SQL.
+fn silent_sql(now_ms: i64) -> String {
     format!(
-        "(update_time IS NULL OR update_time < NOW() - INTERVAL {} SECOND)",
-        table::SILENT_MS / 1000
+        "(update_time IS NULL OR (UNIX_TIMESTAMP(update_time) < UNIX_TIMESTAMP() - {} \
+         AND COALESCE(max_timestamp, 0) < {}))",
+        table::SILENT_MS / 1000,
+        now_ms.saturating_sub(table::SILENT_MS)
     )
 }
 
@@ -463,14 +467,15 @@ impl MysqlLeaseStore {
         if !got {
             return Ok(None);
         }
-        let reach = self.clock.now_ms().saturating_add(table::REUSE_AHEAD_MS);
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
         let taken = self.with_conn("take a free row of leaf_workerid_alloc", |c| {
             let r = c.exec_drop(
                 format!(
                     "UPDATE leaf_workerid_alloc SET ip = ?, port = ?, ip_port = ?, update_time = NOW() \
                      WHERE id = ? AND ip_port = ? AND COALESCE(max_timestamp, 0) <= ? AND {silent} \
                      AND IS_USED_LOCK(?) = CONNECTION_ID()",
-                    silent = silent_sql()
+                    silent = silent_sql(now)
                 ),
                 (
                     &o.identity.ip,
@@ -636,7 +641,8 @@ impl LeaseStore for MysqlLeaseStore {
             Some(id) => self.retire_own(id)?,
             None => {}
         }
-        let reach = self.clock.now_ms().saturating_add(table::REUSE_AHEAD_MS);
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
         let free: Vec<(u64, String)> =
             self.with_conn("list free rows of leaf_workerid_alloc", |c| {
                 c.exec(
@@ -646,7 +652,7 @@ impl LeaseStore for MysqlLeaseStore {
                      AND IS_FREE_LOCK({}) = 1 ORDER BY id LIMIT {}",
                         lock_name_sql("id"),
                         table::FREE_ROWS_LISTED,
-                        silent = silent_sql()
+                        silent = silent_sql(now)
                     ),
                     (max_worker, reach),
                 )

@@ -360,12 +360,15 @@ fn lock_free_sql() -> String {
     )
 }
 
-/// "Nobody reported on this row for [`table::SILENT_MS`], or a leafctl holder gave it back", in
-/// SQL (`update_time` is the server's clock, as is `now()`).
-fn silent_sql() -> String {
+/// "A leafctl holder gave this row back (`update_time` NULL), or nobody wrote to it for
+/// [`table::SILENT_MS`]: neither `update_time` (the server's clock) nor `max_timestamp` (`now_ms`
+/// is our clock; NotFound9's servers rewrite it every 3 s) is that recent", in SQL.
+fn silent_sql(now_ms: i64) -> String {
     format!(
-        "(update_time IS NULL OR update_time < now() - interval '{} milliseconds')",
-        table::SILENT_MS
+        "(update_time IS NULL OR (update_time < now() - interval '{} milliseconds' \
+         AND COALESCE(max_timestamp, 0) < {}))",
+        table::SILENT_MS,
+        now_ms.saturating_sub(table::SILENT_MS)
     )
 }
 
@@ -481,7 +484,8 @@ impl PostgresLeaseStore {
         if !self.try_lock(id)? {
             return Ok(None);
         }
-        let reach = self.clock.now_ms().saturating_add(table::REUSE_AHEAD_MS);
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
         let ip_port = o.identity.to_string();
         let taken = self.with_conn("take a free row of leaf_workerid_alloc", |c| {
             // ON CONFLICT cannot guard an UPDATE: a row of this identity is looked for first.
@@ -492,7 +496,7 @@ impl PostgresLeaseStore {
                      WHERE id = $4::bigint AND ip_port = $5::text AND COALESCE(max_timestamp, 0) <= $6::bigint \
                      AND {silent} AND {held} \
                      AND NOT EXISTS (SELECT 1 FROM leaf_workerid_alloc o WHERE o.ip_port = $3::text)",
-                    silent = silent_sql(),
+                    silent = silent_sql(now),
                     held = held_by_me(4)
                 ),
                 vec![
@@ -657,14 +661,15 @@ impl LeaseStore for PostgresLeaseStore {
             Some(id) => self.retire_own(id)?,
             None => {}
         }
-        let reach = self.clock.now_ms().saturating_add(table::REUSE_AHEAD_MS);
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
         let free = self.with_conn("list free rows of leaf_workerid_alloc", |c| {
             let rows = c.query(
                 &format!(
                     "SELECT id, ip_port::text FROM leaf_workerid_alloc \
                      WHERE id <= $1::bigint AND COALESCE(max_timestamp, 0) <= $2::bigint \
                      AND {} AND {} ORDER BY id LIMIT {}",
-                    silent_sql(),
+                    silent_sql(now),
                     lock_free_sql(),
                     table::FREE_ROWS_LISTED
                 ),

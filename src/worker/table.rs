@@ -6,8 +6,10 @@
 //! identity takes the lowest row whose holder is gone, the same way the ZooKeeper and etcd leases
 //! take the lowest free id: no connection holds the row's lock (a leafctl holder's only sign of
 //! life), its `update_time` is NULL (given back by a leafctl holder's release or by `workers
-//! reclaim`) or older than [`SILENT_MS`] (NotFound9's servers hold no lock and rewrite it every
-//! 3 s), and its `max_timestamp` is at most [`REUSE_AHEAD_MS`] ahead of the clock. It takes the
+//! reclaim`), or else neither it nor `max_timestamp` was written within [`SILENT_MS`]
+//! (NotFound9's servers hold no lock and rewrite `max_timestamp` every 3 s, and `update_time`
+//! with it in their DDL, which adds `ON UPDATE CURRENT_TIMESTAMP`; their inserts set it, never
+//! NULL), and its `max_timestamp` is at most [`REUSE_AHEAD_MS`] ahead of the clock. It takes the
 //! row's lock without waiting, then re-keys the row to itself (`ip`, `port`, `ip_port`) by one
 //! `UPDATE` that compares the `ip_port` it listed, the silence and the lock's owner; the row
 //! keeps its `max_timestamp`, which the protocol waits out like any predecessor's record. Only
@@ -94,9 +96,10 @@ pub(crate) fn record_source(worker: u64) -> String {
 /// row behind.
 pub(crate) const NEW_ROW: u64 = u64::MAX;
 
-/// How long (ms) a row must have gone without a report before a new identity may take it,
-/// unless a leafctl holder gave it back (`update_time` NULL): 3 report intervals, the sign of
-/// life of NotFound9's servers, which hold no lock and rewrite `update_time` every 3 s.
+/// How long (ms) a row must have gone without a write (neither `update_time` nor
+/// `max_timestamp` that recent) before a new identity may take it, unless a leafctl holder gave
+/// it back (`update_time` NULL): 3 report intervals, the sign of life of NotFound9's servers,
+/// which hold no lock and rewrite `max_timestamp` every 3 s (`update_time` too, in their DDL).
 pub(crate) const SILENT_MS: i64 = 3 * REPORT_INTERVAL_MS;
 
 /// How far (ms) ahead of our clock a free row's `max_timestamp` may lie for a new identity to
@@ -113,7 +116,7 @@ pub enum TableError {
     /// No row can be taken and a new row's id would be beyond the layout.
     #[error(
         "no worker id of leaf_workerid_alloc is free for {identity}: ids 0..={max} are all taken \
-         (held by a live process, reported within the last 9 s, or reserved more than 3 s ahead); \
+         (held by a live process, written within the last 9 s, or reserved more than 3 s ahead); \
          nothing was written"
     )]
     NoFreeRow {
@@ -143,7 +146,7 @@ impl StoreError for TableError {
     fn hint(&self) -> &'static str {
         match self {
             TableError::NoFreeRow { .. } => {
-                "retry once a holder has exited (a killed holder's row is free 9 s after its last report), \
+                "retry once a holder has exited (a killed holder's row is free 9 s after its reservation ran out), \
                  or `leafctl workers list --db URL` and `leafctl workers reclaim ID --yes` a stale row, \
                  or use a layout with more worker bits"
             }

@@ -24,6 +24,9 @@ pub struct Table<'a> {
     pub env: Vec<(String, String)>,
     /// How many rows the table has.
     pub rows: &'a dyn Fn() -> usize,
+    /// Runs a statement as an administrator (what NotFound9's servers write), returning its
+    /// output.
+    pub sql: &'a dyn Fn(&str) -> String,
 }
 
 impl Table<'_> {
@@ -119,7 +122,8 @@ pub fn identities_one_after_another_share_one_id(t: &Table) {
 }
 
 /// Holders killed (SIGKILL: the row's last report is fresh) keep their id away from new
-/// identities only until 9 s of silence have passed (unless reclaimed): the ids used never
+/// identities only until 9 s of silence have passed, counted from the end of their reservation
+/// (unless reclaimed): the ids used never
 /// exceed those live at once plus those waiting out their holder.
 pub fn killed_holders_cost_an_id_only_while_waited_out(t: &Table) {
     let sb = Sandbox::new();
@@ -132,8 +136,9 @@ pub fn killed_holders_cost_an_id_only_while_waited_out(t: &Table) {
         assert_eq!(worker, 2, "row 1's holder went silent only just now");
         ids.extend(got);
     }
-    // Past 9 s of silence, row 1 is the lowest free row again.
-    let silent = Duration::from_millis(9_000 + 1_500);
+    // Past 9 s of silence (no write, and max_timestamp, up to 3 s ahead when it was killed,
+    // 9 s behind the clock), row 1 is the lowest free row again.
+    let silent = Duration::from_millis(9_000 + 3_000 + 1_500);
     if let Some(left) = silent.checked_sub(killed_at.elapsed()) {
         std::thread::sleep(left);
     }
@@ -339,4 +344,39 @@ pub fn many_cli_identities_measured(t: &Table) {
     assert_eq!(workers, BTreeSet::from([1]));
     assert_eq!(rows, 1);
     assert_unique(&mut ids);
+}
+
+/// A NotFound9 server sharing the table (no lock; it inserts its row with `update_time` set and
+/// then rewrites only `max_timestamp`, every 3 s; a table made by `leafctl db init` has no
+/// `ON UPDATE` on `update_time`): its row is not taken while it writes, even once `update_time`
+/// is old, and is taken once it has been silent for 9 s.
+pub fn a_notfound9_server_keeps_its_row_while_it_writes(t: &Table) {
+    let now = || SystemClock.now_ms();
+    (t.sql)(&format!(
+        "INSERT INTO leaf_workerid_alloc (ip, port, ip_port, max_timestamp, create_time, update_time) \
+         VALUES ('10.44.0.1', '8080', '10.44.0.1:8080', {}, NOW(), NOW())",
+        now()
+    ));
+    let started = Instant::now();
+    // Its updates, every second for 11 s: update_time is then 11 s old.
+    while started.elapsed() < Duration::from_secs(11) {
+        (t.sql)(&format!(
+            "UPDATE leaf_workerid_alloc SET max_timestamp = {} WHERE ip_port = '10.44.0.1:8080'",
+            now()
+        ));
+        std::thread::sleep(Duration::from_millis(1_000));
+    }
+    let reg = (t.registry)("10.44.0.2:1");
+    let g = WorkerGenerator::start(&*reg, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 2, "a live NotFound9 server's row is not taken");
+    g.finish().unwrap();
+    // It stops: after 9 s of silence its row is the lowest free one.
+    let stopped = Instant::now();
+    std::thread::sleep(Duration::from_millis(9_000 + 1_500).saturating_sub(stopped.elapsed()));
+    let reg = (t.registry)("10.44.0.3:1");
+    let g = WorkerGenerator::start(&*reg, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1, "a silent NotFound9 row is taken");
+    g.finish().unwrap();
+    let owner = (t.sql)("SELECT ip_port FROM leaf_workerid_alloc WHERE id = 1");
+    assert_eq!(owner.trim(), "10.44.0.3:1", "re-keyed to its new holder");
 }

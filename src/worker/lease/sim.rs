@@ -20,7 +20,7 @@
 //!   timeout; any failed statement loses the connection; writes compare the stored value and the
 //!   lock's owner. A holder that stops takes a new identity half the time (a pod with a new IP);
 //!   a new identity takes the lowest row whose lock is free, whose holder gave it back or went
-//!   silent for [`SILENT_MS`], and whose record is within [`REUSE_AHEAD_MS`] of its clock, by a
+//!   silent for [`SILENT_MS`] (no write, and its record that far behind), and whose record is within [`REUSE_AHEAD_MS`] of its clock, by a
 //!   compare-and-set on the row's identity, keeping the row's record; else it inserts a row
 //!   (refused, leaving nothing, past the layout's ids).
 //! - `Local`: a lock file per worker id, held until the process exits; the state file records
@@ -188,6 +188,17 @@ struct Row {
     last_seen: i64,
     /// Given back by its holder (`update_time` NULL).
     released: bool,
+}
+
+impl Row {
+    /// Given back, or silent: no write for [`SILENT_MS`] (server time), and the record more than
+    /// that behind the asking holder's clock (as `silent_sql` in the stores says it).
+    fn gone(&self, s: &Server, id: u64, clock_now: i64) -> bool {
+        self.released
+            || (s.now - self.last_seen > SILENT_MS
+                && s.records.get(&id).map_or(0, |x| x.reserved_until)
+                    < clock_now.saturating_sub(SILENT_MS))
+    }
 }
 
 #[derive(Default)]
@@ -655,7 +666,8 @@ impl ModelStore {
     /// new row (as `src/worker/mysql.rs` and `postgres.rs` list them).
     fn rows_to_try(&self, identity: u64, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
         self.max_worker.store(max_worker as i64, Ordering::SeqCst);
-        let reach = self.clock.now_ms().saturating_add(REUSE_AHEAD_MS);
+        let clock_now = self.clock.now_ms();
+        let reach = clock_now.saturating_add(REUSE_AHEAD_MS);
         let checks = self.world.variant.reuse_checks_holder;
         let (own, free) = self.call("list rows", |s| {
             let own = s
@@ -669,9 +681,7 @@ impl ModelStore {
                 .filter(|&(&id, r)| {
                     id <= max_worker
                         && r.identity != identity
-                        && (!checks
-                            || (!s.claim_alive(id)
-                                && (r.released || s.now - r.last_seen > SILENT_MS)))
+                        && (!checks || (!s.claim_alive(id) && r.gone(s, id, clock_now)))
                         && s.records.get(&id).map_or(0, |x| x.reserved_until) <= reach
                 })
                 .map(|(&id, r)| (id, r.identity))
@@ -749,7 +759,7 @@ impl ModelStore {
                 }
                 return Ok(claim(s, id));
             }
-            let gone = !s.claim_alive(id) && (row.released || s.now - row.last_seen > SILENT_MS);
+            let gone = !s.claim_alive(id) && row.gone(s, id, clock_now);
             let reach = clock_now.saturating_add(REUSE_AHEAD_MS);
             let fenced = s.records.get(&id).map_or(0, |x| x.reserved_until) > reach;
             if (variant.reuse_checks_holder && !gone) || Some(row.identity) != seen || fenced {
