@@ -446,3 +446,8 @@ fn many_cli_identities_measured() {
 fn a_notfound9_server_keeps_its_row_while_it_writes() {
     on_fresh_table(reuse::a_notfound9_server_keeps_its_row_while_it_writes);
 }
+
+#[test]
+fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one() {
+    on_fresh_table(reuse::an_identity_with_a_row_beyond_the_layout_takes_a_free_one);
+}

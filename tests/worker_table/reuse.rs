@@ -380,3 +380,24 @@ pub fn a_notfound9_server_keeps_its_row_while_it_writes(t: &Table) {
     let owner = (t.sql)("SELECT ip_port FROM leaf_workerid_alloc WHERE id = 1");
     assert_eq!(owner.trim(), "10.44.0.3:1", "re-keyed to its new holder");
 }
+
+/// An identity whose row lies beyond the layout's ids (an earlier version inserted one on each
+/// refused attempt) starts again: that row is deleted and the identity takes a free row.
+pub fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one(t: &Table) {
+    let a = (t.registry)("10.45.0.1:1");
+    let g = WorkerGenerator::start(&*a, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1);
+    g.finish().unwrap();
+    (t.sql)(&format!(
+        "INSERT INTO leaf_workerid_alloc (id, ip, port, ip_port, max_timestamp, create_time, update_time) \
+         VALUES (5000, '10.45.0.2', '1', '10.45.0.2:1', {}, NOW(), NOW())",
+        SystemClock.now_ms()
+    ));
+    let b = (t.registry)("10.45.0.2:1");
+    let g = WorkerGenerator::start(&*b, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1, "the free row, not id 5000 (beyond 0..=1023)");
+    g.finish().unwrap();
+    let left = (t.sql)("SELECT COUNT(*) FROM leaf_workerid_alloc WHERE id = 5000");
+    assert_eq!(left.trim(), "0", "the row beyond the layout is gone");
+    assert_eq!((t.rows)(), 1);
+}
