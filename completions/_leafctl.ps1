@@ -387,7 +387,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)')
-            [CompletionResult]::new('reclaim', 'reclaim', [CompletionResultType]::ParameterValue, 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted')
+            [CompletionResult]::new('reclaim', 'reclaim', [CompletionResultType]::ParameterValue, 'Free a worker id: a lease becomes free (keeping its reserved_until), a database row is marked given back for the next new identity (keeping its max_timestamp), a forever node is deleted')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check this host''s clock against ZooKeeper''s (or etcd''s holders'') and the live peers'' and print a verdict')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -454,7 +454,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;workers;help' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)')
-            [CompletionResult]::new('reclaim', 'reclaim', [CompletionResultType]::ParameterValue, 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted')
+            [CompletionResult]::new('reclaim', 'reclaim', [CompletionResultType]::ParameterValue, 'Free a worker id: a lease becomes free (keeping its reserved_until), a database row is marked given back for the next new identity (keeping its max_timestamp), a forever node is deleted')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check this host''s clock against ZooKeeper''s (or etcd''s holders'') and the live peers'' and print a verdict')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -602,7 +602,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;help;workers' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)')
-            [CompletionResult]::new('reclaim', 'reclaim', [CompletionResultType]::ParameterValue, 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted')
+            [CompletionResult]::new('reclaim', 'reclaim', [CompletionResultType]::ParameterValue, 'Free a worker id: a lease becomes free (keeping its reserved_until), a database row is marked given back for the next new identity (keeping its max_timestamp), a forever node is deleted')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check this host''s clock against ZooKeeper''s (or etcd''s holders'') and the live peers'' and print a verdict')
             break
         }

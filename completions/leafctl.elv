@@ -360,7 +360,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
-            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a database row is marked given back for the next new identity (keeping its max_timestamp), a forever node is deleted'
             cand doctor 'Check this host''s clock against ZooKeeper''s (or etcd''s holders'') and the live peers'' and print a verdict'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -423,7 +423,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;workers;help'= {
             cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
-            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a database row is marked given back for the next new identity (keeping its max_timestamp), a forever node is deleted'
             cand doctor 'Check this host''s clock against ZooKeeper''s (or etcd''s holders'') and the live peers'' and print a verdict'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -546,7 +546,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;help;workers'= {
             cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'
-            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is deleted'
+            cand reclaim 'Free a worker id: a lease becomes free (keeping its reserved_until), a database row is marked given back for the next new identity (keeping its max_timestamp), a forever node is deleted'
             cand doctor 'Check this host''s clock against ZooKeeper''s (or etcd''s holders'') and the live peers'' and print a verdict'
         }
         &'leafctl;help;workers;list'= {

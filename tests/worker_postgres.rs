@@ -97,13 +97,14 @@ fn ids_come_from_rows_by_ip_port_and_a_second_live_holder_is_refused() {
     g.finish().unwrap();
     drop(g);
 
-    let b = registry(&url, "10.20.0.2:8080");
-    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
-    assert_eq!(gb.worker(), 2);
+    // An identity comes back to its own row, after its IDs; another one meanwhile gets a new row.
     let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
     assert_eq!(g.worker(), 1, "an identity keeps its row");
     let second = issue(&g, 50);
     assert!(second[0] > *first.last().unwrap());
+    let b = registry(&url, "10.20.0.2:8080");
+    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
+    assert_eq!(gb.worker(), 2, "id 1 is held");
     let rows = a.list(SystemClock.now_ms()).unwrap();
     assert_eq!(rows.len(), 2);
     assert!(
@@ -117,14 +118,32 @@ fn ids_come_from_rows_by_ip_port_and_a_second_live_holder_is_refused() {
     let rows = a.list(SystemClock.now_ms()).unwrap();
     assert!(
         rows.iter()
-            .all(|r| !r.held && r.status == WorkerStatus::Stale),
-        "{rows:?}"
+            .all(|r| !r.held && r.status == WorkerStatus::Stale && r.last_seen_ms.is_none()),
+        "given back: {rows:?}"
     );
+
+    // New identities take the rows given back, the lowest first, each after the last IDs.
+    let c = registry(&url, "10.20.0.3:8080");
+    let gc = WorkerGenerator::start(&c, &zero_start(system())).unwrap();
+    assert_eq!(gc.worker(), 1, "the lowest row given back");
+    assert!(issue(&gc, 5)[0] > *second.last().unwrap());
+    let d = registry(&url, "10.20.0.4:8080");
+    let gd = WorkerGenerator::start(&d, &zero_start(system())).unwrap();
+    assert_eq!(gd.worker(), 2);
+    gc.finish().unwrap();
+    gd.finish().unwrap();
     let row = pg.sql(
         Some(&name),
-        "SELECT ip, port, max_timestamp IS NOT NULL, create_time IS NOT NULL FROM leaf_workerid_alloc WHERE id = 1",
+        "SELECT ip, port, ip_port, max_timestamp IS NOT NULL, create_time IS NOT NULL FROM leaf_workerid_alloc WHERE id = 1",
     );
-    assert_eq!(row, "10.20.0.1|8080|t|t");
+    assert_eq!(
+        row, "10.20.0.3|8080|10.20.0.3:8080|t|t",
+        "re-keyed to its new holder"
+    );
+    assert_eq!(
+        pg.sql(Some(&name), "SELECT count(*) FROM leaf_workerid_alloc"),
+        "2"
+    );
 }
 
 #[test]
@@ -198,14 +217,18 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // A new identity: it takes the row the first run gave back.
     let live = wait_until(Duration::from_secs(20), || {
         list_json(&sb, &url).iter().any(|r| {
-            r["identity"] == "10.22.0.2:8080" && r["held"] == true && r["status"] == "live"
+            r["identity"] == "10.22.0.2:8080"
+                && r["worker"] == 1
+                && r["held"] == true
+                && r["status"] == "live"
         })
     });
     let reclaim = || {
         sb.leafctl()
-            .args(["workers", "reclaim", "2", "--db", &url, "--yes"])
+            .args(["workers", "reclaim", "1", "--db", &url, "--yes"])
             .output()
             .unwrap()
     };
@@ -238,9 +261,32 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     );
     let out = reclaim();
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("reclaimed worker id 1"),
+        "{out:?}"
+    );
+    // The row stays, with its max_timestamp (the fence), marked given back.
     let rows = list_json(&sb, &url);
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0]["identity"], "10.22.0.1:8080");
+    assert_eq!(rows[0]["identity"], "10.22.0.2:8080");
+    assert!(rows[0]["last_seen"].is_null(), "{rows:?}");
+    assert!(rows[0]["reserved_until"].is_string(), "{rows:?}");
+    // A new identity takes the reclaimed id at once (not 9 s after the killed holder's report).
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--db", &url])
+        .args(["--instance", "10.22.0.3:8080", "-n", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = parse_ids(&out.stdout);
+    assert!(
+        again
+            .iter()
+            .all(|&id| leaf().decode(id).unwrap().worker == 1),
+        "{again:?}"
+    );
+    assert_eq!(list_json(&sb, &url).len(), 1, "no row added");
 }
 
 /// A URL listing several hosts: the registry uses the first that answers.
@@ -274,4 +320,74 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
         .err()
         .expect("no host answers");
     assert!(e.to_string().contains("connect"), "{e}");
+}
+
+#[path = "worker_table/reuse.rs"]
+mod reuse;
+
+/// Runs one of `reuse`'s checks on a fresh database.
+fn on_fresh_table(check: fn(&reuse::Table)) {
+    let pg = Postgres::shared();
+    let name = init(pg);
+    let url = pg.url(&name);
+    let make = |instance: &str| -> Box<dyn Registry> { Box::new(registry(&url, instance)) };
+    let rows = || {
+        pg.sql(Some(&name), "SELECT count(*) FROM leaf_workerid_alloc")
+            .trim()
+            .parse()
+            .unwrap_or(usize::MAX)
+    };
+    let sql = |q: &str| pg.sql(Some(&name), q);
+    check(&reuse::Table {
+        registry: &make,
+        db: vec!["--db".into(), url.clone()],
+        pick: Vec::new(),
+        env: Vec::new(),
+        rows: &rows,
+        sql: &sql,
+    });
+}
+
+#[test]
+fn identities_one_after_another_share_one_id() {
+    on_fresh_table(reuse::identities_one_after_another_share_one_id);
+}
+
+#[test]
+fn killed_holders_cost_an_id_only_while_waited_out() {
+    on_fresh_table(reuse::killed_holders_cost_an_id_only_while_waited_out);
+}
+
+#[test]
+fn newcomers_racing_never_share_an_id() {
+    on_fresh_table(reuse::newcomers_racing_never_share_an_id);
+}
+
+#[test]
+fn a_refused_attempt_leaves_no_row() {
+    on_fresh_table(reuse::a_refused_attempt_leaves_no_row);
+}
+
+/// Issue 33's figure: ids used after 2,000 identities, and how long they took.
+#[test]
+#[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_identities"]
+fn many_identities_measured() {
+    on_fresh_table(reuse::many_identities_measured);
+}
+
+/// The same through the CLI, one process per identity.
+#[test]
+#[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_"]
+fn many_cli_identities_measured() {
+    on_fresh_table(reuse::many_cli_identities_measured);
+}
+
+#[test]
+fn a_notfound9_server_keeps_its_row_while_it_writes() {
+    on_fresh_table(reuse::a_notfound9_server_keeps_its_row_while_it_writes);
+}
+
+#[test]
+fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one() {
+    on_fresh_table(reuse::an_identity_with_a_row_beyond_the_layout_takes_a_free_one);
 }

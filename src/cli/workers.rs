@@ -38,8 +38,9 @@ pub enum WorkersCommand {
     /// Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)
     #[command(after_help = EXAMPLES)]
     List,
-    /// Free a worker id: a lease becomes free (keeping its reserved_until), a forever node is
-    /// deleted
+    /// Free a worker id: a lease becomes free (keeping its reserved_until), a database row is
+    /// marked given back for the next new identity (keeping its max_timestamp), a forever node
+    /// is deleted
     #[command(after_help = EXAMPLES)]
     Reclaim {
         /// A worker id or an identity IP:PORT

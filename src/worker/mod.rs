@@ -54,7 +54,7 @@ pub use postgres::{PostgresError, PostgresOptions, PostgresRegistry};
 pub use record::{WorkerRecord, WorkerStatus};
 pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings, open};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
-pub use table::{db_registry, init_table, table_ddl};
+pub use table::{TableError, db_registry, init_table, table_ddl};
 pub use zookeeper::cache;
 pub use zookeeper::error::ZkError;
 

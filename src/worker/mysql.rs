@@ -1,8 +1,9 @@
 //! Worker ids from MySQL: NotFound9's `leaf_workerid_alloc` table.
 //!
-//! The worker id is the row's `id`, looked up by `ip_port` and created when absent (MySQL never
-//! reuses an AUTO_INCREMENT value, like ZooKeeper's sequence numbers). `max_timestamp` bounds the
-//! times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
+//! The worker id is the row's `id`, looked up by `ip_port`; a new identity takes the lowest row
+//! whose holder is gone, and a row is inserted only when none is (see `table.rs` for the rule;
+//! MySQL never reuses an AUTO_INCREMENT value, so a deleted row's id is retired). `max_timestamp`
+//! bounds the times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
 //! (`src/worker/lease`): the claim is the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`)
 //! held by one dedicated connection, so a second live process with the same identity refuses to
 //! start; `max_timestamp` is read under that lock and raised before IDs past it are issued, by an
@@ -22,7 +23,7 @@ use mysql::Conn;
 use mysql::prelude::Queryable;
 
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::table::{self, LockHolder};
+use super::table::{self, LockHolder, TableError};
 use super::{
     Identity, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
     WorkerLease, WorkerRecord, WorkerRegistry,
@@ -229,23 +230,66 @@ impl Registry for MysqlRegistry {
     }
 
     fn reclaim_plan(&self, record: &WorkerRecord) -> String {
-        table::reclaim_plan("MySQL never reuses AUTO_INCREMENT ids and", record)
+        table::reclaim_plan("MySQL", record)
     }
 
     fn held_because(&self, _record: &WorkerRecord) -> &'static str {
         "another connection holds its named lock"
     }
 
-    /// Deletes the row; its id is never handed out again.
+    /// A stale row is marked given back under its lock (`update_time` NULL), keeping its
+    /// `max_timestamp`: the next new identity takes its id. A held row (`--force`) is deleted,
+    /// so its holder stops at its next report; its id is retired with its fence.
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let o = &self.opts;
         let mut c = o.connect()?;
-        c.exec_drop(
-            "DELETE FROM leaf_workerid_alloc WHERE id = ?",
-            (record.worker,),
-        )
-        .map_err(|e| o.db_fail("delete from leaf_workerid_alloc", &e))?;
-        Ok(if c.affected_rows() > 0 {
+        let lock: Option<(String, Option<i64>)> = c
+            .exec(
+                format!(
+                    "SELECT n, GET_LOCK(n, 0) FROM (SELECT {} AS n) AS l",
+                    lock_name_sql("?")
+                ),
+                (record.worker,),
+            )
+            .map(|rows: Vec<(String, Option<i64>)>| rows.into_iter().next())
+            .map_err(|e| o.db_fail("lock the worker id", &e))?;
+        let changed = match lock {
+            Some((name, Some(1))) => {
+                let marked = c
+                    .exec_drop(
+                        "UPDATE leaf_workerid_alloc SET update_time = NULL WHERE id = ?",
+                        (record.worker,),
+                    )
+                    .map(|()| c.affected_rows())
+                    .map_err(|e| o.db_fail("update leaf_workerid_alloc", &e));
+                let _ = c.exec_drop("DO RELEASE_LOCK(?)", (&name,));
+                return Ok(if marked? > 0 {
+                    vec![format!(
+                        "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
+                        record.location
+                    )]
+                } else {
+                    Vec::new()
+                });
+            }
+            _ if !record.held => {
+                return Err(table::refused(
+                    "MySQL",
+                    TableError::TakenMeanwhile {
+                        location: record.location.clone(),
+                    },
+                ));
+            }
+            _ => {
+                c.exec_drop(
+                    "DELETE FROM leaf_workerid_alloc WHERE id = ?",
+                    (record.worker,),
+                )
+                .map_err(|e| o.db_fail("delete from leaf_workerid_alloc", &e))?;
+                c.affected_rows()
+            }
+        };
+        Ok(if changed > 0 {
             vec![record.location.clone()]
         } else {
             Vec::new()
@@ -261,6 +305,7 @@ impl WorkerRegistry for MysqlRegistry {
             conn: LockHolder::new(self.opts.connect()?),
             opts: self.opts.clone(),
             clock: clock.clone(),
+            pick: Default::default(),
         };
         Ok(Arc::new(FencedLease::acquire(
             store,
@@ -276,6 +321,8 @@ pub(crate) struct MysqlLeaseStore {
     opts: MysqlOptions,
     conn: LockHolder<Conn>,
     clock: Arc<dyn Clock>,
+    /// What this acquisition's listing found.
+    pick: std::sync::Mutex<table::Pick>,
 }
 
 /// A held row: its id and the name of its lock.
@@ -299,92 +346,68 @@ impl MysqlLeaseStore {
     }
 }
 
-impl LeaseStore for MysqlLeaseStore {
-    type Claim = MysqlClaim;
+/// The named lock of row `id` in SQL, from a placeholder or a column.
+fn lock_name_sql(id: &str) -> String {
+    format!("LEFT(CONCAT('leafctl_worker_', {id}, '_', DATABASE()), 64)")
+}
 
-    /// The one row of this identity (created when absent).
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
-        let o = &self.opts;
-        let ip_port = o.identity.to_string();
-        let find = |c: &mut Conn| -> mysql::Result<Option<u64>> {
-            c.exec(
-                "SELECT id FROM leaf_workerid_alloc WHERE ip_port = ?",
-                (&ip_port,),
-            )
-            .map(|rows: Vec<u64>| rows.into_iter().next())
-        };
-        let now = self.clock.now_ms();
-        let found = self.with_conn("read leaf_workerid_alloc", |c| {
-            if let Some(id) = find(c)? {
-                return Ok(Some(id));
-            }
-            let inserted = c.exec_drop(
-                "INSERT INTO leaf_workerid_alloc \
-                 (ip, port, ip_port, max_timestamp, create_time, update_time) \
-                 VALUES (?, ?, ?, ?, NOW(), NOW())",
-                (&o.identity.ip, &o.identity.port, &ip_port, now),
-            );
-            match inserted {
-                Ok(()) => Ok(Some(c.last_insert_id())),
-                // Another process inserted the same ip_port first: use its row.
-                Err(mysql::Error::MySqlError(e)) if e.code == 1062 => find(c),
-                Err(e) => Err(e),
-            }
-        })?;
-        let id = found.ok_or_else(|| o.fail("read leaf_workerid_alloc", "row vanished"))?;
-        if id > max_worker {
-            return Err(WorkerError::OutOfRange {
-                worker: id,
-                max: max_worker,
-                source_of: format!("leaf_workerid_alloc id of {ip_port}"),
-            });
-        }
-        Ok(vec![id])
+/// "A leafctl holder gave this row back (`update_time` NULL), or nobody wrote to it for
+/// [`table::SILENT_MS`]: neither `update_time` (the server's clock; NotFound9's table refreshes
+/// it on every `UPDATE`) nor `max_timestamp` (`now_ms` is our clock; NotFound9's servers rewrite
+/// it every 3 s) is that recent", in SQL.
+fn silent_sql(now_ms: i64) -> String {
+    format!(
+        "(update_time IS NULL OR (UNIX_TIMESTAMP(update_time) < UNIX_TIMESTAMP() - {} \
+         AND COALESCE(max_timestamp, 0) < {}))",
+        table::SILENT_MS / 1000,
+        now_ms.saturating_sub(table::SILENT_MS)
+    )
+}
+
+impl MysqlLeaseStore {
+    fn pick(&self) -> std::sync::MutexGuard<'_, table::Pick> {
+        self.pick.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn try_claim(&self, id: u64) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
-        // A holder killed a moment ago keeps its lock until the server notices its connection
-        // closed (usually at once, later on a loaded server): wait briefly before refusing.
+    /// Takes row `id`'s named lock, waiting up to `wait_s`: its name when granted.
+    fn lock(&self, id: u64, wait_s: i64) -> Result<(String, bool), WorkerError> {
         let locked: Option<(String, Option<i64>)> = self.with_conn("lock the worker id", |c| {
             c.exec(
-                "SELECT n, GET_LOCK(n, ?) FROM \
-                 (SELECT LEFT(CONCAT('leafctl_worker_', ?, '_', DATABASE()), 64) AS n) AS l",
-                (LOCK_WAIT_S, id),
+                format!(
+                    "SELECT n, GET_LOCK(n, ?) FROM (SELECT {} AS n) AS l",
+                    lock_name_sql("?")
+                ),
+                (wait_s, id),
             )
             .map(|rows: Vec<(String, Option<i64>)>| rows.into_iter().next())
         })?;
-        let lock = match locked {
-            Some((lock, Some(1))) => lock,
-            Some((lock, _)) => {
-                return Err(WorkerError::IdentityInUse {
-                    identity: self.opts.identity.to_string(),
-                    path: format!(
-                        "the named lock {lock} of leaf_workerid_alloc id {id} is held by another MySQL connection"
-                    ),
-                });
-            }
-            None => {
-                return Err(self
-                    .opts
-                    .fail("lock the worker id", "GET_LOCK returned no row"));
-            }
-        };
-        // Read under the lock: a previous holder's last write is in.
-        let stored: Option<Option<i64>> = self.with_conn("read leaf_workerid_alloc", |c| {
+        match locked {
+            Some((lock, got)) => Ok((lock, got == Some(1))),
+            None => Err(self
+                .opts
+                .fail("lock the worker id", "GET_LOCK returned no row")),
+        }
+    }
+
+    fn unlock(&self, lock: &str) -> Result<(), WorkerError> {
+        self.with_conn("release the worker id", |c| {
+            c.exec_drop("DO RELEASE_LOCK(?)", (lock,))
+        })
+    }
+
+    /// Row `id`'s `ip_port` and `max_timestamp`, read under its lock.
+    fn read_row(&self, id: u64) -> Result<Option<(String, i64)>, WorkerError> {
+        self.with_conn("read leaf_workerid_alloc", |c| {
             c.exec(
-                "SELECT max_timestamp FROM leaf_workerid_alloc WHERE id = ?",
+                "SELECT ip_port, COALESCE(max_timestamp, 0) FROM leaf_workerid_alloc WHERE id = ?",
                 (id,),
             )
-            .map(|rows: Vec<Option<i64>>| rows.into_iter().next())
-        })?;
-        let Some(stored) = stored else {
-            return Err(self.opts.fail(
-                "read leaf_workerid_alloc",
-                format!("row id {id} no longer exists"),
-            ));
-        };
-        let reserved_until = stored.unwrap_or(0);
-        Ok(Some((
+            .map(|rows: Vec<(String, i64)>| rows.into_iter().next())
+        })
+    }
+
+    fn claimed(id: u64, lock: String, reserved_until: i64) -> (MysqlClaim, Record) {
+        (
             MysqlClaim { worker: id, lock },
             Record {
                 reserved_until,
@@ -392,7 +415,263 @@ impl LeaseStore for MysqlLeaseStore {
                 ahead_allowance_ms: None,
                 writer_lead_ms: 0,
             },
-        )))
+        )
+    }
+
+    /// This identity's own row: waits briefly for its lock (a holder killed a moment ago keeps
+    /// it until the server notices its connection closed), then refuses. `None` when a new
+    /// identity took the row meanwhile (this one then inserts a row).
+    fn claim_own(&self, id: u64) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
+        let ip_port = self.opts.identity.to_string();
+        let (lock, got) = self.lock(id, LOCK_WAIT_S)?;
+        let row = if got { self.read_row(id)? } else { None };
+        match row {
+            Some((owner, stored)) if owner == ip_port => Ok(Some(Self::claimed(id, lock, stored))),
+            Some(_) | None if got => {
+                // Re-owned by a new identity (or deleted) between the lookup and the lock.
+                self.unlock(&lock)?;
+                Ok(None)
+            }
+            _ => {
+                let still_ours = self
+                    .with_conn("read leaf_workerid_alloc", |c| {
+                        c.exec(
+                            "SELECT ip_port FROM leaf_workerid_alloc WHERE id = ?",
+                            (id,),
+                        )
+                        .map(|rows: Vec<String>| rows.into_iter().next())
+                    })?
+                    .is_some_and(|owner| owner == ip_port);
+                if !still_ours {
+                    return Ok(None);
+                }
+                Err(WorkerError::IdentityInUse {
+                    identity: ip_port,
+                    path: format!(
+                        "the named lock {lock} of leaf_workerid_alloc id {id} is held by another MySQL connection"
+                    ),
+                })
+            }
+        }
+    }
+
+    /// Another identity's free row: its lock without waiting, then a compare-and-set that
+    /// re-keys the row to this identity only if it still carries the `ip_port` listed and its
+    /// holder is still gone (silent, fence within reach). `None`: someone else took it first.
+    fn claim_free(&self, id: u64) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
+        let o = &self.opts;
+        let Some(seen) = self.pick().seen.get(&id).cloned() else {
+            return Ok(None);
+        };
+        let (lock, got) = self.lock(id, 0)?;
+        if !got {
+            return Ok(None);
+        }
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
+        let taken = self.with_conn("take a free row of leaf_workerid_alloc", |c| {
+            let r = c.exec_drop(
+                format!(
+                    "UPDATE leaf_workerid_alloc SET ip = ?, port = ?, ip_port = ?, update_time = NOW() \
+                     WHERE id = ? AND ip_port = ? AND COALESCE(max_timestamp, 0) <= ? AND {silent} \
+                     AND IS_USED_LOCK(?) = CONNECTION_ID()",
+                    silent = silent_sql(now)
+                ),
+                (
+                    &o.identity.ip,
+                    &o.identity.port,
+                    o.identity.to_string(),
+                    id,
+                    &seen,
+                    reach,
+                    &lock,
+                ),
+            );
+            match r {
+                Ok(()) => Ok(Some(c.affected_rows() == 1)),
+                // This identity got a row meanwhile (a second process with it): not this one.
+                Err(mysql::Error::MySqlError(e)) if e.code == 1062 => Ok(None),
+                Err(e) => Err(e),
+            }
+        })?;
+        match taken {
+            Some(true) => {}
+            Some(false) => {
+                self.unlock(&lock)?;
+                return Ok(None);
+            }
+            None => {
+                self.unlock(&lock)?;
+                return Err(WorkerError::IdentityInUse {
+                    identity: o.identity.to_string(),
+                    path:
+                        "another process with it registered a row of leaf_workerid_alloc meanwhile"
+                            .into(),
+                });
+            }
+        }
+        tracing::info!("took leaf_workerid_alloc id {id}, last held by {seen}");
+        match self.read_row(id)? {
+            Some((_, stored)) => Ok(Some(Self::claimed(id, lock, stored))),
+            None => Err(o.fail(
+                "read leaf_workerid_alloc",
+                format!("row id {id} no longer exists"),
+            )),
+        }
+    }
+
+    /// A new row for this identity, in one transaction with the check of its id against the
+    /// layout and the take of its lock: a refusal rolls the row back.
+    fn claim_new(&self) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
+        let o = &self.opts;
+        let ip_port = o.identity.to_string();
+        let max = self.pick().max_worker;
+        let now = self.clock.now_ms();
+        enum Outcome {
+            Claimed(u64, String),
+            Exists,
+            Beyond,
+            LockBusy(u64),
+        }
+        let outcome = self.with_conn("insert into leaf_workerid_alloc", |c| {
+            c.query_drop("START TRANSACTION")?;
+            let inserted = c.exec_drop(
+                "INSERT INTO leaf_workerid_alloc \
+                 (ip, port, ip_port, max_timestamp, create_time, update_time) \
+                 VALUES (?, ?, ?, ?, NOW(), NOW())",
+                (&o.identity.ip, &o.identity.port, &ip_port, now),
+            );
+            let id = match inserted {
+                Ok(()) => c.last_insert_id(),
+                Err(mysql::Error::MySqlError(e)) if e.code == 1062 => {
+                    c.query_drop("ROLLBACK")?;
+                    return Ok(Outcome::Exists);
+                }
+                Err(e) => return Err(e),
+            };
+            if id > max {
+                c.query_drop("ROLLBACK")?;
+                return Ok(Outcome::Beyond);
+            }
+            let got: Option<(String, Option<i64>)> = c
+                .exec(
+                    format!(
+                        "SELECT n, GET_LOCK(n, 0) FROM (SELECT {} AS n) AS l",
+                        lock_name_sql("?")
+                    ),
+                    (id,),
+                )
+                .map(|rows: Vec<(String, Option<i64>)>| rows.into_iter().next())?;
+            match got {
+                Some((lock, Some(1))) => {
+                    c.query_drop("COMMIT")?;
+                    Ok(Outcome::Claimed(id, lock))
+                }
+                _ => {
+                    c.query_drop("ROLLBACK")?;
+                    Ok(Outcome::LockBusy(id))
+                }
+            }
+        })?;
+        match outcome {
+            Outcome::Claimed(id, lock) => Ok(Some(Self::claimed(id, lock, now))),
+            // A second process with this identity inserted it first: its row, its lock.
+            Outcome::Exists => {
+                let id = self.own_row()?.ok_or_else(|| {
+                    o.fail(
+                        "read leaf_workerid_alloc",
+                        "the row of this identity vanished",
+                    )
+                })?;
+                self.claim_own(id)
+            }
+            Outcome::Beyond => Err(self.none_free(max + 1)),
+            Outcome::LockBusy(id) => Err(table::refused("MySQL", TableError::NewRowLocked { id })),
+        }
+    }
+
+    /// The id of this identity's row, if it has one.
+    fn own_row(&self) -> Result<Option<u64>, WorkerError> {
+        let ip_port = self.opts.identity.to_string();
+        self.with_conn("read leaf_workerid_alloc", |c| {
+            c.exec(
+                "SELECT id FROM leaf_workerid_alloc WHERE ip_port = ?",
+                (&ip_port,),
+            )
+            .map(|rows: Vec<u64>| rows.into_iter().next())
+        })
+    }
+
+    /// Deletes this identity's own row when its id is beyond the layout (a row an older
+    /// version inserted on a refused attempt): it could never be used, and AUTO_INCREMENT
+    /// never hands its id out again. Refused while another connection holds its lock.
+    fn retire_own(&self, id: u64) -> Result<(), WorkerError> {
+        let (lock, got) = self.lock(id, LOCK_WAIT_S)?;
+        if !got {
+            return Err(WorkerError::IdentityInUse {
+                identity: self.opts.identity.to_string(),
+                path: format!(
+                    "the named lock {lock} of leaf_workerid_alloc id {id} is held by another MySQL connection"
+                ),
+            });
+        }
+        self.with_conn("delete from leaf_workerid_alloc", |c| {
+            c.exec_drop("DELETE FROM leaf_workerid_alloc WHERE id = ?", (id,))
+        })?;
+        tracing::info!(
+            "deleted this identity's leaf_workerid_alloc id {id}: beyond the layout's worker ids"
+        );
+        self.unlock(&lock)
+    }
+}
+
+impl LeaseStore for MysqlLeaseStore {
+    type Claim = MysqlClaim;
+
+    /// This identity's own row when it has one; else the lowest free rows (no connection holds
+    /// their lock, silent for 9 s or given back, `max_timestamp` within a window of our clock),
+    /// then a new row ([`table::NEW_ROW`]).
+    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+        self.pick().max_worker = max_worker;
+        match self.own_row()? {
+            Some(id) if id <= max_worker => {
+                self.pick().own = Some(id);
+                return Ok(vec![id, table::NEW_ROW]);
+            }
+            Some(id) => self.retire_own(id)?,
+            None => {}
+        }
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
+        let free: Vec<(u64, String)> =
+            self.with_conn("list free rows of leaf_workerid_alloc", |c| {
+                c.exec(
+                    format!(
+                        "SELECT id, ip_port FROM leaf_workerid_alloc \
+                     WHERE id <= ? AND COALESCE(max_timestamp, 0) <= ? AND {silent} \
+                     AND IS_FREE_LOCK({}) = 1 ORDER BY id LIMIT {}",
+                        lock_name_sql("id"),
+                        table::FREE_ROWS_LISTED,
+                        silent = silent_sql(now)
+                    ),
+                    (max_worker, reach),
+                )
+            })?;
+        let mut pick = self.pick();
+        let mut ids: Vec<u64> = free.iter().map(|(id, _)| *id).collect();
+        pick.seen = free.into_iter().collect();
+        ids.push(table::NEW_ROW);
+        Ok(ids)
+    }
+
+    fn try_claim(&self, id: u64) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
+        if id == table::NEW_ROW {
+            return self.claim_new();
+        }
+        if self.pick().own == Some(id) {
+            return self.claim_own(id);
+        }
+        self.claim_free(id)
     }
 
     /// The compare is on the stored value itself and on the named lock being this
@@ -481,7 +760,14 @@ impl LeaseStore for MysqlLeaseStore {
     fn release(&self, claim: &MysqlClaim) {
         // Give the named lock back before the connection goes, so `workers list` sees the row
         // free as soon as this returns (closing the connection alone frees it a little later).
+        // `update_time` NULL says "given back by its leafctl holder": a new identity may take
+        // the row at once (not only after 9 s of silence, the sign NotFound9's servers give).
         let _ = self.with_conn("release the worker id", |c| {
+            c.exec_drop(
+                "UPDATE leaf_workerid_alloc SET update_time = NULL \
+                 WHERE id = ? AND IS_USED_LOCK(?) = CONNECTION_ID()",
+                (claim.worker, &claim.lock),
+            )?;
             c.exec_drop("DO RELEASE_LOCK(?)", (&claim.lock,))
         });
         self.conn.lose();
@@ -503,6 +789,10 @@ impl LeaseStore for MysqlLeaseStore {
     }
 
     fn none_free(&self, count: u64) -> WorkerError {
-        table::none_free(count)
+        table::none_free(
+            "MySQL",
+            self.opts.identity.to_string(),
+            count.saturating_sub(1),
+        )
     }
 }

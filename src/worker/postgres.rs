@@ -1,7 +1,8 @@
 //! Worker ids from PostgreSQL: NotFound9's `leaf_workerid_alloc` table in PostgreSQL's types.
 //!
 //! The worker id is the row's `id` (a `bigserial`: the sequence never hands a value out twice,
-//! like MySQL's AUTO_INCREMENT), looked up by `ip_port` and created when absent. This is the
+//! like MySQL's AUTO_INCREMENT), looked up by `ip_port`; a new identity takes the lowest row
+//! whose holder is gone, and a row is inserted only when none is (see `table.rs`). This is the
 //! PostgreSQL store of the fenced-lease protocol (`src/worker/lease`): the claim is the session
 //! advisory lock `(0x4C454146, id)` ("LEAF") held by one dedicated connection, so a second live
 //! process with the same identity refuses to start; `max_timestamp` is read under that lock and
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::table::{self, LockHolder};
+use super::table::{self, LockHolder, TableError};
 use super::{
     IssueOptions, MIN_REGISTRY_WAIT_TIMEOUT, Registry, RegistryKind, RegistrySettings, StoreError,
     StoreFailure, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry,
@@ -235,17 +236,56 @@ impl Registry for PostgresRegistry {
     }
 
     fn reclaim_plan(&self, record: &WorkerRecord) -> String {
-        table::reclaim_plan("PostgreSQL's sequence never reuses ids and", record)
+        table::reclaim_plan("PostgreSQL", record)
     }
 
     fn held_because(&self, _record: &WorkerRecord) -> &'static str {
         "another session holds its advisory lock"
     }
 
-    /// Deletes the row; its id is never handed out again.
+    /// A stale row is marked given back under its lock (`update_time` NULL), keeping its
+    /// `max_timestamp`: the next new identity takes its id. A held row (`--force`) is deleted,
+    /// so its holder stops at its next report; its id is retired with its fence.
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let c = self.opts.connect()?;
-        let id = i64::try_from(record.worker).unwrap_or(i64::MAX);
+        let id = key(record.worker);
+        let got = c
+            .query(
+                &format!("SELECT pg_try_advisory_lock({LOCK_CLASS}::int, $1::bigint::int)"),
+                vec![id.into()],
+            )
+            .map_err(|f| fail("lock the worker id", f))?
+            .first()
+            .and_then(|r| r.try_get::<_, bool>(0).ok())
+            == Some(true);
+        if got {
+            let marked = c
+                .execute(
+                    "UPDATE leaf_workerid_alloc SET update_time = NULL WHERE id = $1::bigint",
+                    vec![id.into()],
+                )
+                .map_err(|f| fail("update leaf_workerid_alloc", f));
+            let _ = c.query(
+                &format!("SELECT pg_advisory_unlock({LOCK_CLASS}::int, $1::bigint::int)"),
+                vec![id.into()],
+            );
+            return Ok(if marked? > 0 {
+                vec![format!(
+                    "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
+                    record.location
+                )]
+            } else {
+                Vec::new()
+            });
+        }
+        if !record.held {
+            return Err(table::refused(
+                "PostgreSQL",
+                TableError::TakenMeanwhile {
+                    location: record.location.clone(),
+                },
+            ));
+        }
         let deleted = c
             .execute(
                 "DELETE FROM leaf_workerid_alloc WHERE id = $1::bigint",
@@ -266,6 +306,7 @@ impl WorkerRegistry for PostgresRegistry {
             conn: LockHolder::new(self.opts.connect()?),
             opts: self.opts.clone(),
             clock: options.clock.clone(),
+            pick: Default::default(),
         };
         Ok(Arc::new(FencedLease::acquire(
             store,
@@ -281,6 +322,8 @@ pub(crate) struct PostgresLeaseStore {
     opts: PostgresOptions,
     conn: LockHolder<PgConn>,
     clock: Arc<dyn Clock>,
+    /// What this acquisition's listing found.
+    pick: std::sync::Mutex<table::Pick>,
 }
 
 /// A held row: its id.
@@ -307,93 +350,78 @@ fn first_i64(rows: &[tokio_postgres::Row], col: usize) -> Option<Option<i64>> {
     rows.first().map(|r| r.try_get(col).ok().flatten())
 }
 
-impl LeaseStore for PostgresLeaseStore {
-    type Claim = PostgresClaim;
+/// "No session holds the advisory lock of the row in column `id`", in SQL (the locks read once
+/// per statement, not once per row).
+fn lock_free_sql() -> String {
+    format!(
+        "id::oid NOT IN (SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+         AND classid = {LOCK_CLASS} AND objsubid = 2 AND objid IS NOT NULL \
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))"
+    )
+}
 
-    /// The one row of this identity (created when absent).
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
-        let o = &self.opts;
-        let ip_port = o.identity.to_string();
-        let now = self.clock.now_ms();
-        let id = self.with_conn("read leaf_workerid_alloc", |c| {
-            // Insert only when absent; a concurrent insert of the same ip_port makes this one
-            // do nothing, and the select finds the winner's row.
-            c.execute(
-                "INSERT INTO leaf_workerid_alloc \
-                 (ip, port, ip_port, max_timestamp, create_time, update_time) \
-                 SELECT $1::text, $2::text, $3::text, $4::bigint, now(), now() \
-                 WHERE NOT EXISTS (SELECT 1 FROM leaf_workerid_alloc WHERE ip_port = $3::text) \
-                 ON CONFLICT (ip_port) DO NOTHING",
-                vec![
-                    o.identity.ip.as_str().into(),
-                    o.identity.port.as_str().into(),
-                    ip_port.as_str().into(),
-                    now.into(),
-                ],
-            )?;
-            let rows = c.query(
-                "SELECT id FROM leaf_workerid_alloc WHERE ip_port = $1::text",
-                vec![ip_port.as_str().into()],
-            )?;
-            Ok(first_i64(&rows, 0).flatten())
-        })?;
-        let id = id.ok_or_else(|| fail("read leaf_workerid_alloc", "row vanished"))?;
-        let id = u64::try_from(id).unwrap_or(u64::MAX);
-        if id > max_worker {
-            return Err(WorkerError::OutOfRange {
-                worker: id,
-                max: max_worker,
-                source_of: format!("leaf_workerid_alloc id of {ip_port}"),
-            });
-        }
-        Ok(vec![id])
+/// "A leafctl holder gave this row back (`update_time` NULL), or nobody wrote to it for
+/// [`table::SILENT_MS`]: neither `update_time` (the server's clock) nor `max_timestamp` (`now_ms`
+/// is our clock; NotFound9's servers rewrite it every 3 s) is that recent", in SQL.
+fn silent_sql(now_ms: i64) -> String {
+    format!(
+        "(update_time IS NULL OR (update_time < now() - interval '{} milliseconds' \
+         AND COALESCE(max_timestamp, 0) < {}))",
+        table::SILENT_MS,
+        now_ms.saturating_sub(table::SILENT_MS)
+    )
+}
+
+fn key(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
+}
+
+impl PostgresLeaseStore {
+    fn pick(&self) -> std::sync::MutexGuard<'_, table::Pick> {
+        self.pick.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn try_claim(&self, id: u64) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
-        let key = i64::try_from(id).unwrap_or(i64::MAX);
-        // A holder killed a moment ago keeps its lock until the server notices its session
-        // ended: try for a short while before refusing.
-        let deadline = Instant::now() + LOCK_WAIT;
-        loop {
-            let got = self.with_conn("lock the worker id", |c| {
-                let rows = c.query(
-                    &format!("SELECT pg_try_advisory_lock({LOCK_CLASS}::int, $1::bigint::int)"),
-                    vec![key.into()],
-                )?;
-                Ok(rows.first().and_then(|r| r.try_get::<_, bool>(0).ok()))
-            })?;
-            match got {
-                Some(true) => break,
-                Some(false) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Some(false) => {
-                    return Err(WorkerError::IdentityInUse {
-                        identity: self.opts.identity.to_string(),
-                        path: format!(
-                            "the advisory lock of leaf_workerid_alloc id {id} is held by another PostgreSQL session"
-                        ),
-                    });
-                }
-                None => return Err(fail("lock the worker id", "no answer row")),
-            }
-        }
-        // Read under the lock: a previous holder's last write is in.
-        let stored = self.with_conn("read leaf_workerid_alloc", |c| {
+    /// Tries row `id`'s advisory lock once.
+    fn try_lock(&self, id: u64) -> Result<bool, WorkerError> {
+        let got = self.with_conn("lock the worker id", |c| {
             let rows = c.query(
-                "SELECT max_timestamp FROM leaf_workerid_alloc WHERE id = $1::bigint",
-                vec![key.into()],
+                &format!("SELECT pg_try_advisory_lock({LOCK_CLASS}::int, $1::bigint::int)"),
+                vec![key(id).into()],
             )?;
-            Ok(first_i64(&rows, 0))
+            Ok(rows.first().and_then(|r| r.try_get::<_, bool>(0).ok()))
         })?;
-        let Some(stored) = stored else {
-            return Err(fail(
-                "read leaf_workerid_alloc",
-                format!("row id {id} no longer exists"),
-            ));
-        };
-        let reserved_until = stored.unwrap_or(0);
-        Ok(Some((
+        got.ok_or_else(|| fail("lock the worker id", "no answer row"))
+    }
+
+    fn unlock(&self, id: u64) -> Result<(), WorkerError> {
+        self.with_conn("release the worker id", |c| {
+            c.query(
+                &format!("SELECT pg_advisory_unlock({LOCK_CLASS}::int, $1::bigint::int)"),
+                vec![key(id).into()],
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Row `id`'s `ip_port` and `max_timestamp`, read under its lock.
+    fn read_row(&self, id: u64) -> Result<Option<(String, i64)>, WorkerError> {
+        self.with_conn("read leaf_workerid_alloc", |c| {
+            let rows = c.query(
+                "SELECT ip_port::text, COALESCE(max_timestamp, 0) FROM leaf_workerid_alloc \
+                 WHERE id = $1::bigint",
+                vec![key(id).into()],
+            )?;
+            Ok(rows.first().and_then(|r| {
+                Some((
+                    r.try_get::<_, String>(0).ok()?,
+                    r.try_get::<_, i64>(1).ok()?,
+                ))
+            }))
+        })
+    }
+
+    fn claimed(id: u64, reserved_until: i64) -> (PostgresClaim, Record) {
+        (
             PostgresClaim { worker: id },
             Record {
                 reserved_until,
@@ -401,7 +429,275 @@ impl LeaseStore for PostgresLeaseStore {
                 ahead_allowance_ms: None,
                 writer_lead_ms: 0,
             },
-        )))
+        )
+    }
+
+    fn in_use(&self, id: u64) -> WorkerError {
+        WorkerError::IdentityInUse {
+            identity: self.opts.identity.to_string(),
+            path: format!(
+                "the advisory lock of leaf_workerid_alloc id {id} is held by another PostgreSQL session"
+            ),
+        }
+    }
+
+    /// This identity's own row: tries its lock for a short while (a holder killed a moment ago
+    /// keeps it until the server notices its session ended), then refuses. `None` when a new
+    /// identity took the row meanwhile (this one then inserts a row).
+    fn claim_own(&self, id: u64) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+        let ip_port = self.opts.identity.to_string();
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            if self.try_lock(id)? {
+                break;
+            }
+            let still_ours = self
+                .read_row(id)?
+                .is_some_and(|(owner, _)| owner == ip_port);
+            if !still_ours {
+                return Ok(None);
+            }
+            if Instant::now() >= deadline {
+                return Err(self.in_use(id));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Read under the lock: a previous holder's last write is in.
+        match self.read_row(id)? {
+            Some((owner, stored)) if owner == ip_port => Ok(Some(Self::claimed(id, stored))),
+            // Re-owned by a new identity (or deleted) between the lookup and the lock.
+            _ => {
+                self.unlock(id)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Another identity's free row: its lock without waiting, then a compare-and-set that
+    /// re-keys the row to this identity only if it still carries the `ip_port` listed and its
+    /// holder is still gone (silent, fence within reach). `None`: someone else took it first.
+    fn claim_free(&self, id: u64) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+        let o = &self.opts;
+        let Some(seen) = self.pick().seen.get(&id).cloned() else {
+            return Ok(None);
+        };
+        if !self.try_lock(id)? {
+            return Ok(None);
+        }
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
+        let ip_port = o.identity.to_string();
+        let taken = self.with_conn("take a free row of leaf_workerid_alloc", |c| {
+            // ON CONFLICT cannot guard an UPDATE: a row of this identity is looked for first.
+            let changed = c.execute(
+                &format!(
+                    "UPDATE leaf_workerid_alloc SET ip = $1::text, port = $2::text, ip_port = $3::text, \
+                     update_time = now() \
+                     WHERE id = $4::bigint AND ip_port = $5::text AND COALESCE(max_timestamp, 0) <= $6::bigint \
+                     AND {silent} AND {held} \
+                     AND NOT EXISTS (SELECT 1 FROM leaf_workerid_alloc o WHERE o.ip_port = $3::text)",
+                    silent = silent_sql(now),
+                    held = held_by_me(4)
+                ),
+                vec![
+                    o.identity.ip.as_str().into(),
+                    o.identity.port.as_str().into(),
+                    ip_port.as_str().into(),
+                    key(id).into(),
+                    seen.as_str().into(),
+                    reach.into(),
+                ],
+            );
+            match changed {
+                Ok(n) => Ok(Some(n == 1)),
+                // This identity got a row meanwhile (a second process with it): not this one.
+                Err(f) if f.code() == Some("23505") => Ok(None),
+                Err(f) => Err(f),
+            }
+        })?;
+        match taken {
+            Some(true) => {}
+            Some(false) => {
+                self.unlock(id)?;
+                return Ok(None);
+            }
+            None => {
+                return Err(WorkerError::IdentityInUse {
+                    identity: ip_port,
+                    path:
+                        "another process with it registered a row of leaf_workerid_alloc meanwhile"
+                            .into(),
+                });
+            }
+        }
+        tracing::info!("took leaf_workerid_alloc id {id}, last held by {seen}");
+        match self.read_row(id)? {
+            Some((_, stored)) => Ok(Some(Self::claimed(id, stored))),
+            None => Err(fail(
+                "read leaf_workerid_alloc",
+                format!("row id {id} no longer exists"),
+            )),
+        }
+    }
+
+    /// A new row for this identity, in one transaction with the check of its id against the
+    /// layout and the take of its lock: a refusal rolls the row back.
+    fn claim_new(&self) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+        let o = &self.opts;
+        let ip_port = o.identity.to_string();
+        let max = self.pick().max_worker;
+        let now = self.clock.now_ms();
+        enum Outcome {
+            Claimed(u64),
+            Exists,
+            Beyond,
+            LockBusy(u64),
+        }
+        let outcome = self.with_conn("insert into leaf_workerid_alloc", |c| {
+            c.batch("BEGIN")?;
+            let rows = c.query(
+                "INSERT INTO leaf_workerid_alloc \
+                 (ip, port, ip_port, max_timestamp, create_time, update_time) \
+                 VALUES ($1::text, $2::text, $3::text, $4::bigint, now(), now()) \
+                 ON CONFLICT (ip_port) DO NOTHING RETURNING id",
+                vec![
+                    o.identity.ip.as_str().into(),
+                    o.identity.port.as_str().into(),
+                    ip_port.as_str().into(),
+                    now.into(),
+                ],
+            )?;
+            let Some(id) = first_i64(&rows, 0).flatten() else {
+                c.batch("ROLLBACK")?;
+                return Ok(Outcome::Exists);
+            };
+            let id = u64::try_from(id).unwrap_or(u64::MAX);
+            if id > max {
+                c.batch("ROLLBACK")?;
+                return Ok(Outcome::Beyond);
+            }
+            let got = c.query(
+                &format!("SELECT pg_try_advisory_lock({LOCK_CLASS}::int, $1::bigint::int)"),
+                vec![key(id).into()],
+            )?;
+            if got.first().and_then(|r| r.try_get::<_, bool>(0).ok()) == Some(true) {
+                c.batch("COMMIT")?;
+                Ok(Outcome::Claimed(id))
+            } else {
+                c.batch("ROLLBACK")?;
+                Ok(Outcome::LockBusy(id))
+            }
+        })?;
+        match outcome {
+            Outcome::Claimed(id) => Ok(Some(Self::claimed(id, now))),
+            // A second process with this identity inserted it first: its row, its lock.
+            Outcome::Exists => {
+                let id = self.own_row()?.ok_or_else(|| {
+                    fail(
+                        "read leaf_workerid_alloc",
+                        "the row of this identity vanished",
+                    )
+                })?;
+                self.claim_own(id)
+            }
+            Outcome::Beyond => Err(self.none_free(max + 1)),
+            Outcome::LockBusy(id) => Err(table::refused(
+                "PostgreSQL",
+                TableError::NewRowLocked { id },
+            )),
+        }
+    }
+
+    /// The id of this identity's row, if it has one.
+    fn own_row(&self) -> Result<Option<u64>, WorkerError> {
+        let ip_port = self.opts.identity.to_string();
+        let id = self.with_conn("read leaf_workerid_alloc", |c| {
+            let rows = c.query(
+                "SELECT id FROM leaf_workerid_alloc WHERE ip_port = $1::text",
+                vec![ip_port.as_str().into()],
+            )?;
+            Ok(first_i64(&rows, 0).flatten())
+        })?;
+        Ok(id.map(|id| u64::try_from(id).unwrap_or(u64::MAX)))
+    }
+
+    /// Deletes this identity's own row when its id is beyond the layout (a row an older
+    /// version inserted on a refused attempt): it could never be used, and the sequence never
+    /// hands its id out again. Refused while another session holds its lock.
+    fn retire_own(&self, id: u64) -> Result<(), WorkerError> {
+        let deadline = Instant::now() + LOCK_WAIT;
+        while !self.try_lock(id)? {
+            if Instant::now() >= deadline {
+                return Err(self.in_use(id));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.with_conn("delete from leaf_workerid_alloc", |c| {
+            c.execute(
+                "DELETE FROM leaf_workerid_alloc WHERE id = $1::bigint",
+                vec![key(id).into()],
+            )
+        })?;
+        tracing::info!(
+            "deleted this identity's leaf_workerid_alloc id {id}: beyond the layout's worker ids"
+        );
+        self.unlock(id)
+    }
+}
+
+impl LeaseStore for PostgresLeaseStore {
+    type Claim = PostgresClaim;
+
+    /// This identity's own row when it has one; else the lowest free rows (no session holds
+    /// their lock, silent for 9 s or given back, `max_timestamp` within a window of our clock),
+    /// then a new row ([`table::NEW_ROW`]).
+    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+        self.pick().max_worker = max_worker;
+        match self.own_row()? {
+            Some(id) if id <= max_worker => {
+                self.pick().own = Some(id);
+                return Ok(vec![id, table::NEW_ROW]);
+            }
+            Some(id) => self.retire_own(id)?,
+            None => {}
+        }
+        let now = self.clock.now_ms();
+        let reach = now.saturating_add(table::REUSE_AHEAD_MS);
+        let free = self.with_conn("list free rows of leaf_workerid_alloc", |c| {
+            let rows = c.query(
+                &format!(
+                    "SELECT id, ip_port::text FROM leaf_workerid_alloc \
+                     WHERE id <= $1::bigint AND COALESCE(max_timestamp, 0) <= $2::bigint \
+                     AND {} AND {} ORDER BY id LIMIT {}",
+                    silent_sql(now),
+                    lock_free_sql(),
+                    table::FREE_ROWS_LISTED
+                ),
+                vec![key(max_worker).into(), reach.into()],
+            )?;
+            Ok(rows
+                .iter()
+                .filter_map(|r| {
+                    let id = r.try_get::<_, i64>(0).ok()?;
+                    Some((u64::try_from(id).ok()?, r.try_get::<_, String>(1).ok()?))
+                })
+                .collect::<Vec<_>>())
+        })?;
+        let mut pick = self.pick();
+        let mut ids: Vec<u64> = free.iter().map(|(id, _)| *id).collect();
+        pick.seen = free.into_iter().collect();
+        ids.push(table::NEW_ROW);
+        Ok(ids)
+    }
+
+    fn try_claim(&self, id: u64) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+        if id == table::NEW_ROW {
+            return self.claim_new();
+        }
+        if self.pick().own == Some(id) {
+            return self.claim_own(id);
+        }
+        self.claim_free(id)
     }
 
     /// The compare is on the stored value itself and on the advisory lock being this
@@ -498,7 +794,16 @@ impl LeaseStore for PostgresLeaseStore {
         // Give the lock back before the session goes, so `workers list` sees the row free as
         // soon as this returns.
         let id = i64::try_from(claim.worker).unwrap_or(i64::MAX);
+        // `update_time` NULL says "given back by its leafctl holder": a new identity may take
+        // the row at once (not only after 9 s of silence, the sign NotFound9's servers give).
         let _ = self.with_conn("release the worker id", |c| {
+            c.execute(
+                &format!(
+                    "UPDATE leaf_workerid_alloc SET update_time = NULL WHERE id = $1::bigint AND {}",
+                    held_by_me(1)
+                ),
+                vec![id.into()],
+            )?;
             c.query(
                 &format!("SELECT pg_advisory_unlock({LOCK_CLASS}::int, $1::bigint::int)"),
                 vec![id.into()],
@@ -523,6 +828,10 @@ impl LeaseStore for PostgresLeaseStore {
     }
 
     fn none_free(&self, count: u64) -> WorkerError {
-        table::none_free(count)
+        table::none_free(
+            "PostgreSQL",
+            self.opts.identity.to_string(),
+            count.saturating_sub(1),
+        )
     }
 }

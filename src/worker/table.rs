@@ -1,6 +1,20 @@
 //! What the database registries (MySQL, PostgreSQL) share: NotFound9's `leaf_workerid_alloc`
-//! read into [`WorkerRecord`]s the same way, and one dedicated connection whose lock on a row
-//! lives as long as it does ([`LockHolder`]).
+//! read into [`WorkerRecord`]s the same way, one dedicated connection whose lock on a row lives
+//! as long as it does ([`LockHolder`]), and the rule by which rows are recycled.
+//!
+//! An identity (`ip:port`) that has a row takes that row, as in NotFound9's servers. A new
+//! identity takes the lowest row whose holder is gone, the same way the ZooKeeper and etcd leases
+//! take the lowest free id: no connection holds the row's lock (a leafctl holder's only sign of
+//! life), its `update_time` is NULL (given back by a leafctl holder's release or by `workers
+//! reclaim`), or else neither it nor `max_timestamp` was written within [`SILENT_MS`]
+//! (NotFound9's servers hold no lock and rewrite `max_timestamp` every 3 s, and `update_time`
+//! with it in their DDL, which adds `ON UPDATE CURRENT_TIMESTAMP`; their inserts set it, never
+//! NULL), and its `max_timestamp` is at most [`REUSE_AHEAD_MS`] ahead of the clock. It takes the
+//! row's lock without waiting, then re-keys the row to itself (`ip`, `port`, `ip_port`) by one
+//! `UPDATE` that compares the `ip_port` it listed, the silence and the lock's owner; the row
+//! keeps its `max_timestamp`, which the protocol waits out like any predecessor's record. Only
+//! when no row is free is a row inserted, in one transaction with the check of its id against
+//! the layout and the take of its lock, so a refused attempt leaves nothing behind.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,7 +50,10 @@ pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> 
         _ => Ok(()),
     }
 }
-use super::{LEASE_WINDOW_MS, RegistryKind, WorkerError, WorkerRecord};
+use super::{
+    LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, StoreError, StoreFailure, WorkerError,
+    WorkerRecord,
+};
 
 /// One row of `leaf_workerid_alloc` as `workers list` shows it. `held`: a live connection holds
 /// the row's lock.
@@ -73,20 +90,114 @@ pub(crate) fn record_source(worker: u64) -> String {
     format!("max_timestamp of leaf_workerid_alloc id {worker}")
 }
 
-/// The error when no row can be had (never, with one row per identity; the protocol asks).
-pub(crate) fn none_free(count: u64) -> WorkerError {
-    WorkerError::NoFreeWorker {
-        path: "leaf_workerid_alloc".into(),
-        count,
+/// What a database store's `candidates` lists last: "insert a row for this identity" (no worker
+/// id is ever `u64::MAX`, the layouts hold at most 2^22 ids). `try_claim` inserts it, checks its
+/// id against the layout and takes its lock in one transaction, so a refused attempt leaves no
+/// row behind.
+pub(crate) const NEW_ROW: u64 = u64::MAX;
+
+/// How long (ms) a row must have gone without a write (neither `update_time` nor
+/// `max_timestamp` that recent) before a new identity may take it, unless a leafctl holder gave
+/// it back (`update_time` NULL): 3 report intervals, the sign of life of NotFound9's servers,
+/// which hold no lock and rewrite `max_timestamp` every 3 s (`update_time` too, in their DDL).
+pub(crate) const SILENT_MS: i64 = 3 * REPORT_INTERVAL_MS;
+
+/// How far (ms) ahead of our clock a free row's `max_timestamp` may lie for a new identity to
+/// take it (and wait that out): one reservation window, what a killed holder leaves. A row
+/// further ahead is left for later (its fence has not passed).
+pub(crate) const REUSE_AHEAD_MS: i64 = LEASE_WINDOW_MS;
+
+/// How many free rows one acquisition lists (the lowest first); past them it inserts a row.
+pub(crate) const FREE_ROWS_LISTED: u64 = 16;
+
+/// The table's own refusals, said the same way on MySQL and PostgreSQL.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// No row can be taken and a new row's id would be beyond the layout.
+    #[error(
+        "no worker id of leaf_workerid_alloc is free for {identity}: ids 0..={max} are all taken \
+         (held by a live process, written within the last 9 s, or reserved more than 3 s ahead); \
+         nothing was written"
+    )]
+    NoFreeRow {
+        /// The identity asking.
+        identity: String,
+        /// The largest worker id the layout holds.
+        max: u64,
+    },
+    /// `workers reclaim` found the row taken by a new holder after it was listed.
+    #[error("{location} was taken by a new holder since it was listed; nothing was changed")]
+    TakenMeanwhile {
+        /// The row (`leaf_workerid_alloc id N`).
+        location: String,
+    },
+    /// A new row's lock is held already: a holder of a row deleted by a forced reclaim (whose
+    /// lock outlives the row) is still running.
+    #[error(
+        "the lock of the new leaf_workerid_alloc row id {id} is held by another connection (the holder of a row deleted with --force?); nothing was written"
+    )]
+    NewRowLocked {
+        /// The new row's id.
+        id: u64,
+    },
+}
+
+impl StoreError for TableError {
+    fn hint(&self) -> &'static str {
+        match self {
+            TableError::NoFreeRow { .. } => {
+                "retry once a holder has exited (a killed holder's row is free 9 s after its reservation ran out), \
+                 or `leafctl workers list --db URL` and `leafctl workers reclaim ID --yes` a stale row, \
+                 or use a layout with more worker bits"
+            }
+            TableError::TakenMeanwhile { .. } => {
+                "the id is in use again: `leafctl workers list --db URL` shows its new holder"
+            }
+            TableError::NewRowLocked { .. } => {
+                "stop the process that held the deleted row (`leafctl workers list --db URL` shows the live rows), then retry"
+            }
+        }
     }
+}
+
+/// The table's refusal `e`, as a [`WorkerError`] of `db` (MySQL, PostgreSQL).
+pub(crate) fn refused(db: &'static str, e: TableError) -> WorkerError {
+    WorkerError::Store(StoreFailure::new(db, e))
+}
+
+/// The error when no row can be had for `identity` (on `db`: MySQL, PostgreSQL).
+pub(crate) fn none_free(db: &'static str, identity: String, max: u64) -> WorkerError {
+    refused(db, TableError::NoFreeRow { identity, max })
+}
+
+/// What one acquisition learnt from its listing, for its claims.
+#[derive(Debug, Default)]
+pub(crate) struct Pick {
+    /// This identity's own row, if it has one in range.
+    pub own: Option<u64>,
+    /// The free rows listed, each with the `ip_port` it carried (what the take compares).
+    pub seen: std::collections::HashMap<u64, String>,
+    /// The layout's largest worker id.
+    pub max_worker: u64,
 }
 
 /// `workers reclaim`'s plan for a row of `leaf_workerid_alloc` (`db`: MySQL, PostgreSQL).
 pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> String {
-    format!(
-        "delete row id {} ({}) of leaf_workerid_alloc; {db} never hands out its ids again, so this only tidies the table",
-        record.worker, record.identity
-    )
+    if record.held {
+        format!(
+            "delete row id {id} ({who}) of leaf_workerid_alloc, so its holder stops at its next report; \
+             the id is retired ({db} never hands it out again: its max_timestamp goes with the row)",
+            id = record.worker,
+            who = record.identity
+        )
+    } else {
+        format!(
+            "mark row id {id} ({who}) of leaf_workerid_alloc given back: the next new identity takes \
+             worker id {id} (the row keeps its max_timestamp, which that holder waits out)",
+            id = record.worker,
+            who = record.identity
+        )
+    }
 }
 
 /// The one connection that holds a row's lock: the lock lives exactly as long as the
