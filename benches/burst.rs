@@ -96,6 +96,7 @@ fn serve(bin: &str, url: &str) -> (Child, SocketAddr) {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("leafctl serve did not start");
 }
 
