@@ -687,7 +687,7 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
             .assert()
             .code(2)
             .stderr(predicate::str::contains(format!(
-                "--output {format} is not available for `leafctl tag`"
+                "--output {format} is not available for `leafctl tag show`"
             )))
             .stderr(predicate::str::contains(
                 "hint: use --output text or --output json",

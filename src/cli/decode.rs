@@ -534,8 +534,13 @@ impl Decoder<'_> {
                     if self.guessed_as.is_none() && !self.quiet {
                         let shown = String::from_utf8_lossy(v);
                         let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+                        let which = if plausible == 1 {
+                            "the one plausible layout".to_string()
+                        } else {
+                            format!("the most plausible of {plausible} layouts")
+                        };
                         stderr!(
-                            "note: {at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, the most plausible of {plausible} layouts (--guess ranks them)"
+                            "note: {at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, {which} (--guess ranks them)"
                         );
                     }
                     self.guessed_as.get_or_insert(name);

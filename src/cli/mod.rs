@@ -243,12 +243,12 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         (Some(doc), _) => doc,
         (None, Command::Next(_) | Command::Decode(_)) => OutputFormat::Text,
         (None, Command::Tag(tag::TagCommand::List { .. })) => OutputFormat::Text,
-        (None, other) => {
+        (None, _) => {
             return Err(error::usage(
                 format!(
                     "--output {} is not available for `leafctl {}`",
                     cli.global.output.name(),
-                    command_name(other)
+                    command_name(matches)
                 ),
                 "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode, tag list)",
             ));
@@ -273,17 +273,15 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     }
 }
 
-/// The command's name as typed, for messages.
-fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Next(_) => "next",
-        Command::Serve(_) => "serve",
-        Command::Decode(_) => "decode",
-        Command::Tag(_) => "tag",
-        Command::Db(_) => "db",
-        Command::Workers(_) => "workers",
-        Command::Config(_) => "config",
+/// The command's name as typed, subcommand included (`tag show`), for messages.
+fn command_name(matches: &clap::ArgMatches) -> String {
+    let mut words = Vec::new();
+    let mut at = matches;
+    while let Some((name, sub)) = at.subcommand() {
+        words.push(name);
+        at = sub;
     }
+    words.join(" ")
 }
 
 /// Entry point: exit 0 on success, 1 on a runtime failure, 2 on a usage error, 3 when standard

@@ -140,6 +140,11 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
     } else {
         let age = now - d.unix_ms;
         let years = age / (365 * DAY_MS);
+        let years_ago = if years == 1 {
+            "made 1 year ago".to_string()
+        } else {
+            format!("made {years} years ago")
+        };
         let (points, what) = match age {
             a if a < 0 => (
                 15,
@@ -147,8 +152,8 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
             ),
             a if a <= 30 * DAY_MS => (20, "made in the last 30 days".to_string()),
             a if a <= 365 * DAY_MS => (10, "made in the last year".to_string()),
-            _ if years < 5 => (5, format!("made {years} years ago")),
-            _ => (0, format!("made {years} years ago")),
+            _ if years < 5 => (5, years_ago),
+            _ => (0, years_ago),
         };
         score += points;
         reasons.push(what);
