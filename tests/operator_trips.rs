@@ -197,3 +197,80 @@ fn piped_tables_have_no_box_and_no_future_ages() {
     assert!(updated.ends_with("s ago)"), "{updated}");
     assert!(!updated.contains("(in "), "{updated}");
 }
+
+/// Every stderr line of a run in `--output json|ndjson`, each one JSON error object.
+fn json_errors(out: &std::process::Output) -> Vec<serde_json::Value> {
+    stderr(out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}"));
+            assert!(v["error"]["message"].is_string(), "{l}");
+            v
+        })
+        .collect()
+}
+
+/// Item 11: with `--output json` or `ndjson`, an error is one JSON object on stderr (code,
+/// exit, message, hint): the CLI's own errors, the library's, clap's, and decode's per value.
+#[test]
+fn errors_are_json_when_the_output_is() {
+    let sb = Sandbox::with_tag("order", "1000");
+    for format in ["json", "ndjson"] {
+        // The library's error (an unknown tag): exit 2, code usage, the hint of text mode.
+        let out = sb
+            .leafctl()
+            .args(["--output", format, "next", "nosuch"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let errs = json_errors(&out);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        let e = &errs[0]["error"];
+        assert_eq!(e["code"], "usage");
+        assert_eq!(e["exit"], 2);
+        assert!(e["message"].as_str().unwrap().contains("nosuch"), "{e}");
+        assert!(e["hint"].as_str().unwrap().contains("leafctl tag add"), "{e}");
+
+        // clap's refusal of an unknown flag.
+        let out = sb
+            .leafctl()
+            .args(["next", "order", "--bogus", &format!("--output={format}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let errs = json_errors(&out);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0]["error"]["message"].as_str().unwrap().contains("--bogus"));
+
+        // A runtime failure: exit 1, code runtime.
+        let out = sb
+            .leafctl()
+            .args(["--output", format, "--db", "postgres://leaf@127.0.0.1:1/leaf"])
+            .args(["tag", "list"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let errs = json_errors(&out);
+        assert_eq!(errs[0]["error"]["code"], "runtime");
+        assert!(errs[0]["error"]["hint"].is_string());
+
+        // decode: one object per bad value, then the closing one; good rows still on stdout.
+        let out = sb
+            .leafctl()
+            .args(["--output", format, "decode", "12x", "4194308101"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("4194308101"));
+        let errs = json_errors(&out);
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs[0]["error"]["message"].as_str().unwrap().contains("12x"));
+        assert!(errs[1]["error"]["message"].as_str().unwrap().contains("1 of 2 values"));
+    }
+    // Text stays text.
+    let out = sb.leafctl().args(["next", "nosuch"]).output().unwrap();
+    let err = stderr(&out);
+    assert!(err.starts_with("error: ") && err.contains("\n  hint: "), "{err}");
+}

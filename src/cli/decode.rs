@@ -551,10 +551,11 @@ impl Decoder<'_> {
                 self.bad += 1;
                 let shown = String::from_utf8_lossy(&v[..v.len().min(64)]);
                 let more = if too_long || v.len() > 64 { "..." } else { "" };
-                match line {
-                    Some(n) => stderr!("error: line {n}: {shown:?}{more}: {reason}"),
-                    None => stderr!("error: {shown:?}{more}: {reason}"),
-                }
+                let message = match line {
+                    Some(n) => format!("line {n}: {shown:?}{more}: {reason}"),
+                    None => format!("{shown:?}{more}: {reason}"),
+                };
+                super::error::value_error(super::error::EXIT_USAGE, &message, None);
                 Ok(())
             }
         }
@@ -692,9 +693,12 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         );
     }
     if bad > 0 {
-        stderr!(
-            "  hint: {bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
-            choice.label
+        super::error::closing_hint(
+            EXIT_USAGE,
+            &format!(
+                "{bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
+                choice.label
+            ),
         );
         return Err(AlreadyReported(EXIT_USAGE).into());
     }

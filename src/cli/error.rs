@@ -288,8 +288,82 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
     (code, Some(hint.into()))
 }
 
+/// How an error is written on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorStyle {
+    /// An `error:` line and a `hint:` line, for people.
+    Text,
+    /// One JSON object on one line, for scripts (`--output json|ndjson`):
+    /// `{"error":{"code":"usage","exit":2,"message":"...","hint":"..."}}`.
+    Json,
+}
+
+/// The name of an exit code's class, as JSON errors give it.
+pub fn code_name(exit: u8) -> &'static str {
+    match exit {
+        EXIT_OK => "ok",
+        EXIT_USAGE => "usage",
+        EXIT_OUTPUT => "output",
+        _ => "runtime",
+    }
+}
+
+/// The JSON form of an error: one object on one line.
+pub fn json_error(exit: u8, message: &str, hint: Option<&str>) -> String {
+    serde_json::json!({
+        "error": {
+            "code": code_name(exit),
+            "exit": exit,
+            "message": message,
+            "hint": hint,
+        }
+    })
+    .to_string()
+}
+
+/// The style of this run's errors, set once from `--output` (text until then).
+static STYLE: std::sync::OnceLock<ErrorStyle> = std::sync::OnceLock::new();
+
+/// Sets how this run writes its errors (once; later calls change nothing).
+pub fn set_style(style: ErrorStyle) {
+    let _ = STYLE.set(style);
+}
+
+/// How this run writes its errors.
+pub fn style() -> ErrorStyle {
+    STYLE.get().copied().unwrap_or(ErrorStyle::Text)
+}
+
+/// Writes one error about one value (a decode input, a file) in this run's style; the run goes
+/// on and ends with `exit` (see [`AlreadyReported`]).
+pub fn value_error(exit: u8, message: &str, hint: Option<&str>) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", json_error(exit, message, hint)),
+        ErrorStyle::Text => {
+            stderr!("error: {message}");
+            if let Some(h) = hint {
+                stderr!("  hint: {h}");
+            }
+        }
+    }
+}
+
+/// The closing line of a run that reported errors value by value: a `hint:` line in text, one
+/// more JSON error object (with this as its message) in JSON.
+pub fn closing_hint(exit: u8, text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", json_error(exit, text, None)),
+        ErrorStyle::Text => stderr!("  hint: {text}"),
+    }
+}
+
 /// Prints the error the way every leafctl failure looks and picks the exit code.
 pub fn report(err: &anyhow::Error) -> ExitCode {
+    report_as(err, style())
+}
+
+/// [`report`] in the given style.
+pub fn report_as(err: &anyhow::Error, style: ErrorStyle) -> ExitCode {
     if err.downcast_ref::<ClosedPipe>().is_some() {
         return ExitCode::from(EXIT_OK);
     }
@@ -306,9 +380,14 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         }
     }
     // A closed or full stderr loses the message, never the exit code.
-    stderr!("error: {message}");
-    if let Some(h) = hint {
-        stderr!("  hint: {h}");
+    match style {
+        ErrorStyle::Json => stderr!("{}", json_error(code, &message, hint.as_deref())),
+        ErrorStyle::Text => {
+            stderr!("error: {message}");
+            if let Some(h) = hint {
+                stderr!("  hint: {h}");
+            }
+        }
     }
     ExitCode::from(code)
 }

@@ -303,16 +303,81 @@ pub fn main() -> ExitCode {
             Err(e) => error::report(&e),
         };
     }
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => clap_exit(e),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => clap_exit(e),
     };
     init_logging(cli.global.verbose, cli.global.quiet);
+    let style = match cli.global.output {
+        RowFormat::Json | RowFormat::Ndjson => error::ErrorStyle::Json,
+        RowFormat::Text | RowFormat::Tsv => error::ErrorStyle::Text,
+    };
+    error::set_style(style);
     match run(cli, &matches) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => error::report(&e),
+        Err(e) => error::report_as(&e, style),
     }
+}
+
+/// Ends a run whose command line clap refused: clap's own text, or with `--output json|ndjson`
+/// on the command line one JSON object (help and version are printed as they are).
+fn clap_exit(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let asks_json = wants_json(std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()));
+    let informational = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if !asks_json || informational {
+        e.exit()
+    }
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let message = lines
+        .next()
+        .unwrap_or("invalid command line")
+        .trim_start_matches("error: ")
+        .to_string();
+    let hint: Vec<&str> = lines
+        .map(|l| l.trim().trim_start_matches("tip: "))
+        .filter(|l| !l.starts_with("Usage:"))
+        .collect();
+    let hint = if hint.is_empty() {
+        "see `leafctl --help`".to_string()
+    } else {
+        hint.join("; ")
+    };
+    stderr!("{}", error::json_error(error::EXIT_USAGE, &message, Some(&hint)));
+    std::process::exit(i32::from(error::EXIT_USAGE))
+}
+
+/// Whether raw arguments ask for `--output json` or `ndjson` (for errors clap raises before
+/// the flags are parsed).
+fn wants_json(args: impl Iterator<Item = String>) -> bool {
+    let mut prev_output = false;
+    for a in args {
+        if a == "--" {
+            return false;
+        }
+        let value = if prev_output {
+            Some(a.as_str())
+        } else {
+            a.strip_prefix("--output=")
+        };
+        if let Some(v) = value
+            && (v == "json" || v == "ndjson")
+        {
+            return true;
+        }
+        prev_output = a == "--output";
+    }
+    false
 }
 
 /// `--registry`'s parser: the library's kinds, named the way the config file names them.

@@ -227,7 +227,11 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
                 Ok(f) => scan_one(f, &scanner, &mut out),
                 Err(e) => {
                     bad += 1;
-                    stderr!("error: cannot open {name}: {e}");
+                    crate::cli::error::value_error(
+                        crate::cli::error::EXIT_USAGE,
+                        &format!("cannot open {name}: {e}"),
+                        Some("check the file's path and permissions"),
+                    );
                     continue;
                 }
             }
@@ -237,7 +241,11 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
             Err(ScanError::Write(e)) => return Err(write_err(e)),
             Err(ScanError::Read(e)) => {
                 bad += 1;
-                stderr!("error: cannot read {name}: {e}");
+                crate::cli::error::value_error(
+                    crate::cli::error::EXIT_USAGE,
+                    &format!("cannot read {name}: {e}"),
+                    Some("check the file (a directory, a device that failed)"),
+                );
             }
         }
     }
@@ -248,7 +256,10 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
         }
     }
     if bad > 0 {
-        stderr!("  hint: give files that exist and can be read, or - for stdin");
+        crate::cli::error::closing_hint(
+            EXIT_USAGE,
+            "give files that exist and can be read, or - for stdin",
+        );
         return Err(AlreadyReported(EXIT_USAGE).into());
     }
     Ok(())
