@@ -274,3 +274,70 @@ fn errors_are_json_when_the_output_is() {
     let err = stderr(&out);
     assert!(err.starts_with("error: ") && err.contains("\n  hint: "), "{err}");
 }
+
+/// Item 4: a config file with an error stops the commands that depend on it, with a hint that
+/// works (not `config show`, which fails the same way); `decode` runs on, saying so.
+#[test]
+fn a_broken_config_file_does_not_stop_decode() {
+    let sb = Sandbox::new();
+    let cfg = sb.path().join("broken.toml");
+    std::fs::write(&cfg, "[snowflake]\npreset = \"discord\"\nbogus = 1\n").unwrap();
+    let out = sb
+        .leafctl()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["decode", "4194308101"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout(&out).contains("2010-11-04T01:42:55.657Z"));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("warning: config file") && err.contains("line 3") && err.contains("decode runs without it"),
+        "{err}"
+    );
+    // Other commands stop, and the hint's way out works.
+    let out = sb
+        .leafctl()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("line 3, column 1: unknown field `bogus`"), "{err}");
+    assert!(!err.contains("`leafctl config show` lists"), "{err}");
+    assert!(err.contains("`--config /dev/null` runs without any file"), "{err}");
+    sb.leafctl()
+        .args(["--config", "/dev/null", "config", "show"])
+        .assert()
+        .success();
+    let help = sb.leafctl().args(["config", "show", "--help"]).output().unwrap();
+    assert!(stdout(&help).contains("snowflake.preset"));
+}
+
+/// Item 8: flags that would be ignored are refused, naming them; -q keeps `tag add` quiet.
+#[test]
+fn ignored_flags_are_refused() {
+    let sb = Sandbox::new();
+    let out = sb.leafctl().args(["-q", "tag", "add", "demo"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    for (args, flag) in [
+        (&["next", "demo", "--preset", "discord"][..], "--preset is for snowflake IDs"),
+        (&["next", "demo", "--worker-id", "3"], "--worker-id is for snowflake IDs"),
+        (&["next", "demo", "--registry", "local"], "--registry is for snowflake IDs"),
+        (&["decode", "--window", "1m", "4194308101"], "--window only applies to --around"),
+        (&["decode", "--to", "now", "4194308101"], "--to only applies to --from"),
+    ] {
+        let out = sb.leafctl().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(flag) && err.contains("hint:"), "{args:?}: {err}");
+    }
+    // Nothing was claimed by the refused runs: the tag's first ID is still 1.
+    let out = sb.leafctl().args(["next", "demo"]).output().unwrap();
+    assert_eq!(stdout(&out).trim(), "1");
+}

@@ -80,9 +80,9 @@ pub struct DecodeArgs {
     #[arg(long, value_name = "ID", allow_negative_numbers = true)]
     pub around: Option<String>,
     /// With --around: how far either side of the ID's time (500ms, 30s, 10m, 2h, 1d; a bare
-    /// number is ms)
-    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "around", value_parser = parse_window)]
-    pub window: i64,
+    /// number is ms) [default: 5m]
+    #[arg(long, value_name = "DURATION", requires = "around", value_parser = parse_window)]
+    pub window: Option<i64>,
     /// Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)
     #[arg(long, value_name = "TIME", conflicts_with = "around")]
     pub from: Option<String>,
@@ -92,6 +92,9 @@ pub struct DecodeArgs {
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
+
+/// `--around`'s window when --window is not given: 5 minutes either side.
+const DEFAULT_WINDOW_MS: i64 = 5 * 60 * 1000;
 
 /// A duration as typed after --window: a number and a unit (ms, s, m, h, d), or bare ms.
 fn parse_window(s: &str) -> Result<i64, String> {
@@ -641,6 +644,20 @@ fn guess_options(ctx: &Context, now_ms: i64) -> GuessOptions {
 }
 
 pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
+    // clap lets `requires` pass when IDs are given too (they conflict with --around/--from):
+    // a flag that would be ignored is refused here instead.
+    if args.window.is_some() && args.around.is_none() {
+        return Err(usage(
+            "--window only applies to --around; without it the IDs are decoded and the window ignored",
+            "add --around ID (the ID whose neighbours to find), or drop --window",
+        ));
+    }
+    if args.to.is_some() && args.from.is_none() {
+        return Err(usage(
+            "--to only applies to --from; without it the IDs are decoded and --to ignored",
+            "add --from TIME for the ID range between two times, or drop --to",
+        ));
+    }
     let choice = &ctx.settings.layout.value;
     if let Some(from) = &args.from {
         return range(ctx, &choice.layout, from, args.to.as_deref());
@@ -648,7 +665,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     let now = chrono::Utc::now().timestamp_millis();
     let opts = guess_options(ctx, now);
     if let Some(id) = &args.around {
-        return around::run(ctx, &opts, id, args.window);
+        return around::run(ctx, &opts, id, args.window.unwrap_or(DEFAULT_WINDOW_MS));
     }
     if args.scan {
         return scan::run(ctx, &opts, &args.ids);

@@ -118,7 +118,7 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
             let hint = match e {
                 ConfigError::Read { .. } => "check the path given by --config or LEAF_CONFIG",
                 ConfigError::Parse { .. } => {
-                    "fix the file; `leafctl config show` lists the keys leafctl knows"
+                    "fix the file at the line named; `leafctl config show --help` lists the keys leafctl knows, and `--config /dev/null` runs without any file (`leafctl decode` runs on regardless)"
                 }
             };
             return (EXIT_USAGE, Some(hint.into()));

@@ -254,7 +254,21 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             ));
         }
     };
-    let loaded = config::load(explicit)?;
+    let loaded = match config::load(explicit) {
+        Ok(loaded) => loaded,
+        // `decode` issues nothing and is what an incident reaches for: a broken config file
+        // does not stop it; it says so and reads IDs under the flags, the environment or the
+        // default layout.
+        Err(e @ config::ConfigError::Parse { .. }) if matches!(cli.command, Command::Decode(_)) => {
+            if !cli.global.quiet {
+                stderr!(
+                    "warning: {e}; decode runs without it (layout from --preset/--epoch/--layout, LEAF_* variables or the default)"
+                );
+            }
+            config::LoadedConfig::default()
+        }
+        Err(e) => return Err(e.into()),
+    };
     let settings = Settings::resolve(matches, loaded)?;
     let ctx = Context {
         output,

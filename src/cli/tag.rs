@@ -429,6 +429,8 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                         removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
                     })
                 }
+                // -q prints only results: the confirmation is no result (the exit code is).
+                OutputFormat::Text if ctx.quiet => Ok(()),
                 OutputFormat::Text => {
                     let text = match (added, row) {
                         (true, _) => format!(
