@@ -69,7 +69,11 @@ fn help_examples_count_what_they_say() {
     for t in ["tenant-a", "tenant-b", "other"] {
         sb.leafctl().args(["tag", "add", t]).assert().success();
     }
-    let help = sb.leafctl().args(["tag", "list", "--help"]).output().unwrap();
+    let help = sb
+        .leafctl()
+        .args(["tag", "list", "--help"])
+        .output()
+        .unwrap();
     let help = stdout(&help);
     let line = help
         .lines()
@@ -128,11 +132,7 @@ fn tags_running_out_are_visible_before_they_fail() {
         "{err}"
     );
 
-    let out = sb
-        .leafctl()
-        .args(["tag", "show", "low"])
-        .output()
-        .unwrap();
+    let out = sb.leafctl().args(["tag", "show", "low"]).output().unwrap();
     let text = stdout(&out);
     assert!(text.contains("ids_left\t500000"), "{text}");
     assert!(text.contains("claims_left\t500"), "{text}");
@@ -188,7 +188,11 @@ fn piped_tables_have_no_box_and_no_future_ages() {
         );
         assert!(text.lines().all(|l| l.contains('\t')), "{args:?}: {text}");
     }
-    let out = sb.leafctl().args(["tag", "show", "order"]).output().unwrap();
+    let out = sb
+        .leafctl()
+        .args(["tag", "show", "order"])
+        .output()
+        .unwrap();
     let text = stdout(&out);
     let updated = text
         .lines()
@@ -231,7 +235,10 @@ fn errors_are_json_when_the_output_is() {
         assert_eq!(e["code"], "usage");
         assert_eq!(e["exit"], 2);
         assert!(e["message"].as_str().unwrap().contains("nosuch"), "{e}");
-        assert!(e["hint"].as_str().unwrap().contains("leafctl tag add"), "{e}");
+        assert!(
+            e["hint"].as_str().unwrap().contains("leafctl tag add"),
+            "{e}"
+        );
 
         // clap's refusal of an unknown flag.
         let out = sb
@@ -242,12 +249,22 @@ fn errors_are_json_when_the_output_is() {
         assert_eq!(out.status.code(), Some(2));
         let errs = json_errors(&out);
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0]["error"]["message"].as_str().unwrap().contains("--bogus"));
+        assert!(
+            errs[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("--bogus")
+        );
 
         // A runtime failure: exit 1, code runtime.
         let out = sb
             .leafctl()
-            .args(["--output", format, "--db", "postgres://leaf@127.0.0.1:1/leaf"])
+            .args([
+                "--output",
+                format,
+                "--db",
+                "postgres://leaf@127.0.0.1:1/leaf",
+            ])
             .args(["tag", "list"])
             .output()
             .unwrap();
@@ -266,13 +283,26 @@ fn errors_are_json_when_the_output_is() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("4194308101"));
         let errs = json_errors(&out);
         assert_eq!(errs.len(), 2, "{errs:?}");
-        assert!(errs[0]["error"]["message"].as_str().unwrap().contains("12x"));
-        assert!(errs[1]["error"]["message"].as_str().unwrap().contains("1 of 2 values"));
+        assert!(
+            errs[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("12x")
+        );
+        assert!(
+            errs[1]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("1 of 2 values")
+        );
     }
     // Text stays text.
     let out = sb.leafctl().args(["next", "nosuch"]).output().unwrap();
     let err = stderr(&out);
-    assert!(err.starts_with("error: ") && err.contains("\n  hint: "), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("\n  hint: "),
+        "{err}"
+    );
 }
 
 /// Item 4: a config file with an error stops the commands that depend on it, with a hint that
@@ -293,7 +323,9 @@ fn a_broken_config_file_does_not_stop_decode() {
     assert!(stdout(&out).contains("2010-11-04T01:42:55.657Z"));
     let err = stderr(&out);
     assert!(
-        err.starts_with("warning: config file") && err.contains("line 3") && err.contains("decode runs without it"),
+        err.starts_with("warning: config file")
+            && err.contains("line 3")
+            && err.contains("decode runs without it"),
         "{err}"
     );
     // Other commands stop, and the hint's way out works.
@@ -306,14 +338,24 @@ fn a_broken_config_file_does_not_stop_decode() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("line 3, column 1: unknown field `bogus`"), "{err}");
+    assert!(
+        err.contains("line 3, column 1: unknown field `bogus`"),
+        "{err}"
+    );
     assert!(!err.contains("`leafctl config show` lists"), "{err}");
-    assert!(err.contains("`--config /dev/null` runs without any file"), "{err}");
+    assert!(
+        err.contains("`--config /dev/null` runs without any file"),
+        "{err}"
+    );
     sb.leafctl()
         .args(["--config", "/dev/null", "config", "show"])
         .assert()
         .success();
-    let help = sb.leafctl().args(["config", "show", "--help"]).output().unwrap();
+    let help = sb
+        .leafctl()
+        .args(["config", "show", "--help"])
+        .output()
+        .unwrap();
     assert!(stdout(&help).contains("snowflake.preset"));
 }
 
@@ -321,23 +363,180 @@ fn a_broken_config_file_does_not_stop_decode() {
 #[test]
 fn ignored_flags_are_refused() {
     let sb = Sandbox::new();
-    let out = sb.leafctl().args(["-q", "tag", "add", "demo"]).output().unwrap();
+    let out = sb
+        .leafctl()
+        .args(["-q", "tag", "add", "demo"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     for (args, flag) in [
-        (&["next", "demo", "--preset", "discord"][..], "--preset is for snowflake IDs"),
-        (&["next", "demo", "--worker-id", "3"], "--worker-id is for snowflake IDs"),
-        (&["next", "demo", "--registry", "local"], "--registry is for snowflake IDs"),
-        (&["decode", "--window", "1m", "4194308101"], "--window only applies to --around"),
-        (&["decode", "--to", "now", "4194308101"], "--to only applies to --from"),
+        (
+            &["next", "demo", "--preset", "discord"][..],
+            "--preset is for snowflake IDs",
+        ),
+        (
+            &["next", "demo", "--worker-id", "3"],
+            "--worker-id is for snowflake IDs",
+        ),
+        (
+            &["next", "demo", "--registry", "local"],
+            "--registry is for snowflake IDs",
+        ),
+        (
+            &["decode", "--window", "1m", "4194308101"],
+            "--window only applies to --around",
+        ),
+        (
+            &["decode", "--to", "now", "4194308101"],
+            "--to only applies to --from",
+        ),
     ] {
         let out = sb.leafctl().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = stderr(&out);
-        assert!(err.contains(flag) && err.contains("hint:"), "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("hint:"),
+            "{args:?}: {err}"
+        );
     }
     // Nothing was claimed by the refused runs: the tag's first ID is still 1.
     let out = sb.leafctl().args(["next", "demo"]).output().unwrap();
     assert_eq!(stdout(&out).trim(), "1");
+}
+
+/// Items 2 and 5, on a real PostgreSQL: a Unix socket in both of libpq's URL forms; the
+/// password from LEAF_DB_PASSWORD_FILE and from systemd's credential directory; a missing
+/// password said as such (not as a network problem), and a wrong one's hint naming where it
+/// came from.
+#[test]
+fn postgres_over_a_socket_and_passwords_from_files() {
+    use support::postgres::{PASSWORD, Postgres};
+    let pg = Postgres::shared();
+    let sb = Sandbox::new();
+    let db = pg.fresh_db();
+    let dir = pg.dir().to_string_lossy().replace('/', "%2F");
+    let socket_url = format!("postgres://leaf@{dir}:{}/{db}", pg.port);
+    let out = sb
+        .leafctl()
+        .args(["db", "init", "--db", &socket_url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&socket_url), "{}", stdout(&out));
+    sb.leafctl()
+        .args(["tag", "add", "sock", "--db", &socket_url])
+        .assert()
+        .success();
+    let query_url = format!(
+        "postgres:///{db}?host={}&port={}&user=leaf",
+        pg.dir().display(),
+        pg.port
+    );
+    let out = sb
+        .leafctl()
+        .args(["next", "sock", "-n", "3", "--db", &query_url])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "1\n2\n3\n", "{}", stderr(&out));
+    let out = sb
+        .leafctl()
+        .args(["next", "sock", "-n", "2", "--db", &socket_url])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "4\n5\n", "{}", stderr(&out));
+
+    // leaf_pw needs its password over TCP. None given: said as such, exit 1.
+    let tcp_url = pg.url_for("leaf_pw", &db);
+    let out = sb
+        .leafctl()
+        .args(["tag", "list", "--db", &tcp_url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the server asks for a password and none was given"),
+        "{err}"
+    );
+    assert!(err.contains("LEAF_DB_PASSWORD_FILE"), "{err}");
+    assert!(
+        !err.contains("check that the database server is up"),
+        "{err}"
+    );
+
+    // From a file (one trailing line break dropped), and from systemd's credentials.
+    let file = sb.path().join("pw");
+    std::fs::write(&file, format!("{PASSWORD}\n")).unwrap();
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD_FILE", &file)
+        .args(["tag", "list", "--db", &tcp_url, "--output", "ndjson"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("\"sock\""));
+    let creds = sb.path().join("creds");
+    std::fs::create_dir(&creds).unwrap();
+    std::fs::write(creds.join("leaf-db-password"), PASSWORD).unwrap();
+    let out = sb
+        .leafctl()
+        .env("CREDENTIALS_DIRECTORY", &creds)
+        .args(["next", "sock", "--db", &tcp_url])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "6\n", "{}", stderr(&out));
+
+    // A wrong password: the hint names where it came from (the file; the URL).
+    std::fs::write(&file, "wrong\n").unwrap();
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD_FILE", &file)
+        .args(["tag", "list", "--db", &tcp_url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the password (given by LEAF_DB_PASSWORD_FILE)"),
+        "{}",
+        stderr(&out)
+    );
+    let in_url = tcp_url.replace("leaf_pw@", "leaf_pw:wrong@");
+    let out = sb
+        .leafctl()
+        .args(["tag", "list", "--db", &in_url])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("given by the URL"), "{err}");
+    assert!(!err.contains("wrong"), "the password is never shown: {err}");
+
+    // A password file that is empty, missing, or given twice at the same level: usage errors.
+    std::fs::write(&file, "").unwrap();
+    for (env, needle) in [
+        (vec![("LEAF_DB_PASSWORD_FILE", file.clone())], "is empty"),
+        (
+            vec![("LEAF_DB_PASSWORD_FILE", sb.path().join("nope"))],
+            "cannot read the database password file",
+        ),
+        (
+            vec![
+                ("LEAF_DB_PASSWORD_FILE", file.clone()),
+                ("LEAF_DB_PASSWORD", "x".into()),
+            ],
+            "given twice",
+        ),
+    ] {
+        let mut cmd = sb.leafctl();
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .args(["tag", "list", "--db", &tcp_url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{needle}");
+        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
+    }
 }

@@ -188,10 +188,19 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_USAGE,
             "pass --if-not-exists to accept an existing tag, or pick another name",
         ),
-        SegmentError::Exhausted { .. } => (
-            EXIT_RUNTIME,
-            "the tag has run out of 63-bit IDs; ask for fewer, or move to a new tag",
-        ),
+        SegmentError::Exhausted {
+            max_id, increment, ..
+        } => {
+            let left = i64::MAX.saturating_sub(*max_id).max(0);
+            let hint = if *increment > 1 && left > 0 {
+                format!(
+                    "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag (`leafctl tag show` says how many are left)"
+                )
+            } else {
+                "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
+            };
+            return (EXIT_RUNTIME, Some(hint));
+        }
         SegmentError::BadRow { .. } => (
             EXIT_RUNTIME,
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database",
@@ -200,6 +209,14 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)",
         ),
+        SegmentError::Unreachable { detail, .. } if detail.contains("password missing") => {
+            return (
+                EXIT_RUNTIME,
+                Some(format!(
+                    "the server asks for a password and none was given: give it with {PASSWORD_WAYS}"
+                )),
+            );
+        }
         SegmentError::Unreachable { .. } => (
             EXIT_RUNTIME,
             "check that the database server is up and the host and port in --db/LEAF_DB are right",
@@ -208,14 +225,25 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry",
         ),
+        SegmentError::TlsRefused { detail, .. } if detail.contains("does not offer TLS") => (
+            EXIT_RUNTIME,
+            "turn TLS on at the server (MariaDB/MySQL: ssl_cert and ssl_key), or, on a network you trust, leave tls=true and ca= out of the URL",
+        ),
         SegmentError::TlsRefused { .. } => (
             EXIT_RUNTIME,
             "give the CA that signed the server's certificate in the URL (MySQL: ?ca=FILE, PostgreSQL: ?sslrootcert=FILE), and a host name that certificate carries",
         ),
-        SegmentError::AccessDenied { .. } => (
-            EXIT_RUNTIME,
-            "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",
-        ),
+        SegmentError::AccessDenied { .. } => {
+            let hint = match DB_PASSWORD_FROM.get() {
+                Some(from) => format!(
+                    "check the user in the URL, its rights on the database, and the password (given by {from})"
+                ),
+                None => format!(
+                    "check the user in the URL; no password was given: give it with {PASSWORD_WAYS}"
+                ),
+            };
+            return (EXIT_RUNTIME, Some(hint));
+        }
         SegmentError::Database { .. } => (EXIT_RUNTIME, "check the database server's log"),
         SegmentError::WentBackwards { tag, mark, .. } => {
             return (
@@ -320,6 +348,18 @@ pub fn json_error(exit: u8, message: &str, hint: Option<&str>) -> String {
     })
     .to_string()
 }
+
+/// Where this run's database password came from (`LEAF_DB_PASSWORD`, the URL, ...), for hints;
+/// unset when no password was given.
+static DB_PASSWORD_FROM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records where the database password came from (once), so an access error's hint names it.
+pub fn set_db_password_source(source: String) {
+    let _ = DB_PASSWORD_FROM.set(source);
+}
+
+/// Ways to give the database password, for hints.
+const PASSWORD_WAYS: &str = "LEAF_DB_PASSWORD, LEAF_DB_PASSWORD_FILE (or systemd's credential leaf-db-password), or db.password/db.password_file in the config file";
 
 /// The style of this run's errors, set once from `--output` (text until then).
 static STYLE: std::sync::OnceLock<ErrorStyle> = std::sync::OnceLock::new();

@@ -270,6 +270,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let settings = Settings::resolve(matches, loaded)?;
+    if let Some(from) = settings::db_password_source(&settings) {
+        error::set_db_password_source(from);
+    }
     let ctx = Context {
         output,
         rows: cli.global.output,
@@ -341,7 +344,11 @@ pub fn main() -> ExitCode {
 /// on the command line one JSON object (help and version are printed as they are).
 fn clap_exit(e: clap::Error) -> ! {
     use clap::error::ErrorKind;
-    let asks_json = wants_json(std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()));
+    let asks_json = wants_json(
+        std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
     let informational = matches!(
         e.kind(),
         ErrorKind::DisplayHelp
@@ -367,7 +374,10 @@ fn clap_exit(e: clap::Error) -> ! {
     } else {
         hint.join("; ")
     };
-    stderr!("{}", error::json_error(error::EXIT_USAGE, &message, Some(&hint)));
+    stderr!(
+        "{}",
+        error::json_error(error::EXIT_USAGE, &message, Some(&hint))
+    );
     std::process::exit(i32::from(error::EXIT_USAGE))
 }
 

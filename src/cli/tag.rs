@@ -264,7 +264,14 @@ fn list(
         )
     };
     if format == RowFormat::Text && io::stdout().is_terminal() {
-        let mut t = table(&["tag", "max_id", "step", "description", "updated", "IDs left"]);
+        let mut t = table(&[
+            "tag",
+            "max_id",
+            "step",
+            "description",
+            "updated",
+            "IDs left",
+        ]);
         let mut shown = 0;
         let mut more = false;
         'pages: for page in pages.by_ref() {

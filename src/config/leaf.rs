@@ -411,7 +411,10 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
                 })?,
                 "server.port",
             ),
-            None => (8080, "Spring Boot's default port; change it if your server.port differs"),
+            None => (
+                8080,
+                "Spring Boot's default port; change it if your server.port differs",
+            ),
         };
         config.serve.listen = Some(format!("0.0.0.0:{http_port}"));
         notes.push(format!(
@@ -471,7 +474,10 @@ mod tests {
             leaf.jdbc.url=jdbc:mysql://db.example:3306/leaf\nleaf.jdbc.username=leaf\n\
             leaf.snowflake.enable=false\n";
         let imported = import_leaf_properties(text).unwrap();
-        assert_eq!(imported.config.serve.listen.as_deref(), Some("0.0.0.0:8080"));
+        assert_eq!(
+            imported.config.serve.listen.as_deref(),
+            Some("0.0.0.0:8080")
+        );
         assert!(
             imported.notes.iter().any(|n| n.contains("0.0.0.0:8080")),
             "{:?}",
@@ -479,7 +485,10 @@ mod tests {
         );
         let with_port = format!("{text}server.port=9090\n");
         let imported = import_leaf_properties(&with_port).unwrap();
-        assert_eq!(imported.config.serve.listen.as_deref(), Some("0.0.0.0:9090"));
+        assert_eq!(
+            imported.config.serve.listen.as_deref(),
+            Some("0.0.0.0:9090")
+        );
         assert!(!imported.notes.iter().any(|n| n.contains("not a setting")));
         let bad = format!("{text}server.port=http\n");
         assert!(matches!(
