@@ -540,3 +540,107 @@ fn postgres_over_a_socket_and_passwords_from_files() {
         assert!(stderr(&out).contains(needle), "{}", stderr(&out));
     }
 }
+
+/// Items 6 and 7, on a real MariaDB: a `mysql://` database alone picks its worker registry as
+/// a `postgres://` one does; TLS asked of a server without it, a bad URL and an unknown
+/// parameter are said in words with a hint that fits.
+#[test]
+fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
+    use support::mariadb::{MariaDb, PASSWORD};
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    let url = db.url(&name);
+    let sb = Sandbox::new();
+    let leafctl = || {
+        let mut c = sb.leafctl();
+        c.env("LEAF_DB_PASSWORD", PASSWORD);
+        c
+    };
+    let out = leafctl()
+        .args(["db", "init", "--db", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = leafctl()
+        .args([
+            "next",
+            "--snowflake",
+            "--db",
+            &url,
+            "--instance",
+            "10.36.0.1:8080",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(support::parse_ids(&out.stdout).len(), 1);
+    let out = leafctl()
+        .args(["workers", "list", "--db", &url, "--output", "json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0].to_string().contains("10.36.0.1:8080"), "{rows:?}");
+
+    // Without any registry: the hint names the database ones too.
+    let out = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--registry mysql|postgres"),
+        "{}",
+        stderr(&out)
+    );
+
+    // TLS asked of a server without it.
+    let out = leafctl()
+        .args(["tag", "list", "--db", &format!("{url}?tls=true")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(!err.contains("DriverError"), "{err}");
+    assert!(err.contains("does not offer TLS"), "{err}");
+    assert!(err.contains("turn TLS on at the server"), "{err}");
+    assert!(!err.contains("give the CA"), "{err}");
+
+    // A bad URL and an unknown parameter: usage errors in words.
+    for (bad, needle) in [
+        (
+            "mysql://leaf@[::1/leaf".to_string(),
+            "not a URL leafctl can read",
+        ),
+        (
+            format!("{url}?sslmode=require"),
+            "leafctl reads tls (or ssl), ca (or ca_file)",
+        ),
+    ] {
+        let out = leafctl()
+            .args(["tag", "list", "--db", &bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(needle) && !err.contains("ParseError {"),
+            "{bad}: {err}"
+        );
+    }
+
+    // Asking for more IDs than a tag has left says how many it has.
+    leafctl()
+        .args(["tag", "add", "demo", "--db", &url])
+        .assert()
+        .success();
+    let out = leafctl()
+        .args(["next", "demo", "-n", "9223372036854775807", "--db", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the tag has 9223372036854775806 IDs left"),
+        "{err}"
+    );
+    assert!(!err.contains("has run out"), "{err}");
+}

@@ -184,7 +184,8 @@ pub struct SnowflakeArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(0u64, u64::MAX))]
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
-    /// lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]
+    /// lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db
+    /// alone]
     #[arg(long, value_name = "local|forever|lease|mysql|postgres|etcd", value_parser = parse_registry)]
     pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
