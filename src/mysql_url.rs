@@ -238,10 +238,9 @@ pub(crate) fn describe(e: &mysql::Error) -> String {
         Some(io) => io.to_string(),
         None => match e {
             // The driver wraps these in Rust's debug style (`DriverError { ... }`).
-            mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => {
-                "the server does not offer TLS, and the URL asks for it (tls=true or ca=FILE)"
-                    .into()
-            }
+            mysql::Error::DriverError(d @ mysql::DriverError::TlsNotSupported) => format!(
+                "the server does not offer TLS, and the URL asks for it (tls=true or ca=FILE): {d}"
+            ),
             mysql::Error::DriverError(d) => d.to_string(),
             mysql::Error::UrlError(u) => url_error(u),
             other => other.to_string(),
