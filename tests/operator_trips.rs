@@ -644,3 +644,130 @@ fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
     );
     assert!(!err.contains("has run out"), "{err}");
 }
+
+/// Item 9: decode's "the times only" example prints the times only, not the header too.
+#[test]
+fn decodes_times_only_example_prints_times_only() {
+    let sb = Sandbox::new();
+    let help = sb.leafctl().args(["decode", "--help"]).output().unwrap();
+    let help = stdout(&help);
+    let line = help
+        .lines()
+        .find(|l| l.contains("the times only"))
+        .expect("the example");
+    let command = line.split("   ").next().unwrap().trim();
+    assert!(command.contains("tail -n +2"), "{command}");
+    std::fs::write(
+        sb.path().join("ids.txt"),
+        "4194308101\n175928847299117063\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("leafctl");
+    let run = command.replacen("leafctl", &bin.display().to_string(), 1);
+    let out = std::process::Command::new("sh")
+        .args(["-c", &run])
+        .current_dir(sb.path())
+        .env("HOME", sb.path())
+        .env("XDG_CONFIG_HOME", sb.path())
+        .env_remove("LEAF_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "2010-11-04T01:42:55.657Z\n2012-03-03T13:01:20.453Z\n"
+    );
+}
+
+/// Item 12 and "running out is visible before it happens", on the server: the status JSON
+/// says how many IDs a tag has left and when they run out (a tag never loaded has no step to
+/// show, not `step 0`), `/metrics` carries the range left per reported tag, and the example
+/// alert rules in contrib/ are valid and fire on such series (`promtool`).
+#[test]
+fn the_server_shows_tags_running_out_and_the_alert_rules_fire() {
+    use std::time::Duration;
+    use support::serve::Server;
+    let sb = Sandbox::with_tag("fresh", "1000");
+    let start = (i64::MAX - 500_000).to_string();
+    sb.leafctl()
+        .args(["tag", "add", "nearly", "--start", &start, "--step", "1000"])
+        .assert()
+        .success();
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["serve", "--segment"]);
+    let s = Server::start(cmd);
+    for _ in 0..5 {
+        assert_eq!(s.get("/api/segment/get/nearly").status, 200);
+    }
+    // Wait (bounded) for a sample or two of the rate.
+    std::thread::sleep(Duration::from_millis(2200));
+    assert_eq!(s.get("/api/segment/get/nearly").status, 200);
+
+    let report = s.get("/?format=json&sort=name").json();
+    let tags = report["segment"]["tags"].as_array().expect("tags");
+    let tag = |t: &str| tags.iter().find(|x| x["tag"] == t).cloned().expect(t);
+    let nearly = tag("nearly");
+    let left: i64 = nearly["ids_left"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (i64::MAX - start.parse::<i64>().unwrap() - 2000..500_000).contains(&left),
+        "{nearly}"
+    );
+    assert_eq!(nearly["headroom"], "low", "{nearly}");
+    assert!(nearly["step"].as_i64().unwrap() >= 1000, "{nearly}");
+    let fresh = tag("fresh");
+    assert_eq!(fresh["state"], "idle", "{fresh}");
+    for key in [
+        "step",
+        "table_step",
+        "recommended_step",
+        "ids_left",
+        "headroom",
+    ] {
+        assert!(fresh[key].is_null(), "{key}: {fresh}");
+    }
+
+    let metrics = s.get("/metrics").body;
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("leaf_segment_range_ids_left{tag=\"nearly\"}"))
+        .unwrap_or_else(|| panic!("no range gauge: {metrics}"));
+    assert_eq!(line.rsplit(' ').next().unwrap(), left.to_string(), "{line}");
+    let claims = metrics
+        .lines()
+        .find(|l| l.starts_with("leaf_segment_range_claims_left{tag=\"nearly\"}"))
+        .expect("claims gauge");
+    let claims: i64 = claims.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(claims < 1000, "{claims}");
+    assert!(!metrics.contains("leaf_segment_range_ids_left{tag=\"fresh\"}"));
+
+    // promtool: the scrape is valid exposition text, the rules are valid, and their unit test
+    // (contrib/leafctl-alerts.test.yml) passes.
+    let promtool = |args: &[&str], stdin: Option<&str>| {
+        use std::io::Write;
+        let mut child = std::process::Command::new("promtool")
+            .args(args)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/contrib"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("promtool (apt-get install prometheus)");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    };
+    let out = promtool(&["check", "metrics"], Some(&metrics));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!said.contains("leaf_segment_range"), "{said}");
+    let out = promtool(&["check", "rules", "leafctl-alerts.yml"], None);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = promtool(&["test", "rules", "leafctl-alerts.test.yml"], None);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}

@@ -34,7 +34,7 @@ Examples:
       the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
   grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode | head       streams; TSV off a terminal
-  leafctl decode --output tsv < ids.txt | cut -f 2                        the times only
+  leafctl decode --output tsv < ids.txt | tail -n +2 | cut -f 2           the times only (no header)
   leafctl decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z
       smallest and largest ID of that hour, for WHERE id BETWEEN ... AND ...
 

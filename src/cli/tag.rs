@@ -83,8 +83,9 @@ pub enum TagCommand {
     ///
     /// ids_left is 9223372036854775807 - max_id; claims_left the whole claims of its step that
     /// still fit. headroom is ok, low (fewer than 1000 claims left), last (less than one step
-    /// left: a server's next claim fails) or exhausted; anything but ok is also a warning on
-    /// stderr (and `tag list` warns about every such tag).
+    /// left: a claim of a step no longer fits; leafctl serve claims the last IDs, Leaf's servers
+    /// fail) or exhausted; anything but ok is also a warning on stderr (and `tag list` warns
+    /// about every such tag).
     #[command(after_help = EXAMPLES)]
     Show {
         /// The tag

@@ -26,8 +26,9 @@ pub enum HeadroomStatus {
     Ok,
     /// Fewer than [`LOW_CLAIMS`] claims of its step left: move to a new tag soon.
     Low,
-    /// Less than one step left: a server's next claim fails (smaller `leafctl next -n` requests
-    /// still fit until the range is used up).
+    /// Less than one step left: the next claim of a step does not fit (`leafctl serve` then
+    /// claims the last IDs, Leaf's own servers fail; smaller `leafctl next -n` requests fit
+    /// until the range is used up).
     Last,
     /// No ID left at all.
     Exhausted,
@@ -78,7 +79,7 @@ impl Headroom {
                 if claims == 1 { "" } else { "s" }
             )),
             HeadroomStatus::Last => Some(format!(
-                "tag {tag} has {left} IDs left, less than its step {step}: a server's next claim fails; move its users to a new tag now"
+                "tag {tag} has {left} IDs left, less than its step {step}: a claim of a step no longer fits (leafctl serve claims the last ones, Leaf's servers fail); move its users to a new tag now"
             )),
             HeadroomStatus::Exhausted => Some(format!(
                 "tag {tag} has no IDs left (max_id is 9223372036854775807); move its users to a new tag"

@@ -490,7 +490,14 @@ impl Collector for StateCollector {
             let left = Family::<SegmentLabels, Gauge>::default();
             let next_ready = Family::<TagLabels, Gauge>::default();
             let loading = Family::<TagLabels, Gauge>::default();
+            let range_left = Family::<TagLabels, Gauge>::default();
+            let claims_left = Family::<TagLabels, Gauge>::default();
             for v in &views {
+                if let Some(h) = super::status::range_headroom(v) {
+                    let tag = TagLabels { tag: v.tag.clone() };
+                    range_left.get_or_create(&tag).set(h.ids_left);
+                    claims_left.get_or_create(&tag).set(h.claims_left);
+                }
                 let tag = TagLabels { tag: v.tag.clone() };
                 loads.get_or_create(&tag).inc_by(v.claims);
                 failures.get_or_create(&tag).inc_by(v.claim_failures);
@@ -545,6 +552,18 @@ impl Collector for StateCollector {
                 "segment_ids_left",
                 "IDs left in the current and the loaded next segment, by tag",
                 &left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_range_ids_left",
+                "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
+                &range_left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_range_claims_left",
+                "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
+                &claims_left,
             )?;
             encode_family(
                 &mut encoder,
