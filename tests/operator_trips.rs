@@ -771,3 +771,39 @@ fn the_server_shows_tags_running_out_and_the_alert_rules_fire() {
     let out = promtool(&["test", "rules", "leafctl-alerts.test.yml"], None);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
 }
+
+/// Item 10, on a real etcd: the dry run of reclaiming an id no lease holds says it is already
+/// free, as `--yes` then does, instead of promising to revoke a lease.
+#[test]
+fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
+    use support::etcd::EtcdServer;
+    let etcd = EtcdServer::shared();
+    let ep = etcd.endpoints();
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args(["next", "--snowflake", "--etcd", &ep, "--name", "issue36"])
+        .args(["--instance", "10.36.0.2:8080"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reclaim = |extra: &[&str]| {
+        sb.leafctl()
+            .args([
+                "workers", "reclaim", "0", "--etcd", &ep, "--name", "issue36",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The run released its lease on exit; if the list still shows it live (its last report is
+    // recent), --force lets the dry run through, which is what the issue saw.
+    let dry = reclaim(&["--force"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let said = stdout(&dry);
+    assert!(!said.contains("would revoke"), "{said}");
+    assert!(said.contains("worker id 0 is already free"), "{said}");
+    let done = reclaim(&["--force", "--yes"]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(stdout(&done).contains("already free"), "{}", stdout(&done));
+}

@@ -171,6 +171,14 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 }
                 .into());
             }
+            // An etcd id no lease holds is free already: reclaiming it deletes nothing, so the
+            // dry run says so rather than promising a revocation --yes would not do.
+            if !yes && record.mode == RegistryKind::Etcd && !record.held {
+                return print_text(&format!(
+                    "worker id {} is already free (no etcd lease holds it); --yes would change nothing",
+                    record.worker
+                ));
+            }
             if !yes {
                 return print_text(&format!("would {what}\nrun again with --yes to do it"));
             }
