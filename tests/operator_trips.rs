@@ -126,10 +126,20 @@ fn tags_running_out_are_visible_before_they_fail() {
     assert_eq!(j["ids_left"], "806");
     assert_eq!(j["claims_left"], "0");
     assert_eq!(j["headroom"], "last");
-    let err = stderr(&out);
+    // Under --output json the warning is JSON too.
+    let err: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
     assert!(
-        err.contains("warning: tag nearly has 806 IDs left, less than its step 1000"),
+        err["warning"]
+            .as_str()
+            .unwrap()
+            .starts_with("tag nearly has 806 IDs left, less than its step 1000"),
         "{err}"
+    );
+    let out = sb.leafctl().args(["tag", "show", "nearly"]).output().unwrap();
+    assert!(
+        stderr(&out).starts_with("warning: tag nearly has 806 IDs left"),
+        "{}",
+        stderr(&out)
     );
 
     let out = sb.leafctl().args(["tag", "show", "low"]).output().unwrap();
@@ -806,4 +816,38 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     let done = reclaim(&["--force", "--yes"]);
     assert!(done.status.success(), "{}", stderr(&done));
     assert!(stdout(&done).contains("already free"), "{}", stdout(&done));
+}
+
+/// Item 11, the rest of stderr: with `--output json|ndjson` notes and warnings are JSON
+/// objects too (`{"note": ...}`, `{"warning": ...}`), so stderr is JSON lines throughout.
+#[test]
+fn notes_and_warnings_are_json_when_the_output_is() {
+    let sb = Sandbox::new();
+    let start = (i64::MAX - 806).to_string();
+    sb.leafctl()
+        .args(["tag", "add", "nearly", "--start", &start])
+        .assert()
+        .success();
+    for args in [
+        // Read as leaf it is in the future: a note says which layout it was read under.
+        &["decode", "2200000000000000000"][..],
+        &["tag", "list", "--prefix", "none"],
+        &["tag", "list"],
+        &["tag", "show", "nearly"],
+    ] {
+        let out = sb
+            .leafctl()
+            .args(["--output", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let err = stderr(&out);
+        assert!(!err.is_empty(), "{args:?}: something to say");
+        for line in err.lines() {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{args:?}: {line:?} is not JSON: {e}"));
+            assert!(v["note"].is_string() || v["warning"].is_string(), "{line}");
+        }
+    }
 }

@@ -542,9 +542,9 @@ impl Decoder<'_> {
                         } else {
                             format!("the most plausible of {plausible} layouts")
                         };
-                        stderr!(
-                            "note: {at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, {which} (--guess ranks them)"
-                        );
+                        super::error::note(&format!(
+                            "{at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, {which} (--guess ranks them)"
+                        ));
                     }
                     self.guessed_as.get_or_insert(name);
                 }
@@ -704,10 +704,10 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     let (values, bad, guessed, guessed_as) = (d.values, d.bad, d.guessed, d.guessed_as);
     d.printer.finish()?;
     if guessed > 1 && !ctx.quiet {
-        stderr!(
-            "note: {guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
+        super::error::note(&format!(
+            "{guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
             guessed_as.unwrap_or("?")
-        );
+        ));
     }
     if bad > 0 {
         super::error::closing_hint(

@@ -388,6 +388,23 @@ pub fn value_error(exit: u8, message: &str, hint: Option<&str>) {
     }
 }
 
+/// A note on stderr in this run's style: `note: TEXT`, or with `--output json|ndjson`
+/// `{"note":"TEXT"}` on one line, so a script reading stderr as JSON lines never meets prose.
+pub fn note(text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", serde_json::json!({ "note": text })),
+        ErrorStyle::Text => stderr!("note: {text}"),
+    }
+}
+
+/// A warning on stderr in this run's style: `warning: TEXT`, or `{"warning":"TEXT"}`.
+pub fn warning(text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", serde_json::json!({ "warning": text })),
+        ErrorStyle::Text => stderr!("warning: {text}"),
+    }
+}
+
 /// The closing line of a run that reported errors value by value: a `hint:` line in text, one
 /// more JSON error object (with this as its message) in JSON.
 pub fn closing_hint(exit: u8, text: &str) {

@@ -262,9 +262,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         // default layout.
         Err(e @ config::ConfigError::Parse { .. }) if matches!(cli.command, Command::Decode(_)) => {
             if !cli.global.quiet {
-                stderr!(
-                    "warning: {e}; decode runs without it (layout from --preset/--epoch/--layout, LEAF_* variables or the default)"
-                );
+                error::warning(&format!(
+                    "{e}; decode runs without it (layout from --preset/--epoch/--layout, LEAF_* variables or the default)"
+                ));
             }
             config::LoadedConfig::default()
         }

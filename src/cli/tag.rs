@@ -205,8 +205,8 @@ impl LowTags {
         } else {
             format!("{} tags are", self.count)
         };
-        stderr_line(&format!(
-            "warning: {n} running out of IDs: {names}; `leafctl tag show TAG` says how many are left"
+        super::error::warning(&format!(
+            "{n} running out of IDs: {names}; `leafctl tag show TAG` says how many are left"
         ));
     }
 }
@@ -357,7 +357,7 @@ fn list(
             io::Write::flush(&mut stdout).map_err(write_err)?;
         }
         if !quiet {
-            stderr_line(&format!("note: {}", nothing()));
+            super::error::note(&nothing());
         }
     }
     low.warn(quiet);
@@ -497,7 +497,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             if let Some(w) = h.warning(&r.tag, r.step)
                 && !ctx.quiet
             {
-                stderr_line(&format!("warning: {w}"));
+                super::error::warning(&w);
             }
             Ok(())
         }

@@ -89,10 +89,10 @@ impl GuessPrinter {
             crate::cli::error::value_error(
                 crate::cli::error::EXIT_USAGE,
                 &format!(
-                    "{at}{id:?}: no known layout gives it a plausible time ({})",
+                    "{at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --preset, or --epoch/--layout",
                     ways.join("; ")
                 ),
-                Some("give its layout with --preset, or --epoch/--layout"),
+                None,
             );
         }
         match &mut self.out {
