@@ -111,6 +111,8 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;decode' {
             [CompletionResult]::new('--around', '--around', [CompletionResultType]::ParameterName, 'Print the range of IDs the same worker made within --window of this ID''s time, for WHERE id BETWEEN ... during an incident')
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms) [default: 5m]')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD) [default: ten years ago]')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'End of the range, inclusive (default: now)')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named layout (default leaf) [env: LEAF_PRESET]')

@@ -105,6 +105,8 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;decode'= {
             cand --around 'Print the range of IDs the same worker made within --window of this ID''s time, for WHERE id BETWEEN ... during an incident'
             cand --window 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms) [default: 5m]'
+            cand --since 'With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD) [default: ten years ago]'
+            cand --until 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]'
             cand --from 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)'
             cand --to 'End of the range, inclusive (default: now)'
             cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'

@@ -115,6 +115,8 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s h -l help -d '
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l around -d 'Print the range of IDs the same worker made within --window of this ID\'s time, for WHERE id BETWEEN ... during an incident' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l window -d 'With --around: how far either side of the ID\'s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms) [default: 5m]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l since -d 'With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD) [default: ten years ago]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l until -d 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'

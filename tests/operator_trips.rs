@@ -135,7 +135,11 @@ fn tags_running_out_are_visible_before_they_fail() {
             .starts_with("tag nearly has 806 IDs left, less than its step 1000"),
         "{err}"
     );
-    let out = sb.leafctl().args(["tag", "show", "nearly"]).output().unwrap();
+    let out = sb
+        .leafctl()
+        .args(["tag", "show", "nearly"])
+        .output()
+        .unwrap();
     assert!(
         stderr(&out).starts_with("warning: tag nearly has 806 IDs left"),
         "{}",
@@ -849,5 +853,70 @@ fn notes_and_warnings_are_json_when_the_output_is() {
                 .unwrap_or_else(|e| panic!("{args:?}: {line:?} is not JSON: {e}"));
             assert!(v["note"].is_string() || v["warning"].is_string(), "{line}");
         }
+    }
+}
+
+/// Item 14: `--scan`'s ten-year window can be widened (`--since`) or narrowed (`--until`): an
+/// account's ObjectId from 2012 in today's log is found when asked for; base64 is no KSUID.
+#[test]
+fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
+    let sb = Sandbox::new();
+    let log = sb.path().join("app.log");
+    let k = "0ujtsYcgvSTl8PAuAdqWYSMnLOv"; // segment's documented KSUID, 2017-10-10
+    std::fs::write(
+        &log,
+        format!(
+            "account 4f4b2a1e0000000000000000 created\n\
+             now 6836a5c0a1b2c3d4e5f60718 user={k}\n\
+             cert MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo/4gSoZaXBHx4mW1bbq1VxSuAw+kQ/ZnQIDAQAB\n"
+        ),
+    )
+    .unwrap();
+    let scan = |extra: &[&str]| {
+        let out = sb
+            .leafctl()
+            .args(["decode", "--scan", "--output", "ndjson"])
+            .args(extra)
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["id"].as_str().unwrap().to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(scan(&[]), vec!["6836a5c0a1b2c3d4e5f60718", k]);
+    assert_eq!(
+        scan(&["--since", "2010-01-01"]),
+        vec!["4f4b2a1e0000000000000000", "6836a5c0a1b2c3d4e5f60718", k]
+    );
+    assert_eq!(
+        scan(&["--since", "2010-01-01", "--until", "2017-12-31"]),
+        vec!["4f4b2a1e0000000000000000", k]
+    );
+    for (args, needle) in [
+        (
+            &[
+                "decode",
+                "--scan",
+                "--since",
+                "2020-01-01",
+                "--until",
+                "2019-01-01",
+            ][..],
+            "--since is after --until",
+        ),
+        (
+            &["decode", "--scan", "--since", "yesterday-ish"],
+            "--since \"yesterday-ish\"",
+        ),
+    ] {
+        let out = sb.leafctl().args(args).arg(&log).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
     }
 }

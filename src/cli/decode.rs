@@ -83,6 +83,14 @@ pub struct DecodeArgs {
     /// number is ms) [default: 5m]
     #[arg(long, value_name = "DURATION", requires = "around", value_parser = parse_window)]
     pub window: Option<i64>,
+    /// With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD)
+    /// [default: ten years ago]
+    #[arg(long, value_name = "TIME", requires = "scan")]
+    pub since: Option<String>,
+    /// With --scan: find IDs made up to this time (a date: its whole day) [default: a day from
+    /// now]
+    #[arg(long, value_name = "TIME", requires = "scan")]
+    pub until: Option<String>,
     /// Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)
     #[arg(long, value_name = "TIME", conflicts_with = "around")]
     pub from: Option<String>,
@@ -652,6 +660,12 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
             "add --around ID (the ID whose neighbours to find), or drop --window",
         ));
     }
+    if (args.since.is_some() || args.until.is_some()) && !args.scan {
+        return Err(usage(
+            "--since and --until only apply to --scan",
+            "add --scan to find IDs in text made within that window, or drop them",
+        ));
+    }
     if args.to.is_some() && args.from.is_none() {
         return Err(usage(
             "--to only applies to --from; without it the IDs are decoded and --to ignored",
@@ -668,7 +682,31 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         return around::run(ctx, &opts, id, args.window.unwrap_or(DEFAULT_WINDOW_MS));
     }
     if args.scan {
-        return scan::run(ctx, &opts, &args.ids);
+        let since = match &args.since {
+            Some(t) => super::time::parse_instant(t).map_err(|e| {
+                usage(
+                    format!("--since {t:?}: {e}"),
+                    "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
+                )
+            })?,
+            None => now.saturating_sub(leafctl::idformat::DEFAULT_LOOKBACK_MS),
+        };
+        let until = match &args.until {
+            Some(t) => super::time::parse_instant_end(t).map_err(|e| {
+                usage(
+                    format!("--until {t:?}: {e}"),
+                    "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
+                )
+            })?,
+            None => now.saturating_add(leafctl::idformat::FUTURE_SLACK_MS),
+        };
+        if since > until {
+            return Err(usage(
+                "--since is after --until: the window holds no time",
+                "give --since before --until",
+            ));
+        }
+        return scan::run(ctx, &opts, &args.ids, (since, until));
     }
     let from_stdin = args.ids.is_empty() || args.ids == ["-"];
     if args.guess {

@@ -184,8 +184,14 @@ enum Out {
     Records(Records),
 }
 
-pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyhow::Result<()> {
-    let scanner = Scanner::new(opts.configured, opts.now_ms);
+/// `decode --scan` over `files`, finding IDs made within `window` (Unix ms, inclusive).
+pub(super) fn run(
+    ctx: &Context,
+    opts: &GuessOptions,
+    files: &[String],
+    window: (i64, i64),
+) -> anyhow::Result<()> {
+    let scanner = Scanner::between(opts.configured, window.0, window.1);
     let stdout_tty = io::stdout().is_terminal();
     let mut out = match ctx.rows {
         RowFormat::Text => Out::Annotate(Annotate {
