@@ -23,7 +23,7 @@ Examples:
   leafctl tag add payment --step 5000 --desc 'payment numbers'
   leafctl tag add invoice --start 1000000        continue after an existing ID scheme
   leafctl tag list --output json
-  leafctl tag list --prefix tenant- --output ndjson | wc -l  count the tenant tags
+  leafctl tag list --prefix tenant- --output ndjson | wc -l    count the tenant tags
   leafctl tag list --match 'order-*-eu' --output ndjson | jq -r .max_id
   leafctl tag set-step order 20000
   leafctl next order -n 10                       ten IDs from the tag
