@@ -920,3 +920,60 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
         assert!(stderr(&out).contains(needle), "{}", stderr(&out));
     }
 }
+
+/// Item 15: `--around` an ObjectId: its bounds hold every process's IDs of the window, so the
+/// process is a filter, in SQL and as a MongoDB query.
+#[test]
+fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args([
+            "decode",
+            "--around",
+            "507f1f77bcf86cd799439011",
+            "--window",
+            "1s",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["min_id"], "507f1f760000000000000000");
+    assert_eq!(v["max_id"], "507f1f78ffffffffffffffff");
+    assert_eq!(
+        v["sql"],
+        "WHERE id BETWEEN '507f1f760000000000000000' AND '507f1f78ffffffffffffffff' AND substr(id, 9, 10) = 'bcf86cd799'"
+    );
+    let mongo = v["mongo"].as_str().unwrap();
+    assert!(
+        mongo.starts_with("{_id: {$gte: ObjectId(\"507f1f760000000000000000\")"),
+        "{mongo}"
+    );
+    let text = sb
+        .leafctl()
+        .args(["decode", "--around", "507f1f77bcf86cd799439011"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&text).contains("\nMongoDB: db.COLLECTION.find({_id:"),
+        "{}",
+        stdout(&text)
+    );
+    // A snowflake has no MongoDB line.
+    let out = sb
+        .leafctl()
+        .args([
+            "decode",
+            "--around",
+            "1864829180581093376",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("mongo").is_none(), "{v}");
+}
