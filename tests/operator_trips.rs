@@ -977,3 +977,32 @@ fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("mongo").is_none(), "{v}");
 }
+
+/// Item 14: numbers of an ID's length that the layout does not make plausible are counted and
+/// said (not silently skipped), with what to try.
+#[test]
+fn scan_says_how_many_id_length_numbers_it_passed_over() {
+    let sb = Sandbox::new();
+    let out = sb
+        .leafctl()
+        .args(["decode", "--scan"])
+        .write_stdin("n 9000000000000000000 m 100000000000000000 id 2124080376837046272\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("2124080376837046272 [2026-11-21T10:00:00.000Z"));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("note: 2 numbers of 18-19 digits (the length of leaf IDs) not read as IDs")
+            && err.contains("--preset")
+            && err.contains("--since/--until"),
+        "{err}"
+    );
+    let out = sb
+        .leafctl()
+        .args(["decode", "--scan"])
+        .write_stdin("id 2124080376837046272\n")
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}

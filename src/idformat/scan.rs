@@ -129,13 +129,15 @@ impl Scanner {
     }
 
     /// Calls `found(start, end, decoded)` for every ID in `text`, in order. With `skip_first`,
-    /// a token at the very start of `text` is ignored (it continues one cut off before).
+    /// a token at the very start of `text` is ignored (it continues one cut off before). Returns
+    /// how many numbers of an ID's length were passed over (see [`ScanStats::skipped`]).
     pub fn find(
         &self,
         text: &[u8],
         skip_first: bool,
         mut found: impl FnMut(usize, usize, &Decoded),
-    ) {
+    ) -> u64 {
+        let mut skipped = 0;
         let n = text.len();
         let mut i = 0;
         if skip_first {
@@ -164,8 +166,13 @@ impl Scanner {
             if let Some((end, d)) = self.token(text, start, i, mask) {
                 found(start, end, &d);
                 i = end;
+            } else if mask & DIGIT != 0
+                && (self.min_digits..=self.max_digits).contains(&(i - start))
+            {
+                skipped += 1;
             }
         }
+        skipped
     }
 
     /// Whether the token `text[start..end]` (letters and digits, `mask` the AND of their
@@ -296,6 +303,9 @@ pub struct ScanStats {
     pub lines: u64,
     /// IDs found.
     pub ids: u64,
+    /// Numbers of the length the layout's IDs have that were not read as IDs: their time under
+    /// the layout lies outside the window (IDs of another layout, or numbers that are no IDs).
+    pub skipped: u64,
 }
 
 /// A failure of [`scan_stream`]: reading the input or writing to the sink.
@@ -382,7 +392,7 @@ pub fn scan_stream<R: Read, S: ScanSink>(
         }
         let mut pos = 0;
         let mut failed = None;
-        scanner.find(block, skip_first, |start, end, d| {
+        stats.skipped += scanner.find(block, skip_first, |start, end, d| {
             if failed.is_some() {
                 return;
             }

@@ -4,7 +4,9 @@
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 
-use leafctl::idformat::{Decoded, GuessOptions, ScanError, ScanSink, Scanner, scan_stream};
+use leafctl::idformat::{
+    Decoded, GuessOptions, ScanError, ScanSink, ScanStats, Scanner, scan_stream,
+};
 
 use super::super::Context;
 use super::super::error::{AlreadyReported, EXIT_USAGE};
@@ -219,6 +221,7 @@ pub(super) fn run(
     let stdin = ["-".to_string()];
     let inputs = if files.is_empty() { &stdin[..] } else { files };
     let mut bad = 0;
+    let mut skipped = 0u64;
     for name in inputs {
         if let Out::Records(r) = &mut out {
             r.file = name.as_bytes().to_vec();
@@ -243,7 +246,7 @@ pub(super) fn run(
             }
         };
         match result {
-            Ok(()) => {}
+            Ok(stats) => skipped += stats.skipped,
             Err(ScanError::Write(e)) => return Err(write_err(e)),
             Err(ScanError::Read(e)) => {
                 bad += 1;
@@ -261,6 +264,25 @@ pub(super) fn run(
             r.w.finish().map(|_| ()).map_err(write_err)?;
         }
     }
+    // Said, not silent: numbers that look like IDs by length but not by time under this layout.
+    if skipped > 0 && !ctx.quiet {
+        let (lo, hi) = scanner.digit_range();
+        let digits = if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}-{hi}")
+        };
+        let (from, to) = scanner.window();
+        crate::cli::error::note(&format!(
+            "{skipped} number{} of {digits} digits (the length of {} IDs) not read as IDs: under that layout {} time{} outside {} .. {}; if they are IDs, give their layout with --preset (or run --guess on one), or widen the window with --since/--until",
+            if skipped == 1 { "" } else { "s" },
+            scanner.layout().name,
+            if skipped == 1 { "its" } else { "their" },
+            if skipped == 1 { " lies" } else { "s lie" },
+            super::super::output::rfc3339_ms(from),
+            super::super::output::rfc3339_ms(to),
+        ));
+    }
     if bad > 0 {
         crate::cli::error::closing_hint(
             EXIT_USAGE,
@@ -271,9 +293,9 @@ pub(super) fn run(
     Ok(())
 }
 
-fn scan_one(r: impl io::Read, scanner: &Scanner, out: &mut Out) -> Result<(), ScanError> {
+fn scan_one(r: impl io::Read, scanner: &Scanner, out: &mut Out) -> Result<ScanStats, ScanError> {
     match out {
-        Out::Annotate(a) => scan_stream(r, scanner, a).map(|_| ()),
-        Out::Records(w) => scan_stream(r, scanner, w).map(|_| ()),
+        Out::Annotate(a) => scan_stream(r, scanner, a),
+        Out::Records(w) => scan_stream(r, scanner, w),
     }
 }
