@@ -1006,3 +1006,38 @@ fn scan_says_how_many_id_length_numbers_it_passed_over() {
         .unwrap();
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
+
+/// "Running out is visible before it happens", snowflake: years left in the layout's time on
+/// the status JSON and in `/metrics` (leaf's 41 bits of ms run to 2080).
+#[test]
+fn the_server_shows_the_years_left_in_the_snowflake_layout() {
+    use support::serve::Server;
+    let sb = Sandbox::new();
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["serve", "--snowflake", "--worker-id", "3"]);
+    let s = Server::start(cmd);
+    assert_eq!(s.get("/api/snowflake/get/x").status, 200);
+    let report = s.get("/?format=json").json();
+    let sf = &report["snowflake"];
+    // 2^41 ms after 2010-11-04T01:42:54.657Z.
+    assert_eq!(
+        sf["layout_ends_at_ms"],
+        1_288_834_974_657i64 + (1i64 << 41) - 1,
+        "{sf}"
+    );
+    let years = sf["layout_years_left"].as_f64().unwrap();
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let expected =
+        ((1_288_834_974_657i64 + (1i64 << 41)) - now_ms) as f64 / (365.25 * 86_400_000.0);
+    assert!((years - expected).abs() < 0.01, "{years} vs {expected}");
+    let metrics = s.get("/metrics").body;
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("leaf_snowflake_layout_seconds_left "))
+        .unwrap_or_else(|| panic!("{metrics}"));
+    let secs: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(
+        (secs / (365.25 * 86_400.0) - expected).abs() < 0.01,
+        "{line}"
+    );
+}

@@ -599,6 +599,15 @@ impl Collector for StateCollector {
                 &ConstCounter::new(refused),
             )?;
             let status = snowflake.status();
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            encode_one(
+                &mut encoder,
+                "snowflake_layout_seconds_left",
+                "Seconds until the layout's time runs out (its last representable time minus now); no ID can be issued after it",
+                &ConstGauge::new(snowflake.layout().last_unix_ms().saturating_sub(now_ms) / 1000),
+            )?;
             encode_one(
                 &mut encoder,
                 "snowflake_worker_id",

@@ -543,6 +543,10 @@ pub struct SnowflakeStatus {
     pub rollbacks_refused: u64,
     /// The last ID's time (Unix ms).
     pub last_id_ms: Option<i64>,
+    /// The last time the layout can hold (Unix ms): after it no ID can be issued.
+    pub layout_ends_at_ms: i64,
+    /// Years from now until then (365.25-day years).
+    pub layout_years_left: f64,
 }
 
 /// What the report is built from, besides the generators.
@@ -620,6 +624,8 @@ impl Sampler {
                 rollbacks_waited: waited,
                 rollbacks_refused: refused,
                 last_id_ms: st.last_issued_ms,
+                layout_ends_at_ms: g.layout().last_unix_ms(),
+                layout_years_left: layout_years_left(g.layout(), now_ms),
             }
         });
         StatusReport {
@@ -673,6 +679,11 @@ impl Sampler {
             tags,
         }
     }
+}
+
+/// Years (of 365.25 days) from `now_ms` until the last time `layout` can hold; negative once past.
+pub(crate) fn layout_years_left(layout: &crate::snowflake::Layout, now_ms: i64) -> f64 {
+    (layout.last_unix_ms() as f64 - now_ms as f64) / (365.25 * 86_400_000.0)
 }
 
 /// A loaded tag's room left in its 63-bit range, from the highest max_id this server claimed
