@@ -1041,3 +1041,60 @@ fn the_server_shows_the_years_left_in_the_snowflake_layout() {
         "{line}"
     );
 }
+
+/// `/readyz` on a layout's time: within a year of its end the detail says when (still ready);
+/// once past it (Baidu's 28 bits of seconds ended in 2024) the server is not ready, saying why,
+/// instead of answering ready while every ID fails.
+#[test]
+fn readyz_says_when_the_snowflake_layout_runs_out() {
+    use support::serve::Server;
+    let sb = Sandbox::new();
+    // 35 bits of ms (397.7 days) from an epoch 297 days ago: about 100 days left.
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let epoch = now_ms - (1i64 << 35) + 100 * 86_400_000;
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "serve",
+        "--snowflake",
+        "--worker-id",
+        "1",
+        "--layout",
+        "35,10,18",
+    ])
+    .args(["--epoch", &epoch.to_string()]);
+    let s = Server::start(cmd);
+    let r = s.get("/readyz");
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    let detail = v["snowflake"].as_str().unwrap();
+    assert!(
+        detail.starts_with("ok (worker id 1; the layout's time runs out in 99 days")
+            || detail.starts_with("ok (worker id 1; the layout's time runs out in 100 days"),
+        "{detail}"
+    );
+    assert_eq!(s.get("/api/snowflake/get/x").status, 200);
+    drop(s);
+
+    let sb = Sandbox::new();
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "serve",
+        "--snowflake",
+        "--worker-id",
+        "1",
+        "--preset",
+        "baidu",
+    ]);
+    let s = Server::start(cmd);
+    let r = s.get("/readyz");
+    assert_eq!(r.status, 503);
+    let v = r.json();
+    assert_eq!(v["ready"], false);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("the layout's time ran out at 2024-11-20T13:24:15Z: no ID can be issued"),
+        "{v}"
+    );
+}
