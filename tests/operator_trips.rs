@@ -820,6 +820,27 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     let done = reclaim(&["--force", "--yes"]);
     assert!(done.status.success(), "{}", stderr(&done));
     assert!(stdout(&done).contains("already free"), "{}", stdout(&done));
+
+    // "For registries, ids in use of the total": `workers list` says it on stderr.
+    let list = sb
+        .leafctl()
+        .args(["workers", "list", "--etcd", &ep, "--name", "issue36"])
+        .output()
+        .unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    let err = stderr(&list);
+    assert!(
+        err.starts_with("note: ")
+            && err.contains(" of 1024 worker ids in use (live or held) under ")
+            && err.contains(", 1 registered; the leaf layout holds 1024"),
+        "{err}"
+    );
+    let quiet = sb
+        .leafctl()
+        .args(["-q", "workers", "list", "--etcd", &ep, "--name", "issue36"])
+        .output()
+        .unwrap();
+    assert!(quiet.stderr.is_empty(), "{}", stderr(&quiet));
 }
 
 /// Item 11, the rest of stderr: with `--output json|ndjson` notes and warnings are JSON

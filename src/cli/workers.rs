@@ -93,6 +93,26 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             let registry = inspected(ctx)?;
             let now = clock.now_ms();
             let records = registry.list(now)?;
+            // Running out visible before it happens: how many of the layout's worker ids are
+            // taken (live or held), on stderr so the rows stay rows.
+            if !ctx.quiet {
+                let layout = &ctx.settings.layout.value;
+                let total = layout.layout.max_worker().saturating_add(1);
+                let mut in_use: Vec<u64> = records
+                    .iter()
+                    .filter(|r| r.held || r.is_live(now))
+                    .map(|r| r.worker)
+                    .collect();
+                in_use.sort_unstable();
+                in_use.dedup();
+                super::error::note(&format!(
+                    "{} of {total} worker ids in use (live or held) under {}, {} registered; the {} layout holds {total}",
+                    in_use.len(),
+                    registry.place(),
+                    records.len(),
+                    layout.label
+                ));
+            }
             match ctx.output {
                 OutputFormat::Json => print_json(&records.iter().map(row).collect::<Vec<_>>()),
                 OutputFormat::Text => {
