@@ -841,6 +841,22 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
         .output()
         .unwrap();
     assert!(quiet.stderr.is_empty(), "{}", stderr(&quiet));
+    // Nothing registered, piped: the header alone on stdout, the sentence on stderr (item 3).
+    let empty = sb
+        .leafctl()
+        .args(["workers", "list", "--etcd", &ep, "--name", "issue36-none"])
+        .output()
+        .unwrap();
+    assert!(empty.status.success(), "{}", stderr(&empty));
+    assert_eq!(
+        stdout(&empty),
+        "worker\tidentity\tmode\tlast report\tstatus\n"
+    );
+    assert!(
+        stderr(&empty).contains("no worker ids registered under"),
+        "{}",
+        stderr(&empty)
+    );
 }
 
 /// Item 11, the rest of stderr: with `--output json|ndjson` notes and warnings are JSON

@@ -116,13 +116,19 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             match ctx.output {
                 OutputFormat::Json => print_json(&records.iter().map(row).collect::<Vec<_>>()),
                 OutputFormat::Text => {
-                    if records.is_empty() {
-                        return print_text(&format!(
-                            "no worker ids registered under {}",
-                            registry.place()
-                        ));
-                    }
                     let mut t = table(&["worker", "identity", "mode", "last report", "status"]);
+                    if records.is_empty() {
+                        let what = format!("no worker ids registered under {}", registry.place());
+                        // On a terminal a sentence; piped, rows were promised: the header alone,
+                        // the sentence on stderr (as `tag list`).
+                        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                            return print_text(&what);
+                        }
+                        if !ctx.quiet {
+                            super::error::note(&what);
+                        }
+                        return print_text(&render(t));
+                    }
                     for r in &records {
                         t.add_row(vec![
                             r.worker.to_string(),
