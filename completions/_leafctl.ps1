@@ -51,7 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'How many IDs to issue')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'How many IDs to issue')
             [CompletionResult]::new('--worker-id', '--worker-id', [CompletionResultType]::ParameterName, 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]')
-            [CompletionResult]::new('--registry', '--registry', [CompletionResultType]::ParameterName, 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]')
+            [CompletionResult]::new('--registry', '--registry', [CompletionResultType]::ParameterName, 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]')
             [CompletionResult]::new('--seq-start', '--seq-start', [CompletionResultType]::ParameterName, 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]')
             [CompletionResult]::new('--max-lead', '--max-lead', [CompletionResultType]::ParameterName, 'Let ID times run up to MS ahead of the clock when a millisecond''s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named layout (default leaf) [env: LEAF_PRESET]')
@@ -81,7 +81,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;serve' {
             [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]')
             [CompletionResult]::new('--worker-id', '--worker-id', [CompletionResultType]::ParameterName, 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]')
-            [CompletionResult]::new('--registry', '--registry', [CompletionResultType]::ParameterName, 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]')
+            [CompletionResult]::new('--registry', '--registry', [CompletionResultType]::ParameterName, 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]')
             [CompletionResult]::new('--seq-start', '--seq-start', [CompletionResultType]::ParameterName, 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]')
             [CompletionResult]::new('--max-lead', '--max-lead', [CompletionResultType]::ParameterName, 'Let ID times run up to MS ahead of the clock when a millisecond''s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named layout (default leaf) [env: LEAF_PRESET]')
@@ -110,7 +110,9 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         }
         'leafctl;decode' {
             [CompletionResult]::new('--around', '--around', [CompletionResultType]::ParameterName, 'Print the range of IDs the same worker made within --window of this ID''s time, for WHERE id BETWEEN ... during an incident')
-            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms) [default: 5m]')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD) [default: ten years ago]')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'End of the range, inclusive (default: now)')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named layout (default leaf) [env: LEAF_PRESET]')
@@ -156,7 +158,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a tag (a row of leaf_alloc)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List tags with their max_id, step and last update')
-            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag, with the IDs it has left')
             [CompletionResult]::new('set-step', 'set-step', [CompletionResultType]::ParameterValue, 'Change a tag''s step (the size of the segments servers claim)')
             [CompletionResult]::new('bump', 'bump', [CompletionResultType]::ParameterValue, 'Move a tag''s max_id forward to a value, never down (one statement)')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued')
@@ -289,7 +291,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;tag;help' {
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a tag (a row of leaf_alloc)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List tags with their max_id, step and last update')
-            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag, with the IDs it has left')
             [CompletionResult]::new('set-step', 'set-step', [CompletionResultType]::ParameterValue, 'Change a tag''s step (the size of the segments servers claim)')
             [CompletionResult]::new('bump', 'bump', [CompletionResultType]::ParameterValue, 'Move a tag''s max_id forward to a value, never down (one statement)')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued')
@@ -569,7 +571,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;help;tag' {
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a tag (a row of leaf_alloc)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List tags with their max_id, step and last update')
-            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one tag, with the IDs it has left')
             [CompletionResult]::new('set-step', 'set-step', [CompletionResultType]::ParameterValue, 'Change a tag''s step (the size of the segments servers claim)')
             [CompletionResult]::new('bump', 'bump', [CompletionResultType]::ParameterValue, 'Move a tag''s max_id forward to a value, never down (one statement)')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued')

@@ -577,7 +577,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --guess --scan --around --window --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -588,6 +588,14 @@ _leafctl() {
                     return 0
                     ;;
                 --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

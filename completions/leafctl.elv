@@ -47,7 +47,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand -n 'How many IDs to issue'
             cand --count 'How many IDs to issue'
             cand --worker-id 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]'
-            cand --registry 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]'
+            cand --registry 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]'
             cand --seq-start 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]'
             cand --max-lead 'Let ID times run up to MS ahead of the clock when a millisecond''s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]'
             cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
@@ -76,7 +76,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;serve'= {
             cand --listen 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]'
             cand --worker-id 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]'
-            cand --registry 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]'
+            cand --registry 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]'
             cand --seq-start 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]'
             cand --max-lead 'Let ID times run up to MS ahead of the clock when a millisecond''s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]'
             cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
@@ -104,7 +104,9 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;decode'= {
             cand --around 'Print the range of IDs the same worker made within --window of this ID''s time, for WHERE id BETWEEN ... during an incident'
-            cand --window 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms)'
+            cand --window 'With --around: how far either side of the ID''s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms) [default: 5m]'
+            cand --since 'With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD) [default: ten years ago]'
+            cand --until 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]'
             cand --from 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)'
             cand --to 'End of the range, inclusive (default: now)'
             cand --preset 'Named layout (default leaf) [env: LEAF_PRESET]'
@@ -149,7 +151,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --version 'Print version'
             cand add 'Add a tag (a row of leaf_alloc)'
             cand list 'List tags with their max_id, step and last update'
-            cand show 'Show one tag'
+            cand show 'Show one tag, with the IDs it has left'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
             cand remove 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
@@ -275,7 +277,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;tag;help'= {
             cand add 'Add a tag (a row of leaf_alloc)'
             cand list 'List tags with their max_id, step and last update'
-            cand show 'Show one tag'
+            cand show 'Show one tag, with the IDs it has left'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
             cand remove 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
@@ -522,7 +524,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;help;tag'= {
             cand add 'Add a tag (a row of leaf_alloc)'
             cand list 'List tags with their max_id, step and last update'
-            cand show 'Show one tag'
+            cand show 'Show one tag, with the IDs it has left'
             cand set-step 'Change a tag''s step (the size of the segments servers claim)'
             cand bump 'Move a tag''s max_id forward to a value, never down (one statement)'
             cand remove 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'

@@ -49,7 +49,7 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "config" -d 'Inspect
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d 'How many IDs to issue' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
@@ -82,7 +82,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s h -l help -d 'P
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l listen -d 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
@@ -114,7 +114,9 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s v -l verbose -
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l around -d 'Print the range of IDs the same worker made within --window of this ID\'s time, for WHERE id BETWEEN ... during an incident' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l window -d 'With --around: how far either side of the ID\'s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms)' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l window -d 'With --around: how far either side of the ID\'s time (500ms, 30s, 10m, 2h, 1d; a bare number is ms) [default: 5m]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l since -d 'With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD) [default: ten years ago]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l until -d 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
@@ -162,7 +164,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "list" -d 'List tags with their max_id, step and last update'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "show" -d 'Show one tag, with the IDs it has left'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -f -a "remove" -d 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
@@ -268,7 +270,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_sub
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "list" -d 'List tags with their max_id, step and last update'
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tag, with the IDs it has left'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'
@@ -440,7 +442,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_see
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "list" -d 'List tags with their max_id, step and last update'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "show" -d 'Show one tag, with the IDs it has left'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "set-step" -d 'Change a tag\'s step (the size of the segments servers claim)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "bump" -d 'Move a tag\'s max_id forward to a value, never down (one statement)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "remove" -d 'Remove a tag; its final max_id stays behind (table leaf_alloc_removed), so adding the tag again continues above every ID it issued'

@@ -191,6 +191,8 @@ pub struct DbSection {
     pub url: Option<String>,
     /// The database password (prefer `LEAF_DB_PASSWORD`).
     pub password: Option<String>,
+    /// A file holding the database password (its first line), like `LEAF_DB_PASSWORD_FILE`.
+    pub password_file: Option<std::path::PathBuf>,
     /// The MySQL worker registry's session `wait_timeout` in seconds: how long a worker id stays
     /// locked by a holder MySQL no longer hears from (default 30, at least 6).
     pub registry_wait_timeout_s: Option<u64>,

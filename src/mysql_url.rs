@@ -114,7 +114,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
             crate_url.push('?');
             crate_url.push_str(&passthrough.join("&"));
         }
-        let opts = Opts::from_url(&crate_url).map_err(|e| scrub_url(e.to_string()))?;
+        let opts = Opts::from_url(&crate_url).map_err(|e| scrub_url(url_error(&e)))?;
         if opts.get_db_name().is_none_or(str::is_empty) {
             return Err("no database named: write mysql://user@host:port/DATABASE".into());
         }
@@ -165,6 +165,41 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
     })
 }
 
+/// The URL parameters leafctl reads itself; the rest go to the `mysql` driver.
+const OWN_PARAMS: &str = "tls (or ssl), ca (or ca_file)";
+
+/// The `mysql` driver's URL parameters, passed through as they are.
+const DRIVER_PARAMS: &str = "root_cert_path, cert_chain_path, priv_key_path, \
+     danger_accept_invalid_certs, danger_skip_domain_validation, tcp_connect_timeout_ms, \
+     tcp_keepalive_time_ms, tcp_keepalive_probe_interval_secs, tcp_keepalive_probe_count, \
+     tcp_user_timeout_ms, compress, stmt_cache_size, max_allowed_packet, secure_auth, \
+     enable_cleartext_plugin, reset_connection, check_health, server_key_path, cipher_suites";
+
+/// The driver's URL error in words (its own text is Rust's: `URL ParseError { ... }`), naming
+/// the parameters there are when one is unknown.
+fn url_error(e: &mysql::UrlError) -> String {
+    match e {
+        mysql::UrlError::ParseError(p) => format!(
+            "not a URL leafctl can read ({p}): write mysql://user@host:port/database, an IPv6 host in brackets ([::1]:3306)"
+        ),
+        mysql::UrlError::UnknownParameter(p) => format!(
+            "unknown parameter {p:?}: leafctl reads {OWN_PARAMS}, and passes the mysql driver's {DRIVER_PARAMS}"
+        ),
+        mysql::UrlError::InvalidValue(k, v) => {
+            format!("parameter {k}={v}: not a value the parameter takes")
+        }
+        mysql::UrlError::FeatureRequired(feature, k) => {
+            format!(
+                "parameter {k} needs the driver's {feature} feature, which leafctl is built without"
+            )
+        }
+        mysql::UrlError::UnsupportedScheme(s) => {
+            format!("scheme {s:?}: write mysql://user@host:port/database")
+        }
+        other => other.to_string(),
+    }
+}
+
 /// The I/O error under a driver error, directly or inside a packet codec error.
 fn io_error(e: &mysql::Error) -> Option<&std::io::Error> {
     match e {
@@ -201,7 +236,15 @@ pub(crate) fn describe(e: &mysql::Error) -> String {
             )
         }
         Some(io) => io.to_string(),
-        None => e.to_string(),
+        None => match e {
+            // The driver wraps these in Rust's debug style (`DriverError { ... }`).
+            mysql::Error::DriverError(d @ mysql::DriverError::TlsNotSupported) => format!(
+                "the server does not offer TLS, and the URL asks for it (tls=true or ca=FILE): {d}"
+            ),
+            mysql::Error::DriverError(d) => d.to_string(),
+            mysql::Error::UrlError(u) => url_error(u),
+            other => other.to_string(),
+        },
     }
 }
 
@@ -220,6 +263,35 @@ mod tests {
         assert_eq!(t.password.as_deref(), Some("override"));
         let t = parse("mariadb://leaf:p@ss@db/leaf", None).unwrap();
         assert_eq!(t.password.as_deref(), Some("p@ss"));
+    }
+
+    /// Issue 36, item 6: URL errors in words, never Rust's debug text, and an unknown
+    /// parameter names the ones there are (as PostgreSQL's does).
+    #[test]
+    fn url_errors_are_words() {
+        let e = parse("mysql://leaf@[::1/leaf", None).err().unwrap();
+        assert!(!e.contains("ParseError {"), "{e}");
+        assert!(
+            e.contains("not a URL leafctl can read") && e.contains("[::1]:3306"),
+            "{e}"
+        );
+        let e = parse("mysql://leaf@db/leaf?sslmode=require", None)
+            .err()
+            .unwrap();
+        assert!(e.contains("unknown parameter \"sslmode\""), "{e}");
+        assert!(
+            e.contains("tls (or ssl)") && e.contains("root_cert_path"),
+            "{e}"
+        );
+        let tls = describe(&mysql::Error::DriverError(
+            mysql::DriverError::TlsNotSupported,
+        ));
+        assert!(!tls.contains("DriverError"), "{tls}");
+        assert!(tls.contains("does not offer TLS"), "{tls}");
+        let other = describe(&mysql::Error::DriverError(
+            mysql::DriverError::CouldNotConnect(None),
+        ));
+        assert!(!other.contains("DriverError {"), "{other}");
     }
 
     #[test]

@@ -71,13 +71,17 @@ pub(crate) struct PgTarget {
 }
 
 /// The URL parameters leafctl reads; any other is refused rather than silently ignored.
-const KNOWN_PARAMS: &str = "sslmode, sslrootcert, connect_timeout, application_name, \
-     target_session_attrs";
+const KNOWN_PARAMS: &str = "host, port, user, dbname, sslmode, sslrootcert, connect_timeout, \
+     application_name, target_session_attrs";
 
 /// Reads `postgres://user[:password]@host[:port][,host[:port]...]/database[?param=value&...]`
 /// (also `postgresql://`), libpq's URL form; `password` replaces one in the URL. Several hosts
 /// are tried in order; with more than one, only a writable one is used unless
-/// `target_session_attrs=any` says otherwise. The error is a reason, free of the password.
+/// `target_session_attrs=any` says otherwise. As in libpq, a host that starts with `/` is the
+/// directory of the server's Unix socket (`postgres://leaf@%2Frun%2Fpostgresql/leaf`, or
+/// `postgres:///leaf?host=/run/postgresql&user=leaf`), and the `host`, `port`, `user` and
+/// `dbname` parameters stand in for the URL's parts. The error is a reason, free of the
+/// password.
 pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, String> {
     let scrub_url = |reason: String| match url_password(url) {
         Some(p) => scrub(reason, Some(&p)),
@@ -99,20 +103,64 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
         &base[at..slash],
         &base[slash..],
     );
-    let (user, url_pass) = match creds.split_once(':') {
+    let (mut user, url_pass) = match creds.split_once(':') {
         Some((u, p)) => (decode(u)?, Some(decode(p)?)),
         None => (decode(creds)?, None),
     };
-    if user.is_empty() {
-        return Err("no user: write postgres://USER@host:port/database".into());
+    let mut dbname = decode(path.strip_prefix('/').unwrap_or(path))?;
+    // libpq's parameters that stand in for the URL's parts (a socket directory has no place
+    // in a URL's authority but percent-encoded).
+    let (mut host_param, mut port_param) = (None, None);
+    for pair in query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "host" => host_param = Some(decode(value)?),
+            "port" => port_param = Some(decode(value)?),
+            "user" => user = decode(value)?,
+            "dbname" => dbname = decode(value)?,
+            _ => {}
+        }
     }
-    let dbname = decode(path.strip_prefix('/').unwrap_or(path))?;
+    if user.is_empty() {
+        return Err("no user: write postgres://USER@host:port/database (or ?user=USER)".into());
+    }
     if dbname.is_empty() {
         return Err("no database named: write postgres://user@host:port/DATABASE".into());
     }
+    let hosts = match (hosts.trim(), host_param.as_deref()) {
+        (h, None) => h.to_string(),
+        ("", Some(p)) => p.to_string(),
+        (_, Some(_)) => {
+            return Err(scrub_url(
+                "the host is given twice (in the URL and as ?host=): keep one".into(),
+            ));
+        }
+    };
+    if hosts.is_empty() {
+        return Err(
+            "no host: write postgres://user@host:port/database, or ?host=/path/of/the/socket/directory for a Unix socket"
+                .into(),
+        );
+    }
     let mut list = Vec::new();
     for host in hosts.split(',') {
-        list.push(parse_host(host.trim()).map_err(scrub_url)?);
+        let host = decode(host.trim())?;
+        let (name, port) = parse_host(&host).map_err(scrub_url)?;
+        list.push((name, port));
+    }
+    if let Some(p) = port_param {
+        let port = p
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("port={p}: the port must be a number from 1 to 65535"))?;
+        for (_, host_port) in &mut list {
+            *host_port = port;
+        }
     }
     let mut ssl = SslMode::Prefer;
     let mut root_cert = None;
@@ -165,6 +213,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
                 connect_timeout = Duration::from_secs(secs);
             }
             "application_name" => application_name = value,
+            "host" | "port" | "user" | "dbname" => {}
             "target_session_attrs" => {
                 read_write = match value.as_str() {
                     "read-write" | "primary" => true,
@@ -194,7 +243,10 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
     let names: Vec<String> = list
         .iter()
         .map(|(h, p)| {
-            if h.contains(':') {
+            if is_socket_dir(h) {
+                // A socket directory as the URL can carry it: percent-encoded.
+                format!("{}:{p}", h.replace('%', "%25").replace('/', "%2F"))
+            } else if h.contains(':') {
                 format!("[{h}]:{p}")
             } else {
                 format!("{h}:{p}")
@@ -218,7 +270,12 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
     })
 }
 
-/// `host`, `host:port`, `[v6]` or `[v6]:port`.
+/// Whether a host is the directory of a Unix socket (libpq: it starts with `/`).
+pub(crate) fn is_socket_dir(host: &str) -> bool {
+    host.starts_with('/')
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`, or a socket directory `/dir` or `/dir:port`.
 fn parse_host(host: &str) -> Result<(String, u16), String> {
     if host.is_empty() {
         return Err(
@@ -360,6 +417,10 @@ impl PgFailure {
                 detail.push_str(&text);
             }
             source = s.source();
+        }
+        if detail.contains("password missing") {
+            // tokio-postgres's words for "the server asked for a password and none was given".
+            detail = format!("the server asks for a password and none was given ({detail})");
         }
         let lower = detail.to_lowercase();
         let kind = if lower.contains("certificate")
@@ -573,6 +634,8 @@ impl PgConn {
         send_options: bool,
     ) -> Result<PgConn, PgFailure> {
         let (name, port) = &target.hosts[host];
+        // libpq: TLS is not used over a Unix socket, whatever sslmode says.
+        let socket = is_socket_dir(name);
         let mut config = tokio_postgres::Config::new();
         config
             .host(name)
@@ -583,6 +646,7 @@ impl PgConn {
             .connect_timeout(target.connect_timeout)
             .keepalives_idle(Duration::from_secs(30))
             .ssl_mode(match target.ssl {
+                _ if socket => tokio_postgres::config::SslMode::Disable,
                 SslMode::Disable => tokio_postgres::config::SslMode::Disable,
                 SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
                 _ => tokio_postgres::config::SslMode::Require,
@@ -595,6 +659,7 @@ impl PgConn {
         }
         let password = target.password.clone();
         let tls = match target.tls.get() {
+            _ if socket => None,
             Some(made) => made.clone(),
             None => {
                 let made = tls_config(target)?;
@@ -884,6 +949,41 @@ mod tests {
         assert!(!t.read_write);
         let t = parse("postgres://u@a/d?sslmode=verify-full", None).unwrap();
         assert_eq!(t.ssl, SslMode::VerifyFull);
+    }
+
+    /// Issue 36, item 5: libpq's two ways to name a Unix socket's directory.
+    #[test]
+    fn unix_sockets_in_libpq_form() {
+        let t = parse("postgres://leaf@%2Ftmp%2Fpg:5433/leaf", None).unwrap();
+        assert_eq!(t.hosts, vec![("/tmp/pg".to_string(), 5433)]);
+        assert_eq!(t.name, "postgres://leaf@%2Ftmp%2Fpg:5433/leaf");
+        // The name reads back as the same target.
+        assert_eq!(parse(&t.name, None).unwrap().hosts, t.hosts);
+        let t = parse("postgres:///leaf?host=/tmp/pg&user=leaf", None).unwrap();
+        assert_eq!(t.hosts, vec![("/tmp/pg".to_string(), 5432)]);
+        assert_eq!((t.user.as_str(), t.dbname.as_str()), ("leaf", "leaf"));
+        let t = parse(
+            "postgres://x@/d?host=%2Frun%2Fpg&port=6000&dbname=leaf&user=u",
+            None,
+        )
+        .unwrap();
+        assert_eq!(t.hosts, vec![("/run/pg".to_string(), 6000)]);
+        assert_eq!((t.user.as_str(), t.dbname.as_str()), ("u", "leaf"));
+        // TCP hosts are unchanged, and ?port= applies to them too.
+        let t = parse("postgres://leaf@db/leaf?port=6543", None).unwrap();
+        assert_eq!(t.hosts, vec![("db".to_string(), 6543)]);
+        for (url, says) in [
+            ("postgres:///leaf?user=leaf", "no host"),
+            ("postgres:///leaf?host=/tmp/pg", "no user"),
+            (
+                "postgres://leaf@db/leaf?host=/tmp/pg",
+                "the host is given twice",
+            ),
+            ("postgres://leaf@db/leaf?port=0", "port=0"),
+        ] {
+            let e = parse(url, None).err().unwrap();
+            assert!(e.contains(says), "{url}: {e}");
+        }
     }
 
     #[test]

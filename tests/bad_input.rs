@@ -128,8 +128,8 @@ fn bad_steps_and_counts_name_the_allowed_range() {
     // Nothing was claimed or added by any of that.
     let out = sb.leafctl().args(["tag", "show", "t"]).output().unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(shown.contains("max_id") && shown.contains(" 1"), "{shown}");
-    assert!(shown.contains("10"), "step unchanged: {shown}");
+    assert!(shown.contains("max_id\t1\n"), "{shown}");
+    assert!(shown.contains("step\t10\n"), "step unchanged: {shown}");
     let out = sb.leafctl().args(["tag", "show", "u"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "u was never added");
 
@@ -191,7 +191,16 @@ fn bad_ids_for_decode_are_reported_one_by_one() {
         ])
         .output()
         .unwrap();
-    let err = stderr(&out);
+    // Under --output json each error is a JSON object (issue 36, item 11): read the messages.
+    let err: String = stderr(&out)
+        .lines()
+        // Notes are JSON too ({"note": ...}), not errors.
+        .filter(|l| !l.starts_with("{\"note\""))
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON error");
+            v["error"]["message"].as_str().expect("message").to_string() + "\n"
+        })
+        .collect();
     assert_eq!(out.status.code(), Some(2), "{err}");
     for needle in [
         "\"\": empty value",

@@ -296,7 +296,8 @@ fn bad_values_are_reported_and_good_ones_still_printed() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
     assert_eq!(v[0]["id"], KNOWN.to_string());
-    let err = stderr(&out);
+    // With --output json every error is a JSON object on its own line (issue 36, item 11).
+    let err = json_error_messages(&out);
     for needle in [
         "\"abc\": not a number",
         "\"-5\": negative",
@@ -514,13 +515,17 @@ fn a_million_ids_decode_the_same_in_every_format_with_bad_lines_numbered() {
             Some(2),
             "{format}: bad lines give exit 2"
         );
-        let err = stderr(&out);
+        // Text and TSV errors are prose; JSON and NDJSON ones JSON objects (issue 36, item 11).
+        let (err, prefix) = match format {
+            "json" | "ndjson" => (json_error_messages(&out), ""),
+            _ => (stderr(&out), "error: "),
+        };
         assert!(
-            err.contains("error: line 400000: \"12x4\": not a number"),
+            err.contains(&format!("{prefix}line 400000: \"12x4\": not a number")),
             "{format}: {err}"
         );
         assert!(
-            err.contains("error: line 777777: \"-7\": negative"),
+            err.contains(&format!("{prefix}line 777777: \"-7\": negative")),
             "{format}: {err}"
         );
         assert!(
@@ -687,11 +692,14 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
             .assert()
             .code(2)
             .stderr(predicate::str::contains(format!(
-                "--output {format} is not available for `leafctl tag`"
+                "--output {format} is not available for `leafctl tag show`"
             )))
-            .stderr(predicate::str::contains(
-                "hint: use --output text or --output json",
-            ));
+            .stderr(predicate::str::contains(if format == "tsv" {
+                "hint: use --output text or --output json"
+            } else {
+                // NDJSON asked for: the error is JSON too (issue 36, item 11).
+                "\"hint\":\"use --output text or --output json"
+            }));
     }
     // decode --from/--to: one row, in the same forms.
     let out = sb
@@ -782,4 +790,21 @@ fn output_failures_never_panic_and_end_with_a_documented_code() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+/// The messages of the JSON error objects on stderr (one per line), one per line; panics on a
+/// line that is not one.
+fn json_error_messages(out: &std::process::Output) -> String {
+    stderr(out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}"));
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no message in {l}"))
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -218,7 +218,10 @@ fn every_answer_stays_bounded_with_fifty_thousand_tags() {
     assert_eq!(first["tag"], "brand-new");
     let tsv = lines(&["tag", "list", "--output", "tsv", "--prefix", "tenant-0499"]);
     let tsv: Vec<&str> = tsv.lines().collect();
-    assert_eq!(tsv[0], "tag\tmax_id\tstep\tdescription\tupdate_time");
+    assert_eq!(
+        tsv[0],
+        "tag\tmax_id\tstep\tdescription\tupdate_time\tids_left\theadroom"
+    );
     assert_eq!(tsv.len(), 11, "the header and tenant-04990 .. tenant-04999");
     assert!(
         tsv[1].starts_with("tenant-04990\t1\t1000\tmany\t"),
@@ -242,8 +245,15 @@ fn every_answer_stays_bounded_with_fifty_thousand_tags() {
     assert_eq!(json[0]["tag"], "zz-used-up");
     assert_eq!(json[0]["max_id"], "9223372036854775807");
     assert_eq!(json.as_array().unwrap().len(), 1);
-    let none = lines(&["tag", "list", "--prefix", "nope"]);
-    assert!(none.contains("no tags starting with \"nope\""), "{none}");
+    // No match: the header alone on stdout, the sentence on stderr (issue 36, item 3).
+    let none = leafctl(&["tag", "list", "--prefix", "nope"]);
+    assert!(none.status.success(), "{}", stderr(&none));
+    assert_eq!(String::from_utf8_lossy(&none.stdout).lines().count(), 1);
+    assert!(
+        stderr(&none).contains("no tags starting with \"nope\""),
+        "{}",
+        stderr(&none)
+    );
 
     // Nothing above changed what the server issues: the tags that issued are still counted.
     assert!(wait_until(std::time::Duration::from_secs(5), || {

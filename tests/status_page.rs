@@ -81,6 +81,8 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
     leafctl(&["tag", "add", "busy", "--step", "10"]);
     leafctl(&["tag", "add", "tail", "--start", "9223372036854775807"]);
     leafctl(&["tag", "add", HTML_TAG]);
+    // 500,000 IDs left with a step of 1,000: running out (issue 36).
+    leafctl(&["tag", "add", "nearly", "--start", "9223372036854275807"]);
     let mut cmd = sb.leafctl_std();
     cmd.env("LEAF_DB", &url)
         .env("LEAF_DB_PASSWORD", PASSWORD)
@@ -93,6 +95,7 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
         assert_eq!(s.get("/api/segment/get/busy").status, 200);
     }
     assert_eq!(s.get("/api/snowflake/get/x").status, 200);
+    assert_eq!(s.get("/api/segment/get/nearly").status, 200);
     assert_eq!(s.get("/api/segment/get/tail").status, 410);
     let encoded: String = HTML_TAG.bytes().map(|b| format!("%{b:02X}")).collect();
     assert_eq!(s.get(&format!("/api/segment/get/{encoded}")).status, 200);
@@ -169,6 +172,19 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
     assert!(dom.contains("<title>leafctl status</title>"));
     // Worker id and version from the JSON made it onto the page.
     assert!(dom.contains("id=\"sf-worker\">4<"), "{dom}");
+    // Running out, shown before it happens (issue 36): the tag's mark, the layout's years.
+    let nearly = row(&dom, "nearly");
+    assert!(
+        nearly.contains("pill warn headroom\"") && nearly.contains(">running out<"),
+        "{nearly}"
+    );
+    assert!(!order.contains("running out"), "{order}");
+    let left = dom
+        .split("id=\"sf-left\">")
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .unwrap_or_else(|| panic!("no layout card: {dom}"));
+    assert!(left.ends_with(" years") && left.starts_with('5'), "{left}");
     assert!(dom.contains(env!("CARGO_PKG_VERSION")));
 
     for (file, size) in [

@@ -36,7 +36,9 @@ Examples:
   leafctl config import-leaf leaf.properties --output json     {\"config\": {...}, \"notes\": [...]}
 
 Understands leaf.name, leaf.segment.enable, leaf.jdbc.url/username, leaf.snowflake.enable,
-leaf.snowflake.zk.address, leaf.snowflake.port (and leaf.snowflake.mode of NotFound9's fork).
+leaf.snowflake.zk.address, leaf.snowflake.port, server.port (and leaf.snowflake.mode of NotFound9's
+fork). Like Leaf's server, the config listens on all interfaces (0.0.0.0, port leaf.snowflake.port,
+else server.port, else 8080).
 leaf.jdbc.password is never copied: give it as LEAF_DB_PASSWORD. Leaf's ZooKeeper mode becomes the
 forever registry, so the server keeps the worker id Leaf had for this host's IP and port.";
 

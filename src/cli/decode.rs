@@ -34,7 +34,7 @@ Examples:
       the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
   grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode | head       streams; TSV off a terminal
-  leafctl decode --output tsv < ids.txt | cut -f 2                        the times only
+  leafctl decode --output tsv < ids.txt | tail -n +2 | cut -f 2           the times only (no header)
   leafctl decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z
       smallest and largest ID of that hour, for WHERE id BETWEEN ... AND ...
 
@@ -80,9 +80,17 @@ pub struct DecodeArgs {
     #[arg(long, value_name = "ID", allow_negative_numbers = true)]
     pub around: Option<String>,
     /// With --around: how far either side of the ID's time (500ms, 30s, 10m, 2h, 1d; a bare
-    /// number is ms)
-    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "around", value_parser = parse_window)]
-    pub window: i64,
+    /// number is ms) [default: 5m]
+    #[arg(long, value_name = "DURATION", requires = "around", value_parser = parse_window)]
+    pub window: Option<i64>,
+    /// With --scan: find IDs made from this time on (now, Unix ms, RFC 3339 or YYYY-MM-DD)
+    /// [default: ten years ago]
+    #[arg(long, value_name = "TIME", requires = "scan")]
+    pub since: Option<String>,
+    /// With --scan: find IDs made up to this time (a date: its whole day) [default: a day from
+    /// now]
+    #[arg(long, value_name = "TIME", requires = "scan")]
+    pub until: Option<String>,
     /// Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)
     #[arg(long, value_name = "TIME", conflicts_with = "around")]
     pub from: Option<String>,
@@ -92,6 +100,9 @@ pub struct DecodeArgs {
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
+
+/// `--around`'s window when --window is not given: 5 minutes either side.
+const DEFAULT_WINDOW_MS: i64 = 5 * 60 * 1000;
 
 /// A duration as typed after --window: a number and a unit (ms, s, m, h, d), or bare ms.
 fn parse_window(s: &str) -> Result<i64, String> {
@@ -534,9 +545,14 @@ impl Decoder<'_> {
                     if self.guessed_as.is_none() && !self.quiet {
                         let shown = String::from_utf8_lossy(v);
                         let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
-                        stderr!(
-                            "note: {at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, the most plausible of {plausible} layouts (--guess ranks them)"
-                        );
+                        let which = if plausible == 1 {
+                            "the one plausible layout".to_string()
+                        } else {
+                            format!("the most plausible of {plausible} layouts")
+                        };
+                        super::error::note(&format!(
+                            "{at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, {which} (--guess ranks them)"
+                        ));
                     }
                     self.guessed_as.get_or_insert(name);
                 }
@@ -546,10 +562,11 @@ impl Decoder<'_> {
                 self.bad += 1;
                 let shown = String::from_utf8_lossy(&v[..v.len().min(64)]);
                 let more = if too_long || v.len() > 64 { "..." } else { "" };
-                match line {
-                    Some(n) => stderr!("error: line {n}: {shown:?}{more}: {reason}"),
-                    None => stderr!("error: {shown:?}{more}: {reason}"),
-                }
+                let message = match line {
+                    Some(n) => format!("line {n}: {shown:?}{more}: {reason}"),
+                    None => format!("{shown:?}{more}: {reason}"),
+                };
+                super::error::value_error(super::error::EXIT_USAGE, &message, None);
                 Ok(())
             }
         }
@@ -635,6 +652,26 @@ fn guess_options(ctx: &Context, now_ms: i64) -> GuessOptions {
 }
 
 pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
+    // clap lets `requires` pass when IDs are given too (they conflict with --around/--from):
+    // a flag that would be ignored is refused here instead.
+    if args.window.is_some() && args.around.is_none() {
+        return Err(usage(
+            "--window only applies to --around; without it the IDs are decoded and the window ignored",
+            "add --around ID (the ID whose neighbours to find), or drop --window",
+        ));
+    }
+    if (args.since.is_some() || args.until.is_some()) && !args.scan {
+        return Err(usage(
+            "--since and --until only apply to --scan",
+            "add --scan to find IDs in text made within that window, or drop them",
+        ));
+    }
+    if args.to.is_some() && args.from.is_none() {
+        return Err(usage(
+            "--to only applies to --from; without it the IDs are decoded and --to ignored",
+            "add --from TIME for the ID range between two times, or drop --to",
+        ));
+    }
     let choice = &ctx.settings.layout.value;
     if let Some(from) = &args.from {
         return range(ctx, &choice.layout, from, args.to.as_deref());
@@ -642,10 +679,34 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     let now = chrono::Utc::now().timestamp_millis();
     let opts = guess_options(ctx, now);
     if let Some(id) = &args.around {
-        return around::run(ctx, &opts, id, args.window);
+        return around::run(ctx, &opts, id, args.window.unwrap_or(DEFAULT_WINDOW_MS));
     }
     if args.scan {
-        return scan::run(ctx, &opts, &args.ids);
+        let since = match &args.since {
+            Some(t) => super::time::parse_instant(t).map_err(|e| {
+                usage(
+                    format!("--since {t:?}: {e}"),
+                    "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
+                )
+            })?,
+            None => now.saturating_sub(leafctl::idformat::DEFAULT_LOOKBACK_MS),
+        };
+        let until = match &args.until {
+            Some(t) => super::time::parse_instant_end(t).map_err(|e| {
+                usage(
+                    format!("--until {t:?}: {e}"),
+                    "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
+                )
+            })?,
+            None => now.saturating_add(leafctl::idformat::FUTURE_SLACK_MS),
+        };
+        if since > until {
+            return Err(usage(
+                "--since is after --until: the window holds no time",
+                "give --since before --until",
+            ));
+        }
+        return scan::run(ctx, &opts, &args.ids, (since, until));
     }
     let from_stdin = args.ids.is_empty() || args.ids == ["-"];
     if args.guess {
@@ -681,15 +742,18 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     let (values, bad, guessed, guessed_as) = (d.values, d.bad, d.guessed, d.guessed_as);
     d.printer.finish()?;
     if guessed > 1 && !ctx.quiet {
-        stderr!(
-            "note: {guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
+        super::error::note(&format!(
+            "{guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
             guessed_as.unwrap_or("?")
-        );
+        ));
     }
     if bad > 0 {
-        stderr!(
-            "  hint: {bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
-            choice.label
+        super::error::closing_hint(
+            EXIT_USAGE,
+            &format!(
+                "{bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
+                choice.label
+            ),
         );
         return Err(AlreadyReported(EXIT_USAGE).into());
     }

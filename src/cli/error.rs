@@ -118,7 +118,7 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
             let hint = match e {
                 ConfigError::Read { .. } => "check the path given by --config or LEAF_CONFIG",
                 ConfigError::Parse { .. } => {
-                    "fix the file; `leafctl config show` lists the keys leafctl knows"
+                    "fix the file at the line named; `leafctl config show --help` lists the keys leafctl knows, and `--config /dev/null` runs without any file (`leafctl decode` runs on regardless)"
                 }
             };
             return (EXIT_USAGE, Some(hint.into()));
@@ -188,10 +188,19 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_USAGE,
             "pass --if-not-exists to accept an existing tag, or pick another name",
         ),
-        SegmentError::Exhausted { .. } => (
-            EXIT_RUNTIME,
-            "the tag has run out of 63-bit IDs; ask for fewer, or move to a new tag",
-        ),
+        SegmentError::Exhausted {
+            max_id, increment, ..
+        } => {
+            let left = i64::MAX.saturating_sub(*max_id).max(0);
+            let hint = if *increment > 1 && left > 0 {
+                format!(
+                    "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag (`leafctl tag show` says how many are left)"
+                )
+            } else {
+                "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
+            };
+            return (EXIT_RUNTIME, Some(hint));
+        }
         SegmentError::BadRow { .. } => (
             EXIT_RUNTIME,
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database",
@@ -200,6 +209,14 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)",
         ),
+        SegmentError::Unreachable { detail, .. } if detail.contains("password missing") => {
+            return (
+                EXIT_RUNTIME,
+                Some(format!(
+                    "the server asks for a password and none was given: give it with {PASSWORD_WAYS}"
+                )),
+            );
+        }
         SegmentError::Unreachable { .. } => (
             EXIT_RUNTIME,
             "check that the database server is up and the host and port in --db/LEAF_DB are right",
@@ -208,14 +225,25 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry",
         ),
+        SegmentError::TlsRefused { detail, .. } if detail.contains("does not offer TLS") => (
+            EXIT_RUNTIME,
+            "turn TLS on at the server (MariaDB/MySQL: ssl_cert and ssl_key), or, on a network you trust, leave tls=true and ca= out of the URL",
+        ),
         SegmentError::TlsRefused { .. } => (
             EXIT_RUNTIME,
             "give the CA that signed the server's certificate in the URL (MySQL: ?ca=FILE, PostgreSQL: ?sslrootcert=FILE), and a host name that certificate carries",
         ),
-        SegmentError::AccessDenied { .. } => (
-            EXIT_RUNTIME,
-            "check the user in the URL and the password in LEAF_DB_PASSWORD or db.password",
-        ),
+        SegmentError::AccessDenied { .. } => {
+            let hint = match DB_PASSWORD_FROM.get() {
+                Some(from) => format!(
+                    "check the user in the URL, its rights on the database, and the password (given by {from})"
+                ),
+                None => format!(
+                    "check the user in the URL; no password was given: give it with {PASSWORD_WAYS}"
+                ),
+            };
+            return (EXIT_RUNTIME, Some(hint));
+        }
         SegmentError::Database { .. } => (EXIT_RUNTIME, "check the database server's log"),
         SegmentError::WentBackwards { tag, mark, .. } => {
             return (
@@ -288,8 +316,111 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
     (code, Some(hint.into()))
 }
 
+/// How an error is written on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorStyle {
+    /// An `error:` line and a `hint:` line, for people.
+    Text,
+    /// One JSON object on one line, for scripts (`--output json|ndjson`):
+    /// `{"error":{"code":"usage","exit":2,"message":"...","hint":"..."}}`.
+    Json,
+}
+
+/// The name of an exit code's class, as JSON errors give it.
+pub fn code_name(exit: u8) -> &'static str {
+    match exit {
+        EXIT_OK => "ok",
+        EXIT_USAGE => "usage",
+        EXIT_OUTPUT => "output",
+        _ => "runtime",
+    }
+}
+
+/// The JSON form of an error: one object on one line.
+pub fn json_error(exit: u8, message: &str, hint: Option<&str>) -> String {
+    serde_json::json!({
+        "error": {
+            "code": code_name(exit),
+            "exit": exit,
+            "message": message,
+            "hint": hint,
+        }
+    })
+    .to_string()
+}
+
+/// Where this run's database password came from (`LEAF_DB_PASSWORD`, the URL, ...), for hints;
+/// unset when no password was given.
+static DB_PASSWORD_FROM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records where the database password came from (once), so an access error's hint names it.
+pub fn set_db_password_source(source: String) {
+    let _ = DB_PASSWORD_FROM.set(source);
+}
+
+/// Ways to give the database password, for hints.
+const PASSWORD_WAYS: &str = "LEAF_DB_PASSWORD, LEAF_DB_PASSWORD_FILE (or systemd's credential leaf-db-password), or db.password/db.password_file in the config file";
+
+/// The style of this run's errors, set once from `--output` (text until then).
+static STYLE: std::sync::OnceLock<ErrorStyle> = std::sync::OnceLock::new();
+
+/// Sets how this run writes its errors (once; later calls change nothing).
+pub fn set_style(style: ErrorStyle) {
+    let _ = STYLE.set(style);
+}
+
+/// How this run writes its errors.
+pub fn style() -> ErrorStyle {
+    STYLE.get().copied().unwrap_or(ErrorStyle::Text)
+}
+
+/// Writes one error about one value (a decode input, a file) in this run's style; the run goes
+/// on and ends with `exit` (see [`AlreadyReported`]).
+pub fn value_error(exit: u8, message: &str, hint: Option<&str>) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", json_error(exit, message, hint)),
+        ErrorStyle::Text => {
+            stderr!("error: {message}");
+            if let Some(h) = hint {
+                stderr!("  hint: {h}");
+            }
+        }
+    }
+}
+
+/// A note on stderr in this run's style: `note: TEXT`, or with `--output json|ndjson`
+/// `{"note":"TEXT"}` on one line, so a script reading stderr as JSON lines never meets prose.
+pub fn note(text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", serde_json::json!({ "note": text })),
+        ErrorStyle::Text => stderr!("note: {text}"),
+    }
+}
+
+/// A warning on stderr in this run's style: `warning: TEXT`, or `{"warning":"TEXT"}`.
+pub fn warning(text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", serde_json::json!({ "warning": text })),
+        ErrorStyle::Text => stderr!("warning: {text}"),
+    }
+}
+
+/// The closing line of a run that reported errors value by value: a `hint:` line in text, one
+/// more JSON error object (with this as its message) in JSON.
+pub fn closing_hint(exit: u8, text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", json_error(exit, text, None)),
+        ErrorStyle::Text => stderr!("  hint: {text}"),
+    }
+}
+
 /// Prints the error the way every leafctl failure looks and picks the exit code.
 pub fn report(err: &anyhow::Error) -> ExitCode {
+    report_as(err, style())
+}
+
+/// [`report`] in the given style.
+pub fn report_as(err: &anyhow::Error, style: ErrorStyle) -> ExitCode {
     if err.downcast_ref::<ClosedPipe>().is_some() {
         return ExitCode::from(EXIT_OK);
     }
@@ -306,9 +437,14 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         }
     }
     // A closed or full stderr loses the message, never the exit code.
-    stderr!("error: {message}");
-    if let Some(h) = hint {
-        stderr!("  hint: {h}");
+    match style {
+        ErrorStyle::Json => stderr!("{}", json_error(code, &message, hint.as_deref())),
+        ErrorStyle::Text => {
+            stderr!("error: {message}");
+            if let Some(h) = hint {
+                stderr!("  hint: {h}");
+            }
+        }
     }
     ExitCode::from(code)
 }

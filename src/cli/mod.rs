@@ -184,7 +184,8 @@ pub struct SnowflakeArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(0u64, u64::MAX))]
     pub worker_id: Option<u64>,
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
-    /// lease with --zk, etcd with --etcd, postgres with a postgres:// --db alone]
+    /// lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db
+    /// alone]
     #[arg(long, value_name = "local|forever|lease|mysql|postgres|etcd", value_parser = parse_registry)]
     pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
@@ -243,19 +244,36 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         (Some(doc), _) => doc,
         (None, Command::Next(_) | Command::Decode(_)) => OutputFormat::Text,
         (None, Command::Tag(tag::TagCommand::List { .. })) => OutputFormat::Text,
-        (None, other) => {
+        (None, _) => {
             return Err(error::usage(
                 format!(
                     "--output {} is not available for `leafctl {}`",
                     cli.global.output.name(),
-                    command_name(other)
+                    command_name(matches)
                 ),
                 "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode, tag list)",
             ));
         }
     };
-    let loaded = config::load(explicit)?;
+    let loaded = match config::load(explicit) {
+        Ok(loaded) => loaded,
+        // `decode` issues nothing and is what an incident reaches for: a broken config file
+        // does not stop it; it says so and reads IDs under the flags, the environment or the
+        // default layout.
+        Err(e @ config::ConfigError::Parse { .. }) if matches!(cli.command, Command::Decode(_)) => {
+            if !cli.global.quiet {
+                error::warning(&format!(
+                    "{e}; decode runs without it (layout from --preset/--epoch/--layout, LEAF_* variables or the default)"
+                ));
+            }
+            config::LoadedConfig::default()
+        }
+        Err(e) => return Err(e.into()),
+    };
     let settings = Settings::resolve(matches, loaded)?;
+    if let Some(from) = settings::db_password_source(&settings) {
+        error::set_db_password_source(from);
+    }
     let ctx = Context {
         output,
         rows: cli.global.output,
@@ -273,17 +291,15 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     }
 }
 
-/// The command's name as typed, for messages.
-fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Next(_) => "next",
-        Command::Serve(_) => "serve",
-        Command::Decode(_) => "decode",
-        Command::Tag(_) => "tag",
-        Command::Db(_) => "db",
-        Command::Workers(_) => "workers",
-        Command::Config(_) => "config",
+/// The command's name as typed, subcommand included (`tag show`), for messages.
+fn command_name(matches: &clap::ArgMatches) -> String {
+    let mut words = Vec::new();
+    let mut at = matches;
+    while let Some((name, sub)) = at.subcommand() {
+        words.push(name);
+        at = sub;
     }
+    words.join(" ")
 }
 
 /// Entry point: exit 0 on success, 1 on a runtime failure, 2 on a usage error, 3 when standard
@@ -305,16 +321,88 @@ pub fn main() -> ExitCode {
             Err(e) => error::report(&e),
         };
     }
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => clap_exit(e),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => clap_exit(e),
     };
     init_logging(cli.global.verbose, cli.global.quiet);
+    let style = match cli.global.output {
+        RowFormat::Json | RowFormat::Ndjson => error::ErrorStyle::Json,
+        RowFormat::Text | RowFormat::Tsv => error::ErrorStyle::Text,
+    };
+    error::set_style(style);
     match run(cli, &matches) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => error::report(&e),
+        Err(e) => error::report_as(&e, style),
     }
+}
+
+/// Ends a run whose command line clap refused: clap's own text, or with `--output json|ndjson`
+/// on the command line one JSON object (help and version are printed as they are).
+fn clap_exit(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let asks_json = wants_json(
+        std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    let informational = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if !asks_json || informational {
+        e.exit()
+    }
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let message = lines
+        .next()
+        .unwrap_or("invalid command line")
+        .trim_start_matches("error: ")
+        .to_string();
+    let hint: Vec<&str> = lines
+        .map(|l| l.trim().trim_start_matches("tip: "))
+        .filter(|l| !l.starts_with("Usage:"))
+        .collect();
+    let hint = if hint.is_empty() {
+        "see `leafctl --help`".to_string()
+    } else {
+        hint.join("; ")
+    };
+    stderr!(
+        "{}",
+        error::json_error(error::EXIT_USAGE, &message, Some(&hint))
+    );
+    std::process::exit(i32::from(error::EXIT_USAGE))
+}
+
+/// Whether raw arguments ask for `--output json` or `ndjson` (for errors clap raises before
+/// the flags are parsed).
+fn wants_json(args: impl Iterator<Item = String>) -> bool {
+    let mut prev_output = false;
+    for a in args {
+        if a == "--" {
+            return false;
+        }
+        let value = if prev_output {
+            Some(a.as_str())
+        } else {
+            a.strip_prefix("--output=")
+        };
+        if let Some(v) = value
+            && (v == "json" || v == "ndjson")
+        {
+            return true;
+        }
+        prev_output = a == "--output";
+    }
+    false
 }
 
 /// `--registry`'s parser: the library's kinds, named the way the config file names them.

@@ -66,6 +66,7 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     // Before anything is claimed: IDs that could not be written would be lost.
     check_stdout_before_claiming()?;
     if let Some(tag) = &args.tag {
+        refuse_snowflake_flags(tag, &args)?;
         return run_segment(ctx, tag, args.count);
     }
     let registry =
@@ -83,6 +84,38 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     issued?;
     recorded?;
     Ok(())
+}
+
+/// `next TAG` issues a tag's IDs from the database: a snowflake flag given with it would be
+/// ignored, so it is refused (a usage error naming the flag) rather than dropped in silence.
+fn refuse_snowflake_flags(tag: &str, args: &NextArgs) -> anyhow::Result<()> {
+    let w = &args.worker;
+    let given: Vec<&str> = [
+        (w.worker_id.is_some(), "--worker-id"),
+        (w.registry.is_some(), "--registry"),
+        (w.seq_start.is_some(), "--seq-start"),
+        (w.max_lead.is_some(), "--max-lead"),
+        (w.layout.preset.is_some(), "--preset"),
+        (w.layout.epoch.is_some(), "--epoch"),
+        (w.layout.widths.is_some(), "--layout"),
+        (w.layout.unit_ms.is_some(), "--unit-ms"),
+        (args.no_wait, "--no-wait"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    let flags = given.join(", ");
+    Err(super::error::usage(
+        format!(
+            "{flags} {} for snowflake IDs; `leafctl next {}` issues the tag's IDs from the database",
+            if given.len() == 1 { "is" } else { "are" },
+            leafctl::segment::tag_for_shell(tag)
+        ),
+        "drop them to issue the tag's IDs, or leave out the tag and add --snowflake for snowflake IDs",
+    ))
 }
 
 /// Refuses to claim when standard output cannot take the IDs: closed or failing is an

@@ -734,7 +734,43 @@ const FALLBACK_WIDTH: u16 = 80;
 /// here); text wraps at its spaces to fit the terminal, and a table wider than the terminal
 /// stays whole.
 /// A terminal reporting a width under 20 columns (some report 0) is taken as 80 wide.
-pub fn render(mut t: comfy_table::Table) -> String {
+/// Off a terminal (a pipe, a file) there is no box: a header line and one line per row, the
+/// cells separated by tabs (a tab, line break or backslash in a cell written \t, \n, \\).
+pub fn render(t: comfy_table::Table) -> String {
+    if io::stdout().is_terminal() {
+        boxed(t)
+    } else {
+        plain(&t)
+    }
+}
+
+/// A table as tab-separated lines, header first, for a pipe or a file.
+pub fn plain(t: &comfy_table::Table) -> String {
+    let mut lines = Vec::new();
+    for row in t.header().into_iter().chain(t.row_iter()) {
+        let cells: Vec<String> = row
+            .cell_iter()
+            .map(|c| {
+                let mut out = String::new();
+                for ch in c.content().chars() {
+                    match ch {
+                        '\t' => out.push_str("\\t"),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        '\\' => out.push_str("\\\\"),
+                        ch => out.push(ch),
+                    }
+                }
+                out
+            })
+            .collect();
+        lines.push(cells.join("\t"));
+    }
+    lines.join("\n")
+}
+
+/// A table drawn with its box, fitted to the terminal.
+pub fn boxed(mut t: comfy_table::Table) -> String {
     if t.width().is_some_and(|w| w < MIN_WIDTH) {
         t.set_width(FALLBACK_WIDTH);
     }
@@ -785,7 +821,9 @@ pub fn age(unix_ms: i64, now_ms: i64) -> String {
 /// Appends [`age`] without allocating.
 pub fn push_age(buf: &mut Vec<u8>, unix_ms: i64, now_ms: i64) {
     let diff = now_ms.saturating_sub(unix_ms);
-    let (secs, future) = ((diff / 1000).unsigned_abs(), diff < 0);
+    // Less than a second ahead (a time stored in whole seconds, a clock a little ahead) is no
+    // future: "0s ago", never "in 0s".
+    let (secs, future) = ((diff / 1000).unsigned_abs(), diff <= -1000);
     if future {
         buf.extend_from_slice(b"in ");
     }
@@ -1121,6 +1159,9 @@ mod tests {
         assert_eq!(age(0, 5_000), "5s ago");
         assert_eq!(age(0, 3_600_000 * 26), "1d 2h ago");
         assert_eq!(age(10_000, 0), "in 10s");
+        // Issue 36, item 10: moments ago is never "in 0s".
+        assert_eq!(age(1_000, 500), "0s ago");
+        assert_eq!(age(1_000, 0), "in 1s");
         assert_eq!(rfc3339_ms(1_288_834_974_657), "2010-11-04T01:42:54.657Z");
     }
 }

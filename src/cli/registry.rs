@@ -117,15 +117,15 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
     let db_registry = worker::db_registry(&s.db_url.value);
     if given.is_empty()
         && s.db_url.origin != Origin::Default
-        && db_registry == Some(RegistryKind::Postgres)
+        && let Some(kind) = db_registry
     {
-        // A PostgreSQL database given, and nothing else: its leaf_workerid_alloc.
-        return Ok(RegistryKind::Postgres);
+        // A MySQL or PostgreSQL database given, and nothing else: its leaf_workerid_alloc.
+        return Ok(kind);
     }
     let Some(best) = given.iter().map(|g| g.2.rank()).max() else {
         return Err(usage(
             "no worker id for snowflake mode",
-            "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id), or --zk HOSTS or --etcd ENDPOINTS to lease one",
+            "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id); --zk HOSTS or --etcd ENDPOINTS to lease one; or --db mysql://... / postgres://... for one of its leaf_workerid_alloc (--registry mysql|postgres)",
         ));
     };
     let top: Vec<_> = given.iter().filter(|g| g.2.rank() == best).collect();

@@ -96,10 +96,11 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         let generator = SegmentGenerator::builder(Arc::from(store))
             .on_load(observer)
             .build()?;
+        let tags = generator.tag_count();
         modes.push(format!(
-            "segment on {} ({} tags)",
+            "segment on {} ({tags} tag{})",
             generator.describe(),
-            generator.tag_count()
+            if tags == 1 { "" } else { "s" }
         ));
         builder = builder.segment(generator);
     }

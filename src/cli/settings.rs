@@ -288,6 +288,12 @@ pub const DB_PASSWORD: Setting = Setting::new(
 )
 .env("LEAF_DB_PASSWORD")
 .secret();
+pub const DB_PASSWORD_FILE: Setting = Setting::new(
+    "db.password_file",
+    "path",
+    "file holding the database password (its first line); else systemd's credential leaf-db-password ($CREDENTIALS_DIRECTORY)",
+)
+.env("LEAF_DB_PASSWORD_FILE");
 pub const DB_REGISTRY_WAIT_TIMEOUT: Setting = Setting::new(
     "db.registry_wait_timeout_s",
     "seconds",
@@ -297,7 +303,7 @@ pub const DB_REGISTRY_WAIT_TIMEOUT: Setting = Setting::new(
 .default("30");
 
 /// Every setting, in the order `config show` lists them.
-pub const SETTINGS: [&Setting; 30] = [
+pub const SETTINGS: [&Setting; 31] = [
     &STATE_DIR,
     &PRESET,
     &EPOCH,
@@ -327,6 +333,7 @@ pub const SETTINGS: [&Setting; 30] = [
     &SERVE_MAX_CONNECTIONS,
     &SERVE_METRICS_TAGS,
     &DB_PASSWORD,
+    &DB_PASSWORD_FILE,
     &DB_REGISTRY_WAIT_TIMEOUT,
 ];
 
@@ -408,6 +415,99 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 /// MySQL's largest `wait_timeout` (seconds, on Linux).
 const MAX_MYSQL_WAIT_TIMEOUT_S: u64 = 31_536_000;
+
+/// The systemd credential (`LoadCredential=leaf-db-password:FILE`) read when no other password
+/// is given.
+pub const DB_PASSWORD_CREDENTIAL: &str = "leaf-db-password";
+
+/// The database password: `LEAF_DB_PASSWORD`/`db.password`, or the file of
+/// `LEAF_DB_PASSWORD_FILE`/`db.password_file` (the stronger origin wins; the same origin twice is
+/// refused as ambiguous), else systemd's credential [`DB_PASSWORD_CREDENTIAL`]. A file is read
+/// whole; one trailing line break is dropped; an empty or unreadable file is a usage error.
+fn password_from_file(
+    given: Option<Resolved<String>>,
+    file: Option<Resolved<PathBuf>>,
+) -> anyhow::Result<Option<Resolved<String>>> {
+    let (path, origin) = match (given, file) {
+        (Some(p), Some(f)) if p.origin.rank() == f.origin.rank() => {
+            return Err(usage(
+                format!(
+                    "the database password is given twice ({} and {}, both from {})",
+                    DB_PASSWORD.key, DB_PASSWORD_FILE.key, f.origin
+                ),
+                "keep one: LEAF_DB_PASSWORD/db.password or LEAF_DB_PASSWORD_FILE/db.password_file",
+            ));
+        }
+        (Some(p), Some(f)) if p.origin.rank() > f.origin.rank() => return Ok(Some(p)),
+        (Some(p), None) => return Ok(Some(p)),
+        (_, Some(f)) => (f.value, f.origin),
+        (None, None) => match env_var("CREDENTIALS_DIRECTORY") {
+            Some(dir) => {
+                let path = PathBuf::from(dir).join(DB_PASSWORD_CREDENTIAL);
+                if !path.is_file() {
+                    return Ok(None);
+                }
+                (
+                    path,
+                    Origin::Env(format!("CREDENTIALS_DIRECTORY ({DB_PASSWORD_CREDENTIAL})")),
+                )
+            }
+            None => return Ok(None),
+        },
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        usage(
+            format!(
+                "cannot read the database password file {} (from {origin}): {e}",
+                path.display()
+            ),
+            "check the path and that this user may read it (LEAF_DB_PASSWORD_FILE or db.password_file)",
+        )
+    })?;
+    let value = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(&text)
+        .to_string();
+    if value.is_empty() {
+        return Err(usage(
+            format!("the database password file {} is empty", path.display()),
+            "write the password into it (one line), or leave LEAF_DB_PASSWORD_FILE/db.password_file unset",
+        ));
+    }
+    warn_if_readable_by_others(
+        &path,
+        "the database password",
+        "a file only this user can read",
+    );
+    Ok(Some(Resolved { value, origin }))
+}
+
+/// Where the database password in use came from, in words for a hint (`None`: none given).
+pub fn db_password_source(s: &Settings) -> Option<String> {
+    match &s.db_password {
+        Some(p) => Some(match &p.origin {
+            Origin::Env(var) if var.starts_with("CREDENTIALS_DIRECTORY") => {
+                format!("systemd's credential {DB_PASSWORD_CREDENTIAL}")
+            }
+            Origin::Env(var) => var.clone(),
+            Origin::File => "the config file".to_string(),
+            other => other.to_string(),
+        }),
+        None if url_has_password(&s.db_url.value) => {
+            Some("the URL in --db/LEAF_DB/db.url".to_string())
+        }
+        None => None,
+    }
+}
+
+/// Whether a URL carries a password (`scheme://user:password@host...`).
+fn url_has_password(url: &str) -> bool {
+    url.split_once("://")
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|authority| authority.rsplit_once('@'))
+        .is_some_and(|(creds, _)| creds.contains(':'))
+}
 
 /// Reads an environment variable; an empty value counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
@@ -710,6 +810,8 @@ impl Settings {
         {
             warn_if_readable_by_others(path, "the database password", "LEAF_DB_PASSWORD");
         }
+        let db_password_file = r.optional::<PathBuf>(&DB_PASSWORD_FILE)?;
+        let db_password = password_from_file(db_password, db_password_file)?;
         let db_registry_wait_timeout_s = r.with_default(
             &DB_REGISTRY_WAIT_TIMEOUT,
             leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs(),
@@ -932,7 +1034,7 @@ mod tests {
         let text = "state_dir = \"/s\"\n\
             [snowflake]\npreset = \"leaf\"\nepoch = \"0\"\nlayout = \"41,10,12\"\nunit_ms = 1\n\
             worker_id = 1\nname = \"n\"\nseq_start = \"zero\"\nmax_lead_ms = 0\nregistry = \"local\"\n\
-            [db]\nurl = \"sqlite:///x\"\npassword = \"p\"\nregistry_wait_timeout_s = 30\n\
+            [db]\nurl = \"sqlite:///x\"\npassword = \"p\"\npassword_file = \"/run/pw\"\nregistry_wait_timeout_s = 30\n\
             [zk]\nhosts = \"h:1\"\nauth = \"a:b\"\ninstance = \"1.2.3.4:5\"\nsession_timeout_ms = 6000\nmax_clock_skew_ms = 5000\n\
             [etcd]\nendpoints = \"h:2\"\nuser = \"u\"\nca_file = \"/ca\"\nlease_ttl_ms = 10000\n\
             [serve]\nlisten = \"127.0.0.1:1\"\nsegment = true\nsnowflake = true\ntoken = \"t\"\n\

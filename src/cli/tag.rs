@@ -4,8 +4,8 @@ use std::io::{self, IsTerminal};
 
 use clap::Subcommand;
 use leafctl::segment::{
-    AllocStore, DEFAULT_STEP, LeafAlloc, MAX_TABLE_STEP, RowPages, StartAt, TagFilter,
-    tag_for_shell, validate_tag,
+    AllocStore, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, RowPages,
+    StartAt, TagFilter, tag_for_shell, validate_tag,
 };
 use serde::Serialize;
 
@@ -23,7 +23,7 @@ Examples:
   leafctl tag add payment --step 5000 --desc 'payment numbers'
   leafctl tag add invoice --start 1000000        continue after an existing ID scheme
   leafctl tag list --output json
-  leafctl tag list --prefix tenant- --output tsv | wc -l     count the tenant tags
+  leafctl tag list --prefix tenant- --output ndjson | wc -l    count the tenant tags
   leafctl tag list --match 'order-*-eu' --output ndjson | jq -r .max_id
   leafctl tag set-step order 20000
   leafctl next order -n 10                       ten IDs from the tag
@@ -79,7 +79,13 @@ pub enum TagCommand {
         #[arg(long = "match", value_name = "GLOB")]
         glob: Option<String>,
     },
-    /// Show one tag
+    /// Show one tag, with the IDs it has left
+    ///
+    /// ids_left is 9223372036854775807 - max_id; claims_left the whole claims of its step that
+    /// still fit. headroom is ok, low (fewer than 1000 claims left), last (less than one step
+    /// left: a claim of a step no longer fits; leafctl serve claims the last IDs, Leaf's servers
+    /// fail) or exhausted; anything but ok is also a warning on stderr (and `tag list` warns
+    /// about every such tag).
     #[command(after_help = EXAMPLES)]
     Show {
         /// The tag
@@ -123,7 +129,7 @@ pub enum TagCommand {
     },
 }
 
-/// A row as scripts read it: the 64-bit max_id as a string.
+/// A row as scripts read it: the 64-bit max_id (and counts of that size) as strings.
 #[derive(Serialize)]
 struct RowJson {
     tag: String,
@@ -131,15 +137,77 @@ struct RowJson {
     step: i64,
     description: Option<String>,
     update_time: String,
+    /// IDs left before 2^63-1 (`9223372036854775807 - max_id`).
+    ids_left: String,
+    /// Whole claims of `step` that still fit.
+    claims_left: String,
+    /// ok, low, last or exhausted (see `leafctl tag show --help`).
+    headroom: &'static str,
 }
 
 fn row_json(r: &LeafAlloc) -> RowJson {
+    let h = Headroom::of(r.max_id, r.step);
     RowJson {
         tag: r.tag.clone(),
         max_id: r.max_id.to_string(),
         step: r.step,
         description: r.description.clone(),
         update_time: rfc3339_s(r.update_time_s),
+        ids_left: h.ids_left.to_string(),
+        claims_left: h.claims_left.to_string(),
+        headroom: h.status.as_str(),
+    }
+}
+
+/// The text of a row's "IDs left" cell: the count, and the status when it is not ok.
+fn left_cell(r: &LeafAlloc) -> String {
+    let h = Headroom::of(r.max_id, r.step);
+    match h.status {
+        HeadroomStatus::Ok => h.ids_left.to_string(),
+        other => format!("{} ({})", h.ids_left, other.as_str()),
+    }
+}
+
+/// Tags running out that a listing names on stderr; the rest are counted.
+const WARN_NAMES: usize = 5;
+
+/// Collects the tags of a listing that are running out, for one warning at its end.
+#[derive(Default)]
+struct LowTags {
+    names: Vec<String>,
+    count: u64,
+}
+
+impl LowTags {
+    fn note(&mut self, r: &LeafAlloc) {
+        if Headroom::of(r.max_id, r.step).status != HeadroomStatus::Ok {
+            self.count += 1;
+            if self.names.len() < WARN_NAMES {
+                self.names.push(r.tag.clone());
+            }
+        }
+    }
+
+    /// Warns on stderr (unless `quiet`) when any tag is running out.
+    fn warn(&self, quiet: bool) {
+        if self.count == 0 || quiet {
+            return;
+        }
+        let more = self.count - self.names.len() as u64;
+        let names = self.names.join(", ");
+        let names = if more > 0 {
+            format!("{names} and {more} more")
+        } else {
+            names
+        };
+        let n = if self.count == 1 {
+            "1 tag is".to_string()
+        } else {
+            format!("{} tags are", self.count)
+        };
+        super::error::warning(&format!(
+            "{n} running out of IDs: {names}; `leafctl tag show TAG` says how many are left"
+        ));
     }
 }
 
@@ -164,24 +232,47 @@ fn check_tag(tag: &str) -> anyhow::Result<()> {
 /// Tags a terminal gets as a table; the rest are left to `--output tsv`.
 const TABLE_MAX_ROWS: usize = 1000;
 
-const COLUMNS: [&str; 5] = ["tag", "max_id", "step", "description", "update_time"];
+const COLUMNS: [&str; 7] = [
+    "tag",
+    "max_id",
+    "step",
+    "description",
+    "update_time",
+    "ids_left",
+    "headroom",
+];
 
-/// `tag list`: streams the rows in `format`, a page at a time.
-fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow::Result<()> {
+/// `tag list`: streams the rows in `format`, a page at a time. A list with no rows is still
+/// rows: the TSV header alone off a terminal (`[]` in JSON, nothing in NDJSON), with the "no
+/// tags" sentence on stderr; only a terminal gets the sentence on stdout.
+fn list(
+    store: &dyn AllocStore,
+    filter: &TagFilter,
+    format: RowFormat,
+    quiet: bool,
+) -> anyhow::Result<()> {
     let mut pages = RowPages::new(store, filter.clone());
+    let mut low = LowTags::default();
     let nothing = || {
         let what = match filter {
             TagFilter::All => "no tags".to_string(),
             TagFilter::Prefix(p) => format!("no tags starting with {p:?}"),
             TagFilter::Glob(g) => format!("no tags matching {g:?}"),
         };
-        print_text(&format!(
+        format!(
             "{what} in {}; add one with `leafctl tag add TAG`",
             store.describe()
-        ))
+        )
     };
     if format == RowFormat::Text && io::stdout().is_terminal() {
-        let mut t = table(&["tag", "max_id", "step", "description", "updated"]);
+        let mut t = table(&[
+            "tag",
+            "max_id",
+            "step",
+            "description",
+            "updated",
+            "IDs left",
+        ]);
         let mut shown = 0;
         let mut more = false;
         'pages: for page in pages.by_ref() {
@@ -190,20 +281,23 @@ fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow
                     more = true;
                     break 'pages;
                 }
+                low.note(&r);
                 t.add_row(vec![
                     r.tag.clone(),
                     r.max_id.to_string(),
                     r.step.to_string(),
                     r.description.clone().unwrap_or_default(),
                     updated(&r),
+                    left_cell(&r),
                 ]);
                 shown += 1;
             }
         }
         if shown == 0 {
-            return nothing();
+            return print_text(&nothing());
         }
         print_text(&render(t))?;
+        low.warn(quiet);
         if more {
             stderr_line(&format!(
                 "note: the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
@@ -221,6 +315,7 @@ fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow
     let mut rows = 0u64;
     for page in pages {
         for r in page? {
+            low.note(&r);
             out.begin_row();
             if framing == Framing::Tsv {
                 for (i, cell) in [
@@ -229,6 +324,8 @@ fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow
                     &r.step.to_string(),
                     r.description.as_deref().unwrap_or_default(),
                     &rfc3339_s(r.update_time_s),
+                    &Headroom::of(r.max_id, r.step).ids_left.to_string(),
+                    Headroom::of(r.max_id, r.step).status.as_str(),
                 ]
                 .into_iter()
                 .enumerate()
@@ -250,10 +347,20 @@ fn list(store: &dyn AllocStore, filter: &TagFilter, format: RowFormat) -> anyhow
         // A reader sees each page as it comes.
         out.flush().map_err(write_err)?;
     }
-    if rows == 0 && format == RowFormat::Text {
-        return nothing();
+    let mut stdout = out.finish().map_err(write_err)?;
+    if rows == 0 {
+        if framing == Framing::Tsv {
+            // Rows were promised: the header says which, even when none follow.
+            let mut header = COLUMNS.join("\t");
+            header.push('\n');
+            io::Write::write_all(&mut stdout, header.as_bytes()).map_err(write_err)?;
+            io::Write::flush(&mut stdout).map_err(write_err)?;
+        }
+        if !quiet {
+            super::error::note(&nothing());
+        }
     }
-    drop(out.finish().map_err(write_err)?);
+    low.warn(quiet);
     Ok(())
 }
 
@@ -330,6 +437,8 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                         removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
                     })
                 }
+                // -q prints only results: the confirmation is no result (the exit code is).
+                OutputFormat::Text if ctx.quiet => Ok(()),
                 OutputFormat::Text => {
                     let text = match (added, row) {
                         (true, _) => format!(
@@ -354,7 +463,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 (None, None) => TagFilter::All,
             };
             let store = db::open(ctx)?;
-            list(&*store, &filter, ctx.rows)
+            list(&*store, &filter, ctx.rows, ctx.quiet)
         }
         TagCommand::Show { tag } => {
             check_tag(&tag)?;
@@ -366,8 +475,9 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 }
                 .into());
             };
+            let h = Headroom::of(r.max_id, r.step);
             match ctx.output {
-                OutputFormat::Json => print_json(&row_json(&r)),
+                OutputFormat::Json => print_json(&row_json(&r))?,
                 OutputFormat::Text => {
                     let mut t = table(&["key", "value"]);
                     t.add_row(vec!["tag".to_string(), r.tag.clone()]);
@@ -378,9 +488,18 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                         r.description.clone().unwrap_or_default(),
                     ]);
                     t.add_row(vec!["updated".to_string(), updated(&r)]);
-                    print_text(&render(t))
+                    t.add_row(vec!["ids_left".to_string(), h.ids_left.to_string()]);
+                    t.add_row(vec!["claims_left".to_string(), h.claims_left.to_string()]);
+                    t.add_row(vec!["headroom".to_string(), h.status.as_str().to_string()]);
+                    print_text(&render(t))?
                 }
             }
+            if let Some(w) = h.warning(&r.tag, r.step)
+                && !ctx.quiet
+            {
+                super::error::warning(&w);
+            }
+            Ok(())
         }
         TagCommand::SetStep { tag, step } => {
             check_tag(&tag)?;

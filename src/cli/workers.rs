@@ -94,16 +94,42 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             let registry = inspected(ctx)?;
             let now = clock.now_ms();
             let records = registry.list(now)?;
+            // Running out visible before it happens: how many of the layout's worker ids are
+            // taken (live or held), on stderr so the rows stay rows.
+            if !ctx.quiet {
+                let layout = &ctx.settings.layout.value;
+                let total = layout.layout.max_worker().saturating_add(1);
+                let mut in_use: Vec<u64> = records
+                    .iter()
+                    .filter(|r| r.held || r.is_live(now))
+                    .map(|r| r.worker)
+                    .collect();
+                in_use.sort_unstable();
+                in_use.dedup();
+                super::error::note(&format!(
+                    "{} of {total} worker ids in use (live or held) under {}, {} registered; the {} layout holds {total}",
+                    in_use.len(),
+                    registry.place(),
+                    records.len(),
+                    layout.label
+                ));
+            }
             match ctx.output {
                 OutputFormat::Json => print_json(&records.iter().map(row).collect::<Vec<_>>()),
                 OutputFormat::Text => {
-                    if records.is_empty() {
-                        return print_text(&format!(
-                            "no worker ids registered under {}",
-                            registry.place()
-                        ));
-                    }
                     let mut t = table(&["worker", "identity", "mode", "last report", "status"]);
+                    if records.is_empty() {
+                        let what = format!("no worker ids registered under {}", registry.place());
+                        // On a terminal a sentence; piped, rows were promised: the header alone,
+                        // the sentence on stderr (as `tag list`).
+                        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                            return print_text(&what);
+                        }
+                        if !ctx.quiet {
+                            super::error::note(&what);
+                        }
+                        return print_text(&render(t));
+                    }
                     for r in &records {
                         t.add_row(vec![
                             r.worker.to_string(),
@@ -171,6 +197,14 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     ),
                 }
                 .into());
+            }
+            // An etcd id no lease holds is free already: reclaiming it deletes nothing, so the
+            // dry run says so rather than promising a revocation --yes would not do.
+            if !yes && record.mode == RegistryKind::Etcd && !record.held {
+                return print_text(&format!(
+                    "worker id {} is already free (no etcd lease holds it); --yes would change nothing",
+                    record.worker
+                ));
             }
             if !yes {
                 return print_text(&format!("would {what}\nrun again with --yes to do it"));

@@ -399,6 +399,27 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
         notes.push(format!(
             "serve.listen is 0.0.0.0:{port} like Leaf's server; put it behind your usual network policy or use 127.0.0.1"
         ));
+    } else {
+        // Leaf's server (Spring Boot) listens on all interfaces, on server.port or 8080: its
+        // clients are remote, so the import keeps them reaching it.
+        let (http_port, from) = match get("server.port") {
+            Some(p) => (
+                p.parse::<u16>().map_err(|_| ImportError::BadValue {
+                    key: "server.port".into(),
+                    value: p.into(),
+                    reason: "expected a port number".into(),
+                })?,
+                "server.port",
+            ),
+            None => (
+                8080,
+                "Spring Boot's default port; change it if your server.port differs",
+            ),
+        };
+        config.serve.listen = Some(format!("0.0.0.0:{http_port}"));
+        notes.push(format!(
+            "serve.listen is 0.0.0.0:{http_port} like Leaf's server ({from}); put it behind your usual network policy or use 127.0.0.1"
+        ));
     }
 
     let known = [
@@ -411,6 +432,7 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
         "leaf.snowflake.zk.address",
         "leaf.snowflake.port",
         "leaf.snowflake.mode",
+        "server.port",
     ];
     for key in props.keys().filter(|k| !known.contains(&k.as_str())) {
         notes.push(format!("{key} is not a setting leafctl knows; ignored"));
@@ -442,6 +464,37 @@ mod tests {
         assert_eq!(p["d=x"], "y");
         assert_eq!(p["e"], "line continued");
         assert_eq!(p["f"], "é\t");
+    }
+
+    /// Issue 36, item 1: a segment-only import listens where Leaf's server did (all
+    /// interfaces, server.port or 8080), not on loopback, and says so.
+    #[test]
+    fn segment_only_imports_listen_like_leaf() {
+        let text = "leaf.name=com.sankuai.leaf.opensource.test\nleaf.segment.enable=true\n\
+            leaf.jdbc.url=jdbc:mysql://db.example:3306/leaf\nleaf.jdbc.username=leaf\n\
+            leaf.snowflake.enable=false\n";
+        let imported = import_leaf_properties(text).unwrap();
+        assert_eq!(
+            imported.config.serve.listen.as_deref(),
+            Some("0.0.0.0:8080")
+        );
+        assert!(
+            imported.notes.iter().any(|n| n.contains("0.0.0.0:8080")),
+            "{:?}",
+            imported.notes
+        );
+        let with_port = format!("{text}server.port=9090\n");
+        let imported = import_leaf_properties(&with_port).unwrap();
+        assert_eq!(
+            imported.config.serve.listen.as_deref(),
+            Some("0.0.0.0:9090")
+        );
+        assert!(!imported.notes.iter().any(|n| n.contains("not a setting")));
+        let bad = format!("{text}server.port=http\n");
+        assert!(matches!(
+            import_leaf_properties(&bad),
+            Err(ImportError::BadValue { key, .. }) if key == "server.port"
+        ));
     }
 
     #[test]

@@ -88,7 +88,9 @@ impl Candidate {
 /// one reading; a number is read under the configured layout and every preset, each judged by
 /// its time (after the layout's epoch and not in the future; recent is likelier), by whether it is
 /// the configured layout, and by whether this host's state files say its worker id issued IDs
-/// then. A time within a day of the layout's epoch counts as implausible (a small number). Ties keep the configured layout first, then the presets' order.
+/// then. A time within a day of the layout's epoch counts as implausible (a small number). Equal
+/// scores rank the more recent time first (as the scores say: recent is likelier); only equal
+/// times keep the configured layout first, then the presets' order.
 pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormatError> {
     let s = raw.trim_ascii();
     if s.is_empty() {
@@ -114,6 +116,15 @@ pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormat
         b.plausible
             .cmp(&a.plausible)
             .then_with(|| b.score.cmp(&a.score))
+            .then_with(|| {
+                // Among plausible readings of equal score, the more recent one (a reading in
+                // the future is implausible, so "more recent" is "closer to now").
+                if a.plausible {
+                    b.decoded.unix_ms.cmp(&a.decoded.unix_ms)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
     });
     Ok(out)
 }
@@ -125,11 +136,10 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
     let mut score = 0;
     let now = opts.now_ms;
     let (earliest, since) = d.format.earliest();
-    let snowflake = matches!(d.format, Format::Snowflake(_));
     let plausible = if d.unix_ms > now.saturating_add(FUTURE_SLACK_MS) {
         reasons.push("in the future".to_string());
         false
-    } else if snowflake && d.unix_ms - earliest < DAY_MS {
+    } else if matches!(d.format, Format::Snowflake(_)) && d.unix_ms - earliest < DAY_MS {
         // Generators start issuing well after their epoch: a time in its first day is a small
         // number that is no ID of this layout.
         reasons.push("within a day of the layout's epoch (a small number)".to_string());
@@ -140,6 +150,11 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
     } else {
         let age = now - d.unix_ms;
         let years = age / (365 * DAY_MS);
+        let years_ago = if years == 1 {
+            "made 1 year ago".to_string()
+        } else {
+            format!("made {years} years ago")
+        };
         let (points, what) = match age {
             a if a < 0 => (
                 15,
@@ -147,8 +162,8 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
             ),
             a if a <= 30 * DAY_MS => (20, "made in the last 30 days".to_string()),
             a if a <= 365 * DAY_MS => (10, "made in the last year".to_string()),
-            _ if years < 5 => (5, format!("made {years} years ago")),
-            _ => (0, format!("made {years} years ago")),
+            _ if years < 5 => (5, years_ago),
+            _ => (0, years_ago),
         };
         score += points;
         reasons.push(what);
@@ -202,6 +217,26 @@ mod tests {
             configured_explicitly: false,
             local: Vec::new(),
         }
+    }
+
+    /// Issue 36, item 13: equal scores no longer fall to list order; the more recent reading
+    /// ranks first, as the README says. A Mastodon status (ID and created_at from a public
+    /// Mastodon client's recorded API response) scores 10 as Mastodon within a year of now and
+    /// 10 as leafctl's default layout (2011): Mastodon now ranks first.
+    #[test]
+    fn equal_scores_rank_the_more_recent_reading_first() {
+        // 111345072838007286: mastodon.social, created_at 2023-11-03T05:56:19.586Z.
+        let created = 1_698_990_979_586;
+        let now = created + 200 * DAY_MS;
+        let ranked = guess(b"111345072838007286", &opts(now)).unwrap();
+        let first = &ranked[0];
+        assert_eq!(first.decoded.format.name(), "mastodon", "{ranked:#?}");
+        assert!((first.decoded.unix_ms - created).abs() < 5, "{first:?}");
+        let leaf = ranked
+            .iter()
+            .find(|c| c.decoded.format.name() == "leaf")
+            .unwrap();
+        assert_eq!(leaf.score, first.score, "a tie, broken by recency");
     }
 
     #[test]

@@ -20,13 +20,19 @@ pub struct Around {
     /// lie between the bounds (`(id >> 12) & 1023 = 7`); `None` when the bounds hold only the
     /// worker's IDs or the format has no worker.
     pub worker_sql: Option<String>,
-    /// Whether the range is the worker's own (`true`), or every ID of the window (`false`: the
-    /// format has no worker field, or its worker does not sit where a range can follow it).
+    /// Whether the range is the worker's own (`true`, with [`Around::worker_sql`] when the
+    /// bounds alone do not keep it), or every ID of the window (`false`: the format has no
+    /// worker field, or its worker does not sit where a range can follow it).
     pub per_worker: bool,
+    /// For ObjectIds, the same selection as a MongoDB filter on `_id` (the window's bounds and
+    /// the process's 5 bytes); `None` for other formats.
+    pub mongo_filter: Option<String>,
 }
 
 /// The range of IDs made within `window_ms` before and after `d` by the same worker: for
-/// snowflakes the worker's, for ObjectIds the same process's, for the formats without a worker
+/// snowflakes the worker's, for ObjectIds the same process's (every process's IDs lie between the
+/// bounds, so [`Around::worker_sql`] and [`Around::mongo_filter`] keep the process's), for the
+/// formats without a worker
 /// (UUIDv7, UUIDv6, ULID, KSUID) every ID of the window. UUIDv1 IDs do not sort by time.
 pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
     let window_ms = window_ms.max(0);
@@ -56,6 +62,7 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
                 quoted: false,
                 worker_sql: filter,
                 per_worker: d.worker.is_some(),
+                mongo_filter: None,
             })
         }
         Format::Uuid(7) => {
@@ -110,16 +117,22 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
             let secs = |ms: i64| ms.div_euclid(1000).clamp(0, i64::from(u32::MAX)) as u64;
             let (f, t) = (secs(from), secs(to));
             let process = d.worker.unwrap_or(0);
-            let lo = format!("{f:08x}{process:010x}000000");
-            let hi = format!("{t:08x}{process:010x}ffffff");
+            // Bytes 5-9 are the process: between two times every process's IDs lie, so the
+            // bounds hold the whole window and a filter keeps the process's.
+            let lo = format!("{f:08x}0000000000000000");
+            let hi = format!("{t:08x}ffffffffffffffff");
+            let mongo_filter = format!(
+                "{{_id: {{$gte: ObjectId(\"{lo}\"), $lte: ObjectId(\"{hi}\")}}, $expr: {{$eq: [{{$substrCP: [{{$toString: \"$_id\"}}, 8, 10]}}, \"{process:010x}\"]}}}}"
+            );
             Ok(Around {
                 from_ms: f as i64 * 1000,
                 to_ms: t as i64 * 1000 + 999,
                 min: lo,
                 max: hi,
                 quoted: true,
-                worker_sql: None,
+                worker_sql: Some(format!("substr(id, 9, 10) = '{process:010x}'")),
                 per_worker: true,
+                mongo_filter: Some(mongo_filter),
             })
         }
     }
@@ -134,6 +147,7 @@ fn text_range(from_ms: i64, to_ms: i64, min: String, max: String) -> Around {
         quoted: true,
         worker_sql: None,
         per_worker: false,
+        mongo_filter: None,
     }
 }
 
@@ -193,12 +207,29 @@ mod tests {
             a.min.as_str() < "0ujtsYcgvSTl8PAuAdqWYSMnLOv"
                 && "0ujtsYcgvSTl8PAuAdqWYSMnLOv" < a.max.as_str()
         );
+        // Issue 36, item 15: between two times every process's ObjectIds lie, so the bounds
+        // span the window and the process is a filter (SQL and MongoDB), not the bounds.
         let o = decode_text(b"507f191e810c19729de860ea").unwrap();
         let a = around(&o, 1000).unwrap();
         assert_eq!(
             (a.min.as_str(), a.max.as_str()),
-            ("507f191d810c19729d000000", "507f191f810c19729dffffff")
+            ("507f191d0000000000000000", "507f191fffffffffffffffff")
         );
+        let other_process = "507f191e0000000001000000";
+        assert!(a.min.as_str() < other_process && other_process < a.max.as_str());
+        assert_eq!(
+            a.worker_sql.as_deref(),
+            Some("substr(id, 9, 10) = '810c19729d'")
+        );
+        let m = a.mongo_filter.unwrap();
+        assert!(
+            m.contains(r#"$gte: ObjectId("507f191d0000000000000000")"#)
+                && m.contains(r#"$lte: ObjectId("507f191fffffffffffffffff")"#)
+                && m.contains(r#""810c19729d""#),
+            "{m}"
+        );
+        // substr(id, 9, 10) and $substrCP(.., 8, 10) are the same 10 hex digits.
+        assert_eq!(&"507f191e810c19729de860ea"[8..18], "810c19729d");
         let v1 = decode_text(b"C232AB00-9414-11EC-B3C8-9F6BDECED846").unwrap();
         assert!(matches!(
             around(&v1, 1000),

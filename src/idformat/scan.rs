@@ -82,7 +82,13 @@ impl Scanner {
 
     /// A scanner for IDs made from `since_ms` to a day after `now_ms`.
     pub fn with_window(layout: NamedLayout, since_ms: i64, now_ms: i64) -> Scanner {
-        let to_ms = now_ms.saturating_add(FUTURE_SLACK_MS);
+        Scanner::between(layout, since_ms, now_ms.saturating_add(FUTURE_SLACK_MS))
+    }
+
+    /// A scanner for IDs made from `since_ms` to `until_ms` (both inclusive; `--since` and
+    /// `--until` of `decode --scan`, e.g. to find an account's ObjectId from 2012 in today's log).
+    pub fn between(layout: NamedLayout, since_ms: i64, until_ms: i64) -> Scanner {
+        let to_ms = until_ms;
         let l = layout.layout;
         let lo_ms = since_ms.max(l.epoch_ms());
         let hi_ms = to_ms.min(l.last_unix_ms());
@@ -123,13 +129,15 @@ impl Scanner {
     }
 
     /// Calls `found(start, end, decoded)` for every ID in `text`, in order. With `skip_first`,
-    /// a token at the very start of `text` is ignored (it continues one cut off before).
+    /// a token at the very start of `text` is ignored (it continues one cut off before). Returns
+    /// how many numbers of an ID's length were passed over (see [`ScanStats::skipped`]).
     pub fn find(
         &self,
         text: &[u8],
         skip_first: bool,
         mut found: impl FnMut(usize, usize, &Decoded),
-    ) {
+    ) -> u64 {
+        let mut skipped = 0;
         let n = text.len();
         let mut i = 0;
         if skip_first {
@@ -158,8 +166,13 @@ impl Scanner {
             if let Some((end, d)) = self.token(text, start, i, mask) {
                 found(start, end, &d);
                 i = end;
+            } else if mask & DIGIT != 0
+                && (self.min_digits..=self.max_digits).contains(&(i - start))
+            {
+                skipped += 1;
             }
         }
+        skipped
     }
 
     /// Whether the token `text[start..end]` (letters and digits, `mask` the AND of their
@@ -195,8 +208,10 @@ impl Scanner {
                 decode_uuid(parse_uuid(tok).ok()?).ok()?
             }
             24 if mask & HEX != 0 => decode_objectid(&parse_objectid(tok).ok()?),
-            26 if mask & CROCK != 0 => decode_ulid(parse_ulid(tok).ok()?),
-            27 => decode_ksuid(&parse_ksuid(tok).ok()?),
+            26 if mask & CROCK != 0 && !in_base64(text, start, end) => {
+                decode_ulid(parse_ulid(tok).ok()?)
+            }
+            27 if !in_base64(text, start, end) => decode_ksuid(&parse_ksuid(tok).ok()?),
             _ => return None,
         };
         self.in_window(d).map(|d| (end, d))
@@ -207,6 +222,54 @@ impl Scanner {
         (d.unix_ms >= self.from_ms && d.unix_ms <= self.to_ms).then_some(d)
     }
 }
+
+/// Shortest alphanumeric run across a `/` that makes a token part of base64 text rather than a
+/// URL path (path segments are words and IDs; base64 runs on).
+const BASE64_NEIGHBOUR: usize = 16;
+
+/// Whether the letters-and-digits token `text[start..end]` is a piece of base64 text (a key, a
+/// signature, an image inline) rather than a ULID or KSUID of its own: it touches `+`, or is
+/// followed by `=` (base64's own character and its padding; `key=ID` stays an ID), or across a
+/// `/` it runs on into
+/// another long letters-and-digits run (a URL path's segments are short words or IDs between
+/// words). About 4% of base64's 27-character runs parse as a KSUID in the window otherwise.
+fn in_base64(text: &[u8], start: usize, end: usize) -> bool {
+    let before = start.checked_sub(1).map(|i| text[i]);
+    let after = text.get(end).copied();
+    if before == Some(b'+') || matches!(after, Some(b'+' | b'=')) {
+        return true;
+    }
+    let alnum = |b: &u8| CLASS[*b as usize] & ALNUM != 0;
+    let run_before = |at: usize| text[..at].iter().rev().take_while(|b| alnum(b)).count();
+    let run_after = |at: usize| text[at..].iter().take_while(|b| alnum(b)).count();
+    if (before == Some(b'/') && run_before(start - 1) >= BASE64_NEIGHBOUR)
+        || (after == Some(b'/') && run_after(end + 1) >= BASE64_NEIGHBOUR)
+    {
+        return true;
+    }
+    // A line of base64 alone, as PEM and MIME wrap it (64 or 76 columns): the token is a piece
+    // of it wherever it sits.
+    let b64 = |b: &u8| alnum(b) || matches!(b, b'+' | b'/' | b'=');
+    let line_start = start
+        - text[..start]
+            .iter()
+            .rev()
+            .take(BASE64_LINE)
+            .take_while(|b| b64(b))
+            .count();
+    let line_end = end
+        + text[end..]
+            .iter()
+            .take(BASE64_LINE)
+            .take_while(|b| b64(b))
+            .count();
+    let at_line_start = line_start == 0 || text[line_start - 1] == b'\n';
+    let at_line_end = line_end == text.len() || matches!(text[line_end], b'\n' | b'\r');
+    at_line_start && at_line_end && line_end - line_start >= BASE64_LINE
+}
+
+/// Length from which a line of nothing but base64 characters is taken for wrapped base64.
+const BASE64_LINE: usize = 60;
 
 /// True when a UUID's version digit says 1, 6 or 7 and its variant digit says RFC 9562 (8, 9, a,
 /// b): only those hold a time, so other hex tokens (random trace ids, v4 UUIDs) are not parsed.
@@ -240,6 +303,9 @@ pub struct ScanStats {
     pub lines: u64,
     /// IDs found.
     pub ids: u64,
+    /// Numbers of the length the layout's IDs have that were not read as IDs: their time under
+    /// the layout lies outside the window (IDs of another layout, or numbers that are no IDs).
+    pub skipped: u64,
 }
 
 /// A failure of [`scan_stream`]: reading the input or writing to the sink.
@@ -326,7 +392,7 @@ pub fn scan_stream<R: Read, S: ScanSink>(
         }
         let mut pos = 0;
         let mut failed = None;
-        scanner.find(block, skip_first, |start, end, d| {
+        stats.skipped += scanner.find(block, skip_first, |start, end, d| {
             if failed.is_some() {
                 return;
             }
@@ -422,6 +488,86 @@ mod tests {
         scan_stream(reader, &s, &mut r).unwrap();
         assert_eq!(r.text, input, "the text passes through unchanged");
         r
+    }
+
+    /// Base64 of `n` pseudo-random bytes (a fixed LCG), wrapped at 76 columns like PEM.
+    fn base64_text(n: usize) -> Vec<u8> {
+        const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let bytes: Vec<u8> = (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (x >> 56) as u8
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (i, c) in bytes.chunks(3).enumerate() {
+            let v = (u32::from(c[0]) << 16)
+                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                | u32::from(*c.get(2).unwrap_or(&0));
+            for k in 0..4 {
+                out.push(if k > c.len() {
+                    b'='
+                } else {
+                    ABC[(v >> (18 - 6 * k) & 63) as usize]
+                });
+            }
+            if (i + 1) % 19 == 0 {
+                out.push(b'\n');
+            }
+        }
+        out
+    }
+
+    /// Issue 36, item 14: base64 text is no source of KSUIDs or ULIDs, while a KSUID in a URL
+    /// path, after `key=` or in JSON is still found.
+    #[test]
+    fn base64_text_yields_no_ksuids() {
+        let text = base64_text(3 << 20);
+        let s = Scanner::new(NamedLayout::preset(Preset::Leaf), NOW);
+        let mut hits = Vec::new();
+        s.find(&text, false, |a, b, d| {
+            if matches!(d.format, Format::Ksuid | Format::Ulid) {
+                hits.push(String::from_utf8_lossy(&text[a..b]).into_owned());
+            }
+        });
+        // What the shape alone would find: every 26/27-character run that parses as a ULID or
+        // KSUID with a time in the window (the hits before the base64 rule).
+        let mut shaped = 0;
+        for tok in text.split(|b| CLASS[*b as usize] & ALNUM == 0) {
+            let d = match tok.len() {
+                27 => parse_ksuid(tok).ok().map(|k| decode_ksuid(&k)),
+                26 => parse_ulid(tok).ok().map(decode_ulid),
+                _ => None,
+            };
+            shaped += usize::from(d.is_some_and(|d| s.in_window(d).is_some()));
+        }
+        println!(
+            "base64: {} bytes, {shaped} ULID/KSUID-shaped runs in the window, {} found",
+            text.len(),
+            hits.len()
+        );
+        assert!(shaped > 50, "the text exercises the problem: {shaped}");
+        assert!(
+            hits.is_empty(),
+            "{} false hits in {} bytes of base64: {:?}",
+            hits.len(),
+            text.len(),
+            &hits[..hits.len().min(5)]
+        );
+        // segment's documented KSUID, 2017-10-10.
+        let k = "0ujtsYcgvSTl8PAuAdqWYSMnLOv";
+        for line in [
+            format!("GET /api/v1/users/{k}/profile 200"),
+            format!("user={k} logged in"),
+            format!("{{\"id\":\"{k}\"}}"),
+        ] {
+            let mut found = 0;
+            s.find(line.as_bytes(), false, |_, _, d| {
+                found += usize::from(d.format == Format::Ksuid);
+            });
+            assert_eq!(found, 1, "{line}");
+        }
     }
 
     #[test]

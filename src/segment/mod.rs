@@ -12,6 +12,7 @@ mod address;
 mod buffer;
 mod generator;
 mod guard;
+mod headroom;
 mod hosts;
 mod memory;
 mod mysql;
@@ -27,6 +28,7 @@ pub use generator::{
     SegmentGeneratorBuilder, SegmentHandle, SegmentTotals,
 };
 pub use guard::{ClaimGuard, Refusal};
+pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use hosts::FAILBACK_AFTER;
 pub use memory::MemoryStore;
 pub use mysql::MysqlStore;

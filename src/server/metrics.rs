@@ -490,7 +490,14 @@ impl Collector for StateCollector {
             let left = Family::<SegmentLabels, Gauge>::default();
             let next_ready = Family::<TagLabels, Gauge>::default();
             let loading = Family::<TagLabels, Gauge>::default();
+            let range_left = Family::<TagLabels, Gauge>::default();
+            let claims_left = Family::<TagLabels, Gauge>::default();
             for v in &views {
+                if let Some(h) = super::status::range_headroom(v) {
+                    let tag = TagLabels { tag: v.tag.clone() };
+                    range_left.get_or_create(&tag).set(h.ids_left);
+                    claims_left.get_or_create(&tag).set(h.claims_left);
+                }
                 let tag = TagLabels { tag: v.tag.clone() };
                 loads.get_or_create(&tag).inc_by(v.claims);
                 failures.get_or_create(&tag).inc_by(v.claim_failures);
@@ -548,6 +555,18 @@ impl Collector for StateCollector {
             )?;
             encode_family(
                 &mut encoder,
+                "segment_range_ids_left",
+                "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
+                &range_left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_range_claims_left",
+                "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
+                &claims_left,
+            )?;
+            encode_family(
+                &mut encoder,
                 "segment_next_ready",
                 "1 when the next segment is loaded, by tag",
                 &next_ready,
@@ -580,6 +599,15 @@ impl Collector for StateCollector {
                 &ConstCounter::new(refused),
             )?;
             let status = snowflake.status();
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            encode_one(
+                &mut encoder,
+                "snowflake_layout_seconds_left",
+                "Seconds until the layout's time runs out (its last representable time minus now); no ID can be issued after it",
+                &ConstGauge::new(snowflake.layout().last_unix_ms().saturating_sub(now_ms) / 1000),
+            )?;
             encode_one(
                 &mut encoder,
                 "snowflake_worker_id",

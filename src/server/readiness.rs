@@ -90,8 +90,22 @@ impl LeafService {
         });
         let snowflake = self.snowflake.as_ref().map(|s| {
             let status = s.status();
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            let ends = s.layout().last_unix_ms();
+            let ends_at = chrono::DateTime::from_timestamp_millis(ends).map_or_else(
+                || ends.to_string(),
+                |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            );
+            // A layout whose time has run out issues nothing: not ready, said as such.
+            let ran_out = (ends < now_ms).then(|| {
+                format!(
+                    "the layout's time ran out at {ends_at}: no ID can be issued; use a layout with a later epoch or more time bits"
+                )
+            });
             // A clock behind the last issued time refuses every request until it catches up.
-            let problem = status.problem.or_else(|| {
+            let problem = ran_out.or(status.problem).or_else(|| {
                 s.clock_behind_ms().map(|behind| {
                     format!(
                         "the clock is {behind} ms behind the last time worker id {} issued IDs at; issuing resumes once it passes it",
@@ -99,7 +113,13 @@ impl LeafService {
                     )
                 })
             });
+            let days_left = (ends - now_ms) / 86_400_000;
             match problem {
+                // Running out shown before it happens: within a year, the detail says when.
+                None if days_left < 365 => format!(
+                    "ok (worker id {}; the layout's time runs out in {days_left} days, at {ends_at})",
+                    status.worker.unwrap_or_default()
+                ),
                 None => format!("ok (worker id {})", status.worker.unwrap_or_default()),
                 Some(p) => {
                     problems.push(format!("snowflake: {p}"));

@@ -479,14 +479,24 @@ pub struct TagStatus {
     pub history: Vec<f64>,
     /// The busiest second of the last minute.
     pub peak_per_s: f64,
-    /// The step the next dynamic claim starts from.
-    pub step: i64,
+    /// The step the next dynamic claim starts from (`None` until a segment was loaded).
+    pub step: Option<i64>,
     /// Why the step is what it is.
     pub step_reason: &'static str,
-    /// The table's step.
-    pub table_step: i64,
-    /// About ten minutes of IDs at the peak rate, within the table's step and 1,000,000.
-    pub recommended_step: i64,
+    /// The table's step (`None` until a segment was loaded).
+    pub table_step: Option<i64>,
+    /// About ten minutes of IDs at the peak rate, within the table's step and 1,000,000
+    /// (`None` until a segment was loaded).
+    pub recommended_step: Option<i64>,
+    /// IDs left in the tag's range: 9223372036854775807 minus its max_id as of this server's
+    /// last claim, as a decimal string (`None` until a segment was loaded).
+    pub ids_left: Option<String>,
+    /// Seconds until the range runs out at the last minute's rate (`None` when idle or not
+    /// loaded).
+    pub runs_out_in_s: Option<f64>,
+    /// `ok`, `low` (fewer than 1,000 claims of the step left), `last` (less than one step) or
+    /// `exhausted`, as `leafctl tag show` says (`None` until a segment was loaded).
+    pub headroom: Option<&'static str>,
     /// The current and the next segment: how many IDs each holds and how many are used.
     pub buffers: [BufferFill; 2],
     /// Whether the next segment is loaded.
@@ -533,6 +543,10 @@ pub struct SnowflakeStatus {
     pub rollbacks_refused: u64,
     /// The last ID's time (Unix ms).
     pub last_id_ms: Option<i64>,
+    /// The last time the layout can hold (Unix ms): after it no ID can be issued.
+    pub layout_ends_at_ms: i64,
+    /// Years from now until then (365.25-day years).
+    pub layout_years_left: f64,
 }
 
 /// What the report is built from, besides the generators.
@@ -610,6 +624,8 @@ impl Sampler {
                 rollbacks_waited: waited,
                 rollbacks_refused: refused,
                 last_id_ms: st.last_issued_ms,
+                layout_ends_at_ms: g.layout().last_unix_ms(),
+                layout_years_left: layout_years_left(g.layout(), now_ms),
             }
         });
         StatusReport {
@@ -665,6 +681,23 @@ impl Sampler {
     }
 }
 
+/// Years (of 365.25 days) from `now_ms` until the last time `layout` can hold; negative once past.
+pub(crate) fn layout_years_left(layout: &crate::snowflake::Layout, now_ms: i64) -> f64 {
+    (layout.last_unix_ms() as f64 - now_ms as f64) / (365.25 * 86_400_000.0)
+}
+
+/// A loaded tag's room left in its 63-bit range, from the highest max_id this server claimed
+/// (the end of its newest segment) and the step its next claim starts from; `None` before a
+/// segment was loaded.
+pub(crate) fn range_headroom(v: &SegmentBufferView) -> Option<crate::segment::Headroom> {
+    if !v.init_ok {
+        return None;
+    }
+    let max_id = v.segments.iter().map(|s| s.max).max().unwrap_or(0);
+    let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
+    Some(crate::segment::Headroom::of(max_id, v.step.max(v.min_step)))
+}
+
 fn tag_status(v: SegmentBufferView, health: TagHealth, rates: TagRates) -> TagStatus {
     let buffers = [fill(&v, 0), fill(&v, 1)];
     let cur = &buffers[v.pos & 1];
@@ -678,15 +711,22 @@ fn tag_status(v: SegmentBufferView, health: TagHealth, rates: TagRates) -> TagSt
     let table_step = v.min_step.max(1);
     let recommended = ((rates.peak * RECOMMENDED_SECONDS_OF_IDS).ceil() as i64)
         .clamp(table_step, MAX_DYNAMIC_STEP.max(table_step));
+    let loaded = v.init_ok;
+    let headroom = range_headroom(&v);
     TagStatus {
         state: health.name(),
         ids_per_s: rates.mean,
         peak_per_s: rates.peak,
         history: rates.history,
-        step: v.step,
+        step: loaded.then_some(v.step),
         step_reason: v.step_reason,
-        table_step: v.min_step,
-        recommended_step: recommended,
+        table_step: loaded.then_some(v.min_step),
+        recommended_step: loaded.then_some(recommended),
+        ids_left: headroom.map(|h| h.ids_left.to_string()),
+        runs_out_in_s: headroom
+            .filter(|_| rates.mean > 0.0)
+            .map(|h| h.ids_left as f64 / rates.mean),
+        headroom: headroom.map(|h| h.status.as_str()),
         next_ready: v.next_ready,
         loading: v.loading,
         next_load_in_s: (rates.mean > 0.0 && !v.loading).then(|| to_next_load as f64 / rates.mean),
@@ -752,6 +792,47 @@ mod tests {
             total,
             buckets: vec![(0.001, fast), (0.01, total), (f64::INFINITY, total)],
         }
+    }
+
+    /// Issue 36: a tag not loaded has no step to show (not `step 0` and `recommended_step 1`),
+    /// and a loaded one says how much of its range is left and when it runs out.
+    #[test]
+    fn tag_status_shows_steps_once_loaded_and_the_range_left() {
+        let rates = || TagRates {
+            history: vec![1000.0; 3],
+            mean: 1000.0,
+            peak: 1000.0,
+        };
+        let idle = tag_status(
+            SegmentBufferView::unloaded("fresh"),
+            TagHealth::Idle,
+            rates(),
+        );
+        assert_eq!(
+            (idle.step, idle.table_step, idle.recommended_step),
+            (None, None, None)
+        );
+        assert_eq!((idle.ids_left, idle.headroom), (None, None));
+        let mut v = SegmentBufferView::unloaded("nearly");
+        v.init_ok = true;
+        v.step = 1000;
+        v.min_step = 1000;
+        let end = (i64::MAX - 500_000) as u64;
+        v.segments[0] = crate::segment::SegmentView {
+            value: end - 1000,
+            max: end - 1000,
+            step: 1000,
+        };
+        v.segments[1] = crate::segment::SegmentView {
+            value: end - 1000,
+            max: end,
+            step: 1000,
+        };
+        let s = tag_status(v, TagHealth::Ok, rates());
+        assert_eq!(s.step, Some(1000));
+        assert_eq!(s.ids_left.as_deref(), Some("500000"));
+        assert_eq!(s.headroom, Some("low"));
+        assert_eq!(s.runs_out_in_s, Some(500.0));
     }
 
     #[test]

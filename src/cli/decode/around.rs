@@ -23,6 +23,9 @@ struct AroundOut {
     max_id: String,
     /// The WHERE clause that selects them.
     sql: String,
+    /// For an ObjectId, the MongoDB filter on `_id` that selects them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mongo: Option<String>,
 }
 
 pub(super) fn run(
@@ -65,6 +68,7 @@ pub(super) fn run(
         min_id: a.min.clone(),
         max_id: a.max.clone(),
         sql,
+        mongo: a.mongo_filter.clone(),
     };
     match (ctx.rows, ctx.output) {
         (RowFormat::Tsv, _) => {
@@ -109,8 +113,13 @@ pub(super) fn run(
             } else {
                 "every ID (the format has no worker to follow)".to_string()
             };
+            let mongo = out
+                .mongo
+                .as_ref()
+                .map(|m| format!("\nMongoDB: db.COLLECTION.find({m})"))
+                .unwrap_or_default();
             print_text(&format!(
-                "id      {} ({}{who})\ntime    {}\nwindow  {} .. {} ({scope})\nmin_id  {}\nmax_id  {}\nSQL:    {}",
+                "id      {} ({}{who})\ntime    {}\nwindow  {} .. {} ({scope})\nmin_id  {}\nmax_id  {}\nSQL:    {}{mongo}",
                 out.id, out.layout, out.time, out.from, out.to, out.min_id, out.max_id, out.sql
             ))
         }

@@ -62,7 +62,11 @@ impl GuessPrinter {
             Ok(r) => r,
             Err(e) => {
                 self.bad += 1;
-                stderr!("error: {at}{id:?}: {e}");
+                crate::cli::error::value_error(
+                    crate::cli::error::EXIT_USAGE,
+                    &format!("{at}{id:?}: {e}"),
+                    None,
+                );
                 return Ok(());
             }
         };
@@ -82,9 +86,13 @@ impl GuessPrinter {
                 .iter()
                 .map(|(why, names)| format!("{why}: {}", names.join(", ")))
                 .collect();
-            stderr!(
-                "error: {at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --epoch/--layout",
-                ways.join("; ")
+            crate::cli::error::value_error(
+                crate::cli::error::EXIT_USAGE,
+                &format!(
+                    "{at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --preset, or --epoch/--layout",
+                    ways.join("; ")
+                ),
+                None,
             );
         }
         match &mut self.out {
@@ -241,7 +249,10 @@ pub(super) fn run(
         w.finish().map(|_| ()).map_err(write_err)?;
     }
     if bad > 0 {
-        stderr!("  hint: {bad} of {values} values have no plausible reading");
+        crate::cli::error::closing_hint(
+            EXIT_USAGE,
+            &format!("{bad} of {values} values have no plausible reading"),
+        );
         return Err(AlreadyReported(EXIT_USAGE).into());
     }
     Ok(())

@@ -4,7 +4,9 @@
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 
-use leafctl::idformat::{Decoded, GuessOptions, ScanError, ScanSink, Scanner, scan_stream};
+use leafctl::idformat::{
+    Decoded, GuessOptions, ScanError, ScanSink, ScanStats, Scanner, scan_stream,
+};
 
 use super::super::Context;
 use super::super::error::{AlreadyReported, EXIT_USAGE};
@@ -184,8 +186,14 @@ enum Out {
     Records(Records),
 }
 
-pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyhow::Result<()> {
-    let scanner = Scanner::new(opts.configured, opts.now_ms);
+/// `decode --scan` over `files`, finding IDs made within `window` (Unix ms, inclusive).
+pub(super) fn run(
+    ctx: &Context,
+    opts: &GuessOptions,
+    files: &[String],
+    window: (i64, i64),
+) -> anyhow::Result<()> {
+    let scanner = Scanner::between(opts.configured, window.0, window.1);
     let stdout_tty = io::stdout().is_terminal();
     let mut out = match ctx.rows {
         RowFormat::Text => Out::Annotate(Annotate {
@@ -213,6 +221,7 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
     let stdin = ["-".to_string()];
     let inputs = if files.is_empty() { &stdin[..] } else { files };
     let mut bad = 0;
+    let mut skipped = 0u64;
     for name in inputs {
         if let Out::Records(r) = &mut out {
             r.file = name.as_bytes().to_vec();
@@ -227,17 +236,25 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
                 Ok(f) => scan_one(f, &scanner, &mut out),
                 Err(e) => {
                     bad += 1;
-                    stderr!("error: cannot open {name}: {e}");
+                    crate::cli::error::value_error(
+                        crate::cli::error::EXIT_USAGE,
+                        &format!("cannot open {name}: {e}"),
+                        Some("check the file's path and permissions"),
+                    );
                     continue;
                 }
             }
         };
         match result {
-            Ok(()) => {}
+            Ok(stats) => skipped += stats.skipped,
             Err(ScanError::Write(e)) => return Err(write_err(e)),
             Err(ScanError::Read(e)) => {
                 bad += 1;
-                stderr!("error: cannot read {name}: {e}");
+                crate::cli::error::value_error(
+                    crate::cli::error::EXIT_USAGE,
+                    &format!("cannot read {name}: {e}"),
+                    Some("check the file (a directory, a device that failed)"),
+                );
             }
         }
     }
@@ -247,16 +264,38 @@ pub(super) fn run(ctx: &Context, opts: &GuessOptions, files: &[String]) -> anyho
             r.w.finish().map(|_| ()).map_err(write_err)?;
         }
     }
+    // Said, not silent: numbers that look like IDs by length but not by time under this layout.
+    if skipped > 0 && !ctx.quiet {
+        let (lo, hi) = scanner.digit_range();
+        let digits = if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}-{hi}")
+        };
+        let (from, to) = scanner.window();
+        crate::cli::error::note(&format!(
+            "{skipped} number{} of {digits} digits (the length of {} IDs) not read as IDs: under that layout {} time{} outside {} .. {}; if they are IDs, give their layout with --preset (or run --guess on one), or widen the window with --since/--until",
+            if skipped == 1 { "" } else { "s" },
+            scanner.layout().name,
+            if skipped == 1 { "its" } else { "their" },
+            if skipped == 1 { " lies" } else { "s lie" },
+            super::super::output::rfc3339_ms(from),
+            super::super::output::rfc3339_ms(to),
+        ));
+    }
     if bad > 0 {
-        stderr!("  hint: give files that exist and can be read, or - for stdin");
+        crate::cli::error::closing_hint(
+            EXIT_USAGE,
+            "give files that exist and can be read, or - for stdin",
+        );
         return Err(AlreadyReported(EXIT_USAGE).into());
     }
     Ok(())
 }
 
-fn scan_one(r: impl io::Read, scanner: &Scanner, out: &mut Out) -> Result<(), ScanError> {
+fn scan_one(r: impl io::Read, scanner: &Scanner, out: &mut Out) -> Result<ScanStats, ScanError> {
     match out {
-        Out::Annotate(a) => scan_stream(r, scanner, a).map(|_| ()),
-        Out::Records(w) => scan_stream(r, scanner, w).map(|_| ()),
+        Out::Annotate(a) => scan_stream(r, scanner, a),
+        Out::Records(w) => scan_stream(r, scanner, w),
     }
 }
