@@ -67,10 +67,7 @@ fn body(addr: SocketAddr, path: &str) -> String {
         return String::new();
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-    let _ = write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: bench\r\n\r\n"
-    );
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: bench\r\n\r\n");
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out.split_once("\r\n\r\n")

@@ -281,6 +281,7 @@ const POOLER_ERRORS: &[&str] = &[
     "server login has been failing",
     "client_idle_timeout",
     "no such database",
+    "not allowed in statement pooling mode",
 ];
 
 /// A note naming the pooler when `message` is one of PgBouncer's errors.
