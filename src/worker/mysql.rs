@@ -313,11 +313,14 @@ impl WorkerRegistry for MysqlRegistry {
         // One statement reads the server connection's id and takes a named lock on it: a
         // proxy that multiplexes (ProxySQL) pins the connection that ran a GET_LOCK to this
         // client from then on, so the id read is the one every later statement must run on.
-        let (connection_id, pinned): (u64, Option<i64>) = conn
-            .query_first(
+        let rows: Vec<(u64, Option<i64>)> = conn
+            .query(
                 "SELECT CONNECTION_ID(), GET_LOCK(CONCAT('leafctl_connection_', CONNECTION_ID()), 0)",
             )
-            .map_err(|e| self.opts.fail("read CONNECTION_ID()", e))?
+            .map_err(|e| self.opts.fail("read CONNECTION_ID()", e))?;
+        let (connection_id, pinned) = rows
+            .into_iter()
+            .next()
             .ok_or_else(|| self.opts.fail("read CONNECTION_ID()", "no answer row"))?;
         if pinned != Some(1) {
             return Err(self.opts.fail(
