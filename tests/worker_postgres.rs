@@ -460,6 +460,27 @@ fn the_registry_through_pgbouncer_works_in_session_mode_and_refuses_a_shared_ses
         let a = registry(&url, "10.39.1.1:8080");
         let b = registry(&url, "10.39.1.2:8080");
         let first = WorkerGenerator::start(&a, &zero_start(system()));
+        // The command line on the same pool: exit 1, an error naming the cause and a hint the fix.
+        let out = Sandbox::new()
+            .leafctl()
+            .args(["next", "--snowflake", "--db", &url])
+            .args(["--instance", "10.39.1.3:8080", "-n", "5"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {err}");
+        assert!(out.stdout.is_empty(), "{mode}: IDs printed: {err}");
+        assert!(
+            err.lines().any(|l| l.starts_with("error:")
+                && l.contains("is not this process's own")
+                && l.contains("transaction or statement mode")),
+            "{mode}: {err}"
+        );
+        assert!(
+            err.lines()
+                .any(|l| l.trim_start().starts_with("hint:") && l.contains("pool_mode = session")),
+            "{mode}: {err}"
+        );
         let second = WorkerGenerator::start(&b, &zero_start(system()));
         let e = match &second {
             Err(leafctl::worker::IssueError::Worker(e)) => e,
