@@ -444,6 +444,34 @@ fn the_registry_through_pgbouncer_works_in_session_mode_and_refuses_a_shared_ses
     gb.finish().unwrap();
     drop((ga, gb, bouncer));
 
+    // Session mode with one server connection: registries one after another get the same server
+    // session, which PgBouncer's DISCARD ALL left without the last one's marker and locks.
+    let bouncer = PgBouncer::start(pg, "session", &["default_pool_size = 1"]);
+    let url = bouncer.url(&name);
+    let mut pids = Vec::new();
+    for who in ["10.39.0.1:8080", "10.39.0.3:8080", "10.39.0.1:8080"] {
+        let g = WorkerGenerator::start(&registry(&url, who), &zero_start(system()))
+            .unwrap_or_else(|e| panic!("{who} after another on one server session: {e}"));
+        all.extend(issue(&g, 100));
+        pids.push(pg.sql(
+            Some(&name),
+            "SELECT string_agg(pid::text, ',') FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+             AND usename = 'leaf'",
+        ));
+        g.finish().unwrap();
+    }
+    assert!(
+        pids.windows(2)
+            .all(|w| w[0] == w[1] && !w[0].is_empty() && !w[0].contains(',')),
+        "one server session for all: {pids:?}"
+    );
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "session mode: an ID twice");
+    drop(bouncer);
+
     for mode in ["transaction", "statement"] {
         let bouncer = PgBouncer::start(pg, mode, &["default_pool_size = 1"]);
         let name = init(pg);
