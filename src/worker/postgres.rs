@@ -1017,3 +1017,27 @@ impl LeaseStore for PostgresLeaseStore {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A marker's key is the tag over the transaction id, whole: 48 bits fit, 2^48 and negative
+    /// ids are refused rather than cut, and the check names its two halves as `pg_locks` shows
+    /// a bigint key (high half in `classid`, low half in `objid`).
+    #[test]
+    fn a_marker_is_the_whole_transaction_id_under_its_tag() {
+        let m = Marker::for_txid(0x0000_8765_4321_0FED).unwrap();
+        assert_eq!(m.0, 0x4C47_8765_4321_0FED);
+        let sql = m.own_session_sql();
+        assert!(
+            sql.contains(&format!("classid::bigint = {}", 0x4C47_8765_i64))
+                && sql.contains(&format!("objid::bigint = {}", 0x4321_0FED_i64))
+                && sql.contains(&format!("classid::bigint >> 16 = {}", 0x4C47)),
+            "{sql}"
+        );
+        assert!(Marker::for_txid((1 << 48) - 1).is_some());
+        assert_eq!(Marker::for_txid(1 << 48), None);
+        assert_eq!(Marker::for_txid(-1), None);
+    }
+}
