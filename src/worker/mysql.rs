@@ -313,6 +313,7 @@ impl WorkerRegistry for MysqlRegistry {
         // One statement reads the server connection's id and takes a named lock on it: a
         // proxy that multiplexes (ProxySQL) pins the connection that ran a GET_LOCK to this
         // client from then on, so the id read is the one every later statement must run on.
+        // (ProxySQL answers the exact text `SELECT CONNECTION_ID()` itself, with its own id.)
         let rows: Vec<(u64, Option<i64>)> = conn
             .query(
                 "SELECT CONNECTION_ID(), GET_LOCK(CONCAT('leafctl_connection_', CONNECTION_ID()), 0)",

@@ -30,8 +30,9 @@
 //! session this process never marked lacks its own: either way nothing is written and the
 //! registry stops, naming the pool. A statement landing on a session that is ours proves the
 //! worker lock checked beside it is ours too: only this process's statements ran there while
-//! it held its marker. (`txid` must stay below 2^48, 65,536 wraparounds of 32-bit xids; past it
-//! the registry refuses rather than truncate the key.)
+//! it held its marker, among clients that take markers (a leafctl older than this check, sharing
+//! the pooled session, is not seen). (`txid` must stay below 2^48, 65,536 wraparounds of 32-bit
+//! xids; past it the registry refuses rather than truncate the key.)
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
