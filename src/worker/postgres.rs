@@ -31,7 +31,11 @@
 //! registry stops, naming the pool. A statement landing on a session that is ours proves the
 //! worker lock checked beside it is ours too: only this process's statements ran there while
 //! it held its marker, among clients that take markers (a leafctl older than this check, sharing
-//! the pooled session, is not seen). (`txid` must stay below 2^48, 65,536 wraparounds of 32-bit
+//! the pooled session, is not seen). Why that suffices: a fenced write on worker id `r` passes
+//! only on the one server session that holds `r`'s lock (locks exclude other sessions), and only
+//! if that session holds exactly the writer's marker (markers are unique and stay until the
+//! session ends or is reset, which drops `r`'s lock too); so at any moment at most one registry
+//! can pass a fenced write on `r`, however a pool spreads the statements of the others. (`txid` must stay below 2^48, 65,536 wraparounds of 32-bit
 //! xids; past it the registry refuses rather than truncate the key.)
 
 use std::sync::Arc;
