@@ -338,6 +338,7 @@ const POOLER_ERRORS: &[&str] = &[
     "server login has been failing",
     "client_idle_timeout",
     "no such database",
+    "not allowed in statement pooling mode",
 ];
 
 /// A note naming the pooler when `message` is one of PgBouncer's errors.
@@ -611,8 +612,9 @@ impl PgConn {
             Err(f) if !skip && f.refused_startup_options() => {
                 target.pooler_refuses_options.store(true, Ordering::Relaxed);
                 if !options.is_empty() {
-                    // The caller's own options (the registry's session timeout) are not
-                    // optional: say what refused them and what works.
+                    // A caller's own options are not optional: say what refused them and what
+                    // works. (The worker registry passes none: it sets its session's settings
+                    // with `set_config` and reads them back.)
                     return Err(PgFailure::new(
                         FailureKind::Server,
                         format!(

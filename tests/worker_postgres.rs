@@ -28,7 +28,7 @@ fn init(pg: &Postgres) -> String {
         Some(&name),
         "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'",
     );
-    assert_eq!(tables, "leaf_alloc,leaf_workerid_alloc");
+    assert_eq!(tables, "leaf_alloc,leaf_alloc_removed,leaf_workerid_alloc");
     name
 }
 
@@ -390,4 +390,156 @@ fn a_notfound9_server_keeps_its_row_while_it_writes() {
 #[test]
 fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one() {
     on_fresh_table(reuse::an_identity_with_a_row_beyond_the_layout_takes_a_free_one);
+}
+
+/// Runs `g` until it refuses (at its next fenced write, within a few lease windows), returning
+/// the IDs it issued meanwhile and the refusal.
+fn issue_until_refused(g: &WorkerGenerator) -> (Vec<u64>, String) {
+    let mut ids = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        match g.next_block(64) {
+            Ok(block) => ids.extend(block),
+            Err(e) => return (ids, e.to_string()),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!(
+        "still issuing after 20 s on a shared session ({} IDs)",
+        ids.len()
+    );
+}
+
+/// Issue 39, items 2 and 4: the registry through a real PgBouncer. In session mode (the
+/// package's defaults, which refuse the `options` startup parameter) each registry has a server
+/// session of its own and issues IDs. In transaction and statement mode with one server
+/// connection, two registries share it: each refuses (the second at connect, the first at its
+/// next fenced write, or at connect in statement mode), naming the pool and the fix, and no ID
+/// is issued twice.
+#[test]
+fn the_registry_through_pgbouncer_works_in_session_mode_and_refuses_a_shared_session() {
+    use support::pgbouncer::PgBouncer;
+
+    let pg = Postgres::shared();
+    let bouncer = PgBouncer::start(pg, "session", &[]);
+    let name = init(pg);
+    let url = bouncer.url(&name);
+    let a = registry(&url, "10.39.0.1:8080");
+    let b = registry(&url, "10.39.0.2:8080");
+    let ga = WorkerGenerator::start(&a, &zero_start(system()))
+        .unwrap_or_else(|e| panic!("session mode: {e}\npgbouncer: {}", bouncer.log()));
+    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
+    assert_ne!(ga.worker(), gb.worker());
+    let mut all = issue(&ga, 200);
+    all.extend(issue(&gb, 200));
+    // Past a lease window: the fenced writes (which check the session) went through.
+    std::thread::sleep(Duration::from_millis(3_500));
+    all.extend(issue(&ga, 200));
+    all.extend(issue(&gb, 200));
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "session mode: an ID twice");
+    ga.finish().unwrap();
+    gb.finish().unwrap();
+    drop((ga, gb, bouncer));
+
+    // Session mode with one server connection: registries one after another get the same server
+    // session, which PgBouncer's DISCARD ALL left without the last one's marker and locks.
+    let bouncer = PgBouncer::start(pg, "session", &["default_pool_size = 1"]);
+    let url = bouncer.url(&name);
+    let mut pids = Vec::new();
+    for who in ["10.39.0.1:8080", "10.39.0.3:8080", "10.39.0.1:8080"] {
+        let g = WorkerGenerator::start(&registry(&url, who), &zero_start(system()))
+            .unwrap_or_else(|e| panic!("{who} after another on one server session: {e}"));
+        all.extend(issue(&g, 100));
+        pids.push(pg.sql(
+            Some(&name),
+            "SELECT string_agg(pid::text, ',') FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+             AND usename = 'leaf'",
+        ));
+        g.finish().unwrap();
+    }
+    assert!(
+        pids.windows(2)
+            .all(|w| w[0] == w[1] && !w[0].is_empty() && !w[0].contains(',')),
+        "one server session for all: {pids:?}"
+    );
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "session mode: an ID twice");
+    drop(bouncer);
+
+    for mode in ["transaction", "statement"] {
+        let bouncer = PgBouncer::start(pg, mode, &["default_pool_size = 1"]);
+        let name = init(pg);
+        let url = bouncer.url(&name);
+        // Rows made directly first: through a statement pool the insert of a new row (in a
+        // transaction) is refused by PgBouncer; an identity's own row is claimed without one.
+        let mut issued = Vec::new();
+        for who in ["10.39.1.1:8080", "10.39.1.2:8080"] {
+            let g = WorkerGenerator::start(&registry(&pg.url(&name), who), &zero_start(system()))
+                .unwrap();
+            issued.extend(issue(&g, 50));
+            g.finish().unwrap();
+        }
+        let a = registry(&url, "10.39.1.1:8080");
+        let b = registry(&url, "10.39.1.2:8080");
+        let first = WorkerGenerator::start(&a, &zero_start(system()));
+        // The command line on the same pool: exit 1, an error naming the cause and a hint the fix.
+        let out = Sandbox::new()
+            .leafctl()
+            .args(["next", "--snowflake", "--db", &url])
+            .args(["--instance", "10.39.1.3:8080", "-n", "5"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {err}");
+        assert!(out.stdout.is_empty(), "{mode}: IDs printed: {err}");
+        assert!(
+            err.lines().any(|l| l.starts_with("error:")
+                && l.contains("is not this process's own")
+                && l.contains("transaction or statement mode")),
+            "{mode}: {err}"
+        );
+        assert!(
+            err.lines()
+                .any(|l| l.trim_start().starts_with("hint:") && l.contains("pool_mode = session")),
+            "{mode}: {err}"
+        );
+        let second = WorkerGenerator::start(&b, &zero_start(system()));
+        let e = match &second {
+            Err(leafctl::worker::IssueError::Worker(e)) => e,
+            Err(e) => panic!("{mode}: not the registry's refusal: {e}"),
+            Ok(_) => panic!("{mode}: a second registry on the shared server session started"),
+        };
+        let (said, hint) = (e.to_string(), e.hint());
+        assert!(
+            said.contains("is not this process's own")
+                && said.contains("transaction or statement mode"),
+            "{mode}: {said}"
+        );
+        assert!(
+            hint.contains("directly") && hint.contains("pool_mode = session"),
+            "{mode}: {hint}"
+        );
+        // The first alone had the one server session to itself; the second's marker is on it
+        // now, and the first's next fenced write sees it.
+        let g = first.unwrap_or_else(|e| panic!("{mode}: the first registry: {e}"));
+        let (ids, refusal) = issue_until_refused(&g);
+        assert!(
+            refusal.contains("is not this process's own")
+                && refusal.contains("pool_mode = session"),
+            "{mode}: {refusal}"
+        );
+        issued.extend(ids);
+        drop(g);
+        let n = issued.len();
+        issued.sort_unstable();
+        issued.dedup();
+        assert_eq!(issued.len(), n, "{mode}: an ID twice");
+        drop(bouncer);
+    }
 }

@@ -14,6 +14,14 @@
 //! connection fails, and the server frees the lock only once it notices the connection gone. That
 //! is safe (its successor waits out `max_timestamp`), and "still held?" is the connection's
 //! health: it fails at the first failed statement, and a lost answer loses the connection.
+//!
+//! The connection is the one it connected on: `CONNECTION_ID()` is read once at connect, in the
+//! statement that takes a named lock of its own (`leafctl_connection_{id}`, which makes ProxySQL
+//! pin that server connection to this client), and every fenced statement requires that the server connection running it is that one and holds
+//! the lock (`IS_USED_LOCK(name) = CONNECTION_ID() AND CONNECTION_ID() = id`). A multiplexing
+//! proxy that moved the registry's statements to another server connection (ProxySQL does not
+//! once a connection used `GET_LOCK`: it disables multiplexing for it) is refused at the first
+//! such statement, naming the proxy.
 
 use crate::worker::IssueOptions;
 use std::sync::Arc;
@@ -301,8 +309,31 @@ impl WorkerRegistry for MysqlRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
         let (layout, clock, max_lead_ms) =
             (&options.layout, options.clock.clone(), options.max_lead_ms);
+        let mut conn = self.opts.connect()?;
+        // One statement reads the server connection's id and takes a named lock on it: a
+        // proxy that multiplexes (ProxySQL) pins the connection that ran a GET_LOCK to this
+        // client from then on, so the id read is the one every later statement must run on.
+        // (ProxySQL answers the exact text `SELECT CONNECTION_ID()` itself, with its own id.)
+        let rows: Vec<(u64, Option<i64>)> = conn
+            .query(
+                "SELECT CONNECTION_ID(), GET_LOCK(CONCAT('leafctl_connection_', CONNECTION_ID()), 0)",
+            )
+            .map_err(|e| self.opts.fail("read CONNECTION_ID()", e))?;
+        let (connection_id, pinned) = rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| self.opts.fail("read CONNECTION_ID()", "no answer row"))?;
+        if pinned != Some(1) {
+            return Err(self.opts.fail(
+                "read CONNECTION_ID()",
+                format!(
+                    "the named lock leafctl_connection_{connection_id} is held by another connection: a proxy in front of MySQL runs this registry's statements on a connection it does not keep for it; connect the worker registry to MySQL directly"
+                ),
+            ));
+        }
         let store = MysqlLeaseStore {
-            conn: LockHolder::new(self.opts.connect()?),
+            conn: LockHolder::new(conn),
+            connection_id,
             opts: self.opts.clone(),
             clock: clock.clone(),
             pick: Default::default(),
@@ -320,6 +351,8 @@ impl WorkerRegistry for MysqlRegistry {
 pub(crate) struct MysqlLeaseStore {
     opts: MysqlOptions,
     conn: LockHolder<Conn>,
+    /// `CONNECTION_ID()` at connect: every fenced statement must run on that server connection.
+    connection_id: u64,
     clock: Arc<dyn Clock>,
     /// What this acquisition's listing found.
     pick: std::sync::Mutex<table::Pick>,
@@ -474,8 +507,9 @@ impl MysqlLeaseStore {
                 format!(
                     "UPDATE leaf_workerid_alloc SET ip = ?, port = ?, ip_port = ?, update_time = NOW() \
                      WHERE id = ? AND ip_port = ? AND COALESCE(max_timestamp, 0) <= ? AND {silent} \
-                     AND IS_USED_LOCK(?) = CONNECTION_ID()",
-                    silent = silent_sql(now)
+                     AND IS_USED_LOCK(?) = CONNECTION_ID() AND CONNECTION_ID() = {conn_id}",
+                    silent = silent_sql(now),
+                    conn_id = self.connection_id
                 ),
                 (
                     &o.identity.ip,
@@ -679,21 +713,24 @@ impl LeaseStore for MysqlLeaseStore {
     fn write(&self, claim: &MysqlClaim, expected: i64, w: &Write) -> Result<Written, WorkerError> {
         let (changed, current) = self.with_conn("write max_timestamp", |c| {
             c.exec_drop(
-                "UPDATE leaf_workerid_alloc SET max_timestamp = ?, update_time = NOW() \
-                 WHERE id = ? AND COALESCE(max_timestamp, 0) = ? \
-                 AND IS_USED_LOCK(?) = CONNECTION_ID()",
+                format!(
+                    "UPDATE leaf_workerid_alloc SET max_timestamp = ?, update_time = NOW() \
+                     WHERE id = ? AND COALESCE(max_timestamp, 0) = ? \
+                     AND IS_USED_LOCK(?) = CONNECTION_ID() AND CONNECTION_ID() = {}",
+                    self.connection_id
+                ),
                 (w.reserved_until, claim.worker, expected, &claim.lock),
             )?;
             if c.affected_rows() == 1 {
                 return Ok((true, None));
             }
-            let row: Option<(i64, Option<i64>)> = c
+            let row: Option<(i64, Option<i64>, u64)> = c
                 .exec(
-                    "SELECT COALESCE(max_timestamp, 0), IS_USED_LOCK(?) = CONNECTION_ID() \
-                     FROM leaf_workerid_alloc WHERE id = ?",
+                    "SELECT COALESCE(max_timestamp, 0), IS_USED_LOCK(?) = CONNECTION_ID(), \
+                     CONNECTION_ID() FROM leaf_workerid_alloc WHERE id = ?",
                     (&claim.lock, claim.worker),
                 )
-                .map(|rows: Vec<(i64, Option<i64>)>| rows.into_iter().next())?;
+                .map(|rows: Vec<(i64, Option<i64>, u64)>| rows.into_iter().next())?;
             Ok((false, Some(row)))
         })?;
         if changed {
@@ -707,15 +744,19 @@ impl LeaseStore for MysqlLeaseStore {
         };
         match current.flatten() {
             None => lost(format!("row id {} no longer exists", claim.worker)),
-            Some((_, held)) if held != Some(1) => {
+            Some((_, _, on)) if on != self.connection_id => lost(format!(
+                "its statements ran on MySQL connection {on}, not on connection {} that holds its named lock {}: a proxy in front of MySQL (ProxySQL) multiplexes the registry's connection; connect the worker registry to MySQL directly, or through a proxy that keeps one server connection per client",
+                self.connection_id, claim.lock
+            )),
+            Some((_, held, _)) if held != Some(1) => {
                 lost(format!("its named lock {} is no longer held", claim.lock))
             }
             // Matched but unchanged (the same value within the same second).
-            Some((value, _)) if value == w.reserved_until => {
+            Some((value, _, _)) if value == w.reserved_until => {
                 Ok(Written::Applied { version: value })
             }
             // A lost answer loses the connection, so a change is never this holder's own.
-            Some((value, _)) => Ok(Written::Changed {
+            Some((value, _, _)) => Ok(Written::Changed {
                 current: Record {
                     reserved_until: value,
                     version: value,
@@ -764,8 +805,11 @@ impl LeaseStore for MysqlLeaseStore {
         // the row at once (not only after 9 s of silence, the sign NotFound9's servers give).
         let _ = self.with_conn("release the worker id", |c| {
             c.exec_drop(
-                "UPDATE leaf_workerid_alloc SET update_time = NULL \
-                 WHERE id = ? AND IS_USED_LOCK(?) = CONNECTION_ID()",
+                format!(
+                    "UPDATE leaf_workerid_alloc SET update_time = NULL \
+                     WHERE id = ? AND IS_USED_LOCK(?) = CONNECTION_ID() AND CONNECTION_ID() = {}",
+                    self.connection_id
+                ),
                 (claim.worker, &claim.lock),
             )?;
             c.exec_drop("DO RELEASE_LOCK(?)", (&claim.lock,))

@@ -11,7 +11,32 @@
 //!
 //! As on MySQL, the lock has no TTL: it lives as long as the session. The session's
 //! `idle_session_timeout` (the registry wait timeout, 30 s by default) ends a session the
-//! server stops hearing from, and with it the lock.
+//! server stops hearing from, and with it the lock. It is set by a statement of the session
+//! (`set_config`) and read back, not sent as a startup option: a pooler drops or refuses those.
+//!
+//! ## The session is this process's own, proven on every fenced statement
+//!
+//! Advisory locks are re-entrant within a server session, so two processes whose statements
+//! share one server session (a transaction or statement pool, PgBouncer's `pool_mode =
+//! transaction` or `statement`) would both "hold" its locks. At connect the registry takes a
+//! *session marker*: a session advisory lock on the bigint key `0x4C47 << 48 | txid`, where
+//! `txid` is the transaction id `txid_current()` assigns to that very statement. The server never
+//! assigns a transaction id twice (64 bits with its epoch), so no other client of the server,
+//! direct or pooled, ever takes the same marker: unique by construction, not by chance. Every
+//! fenced statement (the claim of a free row, each `max_timestamp` write, the release, `workers
+//! reclaim`) then requires, inside the statement itself, that the backend running it
+//! (`pg_backend_pid()`) holds this marker and no other marker. A statement on a server session
+//! that another client also used as a registry sees that client's marker; one on a server
+//! session this process never marked lacks its own: either way nothing is written and the
+//! registry stops, naming the pool. A statement landing on a session that is ours proves the
+//! worker lock checked beside it is ours too: only this process's statements ran there while
+//! it held its marker, among clients that take markers (a leafctl older than this check, sharing
+//! the pooled session, is not seen). Why that suffices: a fenced write on worker id `r` passes
+//! only on the one server session that holds `r`'s lock (locks exclude other sessions), and only
+//! if that session holds exactly the writer's marker (markers are unique and stay until the
+//! session ends or is reset, which drops `r`'s lock too); so at any moment at most one registry
+//! can pass a fenced write on `r`, however a pool spreads the statements of the others. (`txid` must stay below 2^48, 65,536 wraparounds of 32-bit
+//! xids; past it the registry refuses rather than truncate the key.)
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +52,39 @@ use crate::snowflake::Clock;
 
 /// The first key of every worker id's advisory lock: "LEAF" in ASCII.
 const LOCK_CLASS: i64 = 0x4C45_4146;
+
+/// The top 16 bits of a session marker's bigint advisory lock key: "LG" in ASCII (see the
+/// module's documentation).
+const MARKER_TAG: i64 = 0x4C47;
+
+/// The fix for a session that is not this process's own, in every such error.
+const SHARED_SESSION_FIX: &str = "connect the worker registry to PostgreSQL directly, or through a session-mode pool (PgBouncer pool_mode = session); a transaction or statement pool runs the statements of several clients on one server session, whose advisory locks they would all hold";
+
+/// This process's session marker: the bigint advisory lock key taken at connect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Marker(i64);
+
+impl Marker {
+    /// The marker for transaction id `txid`; `None` when it does not fit beside the tag.
+    fn for_txid(txid: i64) -> Option<Marker> {
+        (0..1i64 << 48)
+            .contains(&txid)
+            .then_some(Marker(MARKER_TAG << 48 | txid))
+    }
+
+    /// "The backend running this statement holds this marker and no other leafctl marker", in
+    /// SQL: `pg_locks` shows a bigint key as its high half in `classid`, its low half in `objid`,
+    /// `objsubid` 1.
+    fn own_session_sql(self) -> String {
+        format!(
+            "(SELECT count(*) = 1 AND bool_and(classid::bigint = {hi} AND objid::bigint = {lo}) \
+             FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 \
+             AND pid = pg_backend_pid() AND classid::bigint >> 16 = {MARKER_TAG})",
+            hi = self.0 >> 32,
+            lo = self.0 & 0xFFFF_FFFF,
+        )
+    }
+}
 
 /// How long a start waits for its row's lock before saying another live process holds it:
 /// long enough for the server to notice a killed holder's connection is gone.
@@ -52,6 +110,12 @@ fn held_by_me(param: usize) -> String {
     )
 }
 
+/// "This session is this process's own (`marker`) and holds worker id `$n`'s advisory lock",
+/// for the `WHERE` clause of a fenced statement.
+fn fenced(param: usize, marker: Marker) -> String {
+    format!("{} AND {}", held_by_me(param), marker.own_session_sql())
+}
+
 /// PostgreSQL's failures, as the PostgreSQL registry reports them.
 #[derive(Debug, thiserror::Error)]
 pub enum PostgresError {
@@ -63,11 +127,38 @@ pub enum PostgresError {
         /// The client's message, any password removed.
         reason: String,
     },
+    /// The server session running the registry's statements is not this process's own: a
+    /// transaction or statement pool in front of PostgreSQL shares it between clients.
+    #[error(
+        "the PostgreSQL session of the worker registry is not this process's own: {found}; a connection pooler in transaction or statement mode (PgBouncer pool_mode = transaction or statement) runs several clients' statements on one server session, and advisory locks are held by the session, so two processes would hold one worker id"
+    )]
+    SharedSession {
+        /// What the check found.
+        found: String,
+    },
+    /// The session would not take the registry's wait timeout (`idle_session_timeout`).
+    #[error(
+        "the PostgreSQL session of the worker registry has idle_session_timeout = {found} ms after setting it to {asked} ms: a pooler or the server overrides it, so a silent holder's worker id would not be freed in time"
+    )]
+    WaitTimeout {
+        /// The value asked for, in ms.
+        asked: u128,
+        /// The value read back, in ms.
+        found: i64,
+    },
 }
 
 impl StoreError for PostgresError {
     fn hint(&self) -> &'static str {
-        "check --db and that PostgreSQL is running; `leafctl db init` creates leaf_workerid_alloc"
+        match self {
+            PostgresError::Request { .. } => {
+                "check --db and that PostgreSQL is running; `leafctl db init` creates leaf_workerid_alloc"
+            }
+            PostgresError::SharedSession { .. } => SHARED_SESSION_FIX,
+            PostgresError::WaitTimeout { .. } => {
+                "connect the worker registry to PostgreSQL directly, or through a session-mode pool that lets a session SET idle_session_timeout (PostgreSQL 14 or newer)"
+            }
+        }
     }
 }
 
@@ -141,18 +232,12 @@ impl PostgresOptions {
         )
     }
 
-    /// One connection to the first writable host that answers.
+    /// One connection to the first writable host that answers. No startup options are sent
+    /// (a pooler refuses or drops them): [`PostgresOptions::connect_own`] sets the session's.
     fn connect(&self) -> Result<PgConn, WorkerError> {
-        let options = match self.wait_timeout {
-            Some(t) => format!(
-                "-c idle_session_timeout={}",
-                t.max(MIN_REGISTRY_WAIT_TIMEOUT).as_millis()
-            ),
-            None => String::new(),
-        };
         let mut last = None;
         for host in 0..self.target.hosts.len() {
-            match PgConn::connect(&self.target, host, &options) {
+            match PgConn::connect(&self.target, host, "") {
                 Ok(c) => return Ok(c),
                 Err(f) => last = Some(f),
             }
@@ -161,6 +246,94 @@ impl PostgresOptions {
             "connect",
             last.map_or_else(|| "no host".to_string(), |f| f.to_string()),
         ))
+    }
+}
+
+impl PostgresOptions {
+    /// A connection whose server session is proven this process's own (see the module's
+    /// documentation): its marker taken, its `idle_session_timeout` and `lock_timeout` set and
+    /// read back. Refused, naming the pool, when the session holds another marker or lacks ours.
+    fn connect_own(&self) -> Result<(PgConn, Marker), WorkerError> {
+        let c = self.connect()?;
+        let asked = self
+            .wait_timeout
+            .map(|t| t.max(MIN_REGISTRY_WAIT_TIMEOUT).as_millis());
+        let rows = c
+            .query(
+                &format!(
+                    "SELECT t, pg_try_advisory_lock(({MARKER_TAG}::bigint << 48) | t), \
+                     set_config('lock_timeout', $1::text, false), \
+                     set_config('idle_session_timeout', \
+                     COALESCE($2::text, current_setting('idle_session_timeout')), false) \
+                     FROM (SELECT txid_current() AS t) s WHERE t < (1::bigint << 48)"
+                ),
+                vec![
+                    format!("{}s", pg::LOCK_WAIT_TIMEOUT_S).as_str().into(),
+                    asked.map(|ms| format!("{ms}ms")).as_deref().into(),
+                ],
+            )
+            .map_err(|f| fail("take the session marker", f))?;
+        let row = rows.first().ok_or_else(|| {
+            fail(
+                "take the session marker",
+                "the server's transaction id is past 2^48, beyond the marker's key",
+            )
+        })?;
+        let txid: i64 = row
+            .try_get(0)
+            .map_err(|e| fail("take the session marker", e))?;
+        let got: bool = row
+            .try_get(1)
+            .map_err(|e| fail("take the session marker", e))?;
+        let marker = Marker::for_txid(txid).ok_or_else(|| {
+            fail(
+                "take the session marker",
+                format!("transaction id {txid} is beyond the marker's key"),
+            )
+        })?;
+        if !got {
+            // A transaction id is never assigned twice: only a shared session explains it.
+            return Err(PostgresError::SharedSession {
+                found: format!(
+                    "another server session holds its marker lock (transaction {txid}), a key only this process ever takes"
+                ),
+            }
+            .into());
+        }
+        let rows = c
+            .query(
+                &format!(
+                    "SELECT {}, (SELECT setting::bigint FROM pg_settings \
+                     WHERE name = 'idle_session_timeout'), pg_backend_pid()",
+                    marker.own_session_sql()
+                ),
+                vec![],
+            )
+            .map_err(|f| fail("check the session", f))?;
+        let row = rows
+            .first()
+            .ok_or_else(|| fail("check the session", "no answer row"))?;
+        let own: bool = row.try_get(0).map_err(|e| fail("check the session", e))?;
+        let timeout: Option<i64> = row.try_get(1).map_err(|e| fail("check the session", e))?;
+        let pid: i32 = row.try_get(2).map_err(|e| fail("check the session", e))?;
+        if !own {
+            return Err(PostgresError::SharedSession {
+                found: format!(
+                    "the server session (backend pid {pid}) that answered its second statement holds another leafctl registry's session marker, or not the one its first statement took"
+                ),
+            }
+            .into());
+        }
+        if let Some(asked) = asked
+            && timeout.and_then(|t| u128::try_from(t).ok()) != Some(asked)
+        {
+            return Err(PostgresError::WaitTimeout {
+                asked,
+                found: timeout.unwrap_or(-1),
+            }
+            .into());
+        }
+        Ok((c, marker))
     }
 }
 
@@ -247,7 +420,7 @@ impl Registry for PostgresRegistry {
     /// `max_timestamp`: the next new identity takes its id. A held row (`--force`) is deleted,
     /// so its holder stops at its next report; its id is retired with its fence.
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
-        let c = self.opts.connect()?;
+        let (c, marker) = self.opts.connect_own()?;
         let id = key(record.worker);
         let got = c
             .query(
@@ -261,7 +434,11 @@ impl Registry for PostgresRegistry {
         if got {
             let marked = c
                 .execute(
-                    "UPDATE leaf_workerid_alloc SET update_time = NULL WHERE id = $1::bigint",
+                    &format!(
+                        "UPDATE leaf_workerid_alloc SET update_time = NULL WHERE id = $1::bigint \
+                         AND {}",
+                        fenced(1, marker)
+                    ),
                     vec![id.into()],
                 )
                 .map_err(|f| fail("update leaf_workerid_alloc", f));
@@ -302,8 +479,10 @@ impl Registry for PostgresRegistry {
 
 impl WorkerRegistry for PostgresRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (conn, marker) = self.opts.connect_own()?;
         let store = PostgresLeaseStore {
-            conn: LockHolder::new(self.opts.connect()?),
+            conn: LockHolder::new(conn),
+            marker,
             opts: self.opts.clone(),
             clock: options.clock.clone(),
             pick: Default::default(),
@@ -321,6 +500,8 @@ impl WorkerRegistry for PostgresRegistry {
 pub(crate) struct PostgresLeaseStore {
     opts: PostgresOptions,
     conn: LockHolder<PgConn>,
+    /// The session marker taken at connect: every fenced statement checks it.
+    marker: Marker,
     clock: Arc<dyn Clock>,
     /// What this acquisition's listing found.
     pick: std::sync::Mutex<table::Pick>,
@@ -497,7 +678,7 @@ impl PostgresLeaseStore {
                      AND {silent} AND {held} \
                      AND NOT EXISTS (SELECT 1 FROM leaf_workerid_alloc o WHERE o.ip_port = $3::text)",
                     silent = silent_sql(now),
-                    held = held_by_me(4)
+                    held = fenced(4, self.marker)
                 ),
                 vec![
                     o.identity.ip.as_str().into(),
@@ -714,7 +895,7 @@ impl LeaseStore for PostgresLeaseStore {
                 &format!(
                     "UPDATE leaf_workerid_alloc SET max_timestamp = $1::bigint, update_time = now() \
                      WHERE id = $2::bigint AND COALESCE(max_timestamp, 0) = $3::bigint AND {}",
-                    held_by_me(2)
+                    fenced(2, self.marker)
                 ),
                 vec![w.reserved_until.into(), id.into(), expected.into()],
             )?;
@@ -723,9 +904,10 @@ impl LeaseStore for PostgresLeaseStore {
             }
             let rows = c.query(
                 &format!(
-                    "SELECT COALESCE(max_timestamp, 0), {} FROM leaf_workerid_alloc \
+                    "SELECT COALESCE(max_timestamp, 0), {}, {} FROM leaf_workerid_alloc \
                      WHERE id = $1::bigint",
-                    held_by_me(1)
+                    held_by_me(1),
+                    self.marker.own_session_sql()
                 ),
                 vec![id.into()],
             )?;
@@ -733,6 +915,7 @@ impl LeaseStore for PostgresLeaseStore {
                 (
                     r.try_get::<_, i64>(0).unwrap_or(0),
                     r.try_get::<_, bool>(1).unwrap_or(false),
+                    r.try_get::<_, bool>(2).unwrap_or(false),
                 )
             })))
         })?;
@@ -747,15 +930,19 @@ impl LeaseStore for PostgresLeaseStore {
         };
         match current {
             None => lost(format!("row id {} no longer exists", claim.worker)),
-            Some((_, false)) => lost(format!(
+            Some((_, _, false)) => lost(format!(
+                "the PostgreSQL session of the worker registry is not this process's own: the server session that ran its fenced write of leaf_workerid_alloc id {} holds another leafctl registry's session marker, or not this one's (a transaction or statement pool shares server sessions); {SHARED_SESSION_FIX}",
+                claim.worker
+            )),
+            Some((_, false, true)) => lost(format!(
                 "its advisory lock (leaf_workerid_alloc id {}) is no longer held",
                 claim.worker
             )),
-            Some((value, true)) if value == w.reserved_until => {
+            Some((value, true, true)) if value == w.reserved_until => {
                 Ok(Written::Applied { version: value })
             }
             // A lost answer loses the session, so a change is never this holder's own.
-            Some((value, true)) => Ok(Written::Changed {
+            Some((value, true, true)) => Ok(Written::Changed {
                 current: Record {
                     reserved_until: value,
                     version: value,
@@ -800,7 +987,7 @@ impl LeaseStore for PostgresLeaseStore {
             c.execute(
                 &format!(
                     "UPDATE leaf_workerid_alloc SET update_time = NULL WHERE id = $1::bigint AND {}",
-                    held_by_me(1)
+                    fenced(1, self.marker)
                 ),
                 vec![id.into()],
             )?;
@@ -833,5 +1020,29 @@ impl LeaseStore for PostgresLeaseStore {
             self.opts.identity.to_string(),
             count.saturating_sub(1),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A marker's key is the tag over the transaction id, whole: 48 bits fit, 2^48 and negative
+    /// ids are refused rather than cut, and the check names its two halves as `pg_locks` shows
+    /// a bigint key (high half in `classid`, low half in `objid`).
+    #[test]
+    fn a_marker_is_the_whole_transaction_id_under_its_tag() {
+        let m = Marker::for_txid(0x0000_8765_4321_0FED).unwrap();
+        assert_eq!(m.0, 0x4C47_8765_4321_0FED);
+        let sql = m.own_session_sql();
+        assert!(
+            sql.contains(&format!("classid::bigint = {}", 0x4C47_8765_i64))
+                && sql.contains(&format!("objid::bigint = {}", 0x4321_0FED_i64))
+                && sql.contains(&format!("classid::bigint >> 16 = {}", 0x4C47)),
+            "{sql}"
+        );
+        assert!(Marker::for_txid((1 << 48) - 1).is_some());
+        assert_eq!(Marker::for_txid(1 << 48), None);
+        assert_eq!(Marker::for_txid(-1), None);
     }
 }

@@ -23,6 +23,11 @@
 //!   silent for [`SILENT_MS`] (no write, and its record that far behind), and whose record is within [`REUSE_AHEAD_MS`] of its clock, by a
 //!   compare-and-set on the row's identity, keeping the row's record; else it inserts a row
 //!   (refused, leaving nothing, past the layout's ids).
+//!   PostgreSQL's model adds a pool in front: a connection sometimes lands on a server session
+//!   another holder uses (PgBouncer in transaction or statement mode), whose locks are
+//!   re-entrant, so both hold what it holds. The guard (`src/worker/postgres.rs`) takes a marker
+//!   unique to the connection and requires, at connect and in every fenced write, that the
+//!   session holds it and no other holder's marker; without it, two holders share a worker id.
 //! - `Local`: a lock file per worker id, held until the process exits; the state file records
 //!   whether the run exited cleanly and with which lead.
 //!
@@ -118,6 +123,9 @@ pub(super) struct Variant {
     reuse_checks_holder: bool,
     /// Database rows: a row taken by a new identity keeps its record (`max_timestamp`).
     reuse_keeps_record: bool,
+    /// PostgreSQL: the session is proven this holder's own (its marker and no other) at
+    /// connect and in every fenced write.
+    own_session: bool,
 }
 
 const PRODUCTION: Variant = Variant {
@@ -125,6 +133,7 @@ const PRODUCTION: Variant = Variant {
     compare: true,
     reuse_checks_holder: true,
     reuse_keeps_record: true,
+    own_session: true,
 };
 
 struct Rng(u64);
@@ -170,11 +179,15 @@ struct Session {
     keepalive: Option<Arc<KeepAliveFence>>,
     /// MySQL: the client still trusts its connection.
     usable: Arc<AtomicBool>,
+    /// PostgreSQL: the markers of the holders' connections whose statements run on it (more
+    /// than one behind a transaction or statement pool).
+    markers: Vec<u64>,
 }
 
 struct Delayed {
     deliver_at: i64,
     session: u64,
+    marker: u64,
     id: u64,
     expected: i64,
     write: Write,
@@ -233,6 +246,8 @@ struct Faults {
     lose_answer: u64,
     deliver_late: u64,
     delay_answer: u64,
+    /// PostgreSQL: a new connection lands on a server session another holder uses.
+    share_session: u64,
 }
 
 struct World {
@@ -327,6 +342,18 @@ impl World {
                 due
             };
             for d in due {
+                if self.variant.own_session && !server.own_session(d.session, d.marker) {
+                    if let Some(t) = &self.trace {
+                        let _ = writeln!(
+                            t.lock().unwrap_or_else(|p| p.into_inner()),
+                            "{:>8} late write of id {} by session {}: refused, not its own",
+                            now - START_MS,
+                            d.id,
+                            d.session
+                        );
+                    }
+                    continue;
+                }
                 let r = server.apply_write(
                     model,
                     self.variant.compare,
@@ -375,6 +402,14 @@ impl Server {
             }
         }
         self.claims.retain(|_, s| *s != session);
+    }
+
+    /// The session holds `marker` and no other holder's (always, but for PostgreSQL's pooled
+    /// sessions).
+    fn own_session(&self, session: u64, marker: u64) -> bool {
+        self.sessions
+            .get(&session)
+            .is_some_and(|s| s.markers == [marker])
     }
 
     /// A session the server still honours holds `id`'s claim.
@@ -468,6 +503,8 @@ struct ModelStore {
     world: Arc<World>,
     holder: usize,
     session: u64,
+    /// The marker its connection took on the session (unique, as a transaction id).
+    marker: u64,
     /// The id this holder may claim (local: its `--worker-id`).
     fixed: Option<u64>,
     /// Database models: this holder's identity (its `ip:port`).
@@ -500,27 +537,62 @@ impl ModelStore {
         let keepalive = (world.model == Model::Etcd)
             .then(|| Arc::new(KeepAliveFence::new(now as u64, TTL_MS as u64)));
         let usable = Arc::new(AtomicBool::new(true));
+        let share = world.model == Model::Postgres
+            && world.reachable(holder)
+            && world.roll(
+                world
+                    .faults
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .share_session,
+            );
         let mut server = world.server.lock().unwrap_or_else(|p| p.into_inner());
         server.next_session += 1;
-        let session = server.next_session;
-        server.sessions.insert(
-            session,
-            Session {
-                holder,
-                alive: true,
-                process_alive: true,
-                expires_at: now + TTL_MS,
-                last_contact: now,
-                next_keepalive: now + TTL_MS / 5,
-                keepalive: keepalive.clone(),
-                usable: usable.clone(),
-            },
-        );
+        let marker = server.next_session;
+        // A pool in front: the connection's statements run on a live session of another holder.
+        let mut shared: Vec<u64> = server
+            .sessions
+            .iter()
+            .filter(|(_, s)| share && s.alive && s.process_alive && s.holder != holder)
+            .map(|(&k, _)| k)
+            .collect();
+        shared.sort_unstable();
+        let session = match shared.first() {
+            Some(&k) => {
+                if let Some(s) = server.sessions.get_mut(&k) {
+                    s.markers.push(marker);
+                }
+                k
+            }
+            None => {
+                server.sessions.insert(
+                    marker,
+                    Session {
+                        holder,
+                        alive: true,
+                        process_alive: true,
+                        expires_at: now + TTL_MS,
+                        last_contact: now,
+                        next_keepalive: now + TTL_MS / 5,
+                        keepalive: keepalive.clone(),
+                        usable: usable.clone(),
+                        markers: vec![marker],
+                    },
+                );
+                marker
+            }
+        };
+        let own = server.own_session(session, marker);
+        drop(server);
+        world.log(|| {
+            format!("holder {holder}: connected on session {session} with marker {marker}")
+        });
         let fixed = (world.model == Model::Local).then_some((holder % 2) as u64);
-        Ok(ModelStore {
+        let store = ModelStore {
             world: world.clone(),
             holder,
             session,
+            marker,
             fixed,
             identity: world.model.session_lock().then_some(identity),
             own: Mutex::new(None),
@@ -530,7 +602,15 @@ impl ModelStore {
             keepalive,
             usable,
             crashed: AtomicBool::new(false),
-        })
+        };
+        if world.variant.own_session && !own {
+            // The check at connect: another holder's marker is on the session. The refused
+            // store's drop takes its marker back (the pooler's reset when it disconnects).
+            return Err(unreachable(
+                "a session of its own (another holder's marker is on it)",
+            ));
+        }
+        Ok(store)
     }
 
     /// One request: refused when cut off, paused or the session is over; otherwise applied,
@@ -605,6 +685,11 @@ impl ModelStore {
         let reachable = self.world.model == Model::Local || self.world.reachable(self.holder);
         let mut server = self.world.server.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = server.sessions.get_mut(&self.session) {
+            s.markers.retain(|&m| m != self.marker);
+            if !s.markers.is_empty() {
+                // A pooled session another holder still uses: the pool keeps it, and its locks.
+                return;
+            }
             s.process_alive = false;
         }
         if reachable {
@@ -750,8 +835,10 @@ impl ModelStore {
             let Some(row) = s.rows.get(&id).copied() else {
                 return Ok(RowClaim::Taken);
             };
+            // A lock is re-entrant within its session: one held by this session is granted.
+            let locked = s.claim_alive(id) && s.claims.get(&id) != Some(&session);
             if own {
-                if s.claim_alive(id) {
+                if locked {
                     return Ok(RowClaim::InUse);
                 }
                 if row.identity != identity {
@@ -759,7 +846,7 @@ impl ModelStore {
                 }
                 return Ok(claim(s, id));
             }
-            let gone = !s.claim_alive(id) && row.gone(s, id, clock_now);
+            let gone = !locked && row.gone(s, id, clock_now);
             let reach = clock_now.saturating_add(REUSE_AHEAD_MS);
             let fenced = s.records.get(&id).map_or(0, |x| x.reserved_until) > reach;
             if (variant.reuse_checks_holder && !gone) || Some(row.identity) != seen || fenced {
@@ -902,6 +989,7 @@ impl LeaseStore for ModelStore {
                 .push(Delayed {
                     deliver_at,
                     session,
+                    marker: self.marker,
                     id,
                     expected,
                     write,
@@ -909,7 +997,13 @@ impl LeaseStore for ModelStore {
             self.usable.store(false, Ordering::SeqCst);
             return Err(unreachable("write"));
         }
+        let (marker, own_session) = (self.marker, world.variant.own_session);
         let r = self.call("write", |s| {
+            if own_session && !s.own_session(session, marker) {
+                return Ok(Written::NotHeld {
+                    reason: "the session is not this holder's own".into(),
+                });
+            }
             Ok(s.apply_write(model, compare, session, id, expected, &write))
         });
         world.log(|| {
@@ -1054,6 +1148,7 @@ pub(super) fn run(
             lose_answer: 3,
             deliver_late: 8,
             delay_answer: 2,
+            share_session: if model == Model::Postgres { 20 } else { 0 },
         }),
         rng: Mutex::new(Rng(seed ^ 0x005E_ED0F_1EAF)),
         trace: trace.then(|| Mutex::new(String::new())),
@@ -1184,6 +1279,7 @@ fn heal(world: &Arc<World>, holders: &[Holder], max_offset: &mut i64) {
         lose_answer: 0,
         deliver_late: 0,
         delay_answer: 0,
+        share_session: 0,
     };
     world.log(|| "healed".into());
 }
@@ -1366,6 +1462,7 @@ fn variant_named(name: &str) -> Variant {
         "loose-release" => v.guards.exact_release = false,
         "reuse-live" => v.reuse_checks_holder = false,
         "reuse-fresh-record" => v.reuse_keeps_record = false,
+        "shared-session" => v.own_session = false,
         _ => {}
     }
     v
@@ -1424,7 +1521,7 @@ fn the_local_model_never_breaks_an_oracle() {
 }
 
 #[test]
-#[ignore = "replays one seed: LEAF_SIM_MODEL=zookeeper|etcd|mysql|postgres|local LEAF_SIM_SEED=N [LEAF_SIM_MUTATION=no-wait|no-record|no-keepalive|no-compare|loose-release|reuse-live|reuse-fresh-record]"]
+#[ignore = "replays one seed: LEAF_SIM_MODEL=zookeeper|etcd|mysql|postgres|local LEAF_SIM_SEED=N [LEAF_SIM_MUTATION=no-wait|no-record|no-keepalive|no-compare|loose-release|reuse-live|reuse-fresh-record|shared-session]"]
 fn replay() {
     let model = std::env::var("LEAF_SIM_MODEL")
         .ok()
@@ -1544,4 +1641,18 @@ fn new_identities_take_the_rows_of_stopped_ones() {
             model.name()
         );
     }
+}
+
+/// Without the proof that its session is its own, a holder whose connection lands on another
+/// holder's pooled session (re-entrant locks: both hold what it holds) shares its worker id.
+#[test]
+fn without_the_own_session_check_a_shared_session_is_found() {
+    let (_, v) = mutation_finds(Model::Postgres, "shared-session");
+    assert!(
+        matches!(
+            v,
+            Violation::IssuedAfterRegrant { .. } | Violation::Duplicate { .. }
+        ),
+        "{v:?}"
+    );
 }
