@@ -627,7 +627,16 @@ fn operate(ops: &Host, url: &str, tag: &'static str, op: TagOp, ev: &Events) {
             ev.note(format!("  tag {tag}: {line}"));
             return;
         }
-        if !said.lines().any(|l| l.starts_with("error:")) {
+        // An `error:` line, or with `--output json` one JSON object naming the error.
+        let named = |l: &str| {
+            l.starts_with("error:")
+                || serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| {
+                    v["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| !m.is_empty())
+                })
+        };
+        if !said.lines().any(named) {
             ev.problems.lock().unwrap().push(format!(
                 "`leafctl tag` ({op:?} {tag}) failed without an error line: {:?} {said:?}",
                 out.status
