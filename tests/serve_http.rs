@@ -689,3 +689,17 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
         "one warning per used-up tag, not a flood: {log}"
     );
 }
+
+/// A supervisor that stops the server the moment it says it listens gets the graceful stop
+/// (exit 0, unused IDs given back), never the signal's default action: the handlers are
+/// installed before the announcement. Seen in the nemesis: `exited with signal: 15`.
+#[test]
+fn sigterm_right_after_the_listening_line_is_a_graceful_stop() {
+    let sb = Sandbox::with_tag("order", "100");
+    for _ in 0..10 {
+        let s = serve(&sb, &["--segment"]);
+        let (status, log) = s.terminate();
+        assert!(status.success(), "{status}: {log}");
+        assert!(log.contains("leafctl serve: stopped"), "{log}");
+    }
+}

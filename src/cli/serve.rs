@@ -117,23 +117,26 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         builder = builder.snowflake(generator);
     }
     let service = Arc::new(builder.build());
-    if !ctx.quiet {
-        stderr!(
-            "leafctl serve: listening on http://{local}: {}",
-            modes.join(", ")
-        );
-    }
+    let quiet = ctx.quiet;
+    let listening = format!(
+        "leafctl serve: listening on http://{local}: {}",
+        modes.join(", ")
+    );
     let options = HttpOptions {
         header_timeout: std::time::Duration::from_millis(s.serve_header_timeout_ms.value),
         max_connections: s.serve_max_connections.value,
         ..HttpOptions::default()
     };
-    let served = server::run(
-        listener,
-        service.clone(),
-        &options,
-        server::shutdown_signal(),
-    );
+    // Said only once SIGTERM and SIGINT lead to the graceful stop: a supervisor that stops the
+    // server as soon as it says it listens must not kill it instead.
+    let shutdown = async move {
+        let signals = server::shutdown_signals();
+        if !quiet {
+            stderr!("{listening}");
+        }
+        signals.await
+    };
+    let served = server::run(listener, service.clone(), &options, shutdown);
     // Give unused segment IDs and the worker id back whatever happened to the server.
     let handed = service.hand_back_segments();
     let finished = service.finish();
@@ -141,7 +144,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         && !ctx.quiet
         && h.returned + h.wasted > 0
     {
-        eprintln!(
+        stderr!(
             "leafctl serve: gave {} unused IDs of {} tags back to the table; {} could not go back and are skipped{}",
             h.returned,
             h.tags,

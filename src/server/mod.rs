@@ -294,22 +294,32 @@ impl Future for Answered {
     }
 }
 
-/// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`).
+/// Resolves on SIGTERM or SIGINT (for [`run`]'s `shutdown`). The handlers are installed when it
+/// is first polled; see [`shutdown_signals`] to install them at a known point.
 pub async fn shutdown_signal() {
+    shutdown_signals().await
+}
+
+/// Installs the SIGTERM and SIGINT handlers now (call it inside the runtime, e.g. first thing
+/// in the future given to [`run`]) and returns what resolves on either. A server that announces
+/// itself after this call cannot be killed by a signal sent on seeing the announcement (before,
+/// a SIGTERM in the few milliseconds between the announcement and the first poll took the
+/// default action, and the process died without its graceful stop).
+pub fn shutdown_signals() -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
     use tokio::signal::unix::{SignalKind, signal};
     match (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
     ) {
-        (Ok(mut term), Ok(mut int)) => {
+        (Ok(mut term), Ok(mut int)) => Box::pin(async move {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
             }
-        }
+        }),
         _ => {
             tracing::warn!("cannot install signal handlers; stop the server with SIGKILL");
-            std::future::pending::<()>().await
+            Box::pin(std::future::pending::<()>())
         }
     }
 }
