@@ -513,6 +513,10 @@ struct Decoder<'a> {
     guessed: u64,
     /// The first layout guessed, for the closing note.
     guessed_as: Option<&'static str>,
+    /// Values read under the default layout that `--guess` ranks another layout first for.
+    doubted: u64,
+    /// The layout ranked first for the first of them.
+    doubted_as: Option<&'static str>,
     quiet: bool,
     printer: Printer,
 }
@@ -535,26 +539,45 @@ impl Decoder<'_> {
         };
         match decoded {
             Ok(value) => {
-                if let Reading::Guessed {
-                    instead_of,
-                    plausible,
-                } = value.reading
-                {
-                    self.guessed += 1;
-                    let name = value.decoded.format.name();
-                    if self.guessed_as.is_none() && !self.quiet {
-                        let shown = String::from_utf8_lossy(v);
-                        let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
-                        let which = if plausible == 1 {
-                            "the one plausible layout".to_string()
-                        } else {
-                            format!("the most plausible of {plausible} layouts")
-                        };
-                        super::error::note(&format!(
-                            "{at}{shown} is no {instead_of} ID (its time would be in the future); read as {name}, {which} (--guess ranks them)"
-                        ));
+                let at = || line.map(|n| format!("line {n}: ")).unwrap_or_default();
+                match &value.reading {
+                    Reading::AsGiven => {}
+                    Reading::Guessed {
+                        instead_of,
+                        why,
+                        plausible,
+                    } => {
+                        self.guessed += 1;
+                        let name = value.decoded.format.name();
+                        if self.guessed_as.is_none() && !self.quiet {
+                            let shown = String::from_utf8_lossy(v);
+                            let which = if *plausible == 1 {
+                                "the one plausible layout".to_string()
+                            } else {
+                                format!("the most plausible of {plausible} layouts")
+                            };
+                            super::error::note(&format!(
+                                "{}{shown} is no {instead_of} ID (its time would be {why}); read as {name}, {which} (--guess ranks them)",
+                                at()
+                            ));
+                        }
+                        self.guessed_as.get_or_insert(name);
                     }
-                    self.guessed_as.get_or_insert(name);
+                    Reading::Doubted { likelier, unix_ms } => {
+                        self.doubted += 1;
+                        // Said for IDs given as arguments; a stream of IDs (a log's, an export's)
+                        // is decoded quietly under the layout it was given, as before.
+                        if self.doubted_as.is_none() && !self.quiet && line.is_none() {
+                            let shown = String::from_utf8_lossy(v);
+                            super::error::note(&format!(
+                                "{}{shown} is read under leafctl's default {} layout, but --guess ranks {likelier} first ({}); give --preset {likelier} if that is its layout",
+                                at(),
+                                self.opts.configured.name,
+                                leafctl::idformat::rfc3339(*unix_ms),
+                            ));
+                        }
+                        self.doubted_as.get_or_insert(likelier);
+                    }
                 }
                 self.printer.push(&Row::new(v, value.number, value.decoded))
             }
@@ -718,6 +741,8 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         bad: 0,
         guessed: 0,
         guessed_as: None,
+        doubted: 0,
+        doubted_as: None,
         quiet: ctx.quiet,
         printer: Printer::new(
             ctx.rows,
@@ -740,11 +765,28 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     // No input at all (an empty file, a filter that matched nothing) is an empty answer: `[]`
     // in JSON, nothing in the other formats.
     let (values, bad, guessed, guessed_as) = (d.values, d.bad, d.guessed, d.guessed_as);
+    let (doubted, doubted_as) = (
+        if from_stdin {
+            0
+        } else {
+            d.doubted.saturating_sub(1)
+        },
+        d.doubted_as,
+    );
     d.printer.finish()?;
     if guessed > 1 && !ctx.quiet {
         super::error::note(&format!(
             "{guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
             guessed_as.unwrap_or("?")
+        ));
+    }
+    if doubted > 0 && !ctx.quiet {
+        super::error::note(&format!(
+            "{} more value{} read under leafctl's default {} layout, though --guess ranks another layout first (first: {}); give --preset to choose",
+            doubted,
+            if doubted == 1 { " was" } else { "s were" },
+            opts.configured.name,
+            doubted_as.unwrap_or("?")
         ));
     }
     if bad > 0 {
