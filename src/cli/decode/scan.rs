@@ -11,7 +11,7 @@ use leafctl::idformat::{
 use super::super::Context;
 use super::super::error::{AlreadyReported, EXIT_USAGE};
 use super::super::output::{Framing, Rfc3339Ms, RowFormat, RowWriter, push_decimal, write_err};
-use super::{push_json_fields, push_json_str, push_sequence, push_worker};
+use super::rows::{push_json_fields, push_json_str, push_sequence, push_worker};
 
 /// Output buffer size: written out whenever it holds this much.
 const FLUSH_AT: usize = 1 << 16;
