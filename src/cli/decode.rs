@@ -169,22 +169,20 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         return around::run(ctx, &opts, id, args.window.unwrap_or(DEFAULT_WINDOW_MS));
     }
     if args.scan {
-        let since = match &args.since {
-            Some(t) => super::time::parse_instant(t).map_err(|e| {
+        let bound = |flag: &str, t: &str, parse: fn(&str) -> Result<i64, String>| {
+            parse(t).map_err(|e| {
                 usage(
-                    format!("--since {t:?}: {e}"),
+                    format!("{flag} {t:?}: {e}"),
                     "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
                 )
-            })?,
+            })
+        };
+        let since = match &args.since {
+            Some(t) => bound("--since", t, super::time::parse_instant)?,
             None => now.saturating_sub(leafctl::idformat::DEFAULT_LOOKBACK_MS),
         };
         let until = match &args.until {
-            Some(t) => super::time::parse_instant_end(t).map_err(|e| {
-                usage(
-                    format!("--until {t:?}: {e}"),
-                    "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
-                )
-            })?,
+            Some(t) => bound("--until", t, super::time::parse_instant_end)?,
             None => now.saturating_add(leafctl::idformat::FUTURE_SLACK_MS),
         };
         if since > until {

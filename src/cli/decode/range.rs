@@ -1,16 +1,13 @@
 //! `decode --from/--to`: the smallest and largest ID of a time range.
 
-use std::io::{self, Write};
-
 use leafctl::snowflake::Layout;
 use serde::Serialize;
 
 use super::super::Context;
 use super::super::error::usage;
-use super::super::output::{
-    Framing, OutputFormat, RowFormat, RowWriter, print_json, print_text, rfc3339_ms, write_err,
-};
+use super::super::output::rfc3339_ms;
 use super::super::time::{parse_instant, parse_instant_end};
+use super::rows::print_record;
 
 #[derive(Debug, Serialize)]
 struct Range {
@@ -64,30 +61,16 @@ pub(super) fn range(
         min_id: lo.to_string(),
         max_id: hi.to_string(),
     };
-    match (ctx.rows, ctx.output) {
-        (RowFormat::Tsv, _) => {
-            let mut w = RowWriter::new(
-                io::stdout().lock(),
-                Framing::Tsv,
-                &["from", "to", "min_id", "max_id"],
-            );
-            w.begin_row();
-            w.buf
-                .extend_from_slice([r.from, r.to, r.min_id, r.max_id].join("\t").as_bytes());
-            w.end_row().map_err(write_err)?;
-            w.finish().map(|_| ()).map_err(write_err)
-        }
-        (RowFormat::Ndjson, _) => {
-            let mut line = serde_json::to_string(&r)?;
-            line.push('\n');
-            let mut out = io::stdout().lock();
-            out.write_all(line.as_bytes()).map_err(write_err)?;
-            out.flush().map_err(write_err)
-        }
-        (_, OutputFormat::Json) => print_json(&r),
-        (_, OutputFormat::Text) => print_text(&format!(
-            "from    {}\nto      {}\nmin_id  {}\nmax_id  {}\nSQL:    WHERE id BETWEEN {} AND {}",
-            r.from, r.to, r.min_id, r.max_id, r.min_id, r.max_id
-        )),
-    }
+    print_record(
+        ctx,
+        &["from", "to", "min_id", "max_id"],
+        &[&r.from, &r.to, &r.min_id, &r.max_id],
+        &r,
+        || {
+            format!(
+                "from    {}\nto      {}\nmin_id  {}\nmax_id  {}\nSQL:    WHERE id BETWEEN {} AND {}",
+                r.from, r.to, r.min_id, r.max_id, r.min_id, r.max_id
+            )
+        },
+    )
 }

@@ -4,10 +4,12 @@
 use std::io::{self, IsTerminal, Write};
 
 use leafctl::idformat::Decoded;
+use serde::Serialize;
 
+use super::super::Context;
 use super::super::output::{
-    Framing, Rfc3339Ms, RowFormat, RowWriter, age, print_text, push_age, push_decimal, push_signed,
-    render, rfc3339_ms, table, write_err,
+    Framing, OutputFormat, Rfc3339Ms, RowFormat, RowWriter, age, print_json, print_text, push_age,
+    push_decimal, push_signed, render, rfc3339_ms, table, write_err,
 };
 
 /// IDs that a terminal gets as a bordered table; from the next one on, tab-separated lines.
@@ -332,56 +334,72 @@ fn write_row(
     let b = &mut w.buf;
     let d = &r.d;
     match style {
-        Style::Tsv => {
-            r.push_id(b, false);
-            b.push(b'\t');
-            times.push(b, d.unix_ms);
-            b.push(b'\t');
-            push_age(b, d.unix_ms, now_ms);
-            b.push(b'\t');
-            push_worker(b, d, false);
-            b.push(b'\t');
-            push_sequence(b, d, false);
-            b.push(b'\t');
-            b.extend_from_slice(d.format.name().as_bytes());
+        Style::Tsv | Style::Aligned => {
+            let aligned = style == Style::Aligned;
+            for (field, &width) in ALIGNED.iter().enumerate() {
+                if field > 0 {
+                    b.extend_from_slice(if aligned { b"  " } else { b"\t" });
+                }
+                let from = b.len();
+                match field {
+                    0 => r.push_id(b, false),
+                    1 => times.push(b, d.unix_ms),
+                    2 => push_age(b, d.unix_ms, now_ms),
+                    3 => push_worker(b, d, false),
+                    4 => push_sequence(b, d, false),
+                    _ => b.extend_from_slice(d.format.name().as_bytes()),
+                }
+                if aligned && field < 5 {
+                    // The ID, worker and sequence right-aligned; times and ages left.
+                    pad(b, from, width, matches!(field, 0 | 3 | 4));
+                }
+            }
         }
-        Style::Json => {
-            b.extend_from_slice(b"  {\n    \"id\": \"");
+        Style::Json | Style::Ndjson => {
+            let pretty = style == Style::Json;
+            b.extend_from_slice(if pretty {
+                b"  {\n    \"id\": \""
+            } else {
+                b"{\"id\":\""
+            });
             r.push_id(b, true);
             b.push(b'"');
-            push_json_fields::<true>(b, times, d);
-            b.extend_from_slice(b"\n  }");
-        }
-        Style::Aligned => {
-            let from = b.len();
-            r.push_id(b, false);
-            pad(b, from, ALIGNED[0], true);
-            b.extend_from_slice(b"  ");
-            let from = b.len();
-            times.push(b, d.unix_ms);
-            pad(b, from, ALIGNED[1], false);
-            b.extend_from_slice(b"  ");
-            let from = b.len();
-            push_age(b, d.unix_ms, now_ms);
-            pad(b, from, ALIGNED[2], false);
-            b.extend_from_slice(b"  ");
-            let from = b.len();
-            push_worker(b, d, false);
-            pad(b, from, ALIGNED[3], true);
-            b.extend_from_slice(b"  ");
-            let from = b.len();
-            push_sequence(b, d, false);
-            pad(b, from, ALIGNED[4], true);
-            b.extend_from_slice(b"  ");
-            b.extend_from_slice(d.format.name().as_bytes());
-        }
-        Style::Ndjson => {
-            b.extend_from_slice(b"{\"id\":\"");
-            r.push_id(b, true);
-            b.push(b'"');
-            push_json_fields::<false>(b, times, d);
-            b.push(b'}');
+            if pretty {
+                push_json_fields::<true>(b, times, d);
+            } else {
+                push_json_fields::<false>(b, times, d);
+            }
+            b.extend_from_slice(if pretty { b"\n  }" } else { b"}" });
         }
     }
     w.end_row()
+}
+
+/// Prints one record (an ID range): a TSV row of `fields` under `columns`, one NDJSON line, a
+/// JSON object, or the text `text` makes.
+pub(super) fn print_record<T: Serialize>(
+    ctx: &Context,
+    columns: &[&str],
+    fields: &[&str],
+    record: &T,
+    text: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    match (ctx.rows, ctx.output) {
+        (RowFormat::Tsv, _) => {
+            let mut w = RowWriter::new(io::stdout().lock(), Framing::Tsv, columns);
+            w.begin_row();
+            w.buf.extend_from_slice(fields.join("\t").as_bytes());
+            w.end_row().map_err(write_err)?;
+            w.finish().map(|_| ()).map_err(write_err)
+        }
+        (RowFormat::Ndjson, _) => {
+            let mut line = serde_json::to_string(record)?;
+            line.push('\n');
+            let mut out = io::stdout().lock();
+            out.write_all(line.as_bytes()).map_err(write_err)?;
+            out.flush().map_err(write_err)
+        }
+        (_, OutputFormat::Json) => print_json(record),
+        (_, OutputFormat::Text) => print_text(&text()),
+    }
 }
