@@ -36,8 +36,10 @@ Examples:
       smallest and largest ID of that hour, for WHERE id BETWEEN ... AND ...
 
 Numbers are read under --preset or the custom layout (default leaf); UUIDs (versions 1, 6, 7),
-ULIDs, KSUIDs and ObjectIds by their shape. With no layout configured, a number whose time under
-leaf is in the future is read under the most plausible other layout, with a note on stderr.
+ULIDs, KSUIDs and ObjectIds by their shape. With no layout configured, a number that is no leaf ID
+(below 2^31, or a time in the future) is read under the most plausible other layout, with a note on
+stderr, and an argument that reads as an old Leaf ID while --guess ranks another layout first (a
+Mastodon status ID) is printed with a note naming that layout.
 
 Rows are decoded and written as they are read, in constant memory. --output text on a terminal
 draws a table of the IDs given as arguments (up to 1000) and shows IDs read from stdin as aligned
@@ -47,7 +49,9 @@ always does; json is one array (streamed); ndjson is one object per line.
 --scan reads files (or stdin) of any text and prints every line with each ID's time and worker
 beside it (coloured on a terminal unless NO_COLOR is set); with --output tsv, json or ndjson it
 prints one record per ID with its file, line and column instead. It looks for IDs made in the last
-ten years: numbers of the layout's length, UUIDs, ULIDs, KSUIDs and ObjectIds.
+ten years (--since/--until choose): numbers of the layout's length, UUIDs, ULIDs, KSUIDs and
+ObjectIds; base64 text and Unix times in nanoseconds (near the window's end, or after a key such as
+ts or time) are not taken for IDs.
 
 Values that are not IDs (not a number or ID of a known shape, negative, over 2^63-1, a UUID
 version without time, or a time in the future, which usually means the wrong --preset) are
