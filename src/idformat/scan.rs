@@ -183,7 +183,7 @@ impl Scanner {
     }
 
     /// Whether the 19 digits `text[start..end]` (an ID in the window) are a Unix time in ns.
-    #[cold]
+    #[inline]
     fn nanos(&self, text: &[u8], start: usize, end: usize) -> bool {
         let value = text[start..end].iter().fold(0u64, |a, &b| {
             a.wrapping_mul(10).wrapping_add(u64::from(b - b'0'))
