@@ -64,8 +64,8 @@ const NANOS_NEAR_END_MS: i64 = 31 * 24 * 3600 * 1000;
 /// Whether the 19-digit number `value` at `text[start..]` is a Unix time in nanoseconds rather
 /// than an ID: read as one it lies in the window `from_ms..=to_ms`, and either within a month of
 /// the window's end (where the times of the log that holds it lie) or after a key that names a
-/// time (`"ts":`, `time=`, `timeUnixNano`, `elapsed_ns`). Leaf IDs made a month's span about
-/// 2.7 years before now read as such times too; they are counted, and the scan says so.
+/// time (`"ts":`, `time=`, `timeUnixNano`, `elapsed_ns`). Leaf IDs made in one week about 2.5
+/// years before the window's end read as such times too; they are counted, and the scan says so.
 pub(super) fn unix_nanos(text: &[u8], start: usize, value: u64, from_ms: i64, to_ms: i64) -> bool {
     let ms = (value / 1_000_000) as i64;
     if ms < from_ms || ms > to_ms {
