@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use leafctl::idformat::{
-    Decoded, GuessOptions, NamedLayout, ScanSink, Scanner, decode_text, guess, scan_stream,
+    Decoded, GuessOptions, NamedLayout, Reading, ScanSink, Scanner, decode_text, decode_value,
+    guess, scan_stream,
 };
 use leafctl::snowflake::Preset;
 
@@ -133,6 +134,34 @@ fn guess_ranks_each_kinds_own_layout_first_at_the_measured_rate() {
             "{kind}: rank 1 for {first} of {all}, below the {floor} measured"
         );
     }
+}
+
+/// Without a preset, `decode` keeps the default layout but notes a Mastodon status ID that reads
+/// as an old Leaf ID with a sequence Leaf hardly reaches (347 of 360 when measured; none before),
+/// and notes no tweet or Discord ID.
+#[test]
+fn decode_without_a_preset_notes_mastodon_ids_and_no_others() {
+    let opts = GuessOptions {
+        now_ms: GATHERED_MS,
+        configured: NamedLayout::preset(Preset::Leaf),
+        configured_explicitly: false,
+        local: Vec::new(),
+    };
+    let mut noted = 0;
+    for r in real_ids().iter().filter(|r| preset(&r.kind).is_some()) {
+        let v = decode_value(r.id.as_bytes(), &opts).unwrap();
+        assert_eq!(v.decoded.format.name(), "leaf", "{}", r.id);
+        match (r.kind.as_str(), v.reading) {
+            ("mastodon", Reading::Doubted { likelier, .. }) => {
+                assert_eq!(likelier, "mastodon");
+                noted += 1;
+            }
+            (_, Reading::AsGiven) => {}
+            (kind, reading) => panic!("{kind} {}: {reading:?}", r.id),
+        }
+    }
+    println!("mastodon IDs noted without a preset: {noted} of 360");
+    assert!(noted >= 347, "{noted}");
 }
 
 /// Collects what a scan found.

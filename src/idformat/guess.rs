@@ -145,7 +145,10 @@ pub const RECENT_MS: i64 = 2 * YEAR_MS;
 /// (the first) or over 900 IDs (the second) in one millisecond from one worker. Mastodon's 16 low
 /// bits are a hash spread over all values, so 97 in 100 Mastodon IDs read this high under Leaf's
 /// 12-bit sequence. Discord, Instagram, Baidu and Seata count on across ticks: any value is theirs.
-const BUSY_SEQUENCES: [(u64, i32); 2] = [(1024, 10), (128, 6)];
+const BUSY_SEQUENCES: [(u64, i32); 2] = [(1024, 10), (BUSY_FROM, 6)];
+
+/// The lower of the two: from here a Leaf reading is doubted (see [`super::decode_value`]).
+pub(super) const BUSY_FROM: u64 = 128;
 
 /// Below this, a sequence is what Twitter's and Leaf's generators mostly issue (one of the first
 /// IDs of its millisecond): a point for Leaf's layout, which is Twitter's.

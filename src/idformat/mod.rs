@@ -523,11 +523,11 @@ pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<Value, IdFormatEr
 }
 
 /// Whether a plausible reading of `id` under the default layout is clearly not one of its IDs,
-/// so [`guess`] is asked which layout is likelier: an old time with a sequence the default's
-/// generator hardly reaches (over 900 IDs in one ms from one worker), while the number reads as
-/// a Mastodon ID of its time. Cheap, so a stream of IDs is not ranked one by one.
+/// so [`guess`] is asked which layout is likelier: an old time with a sequence Leaf's generator
+/// hardly reaches (it starts each ms below 100), while the number reads as a Mastodon ID of its
+/// time. Cheap, so a stream of IDs is not ranked one by one.
 fn doubtful(d: &Decoded, id: u64, now_ms: i64) -> bool {
-    d.sequence.is_some_and(|s| s >= 1024)
+    d.sequence.is_some_and(|s| s >= guess::BUSY_FROM)
         && now_ms - d.unix_ms > RECENT_MS
         && NamedLayout::preset(Preset::Mastodon)
             .decode(id)
