@@ -495,3 +495,83 @@ fn around_gives_the_workers_range_and_its_sql() {
         .code(2)
         .stderr(predicate::str::contains("10m"));
 }
+
+/// Issue 36, items 13 and 15: without a preset, `decode` and `decode --guess` judge a number by
+/// the same rule (145344012, a tweet ID of 2007 from before Twitter's snowflake, is below 2^31:
+/// no layout's ID), and a Mastodon status ID read as a Leaf ID from 2011 comes with a note.
+#[test]
+fn decode_and_guess_agree_and_a_mastodon_id_is_noted() {
+    let sb = Sandbox::new();
+    for args in [
+        &["decode", "145344012"][..],
+        &["decode", "--guess", "145344012"],
+    ] {
+        sb.leafctl()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("below 2^31"));
+    }
+    // mastodon.social, created_at 2023-11-03T05:56:19.586Z.
+    let out = sb
+        .leafctl()
+        .args(["decode", "111345072838007286"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2011-09-07T07:48:28.712Z"));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--guess ranks mastodon first (2023-11-03T05:56:19.583Z)")
+            && err.contains("--preset mastodon"),
+        "{err}"
+    );
+    // A Leaf ID of today has no note.
+    let out = sb
+        .leafctl()
+        .args(["decode", &leaf_id(60_000, 3, 2000).to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 36, item 14: a log line's own Unix time in ns is no snowflake ID (said in a note),
+/// and a YAML `!!binary` block's indented base64 yields no KSUID.
+#[test]
+fn scan_passes_over_nanosecond_times_and_indented_base64() {
+    let sb = Sandbox::new();
+    let ns = now_ms() as u64 * 1_000_000 + 123_456;
+    let id = leaf_id(60_000, 3, 7);
+    let text = format!(
+        "{{\"ts\":{ns},\"id\":{id}}}\n      body:\n        string: !!binary |\n          2XWjGwE0dSaVAFtIAtICNBzRjEH/oMCb079f+gp9nd0t4xRBpUEEKgxy4lKxbtFcI6HPNBYtUHXM\n"
+    );
+    let rows = ndjson(
+        &sb.leafctl()
+            .args(["decode", "--scan", "--output", "ndjson"])
+            .write_stdin(text)
+            .output()
+            .unwrap(),
+    );
+    let found: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(found, [id.to_string()]);
+    let out = sb
+        .leafctl()
+        .args(["decode", "--scan"])
+        .write_stdin(format!("at {ns} done\n"))
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&out), format!("at {ns} done\n"));
+    assert!(
+        stderr(&out).contains("1 number of 19 digits taken as Unix times in nanoseconds"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -88,7 +88,8 @@ impl Candidate {
 /// one reading; a number is read under the configured layout and every preset, each judged by
 /// its time (after the layout's epoch and not in the future; recent is likelier), by whether it is
 /// the configured layout, and by whether this host's state files say its worker id issued IDs
-/// then. A time within a day of the layout's epoch counts as implausible (a small number). Equal
+/// then; a time within a day of the layout's epoch scores low, and a number below 2^31 is no
+/// snowflake ID at all (see [`implausible`]). Equal
 /// scores rank the more recent time first (as the scores say: recent is likelier); only equal
 /// times keep the configured layout first, then the presets' order.
 pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormatError> {
@@ -98,7 +99,7 @@ pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormat
     }
     if !looks_numeric(s) {
         let d = decode_text(s)?;
-        return Ok(vec![judge(d, opts)]);
+        return Ok(vec![judge(d, None, opts)]);
     }
     let id = parse_number(s)?;
     let mut layouts = vec![opts.configured];
@@ -110,7 +111,7 @@ pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormat
     );
     let mut out = Vec::with_capacity(layouts.len());
     for l in &layouts {
-        out.push(judge(l.decode(id)?, opts));
+        out.push(judge(l.decode(id)?, Some(id), opts));
     }
     out.sort_by(|a, b| {
         b.plausible
@@ -130,44 +131,102 @@ pub fn guess(raw: &[u8], opts: &GuessOptions) -> Result<Vec<Candidate>, IdFormat
 }
 
 const DAY_MS: i64 = 86_400_000;
+const YEAR_MS: i64 = 365 * DAY_MS;
 
-fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
+/// Mastodon's first release (2016-03-16): a Mastodon reading before it is some other number.
+const MASTODON_SINCE_MS: i64 = 1_458_086_400_000;
+
+/// The recent window: IDs looked up during an incident are mostly this young, so a reading in
+/// it outweighs the default layout's when that one lies outside (two years).
+pub const RECENT_MS: i64 = 2 * YEAR_MS;
+
+/// Sequences from which Leaf's layout is unlikely to have issued an ID: Leaf starts each
+/// millisecond's sequence below 100 and Twitter's snowflake at 0, so reaching them takes dozens
+/// (the first) or over 900 IDs (the second) in one millisecond from one worker. Mastodon's 16 low
+/// bits are a hash spread over all values, so 97 in 100 Mastodon IDs read this high under Leaf's
+/// 12-bit sequence. Discord, Instagram, Baidu and Seata count on across ticks: any value is theirs.
+const BUSY_SEQUENCES: [(u64, i32); 2] = [(1024, 10), (BUSY_FROM, 6)];
+
+/// The lower of the two: from here a Leaf reading is doubted (see [`super::decode_value`]).
+pub(super) const BUSY_FROM: u64 = 128;
+
+/// Below this, a sequence is what Twitter's and Leaf's generators mostly issue (one of the first
+/// IDs of its millisecond): a point for Leaf's layout, which is Twitter's.
+const FIRST_OF_TICK: u64 = 16;
+
+/// Numbers below this fit a signed 32-bit integer (an `INT` key, a counter): no 64-bit
+/// snowflake ID is this small once its generator has run for a second.
+const SMALL_NUMBER: u64 = 1 << 31;
+
+/// Why a reading cannot be right, or `None` when it can: a number below 2^31 read as a
+/// snowflake (`number`: the value read, for snowflakes), a time in the future (past a day's
+/// slack), before the format existed, or a Mastodon time before Mastodon existed. The one rule
+/// `decode` and `decode --guess` share.
+pub fn implausible(d: &Decoded, number: Option<u64>, now_ms: i64) -> Option<String> {
+    let (earliest, since) = d.format.earliest();
+    if let (Format::Snowflake(_), Some(n)) = (d.format, number)
+        && n < SMALL_NUMBER
+    {
+        return Some("a number below 2^31 (a 32-bit counter or key, no snowflake ID)".to_string());
+    }
+    if d.unix_ms > now_ms.saturating_add(FUTURE_SLACK_MS) {
+        return Some("in the future".to_string());
+    }
+    if let Format::Snowflake(l) = d.format {
+        if d.unix_ms < earliest {
+            return Some("before the layout's epoch".to_string());
+        }
+        if l.preset == Some(Preset::Mastodon) && d.unix_ms < MASTODON_SINCE_MS {
+            return Some("before Mastodon existed (2016)".to_string());
+        }
+    } else if d.unix_ms < earliest {
+        return Some(format!("before {} IDs existed ({since})", d.format.name()));
+    }
+    None
+}
+
+/// Points for how recent a plausible time is (recent is likelier), and the reason.
+fn recency(age_ms: i64) -> (i32, String) {
+    let years = age_ms / YEAR_MS;
+    let years_ago = if years == 1 {
+        "made 1 year ago".to_string()
+    } else {
+        format!("made {years} years ago")
+    };
+    match age_ms {
+        a if a < 0 => (
+            15,
+            "a little ahead of now (a clock ahead, or a lead)".to_string(),
+        ),
+        a if a <= 30 * DAY_MS => (20, "made in the last 30 days".to_string()),
+        a if a <= YEAR_MS => (15, "made in the last year".to_string()),
+        a if a <= RECENT_MS => (7, years_ago),
+        a if a <= 5 * YEAR_MS => (3, years_ago),
+        _ => (0, years_ago),
+    }
+}
+
+fn judge(d: Decoded, number: Option<u64>, opts: &GuessOptions) -> Candidate {
     let mut reasons = Vec::new();
     let mut score = 0;
-    let now = opts.now_ms;
-    let (earliest, since) = d.format.earliest();
-    let plausible = if d.unix_ms > now.saturating_add(FUTURE_SLACK_MS) {
-        reasons.push("in the future".to_string());
-        false
-    } else if matches!(d.format, Format::Snowflake(_)) && d.unix_ms - earliest < DAY_MS {
-        // Generators start issuing well after their epoch: a time in its first day is a small
-        // number that is no ID of this layout.
-        reasons.push("within a day of the layout's epoch (a small number)".to_string());
-        false
-    } else if d.unix_ms < earliest {
-        reasons.push(format!("before {} IDs existed ({since})", d.format.name()));
-        false
-    } else {
-        let age = now - d.unix_ms;
-        let years = age / (365 * DAY_MS);
-        let years_ago = if years == 1 {
-            "made 1 year ago".to_string()
-        } else {
-            format!("made {years} years ago")
-        };
-        let (points, what) = match age {
-            a if a < 0 => (
-                15,
-                "a little ahead of now (a clock ahead, or a lead)".to_string(),
-            ),
-            a if a <= 30 * DAY_MS => (20, "made in the last 30 days".to_string()),
-            a if a <= 365 * DAY_MS => (10, "made in the last year".to_string()),
-            _ if years < 5 => (5, years_ago),
-            _ => (0, years_ago),
-        };
-        score += points;
-        reasons.push(what);
-        true
+    let plausible = match implausible(&d, number, opts.now_ms) {
+        Some(why) => {
+            reasons.push(why);
+            false
+        }
+        None => {
+            let (points, what) = recency(opts.now_ms - d.unix_ms);
+            score += points;
+            reasons.push(what);
+            if matches!(d.format, Format::Snowflake(_))
+                && d.unix_ms - d.format.earliest().0 < DAY_MS
+            {
+                // Generators start issuing well after their epoch.
+                score -= 15;
+                reasons.push("within a day of the layout's epoch".to_string());
+            }
+            true
+        }
     };
     if let Format::Snowflake(l) = d.format {
         if l.layout == opts.configured.layout {
@@ -175,7 +234,9 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
                 score += 30;
                 reasons.push("the configured layout".into());
             } else {
-                score += 10;
+                // Only a default: it settles a tie, but a reading in the recent window outweighs
+                // it when this one lies outside.
+                score += 5;
                 reasons.push("leafctl's default layout".into());
             }
             if let (true, Some(w)) = (plausible, d.worker)
@@ -196,6 +257,24 @@ fn judge(d: Decoded, opts: &GuessOptions) -> Candidate {
         if l.preset == Some(Preset::Yitter) && d.sequence.is_some_and(|s| s < 5) {
             score -= 5;
             reasons.push("sequence below 5, which Yitter reserves".into());
+        }
+        if l.preset == Some(Preset::Leaf)
+            && let Some(s) = d.sequence
+            && let Some(&(from, points)) = BUSY_SEQUENCES.iter().find(|(from, _)| s >= *from)
+        {
+            score -= points;
+            reasons.push(format!(
+                "sequence {s}: {from} or more IDs in one ms from one worker, though Leaf starts each ms below 100"
+            ));
+        }
+        if l.preset == Some(Preset::Leaf)
+            && plausible
+            && let Some(s) = d.sequence.filter(|&s| s < FIRST_OF_TICK)
+        {
+            score += 3;
+            reasons.push(format!(
+                "sequence {s}: one of its ms's first IDs, as Twitter's and Leaf's generators issue them"
+            ));
         }
     }
     Candidate {
@@ -219,12 +298,12 @@ mod tests {
         }
     }
 
-    /// Issue 36, item 13: equal scores no longer fall to list order; the more recent reading
-    /// ranks first, as the README says. A Mastodon status (ID and created_at from a public
-    /// Mastodon client's recorded API response) scores 10 as Mastodon within a year of now and
-    /// 10 as leafctl's default layout (2011): Mastodon now ranks first.
+    /// Issue 36, item 13: leafctl's default layout no longer outweighs a recent time. A Mastodon
+    /// status (ID and created_at from a public Mastodon client's recorded API response) reads
+    /// as Mastodon within a year of now and as a Leaf ID from 2011 with a sequence Leaf would
+    /// hardly reach (2550): Mastodon ranks first, Leaf below it.
     #[test]
-    fn equal_scores_rank_the_more_recent_reading_first() {
+    fn a_recent_reading_outranks_the_default_layout() {
         // 111345072838007286: mastodon.social, created_at 2023-11-03T05:56:19.586Z.
         let created = 1_698_990_979_586;
         let now = created + 200 * DAY_MS;
@@ -236,7 +315,38 @@ mod tests {
             .iter()
             .find(|c| c.decoded.format.name() == "leaf")
             .unwrap();
-        assert_eq!(leaf.score, first.score, "a tie, broken by recency");
+        assert!(leaf.score < first.score, "{leaf:?}");
+        assert!(leaf.reason().contains("sequence 2550"), "{}", leaf.reason());
+        // Years later, when neither reading is recent, the sequence still tells.
+        let ranked = guess(b"111345072838007286", &opts(created + 8 * 365 * DAY_MS)).unwrap();
+        assert_eq!(ranked[0].decoded.format.name(), "mastodon", "{ranked:#?}");
+    }
+
+    /// The same rule decides for `decode` and `--guess`: a number below 2^31 (145344012, a tweet
+    /// ID from 2007, before Twitter's snowflake) and a Mastodon reading before Mastodon existed
+    /// are implausible.
+    #[test]
+    fn implausible_names_why() {
+        let now = 1_780_000_000_000;
+        let leaf = NamedLayout::preset(Preset::Leaf)
+            .decode(145_344_012)
+            .unwrap();
+        assert!(
+            implausible(&leaf, Some(145_344_012), now)
+                .unwrap()
+                .contains("below 2^31")
+        );
+        let mastodon = NamedLayout::preset(Preset::Mastodon)
+            .decode(1 << 50)
+            .unwrap();
+        assert!(
+            implausible(&mastodon, Some(1 << 50), now)
+                .unwrap()
+                .contains("before Mastodon")
+        );
+        let id = 175_928_847_299_117_063;
+        let discord = NamedLayout::preset(Preset::Discord).decode(id).unwrap();
+        assert_eq!(implausible(&discord, Some(id), now), None);
     }
 
     #[test]

@@ -9,13 +9,16 @@
 //! IDs its worker made in a time window.
 
 mod guess;
+mod lookalike;
 mod range;
 mod scan;
 mod text;
 
 use crate::snowflake::{Layout, Preset};
 
-pub use guess::{Candidate, GuessOptions, LocalWorker, guess, local_workers};
+pub use guess::{
+    Candidate, GuessOptions, LocalWorker, RECENT_MS, guess, implausible, local_workers,
+};
 pub use range::{Around, around};
 pub use scan::{DEFAULT_LOOKBACK_MS, ScanError, ScanSink, ScanStats, Scanner, scan_stream};
 pub use text::{
@@ -108,6 +111,18 @@ pub enum IdFormatError {
         format: &'static str,
         /// Why not.
         why: &'static str,
+    },
+    /// A time no ID of the layout can have (see [`implausible`]): a small number, say.
+    #[error("decodes to {time} under the {layout} layout, {why}; {fits}")]
+    Implausible {
+        /// The layout read with.
+        layout: &'static str,
+        /// The time, RFC 3339.
+        time: String,
+        /// Why the time cannot be right.
+        why: String,
+        /// What would fit, as a sentence.
+        fits: String,
     },
     /// A time before the format existed.
     #[error("decodes to {time} as {layout}, before {layout} IDs existed ({since}); {fits}")]
@@ -313,10 +328,8 @@ fn fits_sentence(id: u64, now_ms: i64) -> String {
         .into_iter()
         .map(NamedLayout::preset)
         .filter(|l| {
-            l.decode(id).is_ok_and(|d| {
-                d.unix_ms <= now_ms.saturating_add(FUTURE_SLACK_MS)
-                    && d.unix_ms >= l.layout.epoch_ms()
-            })
+            l.decode(id)
+                .is_ok_and(|d| implausible(&d, Some(id), now_ms).is_none())
         })
         .map(|l| l.name)
         .collect();
@@ -397,8 +410,18 @@ pub enum Reading {
     Guessed {
         /// The default layout's name.
         instead_of: &'static str,
+        /// Why its reading cannot be right ("in the future", ...).
+        why: String,
         /// How many layouts were plausible.
         plausible: usize,
+    },
+    /// The layout was only a default and was used, but [`guess`] ranks another layout's
+    /// reading first (a Mastodon ID read as a Leaf ID from 2011): worth a note.
+    Doubted {
+        /// The layout ranked first.
+        likelier: &'static str,
+        /// Its reading's time, Unix ms.
+        unix_ms: i64,
     },
 }
 
@@ -415,8 +438,11 @@ pub struct Value {
 
 /// Reads one value as typed: a number under `opts.configured`, anything else by its shape, and
 /// checks that the time is plausible (see [`Decoded::check_time`]). When the layout is only a
-/// default (`opts.configured_explicitly` false) and the number is implausible under it, the most
-/// plausible other layout is used instead, as [`guess`] ranks them.
+/// default (`opts.configured_explicitly` false), the rule [`guess`] ranks by decides: a number
+/// implausible under the default (see [`implausible`]) is read under the most plausible other
+/// layout instead, or is an error when none is plausible (as `--guess` says); one whose reading
+/// lies outside the recent window is kept, but marked [`Reading::Doubted`] when `guess` ranks
+/// another layout first.
 pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<Value, IdFormatError> {
     let s = raw.trim_ascii();
     // The usual case, a plain decimal ID, in one pass.
@@ -433,12 +459,13 @@ pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<Value, IdFormatEr
         }
         if digits && id <= i64::MAX as u64 {
             let d = opts.configured.decode(id)?;
-            if d.unix_ms <= opts.now_ms.saturating_add(FUTURE_SLACK_MS) {
-                return Ok(Value {
-                    decoded: d,
-                    number: Some(id),
-                    reading: Reading::AsGiven,
-                });
+            let fast = if opts.configured_explicitly {
+                d.unix_ms <= opts.now_ms.saturating_add(FUTURE_SLACK_MS)
+            } else {
+                implausible(&d, Some(id), opts.now_ms).is_none() && !doubtful(&d, id, opts.now_ms)
+            };
+            if fast {
+                return Ok(as_given(d, Some(id)));
             }
         }
     }
@@ -448,36 +475,70 @@ pub fn decode_value(raw: &[u8], opts: &GuessOptions) -> Result<Value, IdFormatEr
     if !looks_numeric(s) {
         let d = decode_text(s)?;
         d.check_time(None, opts.now_ms)?;
-        return Ok(Value {
-            decoded: d,
-            number: None,
-            reading: Reading::AsGiven,
-        });
+        return Ok(as_given(d, None));
     }
     let id = parse_number(s)?;
     let d = opts.configured.decode(id)?;
-    match d.check_time(Some(id), opts.now_ms) {
-        Ok(()) => Ok(Value {
-            decoded: d,
+    if opts.configured_explicitly {
+        d.check_time(Some(id), opts.now_ms)?;
+        return Ok(as_given(d, Some(id)));
+    }
+    if implausible(&d, Some(id), opts.now_ms).is_none() && !doubtful(&d, id, opts.now_ms) {
+        return Ok(as_given(d, Some(id)));
+    }
+    let ranked = guess(s, opts)?;
+    let Some(best) = ranked.iter().find(|c| c.plausible) else {
+        // No layout fits; the error says why the default does not.
+        d.check_time(Some(id), opts.now_ms)?;
+        return Err(IdFormatError::Implausible {
+            layout: opts.configured.name,
+            time: rfc3339(d.unix_ms),
+            why: implausible(&d, Some(id), opts.now_ms).unwrap_or_default(),
+            fits: fits_sentence(id, opts.now_ms),
+        });
+    };
+    if let Some(why) = implausible(&d, Some(id), opts.now_ms) {
+        return Ok(Value {
+            decoded: best.decoded,
             number: Some(id),
-            reading: Reading::AsGiven,
-        }),
-        Err(e) if opts.configured_explicitly => Err(e),
-        Err(e) => {
-            let ranked = guess(s, opts)?;
-            let plausible = ranked.iter().filter(|c| c.plausible).count();
-            match ranked.into_iter().find(|c| c.plausible) {
-                Some(best) => Ok(Value {
-                    decoded: best.decoded,
-                    number: Some(id),
-                    reading: Reading::Guessed {
-                        instead_of: opts.configured.name,
-                        plausible,
-                    },
-                }),
-                None => Err(e),
-            }
-        }
+            reading: Reading::Guessed {
+                instead_of: opts.configured.name,
+                why,
+                plausible: ranked.iter().filter(|c| c.plausible).count(),
+            },
+        });
+    }
+    let reading = match best.decoded.format {
+        Format::Snowflake(l) if l.layout != opts.configured.layout => Reading::Doubted {
+            likelier: l.name,
+            unix_ms: best.decoded.unix_ms,
+        },
+        _ => Reading::AsGiven,
+    };
+    Ok(Value {
+        decoded: d,
+        number: Some(id),
+        reading,
+    })
+}
+
+/// Whether a plausible reading of `id` under the default layout is clearly not one of its IDs,
+/// so [`guess`] is asked which layout is likelier: an old time with a sequence Leaf's generator
+/// hardly reaches (it starts each ms below 100), while the number reads as a Mastodon ID of its
+/// time. Cheap, so a stream of IDs is not ranked one by one.
+fn doubtful(d: &Decoded, id: u64, now_ms: i64) -> bool {
+    d.sequence.is_some_and(|s| s >= guess::BUSY_FROM)
+        && now_ms - d.unix_ms > RECENT_MS
+        && NamedLayout::preset(Preset::Mastodon)
+            .decode(id)
+            .is_ok_and(|m| implausible(&m, Some(id), now_ms).is_none())
+}
+
+fn as_given(decoded: Decoded, number: Option<u64>) -> Value {
+    Value {
+        decoded,
+        number,
+        reading: Reading::AsGiven,
     }
 }
 

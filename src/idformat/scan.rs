@@ -10,6 +10,7 @@
 
 use std::io::{self, Read};
 
+use super::lookalike::{in_base64, unix_nanos};
 use super::{
     Decoded, FUTURE_SLACK_MS, NamedLayout, decode_ksuid, decode_objectid, decode_ulid, decode_uuid,
     parse_ksuid, parse_objectid, parse_ulid, parse_uuid,
@@ -22,7 +23,7 @@ pub const DEFAULT_LOOKBACK_MS: i64 = 10 * 365 * 24 * 3600 * 1000;
 /// Size of one block read from the input.
 const BLOCK: usize = 256 * 1024;
 
-const ALNUM: u8 = 1;
+pub(super) const ALNUM: u8 = 1;
 const DIGIT: u8 = 2;
 const HEX: u8 = 4;
 const CROCK: u8 = 8;
@@ -30,7 +31,7 @@ const CROCK: u8 = 8;
 const BREAK: u8 = 16;
 
 /// The class bits of every byte.
-static CLASS: [u8; 256] = {
+pub(super) static CLASS: [u8; 256] = {
     let mut t = [BREAK; 256];
     let mut b = 0;
     while b < 256 {
@@ -130,14 +131,16 @@ impl Scanner {
 
     /// Calls `found(start, end, decoded)` for every ID in `text`, in order. With `skip_first`,
     /// a token at the very start of `text` is ignored (it continues one cut off before). Returns
-    /// how many numbers of an ID's length were passed over (see [`ScanStats::skipped`]).
+    /// how many numbers of an ID's length were passed over, and how many of them were taken as
+    /// Unix times in nanoseconds (see [`ScanStats::skipped`] and [`ScanStats::unix_times`]).
     pub fn find(
         &self,
         text: &[u8],
         skip_first: bool,
         mut found: impl FnMut(usize, usize, &Decoded),
-    ) -> u64 {
+    ) -> (u64, u64) {
         let mut skipped = 0;
+        let mut unix_times = 0;
         let n = text.len();
         let mut i = 0;
         if skip_first {
@@ -164,6 +167,10 @@ impl Scanner {
                 continue;
             }
             if let Some((end, d)) = self.token(text, start, i, mask) {
+                if end - start == 19 && mask & DIGIT != 0 && self.nanos(text, start, end) {
+                    unix_times += 1;
+                    continue;
+                }
                 found(start, end, &d);
                 i = end;
             } else if mask & DIGIT != 0
@@ -172,7 +179,16 @@ impl Scanner {
                 skipped += 1;
             }
         }
-        skipped
+        (skipped, unix_times)
+    }
+
+    /// Whether the 19 digits `text[start..end]` (an ID in the window) are a Unix time in ns.
+    #[inline]
+    fn nanos(&self, text: &[u8], start: usize, end: usize) -> bool {
+        let value = text[start..end].iter().fold(0u64, |a, &b| {
+            a.wrapping_mul(10).wrapping_add(u64::from(b - b'0'))
+        });
+        unix_nanos(text, start, value, self.from_ms, self.to_ms)
     }
 
     /// Whether the token `text[start..end]` (letters and digits, `mask` the AND of their
@@ -223,54 +239,6 @@ impl Scanner {
     }
 }
 
-/// Shortest alphanumeric run across a `/` that makes a token part of base64 text rather than a
-/// URL path (path segments are words and IDs; base64 runs on).
-const BASE64_NEIGHBOUR: usize = 16;
-
-/// Whether the letters-and-digits token `text[start..end]` is a piece of base64 text (a key, a
-/// signature, an image inline) rather than a ULID or KSUID of its own: it touches `+`, or is
-/// followed by `=` (base64's own character and its padding; `key=ID` stays an ID), or across a
-/// `/` it runs on into
-/// another long letters-and-digits run (a URL path's segments are short words or IDs between
-/// words). About 4% of base64's 27-character runs parse as a KSUID in the window otherwise.
-fn in_base64(text: &[u8], start: usize, end: usize) -> bool {
-    let before = start.checked_sub(1).map(|i| text[i]);
-    let after = text.get(end).copied();
-    if before == Some(b'+') || matches!(after, Some(b'+' | b'=')) {
-        return true;
-    }
-    let alnum = |b: &u8| CLASS[*b as usize] & ALNUM != 0;
-    let run_before = |at: usize| text[..at].iter().rev().take_while(|b| alnum(b)).count();
-    let run_after = |at: usize| text[at..].iter().take_while(|b| alnum(b)).count();
-    if (before == Some(b'/') && run_before(start - 1) >= BASE64_NEIGHBOUR)
-        || (after == Some(b'/') && run_after(end + 1) >= BASE64_NEIGHBOUR)
-    {
-        return true;
-    }
-    // A line of base64 alone, as PEM and MIME wrap it (64 or 76 columns): the token is a piece
-    // of it wherever it sits.
-    let b64 = |b: &u8| alnum(b) || matches!(b, b'+' | b'/' | b'=');
-    let line_start = start
-        - text[..start]
-            .iter()
-            .rev()
-            .take(BASE64_LINE)
-            .take_while(|b| b64(b))
-            .count();
-    let line_end = end
-        + text[end..]
-            .iter()
-            .take(BASE64_LINE)
-            .take_while(|b| b64(b))
-            .count();
-    let at_line_start = line_start == 0 || text[line_start - 1] == b'\n';
-    let at_line_end = line_end == text.len() || matches!(text[line_end], b'\n' | b'\r');
-    at_line_start && at_line_end && line_end - line_start >= BASE64_LINE
-}
-
-/// Length from which a line of nothing but base64 characters is taken for wrapped base64.
-const BASE64_LINE: usize = 60;
-
 /// True when a UUID's version digit says 1, 6 or 7 and its variant digit says RFC 9562 (8, 9, a,
 /// b): only those hold a time, so other hex tokens (random trace ids, v4 UUIDs) are not parsed.
 #[inline]
@@ -306,6 +274,9 @@ pub struct ScanStats {
     /// Numbers of the length the layout's IDs have that were not read as IDs: their time under
     /// the layout lies outside the window (IDs of another layout, or numbers that are no IDs).
     pub skipped: u64,
+    /// Numbers of 19 digits taken as Unix times in nanoseconds rather than IDs (their time as
+    /// such lies in the window, near its end or after a key that names a time).
+    pub unix_times: u64,
 }
 
 /// A failure of [`scan_stream`]: reading the input or writing to the sink.
@@ -392,7 +363,7 @@ pub fn scan_stream<R: Read, S: ScanSink>(
         }
         let mut pos = 0;
         let mut failed = None;
-        stats.skipped += scanner.find(block, skip_first, |start, end, d| {
+        let (skipped, unix_times) = scanner.find(block, skip_first, |start, end, d| {
             if failed.is_some() {
                 return;
             }
@@ -412,6 +383,8 @@ pub fn scan_stream<R: Read, S: ScanSink>(
             stats.ids += 1;
             pos = end;
         });
+        stats.skipped += skipped;
+        stats.unix_times += unix_times;
         if let Some(e) = failed {
             return Err(ScanError::Write(e));
         }

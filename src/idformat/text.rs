@@ -190,15 +190,22 @@ pub fn format_uuid(v: u128) -> String {
     )
 }
 
+/// An error unless `s` has `len` bytes; `what` says what the format has ("a ULID has 26").
+fn expect_len(s: &[u8], len: usize, what: &str) -> Result<(), IdFormatError> {
+    if s.len() == len {
+        Ok(())
+    } else {
+        Err(IdFormatError::NotAnId(format!(
+            "{} characters; {what}",
+            s.len()
+        )))
+    }
+}
+
 /// Reads a ULID: 26 Crockford base32 characters (either case), at most
 /// `7ZZZZZZZZZZZZZZZZZZZZZZZZZ` (the spec rejects larger ones as overflowing 128 bits).
 pub fn parse_ulid(s: &[u8]) -> Result<u128, IdFormatError> {
-    if s.len() != 26 {
-        return Err(IdFormatError::NotAnId(format!(
-            "{} characters; a ULID has 26",
-            s.len()
-        )));
-    }
+    expect_len(s, 26, "a ULID has 26")?;
     let mut v: u128 = 0;
     for (i, &b) in s.iter().enumerate() {
         let d = crockford_value(b).ok_or_else(|| {
@@ -241,12 +248,7 @@ pub fn format_ulid(v: u128) -> String {
 /// Reads a KSUID: 27 base62 characters standing for 20 bytes, at most
 /// `aWgEPTl1tmebfsQzFP4bxwgy80V` (2^160 - 1).
 pub fn parse_ksuid(s: &[u8]) -> Result<[u8; 20], IdFormatError> {
-    if s.len() != 27 {
-        return Err(IdFormatError::NotAnId(format!(
-            "{} characters; a KSUID has 27",
-            s.len()
-        )));
-    }
+    expect_len(s, 27, "a KSUID has 27")?;
     // A 192-bit accumulator in 32-bit limbs, most significant first.
     let mut limbs = [0u64; 6];
     for (i, &b) in s.iter().enumerate() {
@@ -307,12 +309,7 @@ pub fn format_ksuid(raw: &[u8; 20]) -> String {
 
 /// Reads a MongoDB ObjectId: 24 hex digits standing for 12 bytes.
 pub fn parse_objectid(s: &[u8]) -> Result<[u8; 12], IdFormatError> {
-    if s.len() != 24 {
-        return Err(IdFormatError::NotAnId(format!(
-            "{} characters; an ObjectId has 24 hex digits",
-            s.len()
-        )));
-    }
+    expect_len(s, 24, "an ObjectId has 24 hex digits")?;
     let mut out = [0u8; 12];
     for (i, pair) in s.chunks(2).enumerate() {
         let hi = hex_value(pair[0]).ok_or_else(|| bad_char("an ObjectId", "0-9, a-f", s, 2 * i))?;

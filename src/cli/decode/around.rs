@@ -1,15 +1,12 @@
 //! `leafctl decode --around ID`: the IDs the same worker made around one ID, for SQL.
 
-use std::io::{self, Write};
-
 use leafctl::idformat::{GuessOptions, around, decode_value};
 use serde::Serialize;
 
 use super::super::Context;
 use super::super::error::usage;
-use super::super::output::{
-    Framing, OutputFormat, RowFormat, RowWriter, print_json, print_text, rfc3339_ms, write_err,
-};
+use super::super::output::rfc3339_ms;
+use super::rows::print_record;
 
 #[derive(Debug, Serialize)]
 struct AroundOut {
@@ -70,60 +67,40 @@ pub(super) fn run(
         sql,
         mongo: a.mongo_filter.clone(),
     };
-    match (ctx.rows, ctx.output) {
-        (RowFormat::Tsv, _) => {
-            let mut w = RowWriter::new(
-                io::stdout().lock(),
-                Framing::Tsv,
-                &[
-                    "id", "layout", "time", "worker", "from", "to", "min_id", "max_id",
-                ],
-            );
-            w.begin_row();
-            let worker = out.worker.map_or("-".to_string(), |w| w.to_string());
-            let fields = [
-                &out.id,
-                out.layout,
-                &out.time,
-                &worker,
-                &out.from,
-                &out.to,
-                &out.min_id,
-                &out.max_id,
-            ];
-            w.buf.extend_from_slice(fields.join("\t").as_bytes());
-            w.end_row().map_err(write_err)?;
-            w.finish().map(|_| ()).map_err(write_err)
-        }
-        (RowFormat::Ndjson, _) => {
-            let mut line = serde_json::to_string(&out)?;
-            line.push('\n');
-            let mut o = io::stdout().lock();
-            o.write_all(line.as_bytes()).map_err(write_err)?;
-            o.flush().map_err(write_err)
-        }
-        (_, OutputFormat::Json) => print_json(&out),
-        (_, OutputFormat::Text) => {
-            let who = match (out.worker, a.per_worker) {
-                (Some(w), true) => format!(", {} {}", d.format.worker_name(), fmt_worker(&d, w)),
-                _ => String::new(),
-            };
-            let scope = if a.per_worker {
-                format!("the same {}", d.format.worker_name())
-            } else {
-                "every ID (the format has no worker to follow)".to_string()
-            };
-            let mongo = out
-                .mongo
-                .as_ref()
-                .map(|m| format!("\nMongoDB: db.COLLECTION.find({m})"))
-                .unwrap_or_default();
-            print_text(&format!(
-                "id      {} ({}{who})\ntime    {}\nwindow  {} .. {} ({scope})\nmin_id  {}\nmax_id  {}\nSQL:    {}{mongo}",
-                out.id, out.layout, out.time, out.from, out.to, out.min_id, out.max_id, out.sql
-            ))
-        }
-    }
+    let worker = out.worker.map_or("-".to_string(), |w| w.to_string());
+    let fields = [
+        &out.id[..],
+        out.layout,
+        &out.time,
+        &worker,
+        &out.from,
+        &out.to,
+        &out.min_id,
+        &out.max_id,
+    ];
+    let columns = [
+        "id", "layout", "time", "worker", "from", "to", "min_id", "max_id",
+    ];
+    print_record(ctx, &columns, &fields, &out, || {
+        let who = match (out.worker, a.per_worker) {
+            (Some(w), true) => format!(", {} {}", d.format.worker_name(), fmt_worker(&d, w)),
+            _ => String::new(),
+        };
+        let scope = if a.per_worker {
+            format!("the same {}", d.format.worker_name())
+        } else {
+            "every ID (the format has no worker to follow)".to_string()
+        };
+        let mongo = out
+            .mongo
+            .as_ref()
+            .map(|m| format!("\nMongoDB: db.COLLECTION.find({m})"))
+            .unwrap_or_default();
+        format!(
+            "id      {} ({}{who})\ntime    {}\nwindow  {} .. {} ({scope})\nmin_id  {}\nmax_id  {}\nSQL:    {}{mongo}",
+            out.id, out.layout, out.time, out.from, out.to, out.min_id, out.max_id, out.sql
+        )
+    })
 }
 
 fn fmt_worker(d: &leafctl::idformat::Decoded, w: u64) -> String {

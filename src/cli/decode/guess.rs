@@ -10,7 +10,8 @@ use super::super::error::{AlreadyReported, EXIT_USAGE};
 use super::super::output::{
     Framing, RowFormat, RowWriter, age, print_text, render, rfc3339_ms, table, write_err,
 };
-use super::{MAX_LINE, for_each_line, push_sequence, push_worker};
+use super::lines::{MAX_LINE, for_each_line};
+use super::rows::{push_sequence, push_worker};
 
 /// One candidate as printed.
 #[derive(Debug, Serialize)]

@@ -11,7 +11,7 @@ use leafctl::idformat::{
 use super::super::Context;
 use super::super::error::{AlreadyReported, EXIT_USAGE};
 use super::super::output::{Framing, Rfc3339Ms, RowFormat, RowWriter, push_decimal, write_err};
-use super::{push_json_fields, push_json_str, push_sequence, push_worker};
+use super::rows::{push_json_fields, push_json_str, push_sequence, push_worker};
 
 /// Output buffer size: written out whenever it holds this much.
 const FLUSH_AT: usize = 1 << 16;
@@ -222,6 +222,7 @@ pub(super) fn run(
     let inputs = if files.is_empty() { &stdin[..] } else { files };
     let mut bad = 0;
     let mut skipped = 0u64;
+    let mut unix_times = 0u64;
     for name in inputs {
         if let Out::Records(r) = &mut out {
             r.file = name.as_bytes().to_vec();
@@ -246,7 +247,10 @@ pub(super) fn run(
             }
         };
         match result {
-            Ok(stats) => skipped += stats.skipped,
+            Ok(stats) => {
+                skipped += stats.skipped;
+                unix_times += stats.unix_times;
+            }
             Err(ScanError::Write(e)) => return Err(write_err(e)),
             Err(ScanError::Read(e)) => {
                 bad += 1;
@@ -281,6 +285,22 @@ pub(super) fn run(
             if skipped == 1 { " lies" } else { "s lie" },
             super::super::output::rfc3339_ms(from),
             super::super::output::rfc3339_ms(to),
+        ));
+    }
+    if unix_times > 0 && !ctx.quiet {
+        crate::cli::error::note(&format!(
+            "{unix_times} number{} of 19 digits taken as Unix times in nanoseconds, not IDs (as such {} within a month of the window's end or after a key naming a time); if {}, end the window earlier with --until",
+            if unix_times == 1 { "" } else { "s" },
+            if unix_times == 1 {
+                "its time lies"
+            } else {
+                "their times lie"
+            },
+            if unix_times == 1 {
+                "it is an ID"
+            } else {
+                "they are IDs"
+            },
         ));
     }
     if bad > 0 {
