@@ -7,8 +7,11 @@ use etcdv3client::pb;
 use tonic::Status;
 use tonic::codec::ProstCodec;
 
+use super::conn::{Conn, chain, method};
+use super::keys::{id_of, prefix_end};
 use super::lease::EtcdLeaseRegistry;
-use super::session::*;
+use super::options::EtcdOptions;
+use super::session::EtcdSession;
 use crate::worker::node::NodeData;
 use crate::worker::record::{WorkerRecord, status_of};
 use crate::worker::zookeeper::admin::average;
