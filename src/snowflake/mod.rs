@@ -5,13 +5,15 @@
 //! behind a trait so that clock faults can be tested with [`FakeClock`].
 
 mod clock;
+mod fence;
 mod generator;
 mod layout;
 
 pub use clock::{Clock, FakeClock, SystemClock};
+pub use fence::TimeFence;
 pub use generator::{
     GeneratorStats, IdBlock, MAX_LEAD_MS, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator,
-    SnowflakeGeneratorBuilder, TimeFence,
+    SnowflakeGeneratorBuilder,
 };
 pub use layout::{
     BAIDU_EPOCH_MS, BitWidths, DISCORD_EPOCH_MS, FieldOrder, INSTAGRAM_EPOCH_MS, IdParts,
