@@ -1,5 +1,5 @@
 use super::*;
-use crate::segment::{Claim, Increment};
+use crate::segment::{Claim, HeadroomStatus, Increment};
 
 fn claim(start: u64, end: u64, table_step: i64) -> Claim {
     Claim {
@@ -158,4 +158,43 @@ fn slow_claims_at_a_high_rate_get_segments_that_cover_them() {
         Increment::Custom(4_000),
         "Leaf's own step, doubled at each claim since the table's (1,000, 2,000, 4,000)"
     );
+}
+
+/// Issue 36 item 12: a loaded tag about to run out of its range is `low`, one rule for the
+/// status page, `/metrics` and readiness; a failure or a used-up tag still says so first.
+#[test]
+fn a_loaded_tag_running_out_of_its_range_is_low() {
+    let loaded = |max: u64| {
+        let mut v = SegmentBufferView::unloaded("t");
+        v.init_ok = true;
+        v.step = 1000;
+        v.min_step = 1000;
+        v.segments[0] = SegmentView {
+            value: max - 1000,
+            max,
+            step: 1000,
+        };
+        v
+    };
+    let far = loaded(1_000_000);
+    assert_eq!(far.headroom().map(|h| h.status), Some(HeadroomStatus::Ok));
+    assert_eq!(far.health(false), TagHealth::Ok);
+    // 500,000 IDs left at a step of 1,000: 500 claims, under LOW_CLAIMS.
+    let near = loaded((i64::MAX - 500_000) as u64);
+    assert_eq!(near.headroom().map(|h| h.claims_left), Some(500));
+    assert_eq!(near.health(false), TagHealth::Low);
+    assert_eq!(TagHealth::Low.name(), "low");
+    assert!(!TagHealth::Low.needs_attention());
+    // Less than one step left is low too, until the tag is used up.
+    assert_eq!(loaded(i64::MAX as u64 - 10).health(false), TagHealth::Low);
+    let mut used_up = loaded(i64::MAX as u64);
+    used_up.exhausted = true;
+    assert_eq!(used_up.health(false), TagHealth::Exhausted);
+    let mut failing = near.clone();
+    failing.last_error = Some("cannot reach the database".into());
+    assert_eq!(failing.health(false), TagHealth::Failing);
+    assert_eq!(near.health(true), TagHealth::WentBackwards);
+    let unloaded = SegmentBufferView::unloaded("t");
+    assert_eq!(unloaded.headroom(), None);
+    assert_eq!(unloaded.health(false), TagHealth::Idle);
 }

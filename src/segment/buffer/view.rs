@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::segment::{Headroom, HeadroomStatus};
+
 /// A monitoring snapshot of one segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SegmentView {
@@ -80,9 +82,21 @@ impl SegmentBufferView {
         cur.value >= cur.max && !self.next_ready && self.last_error.is_some() && !self.exhausted
     }
 
+    /// A loaded tag's room left in its 63-bit range, from the highest max_id this buffer
+    /// claimed (the end of its newest segment) and the step its next claim starts from; `None`
+    /// before a segment was loaded.
+    pub fn headroom(&self) -> Option<Headroom> {
+        if !self.init_ok {
+            return None;
+        }
+        let max_id = self.segments.iter().map(|s| s.max).max().unwrap_or(0);
+        let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
+        Some(Headroom::of(max_id, self.step.max(self.min_step)))
+    }
+
     /// The tag's health, decided here for readiness, the status page and `/metrics` alike;
     /// `went_backwards` is whether the claim guard refuses the tag now
-    /// ([`super::ClaimGuard::refusals`]).
+    /// ([`crate::segment::ClaimGuard::refusals`]).
     pub fn health(&self, went_backwards: bool) -> TagHealth {
         if self.exhausted {
             TagHealth::Exhausted
@@ -92,6 +106,11 @@ impl SegmentBufferView {
             TagHealth::Failing
         } else if !self.init_ok && !self.loading {
             TagHealth::Idle
+        } else if self
+            .headroom()
+            .is_some_and(|h| h.status != HeadroomStatus::Ok)
+        {
+            TagHealth::Low
         } else {
             TagHealth::Ok
         }
@@ -109,6 +128,10 @@ pub enum TagHealth {
     Failing,
     /// No ID is left below 2^63-1.
     Exhausted,
+    /// Loaded and issuing, but running out of its range: fewer than
+    /// [`LOW_CLAIMS`](crate::segment::LOW_CLAIMS) claims of its step left (its
+    /// [`SegmentBufferView::headroom`] is not `ok`).
+    Low,
     /// Loaded, and its last claim succeeded.
     Ok,
     /// Nothing loaded: not asked for since the generator started, or its buffers went after a
@@ -123,6 +146,7 @@ impl TagHealth {
             TagHealth::WentBackwards => "went_backwards",
             TagHealth::Failing => "failing",
             TagHealth::Exhausted => "exhausted",
+            TagHealth::Low => "low",
             TagHealth::Ok => "ok",
             TagHealth::Idle => "idle",
         }

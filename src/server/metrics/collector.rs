@@ -190,7 +190,7 @@ impl Collector for StateCollector {
             let range_left = Family::<TagLabels, Gauge>::default();
             let claims_left = Family::<TagLabels, Gauge>::default();
             for v in &views {
-                if let Some(h) = crate::server::status::range_headroom(v) {
+                if let Some(h) = v.headroom() {
                     let tag = TagLabels { tag: v.tag.clone() };
                     range_left.get_or_create(&tag).set(h.ids_left);
                     claims_left.get_or_create(&tag).set(h.claims_left);

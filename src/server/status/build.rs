@@ -152,18 +152,6 @@ pub(crate) fn layout_years_left(layout: &crate::snowflake::Layout, now_ms: i64) 
     (layout.last_unix_ms() as f64 - now_ms as f64) / (365.25 * 86_400_000.0)
 }
 
-/// A loaded tag's room left in its 63-bit range, from the highest max_id this server claimed
-/// (the end of its newest segment) and the step its next claim starts from; `None` before a
-/// segment was loaded.
-pub(crate) fn range_headroom(v: &SegmentBufferView) -> Option<crate::segment::Headroom> {
-    if !v.init_ok {
-        return None;
-    }
-    let max_id = v.segments.iter().map(|s| s.max).max().unwrap_or(0);
-    let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
-    Some(crate::segment::Headroom::of(max_id, v.step.max(v.min_step)))
-}
-
 fn tag_status(v: SegmentBufferView, health: TagHealth, rates: TagRates) -> TagStatus {
     let buffers = [fill(&v, 0), fill(&v, 1)];
     let cur = &buffers[v.pos & 1];
@@ -178,7 +166,7 @@ fn tag_status(v: SegmentBufferView, health: TagHealth, rates: TagRates) -> TagSt
     let recommended = ((rates.peak * RECOMMENDED_SECONDS_OF_IDS).ceil() as i64)
         .clamp(table_step, MAX_DYNAMIC_STEP.max(table_step));
     let loaded = v.init_ok;
-    let headroom = range_headroom(&v);
+    let headroom = v.headroom();
     TagStatus {
         state: health.name(),
         ids_per_s: rates.mean,
@@ -242,7 +230,14 @@ mod tests {
             max: end,
             step: 1000,
         };
-        let s = tag_status(v, TagHealth::Ok, rates());
+        let health = v.health(false);
+        assert_eq!(
+            health,
+            TagHealth::Low,
+            "running out reads as the tag's state"
+        );
+        let s = tag_status(v, health, rates());
+        assert_eq!(s.state, "low");
         assert_eq!(s.step, Some(1000));
         assert_eq!(s.ids_left.as_deref(), Some("500000"));
         assert_eq!(s.headroom, Some("low"));

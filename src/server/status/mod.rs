@@ -20,7 +20,7 @@ mod query;
 mod report;
 mod sampler;
 
-pub(crate) use build::{Inputs, range_headroom};
+pub(crate) use build::Inputs;
 pub(crate) use notable::notable_tags;
 pub use query::{DEFAULT_PER_PAGE, MAX_LISTING_DEPTH, MAX_PER_PAGE, TagQuery, TagSort};
 pub use report::{

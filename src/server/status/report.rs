@@ -89,7 +89,7 @@ impl AttentionCounts {
                 TagHealth::Failing => counts.failing += 1,
                 TagHealth::Exhausted => counts.exhausted += 1,
                 TagHealth::WentBackwards => counts.went_backwards += 1,
-                TagHealth::Ok | TagHealth::Idle => {}
+                TagHealth::Low | TagHealth::Ok | TagHealth::Idle => {}
             }
         }
         counts
@@ -110,8 +110,8 @@ impl AttentionCounts {
 pub struct TagStatus {
     /// The tag.
     pub tag: String,
-    /// `ok`, `idle` (nothing loaded), `exhausted`, `went_backwards` or `failing` (its last
-    /// load failed).
+    /// `ok`, `low` (running out of its range: see `headroom`), `idle` (nothing loaded),
+    /// `exhausted`, `went_backwards` or `failing` (its last load failed).
     pub state: &'static str,
     /// IDs issued per second over the last minute.
     pub ids_per_s: f64,

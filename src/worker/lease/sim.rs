@@ -1552,36 +1552,42 @@ fn mutation_finds(model: Model, mutation: &str) -> (u64, Violation) {
     }
 }
 
+/// Runs `mutation` on each of `models` and checks that what it finds is `expected`.
+fn each_finds(models: &[Model], mutation: &str, expected: impl Fn(&Violation) -> bool) {
+    for &model in models {
+        let (_, v) = mutation_finds(model, mutation);
+        assert!(expected(&v), "{mutation} on {}: {v:?}", model.name());
+    }
+}
+
 #[test]
 fn without_waiting_out_the_predecessor_a_duplicate_is_found() {
-    for model in [Model::Local, Model::ZkLease] {
-        let (_, v) = mutation_finds(model, "no-wait");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+    each_finds(&[Model::Local, Model::ZkLease], "no-wait", |v| {
+        matches!(v, Violation::Duplicate { .. })
+    });
 }
 
 #[test]
 fn without_recording_before_issuing_a_duplicate_is_found() {
-    for model in [Model::Local, Model::Etcd] {
-        let (_, v) = mutation_finds(model, "no-record");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+    each_finds(&[Model::Local, Model::Etcd], "no-record", |v| {
+        matches!(v, Violation::Duplicate { .. })
+    });
 }
 
 #[test]
 fn without_the_compare_in_the_fenced_write_a_duplicate_is_found() {
-    for model in [Model::Etcd, Model::ZkLease] {
-        let (_, v) = mutation_finds(model, "no-compare");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+    each_finds(&[Model::Etcd, Model::ZkLease], "no-compare", |v| {
+        matches!(v, Violation::Duplicate { .. })
+    });
 }
 
 #[test]
 fn without_the_exact_release_a_duplicate_is_found() {
-    for model in [Model::Local, Model::Mysql, Model::Postgres] {
-        let (_, v) = mutation_finds(model, "loose-release");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+    each_finds(
+        &[Model::Local, Model::Mysql, Model::Postgres],
+        "loose-release",
+        |v| matches!(v, Violation::Duplicate { .. }),
+    );
 }
 
 /// The record alone keeps IDs unique (a holder issues only below what its successor waits
@@ -1589,10 +1595,9 @@ fn without_the_exact_release_a_duplicate_is_found() {
 /// is granted to another.
 #[test]
 fn without_stopping_on_a_missed_keepalive_a_holder_issues_after_its_id_was_granted_again() {
-    for model in [Model::ZkLease, Model::Etcd] {
-        let (_, v) = mutation_finds(model, "no-keepalive");
-        assert!(matches!(v, Violation::IssuedAfterRegrant { .. }), "{v:?}");
-    }
+    each_finds(&[Model::ZkLease, Model::Etcd], "no-keepalive", |v| {
+        matches!(v, Violation::IssuedAfterRegrant { .. })
+    });
 }
 
 /// A new identity that takes a row without checking that its holder is gone (its lock free,
@@ -1601,20 +1606,20 @@ fn without_stopping_on_a_missed_keepalive_a_holder_issues_after_its_id_was_grant
 /// being the most it holds, and must write, under the compare on its lock, before issuing.)
 #[test]
 fn taking_a_row_whose_holder_is_alive_is_found() {
-    for model in [Model::Mysql, Model::Postgres] {
-        let (_, v) = mutation_finds(model, "reuse-live");
-        assert!(matches!(v, Violation::IssuedAfterRegrant { .. }), "{v:?}");
-    }
+    each_finds(&[Model::Mysql, Model::Postgres], "reuse-live", |v| {
+        matches!(v, Violation::IssuedAfterRegrant { .. })
+    });
 }
 
 /// A new identity that takes a row but starts its record afresh from its own clock (as for a
 /// new row) instead of waiting out the row's `max_timestamp` issues IDs its predecessor issued.
 #[test]
 fn taking_a_row_without_its_record_is_found() {
-    for model in [Model::Mysql, Model::Postgres] {
-        let (_, v) = mutation_finds(model, "reuse-fresh-record");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+    each_finds(
+        &[Model::Mysql, Model::Postgres],
+        "reuse-fresh-record",
+        |v| matches!(v, Violation::Duplicate { .. }),
+    );
 }
 
 /// The oracles above are met with rows changing hands: new identities take the rows of
@@ -1647,12 +1652,10 @@ fn new_identities_take_the_rows_of_stopped_ones() {
 /// holder's pooled session (re-entrant locks: both hold what it holds) shares its worker id.
 #[test]
 fn without_the_own_session_check_a_shared_session_is_found() {
-    let (_, v) = mutation_finds(Model::Postgres, "shared-session");
-    assert!(
+    each_finds(&[Model::Postgres], "shared-session", |v| {
         matches!(
             v,
             Violation::IssuedAfterRegrant { .. } | Violation::Duplicate { .. }
-        ),
-        "{v:?}"
-    );
+        )
+    });
 }
