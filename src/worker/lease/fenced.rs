@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{Guards, LeaseCore, LeaseStore, acquire};
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
-use crate::worker::{WorkerError, WorkerLease};
+use crate::worker::{IssueOptions, WorkerError, WorkerLease};
 
 /// A held worker id: the protocol plus its renewer thread, which raises the record ahead of
 /// need and reports this holder's clock.
@@ -17,6 +17,21 @@ pub(crate) struct FencedLease<S: LeaseStore> {
 }
 
 impl<S: LeaseStore> FencedLease<S> {
+    /// A registry's lease on `store` for the generator `options` describes (see
+    /// [`FencedLease::acquire`]).
+    pub(crate) fn for_generator(
+        store: S,
+        options: &IssueOptions,
+    ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let lease = FencedLease::acquire(
+            store,
+            &options.layout,
+            options.clock.clone(),
+            options.max_lead_ms,
+        )?;
+        Ok(Arc::new(lease))
+    }
+
     /// Claims a worker id from `store` (see [`acquire`]) and starts the renewer.
     pub(crate) fn acquire(
         store: S,
