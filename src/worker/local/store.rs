@@ -1,7 +1,7 @@
 //! The local store of the fenced-lease protocol: the state file (what it holds, read and
 //! written) and the lock file.
 
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, TryLockError};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::lock::wait_for_lock;
 use crate::snowflake::MAX_LEAD_MS;
 use crate::worker::WorkerError;
-use crate::worker::files::{StateError, ensure_dir, io, write_atomically};
+use crate::worker::files::{StateError, ensure_dir, io, open_lock_file, write_atomically};
 use crate::worker::lease::{LeaseStore, Record, Write, Written};
 
 /// How far ahead of the clock a running generator reserves times, in ms. A run that crashed
@@ -72,11 +72,7 @@ impl LocalStore {
 
     fn take_lock(&self) -> Result<File, StateError> {
         ensure_dir(&self.dir)?;
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&self.lock_path)
+        let lock = open_lock_file(&self.lock_path)
             .map_err(io("cannot open lock file", &self.lock_path))?;
         match lock.try_lock() {
             Ok(()) => {}
