@@ -7,8 +7,8 @@
 //! the slow path, once per segment.
 
 //!
-//! The files: [`segment`] (one segment and its seqlock), [`load`] (sizing and recording the
-//! next claim), [`batch`] (the batch path), [`view`] (monitoring snapshots and a tag's health).
+//! The files: `segment` (one segment and its seqlock), `load` (sizing and recording the
+//! next claim), `batch` (the batch path), `view` (monitoring snapshots and a tag's health).
 
 mod batch;
 mod load;

@@ -29,11 +29,11 @@ impl SegmentGenerator {
     /// The loader is stopped first (a claim under way finishes and is counted), then each
     /// buffer is closed, so that no ID is taken from it after (a take that raced ahead keeps
     /// its ID, below what goes back), and its unused ranges go back newest first, each by one
-    /// compare-and-set ([`AllocStore::hand_back`]): `max_id` moves down only while it is still
+    /// compare-and-set ([`AllocStore::hand_back`](crate::segment::AllocStore::hand_back)): `max_id` moves down only while it is still
     /// where our claim left it, so a claim anybody made after ours keeps everything. Gives up
     /// at the first failure that means the database is not answering, or after `within`; what
     /// could not go back is skipped for good. Afterwards every request answers
-    /// [`SegmentError::Stopped`], handles included.
+    /// [`SegmentError::Stopped`](crate::segment::SegmentError::Stopped), handles included.
     pub fn hand_back(&self, within: Duration) -> HandBack {
         self.stop_loader();
         let inner = &*self.inner;

@@ -8,9 +8,9 @@
 //! the database says its fingerprint did not change), and monitoring visits only the tags that
 //! moved since it last looked ([`SegmentGenerator::drain_moved`]).
 
-//! The files: [`inner`] (the state the generator, its loader thread and its handles share),
-//! [`take`] (the path an ID takes), [`recent`] (a thread's memory of the buffers it used
-//! last), [`builder`] and [`hand_back`] (the graceful stop).
+//! The files: `inner` (the state the generator, its loader thread and its handles share),
+//! `take` (the path an ID takes), `recent` (a thread's memory of the buffers it used
+//! last), `builder` and `hand_back` (the graceful stop).
 
 mod builder;
 mod hand_back;

@@ -4,7 +4,7 @@
 //! request); what describes the generators' state (buffers, steps, the lease, clock rollbacks) is
 //! read from them at scrape time by a collector.
 //!
-//! The files: [`latency`] (latency histograms kept in atomics) and [`collector`] (the
+//! The files: `latency` (latency histograms kept in atomics) and `collector` (the
 //! generators' state read at scrape time).
 
 mod collector;

@@ -8,8 +8,8 @@
 //! and paged on the server ([`TagQuery`]), and drawn by [`PAGE`], one HTML file with an inline
 //! script and stylesheet that fetches the JSON every few seconds.
 //!
-//! The files: [`sampler`] (the minute of readings), [`notable`] (the tags to show first),
-//! [`query`] (search, order and paging), [`report`] (the report's types) and [`build`] (the
+//! The files: `sampler` (the minute of readings), `notable` (the tags to show first),
+//! `query` (search, order and paging), `report` (the report's types) and `build` (the
 //! report built from them).
 //!
 //! [`SegmentGenerator::drain_moved`]: crate::segment::SegmentGenerator::drain_moved

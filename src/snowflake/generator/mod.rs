@@ -1,6 +1,6 @@
 //! The thread-safe snowflake generator.
 //!
-//! [`builder`] sets one up; the fence it issues under is [`super::TimeFence`].
+//! `builder` sets one up; the fence it issues under is [`super::TimeFence`].
 
 mod builder;
 #[cfg(all(test, loom))]

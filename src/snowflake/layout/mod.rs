@@ -1,7 +1,7 @@
 //! Bit layouts of snowflake-style IDs: which bits hold the time, the worker and the sequence.
 
 //!
-//! [`preset`] names the layouts of known generators, [`widths`] reads `TIME,WORKER,SEQ`.
+//! `preset` names the layouts of known generators, `widths` reads `TIME,WORKER,SEQ`.
 
 mod preset;
 mod widths;

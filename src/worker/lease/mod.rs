@@ -26,7 +26,7 @@
 //! ZooKeeper is down (Leaf's weak dependency), so there is no claim to lose and nothing to fence
 //! against; its fence is the node's timestamp and the local cache file.
 //!
-//! The files: [`store`] (what a backend implements), [`fenced`] (the held lease with its
+//! The files: `store` (what a backend implements), `fenced` (the held lease with its
 //! renewer thread); the core of the protocol is here.
 
 mod fenced;

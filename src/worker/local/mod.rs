@@ -9,7 +9,7 @@
 //! after every ID issued, and never reuses one.
 
 //!
-//! The files: [`store`] (the state file and the lock as the fenced lease's store) and [`lock`]
+//! The files: `store` (the state file and the lock as the fenced lease's store) and `lock`
 //! (waiting for another holder of the lock).
 
 mod lock;

@@ -12,8 +12,8 @@
 //! back until the clock has passed them. Without ZooKeeper the lead is not used.
 
 //!
-//! The files: [`register`] (finding or registering this identity's node, and waiting out
-//! predecessors) and [`lease`] (the worker id held, its reports and its fence).
+//! The files: `register` (finding or registering this identity's node, and waiting out
+//! predecessors) and `lease` (the worker id held, its reports and its fence).
 
 mod lease;
 mod register;
