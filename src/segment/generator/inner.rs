@@ -31,7 +31,7 @@ pub(super) struct Active {
 }
 
 /// Buffers out of the table (dropped as idle, or their tag removed) that may still issue: a
-/// thread remembers one until it sees [`Inner::version`] move, a [`SegmentHandle`] keeps one.
+/// thread remembers one until it sees [`Inner::version`] move, a [`SegmentHandle`](super::SegmentHandle) keeps one.
 /// They count in the totals until only this list holds them; then their count is final.
 #[derive(Default)]
 pub(super) struct Retired {
@@ -75,11 +75,11 @@ pub(super) struct Inner {
     pub(super) active: Mutex<Vec<Active>>,
     /// Buffers whose tag needs attention (failing, used up, went backwards), by [`key`].
     pub(super) troubled: Mutex<HashMap<usize, Arc<SegmentBuffer>>>,
-    /// Buffers that issued since [`SegmentGenerator::drain_moved`] last looked.
+    /// Buffers that issued since [`SegmentGenerator::drain_moved`](super::SegmentGenerator::drain_moved) last looked.
     pub(super) moved: Mutex<Vec<Arc<SegmentBuffer>>>,
     /// To the loader thread.
     pub(super) tx: Sender<Msg>,
-    /// This generator's number, unique in the process (never reused), for [`RECENT`].
+    /// This generator's number, unique in the process (never reused), for [`RECENT`](super::recent::RECENT).
     pub(super) id: u64,
     /// Raised when a buffer leaves the table (dropped as idle, or its tag removed), so a
     /// thread's remembered buffers are known stale.

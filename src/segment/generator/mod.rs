@@ -1,7 +1,7 @@
 //! The segment generator: a [`SegmentBuffer`] per tag asked for, loaded and refreshed in the
 //! background.
 //!
-//! Every tag of the table is known by name (a [`TagTable`]), but only a tag that is asked for
+//! Every tag of the table is known by name (a [`TagTable`](super::tags::TagTable)), but only a tag that is asked for
 //! gets a buffer, and a buffer left unused for [`IDLE_BUFFER_TIMEOUT`] goes again: a million
 //! tags cost their names while idle, not a million buffers. Nothing runs per tag unless it
 //! issues or loads: the tag list is re-read every `REFRESH_INTERVAL` (60 s) in pages (skipped when

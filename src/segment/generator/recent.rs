@@ -108,7 +108,7 @@ impl Recent {
     }
 }
 
-/// [`SegmentGenerator::try_next_id`] for a tag the thread does not remember: from the table
+/// [`SegmentGenerator::try_next_id`](super::SegmentGenerator::try_next_id) for a tag the thread does not remember: from the table
 /// (a lock), remembered for next time.
 #[cold]
 pub(super) fn remember_and_take(recent: &mut Recent, inner: &Inner, tag: &str) -> Option<u64> {

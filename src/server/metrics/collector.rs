@@ -81,7 +81,7 @@ fn gauge(v: u64) -> ConstGauge {
 }
 
 impl StateCollector {
-    /// The tags that get series of their own (see [`Metrics::set_tag_limit`]), with their
+    /// The tags that get series of their own (see [`Metrics::set_tag_limit`](super::Metrics::set_tag_limit)), with their
     /// snapshots, and how many need attention by why.
     fn reported_tags(
         &self,

@@ -40,7 +40,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// The local store of the fenced-lease protocol ([`super::lease`]): the claim is an exclusive
+/// The local store of the fenced-lease protocol ([`crate::worker::lease`]): the claim is an exclusive
 /// `flock` on the lock file, the record is the state file (written, synced and renamed into
 /// place). Its named properties: the lock goes only with the process, so "still held?" is always
 /// yes and a write needs no compare (no one else can write while the lock is held); and the
