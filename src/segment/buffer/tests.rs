@@ -34,8 +34,11 @@ fn a_segment_hands_out_its_range_once() {
     );
 }
 
-#[test]
-fn a_waiter_whose_segment_others_used_up_loads_again_instead_of_failing() {
+/// A buffer that asked for its first load, and a thread waiting (up to 5 s) for it.
+fn a_waiter_for_the_first_load() -> (
+    std::sync::Arc<SegmentBuffer>,
+    std::thread::JoinHandle<Result<Slow, SegmentError>>,
+) {
     let b = std::sync::Arc::new(SegmentBuffer::new("t"));
     assert!(matches!(
         b.slow_path(Instant::now()).unwrap(),
@@ -46,6 +49,12 @@ fn a_waiter_whose_segment_others_used_up_loads_again_instead_of_failing() {
         std::thread::spawn(move || b.slow_path(Instant::now() + Duration::from_secs(5)))
     };
     std::thread::sleep(Duration::from_millis(50));
+    (b, waiter)
+}
+
+#[test]
+fn a_waiter_whose_segment_others_used_up_loads_again_instead_of_failing() {
+    let (b, waiter) = a_waiter_for_the_first_load();
     b.finish_load(b.plan_load(0), Ok(claim(1, 3, 2)));
     // Another thread switches and takes the whole small segment.
     assert!(matches!(b.slow_path(Instant::now()).unwrap(), Slow::Retry));
@@ -53,16 +62,7 @@ fn a_waiter_whose_segment_others_used_up_loads_again_instead_of_failing() {
     // The waiter must not report a failure: no load failed.
     assert!(waiter.join().unwrap().is_ok());
     // A real failure does end a wait.
-    let b2 = std::sync::Arc::new(SegmentBuffer::new("t"));
-    assert!(matches!(
-        b2.slow_path(Instant::now()).unwrap(),
-        Slow::StartLoad
-    ));
-    let waiter = {
-        let b2 = b2.clone();
-        std::thread::spawn(move || b2.slow_path(Instant::now() + Duration::from_secs(5)))
-    };
-    std::thread::sleep(Duration::from_millis(50));
+    let (b2, waiter) = a_waiter_for_the_first_load();
     b2.finish_load(
         b2.plan_load(0),
         Err(SegmentError::Unreachable {

@@ -41,6 +41,15 @@ fn until_next_ready(g: &SegmentGenerator, tag: &str) {
     }
 }
 
+/// A generator over tag `t` (step 10) whose first two IDs, 1 and 2, are taken, its next
+/// segment loaded: 8 IDs left in the current segment and 10 in the next.
+fn two_taken_and_the_next_loaded() -> (Arc<MemoryStore>, SegmentGenerator) {
+    let (store, g) = generator("t", 10);
+    assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
+    until_next_ready(&g, "t");
+    (store, g)
+}
+
 fn flat(ranges: Vec<Range<u64>>) -> Vec<u64> {
     ranges.into_iter().flatten().collect()
 }
@@ -103,9 +112,7 @@ fn a_batch_larger_than_the_buffers_in_an_outage_costs_them_nothing() {
 /// answered at once.
 #[test]
 fn a_failing_database_is_asked_again_by_one_batch_a_second() {
-    let (store, g) = generator("t", 10);
-    assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
-    until_next_ready(&g, "t");
+    let (store, g) = two_taken_and_the_next_loaded();
     store.set_down(true);
     let claims = store.claims();
     for _ in 0..5 {
@@ -124,9 +131,7 @@ fn a_failing_database_is_asked_again_by_one_batch_a_second() {
 
 #[test]
 fn a_batch_is_taken_from_the_buffers_only_whole() {
-    let (store, g) = generator("t", 10);
-    assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
-    until_next_ready(&g, "t");
+    let (store, g) = two_taken_and_the_next_loaded();
     // 8 left in the current segment, 10 in the next: 18 fit.
     assert_eq!(
         flat(g.next_ids("t", 18).unwrap()),
@@ -203,9 +208,7 @@ fn hand_back_leaves_a_range_someone_claimed_past() {
 
 #[test]
 fn hand_back_with_the_database_down_skips_and_says_why() {
-    let (store, g) = generator("t", 10);
-    assert_eq!((g.next_id("t").unwrap(), g.next_id("t").unwrap()), (1, 2));
-    until_next_ready(&g, "t");
+    let (store, g) = two_taken_and_the_next_loaded();
     store.set_down(true);
     let h = g.hand_back(Duration::from_secs(5));
     assert_eq!((h.returned, h.wasted), (0, 18));
