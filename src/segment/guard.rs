@@ -14,7 +14,6 @@
 //! as if nothing happened; the guard catches it at the claimant that did.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -164,11 +163,7 @@ impl ClaimGuard {
         };
         crate::worker::files::ensure_dir(dir).map_err(|e| state_err("create", dir, &e))?;
         let lock_path = path.with_extension("lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let lock = crate::worker::files::open_lock_file(&lock_path)
             .map_err(|e| state_err("open", &lock_path, &e))?;
         // A holder claims for seconds at most; one that is stopped (Ctrl-Z, SIGSTOP) would hold
         // it for ever, so the wait is bounded.
@@ -343,7 +338,10 @@ mod tests {
             .map(|e| e.unwrap().path())
             .find(|p| p.extension().is_some_and(|x| x == "lock"))
             .unwrap();
-        let held = File::options().write(true).open(&lock_path).unwrap();
+        let held = std::fs::File::options()
+            .write(true)
+            .open(&lock_path)
+            .unwrap();
         held.lock().unwrap();
         let started = std::time::Instant::now();
         let waiter = std::thread::spawn(move || {

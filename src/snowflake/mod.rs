@@ -5,13 +5,15 @@
 //! behind a trait so that clock faults can be tested with [`FakeClock`].
 
 mod clock;
+mod fence;
 mod generator;
 mod layout;
 
 pub use clock::{Clock, FakeClock, SystemClock};
+pub use fence::TimeFence;
 pub use generator::{
     GeneratorStats, IdBlock, MAX_LEAD_MS, MAX_TOLERATED_ROLLBACK_MS, SeqStart, SnowflakeGenerator,
-    SnowflakeGeneratorBuilder, TimeFence,
+    SnowflakeGeneratorBuilder,
 };
 pub use layout::{
     BAIDU_EPOCH_MS, BitWidths, DISCORD_EPOCH_MS, FieldOrder, INSTAGRAM_EPOCH_MS, IdParts,
@@ -109,10 +111,16 @@ mod tests {
             .unwrap()
     }
 
+    /// A fake clock at `T0` and a generator on it.
+    fn at_t0(seq_start: SeqStart) -> (Arc<FakeClock>, SnowflakeGenerator) {
+        let clock = Arc::new(FakeClock::new(T0));
+        let g = generator(&clock, seq_start);
+        (clock, g)
+    }
+
     #[test]
     fn ids_increase_and_carry_the_worker() {
-        let clock = Arc::new(FakeClock::new(T0));
-        let g = generator(&clock, SeqStart::Zero);
+        let (_, g) = at_t0(SeqStart::Zero);
         let a = g.next_id().unwrap();
         let b = g.next_id().unwrap();
         assert_eq!(b, a + 1);
@@ -124,8 +132,7 @@ mod tests {
 
     #[test]
     fn random_start_stays_below_100() {
-        let clock = Arc::new(FakeClock::new(T0));
-        let g = generator(&clock, SeqStart::Random);
+        let (clock, g) = at_t0(SeqStart::Random);
         for _ in 0..500 {
             let p = g.layout().decode(g.next_id().unwrap()).unwrap();
             assert!(p.sequence < 100, "sequence {} starts a tick", p.sequence);
@@ -135,8 +142,7 @@ mod tests {
 
     #[test]
     fn exhausted_sequence_waits_for_the_next_tick() {
-        let clock = Arc::new(FakeClock::new(T0));
-        let g = generator(&clock, SeqStart::Zero);
+        let (clock, g) = at_t0(SeqStart::Zero);
         let block = g.next_block(10_000).unwrap();
         assert_eq!(block.count, 4096, "one tick holds 4096 IDs");
         let next = g.next_id().unwrap();
@@ -148,8 +154,7 @@ mod tests {
 
     #[test]
     fn small_rollback_is_waited_out() {
-        let clock = Arc::new(FakeClock::new(T0));
-        let g = generator(&clock, SeqStart::Zero);
+        let (clock, g) = at_t0(SeqStart::Zero);
         let a = g.next_id().unwrap();
         clock.set_ms(T0 - 3);
         let b = g.next_id().unwrap();
@@ -160,8 +165,7 @@ mod tests {
 
     #[test]
     fn rollback_of_exactly_five_ms_is_waited_out() {
-        let clock = Arc::new(FakeClock::new(T0));
-        let g = generator(&clock, SeqStart::Zero);
+        let (clock, g) = at_t0(SeqStart::Zero);
         let a = g.next_id().unwrap();
         clock.set_ms(T0 - 5);
         assert!(g.next_id().unwrap() > a);
@@ -169,8 +173,7 @@ mod tests {
 
     #[test]
     fn large_rollback_is_an_error_and_changes_nothing() {
-        let clock = Arc::new(FakeClock::new(T0));
-        let g = generator(&clock, SeqStart::Zero);
+        let (clock, g) = at_t0(SeqStart::Zero);
         let a = g.next_id().unwrap();
         clock.set_ms(T0 - 6);
         match g.next_id() {

@@ -203,9 +203,7 @@ impl WorkerError {
         let hint = match self {
             WorkerError::Store(f) => f.error.hint(),
             WorkerError::Setting { hint, .. } => return hint.clone(),
-            WorkerError::ClockBehind { .. } => {
-                "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)"
-            }
+            WorkerError::ClockBehind { .. } => CLOCK_BEHIND_HINT,
             WorkerError::ClockSkew { .. } => {
                 "fix NTP on this host (`leafctl workers doctor` compares clocks), or raise zk.max_clock_skew_ms"
             }
@@ -233,6 +231,9 @@ impl WorkerError {
     }
 }
 
+/// What to do about a clock behind a recorded time, whichever store recorded it.
+const CLOCK_BEHIND_HINT: &str = "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)";
+
 impl StateError {
     /// What to do about it, in one line.
     pub fn hint(&self) -> &'static str {
@@ -241,9 +242,7 @@ impl StateError {
             StateError::HolderStopped { .. } => {
                 "resume the stopped process (kill -CONT PID, or `fg` in its shell) or end it; its lock goes when it exits"
             }
-            StateError::ClockBehind { .. } => {
-                "check NTP on this host; start again once the clock passes the recorded time (a run with --max-lead may have recorded it ahead of the clock: the same --max-lead continues after it)"
-            }
+            StateError::ClockBehind { .. } => CLOCK_BEHIND_HINT,
             StateError::Corrupt { .. } => {
                 "inspect the file; if unsure, use another worker id instead of deleting it"
             }

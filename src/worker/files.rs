@@ -100,6 +100,16 @@ pub fn ensure_dir(dir: &Path) -> Result<(), StateError> {
         .map_err(io("cannot create state directory", dir))
 }
 
+/// Opens (creating it if need be, never truncating it: a holder may have written its pid there)
+/// the file whose lock keeps a state file to one process.
+pub(crate) fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+}
+
 /// Writes JSON to a temporary file, syncs it and renames it over `path`, so a reader never sees
 /// a half-written file, even after a crash or power loss.
 pub fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {

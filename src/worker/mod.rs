@@ -63,7 +63,7 @@ pub use zookeeper::lease::ZkLeaseRegistry;
 pub use zookeeper::session::ZkOptions;
 
 pub use etcd::lease::EtcdLeaseRegistry;
-pub use etcd::session::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
+pub use etcd::options::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;

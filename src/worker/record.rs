@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::node::NodeData;
 use super::{REPORT_INTERVAL_MS, RegistryKind};
 
 /// Whether a worker id is in use.
@@ -55,6 +56,41 @@ pub struct WorkerRecord {
 }
 
 impl WorkerRecord {
+    /// A lease-held worker id as a registry's nodes say it: `data`, the id's own node (its
+    /// reservation and last report), with `holder`, its holder's node when one is there (who
+    /// holds it, and perhaps a later report); `held` is whether a holder's lease or ephemeral
+    /// node exists.
+    pub(crate) fn of_nodes(
+        worker: u64,
+        mode: RegistryKind,
+        mut data: NodeData,
+        holder: Option<NodeData>,
+        held: bool,
+        now_ms: i64,
+        location: String,
+    ) -> WorkerRecord {
+        if let Some(h) = holder {
+            data.ip = h.ip;
+            data.port = h.port;
+            data.timestamp = data.timestamp.max(h.timestamp);
+        }
+        let last_seen = (data.timestamp > 0).then_some(data.timestamp);
+        WorkerRecord {
+            worker,
+            identity: if data.ip.is_empty() {
+                "-".into()
+            } else {
+                format!("{}:{}", data.ip, data.port)
+            },
+            mode,
+            last_seen_ms: last_seen,
+            reserved_until_ms: data.reserved_until,
+            held,
+            status: status_of(mode, held, last_seen, now_ms),
+            location,
+        }
+    }
+
     /// True when someone can issue with it now, so reclaiming it could let two generators share
     /// the id (see [`WorkerStatus::Live`]).
     pub fn is_live(&self, now_ms: i64) -> bool {

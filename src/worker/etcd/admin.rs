@@ -7,10 +7,13 @@ use etcdv3client::pb;
 use tonic::Status;
 use tonic::codec::ProstCodec;
 
+use super::conn::{Conn, chain, method};
+use super::keys::{id_of, prefix_end};
 use super::lease::EtcdLeaseRegistry;
-use super::session::*;
+use super::options::EtcdOptions;
+use super::session::EtcdSession;
 use crate::worker::node::NodeData;
-use crate::worker::record::{WorkerRecord, status_of};
+use crate::worker::record::WorkerRecord;
 use crate::worker::zookeeper::admin::average;
 use crate::worker::{ClockReport, REPORT_INTERVAL_MS, Registry, RegistryKind, WorkerError};
 
@@ -48,34 +51,21 @@ impl EtcdAdmin {
         let ids: BTreeSet<u64> = leases.keys().chain(workers.keys()).copied().collect();
         let mut out = Vec::new();
         for id in ids {
-            let mut data = workers
+            let data = workers
                 .get(&id)
                 .and_then(|kv| NodeData::parse(&kv.value).ok())
                 .unwrap_or_default();
             let lease = leases.get(&id);
-            if let Some(kv) = lease
-                && let Ok(holder) = NodeData::parse(&kv.value)
-            {
-                data.ip = holder.ip;
-                data.port = holder.port;
-                data.timestamp = data.timestamp.max(holder.timestamp);
-            }
-            let held = lease.is_some();
-            let last_seen = (data.timestamp > 0).then_some(data.timestamp);
-            out.push(WorkerRecord {
-                worker: id,
-                identity: if data.ip.is_empty() {
-                    "-".into()
-                } else {
-                    format!("{}:{}", data.ip, data.port)
-                },
-                mode: RegistryKind::Etcd,
-                last_seen_ms: last_seen,
-                reserved_until_ms: data.reserved_until,
-                held,
-                status: status_of(RegistryKind::Etcd, held, last_seen, now_ms),
-                location: format!("{leases_prefix}{id}"),
-            });
+            let holder = lease.and_then(|kv| NodeData::parse(&kv.value).ok());
+            out.push(WorkerRecord::of_nodes(
+                id,
+                RegistryKind::Etcd,
+                data,
+                holder,
+                lease.is_some(),
+                now_ms,
+                format!("{leases_prefix}{id}"),
+            ));
         }
         Ok(out)
     }

@@ -27,7 +27,11 @@ use std::time::{Duration, Instant};
 use etcdv3client::pb;
 use tonic::codec::ProstCodec;
 
-use super::session::{Conn, EtcdOptions, EtcdSession, id_of, method, status_text, txn};
+use super::conn::{Conn, method, status_text};
+use super::keys::id_of;
+use super::options::EtcdOptions;
+use super::session::EtcdSession;
+use super::txn;
 use crate::snowflake::Clock;
 use crate::worker::lease::keepalive::KeepAliveFence;
 use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};

@@ -2,23 +2,27 @@
 //! ([`lease`]), and the admin view behind `leafctl workers --etcd` ([`admin`]).
 
 pub(crate) mod admin;
+pub(crate) mod conn;
 pub mod error;
+pub(crate) mod keys;
 pub(crate) mod lease;
+pub(crate) mod options;
 pub(crate) mod session;
+pub(crate) mod txn;
 
 use std::time::Duration;
 
 use crate::worker::{RegistrySettings, WorkerError};
 
 /// etcd options from a registry's settings.
-pub(crate) fn options(settings: &RegistrySettings) -> Result<session::EtcdOptions, WorkerError> {
+pub(crate) fn options(settings: &RegistrySettings) -> Result<options::EtcdOptions, WorkerError> {
     let Some(endpoints) = &settings.etcd_endpoints else {
         return Err(WorkerError::setting(
             "the etcd registry needs etcd endpoints",
             "pass --etcd http://HOST:PORT[,...], set LEAF_ETCD, or set etcd.endpoints",
         ));
     };
-    let mut opts = session::EtcdOptions::new(
+    let mut opts = options::EtcdOptions::new(
         &endpoints.value,
         &settings.checked_name()?,
         settings.identity()?,

@@ -378,6 +378,28 @@ impl World {
 }
 
 impl Server {
+    /// Row `id` now belongs to `identity`, seen now.
+    fn give_row(&mut self, id: u64, identity: u64) {
+        let row = Row {
+            identity,
+            last_seen: self.now,
+            released: false,
+        };
+        self.rows.insert(id, row);
+    }
+
+    /// Row `id`'s record starts afresh at `clock_now`, as an insert by `session` writes it.
+    fn start_record(&mut self, id: u64, clock_now: i64, session: u64) {
+        let rec = StoredRec {
+            reserved_until: clock_now,
+            version: clock_now,
+            writer: session,
+            clean: false,
+            lead_ms: 0,
+        };
+        self.records.insert(id, rec);
+    }
+
     fn expire(&mut self, now: i64, model: Model) {
         if model == Model::Local {
             return;
@@ -811,25 +833,8 @@ impl ModelStore {
                 if new > max {
                     return Ok(RowClaim::Beyond);
                 }
-                let now = s.now;
-                s.rows.insert(
-                    new,
-                    Row {
-                        identity,
-                        last_seen: now,
-                        released: false,
-                    },
-                );
-                s.records.insert(
-                    new,
-                    StoredRec {
-                        reserved_until: clock_now,
-                        version: clock_now,
-                        writer: session,
-                        clean: false,
-                        lead_ms: 0,
-                    },
-                );
+                s.give_row(new, identity);
+                s.start_record(new, clock_now, session);
                 return Ok(claim(s, new));
             }
             let Some(row) = s.rows.get(&id).copied() else {
@@ -852,27 +857,10 @@ impl ModelStore {
             if (variant.reuse_checks_holder && !gone) || Some(row.identity) != seen || fenced {
                 return Ok(RowClaim::Taken);
             }
-            let now = s.now;
-            s.rows.insert(
-                id,
-                Row {
-                    identity,
-                    last_seen: now,
-                    released: false,
-                },
-            );
+            s.give_row(id, identity);
             if !variant.reuse_keeps_record {
                 // The mutation: the row starts afresh from the newcomer's clock, as an insert.
-                s.records.insert(
-                    id,
-                    StoredRec {
-                        reserved_until: clock_now,
-                        version: clock_now,
-                        writer: session,
-                        clean: false,
-                        lead_ms: 0,
-                    },
-                );
+                s.start_record(id, clock_now, session);
             }
             Ok(match claim(s, id) {
                 RowClaim::Claimed(id, record, _) => RowClaim::Claimed(id, record, seen),
@@ -1495,29 +1483,24 @@ fn check_model(model: Model) {
     );
 }
 
-#[test]
-fn the_zookeeper_lease_model_never_breaks_an_oracle() {
-    check_model(Model::ZkLease);
+/// One test per model, each its own (they run in parallel): no oracle broken over the seeds.
+macro_rules! every_model_keeps_the_oracles {
+    ($($name:ident: $model:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_model($model);
+            }
+        )*
+    };
 }
 
-#[test]
-fn the_etcd_model_never_breaks_an_oracle() {
-    check_model(Model::Etcd);
-}
-
-#[test]
-fn the_mysql_model_never_breaks_an_oracle() {
-    check_model(Model::Mysql);
-}
-
-#[test]
-fn the_postgres_model_never_breaks_an_oracle() {
-    check_model(Model::Postgres);
-}
-
-#[test]
-fn the_local_model_never_breaks_an_oracle() {
-    check_model(Model::Local);
+every_model_keeps_the_oracles! {
+    the_zookeeper_lease_model_never_breaks_an_oracle: Model::ZkLease;
+    the_etcd_model_never_breaks_an_oracle: Model::Etcd;
+    the_mysql_model_never_breaks_an_oracle: Model::Mysql;
+    the_postgres_model_never_breaks_an_oracle: Model::Postgres;
+    the_local_model_never_breaks_an_oracle: Model::Local;
 }
 
 #[test]
@@ -1552,69 +1535,54 @@ fn mutation_finds(model: Model, mutation: &str) -> (u64, Violation) {
     }
 }
 
-#[test]
-fn without_waiting_out_the_predecessor_a_duplicate_is_found() {
-    for model in [Model::Local, Model::ZkLease] {
-        let (_, v) = mutation_finds(model, "no-wait");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+/// One test per guard (each its own, in parallel): on each model named, the simulation with
+/// that guard removed (`LEAF_SIM_MUTATION`) finds the violation named.
+macro_rules! every_mutation_is_found {
+    ($($(#[$doc:meta])* $name:ident: $mutation:literal on [$($model:expr),+] => $found:pat,)*) => {
+        $(
+            $(#[$doc])*
+            #[test]
+            fn $name() {
+                for model in [$($model),+] {
+                    let (_, v) = mutation_finds(model, $mutation);
+                    assert!(matches!(v, $found), "{} on {}: {v:?}", $mutation, model.name());
+                }
+            }
+        )*
+    };
 }
 
-#[test]
-fn without_recording_before_issuing_a_duplicate_is_found() {
-    for model in [Model::Local, Model::Etcd] {
-        let (_, v) = mutation_finds(model, "no-record");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
-}
-
-#[test]
-fn without_the_compare_in_the_fenced_write_a_duplicate_is_found() {
-    for model in [Model::Etcd, Model::ZkLease] {
-        let (_, v) = mutation_finds(model, "no-compare");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
-}
-
-#[test]
-fn without_the_exact_release_a_duplicate_is_found() {
-    for model in [Model::Local, Model::Mysql, Model::Postgres] {
-        let (_, v) = mutation_finds(model, "loose-release");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
-}
-
-/// The record alone keeps IDs unique (a holder issues only below what its successor waits
-/// out); stopping on a missed keep-alive is what keeps a cut-off holder from issuing once its id
-/// is granted to another.
-#[test]
-fn without_stopping_on_a_missed_keepalive_a_holder_issues_after_its_id_was_granted_again() {
-    for model in [Model::ZkLease, Model::Etcd] {
-        let (_, v) = mutation_finds(model, "no-keepalive");
-        assert!(matches!(v, Violation::IssuedAfterRegrant { .. }), "{v:?}");
-    }
-}
-
-/// A new identity that takes a row without checking that its holder is gone (its lock free,
-/// the row given back or silent for 9 s) lets two holders issue with one id. (Leaving out the
-/// lock check alone goes unnoticed here: a holder silent for 9 s has no reservation left, 3 s
-/// being the most it holds, and must write, under the compare on its lock, before issuing.)
-#[test]
-fn taking_a_row_whose_holder_is_alive_is_found() {
-    for model in [Model::Mysql, Model::Postgres] {
-        let (_, v) = mutation_finds(model, "reuse-live");
-        assert!(matches!(v, Violation::IssuedAfterRegrant { .. }), "{v:?}");
-    }
-}
-
-/// A new identity that takes a row but starts its record afresh from its own clock (as for a
-/// new row) instead of waiting out the row's `max_timestamp` issues IDs its predecessor issued.
-#[test]
-fn taking_a_row_without_its_record_is_found() {
-    for model in [Model::Mysql, Model::Postgres] {
-        let (_, v) = mutation_finds(model, "reuse-fresh-record");
-        assert!(matches!(v, Violation::Duplicate { .. }), "{v:?}");
-    }
+every_mutation_is_found! {
+    without_waiting_out_the_predecessor_a_duplicate_is_found:
+        "no-wait" on [Model::Local, Model::ZkLease] => Violation::Duplicate { .. },
+    without_recording_before_issuing_a_duplicate_is_found:
+        "no-record" on [Model::Local, Model::Etcd] => Violation::Duplicate { .. },
+    without_the_compare_in_the_fenced_write_a_duplicate_is_found:
+        "no-compare" on [Model::Etcd, Model::ZkLease] => Violation::Duplicate { .. },
+    without_the_exact_release_a_duplicate_is_found:
+        "loose-release" on [Model::Local, Model::Mysql, Model::Postgres]
+        => Violation::Duplicate { .. },
+    /// The record alone keeps IDs unique (a holder issues only below what its successor waits
+    /// out); stopping on a missed keep-alive is what keeps a cut-off holder from issuing once its
+    /// id is granted to another.
+    without_stopping_on_a_missed_keepalive_a_holder_issues_after_its_id_was_granted_again:
+        "no-keepalive" on [Model::ZkLease, Model::Etcd] => Violation::IssuedAfterRegrant { .. },
+    /// A new identity that takes a row without checking that its holder is gone (its lock free,
+    /// the row given back or silent for 9 s) lets two holders issue with one id. (Leaving out the
+    /// lock check alone goes unnoticed here: a holder silent for 9 s has no reservation left, 3 s
+    /// being the most it holds, and must write, under the compare on its lock, before issuing.)
+    taking_a_row_whose_holder_is_alive_is_found:
+        "reuse-live" on [Model::Mysql, Model::Postgres] => Violation::IssuedAfterRegrant { .. },
+    /// A new identity that takes a row but starts its record afresh from its own clock (as for a
+    /// new row) instead of waiting out the row's `max_timestamp` issues IDs its predecessor
+    /// issued.
+    taking_a_row_without_its_record_is_found:
+        "reuse-fresh-record" on [Model::Mysql, Model::Postgres] => Violation::Duplicate { .. },
+    /// Without the proof that its session is its own, a holder whose connection lands on another
+    /// holder's pooled session (re-entrant locks: both hold what it holds) shares its worker id.
+    without_the_own_session_check_a_shared_session_is_found:
+        "shared-session" on [Model::Postgres]
+        => Violation::IssuedAfterRegrant { .. } | Violation::Duplicate { .. },
 }
 
 /// The oracles above are met with rows changing hands: new identities take the rows of
@@ -1641,18 +1609,4 @@ fn new_identities_take_the_rows_of_stopped_ones() {
             model.name()
         );
     }
-}
-
-/// Without the proof that its session is its own, a holder whose connection lands on another
-/// holder's pooled session (re-entrant locks: both hold what it holds) shares its worker id.
-#[test]
-fn without_the_own_session_check_a_shared_session_is_found() {
-    let (_, v) = mutation_finds(Model::Postgres, "shared-session");
-    assert!(
-        matches!(
-            v,
-            Violation::IssuedAfterRegrant { .. } | Violation::Duplicate { .. }
-        ),
-        "{v:?}"
-    );
 }

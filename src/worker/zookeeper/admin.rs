@@ -74,33 +74,25 @@ impl ZkAdmin {
         }
         for (id, path) in workers {
             let held = leases.contains(&id);
-            let mut data = match s.get(&path)? {
+            let data = match s.get(&path)? {
                 Some((bytes, _)) => NodeData::parse(&bytes).unwrap_or_default(),
                 None => NodeData::default(),
             };
-            if held
-                && let Some((bytes, _)) = s.get(&format!("{root}/leases/{id}"))?
-                && let Ok(lease) = NodeData::parse(&bytes)
-            {
-                data.ip = lease.ip;
-                data.port = lease.port;
-                data.timestamp = data.timestamp.max(lease.timestamp);
-            }
-            let last_seen = (data.timestamp > 0).then_some(data.timestamp);
-            out.push(WorkerRecord {
-                worker: id,
-                identity: if data.ip.is_empty() {
-                    "-".into()
-                } else {
-                    format!("{}:{}", data.ip, data.port)
-                },
-                mode: RegistryKind::Lease,
-                last_seen_ms: last_seen,
-                reserved_until_ms: data.reserved_until,
+            let holder = if held {
+                s.get(&format!("{root}/leases/{id}"))?
+                    .and_then(|(bytes, _)| NodeData::parse(&bytes).ok())
+            } else {
+                None
+            };
+            out.push(WorkerRecord::of_nodes(
+                id,
+                RegistryKind::Lease,
+                data,
+                holder,
                 held,
-                status: status_of(RegistryKind::Lease, held, last_seen, now_ms),
-                location: path,
-            });
+                now_ms,
+                path,
+            ));
         }
         out.sort_by_key(|r| (r.mode as u8, r.worker));
         Ok(out)

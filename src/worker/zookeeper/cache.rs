@@ -6,7 +6,7 @@
 //! start the cached worker id is used only if the clock is not behind the recorded times. A lock
 //! file beside it keeps a second process with the same identity on this host from starting.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -73,11 +73,7 @@ impl CacheFile {
         files::ensure_dir(dir)?;
         let path = Self::path_for(dir, name, identity);
         let lock_path = path.with_extension("lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let lock = files::open_lock_file(&lock_path)
             .map_err(|e| io_err("cannot open lock file", &lock_path, e))?;
         match lock.try_lock() {
             Ok(()) => {}

@@ -44,15 +44,8 @@ impl ZkLeaseRegistry {
 
 impl WorkerRegistry for ZkLeaseRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (layout, clock, max_lead_ms) =
-            (&options.layout, options.clock.clone(), options.max_lead_ms);
-        let store = ZkLeaseStore::connect(&self.opts, clock.clone())?;
-        Ok(Arc::new(FencedLease::acquire(
-            store,
-            layout,
-            clock,
-            max_lead_ms,
-        )?))
+        let store = ZkLeaseStore::connect(&self.opts, options.clock.clone())?;
+        FencedLease::for_generator(store, options)
     }
 }
 

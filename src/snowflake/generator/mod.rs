@@ -1,9 +1,18 @@
 //! The thread-safe snowflake generator.
+//!
+//! `builder` sets one up; the fence it issues under is [`super::TimeFence`].
 
+mod builder;
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+use std::sync::Arc;
+use std::sync::TryLockError;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, TryLockError};
 
-use super::{Clock, Layout, SnowflakeError, SystemClock};
+pub use builder::SnowflakeGeneratorBuilder;
+
+use super::{Clock, Layout, SnowflakeError, TimeFence};
 use crate::sync::{AtomicI64, AtomicU64, Mutex, MutexGuard};
 
 /// Largest backwards clock step (ms) the generator waits out instead of failing, as in Leaf.
@@ -35,42 +44,6 @@ impl std::str::FromStr for SeqStart {
                 "seq_start must be \"random\" or \"zero\", got {other:?}"
             )),
         }
-    }
-}
-
-/// An upper bound on the time of IDs a generator may issue, held by whatever guarantees that no one
-/// else issues IDs for this worker id (a lease, a state file, a database row).
-///
-/// The generator issues an ID at Unix time `t` only while `t < fence`. When it needs to go past the
-/// fence it calls [`TimeFence::extend`] (or, when it must not block, [`TimeFence::try_extend`]),
-/// under its lock, before any ID at `t` is returned; an error there stops issuing. With a lead
-/// ([`SnowflakeGeneratorBuilder::max_lead_ms`]) `t` may be ahead of the clock: the fence records
-/// it like any other time.
-pub trait TimeFence: Send + Sync {
-    /// Makes IDs at `unix_ms` safe to issue and returns the new fence, which must be `> unix_ms`.
-    ///
-    /// For a time ahead of the clock a fence may also answer "not yet" by returning a value
-    /// `<= unix_ms` (it cannot record times ahead just now); the generator then waits for the
-    /// clock to reach `unix_ms` and asks again. For a time the clock has reached, such an answer
-    /// is an error ([`SnowflakeError::FenceReached`]).
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError>;
-
-    /// [`TimeFence::extend`] for a caller that must not block (an async server's event loop):
-    /// `None` when the answer needs I/O or waiting for a lock, else what `extend` would return.
-    /// A fence whose record already covers `unix_ms` answers from memory. The default is always
-    /// `None`, which only sends every extension to the blocking path.
-    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
-        let _ = unix_ms;
-        None
-    }
-}
-
-impl<T: TimeFence + ?Sized> TimeFence for std::sync::Arc<T> {
-    fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-        (**self).extend(unix_ms)
-    }
-    fn try_extend(&self, unix_ms: i64) -> Option<Result<i64, SnowflakeError>> {
-        (**self).try_extend(unix_ms)
     }
 }
 
@@ -181,105 +154,6 @@ pub struct SnowflakeGenerator {
     stats: GeneratorStats,
 }
 
-/// Sets up a [`SnowflakeGenerator`].
-pub struct SnowflakeGeneratorBuilder {
-    layout: Layout,
-    worker: u64,
-    seq_start: SeqStart,
-    clock: Arc<dyn Clock>,
-    fence: Option<Box<dyn TimeFence>>,
-    resume_after_ms: Option<i64>,
-    max_lead_ms: u64,
-}
-
-impl SnowflakeGeneratorBuilder {
-    /// The time source (default: the system clock).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-    /// Where each tick's sequence starts (default: random in `[0, 100)`).
-    pub fn seq_start(mut self, seq_start: SeqStart) -> Self {
-        self.seq_start = seq_start;
-        self
-    }
-    /// Bounds issued times by a lease or reservation.
-    pub fn fence(mut self, fence: Box<dyn TimeFence>) -> Self {
-        self.fence = Some(fence);
-        self
-    }
-    /// Treats every tick up to and including the one holding `unix_ms` as already used (by an
-    /// earlier run on this worker id), so the first ID comes from a later tick.
-    pub fn resume_after(mut self, unix_ms: i64) -> Self {
-        self.resume_after_ms = Some(unix_ms);
-        self
-    }
-    /// Lets the generator run up to `ms` milliseconds ahead of the clock (default 0: never ahead,
-    /// Leaf's behaviour; at most [`MAX_LEAD_MS`]). When a tick's sequence numbers are used up, the
-    /// next tick is used at once if its time is at most `ms` ahead of the clock, instead of
-    /// waiting for it. Times ahead of the clock are recorded by the [`TimeFence`] before IDs at
-    /// them are returned, so a successor on the worker id still starts after them.
-    pub fn max_lead_ms(mut self, ms: u64) -> Self {
-        self.max_lead_ms = ms;
-        self
-    }
-    /// Checks the worker id against the layout and builds the generator.
-    pub fn build(self) -> Result<SnowflakeGenerator, SnowflakeError> {
-        if self.max_lead_ms > MAX_LEAD_MS {
-            return Err(SnowflakeError::LeadOutOfRange {
-                lead_ms: self.max_lead_ms,
-                max_ms: MAX_LEAD_MS,
-            });
-        }
-        let max = self.layout.max_worker();
-        if self.worker > max {
-            return Err(SnowflakeError::WorkerOutOfRange {
-                worker: self.worker,
-                max,
-            });
-        }
-        let cursor = Cursor {
-            seq_width: self.layout.seq_bits() + 1,
-        };
-        let position = match self.resume_after_ms {
-            Some(ms) if ms >= self.layout.epoch_ms() => {
-                cursor.pack(self.layout.ticks_at(ms)?, self.layout.max_sequence() + 1)
-            }
-            _ => NOTHING_ISSUED,
-        };
-        // Without a fence everything is allowed; with one, the first ID asks it.
-        let fence_ms = if self.fence.is_some() {
-            i64::MIN
-        } else {
-            i64::MAX
-        };
-        Ok(SnowflakeGenerator {
-            layout: self.layout,
-            worker: self.worker,
-            seq_start: self.seq_start,
-            clock: self.clock,
-            fence: self.fence,
-            max_lead_ms: self.max_lead_ms as i64,
-            position: AtomicU64::new(position),
-            cursor,
-            fence_ms: AtomicI64::new(fence_ms),
-            slow: Mutex::new(()),
-            seed: seed(),
-            stats: GeneratorStats::default(),
-        })
-    }
-}
-
-fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let local = 0u8;
-    // Any non-zero value works for xorshift; mix in the stack address to differ across threads.
-    (nanos ^ (&local as *const u8 as u64).rotate_left(32)) | 1
-}
-
 /// SplitMix64's finaliser: a well-spread hash of `x`, for each tick's random sequence start.
 fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -289,19 +163,6 @@ fn mix(mut x: u64) -> u64 {
 }
 
 impl SnowflakeGenerator {
-    /// Starts building a generator for `worker` under `layout`.
-    pub fn builder(layout: Layout, worker: u64) -> SnowflakeGeneratorBuilder {
-        SnowflakeGeneratorBuilder {
-            layout,
-            worker,
-            seq_start: SeqStart::Random,
-            clock: Arc::new(SystemClock),
-            fence: None,
-            resume_after_ms: None,
-            max_lead_ms: 0,
-        }
-    }
-
     /// The layout IDs are encoded with.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -566,168 +427,5 @@ impl SnowflakeGenerator {
                 mix(self.seed ^ tick) % span
             }
         }
-    }
-}
-
-/// Model checks of the fence being extended under the generator's lock (`--cfg loom`; see
-/// `crate::sync`).
-///
-/// Two threads issue IDs from a layout with four sequence numbers per 1 ms tick (so they cross
-/// ticks and wait for the next one) under a fence that grants one tick at a time, while a third
-/// revokes the fence, as a lost lease does. Every ID must be unique and ascending per thread,
-/// lie below what the fence had granted when it was returned, and nothing may be issued past
-/// what was granted before the revocation.
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use loom::sync::atomic::AtomicI64;
-    use std::sync::atomic::Ordering::SeqCst;
-
-    /// A clock whose sleeps move it, so waiting for the next tick ends.
-    struct ModelClock(AtomicI64);
-
-    impl Clock for ModelClock {
-        fn now_ms(&self) -> i64 {
-            self.0.load(SeqCst)
-        }
-        fn sleep_ms(&self, ms: u64) {
-            self.0.fetch_add(ms as i64, SeqCst);
-        }
-        fn sleep_until_ms(&self, target_ms: i64) {
-            self.0.fetch_max(target_ms, SeqCst);
-        }
-    }
-
-    /// Grants one tick per extension until revoked.
-    struct ModelFence(Mutex<(i64, bool)>);
-
-    impl ModelFence {
-        fn granted(&self) -> i64 {
-            self.0.lock().unwrap().0
-        }
-        fn revoke(&self) -> i64 {
-            let mut g = self.0.lock().unwrap();
-            g.1 = true;
-            g.0
-        }
-    }
-
-    impl TimeFence for ModelFence {
-        fn extend(&self, unix_ms: i64) -> Result<i64, SnowflakeError> {
-            let mut g = self.0.lock().unwrap();
-            if g.1 {
-                return Err(SnowflakeError::FenceFailed("revoked".into()));
-            }
-            g.0 = g.0.max(unix_ms + 1);
-            Ok(unix_ms + 1)
-        }
-    }
-
-    /// Issues `rounds` blocks of up to `n`, checking each against the fence as it returns.
-    fn issue(g: &SnowflakeGenerator, fence: &ModelFence, rounds: usize, n: u64) -> Vec<u64> {
-        let mut ids = Vec::new();
-        for _ in 0..rounds {
-            let Ok(block) = g.next_block(n) else { break };
-            let ms = g
-                .layout()
-                .unix_ms(g.layout().decode(block.first).unwrap().ticks);
-            assert!(ms < fence.granted(), "issued at {ms} past the fence");
-            ids.extend(block);
-        }
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-        ids
-    }
-
-    /// The lock-free path (`try_next_block`, and the first attempt of `next_block`) races the
-    /// locked one (a used-up tick, waited out) while the clock moves on: every ID is unique,
-    /// each thread's IDs ascend, and no ID lies in a tick at or before the resume point.
-    #[test]
-    fn loom_lock_free_and_locked_issues_never_share_an_id() {
-        loom::model(|| {
-            let layout = Layout::custom(0, 59, 2, 2, 1).unwrap();
-            let clock = Arc::new(ModelClock(AtomicI64::new(10)));
-            let g = loom::sync::Arc::new(
-                SnowflakeGenerator::builder(layout, 1)
-                    .clock(clock.clone())
-                    .seq_start(SeqStart::Zero)
-                    .resume_after(9)
-                    .build()
-                    .unwrap(),
-            );
-            let trying = {
-                let g = g.clone();
-                loom::thread::spawn(move || {
-                    let mut ids = Vec::new();
-                    for _ in 0..2 {
-                        if let Some(block) = g.try_next_block(2) {
-                            ids.extend(block.unwrap());
-                        }
-                    }
-                    ids
-                })
-            };
-            let ticker = {
-                let clock = clock.clone();
-                loom::thread::spawn(move || clock.sleep_ms(1))
-            };
-            let mut ids = Vec::new();
-            for _ in 0..2 {
-                ids.extend(g.next_block(3).unwrap());
-            }
-            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-            let tried = trying.join().unwrap();
-            assert!(tried.windows(2).all(|w| w[0] < w[1]), "{tried:?}");
-            ticker.join().unwrap();
-            ids.extend(tried);
-            for &id in &ids {
-                let tick = layout.decode(id).unwrap().ticks;
-                assert!(
-                    tick > 9,
-                    "ID {id} in tick {tick}, at or before the resume point"
-                );
-            }
-            ids.sort_unstable();
-            let n = ids.len();
-            ids.dedup();
-            assert_eq!(ids.len(), n, "an ID was issued twice");
-        });
-    }
-
-    #[test]
-    fn loom_fence_extended_under_the_lock_bounds_every_id() {
-        loom::model(|| {
-            let layout = Layout::custom(0, 59, 2, 2, 1).unwrap();
-            let fence = Arc::new(ModelFence(Mutex::new((i64::MIN, false))));
-            let g = loom::sync::Arc::new(
-                SnowflakeGenerator::builder(layout, 1)
-                    .clock(Arc::new(ModelClock(AtomicI64::new(10))))
-                    .seq_start(SeqStart::Zero)
-                    .fence(Box::new(fence.clone()))
-                    .build()
-                    .unwrap(),
-            );
-            let other = {
-                let (g, fence) = (g.clone(), fence.clone());
-                loom::thread::spawn(move || issue(&g, &fence, 2, 3))
-            };
-            let revoker = {
-                let fence = fence.clone();
-                loom::thread::spawn(move || fence.revoke())
-            };
-            let mut ids = issue(&g, &fence, 2, 2);
-            ids.extend(other.join().unwrap());
-            let granted_before_revocation = revoker.join().unwrap();
-            for &id in &ids {
-                let ms = layout.unix_ms(layout.decode(id).unwrap().ticks);
-                assert!(
-                    ms < granted_before_revocation,
-                    "{ms} issued after the revocation"
-                );
-            }
-            ids.sort_unstable();
-            let n = ids.len();
-            ids.dedup();
-            assert_eq!(ids.len(), n, "an ID was issued twice");
-        });
     }
 }

@@ -1,0 +1,64 @@
+//! The path an ID takes: the current segment first, a load asked for when it runs low, the
+//! tag marked as moved for monitoring; waiting for a load only when the segment is used up.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::inner::{Inner, Msg, locked};
+use crate::segment::buffer::Slow;
+use crate::segment::{SegmentBuffer, SegmentError};
+
+/// The hot path: an ID from the current segment, the preload asked for once 10% is used, and
+/// the tag listed as moved for monitoring (once per sample).
+#[inline(always)]
+pub(super) fn take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
+    let (id, preload) = buffer.try_take()?;
+    if preload {
+        request_preload(buffer, inner);
+    }
+    if !buffer.moved() {
+        note_moved(buffer, inner);
+    }
+    Some(id)
+}
+
+#[cold]
+pub(super) fn note_moved(buffer: &Arc<SegmentBuffer>, inner: &Inner) {
+    if buffer.mark_moved() {
+        locked(&inner.moved).push(buffer.clone());
+    }
+}
+
+#[inline(always)]
+pub(super) fn next_from(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentError> {
+    if let Some(id) = take(buffer, inner) {
+        return Ok(id);
+    }
+    next_slow(buffer, inner)
+}
+
+#[cold]
+pub(super) fn request_preload(buffer: &Arc<SegmentBuffer>, inner: &Inner) {
+    if buffer.claim_preload() && inner.tx.send(Msg::Load(buffer.clone())).is_err() {
+        buffer.abandon_load("the generator has been stopped");
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentError> {
+    let deadline = Instant::now() + inner.wait;
+    loop {
+        if let Some(id) = take(buffer, inner) {
+            return Ok(id);
+        }
+        match buffer.slow_path(deadline)? {
+            Slow::Retry => {}
+            Slow::StartLoad => {
+                if inner.tx.send(Msg::Load(buffer.clone())).is_err() {
+                    buffer.abandon_load("the generator has been stopped");
+                }
+            }
+        }
+    }
+}

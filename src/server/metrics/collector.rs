@@ -1,0 +1,329 @@
+//! Reads the generators' state at scrape time.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+
+use crate::segment::{SegmentBufferView, SegmentGenerator};
+use crate::server::status::{AttentionCounts, Sampler, notable_tags};
+use crate::worker::SupervisedGenerator;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IdLabels {
+    mode: &'static str,
+    tag: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TagLabels {
+    tag: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SegmentLabels {
+    tag: String,
+    pub(super) segment: &'static str,
+}
+
+/// Reads the generators' state at scrape time.
+#[derive(Default)]
+pub(super) struct StateCollector {
+    pub(super) segment: OnceLock<Arc<SegmentGenerator>>,
+    pub(super) snowflake: OnceLock<Arc<SupervisedGenerator>>,
+    pub(super) snowflake_issued: AtomicU64,
+    pub(super) sampler: Sampler,
+    pub(super) tag_limit: AtomicUsize,
+}
+
+impl fmt::Debug for StateCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateCollector")
+    }
+}
+
+fn encode_family<L, M>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    family: &Family<L, M>,
+) -> fmt::Result
+where
+    L: Clone + std::hash::Hash + Eq + EncodeLabelSet + fmt::Debug,
+    M: EncodeMetric + prometheus_client::metrics::TypedMetric,
+{
+    let metric = encoder.encode_descriptor(name, help, None, family.metric_type())?;
+    family.encode(metric)
+}
+
+fn encode_one(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    metric: &impl EncodeMetric,
+) -> fmt::Result {
+    let m = encoder.encode_descriptor(name, help, None, metric.metric_type())?;
+    metric.encode(m)
+}
+
+fn gauge(v: u64) -> ConstGauge {
+    ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+impl StateCollector {
+    /// The tags that get series of their own (see [`Metrics::set_tag_limit`](super::Metrics::set_tag_limit)), with their
+    /// snapshots, and how many need attention by why.
+    fn reported_tags(
+        &self,
+        segment: &SegmentGenerator,
+    ) -> (Vec<SegmentBufferView>, AttentionCounts) {
+        let limit = self.tag_limit.load(Ordering::Relaxed);
+        let notable = notable_tags(segment, &self.sampler);
+        let attention = AttentionCounts::of(&notable);
+        let views = notable
+            .into_iter()
+            .filter_map(|t| t.view.or_else(|| segment.view(&t.tag)))
+            .take(limit)
+            .collect();
+        (views, attention)
+    }
+}
+
+impl Collector for StateCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let issued = Family::<IdLabels, Counter>::default();
+        if self.snowflake.get().is_some() {
+            issued
+                .get_or_create(&IdLabels {
+                    mode: "snowflake",
+                    tag: String::new(),
+                })
+                .inc_by(self.snowflake_issued.load(Ordering::Relaxed));
+        }
+        let reported = self.segment.get().map(|s| self.reported_tags(s));
+        if let Some((views, _)) = &reported {
+            for v in views {
+                issued
+                    .get_or_create(&IdLabels {
+                        mode: "segment",
+                        tag: v.tag.clone(),
+                    })
+                    .inc_by(v.issued);
+            }
+        }
+        encode_family(
+            &mut encoder,
+            "ids_issued",
+            "IDs handed out, by mode and tag (empty for snowflake; segment tags: those with \
+             series of their own, see leaf_segment_tags_reported)",
+            &issued,
+        )?;
+        if let (Some(segment), Some((views, attention))) = (self.segment.get(), reported) {
+            let totals = segment.totals();
+            encode_one(
+                &mut encoder,
+                "segment_all_tags_ids_issued",
+                "Segment IDs handed out over every tag",
+                &ConstCounter::new(totals.issued),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_all_tags_claims",
+                "Segment claims over every tag (background loads and batch claims)",
+                &ConstCounter::new(totals.claims),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_all_tags_claim_failures",
+                "Segment claims that failed, over every tag",
+                &ConstCounter::new(totals.claim_failures),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_tags",
+                "Tags the server knows (rows of leaf_alloc)",
+                &gauge(totals.tags),
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_tags_buffered",
+                "Tags with buffers (asked for since start, not dropped as idle)",
+                &gauge(totals.buffered),
+            )?;
+            let needing = Family::<StateLabels, Gauge>::default();
+            for (health, n) in attention.by_health() {
+                needing
+                    .get_or_create(&StateLabels {
+                        state: health.name(),
+                    })
+                    .set(i64::try_from(n).unwrap_or(i64::MAX));
+            }
+            encode_family(
+                &mut encoder,
+                "segment_tags_needing_attention",
+                "Tags whose claims went backwards, whose last load failed, or used up",
+                &needing,
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_tags_reported",
+                "Tags with series of their own in this scrape (serve.metrics_tags caps it)",
+                &gauge(views.len() as u64),
+            )?;
+            let loads = Family::<TagLabels, Counter>::default();
+            let failures = Family::<TagLabels, Counter>::default();
+            let last_load = Family::<TagLabels, Gauge<f64, AtomicU64>>::default();
+            let step = Family::<TagLabels, Gauge>::default();
+            let left = Family::<SegmentLabels, Gauge>::default();
+            let next_ready = Family::<TagLabels, Gauge>::default();
+            let loading = Family::<TagLabels, Gauge>::default();
+            let range_left = Family::<TagLabels, Gauge>::default();
+            let claims_left = Family::<TagLabels, Gauge>::default();
+            for v in &views {
+                if let Some(h) = v.headroom() {
+                    let tag = TagLabels { tag: v.tag.clone() };
+                    range_left.get_or_create(&tag).set(h.ids_left);
+                    claims_left.get_or_create(&tag).set(h.claims_left);
+                }
+                let tag = TagLabels { tag: v.tag.clone() };
+                loads.get_or_create(&tag).inc_by(v.claims);
+                failures.get_or_create(&tag).inc_by(v.claim_failures);
+                if let Some(us) = v.last_claim_us {
+                    last_load.get_or_create(&tag).set(us as f64 / 1e6);
+                }
+                step.get_or_create(&tag).set(v.step);
+                next_ready.get_or_create(&tag).set(i64::from(v.next_ready));
+                loading.get_or_create(&tag).set(i64::from(v.loading));
+                let current = v.segments[v.pos & 1];
+                let other = v.segments[(v.pos + 1) & 1];
+                let remaining = |s: crate::segment::SegmentView| {
+                    i64::try_from(s.max.saturating_sub(s.value)).unwrap_or(i64::MAX)
+                };
+                left.get_or_create(&SegmentLabels {
+                    tag: v.tag.clone(),
+                    segment: "current",
+                })
+                .set(remaining(current));
+                left.get_or_create(&SegmentLabels {
+                    tag: v.tag.clone(),
+                    segment: "next",
+                })
+                .set(if v.next_ready { remaining(other) } else { 0 });
+            }
+            encode_family(
+                &mut encoder,
+                "segment_loads",
+                "Segment claims in the allocation table (background loads and batch claims), by tag",
+                &loads,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_load_failures",
+                "Segment claims that failed, by tag",
+                &failures,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_last_load_seconds",
+                "How long the tag's last segment claim took",
+                &last_load,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_step",
+                "Size the next dynamic claim starts from, by tag",
+                &step,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_ids_left",
+                "IDs left in the current and the loaded next segment, by tag",
+                &left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_range_ids_left",
+                "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
+                &range_left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_range_claims_left",
+                "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
+                &claims_left,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_next_ready",
+                "1 when the next segment is loaded, by tag",
+                &next_ready,
+            )?;
+            encode_family(
+                &mut encoder,
+                "segment_loading",
+                "1 while a claim for the next segment is under way, by tag",
+                &loading,
+            )?;
+            encode_one(
+                &mut encoder,
+                "segment_claims_went_backwards",
+                "Claims refused because they came back below an earlier claim of the tag (the table lost claims)",
+                &ConstCounter::new(segment.guard().refused_total()),
+            )?;
+        }
+        if let Some(snowflake) = self.snowflake.get() {
+            let (waited, refused) = snowflake.rollbacks();
+            encode_one(
+                &mut encoder,
+                "snowflake_clock_rollbacks_waited",
+                "Small backward clock steps waited out",
+                &ConstCounter::new(waited),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_clock_rollbacks_refused",
+                "Backward clock steps refused (requests answered 503)",
+                &ConstCounter::new(refused),
+            )?;
+            let status = snowflake.status();
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            encode_one(
+                &mut encoder,
+                "snowflake_layout_seconds_left",
+                "Seconds until the layout's time runs out (its last representable time minus now); no ID can be issued after it",
+                &ConstGauge::new(snowflake.layout().last_unix_ms().saturating_sub(now_ms) / 1000),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_worker_id",
+                "The worker id held, -1 when none",
+                &ConstGauge::new(status.worker.map_or(-1, |w| w as i64)),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_lease_held",
+                "1 when a usable worker lease is held",
+                &ConstGauge::new(i64::from(status.problem.is_none())),
+            )?;
+            encode_one(
+                &mut encoder,
+                "snowflake_lease_acquisitions",
+                "Worker ids acquired since start (more than 1 after a lost lease)",
+                &ConstCounter::new(status.acquisitions),
+            )?;
+        }
+        Ok(())
+    }
+}
