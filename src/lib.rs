@@ -11,9 +11,8 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod db;
 pub mod idformat;
-mod mysql_url;
-mod pg;
 pub mod segment;
 pub mod server;
 pub mod snowflake;

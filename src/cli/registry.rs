@@ -85,7 +85,7 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
         // A name's ZooKeeper tree holds forever nodes and leases alike.
         (Some(_), _) => RegistryKind::Lease,
         (None, None) if s.db_url.origin != Origin::Default => {
-            worker::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
+            leafctl::db::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
         }
         (None, None) => {
             return Err(usage(
@@ -114,7 +114,7 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
     if let Some(e) = &s.etcd_endpoints {
         given.push((RegistryKind::Etcd, "etcd endpoints", &e.origin));
     }
-    let db_registry = worker::db_registry(&s.db_url.value);
+    let db_registry = leafctl::db::db_registry(&s.db_url.value);
     if given.is_empty()
         && s.db_url.origin != Origin::Default
         && let Some(kind) = db_registry

@@ -4,10 +4,11 @@
 
 use std::path::PathBuf;
 
-use super::{
-    AllocStore, MYSQL_DDL, MysqlStore, OpenMode, POSTGRES_DDL, PostgresStore, SQLITE_DDL,
-    SegmentError, SqliteStore, redact_url,
-};
+use super::mysql::{MYSQL_DDL, MysqlStore};
+use super::postgres::{POSTGRES_DDL, PostgresStore};
+use super::sqlite::{SQLITE_DDL, SqliteStore};
+use super::{OpenMode, redact_url};
+use crate::segment::{AllocStore, SegmentError};
 
 /// The database a `--db` URL names.
 #[derive(Debug, Clone, PartialEq, Eq)]

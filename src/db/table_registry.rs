@@ -19,8 +19,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::record::{WorkerStatus, status_of};
-use crate::segment::DbAddress;
+use crate::db::DbAddress;
+use crate::worker::record::{WorkerStatus, status_of};
 
 /// The registry that can keep its worker ids in the database `url` names: MySQL's or
 /// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
@@ -36,7 +36,7 @@ pub fn db_registry(url: &str) -> Option<RegistryKind> {
 pub fn table_ddl(kind: RegistryKind) -> Option<&'static str> {
     match kind {
         RegistryKind::Mysql => Some(super::mysql::WORKERID_DDL),
-        RegistryKind::Postgres => Some(super::postgres::WORKERID_DDL_POSTGRES),
+        RegistryKind::Postgres => Some(super::postgres::WORKERID_DDL),
         _ => None,
     }
 }
@@ -50,7 +50,7 @@ pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> 
         _ => Ok(()),
     }
 }
-use super::{
+use crate::worker::{
     LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, StoreError, StoreFailure, WorkerError,
     WorkerRecord,
 };

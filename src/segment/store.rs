@@ -1,49 +1,11 @@
-//! The `leaf_alloc` table behind a trait, so the generator and the CLI work on MySQL and SQLite.
+//! The `leaf_alloc` table behind a trait, so the generator and the CLI work on any database
+//! (`crate::db`).
 
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::SegmentError;
-
-/// Leaf's table exactly as its `scripts/leaf_alloc.sql` creates it (plus `IF NOT EXISTS`), so a
-/// table made by Leaf and one made by `leafctl db init` are the same.
-///
-/// `leafctl db init` runs every statement of the list in order; further tables go at the end.
-pub const MYSQL_DDL: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS `leaf_alloc` (
-  `biz_tag` varchar(128) NOT NULL DEFAULT '',
-  `max_id` bigint(20) NOT NULL DEFAULT '1',
-  `step` int(11) NOT NULL,
-  `description` varchar(256) DEFAULT NULL,
-  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
-  PRIMARY KEY (`biz_tag`)
-) ENGINE=InnoDB",
-    // The tombstones of removed tags (issue 33): not rows of leaf_alloc, which Leaf's servers
-    // read as live tags.
-    "CREATE TABLE IF NOT EXISTS `leaf_alloc_removed` (
-  `biz_tag` varchar(128) NOT NULL,
-  `max_id` bigint(20) NOT NULL,
-  `removed_at` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
-  PRIMARY KEY (`biz_tag`)
-) ENGINE=InnoDB",
-];
-
-/// The same table in SQLite's types; `update_time` is UTC text, set by every write.
-pub const SQLITE_DDL: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS leaf_alloc (
-  biz_tag TEXT NOT NULL PRIMARY KEY DEFAULT '',
-  max_id INTEGER NOT NULL DEFAULT 1,
-  step INTEGER NOT NULL,
-  description TEXT DEFAULT NULL,
-  update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
-)",
-    "CREATE TABLE IF NOT EXISTS leaf_alloc_removed (
-  biz_tag TEXT NOT NULL PRIMARY KEY,
-  max_id INTEGER NOT NULL,
-  removed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
-)",
-];
 
 /// The table that keeps the last max_id of every removed tag (its "tombstone"), so that
 /// `tag add` of the name starts above every ID the tag issued. It is the last statement of each
@@ -500,24 +462,6 @@ pub(crate) fn page_query(
 pub(crate) enum PageParam {
     Text(String),
     Int(i64),
-}
-
-impl rusqlite::ToSql for PageParam {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        match self {
-            PageParam::Text(t) => t.to_sql(),
-            PageParam::Int(i) => i.to_sql(),
-        }
-    }
-}
-
-impl From<PageParam> for mysql::Value {
-    fn from(p: PageParam) -> mysql::Value {
-        match p {
-            PageParam::Text(t) => mysql::Value::from(t),
-            PageParam::Int(i) => mysql::Value::from(i),
-        }
-    }
 }
 
 /// How often a claim is tried when it loses a write conflict (error 1213: an InnoDB deadlock,

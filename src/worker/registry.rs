@@ -1,7 +1,7 @@
 //! A registry as a whole: its kind, the settings it is opened with, and everything `next`,
-//! `serve` and `workers` do with it ([`Registry`]). Each backend (`local`, `zookeeper`, `mysql`,
-//! `postgres`, `etcd`) implements the whole surface in its own folder; [`open`] is the one place a kind
-//! picks its backend.
+//! `serve` and `workers` do with it ([`Registry`]). Each backend (`local`, `zookeeper`, `etcd`
+//! here, the databases' in `crate::db`) implements the whole surface in its own folder;
+//! [`open`](super::open) is the one place a kind picks its backend.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -218,31 +218,6 @@ pub trait Registry: WorkerRegistry {
             "inspect a registry with --zk HOST:PORT, --etcd ENDPOINTS or --db mysql://... (or postgres://...)",
         )
     }
-}
-
-/// Opens the registry of `kind` on `settings`: the one place a kind picks its backend.
-pub fn open(
-    kind: RegistryKind,
-    settings: &RegistrySettings,
-) -> Result<Box<dyn Registry>, WorkerError> {
-    Ok(match kind {
-        RegistryKind::Local => Box::new(super::local::LocalRegistry::from_settings(settings)?),
-        RegistryKind::Forever => Box::new(super::ZkForeverRegistry::new(
-            super::zookeeper::options(settings, kind)?,
-        )),
-        RegistryKind::Lease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
-            settings, kind,
-        )?)),
-        RegistryKind::Mysql => Box::new(super::MysqlRegistry::new(
-            super::mysql::MysqlOptions::from_settings(settings)?,
-        )),
-        RegistryKind::Postgres => Box::new(super::PostgresRegistry::new(
-            super::postgres::PostgresOptions::from_settings(settings)?,
-        )),
-        RegistryKind::Etcd => Box::new(super::EtcdLeaseRegistry::new(super::etcd::options(
-            settings,
-        )?)),
-    })
 }
 
 #[cfg(test)]

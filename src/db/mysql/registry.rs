@@ -30,14 +30,15 @@ use std::time::Duration;
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
-use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::table::{self, LockHolder, TableError};
-use super::{
+use super::url::{self as mysql_url, scrub};
+use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
+use crate::db::table_registry::{self as table, LockHolder, TableError};
+use crate::snowflake::Clock;
+use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use crate::worker::{
     Identity, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
     WorkerLease, WorkerRecord, WorkerRegistry,
 };
-use crate::mysql_url::{self, scrub};
-use crate::snowflake::Clock;
 
 /// How long (s) a start waits for the named lock of its row before saying another live process
 /// holds it: long enough for the server to notice a killed holder's connection is gone.
@@ -99,25 +100,16 @@ pub struct MysqlOptions {
     pub wait_timeout: Option<Duration>,
 }
 
-/// The registry connection's default [`MysqlOptions::wait_timeout`]: ten of its 3 s reports
-/// missed, so a live holder never comes near it.
-pub const DEFAULT_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The shortest [`MysqlOptions::wait_timeout`] used (a shorter one is raised to it; the CLI refuses
-/// it): two of the registry's 3 s reports, so a live holder's connection is never dropped for a
-/// single late report.
-pub const MIN_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(6);
-
 impl MysqlOptions {
     /// The MySQL registry's options from a registry's settings: the database must be MySQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<MysqlOptions, WorkerError> {
         let db = &settings.db_url;
-        let is_mysql = super::db_registry(&db.value) == Some(RegistryKind::Mysql);
+        let is_mysql = crate::db::db_registry(&db.value) == Some(RegistryKind::Mysql);
         if !is_mysql {
             return Err(WorkerError::setting(
                 format!(
                     "the mysql registry needs a MySQL database, not {} (from {})",
-                    crate::segment::redact_url(&db.value),
+                    crate::db::redact_url(&db.value),
                     db.origin
                 ),
                 "pass --db mysql://user@host:port/database (password in LEAF_DB_PASSWORD)",
@@ -151,7 +143,7 @@ impl MysqlOptions {
             .or_else(|| self.password.clone())
     }
 
-    /// One connection with the shared URL reading and timeouts (see [`crate::mysql_url`]).
+    /// One connection with the shared URL reading and timeouts (see [`super::url`]).
     fn connect(&self) -> Result<Conn, WorkerError> {
         let target = mysql_url::parse(&self.url, self.password.as_deref())
             .map_err(|reason| self.fail("connect", reason))?;

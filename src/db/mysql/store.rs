@@ -4,18 +4,40 @@ use mysql::prelude::Queryable;
 
 use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
-use super::hosts::HostChoice;
-use super::store::{
-    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, page_query,
-    start_for, tag_exists,
+use super::url::{self as mysql_url, scrub};
+use crate::db::hosts::HostChoice;
+use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S, redact_url};
+use crate::segment::store::{
+    Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
+    page_query, start_for, tag_exists,
 };
-use super::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, StartAt, TagFilter,
-    TagsFingerprint, redact_url,
+use crate::segment::{
+    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    TagsFingerprint,
 };
-use crate::mysql_url::{self, scrub};
 
-pub use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
+/// Leaf's table exactly as its `scripts/leaf_alloc.sql` creates it (plus `IF NOT EXISTS`), so a
+/// table made by Leaf and one made by `leafctl db init` are the same.
+///
+/// `leafctl db init` runs every statement of the list in order; further tables go at the end.
+pub const MYSQL_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS `leaf_alloc` (
+  `biz_tag` varchar(128) NOT NULL DEFAULT '',
+  `max_id` bigint(20) NOT NULL DEFAULT '1',
+  `step` int(11) NOT NULL,
+  `description` varchar(256) DEFAULT NULL,
+  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB",
+    // The tombstones of removed tags (issue 33): not rows of leaf_alloc, which Leaf's servers
+    // read as live tags.
+    "CREATE TABLE IF NOT EXISTS `leaf_alloc_removed` (
+  `biz_tag` varchar(128) NOT NULL,
+  `max_id` bigint(20) NOT NULL,
+  `removed_at` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB",
+];
 
 const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
      CAST(UNIX_TIMESTAMP(update_time) AS SIGNED) FROM leaf_alloc";
@@ -38,7 +60,7 @@ fn row(r: Row) -> LeafAlloc {
 /// A URL may list several hosts (`mysql://user@h1:3306,h2:3306/db`, the form JDBC and libpq
 /// use): the store connects to the first that answers, moves to the next when the one in use
 /// stops answering or cannot take writes (read-only, a Galera node outside the primary
-/// component), and tries the earlier ones again every [`FAILBACK_AFTER`](super::FAILBACK_AFTER).
+/// component), and tries the earlier ones again every [`FAILBACK_AFTER`](crate::db::FAILBACK_AFTER).
 pub struct MysqlStore {
     /// One per host of the URL, in its order, with the pool's settings.
     hosts: Vec<OptsBuilder>,
@@ -735,6 +757,15 @@ impl AllocStore for MysqlStore {
                 Ok(conn.affected_rows() == 1)
             },
         )
+    }
+}
+
+impl From<PageParam> for mysql::Value {
+    fn from(p: PageParam) -> mysql::Value {
+        match p {
+            PageParam::Text(t) => mysql::Value::from(t),
+            PageParam::Int(i) => mysql::Value::from(i),
+        }
     }
 }
 

@@ -2,21 +2,11 @@
 //! store and the worker registry), so they agree on TLS, timeouts and where the password comes
 //! from, and scrub it from messages the same way.
 
-use std::time::Duration;
-
 use mysql::{Opts, OptsBuilder, SslOpts};
 
+use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 pub(crate) use crate::text::scrub;
 use crate::text::url_password;
-
-/// How long opening a TCP connection may take before the server counts as unreachable.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long one read or write on a connection may stall before the server counts as gone.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a statement waits for a row lock another session holds (`innodb_lock_wait_timeout`,
-/// set on every connection): shorter than [`IO_TIMEOUT`], so a locked row ends the statement with
-/// the server's clear error and the connection stays usable, rather than a read timing out.
-pub const LOCK_WAIT_TIMEOUT_S: u64 = 3;
 
 /// Connection settings read from a URL.
 pub(crate) struct MysqlTarget {

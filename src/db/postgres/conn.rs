@@ -19,7 +19,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres::types::{ToSql, Type};
 
-pub(crate) use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
+pub(crate) use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 use crate::text::{scrub, url_password};
 
 /// PostgreSQL's port when a URL names none.

@@ -41,14 +41,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::lease::{FencedLease, LeaseStore, Record, Write, Written};
-use super::table::{self, LockHolder, TableError};
-use super::{
-    IssueOptions, MIN_REGISTRY_WAIT_TIMEOUT, Registry, RegistryKind, RegistrySettings, StoreError,
-    StoreFailure, WorkerError, WorkerLease, WorkerRecord, WorkerRegistry,
-};
-use crate::pg::{self, Param, PgConn, PgFailure, PgTarget};
+use super::conn::{self as pg, Param, PgConn, PgFailure, PgTarget};
+use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
+use crate::db::table_registry::{self as table, LockHolder, TableError};
 use crate::snowflake::Clock;
+use crate::worker::lease::{FencedLease, LeaseStore, Record, Write, Written};
+use crate::worker::{
+    IssueOptions, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
+    WorkerLease, WorkerRecord, WorkerRegistry,
+};
 
 /// The first key of every worker id's advisory lock: "LEAF" in ASCII.
 const LOCK_CLASS: i64 = 0x4C45_4146;
@@ -91,7 +92,7 @@ impl Marker {
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// NotFound9's table, as `leafctl db init` creates it on PostgreSQL.
-pub const WORKERID_DDL_POSTGRES: &str = "CREATE TABLE IF NOT EXISTS leaf_workerid_alloc (
+pub const WORKERID_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_workerid_alloc (
   id bigserial PRIMARY KEY,
   ip varchar(127) DEFAULT NULL,
   port varchar(127) DEFAULT NULL,
@@ -173,7 +174,7 @@ impl From<PostgresError> for WorkerError {
 pub struct PostgresOptions {
     target: PgTarget,
     /// This process's `ip:port`.
-    pub identity: super::Identity,
+    pub identity: crate::worker::Identity,
     /// The session's `idle_session_timeout` (see the module's documentation).
     pub wait_timeout: Option<Duration>,
 }
@@ -187,18 +188,18 @@ fn fail(action: &'static str, reason: impl std::fmt::Display) -> WorkerError {
 
 impl PostgresOptions {
     /// Options for the database at `url` (`password` replaces one in the URL), as `identity`;
-    /// `wait_timeout` as in [`super::MysqlOptions::wait_timeout`].
+    /// `wait_timeout` as in [`crate::db::mysql::MysqlOptions::wait_timeout`].
     pub fn new(
         url: &str,
         password: Option<&str>,
-        identity: super::Identity,
+        identity: crate::worker::Identity,
         wait_timeout: Option<Duration>,
     ) -> Result<PostgresOptions, WorkerError> {
         let target = pg::parse(url, password).map_err(|reason| {
             WorkerError::setting(
                 format!(
                     "invalid PostgreSQL URL {}: {reason}",
-                    crate::segment::redact_url(url)
+                    crate::db::redact_url(url)
                 ),
                 "pass --db postgres://user@host:port/database (password in LEAF_DB_PASSWORD)",
             )
@@ -214,11 +215,11 @@ impl PostgresOptions {
     /// PostgreSQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<PostgresOptions, WorkerError> {
         let db = &settings.db_url;
-        if super::db_registry(&db.value) != Some(RegistryKind::Postgres) {
+        if crate::db::db_registry(&db.value) != Some(RegistryKind::Postgres) {
             return Err(WorkerError::setting(
                 format!(
                     "the postgres registry needs a PostgreSQL database, not {} (from {})",
-                    crate::segment::redact_url(&db.value),
+                    crate::db::redact_url(&db.value),
                     db.origin
                 ),
                 "pass --db postgres://user@host:port/database (password in LEAF_DB_PASSWORD)",
@@ -342,14 +343,14 @@ pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError>
     let target = pg::parse(url, password).map_err(|r| fail("connect", r))?;
     let o = PostgresOptions {
         target,
-        identity: super::Identity {
+        identity: crate::worker::Identity {
             ip: String::new(),
             port: String::new(),
         },
         wait_timeout: None,
     };
     o.connect()?
-        .batch(WORKERID_DDL_POSTGRES)
+        .batch(WORKERID_DDL)
         .map_err(|f| fail("create leaf_workerid_alloc", f))
 }
 

@@ -3,16 +3,17 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::hosts::HostChoice;
-use super::store::{
+use super::conn::{self as pg, FailureKind, Param, PgConn, PgFailure, PgTarget};
+use crate::db::hosts::HostChoice;
+use crate::db::redact_url;
+use crate::segment::store::{
     Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
     names_removed_table, page_query, start_for, tag_exists,
 };
-use super::{
+use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
-    TagsFingerprint, redact_url,
+    TagsFingerprint,
 };
-use crate::pg::{self, FailureKind, Param, PgConn, PgFailure, PgTarget};
 
 /// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
 /// (`COLLATE "C"`), as listings page through tags in that order and a prefix `LIKE` can use
@@ -59,7 +60,7 @@ const IDLE_CONNECTIONS: usize = 4;
 /// A URL may list several hosts (`postgres://leaf@h1:5432,h2:5432,h3:5432/leaf`): with more
 /// than one, only a writable host is used (libpq's `target_session_attrs=read-write`); the
 /// store moves to the next host when the one in use stops answering or becomes a standby, and
-/// tries the earlier ones again every [`super::hosts::FAILBACK_AFTER`].
+/// tries the earlier ones again every [`crate::db::FAILBACK_AFTER`].
 pub struct PostgresStore {
     target: PgTarget,
     active: HostChoice<Arc<Idle>>,

@@ -6,13 +6,29 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::store::{
-    check_bump, check_claim, names_removed_table, page_query, start_for, tag_exists,
+use crate::db::OpenMode;
+use crate::segment::store::{
+    PageParam, check_bump, check_claim, names_removed_table, page_query, start_for, tag_exists,
 };
-use super::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError, StartAt,
-    TagFilter,
+use crate::segment::{
+    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
 };
+
+/// The same table in SQLite's types; `update_time` is UTC text, set by every write.
+pub const SQLITE_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS leaf_alloc (
+  biz_tag TEXT NOT NULL PRIMARY KEY DEFAULT '',
+  max_id INTEGER NOT NULL DEFAULT 1,
+  step INTEGER NOT NULL,
+  description TEXT DEFAULT NULL,
+  update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+)",
+    "CREATE TABLE IF NOT EXISTS leaf_alloc_removed (
+  biz_tag TEXT NOT NULL PRIMARY KEY,
+  max_id INTEGER NOT NULL,
+  removed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+)",
+];
 
 /// How long a writer waits for another process's transaction before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -395,6 +411,15 @@ impl AllocStore for SqliteStore {
             tx.commit().map_err(|e| self.err(e))?;
         }
         Ok(max_id)
+    }
+}
+
+impl rusqlite::ToSql for PageParam {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            PageParam::Text(t) => t.to_sql(),
+            PageParam::Int(i) => i.to_sql(),
+        }
     }
 }
 

@@ -1,0 +1,130 @@
+//! The databases leafctl keeps its tables in, one folder each, as cargo's registry sources are:
+//! [`mysql`] (MySQL and MariaDB), [`postgres`] and [`sqlite`]. Each holds its URL reading,
+//! connection, TLS, errors, DDL, segment store (an [`AllocStore`]) and, where it has one, its
+//! worker-id registry (NotFound9's `leaf_workerid_alloc`).
+//!
+//! What the databases share is written once here: the parsed address ([`DbAddress`], the one
+//! place a URL becomes a backend), the choice of host among a URL's list and the failover
+//! between them ([`FAILBACK_AFTER`]), the timeouts, the redaction of passwords
+//! ([`redact_url`]) and the rules of the worker-id table ([`TableError`]).
+
+mod address;
+pub(crate) mod hosts;
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
+pub(crate) mod table_registry;
+
+use std::time::Duration;
+
+use crate::segment::{AllocStore, SegmentError};
+
+pub use address::DbAddress;
+pub use hosts::FAILBACK_AFTER;
+pub use table_registry::{TableError, db_registry, init_table, table_ddl};
+
+/// How long opening a TCP connection may take before the server counts as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one read or write on a connection may stall before the server counts as gone.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a statement waits for a row lock another session holds (`innodb_lock_wait_timeout`,
+/// PostgreSQL's `lock_timeout`, set on every connection): shorter than [`IO_TIMEOUT`], so a
+/// locked row ends the statement with the server's clear error and the connection stays usable,
+/// rather than a read timing out.
+pub const LOCK_WAIT_TIMEOUT_S: u64 = 3;
+
+/// The worker registry connection's default wait timeout (MySQL's `wait_timeout`, PostgreSQL's
+/// `idle_session_timeout`): ten of its 3 s reports missed, so a live holder never comes near it.
+pub const DEFAULT_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The shortest registry wait timeout used (a shorter one is raised to it; the CLI refuses it):
+/// two of the registry's 3 s reports, so a live holder's connection is never dropped for a
+/// single late report.
+pub const MIN_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// The longest registry wait timeout (s) the CLI takes: MySQL's own bound on `wait_timeout`
+/// (one year), applied to every database.
+pub const MAX_REGISTRY_WAIT_TIMEOUT_S: u64 = 31_536_000;
+
+/// Hides the password of `scheme://user:password@host/...` for messages.
+pub fn redact_url(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((creds, host)) = rest.rsplit_once('@')
+        && let Some((user, _)) = creds.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    url.to_string()
+}
+
+/// Whether an `open_store` may create the database file and schema (leafctl's own embedded
+/// default, or `db init`) or must find them in place (every explicit URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// The database and its table must exist.
+    Existing,
+    /// Create the SQLite file and the table when missing (MySQL: the table).
+    CreateSchema,
+}
+
+/// Opens the store a URL names ([`DbAddress`]): `mysql://user@host:port/db`,
+/// `postgres://user@host:port/db` or `sqlite://PATH`.
+///
+/// `password` (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL.
+pub fn open_store(
+    url: &str,
+    password: Option<&str>,
+    mode: OpenMode,
+) -> Result<Box<dyn AllocStore>, SegmentError> {
+    DbAddress::parse(url)?.open_store(password, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_redacted() {
+        assert_eq!(redact_url("mysql://u:p@h:1/d"), "mysql://u:***@h:1/d");
+        assert_eq!(redact_url("mysql://u:p@x@h/d"), "mysql://u:***@h/d");
+        assert_eq!(redact_url("mysql://u@h/d"), "mysql://u@h/d");
+        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+
+    #[test]
+    fn unknown_schemes_are_rejected() {
+        assert!(matches!(
+            open_store("postgres://x/y", None, OpenMode::Existing),
+            Err(SegmentError::InvalidUrl { .. })
+        ));
+    }
+}
+
+/// Parser fuzzing (issue 8): store URLs. `PROPTEST_CASES=100000 cargo test --release --lib
+/// fuzz_` for a long run.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fuzz_unknown_url_schemes_are_refused_and_redacted(
+            scheme in "[a-z]{0,8}",
+            user in "[a-z]{1,6}",
+            password in "[A-Z][A-Za-z0-9]{7,12}",
+            rest in "[a-z0-9./:]{0,20}",
+        ) {
+            prop_assume!(!["mysql", "mariadb", "sqlite"].contains(&scheme.as_str()));
+            let url = format!("{scheme}://{user}:{password}@{rest}");
+            let r = open_store(&url, None, OpenMode::Existing);
+            match r {
+                Err(SegmentError::InvalidUrl { url, .. }) => {
+                    prop_assert!(!url.contains(&password), "{}", url)
+                }
+                other => prop_assert!(false, "{:?}", other.err()),
+            }
+            prop_assert!(!redact_url(&url).contains(&password));
+        }
+    }
+}
