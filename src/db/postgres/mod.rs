@@ -1,9 +1,13 @@
-//! PostgreSQL (`postgres://`, `postgresql://`): the URL, connection and TLS ([`conn`]), the
+//! PostgreSQL (`postgres://`, `postgresql://`): the URL, connection, TLS and errors, the
 //! segment store ([`PostgresStore`]) and the worker-id registry ([`PostgresRegistry`]).
 
-pub(crate) mod conn;
+mod conn;
+mod error;
 mod registry;
+mod runtime;
 mod store;
+mod tls;
+mod url;
 
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
 pub use store::{POSTGRES_DDL, PostgresStore};

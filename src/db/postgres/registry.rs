@@ -41,7 +41,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::conn::{self as pg, Param, PgConn, PgFailure, PgTarget};
+use super::conn::{Param, PgConn};
+use super::error::PgFailure;
+use super::url::{PgTarget, parse};
+use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
 use crate::db::table_registry::{self as table, LockHolder, TableError};
 use crate::snowflake::Clock;
@@ -195,7 +198,7 @@ impl PostgresOptions {
         identity: crate::worker::Identity,
         wait_timeout: Option<Duration>,
     ) -> Result<PostgresOptions, WorkerError> {
-        let target = pg::parse(url, password).map_err(|reason| {
+        let target = parse(url, password).map_err(|reason| {
             WorkerError::setting(
                 format!(
                     "invalid PostgreSQL URL {}: {reason}",
@@ -269,7 +272,7 @@ impl PostgresOptions {
                      FROM (SELECT txid_current() AS t) s WHERE t < (1::bigint << 48)"
                 ),
                 vec![
-                    format!("{}s", pg::LOCK_WAIT_TIMEOUT_S).as_str().into(),
+                    format!("{}s", LOCK_WAIT_TIMEOUT_S).as_str().into(),
                     asked.map(|ms| format!("{ms}ms")).as_deref().into(),
                 ],
             )
@@ -340,7 +343,7 @@ impl PostgresOptions {
 
 /// Creates `leaf_workerid_alloc` when missing (`leafctl db init`).
 pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError> {
-    let target = pg::parse(url, password).map_err(|r| fail("connect", r))?;
+    let target = parse(url, password).map_err(|r| fail("connect", r))?;
     let o = PostgresOptions {
         target,
         identity: crate::worker::Identity {

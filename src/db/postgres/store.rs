@@ -3,7 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::conn::{self as pg, FailureKind, Param, PgConn, PgFailure, PgTarget};
+use super::conn::{Param, PgConn, numbered};
+use super::error::{FailureKind, PgFailure};
+use super::url::{PgTarget, parse};
+use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::hosts::HostChoice;
 use crate::db::redact_url;
 use crate::segment::store::{
@@ -112,7 +115,7 @@ impl PostgresStore {
     /// Connects to `postgres://user[:password]@host[:port][,host[:port]...]/database[?...]`
     /// (libpq's URL form, see `src/pg.rs`); `password`, when given, replaces one in the URL.
     pub fn open(url: &str, password: Option<&str>) -> Result<PostgresStore, SegmentError> {
-        let target = pg::parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
+        let target = parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
             url: redact_url(url),
             reason,
         })?;
@@ -390,7 +393,7 @@ fn pg_page(
     limit: usize,
 ) -> (String, Vec<Param>) {
     let (sql, params) = page_query(select, after, filter, limit);
-    let sql = pg::numbered(&sql).replace("biz_tag > $1", "biz_tag > $1::text");
+    let sql = numbered(&sql).replace("biz_tag > $1", "biz_tag > $1::text");
     (sql, params.into_iter().map(Param::from).collect())
 }
 
@@ -422,7 +425,7 @@ fn segment_error(db: &str, f: PgFailure) -> SegmentError {
                 db,
                 detail: format!(
                     "a row stayed locked by another session for over {} s ({f})",
-                    pg::LOCK_WAIT_TIMEOUT_S
+                    LOCK_WAIT_TIMEOUT_S
                 ),
             },
             _ if f.host_cannot_serve() => SegmentError::Unreachable {
