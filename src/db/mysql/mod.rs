@@ -1,6 +1,7 @@
 //! MySQL and MariaDB (`mysql://`, `mariadb://`): the URL ([`url`]), the segment store
 //! ([`MysqlStore`]) and the worker-id registry ([`MysqlRegistry`]).
 
+mod lease_store;
 mod registry;
 mod store;
 pub(crate) mod url;

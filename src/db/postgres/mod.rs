@@ -3,6 +3,7 @@
 
 mod conn;
 mod error;
+mod lease_store;
 mod registry;
 mod runtime;
 mod store;
