@@ -209,14 +209,6 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)",
         ),
-        SegmentError::Unreachable { detail, .. } if detail.contains("password missing") => {
-            return (
-                EXIT_RUNTIME,
-                Some(format!(
-                    "the server asks for a password and none was given: give it with {PASSWORD_WAYS}"
-                )),
-            );
-        }
         SegmentError::Unreachable { .. } => (
             EXIT_RUNTIME,
             "check that the database server is up and the host and port in --db/LEAF_DB are right",

@@ -23,32 +23,43 @@ struct Active<P> {
     since: Instant,
 }
 
+/// Connects to the first of `len` hosts that `connect` reaches, trying them in the list's order
+/// starting at `from` (wrapping around): the host's index with what `connect` made, or the last
+/// error (`None` only for an empty list). Every way a database picks a host starts here.
+pub(crate) fn first_answering<P, E>(
+    len: usize,
+    from: usize,
+    mut connect: impl FnMut(usize) -> Result<P, E>,
+) -> Result<(usize, P), Option<E>> {
+    let mut last = None;
+    for k in 0..len {
+        let host = (from + k) % len;
+        match connect(host) {
+            Ok(p) => return Ok((host, p)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last)
+}
+
 impl<P: Clone> HostChoice<P> {
     /// Opens the first of `len` hosts that `connect` reaches; the last error if none does
     /// (`None` only for an empty list).
     pub fn open<E>(
         name: &str,
         len: usize,
-        mut connect: impl FnMut(usize) -> Result<P, E>,
+        connect: impl FnMut(usize) -> Result<P, E>,
     ) -> Result<HostChoice<P>, Option<E>> {
-        let mut last = None;
-        for host in 0..len {
-            match connect(host) {
-                Ok(pool) => {
-                    return Ok(HostChoice {
-                        len,
-                        active: Mutex::new(Active {
-                            host,
-                            pool,
-                            since: Instant::now(),
-                        }),
-                        name: name.to_string(),
-                    });
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last)
+        let (host, pool) = first_answering(len, 0, connect)?;
+        Ok(HostChoice {
+            len,
+            active: Mutex::new(Active {
+                host,
+                pool,
+                since: Instant::now(),
+            }),
+            name: name.to_string(),
+        })
     }
 
     /// How many hosts the list has.
@@ -75,36 +86,32 @@ impl<P: Clone> HostChoice<P> {
         if active.host != failed || self.len == 1 {
             return Ok(());
         }
-        let mut last = None;
-        for k in 1..self.len {
-            let host = (failed + k) % self.len;
-            match connect(host) {
-                Ok(pool) => {
-                    tracing::warn!(
-                        "{}: host {} failed ({why}); using host {} of the list",
-                        self.name,
-                        failed + 1,
-                        host + 1
-                    );
-                    *active = Active {
-                        host,
-                        pool,
-                        since: Instant::now(),
-                    };
-                    return Ok(());
-                }
-                Err(e) => last = Some(e),
+        // The other hosts, from the one after the failed one round to the one before it.
+        let others = self.len - 1;
+        match first_answering(others, 0, |k| connect((failed + 1 + k) % self.len)) {
+            Ok((k, pool)) => {
+                let host = (failed + 1 + k) % self.len;
+                tracing::warn!(
+                    "{}: host {} failed ({why}); using host {} of the list",
+                    self.name,
+                    failed + 1,
+                    host + 1
+                );
+                *active = Active {
+                    host,
+                    pool,
+                    since: Instant::now(),
+                };
+                Ok(())
             }
-        }
-        match last {
-            Some(e) => Err(e),
-            None => Ok(()),
+            Err(Some(e)) => Err(e),
+            Err(None) => Ok(()),
         }
     }
 
     /// On a later host for [`FAILBACK_AFTER`]: tries the earlier ones, and moves back to the
     /// first that `connect` reaches.
-    pub fn fail_back<E>(&self, mut connect: impl FnMut(usize) -> Result<P, E>) {
+    pub fn fail_back<E>(&self, connect: impl FnMut(usize) -> Result<P, E>) {
         let host = {
             let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
             if a.host == 0 || a.since.elapsed() < FAILBACK_AFTER {
@@ -113,22 +120,19 @@ impl<P: Clone> HostChoice<P> {
             a.since = Instant::now();
             a.host
         };
-        for earlier in 0..host {
-            if let Ok(pool) = connect(earlier) {
-                let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
-                if a.host == host {
-                    tracing::info!(
-                        "{}: host {} answers again; using it",
-                        self.name,
-                        earlier + 1
-                    );
-                    *a = Active {
-                        host: earlier,
-                        pool,
-                        since: Instant::now(),
-                    };
-                }
-                return;
+        if let Ok((earlier, pool)) = first_answering(host, 0, connect) {
+            let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+            if a.host == host {
+                tracing::info!(
+                    "{}: host {} answers again; using it",
+                    self.name,
+                    earlier + 1
+                );
+                *a = Active {
+                    host: earlier,
+                    pool,
+                    since: Instant::now(),
+                };
             }
         }
     }

@@ -4,6 +4,7 @@
 
 use mysql::{Opts, OptsBuilder, SslOpts};
 
+use crate::db::hosts::first_answering;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 pub(crate) use crate::text::scrub;
 use crate::text::url_password;
@@ -24,18 +25,14 @@ impl MysqlTarget {
     /// starting at `from` (wrapping around); returns the host's index with the connection, or
     /// the last host's error.
     pub fn connect_from(&self, from: usize) -> Result<(usize, mysql::Conn), mysql::Error> {
-        let n = self.hosts.len();
-        let mut last = None;
-        for k in 0..n {
-            let i = (from + k) % n;
-            match mysql::Conn::new(self.hosts[i].clone()) {
-                Ok(c) => return Ok((i, c)),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or(mysql::Error::DriverError(
-            mysql::DriverError::CouldNotConnect(None),
-        )))
+        first_answering(self.hosts.len(), from, |i| {
+            mysql::Conn::new(self.hosts[i].clone())
+        })
+        .map_err(|last| {
+            last.unwrap_or(mysql::Error::DriverError(
+                mysql::DriverError::CouldNotConnect(None),
+            ))
+        })
     }
 }
 

@@ -34,6 +34,9 @@ pub(crate) enum FailureKind {
     Connection,
     /// TLS failed: the certificate was refused, or the server does not offer TLS.
     Tls,
+    /// The login failed before the server could answer with an error of its own: it asks for
+    /// a password and none was given.
+    Auth,
     /// The host is a standby (read-only) and a writable one was asked for.
     ReadOnly,
     /// The server answered with an error (its SQLSTATE in `code`).
@@ -98,6 +101,7 @@ impl PgFailure {
         if detail.contains("password missing") {
             // tokio-postgres's words for "the server asked for a password and none was given".
             detail = format!("the server asks for a password and none was given ({detail})");
+            return PgFailure::new(FailureKind::Auth, scrub(detail, password));
         }
         let lower = detail.to_lowercase();
         let kind = if lower.contains("certificate")
@@ -125,7 +129,11 @@ impl PgFailure {
     /// starting up, or refuses writes.
     pub fn host_cannot_serve(&self) -> bool {
         match self.kind {
-            FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => true,
+            // A login refused by one host may be accepted by another (its own pg_hba.conf).
+            FailureKind::TimedOut
+            | FailureKind::Connection
+            | FailureKind::ReadOnly
+            | FailureKind::Auth => true,
             FailureKind::Tls => false,
             FailureKind::Server => self.code.as_deref().is_some_and(|c| {
                 // 25006 read_only_sql_transaction, 57P01 admin_shutdown, 57P02 crash_shutdown,

@@ -46,6 +46,7 @@ use super::lease_store::{PostgresLeaseStore, key};
 use super::url::{PgTarget, parse};
 use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
+use crate::db::hosts::first_answering;
 use crate::db::table_registry::{self as table, LockHolder, TableError};
 use crate::worker::lease::FencedLease;
 use crate::worker::{
@@ -238,17 +239,16 @@ impl PostgresOptions {
     /// One connection to the first writable host that answers. No startup options are sent
     /// (a pooler refuses or drops them): [`PostgresOptions::connect_own`] sets the session's.
     fn connect(&self) -> Result<PgConn, WorkerError> {
-        let mut last = None;
-        for host in 0..self.target.hosts.len() {
-            match PgConn::connect(&self.target, host, "") {
-                Ok(c) => return Ok(c),
-                Err(f) => last = Some(f),
-            }
-        }
-        Err(fail(
-            "connect",
-            last.map_or_else(|| "no host".to_string(), |f| f.to_string()),
-        ))
+        first_answering(self.target.hosts.len(), 0, |host| {
+            PgConn::connect(&self.target, host, "")
+        })
+        .map(|(_, c)| c)
+        .map_err(|last| {
+            fail(
+                "connect",
+                last.map_or_else(|| "no host".to_string(), |f| f.to_string()),
+            )
+        })
     }
 }
 

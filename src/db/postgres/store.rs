@@ -405,6 +405,10 @@ fn segment_error(db: &str, f: PgFailure) -> SegmentError {
             db,
             detail: f.detail,
         },
+        FailureKind::Auth => SegmentError::AccessDenied {
+            db,
+            detail: f.detail,
+        },
         FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => {
             SegmentError::Unreachable {
                 db,
