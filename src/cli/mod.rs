@@ -120,8 +120,11 @@ pub enum Command {
     /// Set up the segment database (leaf_alloc table)
     #[command(subcommand)]
     Db(db::DbCommand),
-    /// List, reclaim and check worker ids in ZooKeeper, etcd or MySQL
-    #[command(subcommand)]
+    // List, reclaim and check worker ids in the registries' stores (the list is the library's).
+    #[command(
+        subcommand,
+        about = format!("List, reclaim and check worker ids in {}", RegistryKind::stores())
+    )]
     Workers(workers::WorkersCommand),
     /// Inspect the effective configuration
     #[command(subcommand)]

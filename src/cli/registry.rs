@@ -83,7 +83,7 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
         (Some(z), Some(e)) if e.origin.rank() > z.origin.rank() => RegistryKind::Etcd,
         (None, Some(_)) => RegistryKind::Etcd,
         // A name's ZooKeeper tree holds forever nodes and leases alike.
-        (Some(_), _) => RegistryKind::Lease,
+        (Some(_), _) => RegistryKind::ZkLease,
         (None, None) if s.db_url.origin != Origin::Default => {
             leafctl::db::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
         }
@@ -109,7 +109,7 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
         given.push((RegistryKind::Local, "a worker id", &w.origin));
     }
     if let Some(z) = &s.zk_hosts {
-        given.push((RegistryKind::Lease, "ZooKeeper hosts", &z.origin));
+        given.push((RegistryKind::ZkLease, "ZooKeeper hosts", &z.origin));
     }
     if let Some(e) = &s.etcd_endpoints {
         given.push((RegistryKind::Etcd, "etcd endpoints", &e.origin));

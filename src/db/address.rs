@@ -51,10 +51,18 @@ impl DbAddress {
         }
         Err(SegmentError::InvalidUrl {
             url: redact_url(url),
-            reason: "expected mysql://user@host:port/database, postgres://user@host:port/database \
-                     or sqlite://PATH"
-                .into(),
+            reason: format!("expected {}", super::url_forms()),
         })
+    }
+
+    /// Which database of [`super::DATABASES`] it is.
+    pub fn database(&self) -> super::Database {
+        let [mysql, postgres, sqlite] = super::DATABASES;
+        match self {
+            DbAddress::Mysql { .. } => mysql,
+            DbAddress::Postgres { .. } => postgres,
+            DbAddress::Sqlite { .. } => sqlite,
+        }
     }
 
     /// The URL with any password removed, for messages.

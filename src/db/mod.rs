@@ -23,6 +23,52 @@ pub use address::DbAddress;
 pub use hosts::FAILBACK_AFTER;
 pub use table_registry::{TableError, db_registry, init_table, table_ddl};
 
+/// One database leafctl can keep its tables in: the one list of them, which help texts,
+/// messages and docs take their lists from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Database {
+    /// Its name in messages (`PostgreSQL`).
+    pub name: &'static str,
+    /// The URL schemes that name it (`postgres`, `postgresql`).
+    pub schemes: &'static [&'static str],
+    /// The form of its URL, for messages (`postgres://user@host:port/database`).
+    pub url_form: &'static str,
+    /// Whether it can keep worker ids (`leaf_workerid_alloc`, `--registry`).
+    pub keeps_worker_ids: bool,
+}
+
+/// Every database, in the order messages list them.
+pub const DATABASES: [Database; 3] = [
+    Database {
+        name: "MySQL/MariaDB",
+        schemes: &["mysql", "mariadb"],
+        url_form: "mysql://user@host:port/database",
+        keeps_worker_ids: true,
+    },
+    Database {
+        name: "PostgreSQL",
+        schemes: &["postgres", "postgresql"],
+        url_form: "postgres://user@host:port/database",
+        keeps_worker_ids: true,
+    },
+    Database {
+        name: "SQLite",
+        schemes: &["sqlite"],
+        url_form: "sqlite://PATH",
+        keeps_worker_ids: false,
+    },
+];
+
+/// `MySQL/MariaDB, PostgreSQL or SQLite`.
+pub fn database_names() -> String {
+    crate::text::or_list(DATABASES.iter().map(|d| d.name))
+}
+
+/// `mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH`.
+pub fn url_forms() -> String {
+    crate::text::or_list(DATABASES.iter().map(|d| d.url_form))
+}
+
 /// How long opening a TCP connection may take before the server counts as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one read or write on a connection may stall before the server counts as gone.
@@ -89,6 +135,47 @@ mod tests {
         assert_eq!(redact_url("mysql://u:p@x@h/d"), "mysql://u:***@h/d");
         assert_eq!(redact_url("mysql://u@h/d"), "mysql://u@h/d");
         assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+
+    /// Every database of the list is what its schemes parse to, keeps worker ids exactly when
+    /// a registry can use it, and is named wherever leafctl lists the databases in words.
+    #[test]
+    fn the_list_of_databases_is_the_one_backends_and_docs_follow() {
+        let lib = include_str!("../lib.rs");
+        let package = include_str!("../../Cargo.toml");
+        let description = package
+            .split("extended-description")
+            .nth(1)
+            .and_then(|d| d.split("\"\"\"").nth(1))
+            .unwrap_or_default()
+            .replace("\\\n", "");
+        for db in DATABASES {
+            for scheme in db.schemes {
+                let url = format!("{scheme}://u@h/d");
+                let address = DbAddress::parse(&url).unwrap();
+                assert_eq!(address.database(), db, "{url}");
+                assert_eq!(db_registry(&url).is_some(), db.keeps_worker_ids, "{url}");
+            }
+            assert!(lib.contains(db.name), "lib.rs docs lack {}", db.name);
+            assert!(
+                description.contains(db.name),
+                "the package description lacks {}",
+                db.name
+            );
+        }
+        for kind in crate::worker::RegistryKind::ALL {
+            if let Some(store) = kind.store() {
+                assert!(lib.contains(store), "lib.rs docs lack {store}");
+                assert!(
+                    description.contains(store),
+                    "the package description lacks {store}"
+                );
+            }
+        }
+        assert_eq!(
+            url_forms(),
+            "mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH"
+        );
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub use etcd::session::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;
 
-/// How far ahead of the clock a ZooKeeper or MySQL lease reserves times, in ms.
+/// How far ahead of the clock a ZooKeeper or database lease reserves times, in ms.
 pub const LEASE_WINDOW_MS: i64 = 3_000;
 
 /// Default largest difference (ms) between this host's clock and its live peers' at first

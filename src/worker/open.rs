@@ -12,10 +12,10 @@ pub fn open(
 ) -> Result<Box<dyn Registry>, WorkerError> {
     Ok(match kind {
         RegistryKind::Local => Box::new(super::local::LocalRegistry::from_settings(settings)?),
-        RegistryKind::Forever => Box::new(super::ZkForeverRegistry::new(
+        RegistryKind::ZkForever => Box::new(super::ZkForeverRegistry::new(
             super::zookeeper::options(settings, kind)?,
         )),
-        RegistryKind::Lease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
+        RegistryKind::ZkLease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
             settings, kind,
         )?)),
         RegistryKind::Mysql => Box::new(MysqlRegistry::new(MysqlOptions::from_settings(settings)?)),
