@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::db::DbAddress;
+use crate::worker::lease::{Record, Written};
 use crate::worker::record::{WorkerStatus, status_of};
 
 /// The registry that can keep its worker ids in the database `url` names: MySQL's or
@@ -170,6 +171,30 @@ pub(crate) fn none_free(db: &'static str, identity: String, max: u64) -> WorkerE
     refused(db, TableError::NoFreeRow { identity, max })
 }
 
+/// What a fenced write of `max_timestamp` found when it changed no row and the row is still
+/// this holder's: `value` where `asked` was to be written. Unchanged (the same value written
+/// again) is applied; anything else was written by someone else, since a lost answer loses the
+/// connection and a change is never this holder's own.
+pub(crate) fn found(value: i64, asked: i64) -> Written {
+    if value == asked {
+        return Written::Applied { version: value };
+    }
+    Written::Changed {
+        current: Record {
+            reserved_until: value,
+            version: value,
+            ahead_allowance_ms: None,
+            writer_lead_ms: 0,
+        },
+        own: false,
+    }
+}
+
+/// A held row, for logs and `next -v` (`db`: MySQL, PostgreSQL).
+pub(crate) fn describe(db: &str, worker: u64, identity: &impl std::fmt::Display) -> String {
+    format!("{db} leaf_workerid_alloc id {worker} ({identity})")
+}
+
 /// What one acquisition learnt from its listing, for its claims.
 #[derive(Debug, Default)]
 pub(crate) struct Pick {
@@ -229,6 +254,18 @@ impl<C> LockHolder<C> {
     /// Whether the connection is still there (lock-free).
     pub fn usable(&self) -> bool {
         self.usable.load(Ordering::Acquire)
+    }
+
+    /// Fails, lock-free, when the connection holding `worker` is gone (`connection`: "the
+    /// MySQL connection", ...): `/readyz` and every request ask, and must not wait for a write.
+    pub fn still_held(&self, worker: u64, connection: &str) -> Result<(), WorkerError> {
+        if !self.usable() {
+            return Err(WorkerError::Stopped {
+                worker,
+                reason: format!("{connection} holding it failed or was closed"),
+            });
+        }
+        Ok(())
     }
 
     /// Runs `f` on the connection; an error loses it. `closed` is the error when it is gone,

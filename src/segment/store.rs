@@ -52,6 +52,17 @@ pub struct Added {
     pub removed_max_id: Option<i64>,
 }
 
+impl Added {
+    /// A row inserted at `start`, above the tombstone's `removed` max_id if any.
+    pub(crate) fn inserted(start: i64, removed: Option<i64>) -> Added {
+        Added {
+            added: true,
+            start,
+            removed_max_id: removed,
+        }
+    }
+}
+
 /// The start a new row gets: `Ok(start)` or the refusal, given the tombstone's max_id.
 pub(crate) fn start_for(
     tag: &str,
@@ -557,10 +568,7 @@ pub(crate) fn bump_with_retries(
 ) -> Result<i64, SegmentError> {
     for _ in 0..CONFLICT_TRIES {
         let Some(max_id) = read()? else {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: db.to_string(),
-            });
+            return Err(unknown_tag(tag, db));
         };
         check_bump(tag, max_id, to)?;
         if max_id == to || set(max_id)? {
@@ -575,16 +583,34 @@ pub(crate) fn bump_with_retries(
     })
 }
 
-/// What an insert that found the tag already there answers: `Ok(false)` with
-/// `if_not_exists`, else the error naming the tag and the database.
-pub(crate) fn tag_exists(tag: &str, db: String, if_not_exists: bool) -> Result<bool, SegmentError> {
+/// What `add_tag` answers for a tag that exists with max_id `max_id` (`removed`: its
+/// tombstone's): nothing added with `if_not_exists`, else [`SegmentError::TagExists`].
+pub(crate) fn tag_exists(
+    tag: &str,
+    db: &str,
+    if_not_exists: bool,
+    max_id: i64,
+    removed: Option<i64>,
+) -> Result<Added, SegmentError> {
     if if_not_exists {
-        Ok(false)
+        Ok(Added {
+            added: false,
+            start: max_id,
+            removed_max_id: removed,
+        })
     } else {
         Err(SegmentError::TagExists {
             tag: tag.into(),
-            db,
+            db: db.to_string(),
         })
+    }
+}
+
+/// [`SegmentError::UnknownTag`] for `tag` in `db`.
+pub(crate) fn unknown_tag(tag: &str, db: &str) -> SegmentError {
+    SegmentError::UnknownTag {
+        tag: tag.into(),
+        db: db.to_string(),
     }
 }
 

@@ -416,32 +416,13 @@ impl LeaseStore for MysqlLeaseStore {
             Some((_, held, _)) if held != Some(1) => {
                 lost(format!("its named lock {} is no longer held", claim.lock))
             }
-            // Matched but unchanged (the same value within the same second).
-            Some((value, _, _)) if value == w.reserved_until => {
-                Ok(Written::Applied { version: value })
-            }
-            // A lost answer loses the connection, so a change is never this holder's own.
-            Some((value, _, _)) => Ok(Written::Changed {
-                current: Record {
-                    reserved_until: value,
-                    version: value,
-                    ahead_allowance_ms: None,
-                    writer_lead_ms: 0,
-                },
-                own: false,
-            }),
+            // Matched but unchanged (the same value within the same second), or another's.
+            Some((value, _, _)) => Ok(table::found(value, w.reserved_until)),
         }
     }
 
     fn still_held(&self, claim: &MysqlClaim) -> Result<(), WorkerError> {
-        // Lock-free: `/readyz` and every request ask, and must not wait for a write.
-        if !self.conn.usable() {
-            return Err(WorkerError::Stopped {
-                worker: claim.worker,
-                reason: "the MySQL connection holding it failed or was closed".into(),
-            });
-        }
-        Ok(())
+        self.conn.still_held(claim.worker, "the MySQL connection")
     }
 
     /// `update_time` is the holder's report (what `workers list` shows as last seen); a row
@@ -487,10 +468,7 @@ impl LeaseStore for MysqlLeaseStore {
     }
 
     fn describe(&self, claim: &MysqlClaim) -> String {
-        format!(
-            "MySQL leaf_workerid_alloc id {} ({})",
-            claim.worker, self.opts.identity
-        )
+        table::describe("MySQL", claim.worker, &self.opts.identity)
     }
 
     fn record_source(&self, claim: &MysqlClaim) -> String {

@@ -9,7 +9,7 @@ use crate::db::hosts::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S, redact_url};
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
-    page_query, start_for, tag_exists,
+    page_query, start_for, tag_exists, unknown_tag,
 };
 use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
@@ -431,7 +431,7 @@ impl MysqlStore {
                     .exec("SELECT step FROM leaf_alloc WHERE biz_tag = ?", (tag,))
                     .map_err(attempt)?;
                 let Some(&step) = rows.first() else {
-                    return Err(failed(self.unknown(tag)));
+                    return Err(failed(unknown_tag(tag, &self.name)));
                 };
                 check_claim(tag, 0, step).map_err(failed)?;
                 step
@@ -462,7 +462,7 @@ impl MysqlStore {
             }
         }
         let Some((changed, new_max, max_id, table_step)) = answer else {
-            return Err(failed(self.unknown(tag)));
+            return Err(failed(unknown_tag(tag, &self.name)));
         };
         if changed != 1 {
             // The row cannot be claimed from (say why), or it changed in between: try again.
@@ -488,13 +488,6 @@ impl MysqlStore {
             end,
             table_step,
         })
-    }
-
-    fn unknown(&self, tag: &str) -> SegmentError {
-        SegmentError::UnknownTag {
-            tag: tag.into(),
-            db: self.name.clone(),
-        }
     }
 }
 
@@ -563,17 +556,9 @@ impl AllocStore for MysqlStore {
             )
         };
         match result {
-            Ok(()) => Ok(Added {
-                added: true,
-                start: first,
-                removed_max_id: removed,
-            }),
+            Ok(()) => Ok(Added::inserted(first, removed)),
             Err(mysql::Error::MySqlError(m)) if m.code == 1062 => {
-                tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
-                    added,
-                    start: first,
-                    removed_max_id: removed,
-                })
+                tag_exists(tag, &self.name, if_not_exists, first, removed)
             }
             Err(e) => Err(self.fail(&poison, e)),
         }
@@ -639,10 +624,7 @@ impl AllocStore for MysqlStore {
         )
         .map_err(|e| self.fail(&poison, e))?;
         if conn.affected_rows() == 0 && self.get(tag)?.is_none() {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name.clone(),
-            });
+            return Err(unknown_tag(tag, &self.name));
         }
         Ok(())
     }
@@ -674,10 +656,7 @@ impl AllocStore for MysqlStore {
                 .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
                 .map_err(|e| self.fail(&poison, e))?;
             let Some(r) = rows.into_iter().next() else {
-                return Err(SegmentError::UnknownTag {
-                    tag: tag.into(),
-                    db: self.name.clone(),
-                });
+                return Err(unknown_tag(tag, &self.name));
             };
             let tombstone = conn.exec_drop(
                 // The value bound twice: VALUES() here is deprecated on MySQL 8.

@@ -456,31 +456,12 @@ impl LeaseStore for PostgresLeaseStore {
                 "its advisory lock (leaf_workerid_alloc id {}) is no longer held",
                 claim.worker
             )),
-            Some((value, true, true)) if value == w.reserved_until => {
-                Ok(Written::Applied { version: value })
-            }
-            // A lost answer loses the session, so a change is never this holder's own.
-            Some((value, true, true)) => Ok(Written::Changed {
-                current: Record {
-                    reserved_until: value,
-                    version: value,
-                    ahead_allowance_ms: None,
-                    writer_lead_ms: 0,
-                },
-                own: false,
-            }),
+            Some((value, true, true)) => Ok(table::found(value, w.reserved_until)),
         }
     }
 
     fn still_held(&self, claim: &PostgresClaim) -> Result<(), WorkerError> {
-        // Lock-free: `/readyz` and every request ask, and must not wait for a write.
-        if !self.conn.usable() {
-            return Err(WorkerError::Stopped {
-                worker: claim.worker,
-                reason: "the PostgreSQL session holding it failed or was closed".into(),
-            });
-        }
-        Ok(())
+        self.conn.still_held(claim.worker, "the PostgreSQL session")
     }
 
     /// `update_time` is the holder's report; a row deleted under the holder ends the claim.
@@ -522,10 +503,7 @@ impl LeaseStore for PostgresLeaseStore {
     }
 
     fn describe(&self, claim: &PostgresClaim) -> String {
-        format!(
-            "PostgreSQL leaf_workerid_alloc id {} ({})",
-            claim.worker, self.opts.identity
-        )
+        table::describe("PostgreSQL", claim.worker, &self.opts.identity)
     }
 
     fn record_source(&self, claim: &PostgresClaim) -> String {

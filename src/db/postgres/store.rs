@@ -11,7 +11,7 @@ use crate::db::hosts::HostChoice;
 use crate::db::redact_url;
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
-    names_removed_table, page_query, start_for, tag_exists,
+    names_removed_table, page_query, start_for, tag_exists, unknown_tag,
 };
 use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
@@ -240,10 +240,7 @@ impl PostgresStore {
             )
             .map_err(attempt)?;
         let Some(row) = rows.first() else {
-            return Err(Attempt::Failed(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name().to_string(),
-            }));
+            return Err(Attempt::Failed(unknown_tag(tag, self.name())));
         };
         let (max_id, table_step): (i64, i64) = (
             row.try_get(0)
@@ -328,11 +325,7 @@ impl PostgresStore {
         };
         let first: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
         let removed: Option<i64> = row.try_get(1).map_err(|e| self.decode(e))?;
-        Ok(Ok(Some(Added {
-            added: true,
-            start: first,
-            removed_max_id: removed,
-        })))
+        Ok(Ok(Some(Added::inserted(first, removed))))
     }
 
     /// The max_id a removed tag of this name left behind, if any.
@@ -503,13 +496,7 @@ impl AllocStore for PostgresStore {
                 None
             };
             if let Some(row) = self.get(tag)? {
-                return tag_exists(tag, self.name().to_string(), if_not_exists).map(|added| {
-                    Added {
-                        added,
-                        start: row.max_id,
-                        removed_max_id: removed,
-                    }
-                });
+                return tag_exists(tag, self.name(), if_not_exists, row.max_id, removed);
             }
             start_for(tag, self.name(), start, removed)?;
             // A removal committed while the insert ran, and the row is gone again: the next try
@@ -590,10 +577,7 @@ impl AllocStore for PostgresStore {
             )
             .map_err(|f| self.err(f))?;
         if changed == 0 {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name().to_string(),
-            });
+            return Err(unknown_tag(tag, self.name()));
         }
         Ok(())
     }
@@ -633,10 +617,7 @@ impl AllocStore for PostgresStore {
                     return rows
                         .into_iter()
                         .next()
-                        .ok_or_else(|| SegmentError::UnknownTag {
-                            tag: tag.into(),
-                            db: self.name().to_string(),
-                        });
+                        .ok_or_else(|| unknown_tag(tag, self.name()));
                 }
                 // A database made before tombstones: create the table (once), then try again.
                 Err(SegmentError::MissingTable { .. })

@@ -9,6 +9,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use crate::db::OpenMode;
 use crate::segment::store::{
     PageParam, check_bump, check_claim, names_removed_table, page_query, start_for, tag_exists,
+    unknown_tag,
 };
 use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
@@ -76,6 +77,16 @@ fn file_access(name: &str, path: &Path, e: &rusqlite::Error) -> Option<SegmentEr
         }
         _ => None,
     }
+}
+
+/// The max_id of `tag`'s row, if it has one.
+fn max_id_of(conn: &Connection, tag: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
+        params![tag],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -153,13 +164,6 @@ impl SqliteStore {
             }
         }
     }
-
-    fn unknown(&self, tag: &str) -> SegmentError {
-        SegmentError::UnknownTag {
-            tag: tag.into(),
-            db: self.name.clone(),
-        }
-    }
 }
 
 impl AllocStore for SqliteStore {
@@ -189,7 +193,7 @@ impl AllocStore for SqliteStore {
             .optional()
             .map_err(|e| self.err(e))?;
         let Some((max_id, step)) = current else {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         };
         let inc = match increment {
             Increment::TableStep => step,
@@ -244,20 +248,9 @@ impl AllocStore for SqliteStore {
             Err(e) if names_removed_table(&e.to_string()) => None,
             Err(e) => return Err(self.err(e)),
         };
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
-                params![tag],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let exists = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
         if let Some(max_id) = exists {
-            return tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
-                added,
-                start: max_id,
-                removed_max_id: removed,
-            });
+            return tag_exists(tag, &self.name, if_not_exists, max_id, removed);
         }
         let first = start_for(tag, &self.name, start, removed)?;
         match tx.execute(
@@ -268,20 +261,12 @@ impl AllocStore for SqliteStore {
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                return tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
-                    added,
-                    start: first,
-                    removed_max_id: removed,
-                });
+                return tag_exists(tag, &self.name, if_not_exists, first, removed);
             }
             Err(e) => return Err(self.err(e)),
         }
         tx.commit().map_err(|e| self.err(e))?;
-        Ok(Added {
-            added: true,
-            start: first,
-            removed_max_id: removed,
-        })
+        Ok(Added::inserted(first, removed))
     }
 
     fn rows_page(
@@ -330,7 +315,7 @@ impl AllocStore for SqliteStore {
             )
             .map_err(|e| self.err(e))?;
         if n == 0 {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         }
         Ok(())
     }
@@ -357,7 +342,7 @@ impl AllocStore for SqliteStore {
             .optional()
             .map_err(|e| self.err(e))?;
         let Some(r) = r else {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         };
         // A file made before tombstones gets the table here, in the same transaction.
         let refuse = |e: rusqlite::Error| match self.err(e) {
@@ -389,16 +374,9 @@ impl AllocStore for SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.err(e))?;
-        let max_id: Option<i64> = tx
-            .query_row(
-                "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
-                params![tag],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let max_id = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
         let Some(max_id) = max_id else {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         };
         check_bump(tag, max_id, to)?;
         if max_id < to {
