@@ -1,6 +1,8 @@
 //! MySQL and MariaDB (`mysql://`, `mariadb://`): the URL ([`url`]), the segment store
 //! ([`MysqlStore`]) and the worker-id registry ([`MysqlRegistry`]).
 
+mod conn;
+mod error;
 mod lease_store;
 mod registry;
 mod store;

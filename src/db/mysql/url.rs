@@ -188,7 +188,7 @@ fn url_error(e: &mysql::UrlError) -> String {
 }
 
 /// The I/O error under a driver error, directly or inside a packet codec error.
-fn io_error(e: &mysql::Error) -> Option<&std::io::Error> {
+pub(super) fn io_error(e: &mysql::Error) -> Option<&std::io::Error> {
     match e {
         mysql::Error::IoError(io) => Some(io),
         mysql::Error::CodecError(c) => std::error::Error::source(c)?.downcast_ref(),

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::db::LOCK_WAIT_TIMEOUT_S;
+use crate::segment::SegmentError;
 use crate::text::scrub;
 
 /// PgBouncer's own errors (not PostgreSQL's), as its source words them: what a pooler in front
@@ -161,6 +163,53 @@ impl std::fmt::Display for PgFailure {
             Some(code) => write!(f, "{} (SQLSTATE {code})", self.detail),
             None => f.write_str(&self.detail),
         }
+    }
+}
+
+/// A PostgreSQL failure as the segment store reports it.
+pub(super) fn segment_error(db: &str, f: PgFailure) -> SegmentError {
+    let db = db.to_string();
+    match f.kind {
+        FailureKind::Tls => SegmentError::TlsRefused {
+            db,
+            detail: f.detail,
+        },
+        FailureKind::Auth => SegmentError::AccessDenied {
+            db,
+            detail: f.detail,
+        },
+        FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => {
+            SegmentError::Unreachable {
+                db,
+                detail: f.detail,
+            }
+        }
+        FailureKind::Server => match f.code() {
+            Some("42P01") => SegmentError::MissingTable { db },
+            Some("28P01" | "28000" | "42501") => SegmentError::AccessDenied {
+                db,
+                detail: f.to_string(),
+            },
+            Some("3D000") => SegmentError::Database {
+                db,
+                detail: format!("{f}; create it (CREATE DATABASE), then run `leafctl db init`"),
+            },
+            Some("55P03") => SegmentError::Busy {
+                db,
+                detail: format!(
+                    "a row stayed locked by another session for over {} s ({f})",
+                    LOCK_WAIT_TIMEOUT_S
+                ),
+            },
+            _ if f.host_cannot_serve() => SegmentError::Unreachable {
+                db,
+                detail: f.to_string(),
+            },
+            _ => SegmentError::Database {
+                db,
+                detail: f.to_string(),
+            },
+        },
     }
 }
 

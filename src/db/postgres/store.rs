@@ -4,9 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::conn::{Param, PgConn, numbered};
-use super::error::{FailureKind, PgFailure};
+use super::error::{PgFailure, segment_error};
 use super::url::{PgTarget, parse};
-use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::hosts::HostChoice;
 use crate::db::redact_url;
 use crate::segment::store::{
@@ -388,53 +387,6 @@ fn pg_page(
     let (sql, params) = page_query(select, after, filter, limit);
     let sql = numbered(&sql).replace("biz_tag > $1", "biz_tag > $1::text");
     (sql, params.into_iter().map(Param::from).collect())
-}
-
-/// A PostgreSQL failure as the segment store reports it.
-fn segment_error(db: &str, f: PgFailure) -> SegmentError {
-    let db = db.to_string();
-    match f.kind {
-        FailureKind::Tls => SegmentError::TlsRefused {
-            db,
-            detail: f.detail,
-        },
-        FailureKind::Auth => SegmentError::AccessDenied {
-            db,
-            detail: f.detail,
-        },
-        FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => {
-            SegmentError::Unreachable {
-                db,
-                detail: f.detail,
-            }
-        }
-        FailureKind::Server => match f.code() {
-            Some("42P01") => SegmentError::MissingTable { db },
-            Some("28P01" | "28000" | "42501") => SegmentError::AccessDenied {
-                db,
-                detail: f.to_string(),
-            },
-            Some("3D000") => SegmentError::Database {
-                db,
-                detail: format!("{f}; create it (CREATE DATABASE), then run `leafctl db init`"),
-            },
-            Some("55P03") => SegmentError::Busy {
-                db,
-                detail: format!(
-                    "a row stayed locked by another session for over {} s ({f})",
-                    LOCK_WAIT_TIMEOUT_S
-                ),
-            },
-            _ if f.host_cannot_serve() => SegmentError::Unreachable {
-                db,
-                detail: f.to_string(),
-            },
-            _ => SegmentError::Database {
-                db,
-                detail: f.to_string(),
-            },
-        },
-    }
 }
 
 impl AllocStore for PostgresStore {
