@@ -16,8 +16,9 @@ pub(crate) fn excerpt(s: &str, max_chars: usize) -> Cow<'_, str> {
 }
 
 /// `a, b or c` (`a or b`, `a`): a list of alternatives for a message or help text.
-pub(crate) fn or_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    let items: Vec<&str> = items.into_iter().collect();
+pub(crate) fn or_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let items: Vec<S> = items.into_iter().collect();
+    let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
     match items.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         Some((last, _)) => last.to_string(),

@@ -176,10 +176,10 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         SegmentError::InvalidStep(_) => (EXIT_USAGE, "pick a step between 1 and 2147483647"),
         SegmentError::InvalidStart(_) => (EXIT_USAGE, "pick a start of 0 or more"),
         SegmentError::InvalidCount(_) => (EXIT_USAGE, "ask for fewer IDs"),
-        SegmentError::InvalidUrl { .. } => (
-            EXIT_USAGE,
-            "use --db mysql://user@host:port/database, --db postgres://user@host:port/database or --db sqlite:///path/to/leaf.db",
-        ),
+        SegmentError::InvalidUrl { .. } => {
+            let forms = leafctl::db::url_forms_after("--db ");
+            return (EXIT_USAGE, Some(format!("use {forms}")));
+        }
         SegmentError::UnknownTag { .. } => (
             EXIT_USAGE,
             "add it with `leafctl tag add TAG`; `leafctl tag list` shows the tags there are",

@@ -189,7 +189,7 @@ pub struct SnowflakeArgs {
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
     /// lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db
     /// alone]
-    #[arg(long, value_name = "local|forever|lease|mysql|postgres|etcd", value_parser = parse_registry)]
+    #[arg(long, value_name = RegistryKind::choices(), value_parser = parse_registry)]
     pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]

@@ -139,7 +139,10 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
-            "pass --registry local|lease|forever|etcd|mysql|postgres to say which to use",
+            format!(
+                "pass --registry {} to say which to use",
+                RegistryKind::choices()
+            ),
         )),
     }
 }

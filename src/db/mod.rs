@@ -66,7 +66,12 @@ pub fn database_names() -> String {
 
 /// `mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH`.
 pub fn url_forms() -> String {
-    crate::text::or_list(DATABASES.iter().map(|d| d.url_form))
+    url_forms_after("")
+}
+
+/// [`url_forms`], each after `prefix` (`--db `).
+pub fn url_forms_after(prefix: &str) -> String {
+    crate::text::or_list(DATABASES.iter().map(|d| format!("{prefix}{}", d.url_form)))
 }
 
 /// How long opening a TCP connection may take before the server counts as unreachable.

@@ -109,6 +109,16 @@ impl RegistryKind {
         crate::text::or_list(flags)
     }
 
+    /// Every name, `|`-separated: `local|forever|lease|mysql|postgres|etcd` (made once: clap
+    /// takes it as a value name).
+    pub fn choices() -> &'static str {
+        static CHOICES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        CHOICES.get_or_init(|| {
+            let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+            names.join("|")
+        })
+    }
+
     /// The names of the kinds whose worker ids can be listed and reclaimed (all but `local`),
     /// `|`-separated: `forever|lease|mysql|postgres|etcd` (made once: clap takes it as a
     /// value name).
