@@ -8,19 +8,19 @@
 //! between them ([`FAILBACK_AFTER`]), the timeouts, the redaction of passwords
 //! ([`redact_url`]) and the rules of the worker-id table ([`TableError`]).
 
-mod address;
-pub(crate) mod hosts;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
 pub(crate) mod table_registry;
 
-use std::time::Duration;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
+use self::mysql::{MYSQL_DDL, MysqlStore};
+use self::postgres::{POSTGRES_DDL, PostgresStore};
+use self::sqlite::{SQLITE_DDL, SqliteStore};
 use crate::segment::{AllocStore, SegmentError};
-
-pub use address::DbAddress;
-pub use hosts::FAILBACK_AFTER;
 pub use table_registry::{TableError, db_registry, init_table, table_ddl};
 
 /// One database leafctl can keep its tables in: the one list of them, which help texts,
@@ -128,6 +128,253 @@ pub fn open_store(
     mode: OpenMode,
 ) -> Result<Box<dyn AllocStore>, SegmentError> {
     DbAddress::parse(url)?.open_store(password, mode)
+}
+
+// ---- The address: a URL read once into the database it names, the one place a URL becomes a
+// backend (every store, the database registries and `db init` start from a `DbAddress`).
+
+/// The database a `--db` URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbAddress {
+    /// `mysql://user@host:port[,host:port...]/database[?tls=true]` (also `mariadb://`): MySQL
+    /// or MariaDB, one or several hosts.
+    Mysql {
+        /// The URL as given (it may hold a password: never print it, see [`DbAddress::redacted`]).
+        url: String,
+    },
+    /// `postgres://user@host:port[,host:port...]/database[?sslmode=...]` (also
+    /// `postgresql://`), libpq's URL form: PostgreSQL, one or several hosts.
+    Postgres {
+        /// The URL as given (it may hold a password: never print it).
+        url: String,
+    },
+    /// `sqlite://PATH`: an SQLite file.
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl DbAddress {
+    /// Reads a URL; anything but `mysql://`, `mariadb://`, `postgres://`, `postgresql://` and
+    /// `sqlite://` is refused, naming what is expected.
+    pub fn parse(url: &str) -> Result<DbAddress, SegmentError> {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            return Ok(DbAddress::Sqlite { path: path.into() });
+        }
+        if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            return Ok(DbAddress::Mysql {
+                url: url.to_string(),
+            });
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DbAddress::Postgres {
+                url: url.to_string(),
+            });
+        }
+        Err(SegmentError::InvalidUrl {
+            url: redact_url(url),
+            reason: format!("expected {}", url_forms()),
+        })
+    }
+
+    /// Which database of [`DATABASES`] it is.
+    pub fn database(&self) -> Database {
+        let [mysql, postgres, sqlite] = DATABASES;
+        match self {
+            DbAddress::Mysql { .. } => mysql,
+            DbAddress::Postgres { .. } => postgres,
+            DbAddress::Sqlite { .. } => sqlite,
+        }
+    }
+
+    /// The URL with any password removed, for messages.
+    pub fn redacted(&self) -> String {
+        match self {
+            DbAddress::Mysql { url } | DbAddress::Postgres { url } => redact_url(url),
+            DbAddress::Sqlite { path } => format!("sqlite://{}", path.display()),
+        }
+    }
+
+    /// The segment table's DDL for this database (`leafctl db init --print`).
+    pub fn segment_ddl(&self) -> &'static [&'static str] {
+        match self {
+            DbAddress::Mysql { .. } => MYSQL_DDL,
+            DbAddress::Postgres { .. } => POSTGRES_DDL,
+            DbAddress::Sqlite { .. } => SQLITE_DDL,
+        }
+    }
+
+    /// Opens the segment store. `password` (from `LEAF_DB_PASSWORD` or the config file)
+    /// overrides one in the URL.
+    pub fn open_store(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        Ok(match self {
+            DbAddress::Sqlite { path } => Box::new(SqliteStore::open(path, mode)?),
+            DbAddress::Mysql { url } => {
+                let store = MysqlStore::open(url, password)?;
+                if mode == OpenMode::CreateSchema {
+                    store.init_schema()?;
+                }
+                Box::new(store)
+            }
+            DbAddress::Postgres { url } => {
+                let store = PostgresStore::open(url, password)?;
+                if mode == OpenMode::CreateSchema {
+                    store.init_schema()?;
+                }
+                Box::new(store)
+            }
+        })
+    }
+}
+
+impl std::str::FromStr for DbAddress {
+    type Err = SegmentError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DbAddress::parse(s)
+    }
+}
+
+// ---- Hosts: which host of a URL's host list a store uses, written once for every database:
+// the first that answers, the next when the one in use fails, the earlier ones again after a
+// while.
+
+/// How long a store stays on a later host of its list before trying the earlier ones again
+/// (a restarted node is used again within this).
+pub const FAILBACK_AFTER: Duration = Duration::from_secs(10);
+
+/// The host in use among `len`, with its pool `P` (anything cheap to clone that reaches it).
+pub(crate) struct HostChoice<P> {
+    len: usize,
+    active: Mutex<Active<P>>,
+    /// The store's name, for the log.
+    name: String,
+}
+
+struct Active<P> {
+    host: usize,
+    pool: P,
+    /// When it was chosen, or when earlier hosts were last tried again.
+    since: Instant,
+}
+
+/// Connects to the first of `len` hosts that `connect` reaches, trying them in the list's order
+/// starting at `from` (wrapping around): the host's index with what `connect` made, or the last
+/// error (`None` only for an empty list). Every way a database picks a host starts here.
+pub(crate) fn first_answering<P, E>(
+    len: usize,
+    from: usize,
+    mut connect: impl FnMut(usize) -> Result<P, E>,
+) -> Result<(usize, P), Option<E>> {
+    let mut last = None;
+    for k in 0..len {
+        let host = (from + k) % len;
+        match connect(host) {
+            Ok(p) => return Ok((host, p)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last)
+}
+
+impl<P: Clone> HostChoice<P> {
+    /// Opens the first of `len` hosts that `connect` reaches; the last error if none does
+    /// (`None` only for an empty list).
+    pub fn open<E>(
+        name: &str,
+        len: usize,
+        connect: impl FnMut(usize) -> Result<P, E>,
+    ) -> Result<HostChoice<P>, Option<E>> {
+        let (host, pool) = first_answering(len, 0, connect)?;
+        Ok(HostChoice {
+            len,
+            active: Mutex::new(Active {
+                host,
+                pool,
+                since: Instant::now(),
+            }),
+            name: name.to_string(),
+        })
+    }
+
+    /// How many hosts the list has.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The host in use and its pool.
+    pub fn current(&self) -> (usize, P) {
+        let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        (a.host, a.pool.clone())
+    }
+
+    /// Moves from host `failed` (if still in use) to the next host of the list that `connect`
+    /// reaches; the error of the last one tried if none does. Nothing to do with one host, or
+    /// when another caller moved on already.
+    pub fn advance<E>(
+        &self,
+        failed: usize,
+        why: &dyn std::fmt::Display,
+        mut connect: impl FnMut(usize) -> Result<P, E>,
+    ) -> Result<(), E> {
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        if active.host != failed || self.len == 1 {
+            return Ok(());
+        }
+        // The other hosts, from the one after the failed one round to the one before it.
+        let others = self.len - 1;
+        match first_answering(others, 0, |k| connect((failed + 1 + k) % self.len)) {
+            Ok((k, pool)) => {
+                let host = (failed + 1 + k) % self.len;
+                tracing::warn!(
+                    "{}: host {} failed ({why}); using host {} of the list",
+                    self.name,
+                    failed + 1,
+                    host + 1
+                );
+                *active = Active {
+                    host,
+                    pool,
+                    since: Instant::now(),
+                };
+                Ok(())
+            }
+            Err(Some(e)) => Err(e),
+            Err(None) => Ok(()),
+        }
+    }
+
+    /// On a later host for [`FAILBACK_AFTER`]: tries the earlier ones, and moves back to the
+    /// first that `connect` reaches.
+    pub fn fail_back<E>(&self, connect: impl FnMut(usize) -> Result<P, E>) {
+        let host = {
+            let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+            if a.host == 0 || a.since.elapsed() < FAILBACK_AFTER {
+                return;
+            }
+            a.since = Instant::now();
+            a.host
+        };
+        if let Ok((earlier, pool)) = first_answering(host, 0, connect) {
+            let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+            if a.host == host {
+                tracing::info!(
+                    "{}: host {} answers again; using it",
+                    self.name,
+                    earlier + 1
+                );
+                *a = Active {
+                    host: earlier,
+                    pool,
+                    since: Instant::now(),
+                };
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use super::conn::{Checked, Poison};
 use super::error::{ER_LOCK_DEADLOCK, host_cannot_serve, map_connect_error, map_error};
 use super::url as mysql_url;
-use crate::db::hosts::HostChoice;
+use crate::db::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,

@@ -4,7 +4,7 @@
 
 use mysql::{Opts, OptsBuilder, SslOpts};
 
-use crate::db::hosts::first_answering;
+use crate::db::first_answering;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 pub(crate) use crate::text::scrub;
 use crate::text::url_password;

@@ -1,20 +1,24 @@
 //! One connection type for everything in leafctl that talks to PostgreSQL (the segment store
-//! and the worker registry).
+//! and the worker registry), with TLS as libpq's `sslmode` asks for it (through rustls).
 //!
 //! The client is `tokio-postgres` on one small runtime shared by every connection of the
-//! process ([`super::runtime`]); each statement is waited for with [`IO_TIMEOUT`], so a frozen
-//! server is an error within seconds, as on MySQL, never a hang.
+//! process; each statement is waited for with [`IO_TIMEOUT`], so a frozen server is an error
+//! within seconds, as on MySQL, never a hang.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres::types::{ToSql, Type};
 
 use super::error::{FailureKind, PgFailure};
-use super::runtime::run;
-use super::tls::tls_config;
 use super::url::{PgTarget, SslMode, is_socket_dir};
 use crate::db::{IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 
@@ -280,6 +284,177 @@ impl PgConn {
     pub fn batch(&self, sql: &str) -> Result<(), PgFailure> {
         let (sql, client) = (sql.to_string(), self.client.clone());
         self.call("statement", async move { client.batch_execute(&sql).await })
+    }
+}
+
+/// The runtime every PostgreSQL connection of the process runs on: one worker thread drives
+/// the connections' sockets; statements are awaited by the calling thread.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("leafctl-postgres")
+            .enable_all()
+            .build()
+            .expect("start the PostgreSQL client's runtime (a thread and an epoll instance)")
+    })
+}
+
+/// Runs `fut` on the runtime and waits for it, from any thread: a plain thread blocks on it;
+/// one that drives another tokio runtime (a server's handler) waits on a channel, since tokio
+/// forbids `block_on` there.
+fn run<T: Send + 'static>(fut: impl Future<Output = T> + Send + 'static) -> T {
+    let rt = runtime();
+    if tokio::runtime::Handle::try_current().is_err() {
+        return rt.block_on(fut);
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    rt.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    // The runtime is static and never shut down: the task always sends.
+    rx.recv()
+        .expect("the PostgreSQL runtime dropped a statement")
+}
+
+/// The rustls configuration `sslmode` asks for; `None` for plain TCP.
+fn tls_config(target: &PgTarget) -> Result<Option<rustls::ClientConfig>, PgFailure> {
+    let tls_error = |detail: String| PgFailure::new(FailureKind::Tls, detail);
+    let verify = match (target.ssl, &target.root_cert) {
+        (SslMode::Disable, _) => return Ok(None),
+        (SslMode::Prefer | SslMode::Require, None) => Verify::Nothing,
+        (SslMode::Prefer | SslMode::Require | SslMode::VerifyCa, _) => Verify::Chain,
+        (SslMode::VerifyFull, _) => Verify::Full,
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| tls_error(e.to_string()))?;
+    let config = match verify {
+        Verify::Nothing => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(LibpqVerifier {
+                chain: None,
+                provider,
+            }))
+            .with_no_client_auth(),
+        Verify::Chain | Verify::Full => {
+            let roots = Arc::new(roots(target.root_cert.as_ref()).map_err(tls_error)?);
+            let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                roots,
+                provider.clone(),
+            )
+            .build()
+            .map_err(|e| tls_error(e.to_string()))?;
+            if verify == Verify::Full {
+                builder.with_webpki_verifier(webpki).with_no_client_auth()
+            } else {
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(LibpqVerifier {
+                        chain: Some(webpki),
+                        provider,
+                    }))
+                    .with_no_client_auth()
+            }
+        }
+    };
+    Ok(Some(config))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verify {
+    Nothing,
+    Chain,
+    Full,
+}
+
+/// The CA certificates to trust: `sslrootcert`'s, or the system's.
+fn roots(file: Option<&PathBuf>) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match file {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+                store
+                    .add(cert)
+                    .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            }
+            if store.is_empty() {
+                return Err(format!(
+                    "sslrootcert {} holds no PEM certificate",
+                    path.display()
+                ));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            store.add_parsable_certificates(found.certs);
+            if store.is_empty() {
+                return Err(
+                    "no CA certificates found on this system: give sslrootcert=FILE".into(),
+                );
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// The certificate checks libpq makes short of `verify-full`: none for `sslmode=require` (and
+/// `prefer`) without a root certificate (the connection is encrypted, the certificate not
+/// checked), or the chain to a trusted CA without the name for `verify-ca`. The handshake's
+/// signatures are checked either way.
+#[derive(Debug)]
+struct LibpqVerifier {
+    /// `verify-ca`'s chain check; `None` checks no certificate.
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for LibpqVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -5,9 +5,7 @@ mod conn;
 mod error;
 mod lease_store;
 mod registry;
-mod runtime;
 mod store;
-mod tls;
 mod url;
 
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};

@@ -46,7 +46,7 @@ use super::lease_store::{PostgresLeaseStore, key};
 use super::url::{PgTarget, parse};
 use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
-use crate::db::hosts::first_answering;
+use crate::db::first_answering;
 use crate::db::table_registry::{self as table, LockHolder, TableError};
 use crate::worker::lease::FencedLease;
 use crate::worker::{

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use super::conn::{Param, PgConn, numbered};
 use super::error::{PgFailure, segment_error};
 use super::url::{PgTarget, parse};
-use crate::db::hosts::HostChoice;
+use crate::db::HostChoice;
 use crate::db::redact_url;
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
