@@ -13,19 +13,17 @@ pub mod postgres;
 pub mod sqlite;
 pub(crate) mod table_registry;
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use self::mysql::{MYSQL_DDL, MysqlStore};
-use self::postgres::{POSTGRES_DDL, PostgresStore};
-use self::sqlite::{SQLITE_DDL, SqliteStore};
 use crate::segment::{AllocStore, SegmentError};
-pub use table_registry::{TableError, db_registry, init_table, table_ddl};
+use crate::worker::{Registry, RegistryKind, RegistrySettings, WorkerError};
+pub use table_registry::TableError;
 
-/// One database leafctl can keep its tables in: the one list of them, which help texts,
-/// messages and docs take their lists from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One database leafctl can keep its tables in: the one list of them ([`DATABASES`]), which a
+/// parsed URL ([`DbAddress`]) becomes a backend through, and help texts, messages and docs take
+/// their lists from. Adding a database is a folder and an entry here.
+#[derive(Debug, Clone, Copy)]
 pub struct Database {
     /// Its name in messages (`PostgreSQL`).
     pub name: &'static str,
@@ -33,8 +31,28 @@ pub struct Database {
     pub schemes: &'static [&'static str],
     /// The form of its URL, for messages (`postgres://user@host:port/database`).
     pub url_form: &'static str,
-    /// Whether it can keep worker ids (`leaf_workerid_alloc`, `--registry`).
-    pub keeps_worker_ids: bool,
+    /// The segment table's DDL (`leafctl db init --print`).
+    pub segment_ddl: &'static [&'static str],
+    /// Opens its segment store from the URL (`password` overrides one in it).
+    open_store: OpenStore,
+    /// Its worker-id registry, if it keeps worker ids (`leaf_workerid_alloc`).
+    pub registry: Option<TableRegistry>,
+}
+
+/// How a database's segment store is opened: URL, password, mode.
+type OpenStore = fn(&str, Option<&str>, OpenMode) -> Result<Box<dyn AllocStore>, SegmentError>;
+
+/// A database's worker-id registry: NotFound9's `leaf_workerid_alloc` in its types.
+#[derive(Debug, Clone, Copy)]
+pub struct TableRegistry {
+    /// The registry kind (`--registry mysql`).
+    pub kind: RegistryKind,
+    /// The table's DDL (`leafctl db init --print`).
+    pub ddl: &'static str,
+    /// Creates the table when missing (`leafctl db init`).
+    init: fn(&str, Option<&str>) -> Result<(), WorkerError>,
+    /// Opens the registry on a registry's settings.
+    open: fn(&RegistrySettings) -> Result<Box<dyn Registry>, WorkerError>,
 }
 
 /// Every database, in the order messages list them.
@@ -43,21 +61,65 @@ pub const DATABASES: [Database; 3] = [
         name: "MySQL/MariaDB",
         schemes: &["mysql", "mariadb"],
         url_form: "mysql://user@host:port/database",
-        keeps_worker_ids: true,
+        segment_ddl: mysql::MYSQL_DDL,
+        open_store: mysql::open_store,
+        registry: Some(TableRegistry {
+            kind: RegistryKind::Mysql,
+            ddl: mysql::WORKERID_DDL,
+            init: mysql::init_schema,
+            open: mysql::open_registry,
+        }),
     },
     Database {
         name: "PostgreSQL",
         schemes: &["postgres", "postgresql"],
         url_form: "postgres://user@host:port/database",
-        keeps_worker_ids: true,
+        segment_ddl: postgres::POSTGRES_DDL,
+        open_store: postgres::open_store,
+        registry: Some(TableRegistry {
+            kind: RegistryKind::Postgres,
+            ddl: postgres::WORKERID_DDL,
+            init: postgres::init_schema,
+            open: postgres::open_registry,
+        }),
     },
     Database {
         name: "SQLite",
         schemes: &["sqlite"],
         url_form: "sqlite://PATH",
-        keeps_worker_ids: false,
+        segment_ddl: sqlite::SQLITE_DDL,
+        open_store: sqlite::open_store,
+        registry: None,
     },
 ];
+
+/// `store` as a boxed store, its tables created first with [`OpenMode::CreateSchema`].
+fn with_schema(
+    store: impl AllocStore + 'static,
+    mode: OpenMode,
+) -> Result<Box<dyn AllocStore>, SegmentError> {
+    if mode == OpenMode::CreateSchema {
+        store.init_schema()?;
+    }
+    Ok(Box::new(store))
+}
+
+/// The database registry of `kind` (`mysql`, `postgres`), if `kind` is one.
+fn table_registry(kind: RegistryKind) -> Option<TableRegistry> {
+    DATABASES
+        .iter()
+        .filter_map(|d| d.registry)
+        .find(|r| r.kind == kind)
+}
+
+/// Opens the worker-id registry of `kind` kept in a database, `None` if `kind` is not a
+/// database's ([`crate::worker::open`] asks here).
+pub(crate) fn open_registry(
+    kind: RegistryKind,
+    settings: &RegistrySettings,
+) -> Option<Result<Box<dyn Registry>, WorkerError>> {
+    table_registry(kind).map(|r| (r.open)(settings))
+}
 
 /// `MySQL/MariaDB, PostgreSQL or SQLite`.
 pub fn database_names() -> String {
@@ -133,76 +195,51 @@ pub fn open_store(
 // ---- The address: a URL read once into the database it names, the one place a URL becomes a
 // backend (every store, the database registries and `db init` start from a `DbAddress`).
 
-/// The database a `--db` URL names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DbAddress {
-    /// `mysql://user@host:port[,host:port...]/database[?tls=true]` (also `mariadb://`): MySQL
-    /// or MariaDB, one or several hosts.
-    Mysql {
-        /// The URL as given (it may hold a password: never print it, see [`DbAddress::redacted`]).
-        url: String,
-    },
-    /// `postgres://user@host:port[,host:port...]/database[?sslmode=...]` (also
-    /// `postgresql://`), libpq's URL form: PostgreSQL, one or several hosts.
-    Postgres {
-        /// The URL as given (it may hold a password: never print it).
-        url: String,
-    },
-    /// `sqlite://PATH`: an SQLite file.
-    Sqlite {
-        /// The file.
-        path: PathBuf,
-    },
+/// The database a `--db` URL names: `mysql://user@host:port[,host:port...]/database[?tls=true]`
+/// (also `mariadb://`), `postgres://user@host:port[,host:port...]/database[?sslmode=...]` (also
+/// `postgresql://`, libpq's form) or `sqlite://PATH`.
+#[derive(Debug, Clone)]
+pub struct DbAddress {
+    database: Database,
+    /// The URL as given (it may hold a password: never print it, see [`DbAddress::redacted`]).
+    url: String,
 }
 
 impl DbAddress {
-    /// Reads a URL; anything but `mysql://`, `mariadb://`, `postgres://`, `postgresql://` and
-    /// `sqlite://` is refused, naming what is expected.
+    /// Reads a URL; anything but the schemes of [`DATABASES`] is refused, naming what is
+    /// expected.
     pub fn parse(url: &str) -> Result<DbAddress, SegmentError> {
-        if let Some(path) = url.strip_prefix("sqlite://") {
-            return Ok(DbAddress::Sqlite { path: path.into() });
-        }
-        if url.starts_with("mysql://") || url.starts_with("mariadb://") {
-            return Ok(DbAddress::Mysql {
+        let named = |d: &&Database| {
+            d.schemes.iter().any(|s| {
+                url.strip_prefix(s)
+                    .is_some_and(|rest| rest.starts_with("://"))
+            })
+        };
+        match DATABASES.iter().find(named) {
+            Some(database) => Ok(DbAddress {
+                database: *database,
                 url: url.to_string(),
-            });
+            }),
+            None => Err(SegmentError::InvalidUrl {
+                url: redact_url(url),
+                reason: format!("expected {}", url_forms()),
+            }),
         }
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return Ok(DbAddress::Postgres {
-                url: url.to_string(),
-            });
-        }
-        Err(SegmentError::InvalidUrl {
-            url: redact_url(url),
-            reason: format!("expected {}", url_forms()),
-        })
     }
 
     /// Which database of [`DATABASES`] it is.
     pub fn database(&self) -> Database {
-        let [mysql, postgres, sqlite] = DATABASES;
-        match self {
-            DbAddress::Mysql { .. } => mysql,
-            DbAddress::Postgres { .. } => postgres,
-            DbAddress::Sqlite { .. } => sqlite,
-        }
+        self.database
     }
 
     /// The URL with any password removed, for messages.
     pub fn redacted(&self) -> String {
-        match self {
-            DbAddress::Mysql { url } | DbAddress::Postgres { url } => redact_url(url),
-            DbAddress::Sqlite { path } => format!("sqlite://{}", path.display()),
-        }
+        redact_url(&self.url)
     }
 
     /// The segment table's DDL for this database (`leafctl db init --print`).
     pub fn segment_ddl(&self) -> &'static [&'static str] {
-        match self {
-            DbAddress::Mysql { .. } => MYSQL_DDL,
-            DbAddress::Postgres { .. } => POSTGRES_DDL,
-            DbAddress::Sqlite { .. } => SQLITE_DDL,
-        }
+        self.database.segment_ddl
     }
 
     /// Opens the segment store. `password` (from `LEAF_DB_PASSWORD` or the config file)
@@ -212,23 +249,41 @@ impl DbAddress {
         password: Option<&str>,
         mode: OpenMode,
     ) -> Result<Box<dyn AllocStore>, SegmentError> {
-        Ok(match self {
-            DbAddress::Sqlite { path } => Box::new(SqliteStore::open(path, mode)?),
-            DbAddress::Mysql { url } => {
-                let store = MysqlStore::open(url, password)?;
-                if mode == OpenMode::CreateSchema {
-                    store.init_schema()?;
-                }
-                Box::new(store)
-            }
-            DbAddress::Postgres { url } => {
-                let store = PostgresStore::open(url, password)?;
-                if mode == OpenMode::CreateSchema {
-                    store.init_schema()?;
-                }
-                Box::new(store)
-            }
-        })
+        (self.database.open_store)(&self.url, password, mode)
+    }
+
+    /// The registry that can keep worker ids in this database, if any.
+    pub fn registry(&self) -> Option<RegistryKind> {
+        self.database.registry.map(|r| r.kind)
+    }
+
+    /// Creates `leaf_workerid_alloc` when missing (`leafctl db init`); nothing for a database
+    /// that keeps no worker ids.
+    pub fn init_registry_table(&self, password: Option<&str>) -> Result<(), WorkerError> {
+        match self.database.registry {
+            Some(r) => (r.init)(&self.url, password),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The registry that can keep its worker ids in the database `url` names: MySQL's or
+/// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
+pub fn db_registry(url: &str) -> Option<RegistryKind> {
+    DbAddress::parse(url).ok()?.registry()
+}
+
+/// The DDL of `leaf_workerid_alloc` for a database registry (`leafctl db init --print`).
+pub fn table_ddl(kind: RegistryKind) -> Option<&'static str> {
+    table_registry(kind).map(|r| r.ddl)
+}
+
+/// Creates `leaf_workerid_alloc` when missing in the database `url` names (`leafctl db init`);
+/// nothing for a database that keeps no worker ids.
+pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> {
+    match DbAddress::parse(url) {
+        Ok(address) => address.init_registry_table(password),
+        Err(_) => Ok(()),
     }
 }
 
@@ -405,8 +460,8 @@ mod tests {
             for scheme in db.schemes {
                 let url = format!("{scheme}://u@h/d");
                 let address = DbAddress::parse(&url).unwrap();
-                assert_eq!(address.database(), db, "{url}");
-                assert_eq!(db_registry(&url).is_some(), db.keeps_worker_ids, "{url}");
+                assert_eq!(address.database().name, db.name, "{url}");
+                assert_eq!(db_registry(&url), db.registry.map(|r| r.kind), "{url}");
             }
             assert!(lib.contains(db.name), "lib.rs docs lack {}", db.name);
             assert!(

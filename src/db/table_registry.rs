@@ -19,38 +19,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::db::DbAddress;
 use crate::worker::lease::{Record, Written};
 use crate::worker::record::{WorkerStatus, status_of};
 
-/// The registry that can keep its worker ids in the database `url` names: MySQL's or
-/// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
-pub fn db_registry(url: &str) -> Option<RegistryKind> {
-    match DbAddress::parse(url).ok()? {
-        DbAddress::Mysql { .. } => Some(RegistryKind::Mysql),
-        DbAddress::Postgres { .. } => Some(RegistryKind::Postgres),
-        DbAddress::Sqlite { .. } => None,
-    }
-}
-
-/// The DDL of `leaf_workerid_alloc` for a database registry (`leafctl db init --print`).
-pub fn table_ddl(kind: RegistryKind) -> Option<&'static str> {
-    match kind {
-        RegistryKind::Mysql => Some(super::mysql::WORKERID_DDL),
-        RegistryKind::Postgres => Some(super::postgres::WORKERID_DDL),
-        _ => None,
-    }
-}
-
-/// Creates `leaf_workerid_alloc` when missing in the database `url` names (`leafctl db init`);
-/// nothing for a database that keeps no worker ids.
-pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> {
-    match db_registry(url) {
-        Some(RegistryKind::Mysql) => super::mysql::init_schema(url, password),
-        Some(RegistryKind::Postgres) => super::postgres::init_schema(url, password),
-        _ => Ok(()),
-    }
-}
 use crate::worker::{
     LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, StoreError, StoreFailure, WorkerError,
     WorkerRecord,

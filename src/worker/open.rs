@@ -1,15 +1,17 @@
-//! The one place a registry kind picks its backend.
+//! The one place a registry kind picks its backend: the databases' registries through their
+//! list ([`crate::db::DATABASES`]), the others here.
 
 use super::WorkerError;
 use super::registry::{Registry, RegistryKind, RegistrySettings};
-use crate::db::mysql::{MysqlOptions, MysqlRegistry};
-use crate::db::postgres::{PostgresOptions, PostgresRegistry};
 
 /// Opens the registry of `kind` on `settings`: the one place a kind picks its backend.
 pub fn open(
     kind: RegistryKind,
     settings: &RegistrySettings,
 ) -> Result<Box<dyn Registry>, WorkerError> {
+    if let Some(registry) = crate::db::open_registry(kind, settings) {
+        return registry;
+    }
     Ok(match kind {
         RegistryKind::Local => Box::new(super::local::LocalRegistry::from_settings(settings)?),
         RegistryKind::ZkForever => Box::new(super::ZkForeverRegistry::new(
@@ -18,12 +20,15 @@ pub fn open(
         RegistryKind::ZkLease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
             settings, kind,
         )?)),
-        RegistryKind::Mysql => Box::new(MysqlRegistry::new(MysqlOptions::from_settings(settings)?)),
-        RegistryKind::Postgres => Box::new(PostgresRegistry::new(PostgresOptions::from_settings(
-            settings,
-        )?)),
         RegistryKind::Etcd => Box::new(super::EtcdLeaseRegistry::new(super::etcd::options(
             settings,
         )?)),
+        // A database's registry, opened above.
+        other => {
+            return Err(WorkerError::setting(
+                format!("no database keeps the {other} registry"),
+                "use another --registry",
+            ));
+        }
     })
 }

@@ -79,6 +79,16 @@ fn file_access(name: &str, path: &Path, e: &rusqlite::Error) -> Option<SegmentEr
     }
 }
 
+/// Opens the segment store a `sqlite://PATH` URL names ([`super::DbAddress::open_store`]).
+pub(crate) fn open_store(
+    url: &str,
+    _password: Option<&str>,
+    mode: OpenMode,
+) -> Result<Box<dyn AllocStore>, SegmentError> {
+    let path = url.strip_prefix("sqlite://").unwrap_or(url);
+    Ok(Box::new(SqliteStore::open(path, mode)?))
+}
+
 /// The max_id of `tag`'s row, if it has one.
 fn max_id_of(conn: &Connection, tag: &str) -> rusqlite::Result<Option<i64>> {
     conn.query_row(
