@@ -438,43 +438,6 @@ impl<S: AllocStore + ?Sized, T> Iterator for Pages<'_, S, T> {
     }
 }
 
-/// A page query: `select` narrowed to tags after `after` and matching `like`, in tag order, at
-/// most `limit` rows; the values to bind in order. The same SQL on MySQL, SQLite and PostgreSQL
-/// (positional `?` is turned into `$n` by stores that need it).
-pub(crate) fn page_query(
-    select: &str,
-    after: Option<&str>,
-    like: Option<&str>,
-    limit: usize,
-) -> (String, Vec<PageParam>) {
-    let mut sql = String::from(select);
-    let mut params = Vec::new();
-    let mut word = " WHERE ";
-    if let Some(after) = after {
-        sql.push_str(word);
-        sql.push_str("biz_tag > ?");
-        params.push(PageParam::Text(after.to_string()));
-        word = " AND ";
-    }
-    if let Some(like) = like {
-        sql.push_str(word);
-        sql.push_str("biz_tag LIKE ? ESCAPE '");
-        sql.push(LIKE_ESCAPE);
-        sql.push('\'');
-        params.push(PageParam::Text(like.to_string()));
-    }
-    sql.push_str(" ORDER BY biz_tag LIMIT ?");
-    params.push(PageParam::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
-    (sql, params)
-}
-
-/// A value bound to a [`page_query`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum PageParam {
-    Text(String),
-    Int(i64),
-}
-
 /// How often a claim is tried when it loses a write conflict (error 1213: an InnoDB deadlock,
 /// or a Galera certification failure, a normal answer on a multi-writer cluster) before the
 /// conflict is reported.

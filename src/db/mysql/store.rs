@@ -9,9 +9,10 @@ use super::error::{ER_LOCK_DEADLOCK, host_cannot_serve, map_connect_error, map_e
 use super::url as mysql_url;
 use crate::db::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
+use crate::db::{PageParam, page_query};
 use crate::segment::store::{
-    Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
-    page_query, start_for, tag_exists, unknown_tag,
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, start_for,
+    tag_exists, unknown_tag,
 };
 use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,

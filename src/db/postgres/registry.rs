@@ -191,7 +191,8 @@ pub(super) fn fail(action: &'static str, reason: impl std::fmt::Display) -> Work
 
 impl PostgresOptions {
     /// Options for the database at `url` (`password` replaces one in the URL), as `identity`;
-    /// `wait_timeout` as in [`crate::db::mysql::MysqlOptions::wait_timeout`].
+    /// `wait_timeout`: the session's `idle_session_timeout` (see the module's documentation; at
+    /// least [`MIN_REGISTRY_WAIT_TIMEOUT`], `None` keeps the server's).
     pub fn new(
         url: &str,
         password: Option<&str>,

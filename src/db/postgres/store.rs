@@ -8,9 +8,10 @@ use super::error::{PgFailure, segment_error};
 use super::url::{PgTarget, parse};
 use crate::db::HostChoice;
 use crate::db::redact_url;
+use crate::db::{PageParam, page_query};
 use crate::segment::store::{
-    Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
-    names_removed_table, page_query, start_for, tag_exists, unknown_tag,
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries,
+    names_removed_table, start_for, tag_exists, unknown_tag,
 };
 use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,

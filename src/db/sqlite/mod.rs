@@ -7,9 +7,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::db::OpenMode;
+use crate::db::{PageParam, page_query};
 use crate::segment::store::{
-    PageParam, check_bump, check_claim, names_removed_table, page_query, start_for, tag_exists,
-    unknown_tag,
+    check_bump, check_claim, names_removed_table, start_for, tag_exists, unknown_tag,
 };
 use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
