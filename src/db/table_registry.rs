@@ -166,6 +166,35 @@ pub(crate) fn describe(db: &str, worker: u64, identity: &impl std::fmt::Display)
     format!("{db} leaf_workerid_alloc id {worker} ({identity})")
 }
 
+/// What `workers reclaim` reports after marking a locked row given back (`marked` rows changed).
+pub(crate) fn marked_given_back(record: &WorkerRecord, marked: u64) -> Vec<String> {
+    if marked == 0 {
+        return Vec::new();
+    }
+    vec![format!(
+        "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
+        record.location
+    )]
+}
+
+/// What `workers reclaim --force` reports after deleting a held row (`deleted` rows).
+pub(crate) fn deleted(record: &WorkerRecord, deleted: u64) -> Vec<String> {
+    if deleted == 0 {
+        return Vec::new();
+    }
+    vec![record.location.clone()]
+}
+
+/// `workers reclaim`'s refusal when a row listed free was taken since (on `db`).
+pub(crate) fn taken_meanwhile(db: &'static str, record: &WorkerRecord) -> WorkerError {
+    refused(
+        db,
+        TableError::TakenMeanwhile {
+            location: record.location.clone(),
+        },
+    )
+}
+
 /// What one acquisition learnt from its listing, for its claims.
 #[derive(Debug, Default)]
 pub(crate) struct Pick {

@@ -33,7 +33,7 @@ use mysql::prelude::Queryable;
 use super::lease_store::{MysqlLeaseStore, lock_name_sql};
 use super::url::{self as mysql_url, scrub};
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
-use crate::db::table_registry::{self as table, LockHolder, TableError};
+use crate::db::table_registry::{self as table, LockHolder};
 use crate::worker::lease::FencedLease;
 use crate::worker::{
     Identity, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
@@ -263,23 +263,9 @@ impl Registry for MysqlRegistry {
                     .map(|()| c.affected_rows())
                     .map_err(|e| o.db_fail("update leaf_workerid_alloc", &e));
                 let _ = c.exec_drop("DO RELEASE_LOCK(?)", (&name,));
-                return Ok(if marked? > 0 {
-                    vec![format!(
-                        "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
-                        record.location
-                    )]
-                } else {
-                    Vec::new()
-                });
+                return Ok(table::marked_given_back(record, marked?));
             }
-            _ if !record.held => {
-                return Err(table::refused(
-                    "MySQL",
-                    TableError::TakenMeanwhile {
-                        location: record.location.clone(),
-                    },
-                ));
-            }
+            _ if !record.held => return Err(table::taken_meanwhile("MySQL", record)),
             _ => {
                 c.exec_drop(
                     "DELETE FROM leaf_workerid_alloc WHERE id = ?",
@@ -289,11 +275,7 @@ impl Registry for MysqlRegistry {
                 c.affected_rows()
             }
         };
-        Ok(if changed > 0 {
-            vec![record.location.clone()]
-        } else {
-            Vec::new()
-        })
+        Ok(table::deleted(record, changed))
     }
 }
 

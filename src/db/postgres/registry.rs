@@ -47,7 +47,7 @@ use super::url::{PgTarget, parse};
 use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
 use crate::db::first_answering;
-use crate::db::table_registry::{self as table, LockHolder, TableError};
+use crate::db::table_registry::{self as table, LockHolder};
 use crate::worker::lease::FencedLease;
 use crate::worker::{
     IssueOptions, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
@@ -450,22 +450,10 @@ impl Registry for PostgresRegistry {
                 &format!("SELECT pg_advisory_unlock({LOCK_CLASS}::int, $1::bigint::int)"),
                 vec![id.into()],
             );
-            return Ok(if marked? > 0 {
-                vec![format!(
-                    "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
-                    record.location
-                )]
-            } else {
-                Vec::new()
-            });
+            return Ok(table::marked_given_back(record, marked?));
         }
         if !record.held {
-            return Err(table::refused(
-                "PostgreSQL",
-                TableError::TakenMeanwhile {
-                    location: record.location.clone(),
-                },
-            ));
+            return Err(table::taken_meanwhile("PostgreSQL", record));
         }
         let deleted = c
             .execute(
@@ -473,11 +461,7 @@ impl Registry for PostgresRegistry {
                 vec![id.into()],
             )
             .map_err(|f| fail("delete from leaf_workerid_alloc", f))?;
-        Ok(if deleted > 0 {
-            vec![record.location.clone()]
-        } else {
-            Vec::new()
-        })
+        Ok(table::deleted(record, deleted))
     }
 }
 
