@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use leafctl::segment::{Increment, OpenMode, open_store};
+use leafctl::db::{OpenMode, open_store};
+use leafctl::segment::Increment;
 
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())

@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use leafctl::segment::{AllocStore, Increment, open_store};
+use leafctl::db::open_store;
+use leafctl::segment::{AllocStore, Increment};
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -34,12 +35,8 @@ fn main() {
         let (name, url) = pair.split_once('=').unwrap_or((pair, pair));
         let stores: Vec<Box<dyn AllocStore>> = (0..threads)
             .map(|_| {
-                open_store(
-                    url,
-                    password.as_deref(),
-                    leafctl::segment::OpenMode::Existing,
-                )
-                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                open_store(url, password.as_deref(), leafctl::db::OpenMode::Existing)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"))
             })
             .collect();
         let tag = format!("bench-{}", std::process::id());

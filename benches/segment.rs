@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
+use leafctl::db::OpenMode;
+use leafctl::db::sqlite::SqliteStore;
+use leafctl::segment::{AllocStore, SegmentGenerator};
 
 fn generator(dir: &tempfile::TempDir) -> SegmentGenerator {
     let path = dir.path().join("bench.db");

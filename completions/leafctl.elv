@@ -39,7 +39,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
-            cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
+            cand workers 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd'
             cand config 'Inspect the effective configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -92,7 +92,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
             cand --instance 'This process''s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
             cand --segment 'Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]'
-            cand --snowflake 'Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql [env: LEAF_SERVE_SNOWFLAKE]'
+            cand --snowflake 'Serve snowflake mode, with a worker id from --worker-id, --zk, --registry mysql, --registry postgres or --etcd [env: LEAF_SERVE_SNOWFLAKE]'
             cand -q 'Print only results: no progress, no warnings'
             cand --quiet 'Print only results: no progress, no warnings'
             cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
@@ -511,7 +511,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
-            cand workers 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
+            cand workers 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd'
             cand config 'Inspect the effective configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
         }

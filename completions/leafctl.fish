@@ -44,7 +44,7 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "serve" -d 'Run Leaf
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "decode" -d 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
-complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
+complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "config" -d 'Inspect the effective configuration'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d 'How many IDs to issue' -r
@@ -108,7 +108,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l etcd -d 'etcd 
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l segment -d 'Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]'
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l snowflake -d 'Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql [env: LEAF_SERVE_SNOWFLAKE]'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l snowflake -d 'Serve snowflake mode, with a worker id from --worker-id, --zk, --registry mysql, --registry postgres or --etcd [env: LEAF_SERVE_SNOWFLAKE]'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -437,7 +437,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_see
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "decode" -d 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "tag" -d 'Manage segment-mode tags (rows of Leaf\'s leaf_alloc table)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "db" -d 'Set up the segment database (leaf_alloc table)'
-complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, etcd or MySQL'
+complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "workers" -d 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "config" -d 'Inspect the effective configuration'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and not __fish_seen_subcommand_from next serve decode tag db workers config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Add a tag (a row of leaf_alloc)'

@@ -1,19 +1,20 @@
 //! leafctl: Meituan Leaf's distributed ID generator as a Rust library.
 //!
 //! - [`snowflake`]: `time | worker | sequence` IDs, their layouts and a thread-safe generator.
-//! - [`segment`]: Leaf's segment mode: ranges claimed in the `leaf_alloc` table (MySQL or SQLite)
-//!   and a double-buffered generator.
+//! - [`segment`]: Leaf's segment mode: ranges claimed in the `leaf_alloc` table and a
+//!   double-buffered generator.
+//! - [`db`]: the databases that table lives in (MySQL/MariaDB, PostgreSQL or SQLite), one folder
+//!   each, with the worker-id registries of those that keep worker ids.
 //! - [`server`]: `leafctl serve`, Leaf's HTTP API on these generators, mountable in any hyper server.
 //! - [`idformat`]: reading any time-ordered ID (snowflake layouts, UUID v1/v6/v7, ULID, KSUID,
 //!   ObjectId): guessing a number's layout, finding IDs in log text, the IDs around one.
 //! - [`worker`]: where worker ids come from (local lock and state file, ZooKeeper forever/lease,
-//!   MySQL, etcd) and how they stay safe across processes, hosts and clock changes.
+//!   MySQL, PostgreSQL, etcd) and how they stay safe across processes, hosts and clock changes.
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod db;
 pub mod idformat;
-mod mysql_url;
-mod pg;
 pub mod segment;
 pub mod server;
 pub mod snowflake;

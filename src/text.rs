@@ -15,6 +15,17 @@ pub(crate) fn excerpt(s: &str, max_chars: usize) -> Cow<'_, str> {
     }
 }
 
+/// `a, b or c` (`a or b`, `a`): a list of alternatives for a message or help text.
+pub(crate) fn or_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let items: Vec<S> = items.into_iter().collect();
+    let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
+}
+
 /// The password written in a URL, if any (the user part ends at the last `@`).
 pub(crate) fn url_password(url: &str) -> Option<String> {
     let (_, rest) = url.split_once("://")?;

@@ -5,7 +5,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use leafctl::segment::{AllocStore, MysqlStore, SegmentError, SegmentGenerator};
+use leafctl::db::mysql::MysqlStore;
+use leafctl::segment::{AllocStore, SegmentError, SegmentGenerator};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::{assert_unique, wait_until};
 

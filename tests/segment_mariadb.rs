@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::segment::{
-    AllocStore, Increment, MysqlStore, SegmentError, SegmentGenerator, open_store,
-};
+use leafctl::db::mysql::MysqlStore;
+use leafctl::db::open_store;
+use leafctl::segment::{AllocStore, Increment, SegmentError, SegmentGenerator};
 use leafctl::snowflake::FakeClock;
 use predicates::prelude::*;
 use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
@@ -574,7 +574,7 @@ fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
         open_store(
             &format!("mysql://leaf@127.0.0.1:{dead_port}/leaf"),
             None,
-            leafctl::segment::OpenMode::Existing
+            leafctl::db::OpenMode::Existing
         ),
         Err(SegmentError::Unreachable { .. })
     ));

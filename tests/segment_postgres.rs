@@ -7,7 +7,8 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use leafctl::segment::{AllocStore, PostgresStore, SegmentError, SegmentGenerator};
+use leafctl::db::postgres::PostgresStore;
+use leafctl::segment::{AllocStore, SegmentError, SegmentGenerator};
 use support::etcd::Certs;
 use support::postgres::{PASSWORD, Postgres};
 use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr};
@@ -158,7 +159,7 @@ fn removals_racing_adds_and_claims_issue_no_id_twice() {
 fn a_database_without_the_tombstone_table() {
     let pg = Postgres::shared();
     let name = pg.fresh_db();
-    pg.sql(Some(&name), leafctl::segment::POSTGRES_DDL[0]);
+    pg.sql(Some(&name), leafctl::db::postgres::POSTGRES_DDL[0]);
     pg.sql(Some(&name), "ALTER TABLE leaf_alloc OWNER TO leaf");
     pg.sql(
         None,

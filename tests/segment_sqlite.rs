@@ -7,7 +7,9 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::sync::Arc;
 
-use leafctl::segment::{AllocStore, OpenMode, SegmentGenerator, SqliteStore};
+use leafctl::db::OpenMode;
+use leafctl::db::sqlite::SqliteStore;
+use leafctl::segment::{AllocStore, SegmentGenerator};
 use predicates::prelude::*;
 use std::time::Duration;
 use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr, wait_until};
@@ -461,7 +463,8 @@ fn a_database_without_the_tombstone_table() {
     let file = sb.path().join("old.db");
     let url = format!("sqlite://{}", file.display());
     let conn = rusqlite::Connection::open(&file).unwrap();
-    conn.execute_batch(leafctl::segment::SQLITE_DDL[0]).unwrap();
+    conn.execute_batch(leafctl::db::sqlite::SQLITE_DDL[0])
+        .unwrap();
     let run = |args: &[&str]| {
         sb.leafctl()
             .env("LEAF_DB", &url)
@@ -496,7 +499,8 @@ fn a_database_without_the_tombstone_table() {
     let other = sb.path().join("view.db");
     let url = format!("sqlite://{}", other.display());
     let conn = rusqlite::Connection::open(&other).unwrap();
-    conn.execute_batch(leafctl::segment::SQLITE_DDL[0]).unwrap();
+    conn.execute_batch(leafctl::db::sqlite::SQLITE_DDL[0])
+        .unwrap();
     conn.execute_batch(
         "CREATE VIEW leaf_alloc_removed AS SELECT biz_tag, max_id, update_time AS removed_at \
          FROM leaf_alloc",

@@ -5,11 +5,11 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use leafctl::db::mysql::{MysqlOptions, MysqlRegistry};
 use leafctl::snowflake::{Clock, FakeClock, SystemClock};
 use leafctl::worker::IssueOptions;
 use leafctl::worker::{
-    MysqlOptions, MysqlRegistry, REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator,
-    WorkerRegistry, WorkerStatus,
+    REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator, WorkerRegistry, WorkerStatus,
 };
 use support::mariadb::{MariaDb, PASSWORD};
 use support::snowflake::{assert_clock_behind, issue, leaf, system, time_of, zero_start};
@@ -37,7 +37,7 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
         url: db.url(name),
         password: Some(PASSWORD.into()),
         identity: instance.parse().unwrap(),
-        wait_timeout: Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
+        wait_timeout: Some(leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT),
     })
 }
 

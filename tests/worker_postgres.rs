@@ -6,10 +6,10 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use leafctl::db::postgres::{PostgresOptions, PostgresRegistry};
 use leafctl::snowflake::{Clock, FakeClock, SystemClock};
 use leafctl::worker::{
-    IssueOptions, PostgresOptions, PostgresRegistry, Registry, WorkerError, WorkerGenerator,
-    WorkerRegistry, WorkerStatus,
+    IssueOptions, Registry, WorkerError, WorkerGenerator, WorkerRegistry, WorkerStatus,
 };
 use support::postgres::Postgres;
 use support::snowflake::{assert_clock_behind, issue, leaf, system, zero_start};
@@ -38,7 +38,7 @@ fn registry(url: &str, instance: &str) -> PostgresRegistry {
             url,
             None,
             instance.parse().unwrap(),
-            Some(leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT),
+            Some(leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT),
         )
         .unwrap(),
     )

@@ -2,8 +2,8 @@
 
 use clap::Subcommand;
 use leafctl::config::Origin;
-use leafctl::segment::{AllocStore, DbAddress, OpenMode};
-use leafctl::worker;
+use leafctl::db::{self, DbAddress, OpenMode};
+use leafctl::segment::AllocStore;
 use serde::Serialize;
 
 use super::Context;
@@ -70,7 +70,7 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
             text.push_str(";\n");
         }
         // The worker id registry of `--registry mysql|postgres` (NotFound9's table).
-        if let Some(ddl) = worker::db_registry(&s.db_url.value).and_then(worker::table_ddl) {
+        if let Some(ddl) = db::db_registry(&s.db_url.value).and_then(db::table_ddl) {
             text.push_str(ddl);
             text.push_str(";\n");
         }
@@ -78,7 +78,7 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
     let store = address.open_store(password, OpenMode::CreateSchema)?;
-    worker::init_table(&s.db_url.value, password)?;
+    db::init_table(&s.db_url.value, password)?;
     let report = InitReport {
         database: store.describe(),
         table: "leaf_alloc",

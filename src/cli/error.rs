@@ -176,10 +176,10 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         SegmentError::InvalidStep(_) => (EXIT_USAGE, "pick a step between 1 and 2147483647"),
         SegmentError::InvalidStart(_) => (EXIT_USAGE, "pick a start of 0 or more"),
         SegmentError::InvalidCount(_) => (EXIT_USAGE, "ask for fewer IDs"),
-        SegmentError::InvalidUrl { .. } => (
-            EXIT_USAGE,
-            "use --db mysql://user@host:port/database, --db postgres://user@host:port/database or --db sqlite:///path/to/leaf.db",
-        ),
+        SegmentError::InvalidUrl { .. } => {
+            let forms = leafctl::db::url_forms_after("--db ");
+            return (EXIT_USAGE, Some(format!("use {forms}")));
+        }
         SegmentError::UnknownTag { .. } => (
             EXIT_USAGE,
             "add it with `leafctl tag add TAG`; `leafctl tag list` shows the tags there are",
@@ -209,14 +209,6 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             EXIT_RUNTIME,
             "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)",
         ),
-        SegmentError::Unreachable { detail, .. } if detail.contains("password missing") => {
-            return (
-                EXIT_RUNTIME,
-                Some(format!(
-                    "the server asks for a password and none was given: give it with {PASSWORD_WAYS}"
-                )),
-            );
-        }
         SegmentError::Unreachable { .. } => (
             EXIT_RUNTIME,
             "check that the database server is up and the host and port in --db/LEAF_DB are right",

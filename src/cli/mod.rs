@@ -120,8 +120,11 @@ pub enum Command {
     /// Set up the segment database (leaf_alloc table)
     #[command(subcommand)]
     Db(db::DbCommand),
-    /// List, reclaim and check worker ids in ZooKeeper, etcd or MySQL
-    #[command(subcommand)]
+    // List, reclaim and check worker ids in the registries' stores (the list is the library's).
+    #[command(
+        subcommand,
+        about = format!("List, reclaim and check worker ids in {}", RegistryKind::stores())
+    )]
     Workers(workers::WorkersCommand),
     /// Inspect the effective configuration
     #[command(subcommand)]
@@ -186,7 +189,7 @@ pub struct SnowflakeArgs {
     /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
     /// lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db
     /// alone]
-    #[arg(long, value_name = "local|forever|lease|mysql|postgres|etcd", value_parser = parse_registry)]
+    #[arg(long, value_name = RegistryKind::choices(), value_parser = parse_registry)]
     pub registry: Option<RegistryKind>,
     /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
     #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]

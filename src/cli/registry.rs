@@ -83,9 +83,9 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
         (Some(z), Some(e)) if e.origin.rank() > z.origin.rank() => RegistryKind::Etcd,
         (None, Some(_)) => RegistryKind::Etcd,
         // A name's ZooKeeper tree holds forever nodes and leases alike.
-        (Some(_), _) => RegistryKind::Lease,
+        (Some(_), _) => RegistryKind::ZkLease,
         (None, None) if s.db_url.origin != Origin::Default => {
-            worker::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
+            leafctl::db::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
         }
         (None, None) => {
             return Err(usage(
@@ -109,12 +109,12 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
         given.push((RegistryKind::Local, "a worker id", &w.origin));
     }
     if let Some(z) = &s.zk_hosts {
-        given.push((RegistryKind::Lease, "ZooKeeper hosts", &z.origin));
+        given.push((RegistryKind::ZkLease, "ZooKeeper hosts", &z.origin));
     }
     if let Some(e) = &s.etcd_endpoints {
         given.push((RegistryKind::Etcd, "etcd endpoints", &e.origin));
     }
-    let db_registry = worker::db_registry(&s.db_url.value);
+    let db_registry = leafctl::db::db_registry(&s.db_url.value);
     if given.is_empty()
         && s.db_url.origin != Origin::Default
         && let Some(kind) = db_registry
@@ -139,7 +139,10 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
-            "pass --registry local|lease|forever|etcd|mysql|postgres to say which to use",
+            format!(
+                "pass --registry {} to say which to use",
+                RegistryKind::choices()
+            ),
         )),
     }
 }

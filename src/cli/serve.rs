@@ -45,9 +45,14 @@ pub struct ServeArgs {
     /// Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]
     #[arg(long)]
     pub segment: bool,
-    /// Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql
-    /// [env: LEAF_SERVE_SNOWFLAKE]
-    #[arg(long)]
+    // Serve snowflake mode, with a worker id from any registry (the list is the library's).
+    #[arg(
+        long,
+        help = format!(
+            "Serve snowflake mode, with a worker id from {} [env: LEAF_SERVE_SNOWFLAKE]",
+            leafctl::worker::RegistryKind::flags()
+        )
+    )]
     pub snowflake: bool,
     #[command(flatten)]
     pub worker: SnowflakeArgs,

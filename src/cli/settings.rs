@@ -11,7 +11,7 @@ use std::str::FromStr;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use leafctl::config::{self, LoadedConfig, Origin};
-use leafctl::segment::redact_url;
+use leafctl::db::{MAX_REGISTRY_WAIT_TIMEOUT_S, redact_url};
 use leafctl::snowflake::{BitWidths, LEAF_EPOCH_MS, Layout, MAX_LEAD_MS, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
 use serde::Serialize;
@@ -413,9 +413,6 @@ pub struct Settings {
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
-/// MySQL's largest `wait_timeout` (seconds, on Linux).
-const MAX_MYSQL_WAIT_TIMEOUT_S: u64 = 31_536_000;
-
 /// The systemd credential (`LoadCredential=leaf-db-password:FILE`) read when no other password
 /// is given.
 pub const DB_PASSWORD_CREDENTIAL: &str = "leaf-db-password";
@@ -814,15 +811,15 @@ impl Settings {
         let db_password = password_from_file(db_password, db_password_file)?;
         let db_registry_wait_timeout_s = r.with_default(
             &DB_REGISTRY_WAIT_TIMEOUT,
-            leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs(),
+            leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs(),
         )?;
-        let min_wait = leafctl::worker::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
+        let min_wait = leafctl::db::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
         check(
             &db_registry_wait_timeout_s,
-            (min_wait..=MAX_MYSQL_WAIT_TIMEOUT_S).contains(&db_registry_wait_timeout_s.value),
+            (min_wait..=MAX_REGISTRY_WAIT_TIMEOUT_S).contains(&db_registry_wait_timeout_s.value),
             |v, o| {
                 format!(
-                    "registry wait_timeout {v} s (from {o}) is not in {min_wait}..={MAX_MYSQL_WAIT_TIMEOUT_S}"
+                    "registry wait_timeout {v} s (from {o}) is not in {min_wait}..={MAX_REGISTRY_WAIT_TIMEOUT_S}"
                 )
             },
             format!(

@@ -52,7 +52,7 @@ pub enum WorkersCommand {
         #[arg(long)]
         force: bool,
         /// Only consider this mode when a worker id exists in both
-        #[arg(long, value_name = "forever|lease|etcd|mysql", value_parser = super::parse_registry)]
+        #[arg(long, value_name = RegistryKind::modes(), value_parser = super::parse_registry)]
         mode: Option<RegistryKind>,
     },
     /// Check this host's clock against ZooKeeper's (or etcd's holders') and the live peers' and

@@ -255,7 +255,8 @@ fn file_key(database: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::{OpenMode, SqliteStore};
+    use crate::db::OpenMode;
+    use crate::db::sqlite::SqliteStore;
 
     fn store(dir: &Path) -> SqliteStore {
         let s = SqliteStore::open(dir.join("leaf.db"), OpenMode::CreateSchema).unwrap();

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::store::{Added, StartAt, start_for, tag_exists};
+use super::store::{Added, StartAt, start_for, tag_exists, unknown_tag};
 use super::{AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, validate_step};
 
 /// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
@@ -78,13 +78,6 @@ impl MemoryStore {
         }
         Ok(st)
     }
-
-    fn unknown(&self, tag: &str) -> SegmentError {
-        SegmentError::UnknownTag {
-            tag: tag.into(),
-            db: self.describe(),
-        }
-    }
 }
 
 impl AllocStore for MemoryStore {
@@ -99,7 +92,10 @@ impl AllocStore for MemoryStore {
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         self.lock().claims += 1;
         let mut st = self.open()?;
-        let row = st.rows.get_mut(tag).ok_or_else(|| self.unknown(tag))?;
+        let row = st
+            .rows
+            .get_mut(tag)
+            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
         let by = match increment {
             Increment::TableStep => row.step,
             Increment::Custom(n) => n,
@@ -140,11 +136,7 @@ impl AllocStore for MemoryStore {
         let removed = st.removed.get(tag).copied();
         if let Some(row) = st.rows.get(tag) {
             let max_id = row.max_id;
-            return tag_exists(tag, self.describe(), if_not_exists).map(|added| Added {
-                added,
-                start: max_id,
-                removed_max_id: removed,
-            });
+            return tag_exists(tag, &self.describe(), if_not_exists, max_id, removed);
         }
         let first = start_for(tag, &self.describe(), start, removed)?;
         st.rows.insert(
@@ -157,11 +149,7 @@ impl AllocStore for MemoryStore {
                 update_time_s: 0,
             },
         );
-        Ok(Added {
-            added: true,
-            start: first,
-            removed_max_id: removed,
-        })
+        Ok(Added::inserted(first, removed))
     }
 
     fn rows_page(
@@ -199,14 +187,20 @@ impl AllocStore for MemoryStore {
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
         validate_step(step)?;
         let mut st = self.open()?;
-        let row = st.rows.get_mut(tag).ok_or_else(|| self.unknown(tag))?;
+        let row = st
+            .rows
+            .get_mut(tag)
+            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
         row.step = step;
         Ok(())
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         let mut st = self.open()?;
-        let row = st.rows.remove(tag).ok_or_else(|| self.unknown(tag))?;
+        let row = st
+            .rows
+            .remove(tag)
+            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
         let kept = st.removed.entry(tag.to_string()).or_insert(row.max_id);
         *kept = (*kept).max(row.max_id);
         Ok(row)
@@ -214,7 +208,10 @@ impl AllocStore for MemoryStore {
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
         let mut st = self.open()?;
-        let row = st.rows.get_mut(tag).ok_or_else(|| self.unknown(tag))?;
+        let row = st
+            .rows
+            .get_mut(tag)
+            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
         let before = row.max_id;
         if to < before {
             return Err(SegmentError::BumpDown {

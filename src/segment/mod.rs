@@ -3,25 +3,18 @@
 //! A claim moves a tag's `max_id` forward inside one transaction, so every claimant - leafctl
 //! processes, leafctl servers and Leaf's own servers - gets a range nobody else has.
 //!
-//! - [`AllocStore`]: the table, on MySQL/MariaDB ([`MysqlStore`]), PostgreSQL
-//!   ([`PostgresStore`]) or SQLite ([`SqliteStore`]).
+//! - [`AllocStore`]: the table, on any of the databases of [`crate::db`].
 //! - [`SegmentGenerator`]: per-tag double buffers ([`SegmentBuffer`]) with background preloading,
 //!   Leaf's dynamic step and a lock-free hot path, for long-running users such as a server.
 
-mod address;
 mod buffer;
 mod generator;
 mod guard;
 mod headroom;
-mod hosts;
 mod memory;
-mod mysql;
-mod postgres;
-mod sqlite;
-mod store;
+pub(crate) mod store;
 mod tags;
 
-pub use address::DbAddress;
 pub use buffer::{BATCH_RETRY_AFTER, SegmentBuffer, SegmentBufferView, SegmentView, TagHealth};
 pub use generator::{
     HandBack, IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, SegmentGenerator,
@@ -29,14 +22,10 @@ pub use generator::{
 };
 pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
-pub use hosts::FAILBACK_AFTER;
 pub use memory::MemoryStore;
-pub use mysql::MysqlStore;
-pub use postgres::{POSTGRES_DDL, PostgresStore};
-pub use sqlite::SqliteStore;
 pub use store::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, Pages, REMOVED_TABLE, ROWS_PER_PAGE,
-    RowPages, SQLITE_DDL, StartAt, TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
+    Added, AllocStore, Claim, Increment, LeafAlloc, Pages, REMOVED_TABLE, ROWS_PER_PAGE, RowPages,
+    StartAt, TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
 };
 
 /// Default step of a new tag (Leaf's examples use 1000-2000).
@@ -378,39 +367,6 @@ pub fn validate_step(step: i64) -> Result<(), SegmentError> {
     }
 }
 
-/// Hides the password of `scheme://user:password@host/...` for messages.
-pub fn redact_url(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://")
-        && let Some((creds, host)) = rest.rsplit_once('@')
-        && let Some((user, _)) = creds.split_once(':')
-    {
-        return format!("{scheme}://{user}:***@{host}");
-    }
-    url.to_string()
-}
-
-/// Whether an `open_store` may create the database file and schema (leafctl's own embedded
-/// default, or `db init`) or must find them in place (every explicit URL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpenMode {
-    /// The database and its table must exist.
-    Existing,
-    /// Create the SQLite file and the table when missing (MySQL: the table).
-    CreateSchema,
-}
-
-/// Opens the store a URL names ([`DbAddress`]): `mysql://user@host:port/db`,
-/// `postgres://user@host:port/db` or `sqlite://PATH`.
-///
-/// `password` (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL.
-pub fn open_store(
-    url: &str,
-    password: Option<&str>,
-    mode: OpenMode,
-) -> Result<Box<dyn AllocStore>, SegmentError> {
-    DbAddress::parse(url)?.open_store(password, mode)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,22 +414,6 @@ mod tests {
         assert!(validate_step(2_147_483_648).is_err());
         assert!(validate_step(-5).is_err());
     }
-
-    #[test]
-    fn urls_are_redacted() {
-        assert_eq!(redact_url("mysql://u:p@h:1/d"), "mysql://u:***@h:1/d");
-        assert_eq!(redact_url("mysql://u:p@x@h/d"), "mysql://u:***@h/d");
-        assert_eq!(redact_url("mysql://u@h/d"), "mysql://u@h/d");
-        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
-    }
-
-    #[test]
-    fn unknown_schemes_are_rejected() {
-        assert!(matches!(
-            open_store("postgres://x/y", None, OpenMode::Existing),
-            Err(SegmentError::InvalidUrl { .. })
-        ));
-    }
 }
 
 /// Parser fuzzing (issue 8): tags and store URLs. `PROPTEST_CASES=100000 cargo test --release
@@ -495,25 +435,6 @@ mod fuzz {
                 }
                 Err(e) => prop_assert!(e.to_string().starts_with("invalid tag")),
             }
-        }
-
-        #[test]
-        fn fuzz_unknown_url_schemes_are_refused_and_redacted(
-            scheme in "[a-z]{0,8}",
-            user in "[a-z]{1,6}",
-            password in "[A-Z][A-Za-z0-9]{7,12}",
-            rest in "[a-z0-9./:]{0,20}",
-        ) {
-            prop_assume!(!["mysql", "mariadb", "sqlite"].contains(&scheme.as_str()));
-            let url = format!("{scheme}://{user}:{password}@{rest}");
-            let r = open_store(&url, None, OpenMode::Existing);
-            match r {
-                Err(SegmentError::InvalidUrl { url, .. }) => {
-                    prop_assert!(!url.contains(&password), "{}", url)
-                }
-                other => prop_assert!(false, "{:?}", other.err()),
-            }
-            prop_assert!(!redact_url(&url).contains(&password));
         }
     }
 }

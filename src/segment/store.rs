@@ -1,49 +1,11 @@
-//! The `leaf_alloc` table behind a trait, so the generator and the CLI work on MySQL and SQLite.
+//! The `leaf_alloc` table behind a trait, so the generator and the CLI work on any database
+//! (`crate::db`).
 
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::SegmentError;
-
-/// Leaf's table exactly as its `scripts/leaf_alloc.sql` creates it (plus `IF NOT EXISTS`), so a
-/// table made by Leaf and one made by `leafctl db init` are the same.
-///
-/// `leafctl db init` runs every statement of the list in order; further tables go at the end.
-pub const MYSQL_DDL: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS `leaf_alloc` (
-  `biz_tag` varchar(128) NOT NULL DEFAULT '',
-  `max_id` bigint(20) NOT NULL DEFAULT '1',
-  `step` int(11) NOT NULL,
-  `description` varchar(256) DEFAULT NULL,
-  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
-  PRIMARY KEY (`biz_tag`)
-) ENGINE=InnoDB",
-    // The tombstones of removed tags (issue 33): not rows of leaf_alloc, which Leaf's servers
-    // read as live tags.
-    "CREATE TABLE IF NOT EXISTS `leaf_alloc_removed` (
-  `biz_tag` varchar(128) NOT NULL,
-  `max_id` bigint(20) NOT NULL,
-  `removed_at` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
-  PRIMARY KEY (`biz_tag`)
-) ENGINE=InnoDB",
-];
-
-/// The same table in SQLite's types; `update_time` is UTC text, set by every write.
-pub const SQLITE_DDL: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS leaf_alloc (
-  biz_tag TEXT NOT NULL PRIMARY KEY DEFAULT '',
-  max_id INTEGER NOT NULL DEFAULT 1,
-  step INTEGER NOT NULL,
-  description TEXT DEFAULT NULL,
-  update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
-)",
-    "CREATE TABLE IF NOT EXISTS leaf_alloc_removed (
-  biz_tag TEXT NOT NULL PRIMARY KEY,
-  max_id INTEGER NOT NULL,
-  removed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
-)",
-];
 
 /// The table that keeps the last max_id of every removed tag (its "tombstone"), so that
 /// `tag add` of the name starts above every ID the tag issued. It is the last statement of each
@@ -88,6 +50,17 @@ pub struct Added {
     pub start: i64,
     /// The max_id a removed tag of the same name left behind, if any.
     pub removed_max_id: Option<i64>,
+}
+
+impl Added {
+    /// A row inserted at `start`, above the tombstone's `removed` max_id if any.
+    pub(crate) fn inserted(start: i64, removed: Option<i64>) -> Added {
+        Added {
+            added: true,
+            start,
+            removed_max_id: removed,
+        }
+    }
 }
 
 /// The start a new row gets: `Ok(start)` or the refusal, given the tombstone's max_id.
@@ -465,61 +438,6 @@ impl<S: AllocStore + ?Sized, T> Iterator for Pages<'_, S, T> {
     }
 }
 
-/// A page query: `select` narrowed to tags after `after` and matching `like`, in tag order, at
-/// most `limit` rows; the values to bind in order. The same SQL on MySQL, SQLite and PostgreSQL
-/// (positional `?` is turned into `$n` by stores that need it).
-pub(crate) fn page_query(
-    select: &str,
-    after: Option<&str>,
-    like: Option<&str>,
-    limit: usize,
-) -> (String, Vec<PageParam>) {
-    let mut sql = String::from(select);
-    let mut params = Vec::new();
-    let mut word = " WHERE ";
-    if let Some(after) = after {
-        sql.push_str(word);
-        sql.push_str("biz_tag > ?");
-        params.push(PageParam::Text(after.to_string()));
-        word = " AND ";
-    }
-    if let Some(like) = like {
-        sql.push_str(word);
-        sql.push_str("biz_tag LIKE ? ESCAPE '");
-        sql.push(LIKE_ESCAPE);
-        sql.push('\'');
-        params.push(PageParam::Text(like.to_string()));
-    }
-    sql.push_str(" ORDER BY biz_tag LIMIT ?");
-    params.push(PageParam::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
-    (sql, params)
-}
-
-/// A value bound to a [`page_query`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum PageParam {
-    Text(String),
-    Int(i64),
-}
-
-impl rusqlite::ToSql for PageParam {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        match self {
-            PageParam::Text(t) => t.to_sql(),
-            PageParam::Int(i) => i.to_sql(),
-        }
-    }
-}
-
-impl From<PageParam> for mysql::Value {
-    fn from(p: PageParam) -> mysql::Value {
-        match p {
-            PageParam::Text(t) => mysql::Value::from(t),
-            PageParam::Int(i) => mysql::Value::from(i),
-        }
-    }
-}
-
 /// How often a claim is tried when it loses a write conflict (error 1213: an InnoDB deadlock,
 /// or a Galera certification failure, a normal answer on a multi-writer cluster) before the
 /// conflict is reported.
@@ -613,10 +531,7 @@ pub(crate) fn bump_with_retries(
 ) -> Result<i64, SegmentError> {
     for _ in 0..CONFLICT_TRIES {
         let Some(max_id) = read()? else {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: db.to_string(),
-            });
+            return Err(unknown_tag(tag, db));
         };
         check_bump(tag, max_id, to)?;
         if max_id == to || set(max_id)? {
@@ -631,16 +546,34 @@ pub(crate) fn bump_with_retries(
     })
 }
 
-/// What an insert that found the tag already there answers: `Ok(false)` with
-/// `if_not_exists`, else the error naming the tag and the database.
-pub(crate) fn tag_exists(tag: &str, db: String, if_not_exists: bool) -> Result<bool, SegmentError> {
+/// What `add_tag` answers for a tag that exists with max_id `max_id` (`removed`: its
+/// tombstone's): nothing added with `if_not_exists`, else [`SegmentError::TagExists`].
+pub(crate) fn tag_exists(
+    tag: &str,
+    db: &str,
+    if_not_exists: bool,
+    max_id: i64,
+    removed: Option<i64>,
+) -> Result<Added, SegmentError> {
     if if_not_exists {
-        Ok(false)
+        Ok(Added {
+            added: false,
+            start: max_id,
+            removed_max_id: removed,
+        })
     } else {
         Err(SegmentError::TagExists {
             tag: tag.into(),
-            db,
+            db: db.to_string(),
         })
+    }
+}
+
+/// [`SegmentError::UnknownTag`] for `tag` in `db`.
+pub(crate) fn unknown_tag(tag: &str, db: &str) -> SegmentError {
+    SegmentError::UnknownTag {
+        tag: tag.into(),
+        db: db.to_string(),
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use leafctl::segment::{open_store, OpenMode, SegmentGenerator};
+//! use leafctl::db::{open_store, OpenMode};
+//! use leafctl::segment::SegmentGenerator;
 //! use leafctl::server::{self, HttpOptions, LeafService};
 //!
 //! let store = open_store("sqlite:///tmp/leaf.db", None, OpenMode::CreateSchema)?;

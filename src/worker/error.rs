@@ -61,7 +61,7 @@ impl std::error::Error for StoreFailure {
 /// Failures to obtain, keep or inspect a worker id.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
-    /// The registry's store failed: ZooKeeper, etcd or MySQL, said in the backend's own words.
+    /// The registry's store failed (ZooKeeper, etcd, a database), said in the backend's own words.
     #[error(transparent)]
     Store(StoreFailure),
     /// A registry setting leafctl cannot use: what is missing or wrong, and what to give.

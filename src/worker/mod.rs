@@ -11,8 +11,8 @@
 //!   cache file.
 //! - [`ZkLeaseRegistry`]: recyclable worker ids leased through ephemeral nodes, each fenced by a
 //!   `reserved_until` time kept in ZooKeeper.
-//! - [`MysqlRegistry`]: NotFound9's `leaf_workerid_alloc` table; [`PostgresRegistry`]: the same
-//!   table on PostgreSQL.
+//! - [`crate::db::mysql::MysqlRegistry`]: NotFound9's `leaf_workerid_alloc` table;
+//!   [`crate::db::postgres::PostgresRegistry`]: the same table on PostgreSQL.
 //! - [`EtcdLeaseRegistry`]: recyclable worker ids leased through etcd leases, each fenced by a
 //!   `reserved_until` time kept in etcd, like the ZooKeeper lease.
 //!
@@ -26,13 +26,11 @@ pub(crate) mod files;
 mod identity;
 pub(crate) mod lease;
 pub mod local;
-pub mod mysql;
 mod node;
-pub mod postgres;
-mod record;
+mod open;
+pub(crate) mod record;
 mod registry;
 mod supervised;
-mod table;
 mod zookeeper;
 
 use std::sync::Arc;
@@ -46,15 +44,10 @@ pub use etcd::error::EtcdError;
 pub use files::StateError;
 pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
-pub use mysql::MysqlError;
-pub use mysql::{
-    DEFAULT_REGISTRY_WAIT_TIMEOUT, MIN_REGISTRY_WAIT_TIMEOUT, MysqlOptions, MysqlRegistry,
-};
-pub use postgres::{PostgresError, PostgresOptions, PostgresRegistry};
+pub use open::open;
 pub use record::{WorkerRecord, WorkerStatus};
-pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings, open};
+pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
-pub use table::{TableError, db_registry, init_table, table_ddl};
 pub use zookeeper::cache;
 pub use zookeeper::error::ZkError;
 
@@ -68,7 +61,7 @@ pub use etcd::options::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;
 
-/// How far ahead of the clock a ZooKeeper or MySQL lease reserves times, in ms.
+/// How far ahead of the clock a ZooKeeper or database lease reserves times, in ms.
 pub const LEASE_WINDOW_MS: i64 = 3_000;
 
 /// Default largest difference (ms) between this host's clock and its live peers' at first

@@ -103,7 +103,7 @@ impl RegistryKind {
     /// servers hold without any lock or ephemeral node. Leases and MySQL rows are live exactly
     /// while held.
     fn reports_count(self) -> bool {
-        self == RegistryKind::Forever
+        self == RegistryKind::ZkForever
     }
 }
 
@@ -133,8 +133,8 @@ mod tests {
     #[test]
     fn status_prefers_clock_ahead() {
         for mode in [
-            RegistryKind::Forever,
-            RegistryKind::Lease,
+            RegistryKind::ZkForever,
+            RegistryKind::ZkLease,
             RegistryKind::Mysql,
         ] {
             assert_eq!(
@@ -155,11 +155,11 @@ mod tests {
     #[test]
     fn a_fresh_report_is_live_only_where_nothing_is_held() {
         assert_eq!(
-            status_of(RegistryKind::Forever, false, Some(1_000), 5_000),
+            status_of(RegistryKind::ZkForever, false, Some(1_000), 5_000),
             WorkerStatus::Live,
             "a Leaf server holds no lock: its report is the sign of life"
         );
-        for mode in [RegistryKind::Lease, RegistryKind::Mysql] {
+        for mode in [RegistryKind::ZkLease, RegistryKind::Mysql] {
             assert_eq!(
                 status_of(mode, false, Some(1_000), 5_000),
                 WorkerStatus::Stale,
@@ -172,8 +172,8 @@ mod tests {
     fn is_live_agrees_with_the_status() {
         let now = 100_000;
         for mode in [
-            RegistryKind::Forever,
-            RegistryKind::Lease,
+            RegistryKind::ZkForever,
+            RegistryKind::ZkLease,
             RegistryKind::Mysql,
         ] {
             for held in [false, true] {

@@ -1,7 +1,7 @@
 //! A registry as a whole: its kind, the settings it is opened with, and everything `next`,
-//! `serve` and `workers` do with it ([`Registry`]). Each backend (`local`, `zookeeper`, `mysql`,
-//! `postgres`, `etcd`) implements the whole surface in its own folder; [`open`] is the one place a kind
-//! picks its backend.
+//! `serve` and `workers` do with it ([`Registry`]). Each backend (`local`, `zookeeper`, `etcd`
+//! here, the databases' in `crate::db`) implements the whole surface in its own folder;
+//! [`open`](super::open) is the one place a kind picks its backend.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,10 +21,12 @@ use crate::snowflake::Layout;
 pub enum RegistryKind {
     /// A worker id the operator gives, locked on this host by a lock and state file.
     Local,
-    /// Leaf's own ZooKeeper tree: one worker id per identity, for ever.
-    Forever,
-    /// A recyclable worker id leased through ZooKeeper.
-    Lease,
+    /// Leaf's own ZooKeeper tree: one worker id per identity, for ever (`forever`).
+    #[serde(rename = "forever")]
+    ZkForever,
+    /// A recyclable worker id leased through ZooKeeper (`lease`).
+    #[serde(rename = "lease")]
+    ZkLease,
     /// NotFound9's `leaf_workerid_alloc` table on MySQL.
     Mysql,
     /// The same table on PostgreSQL.
@@ -37,8 +39,8 @@ impl RegistryKind {
     /// Every kind, in the order help texts list them.
     pub const ALL: [RegistryKind; 6] = [
         RegistryKind::Local,
-        RegistryKind::Forever,
-        RegistryKind::Lease,
+        RegistryKind::ZkForever,
+        RegistryKind::ZkLease,
         RegistryKind::Mysql,
         RegistryKind::Postgres,
         RegistryKind::Etcd,
@@ -48,8 +50,8 @@ impl RegistryKind {
     pub fn name(self) -> &'static str {
         match self {
             RegistryKind::Local => "local",
-            RegistryKind::Forever => "forever",
-            RegistryKind::Lease => "lease",
+            RegistryKind::ZkForever => "forever",
+            RegistryKind::ZkLease => "lease",
             RegistryKind::Mysql => "mysql",
             RegistryKind::Postgres => "postgres",
             RegistryKind::Etcd => "etcd",
@@ -58,11 +60,78 @@ impl RegistryKind {
 
     /// `local, forever, lease, mysql, postgres or etcd`.
     pub fn names() -> String {
-        let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
-        match names.split_last() {
-            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-            None => String::new(),
+        crate::text::or_list(Self::ALL.iter().map(|k| k.name()))
+    }
+
+    /// Where it keeps its worker ids, for help texts and messages (`ZooKeeper`, `MySQL`, ...);
+    /// `None` for the local registry, which keeps none but the operator's.
+    pub fn store(self) -> Option<&'static str> {
+        match self {
+            RegistryKind::Local => None,
+            RegistryKind::ZkForever | RegistryKind::ZkLease => Some("ZooKeeper"),
+            RegistryKind::Mysql => Some("MySQL"),
+            RegistryKind::Postgres => Some("PostgreSQL"),
+            RegistryKind::Etcd => Some("etcd"),
         }
+    }
+
+    /// The option that picks it on the command line (`--zk`, `--registry mysql`, ...).
+    pub fn flag(self) -> &'static str {
+        match self {
+            RegistryKind::Local => "--worker-id",
+            RegistryKind::ZkForever | RegistryKind::ZkLease => "--zk",
+            RegistryKind::Mysql => "--registry mysql",
+            RegistryKind::Postgres => "--registry postgres",
+            RegistryKind::Etcd => "--etcd",
+        }
+    }
+
+    /// The stores that keep worker ids, each once: `ZooKeeper, MySQL, PostgreSQL or etcd`.
+    pub fn stores() -> String {
+        let mut stores: Vec<&str> = Vec::new();
+        for s in Self::ALL.iter().filter_map(|k| k.store()) {
+            if !stores.contains(&s) {
+                stores.push(s);
+            }
+        }
+        crate::text::or_list(stores)
+    }
+
+    /// The options that pick a registry, each once: `--worker-id, --zk, --registry mysql,
+    /// --registry postgres or --etcd`.
+    pub fn flags() -> String {
+        let mut flags: Vec<&str> = Vec::new();
+        for f in Self::ALL.iter().map(|k| k.flag()) {
+            if !flags.contains(&f) {
+                flags.push(f);
+            }
+        }
+        crate::text::or_list(flags)
+    }
+
+    /// Every name, `|`-separated: `local|forever|lease|mysql|postgres|etcd` (made once: clap
+    /// takes it as a value name).
+    pub fn choices() -> &'static str {
+        static CHOICES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        CHOICES.get_or_init(|| {
+            let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+            names.join("|")
+        })
+    }
+
+    /// The names of the kinds whose worker ids can be listed and reclaimed (all but `local`),
+    /// `|`-separated: `forever|lease|mysql|postgres|etcd` (made once: clap takes it as a
+    /// value name).
+    pub fn modes() -> &'static str {
+        static MODES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        MODES.get_or_init(|| {
+            let names: Vec<&str> = Self::ALL
+                .iter()
+                .filter(|k| k.store().is_some())
+                .map(|k| k.name())
+                .collect();
+            names.join("|")
+        })
     }
 }
 
@@ -218,31 +287,6 @@ pub trait Registry: WorkerRegistry {
             "inspect a registry with --zk HOST:PORT, --etcd ENDPOINTS or --db mysql://... (or postgres://...)",
         )
     }
-}
-
-/// Opens the registry of `kind` on `settings`: the one place a kind picks its backend.
-pub fn open(
-    kind: RegistryKind,
-    settings: &RegistrySettings,
-) -> Result<Box<dyn Registry>, WorkerError> {
-    Ok(match kind {
-        RegistryKind::Local => Box::new(super::local::LocalRegistry::from_settings(settings)?),
-        RegistryKind::Forever => Box::new(super::ZkForeverRegistry::new(
-            super::zookeeper::options(settings, kind)?,
-        )),
-        RegistryKind::Lease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
-            settings, kind,
-        )?)),
-        RegistryKind::Mysql => Box::new(super::MysqlRegistry::new(
-            super::mysql::MysqlOptions::from_settings(settings)?,
-        )),
-        RegistryKind::Postgres => Box::new(super::PostgresRegistry::new(
-            super::postgres::PostgresOptions::from_settings(settings)?,
-        )),
-        RegistryKind::Etcd => Box::new(super::EtcdLeaseRegistry::new(super::etcd::options(
-            settings,
-        )?)),
-    })
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use leafctl::db::TableError;
 use leafctl::snowflake::{Clock, Layout, SystemClock};
-use leafctl::worker::{IssueOptions, Registry, TableError, WorkerGenerator};
+use leafctl::worker::{IssueOptions, Registry, WorkerGenerator};
 
 use crate::support::snowflake::{issue, leaf, system, zero_start};
 use crate::support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};

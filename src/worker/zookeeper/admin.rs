@@ -48,11 +48,11 @@ impl ZkAdmin {
             out.push(WorkerRecord {
                 worker: seq,
                 identity,
-                mode: RegistryKind::Forever,
+                mode: RegistryKind::ZkForever,
                 last_seen_ms: last_seen,
                 reserved_until_ms: None,
                 held,
-                status: status_of(RegistryKind::Forever, held, last_seen, now_ms),
+                status: status_of(RegistryKind::ZkForever, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -86,7 +86,7 @@ impl ZkAdmin {
             };
             out.push(WorkerRecord::of_nodes(
                 id,
-                RegistryKind::Lease,
+                RegistryKind::ZkLease,
                 data,
                 holder,
                 held,
@@ -104,15 +104,13 @@ impl ZkAdmin {
         let root = self.opts.root();
         let mut deleted = Vec::new();
         let paths = match record.mode {
-            RegistryKind::Lease => vec![format!("{root}/leases/{}", record.worker)],
-            RegistryKind::Forever => vec![
+            RegistryKind::ZkLease => vec![format!("{root}/leases/{}", record.worker)],
+            RegistryKind::ZkForever => vec![
                 format!("{root}/temporary/{}", record.identity),
                 record.location.clone(),
             ],
-            RegistryKind::Local
-            | RegistryKind::Mysql
-            | RegistryKind::Postgres
-            | RegistryKind::Etcd => Vec::new(),
+            // Another registry's record: nothing of it is in ZooKeeper.
+            _ => Vec::new(),
         };
         for p in paths {
             if self.session.delete(&p, None)? {
@@ -194,7 +192,7 @@ pub(crate) fn live_peer_offsets(
 /// What reclaiming `record` does in a ZooKeeper tree, in words.
 fn reclaim_plan(record: &WorkerRecord) -> String {
     match record.mode {
-        RegistryKind::Lease => format!(
+        RegistryKind::ZkLease => format!(
             "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
             record.worker, record.location
         ),
@@ -236,5 +234,5 @@ macro_rules! zookeeper_registry {
     };
 }
 
-zookeeper_registry!(ZkForeverRegistry, RegistryKind::Forever);
-zookeeper_registry!(ZkLeaseRegistry, RegistryKind::Lease);
+zookeeper_registry!(ZkForeverRegistry, RegistryKind::ZkForever);
+zookeeper_registry!(ZkLeaseRegistry, RegistryKind::ZkLease);

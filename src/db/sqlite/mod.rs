@@ -6,13 +6,30 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::store::{
-    check_bump, check_claim, names_removed_table, page_query, start_for, tag_exists,
+use crate::db::OpenMode;
+use crate::db::{PageParam, page_query};
+use crate::segment::store::{
+    check_bump, check_claim, names_removed_table, start_for, tag_exists, unknown_tag,
 };
-use super::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, OpenMode, SQLITE_DDL, SegmentError, StartAt,
-    TagFilter,
+use crate::segment::{
+    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
 };
+
+/// The same table in SQLite's types; `update_time` is UTC text, set by every write.
+pub const SQLITE_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS leaf_alloc (
+  biz_tag TEXT NOT NULL PRIMARY KEY DEFAULT '',
+  max_id INTEGER NOT NULL DEFAULT 1,
+  step INTEGER NOT NULL,
+  description TEXT DEFAULT NULL,
+  update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+)",
+    "CREATE TABLE IF NOT EXISTS leaf_alloc_removed (
+  biz_tag TEXT NOT NULL PRIMARY KEY,
+  max_id INTEGER NOT NULL,
+  removed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+)",
+];
 
 /// How long a writer waits for another process's transaction before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -60,6 +77,26 @@ fn file_access(name: &str, path: &Path, e: &rusqlite::Error) -> Option<SegmentEr
         }
         _ => None,
     }
+}
+
+/// Opens the segment store a `sqlite://PATH` URL names ([`super::DbAddress::open_store`]).
+pub(crate) fn open_store(
+    url: &str,
+    _password: Option<&str>,
+    mode: OpenMode,
+) -> Result<Box<dyn AllocStore>, SegmentError> {
+    let path = url.strip_prefix("sqlite://").unwrap_or(url);
+    Ok(Box::new(SqliteStore::open(path, mode)?))
+}
+
+/// The max_id of `tag`'s row, if it has one.
+fn max_id_of(conn: &Connection, tag: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
+        params![tag],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -137,13 +174,6 @@ impl SqliteStore {
             }
         }
     }
-
-    fn unknown(&self, tag: &str) -> SegmentError {
-        SegmentError::UnknownTag {
-            tag: tag.into(),
-            db: self.name.clone(),
-        }
-    }
 }
 
 impl AllocStore for SqliteStore {
@@ -173,7 +203,7 @@ impl AllocStore for SqliteStore {
             .optional()
             .map_err(|e| self.err(e))?;
         let Some((max_id, step)) = current else {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         };
         let inc = match increment {
             Increment::TableStep => step,
@@ -228,20 +258,9 @@ impl AllocStore for SqliteStore {
             Err(e) if names_removed_table(&e.to_string()) => None,
             Err(e) => return Err(self.err(e)),
         };
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
-                params![tag],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let exists = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
         if let Some(max_id) = exists {
-            return tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
-                added,
-                start: max_id,
-                removed_max_id: removed,
-            });
+            return tag_exists(tag, &self.name, if_not_exists, max_id, removed);
         }
         let first = start_for(tag, &self.name, start, removed)?;
         match tx.execute(
@@ -252,20 +271,12 @@ impl AllocStore for SqliteStore {
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                return tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
-                    added,
-                    start: first,
-                    removed_max_id: removed,
-                });
+                return tag_exists(tag, &self.name, if_not_exists, first, removed);
             }
             Err(e) => return Err(self.err(e)),
         }
         tx.commit().map_err(|e| self.err(e))?;
-        Ok(Added {
-            added: true,
-            start: first,
-            removed_max_id: removed,
-        })
+        Ok(Added::inserted(first, removed))
     }
 
     fn rows_page(
@@ -314,7 +325,7 @@ impl AllocStore for SqliteStore {
             )
             .map_err(|e| self.err(e))?;
         if n == 0 {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         }
         Ok(())
     }
@@ -341,7 +352,7 @@ impl AllocStore for SqliteStore {
             .optional()
             .map_err(|e| self.err(e))?;
         let Some(r) = r else {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         };
         // A file made before tombstones gets the table here, in the same transaction.
         let refuse = |e: rusqlite::Error| match self.err(e) {
@@ -373,16 +384,9 @@ impl AllocStore for SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.err(e))?;
-        let max_id: Option<i64> = tx
-            .query_row(
-                "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
-                params![tag],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let max_id = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
         let Some(max_id) = max_id else {
-            return Err(self.unknown(tag));
+            return Err(unknown_tag(tag, &self.name));
         };
         check_bump(tag, max_id, to)?;
         if max_id < to {
@@ -395,6 +399,15 @@ impl AllocStore for SqliteStore {
             tx.commit().map_err(|e| self.err(e))?;
         }
         Ok(max_id)
+    }
+}
+
+impl rusqlite::ToSql for PageParam {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            PageParam::Text(t) => t.to_sql(),
+            PageParam::Int(i) => i.to_sql(),
+        }
     }
 }
 

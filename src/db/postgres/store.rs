@@ -3,16 +3,20 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::hosts::HostChoice;
-use super::store::{
-    Attempt, CONFLICT_TRIES, PageParam, bump_with_retries, check_claim, claim_with_retries,
-    names_removed_table, page_query, start_for, tag_exists,
+use super::conn::{Param, PgConn, numbered};
+use super::error::{PgFailure, segment_error};
+use super::url::{PgTarget, parse};
+use crate::db::HostChoice;
+use crate::db::redact_url;
+use crate::db::{PageParam, page_query};
+use crate::segment::store::{
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries,
+    names_removed_table, start_for, tag_exists, unknown_tag,
 };
-use super::{
+use crate::segment::{
     Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
-    TagsFingerprint, redact_url,
+    TagsFingerprint,
 };
-use crate::pg::{self, FailureKind, Param, PgConn, PgFailure, PgTarget};
 
 /// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
 /// (`COLLATE "C"`), as listings page through tags in that order and a prefix `LIKE` can use
@@ -59,7 +63,7 @@ const IDLE_CONNECTIONS: usize = 4;
 /// A URL may list several hosts (`postgres://leaf@h1:5432,h2:5432,h3:5432/leaf`): with more
 /// than one, only a writable host is used (libpq's `target_session_attrs=read-write`); the
 /// store moves to the next host when the one in use stops answering or becomes a standby, and
-/// tries the earlier ones again every [`super::hosts::FAILBACK_AFTER`].
+/// tries the earlier ones again every [`crate::db::FAILBACK_AFTER`].
 pub struct PostgresStore {
     target: PgTarget,
     active: HostChoice<Arc<Idle>>,
@@ -111,7 +115,7 @@ impl PostgresStore {
     /// Connects to `postgres://user[:password]@host[:port][,host[:port]...]/database[?...]`
     /// (libpq's URL form, see `src/pg.rs`); `password`, when given, replaces one in the URL.
     pub fn open(url: &str, password: Option<&str>) -> Result<PostgresStore, SegmentError> {
-        let target = pg::parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
+        let target = parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
             url: redact_url(url),
             reason,
         })?;
@@ -236,10 +240,7 @@ impl PostgresStore {
             )
             .map_err(attempt)?;
         let Some(row) = rows.first() else {
-            return Err(Attempt::Failed(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name().to_string(),
-            }));
+            return Err(Attempt::Failed(unknown_tag(tag, self.name())));
         };
         let (max_id, table_step): (i64, i64) = (
             row.try_get(0)
@@ -324,11 +325,7 @@ impl PostgresStore {
         };
         let first: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
         let removed: Option<i64> = row.try_get(1).map_err(|e| self.decode(e))?;
-        Ok(Ok(Some(Added {
-            added: true,
-            start: first,
-            removed_max_id: removed,
-        })))
+        Ok(Ok(Some(Added::inserted(first, removed))))
     }
 
     /// The max_id a removed tag of this name left behind, if any.
@@ -389,51 +386,8 @@ fn pg_page(
     limit: usize,
 ) -> (String, Vec<Param>) {
     let (sql, params) = page_query(select, after, filter, limit);
-    let sql = pg::numbered(&sql).replace("biz_tag > $1", "biz_tag > $1::text");
+    let sql = numbered(&sql).replace("biz_tag > $1", "biz_tag > $1::text");
     (sql, params.into_iter().map(Param::from).collect())
-}
-
-/// A PostgreSQL failure as the segment store reports it.
-fn segment_error(db: &str, f: PgFailure) -> SegmentError {
-    let db = db.to_string();
-    match f.kind {
-        FailureKind::Tls => SegmentError::TlsRefused {
-            db,
-            detail: f.detail,
-        },
-        FailureKind::TimedOut | FailureKind::Connection | FailureKind::ReadOnly => {
-            SegmentError::Unreachable {
-                db,
-                detail: f.detail,
-            }
-        }
-        FailureKind::Server => match f.code() {
-            Some("42P01") => SegmentError::MissingTable { db },
-            Some("28P01" | "28000" | "42501") => SegmentError::AccessDenied {
-                db,
-                detail: f.to_string(),
-            },
-            Some("3D000") => SegmentError::Database {
-                db,
-                detail: format!("{f}; create it (CREATE DATABASE), then run `leafctl db init`"),
-            },
-            Some("55P03") => SegmentError::Busy {
-                db,
-                detail: format!(
-                    "a row stayed locked by another session for over {} s ({f})",
-                    pg::LOCK_WAIT_TIMEOUT_S
-                ),
-            },
-            _ if f.host_cannot_serve() => SegmentError::Unreachable {
-                db,
-                detail: f.to_string(),
-            },
-            _ => SegmentError::Database {
-                db,
-                detail: f.to_string(),
-            },
-        },
-    }
 }
 
 impl AllocStore for PostgresStore {
@@ -495,13 +449,7 @@ impl AllocStore for PostgresStore {
                 None
             };
             if let Some(row) = self.get(tag)? {
-                return tag_exists(tag, self.name().to_string(), if_not_exists).map(|added| {
-                    Added {
-                        added,
-                        start: row.max_id,
-                        removed_max_id: removed,
-                    }
-                });
+                return tag_exists(tag, self.name(), if_not_exists, row.max_id, removed);
             }
             start_for(tag, self.name(), start, removed)?;
             // A removal committed while the insert ran, and the row is gone again: the next try
@@ -582,10 +530,7 @@ impl AllocStore for PostgresStore {
             )
             .map_err(|f| self.err(f))?;
         if changed == 0 {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name().to_string(),
-            });
+            return Err(unknown_tag(tag, self.name()));
         }
         Ok(())
     }
@@ -625,10 +570,7 @@ impl AllocStore for PostgresStore {
                     return rows
                         .into_iter()
                         .next()
-                        .ok_or_else(|| SegmentError::UnknownTag {
-                            tag: tag.into(),
-                            db: self.name().to_string(),
-                        });
+                        .ok_or_else(|| unknown_tag(tag, self.name()));
                 }
                 // A database made before tombstones: create the table (once), then try again.
                 Err(SegmentError::MissingTable { .. })

@@ -2,21 +2,12 @@
 //! store and the worker registry), so they agree on TLS, timeouts and where the password comes
 //! from, and scrub it from messages the same way.
 
-use std::time::Duration;
-
 use mysql::{Opts, OptsBuilder, SslOpts};
 
+use crate::db::first_answering;
+use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 pub(crate) use crate::text::scrub;
 use crate::text::url_password;
-
-/// How long opening a TCP connection may take before the server counts as unreachable.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long one read or write on a connection may stall before the server counts as gone.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a statement waits for a row lock another session holds (`innodb_lock_wait_timeout`,
-/// set on every connection): shorter than [`IO_TIMEOUT`], so a locked row ends the statement with
-/// the server's clear error and the connection stays usable, rather than a read timing out.
-pub const LOCK_WAIT_TIMEOUT_S: u64 = 3;
 
 /// Connection settings read from a URL.
 pub(crate) struct MysqlTarget {
@@ -34,18 +25,14 @@ impl MysqlTarget {
     /// starting at `from` (wrapping around); returns the host's index with the connection, or
     /// the last host's error.
     pub fn connect_from(&self, from: usize) -> Result<(usize, mysql::Conn), mysql::Error> {
-        let n = self.hosts.len();
-        let mut last = None;
-        for k in 0..n {
-            let i = (from + k) % n;
-            match mysql::Conn::new(self.hosts[i].clone()) {
-                Ok(c) => return Ok((i, c)),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or(mysql::Error::DriverError(
-            mysql::DriverError::CouldNotConnect(None),
-        )))
+        first_answering(self.hosts.len(), from, |i| {
+            mysql::Conn::new(self.hosts[i].clone())
+        })
+        .map_err(|last| {
+            last.unwrap_or(mysql::Error::DriverError(
+                mysql::DriverError::CouldNotConnect(None),
+            ))
+        })
     }
 }
 
@@ -201,7 +188,7 @@ fn url_error(e: &mysql::UrlError) -> String {
 }
 
 /// The I/O error under a driver error, directly or inside a packet codec error.
-fn io_error(e: &mysql::Error) -> Option<&std::io::Error> {
+pub(super) fn io_error(e: &mysql::Error) -> Option<&std::io::Error> {
     match e {
         mysql::Error::IoError(io) => Some(io),
         mysql::Error::CodecError(c) => std::error::Error::source(c)?.downcast_ref(),

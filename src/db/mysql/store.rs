@@ -4,18 +4,43 @@ use mysql::prelude::Queryable;
 
 use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
-use super::hosts::HostChoice;
-use super::store::{
-    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, page_query,
-    start_for, tag_exists,
+use super::conn::{Checked, Poison};
+use super::error::{ER_LOCK_DEADLOCK, host_cannot_serve, map_connect_error, map_error};
+use super::url as mysql_url;
+use crate::db::HostChoice;
+use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
+use crate::db::{PageParam, page_query};
+use crate::segment::store::{
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, start_for,
+    tag_exists, unknown_tag,
 };
-use super::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, MYSQL_DDL, SegmentError, StartAt, TagFilter,
-    TagsFingerprint, redact_url,
+use crate::segment::{
+    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    TagsFingerprint,
 };
-use crate::mysql_url::{self, scrub};
 
-pub use crate::mysql_url::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
+/// Leaf's table exactly as its `scripts/leaf_alloc.sql` creates it (plus `IF NOT EXISTS`), so a
+/// table made by Leaf and one made by `leafctl db init` are the same.
+///
+/// `leafctl db init` runs every statement of the list in order; further tables go at the end.
+pub const MYSQL_DDL: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS `leaf_alloc` (
+  `biz_tag` varchar(128) NOT NULL DEFAULT '',
+  `max_id` bigint(20) NOT NULL DEFAULT '1',
+  `step` int(11) NOT NULL,
+  `description` varchar(256) DEFAULT NULL,
+  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB",
+    // The tombstones of removed tags (issue 33): not rows of leaf_alloc, which Leaf's servers
+    // read as live tags.
+    "CREATE TABLE IF NOT EXISTS `leaf_alloc_removed` (
+  `biz_tag` varchar(128) NOT NULL,
+  `max_id` bigint(20) NOT NULL,
+  `removed_at` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB",
+];
 
 const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
      CAST(UNIX_TIMESTAMP(update_time) AS SIGNED) FROM leaf_alloc";
@@ -38,7 +63,7 @@ fn row(r: Row) -> LeafAlloc {
 /// A URL may list several hosts (`mysql://user@h1:3306,h2:3306/db`, the form JDBC and libpq
 /// use): the store connects to the first that answers, moves to the next when the one in use
 /// stops answering or cannot take writes (read-only, a Galera node outside the primary
-/// component), and tries the earlier ones again every [`FAILBACK_AFTER`](super::FAILBACK_AFTER).
+/// component), and tries the earlier ones again every [`FAILBACK_AFTER`](crate::db::FAILBACK_AFTER).
 pub struct MysqlStore {
     /// One per host of the URL, in its order, with the pool's settings.
     hosts: Vec<OptsBuilder>,
@@ -62,23 +87,6 @@ impl std::fmt::Debug for MysqlStore {
         f.debug_struct("MysqlStore")
             .field("db", &self.name)
             .finish()
-    }
-}
-
-/// Errors that say this host cannot take the claim though another might: the connection
-/// failed or timed out, or the server is read-only, shutting down, or a Galera node outside
-/// the primary component.
-fn host_cannot_serve(e: &mysql::Error) -> bool {
-    match e {
-        // 1047: WSREP has not yet prepared node for application use; 1053: server shutdown;
-        // 1290/1836: read-only; 1927: connection killed; 1180: the commit failed on this
-        // server, as a Galera node's does when it drops out of the primary component while
-        // the claim replicates ("Not connected to Primary Component"): nothing was claimed,
-        // and trying the next host can only leave a gap, never repeat an ID.
-        mysql::Error::MySqlError(m) => {
-            matches!(m.code, 1047 | 1053 | 1180 | 1290 | 1836 | 1927)
-        }
-        e => !mysql_url::is_tls_failure(e),
     }
 }
 
@@ -192,180 +200,6 @@ impl MysqlStore {
     }
 }
 
-/// A pooled connection whose socket can be shut down after a connection-level failure (a read
-/// that timed out, a broken stream). The driver keeps such a connection and may hand it out
-/// again; a late reply to the abandoned statement would then be read as the answer to the next
-/// one. Shut down, every further use fails at once (the transaction's rollback included) and
-/// the pool discards it when it comes back.
-struct Checked {
-    conn: mysql::PooledConn,
-    poison: Poison,
-    /// The host of the list it is connected to.
-    host: usize,
-}
-
-/// The socket of a [`Checked`] connection, to shut down while the connection is borrowed.
-#[derive(Clone, Copy)]
-struct Poison {
-    #[cfg(unix)]
-    fd: std::os::unix::io::RawFd,
-}
-
-impl Poison {
-    /// Whether the socket is still open with nothing unread: a peek that would block. A socket
-    /// shut down here, closed by the server, or holding bytes nobody asked for is not (one
-    /// system call, no round trip).
-    fn alive(&self) -> bool {
-        #[cfg(unix)]
-        {
-            let mut byte = 0u8;
-            // SAFETY: recv(2) with MSG_PEEK into a one-byte buffer on a socket the pooled
-            // connection owns and keeps open; it reads nothing out of the stream.
-            let n = unsafe {
-                libc::recv(
-                    self.fd,
-                    (&mut byte as *mut u8).cast(),
-                    1,
-                    libc::MSG_PEEK | libc::MSG_DONTWAIT,
-                )
-            };
-            n < 0
-                && matches!(
-                    std::io::Error::last_os_error().kind(),
-                    std::io::ErrorKind::WouldBlock
-                )
-        }
-        #[cfg(not(unix))]
-        true
-    }
-
-    fn poison(&self) {
-        #[cfg(unix)]
-        // SAFETY: shutdown(2) on the descriptor of a socket the pooled connection owns and
-        // keeps open; it only ends the connection, the descriptor stays valid until the
-        // driver closes it.
-        unsafe {
-            libc::shutdown(self.fd, libc::SHUT_RDWR);
-        }
-    }
-}
-
-impl Checked {
-    /// Drops the connection for good: shut down, and reset when it goes back, which fails, so
-    /// the pool lets it go.
-    fn discard(mut self) {
-        self.conn.reset_connection(true);
-        self.poison.poison();
-    }
-
-    fn new(conn: mysql::PooledConn, host: usize) -> Checked {
-        #[cfg(unix)]
-        let poison = Poison {
-            fd: std::os::unix::io::AsRawFd::as_raw_fd(&*conn),
-        };
-        #[cfg(not(unix))]
-        let poison = Poison {};
-        Checked { conn, poison, host }
-    }
-}
-
-/// Whether a read or write gave up after the I/O timeout (the socket's timeout reports as
-/// "would block" or "timed out", directly or through the packet codec).
-fn timed_out(e: &mysql::Error) -> bool {
-    let io = match e {
-        mysql::Error::IoError(io) => Some(io),
-        // The codec's error is not re-exported by name; its source is the I/O error.
-        mysql::Error::CodecError(c) => {
-            std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
-        }
-        _ => None,
-    };
-    io.is_some_and(|io| {
-        matches!(
-            io.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        )
-    })
-}
-
-/// A failure to open a connection. A read that timed out here is a server that accepted the
-/// connection but never greeted (frozen, or not a MySQL server at all), not a held row lock.
-fn map_connect_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError {
-    if timed_out(&e) {
-        return SegmentError::Unreachable {
-            db: db.to_string(),
-            detail: scrub(mysql_url::describe(&e), password),
-        };
-    }
-    map_error(db, e, password)
-}
-
-/// Removes a password that a driver message might echo.
-fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> SegmentError {
-    let db = db.to_string();
-    if mysql_url::is_tls_failure(&e) {
-        return SegmentError::TlsRefused {
-            db,
-            detail: scrub(mysql_url::describe(&e), password),
-        };
-    }
-    match e {
-        mysql::Error::MySqlError(m) => {
-            let detail = scrub(m.message.clone(), password);
-            match m.code {
-                1146 => SegmentError::MissingTable { db },
-                1205 => SegmentError::Busy {
-                    db,
-                    detail: format!(
-                        "a row stayed locked by another session for over {LOCK_WAIT_TIMEOUT_S} s ({detail})"
-                    ),
-                },
-                1045 | 1044 | 1698 => SegmentError::AccessDenied { db, detail },
-                1049 => SegmentError::Database {
-                    db,
-                    detail: format!(
-                        "{detail}; create it (CREATE DATABASE), then run `leafctl db init`"
-                    ),
-                },
-                _ => SegmentError::Database {
-                    db,
-                    detail: format!("{detail} (error {})", m.code),
-                },
-            }
-        }
-        ref e if timed_out(e) => SegmentError::Busy {
-            db,
-            detail: format!(
-                "no reply within {} s (a lock held by another session, or an overloaded server)",
-                IO_TIMEOUT.as_secs()
-            ),
-        },
-        e @ mysql::Error::IoError(_) => SegmentError::Unreachable {
-            db,
-            detail: scrub(mysql_url::describe(&e), password),
-        },
-        mysql::Error::DriverError(
-            d @ (mysql::DriverError::ConnectTimeout
-            | mysql::DriverError::CouldNotConnect(_)
-            | mysql::DriverError::Timeout),
-        ) => SegmentError::Unreachable {
-            db,
-            detail: scrub(d.to_string(), password),
-        },
-        e @ mysql::Error::CodecError(_) => SegmentError::Unreachable {
-            db,
-            detail: scrub(mysql_url::describe(&e), password),
-        },
-        other => SegmentError::Database {
-            db,
-            detail: scrub(other.to_string(), password),
-        },
-    }
-}
-
-/// The MySQL error a lost write conflict gives: `ER_LOCK_DEADLOCK`.
-const ER_LOCK_DEADLOCK: u16 = 1213;
-
 /// The claim itself is one autocommit `UPDATE ... SET max_id = LAST_INSERT_ID(max_id + n)`. Its
 /// OK packet is sent only once the change has committed (on Galera: certified and replicated);
 /// `LAST_INSERT_ID(expr)` leaves the new `max_id` in the session for the `SELECT` sent with it.
@@ -409,7 +243,7 @@ impl MysqlStore {
                     .exec("SELECT step FROM leaf_alloc WHERE biz_tag = ?", (tag,))
                     .map_err(attempt)?;
                 let Some(&step) = rows.first() else {
-                    return Err(failed(self.unknown(tag)));
+                    return Err(failed(unknown_tag(tag, &self.name)));
                 };
                 check_claim(tag, 0, step).map_err(failed)?;
                 step
@@ -440,7 +274,7 @@ impl MysqlStore {
             }
         }
         let Some((changed, new_max, max_id, table_step)) = answer else {
-            return Err(failed(self.unknown(tag)));
+            return Err(failed(unknown_tag(tag, &self.name)));
         };
         if changed != 1 {
             // The row cannot be claimed from (say why), or it changed in between: try again.
@@ -466,13 +300,6 @@ impl MysqlStore {
             end,
             table_step,
         })
-    }
-
-    fn unknown(&self, tag: &str) -> SegmentError {
-        SegmentError::UnknownTag {
-            tag: tag.into(),
-            db: self.name.clone(),
-        }
     }
 }
 
@@ -541,17 +368,9 @@ impl AllocStore for MysqlStore {
             )
         };
         match result {
-            Ok(()) => Ok(Added {
-                added: true,
-                start: first,
-                removed_max_id: removed,
-            }),
+            Ok(()) => Ok(Added::inserted(first, removed)),
             Err(mysql::Error::MySqlError(m)) if m.code == 1062 => {
-                tag_exists(tag, self.name.clone(), if_not_exists).map(|added| Added {
-                    added,
-                    start: first,
-                    removed_max_id: removed,
-                })
+                tag_exists(tag, &self.name, if_not_exists, first, removed)
             }
             Err(e) => Err(self.fail(&poison, e)),
         }
@@ -617,10 +436,7 @@ impl AllocStore for MysqlStore {
         )
         .map_err(|e| self.fail(&poison, e))?;
         if conn.affected_rows() == 0 && self.get(tag)?.is_none() {
-            return Err(SegmentError::UnknownTag {
-                tag: tag.into(),
-                db: self.name.clone(),
-            });
+            return Err(unknown_tag(tag, &self.name));
         }
         Ok(())
     }
@@ -652,10 +468,7 @@ impl AllocStore for MysqlStore {
                 .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
                 .map_err(|e| self.fail(&poison, e))?;
             let Some(r) = rows.into_iter().next() else {
-                return Err(SegmentError::UnknownTag {
-                    tag: tag.into(),
-                    db: self.name.clone(),
-                });
+                return Err(unknown_tag(tag, &self.name));
             };
             let tombstone = conn.exec_drop(
                 // The value bound twice: VALUES() here is deprecated on MySQL 8.
@@ -735,6 +548,15 @@ impl AllocStore for MysqlStore {
                 Ok(conn.affected_rows() == 1)
             },
         )
+    }
+}
+
+impl From<PageParam> for mysql::Value {
+    fn from(p: PageParam) -> mysql::Value {
+        match p {
+            PageParam::Text(t) => mysql::Value::from(t),
+            PageParam::Int(i) => mysql::Value::from(i),
+        }
     }
 }
 

@@ -19,38 +19,10 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::record::{WorkerStatus, status_of};
-use crate::segment::DbAddress;
+use crate::worker::lease::{Record, Written};
+use crate::worker::record::{WorkerStatus, status_of};
 
-/// The registry that can keep its worker ids in the database `url` names: MySQL's or
-/// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
-pub fn db_registry(url: &str) -> Option<RegistryKind> {
-    match DbAddress::parse(url).ok()? {
-        DbAddress::Mysql { .. } => Some(RegistryKind::Mysql),
-        DbAddress::Postgres { .. } => Some(RegistryKind::Postgres),
-        DbAddress::Sqlite { .. } => None,
-    }
-}
-
-/// The DDL of `leaf_workerid_alloc` for a database registry (`leafctl db init --print`).
-pub fn table_ddl(kind: RegistryKind) -> Option<&'static str> {
-    match kind {
-        RegistryKind::Mysql => Some(super::mysql::WORKERID_DDL),
-        RegistryKind::Postgres => Some(super::postgres::WORKERID_DDL_POSTGRES),
-        _ => None,
-    }
-}
-
-/// Creates `leaf_workerid_alloc` when missing in the database `url` names (`leafctl db init`);
-/// nothing for a database that keeps no worker ids.
-pub fn init_table(url: &str, password: Option<&str>) -> Result<(), WorkerError> {
-    match db_registry(url) {
-        Some(RegistryKind::Mysql) => super::mysql::init_schema(url, password),
-        Some(RegistryKind::Postgres) => super::postgres::init_schema(url, password),
-        _ => Ok(()),
-    }
-}
-use super::{
+use crate::worker::{
     LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, StoreError, StoreFailure, WorkerError,
     WorkerRecord,
 };
@@ -170,6 +142,59 @@ pub(crate) fn none_free(db: &'static str, identity: String, max: u64) -> WorkerE
     refused(db, TableError::NoFreeRow { identity, max })
 }
 
+/// What a fenced write of `max_timestamp` found when it changed no row and the row is still
+/// this holder's: `value` where `asked` was to be written. Unchanged (the same value written
+/// again) is applied; anything else was written by someone else, since a lost answer loses the
+/// connection and a change is never this holder's own.
+pub(crate) fn found(value: i64, asked: i64) -> Written {
+    if value == asked {
+        return Written::Applied { version: value };
+    }
+    Written::Changed {
+        current: Record {
+            reserved_until: value,
+            version: value,
+            ahead_allowance_ms: None,
+            writer_lead_ms: 0,
+        },
+        own: false,
+    }
+}
+
+/// A held row, for logs and `next -v` (`db`: MySQL, PostgreSQL).
+pub(crate) fn describe(db: &str, worker: u64, identity: &impl std::fmt::Display) -> String {
+    format!("{db} leaf_workerid_alloc id {worker} ({identity})")
+}
+
+/// What `workers reclaim` reports after marking a locked row given back (`marked` rows changed).
+pub(crate) fn marked_given_back(record: &WorkerRecord, marked: u64) -> Vec<String> {
+    if marked == 0 {
+        return Vec::new();
+    }
+    vec![format!(
+        "the last report (update_time) of {}; the row stays, with its max_timestamp, for the next new identity",
+        record.location
+    )]
+}
+
+/// What `workers reclaim --force` reports after deleting a held row (`deleted` rows).
+pub(crate) fn deleted(record: &WorkerRecord, deleted: u64) -> Vec<String> {
+    if deleted == 0 {
+        return Vec::new();
+    }
+    vec![record.location.clone()]
+}
+
+/// `workers reclaim`'s refusal when a row listed free was taken since (on `db`).
+pub(crate) fn taken_meanwhile(db: &'static str, record: &WorkerRecord) -> WorkerError {
+    refused(
+        db,
+        TableError::TakenMeanwhile {
+            location: record.location.clone(),
+        },
+    )
+}
+
 /// What one acquisition learnt from its listing, for its claims.
 #[derive(Debug, Default)]
 pub(crate) struct Pick {
@@ -229,6 +254,18 @@ impl<C> LockHolder<C> {
     /// Whether the connection is still there (lock-free).
     pub fn usable(&self) -> bool {
         self.usable.load(Ordering::Acquire)
+    }
+
+    /// Fails, lock-free, when the connection holding `worker` is gone (`connection`: "the
+    /// MySQL connection", ...): `/readyz` and every request ask, and must not wait for a write.
+    pub fn still_held(&self, worker: u64, connection: &str) -> Result<(), WorkerError> {
+        if !self.usable() {
+            return Err(WorkerError::Stopped {
+                worker,
+                reason: format!("{connection} holding it failed or was closed"),
+            });
+        }
+        Ok(())
     }
 
     /// Runs `f` on the connection; an error loses it. `closed` is the error when it is gone,

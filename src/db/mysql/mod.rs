@@ -1,0 +1,30 @@
+//! MySQL and MariaDB (`mysql://`, `mariadb://`): the URL ([`url`]), the segment store
+//! ([`MysqlStore`]) and the worker-id registry ([`MysqlRegistry`]).
+
+mod conn;
+mod error;
+mod lease_store;
+mod registry;
+mod store;
+pub(crate) mod url;
+
+pub use registry::{MysqlError, MysqlOptions, MysqlRegistry, WORKERID_DDL, init_schema};
+pub use store::{MYSQL_DDL, MysqlStore};
+
+/// Opens the segment store the URL names ([`super::DbAddress::open_store`]).
+pub(crate) fn open_store(
+    url: &str,
+    password: Option<&str>,
+    mode: super::OpenMode,
+) -> Result<Box<dyn crate::segment::AllocStore>, crate::segment::SegmentError> {
+    super::with_schema(MysqlStore::open(url, password)?, mode)
+}
+
+/// Opens the worker-id registry on a registry's settings ([`crate::worker::open`]).
+pub(crate) fn open_registry(
+    settings: &crate::worker::RegistrySettings,
+) -> Result<Box<dyn crate::worker::Registry>, crate::worker::WorkerError> {
+    Ok(Box::new(MysqlRegistry::new(MysqlOptions::from_settings(
+        settings,
+    )?)))
+}
