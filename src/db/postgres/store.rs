@@ -57,6 +57,11 @@ const CLAIM_SQL: &str = "UPDATE leaf_alloc \
 /// Connections kept open to the host in use between statements.
 const IDLE_CONNECTIONS: usize = 4;
 
+/// The max_id of a tombstone row that records no removal: `tag add` writes it for a name never
+/// removed, so that every add has a row to lock (see `add_once`). Below every start, and lost to
+/// the first real tombstone's `GREATEST`; read back as none.
+const NO_TOMBSTONE: i64 = i64::MIN;
+
 /// `leaf_alloc` on PostgreSQL: a few connections to the host in use, every statement bounded by
 /// the 5 s I/O timeout.
 ///
@@ -265,16 +270,18 @@ impl PostgresStore {
             .map_or(Ok(false), |r| r.try_get(0).map_err(|e| self.decode(e)))
     }
 
-    /// The statements of [`AllocStore::add_tag`] inside its transaction: the row is inserted
-    /// first, so a removal of the same name that is still committing makes the insert wait for
-    /// it; the tombstone is read afterwards (a new snapshot, which sees that removal) and the
-    /// row moved up to it, all before anyone else can see the row.
     /// The add as one statement (one round trip, and no transaction block, which a statement
-    /// pool refuses). It inserts only if the row was absent in the statement's own snapshot,
-    /// and reads the tombstone in that same snapshot. A removal deletes the row and writes its
-    /// tombstone in one statement, so a snapshot without the row holds the tombstone: a removal
-    /// committing while this runs makes it insert nothing (then it says the tag exists), never
-    /// start below the tombstone. A database made before tombstones has none to read.
+    /// pool refuses). A statement's snapshot is taken when it starts, so a tombstone read in it
+    /// can be stale: another client may add the name, claim from it and remove it again (a
+    /// newer tombstone) before this insert runs, and the row it inserted and deleted is no
+    /// conflict by then. So the tombstone row is first locked and read by `INSERT .. ON CONFLICT
+    /// DO UPDATE`, which acts on its latest committed version (not the snapshot's) and holds
+    /// its lock until this statement commits; every removal writes that row before it commits,
+    /// so none can slip in between the read and the insert. A name never removed gets the row
+    /// too, with the sentinel [`NO_TOMBSTONE`] that no start is below. A removal that deleted
+    /// the row but waits for the lock makes this insert wait for it: one of the two is aborted
+    /// as a deadlock (40P01) and tried again. A database made before tombstones has none to
+    /// read.
     fn add_once(
         &self,
         tag: &str,
@@ -289,12 +296,16 @@ impl PostgresStore {
             StartAt::Reuse(s) => ("reuse", s),
         };
         let removed = if with_tombstones {
-            "(SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = $1::text)"
+            "WITH l AS (INSERT INTO leaf_alloc_removed (biz_tag, max_id, removed_at) \
+             VALUES ($1::text, $6::bigint, CURRENT_TIMESTAMP) \
+             ON CONFLICT (biz_tag) DO UPDATE SET max_id = leaf_alloc_removed.max_id \
+             RETURNING NULLIF(max_id, $6::bigint) AS max_id), \
+             r AS (SELECT max_id FROM l)"
         } else {
-            "NULL::bigint"
+            "WITH r AS (SELECT NULL::bigint AS max_id WHERE $6::bigint IS NOT NULL)"
         };
         let sql = format!(
-            "WITH r AS (SELECT {removed} AS max_id) \
+            "{removed} \
              INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
              SELECT $1::text, \
                CASE WHEN $5::text = 'default' THEN GREATEST($2::bigint, COALESCE(r.max_id, 1)) \
@@ -315,6 +326,7 @@ impl PostgresStore {
                 step.into(),
                 description.into(),
                 mode.into(),
+                NO_TOMBSTONE.into(),
             ],
         ) {
             Ok(rows) => rows,
@@ -333,8 +345,8 @@ impl PostgresStore {
         let conn = self.conn()?;
         let rows = conn
             .query(
-                "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = $1::text",
-                vec![tag.into()],
+                "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text",
+                vec![tag.into(), NO_TOMBSTONE.into()],
             )
             .map_err(|f| self.err(f))?;
         rows.first()
@@ -350,8 +362,21 @@ impl PostgresStore {
     }
 
     fn rows(&self, sql: &str, params: Vec<Param>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        self.rows_or_failure(sql, params)?.map_err(|f| self.err(f))
+    }
+
+    /// [`Self::rows`], with the statement's own failure kept apart (for a caller that retries
+    /// some).
+    fn rows_or_failure(
+        &self,
+        sql: &str,
+        params: Vec<Param>,
+    ) -> Result<Result<Vec<LeafAlloc>, PgFailure>, SegmentError> {
         let conn = self.conn()?;
-        let rows = conn.query(sql, params).map_err(|f| self.err(f))?;
+        let rows = match conn.query(sql, params) {
+            Ok(rows) => rows,
+            Err(f) => return Ok(Err(f)),
+        };
         rows.iter()
             .map(|r| {
                 Ok(LeafAlloc {
@@ -365,7 +390,8 @@ impl PostgresStore {
                         .unwrap_or(0),
                 })
             })
-            .collect()
+            .collect::<Result<_, _>>()
+            .map(Ok)
     }
 }
 
@@ -437,6 +463,8 @@ impl AllocStore for PostgresStore {
                     continue;
                 }
                 Err(f) if f.code() == Some("23505") => None,
+                // A removal of the name holding the row this insert waits on (see add_once).
+                Err(f) if f.is_conflict() && tries < CONFLICT_TRIES => continue,
                 Err(f) => return Err(self.err(f)),
             };
             if let Some(added) = added {
@@ -564,8 +592,15 @@ impl AllocStore for PostgresStore {
              SELECT {sql} FROM d"
         );
         let mut created = false;
+        let mut tries = 0;
         loop {
-            match self.rows(&statement, vec![tag.into()]) {
+            tries += 1;
+            let rows = match self.rows_or_failure(&statement, vec![tag.into()])? {
+                // The deadlock victim of an add of the same name (see add_once): again.
+                Err(f) if f.is_conflict() && tries < CONFLICT_TRIES => continue,
+                rows => rows.map_err(|f| self.err(f)),
+            };
+            match rows {
                 Ok(rows) => {
                     return rows
                         .into_iter()
