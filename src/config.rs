@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::snowflake::{Preset, SeqStart};
 
 pub mod leaf;
+pub mod properties;
 
 /// Failures to find, read or parse the configuration file.
 #[derive(Debug, thiserror::Error)]
