@@ -6,8 +6,8 @@
 //! `leaf.snowflake.port`, and the `leaf.snowflake.mode` of NotFound9's fork (`zk`, `mysql`,
 //! `local`). Anything else is reported, not guessed at.
 
+use super::ConfigFile;
 pub use super::properties::parse_properties;
-use super::{ConfigFile, DbSection, ServeSection, SnowflakeSection, ZkSection};
 
 /// Why a `leaf.properties` file could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ impl Imported {
         }
         out.push('\n');
         // Serialising plain strings, booleans and integers cannot fail.
-        out.push_str(&toml::to_string(&self.config).unwrap_or_default());
+        out.push_str(&self.config.to_toml());
         out
     }
 }
@@ -244,24 +244,20 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
         );
     }
 
-    let mut snowflake_section = SnowflakeSection {
-        name: get("leaf.name").map(str::to_string),
-        ..SnowflakeSection::default()
-    };
-    if let Some(name) = &snowflake_section.name
-        && (name.contains('/') || name.chars().any(char::is_whitespace))
-    {
-        return Err(ImportError::BadValue {
-            key: "leaf.name".into(),
-            value: name.clone(),
-            reason: "a name cannot contain '/' or spaces".into(),
-        });
+    if let Some(name) = get("leaf.name") {
+        if name.contains('/') || name.chars().any(char::is_whitespace) {
+            return Err(ImportError::BadValue {
+                key: "leaf.name".into(),
+                value: name.into(),
+                reason: "a name cannot contain '/' or spaces".into(),
+            });
+        }
+        config.set("snowflake.name", name);
     }
 
-    let mut db = DbSection::default();
     if let Some(url) = get("leaf.jdbc.url") {
         let (url, url_notes) = db_url(url, get("leaf.jdbc.username"))?;
-        db.url = Some(url);
+        config.set("db.url", url);
         notes.extend(url_notes);
     }
     if get("leaf.jdbc.password").is_some() {
@@ -279,12 +275,11 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
         })?),
         None => None,
     };
-    let mut zk = ZkSection::default();
     match mode {
         "zk" | "zookeeper" => {
             if let Some(address) = get("leaf.snowflake.zk.address") {
-                zk.hosts = Some(address.to_string());
-                snowflake_section.registry = Some("forever".into());
+                config.set("zk.hosts", address);
+                config.set("snowflake.registry", "forever");
             } else if snowflake {
                 notes.push(
                     "leaf.snowflake.zk.address is not set: set zk.hosts, or snowflake.worker_id for a fixed worker id"
@@ -292,9 +287,9 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
                 );
             }
         }
-        "mysql" => snowflake_section.registry = Some("mysql".into()),
+        "mysql" => config.set("snowflake.registry", "mysql"),
         "local" => {
-            snowflake_section.registry = Some("local".into());
+            config.set("snowflake.registry", "local");
             notes.push(
                 "leaf.snowflake.mode=local: set snowflake.worker_id on each host to the id leaf.snowflake.local.workIdMap gave it"
                     .into(),
@@ -310,8 +305,8 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
     }
     if let Some(port) = port {
         // Leaf names a worker by this host's IP and this port; ":PORT" keeps that identity.
-        zk.instance = Some(format!(":{port}"));
-        config.serve.listen = Some(format!("0.0.0.0:{port}"));
+        config.set("snowflake.instance", format!(":{port}"));
+        config.set("serve.listen", format!("0.0.0.0:{port}"));
         notes.push(format!(
             "serve.listen is 0.0.0.0:{port} like Leaf's server; put it behind your usual network policy or use 127.0.0.1"
         ));
@@ -332,7 +327,7 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
                 "Spring Boot's default port; change it if your server.port differs",
             ),
         };
-        config.serve.listen = Some(format!("0.0.0.0:{http_port}"));
+        config.set("serve.listen", format!("0.0.0.0:{http_port}"));
         notes.push(format!(
             "serve.listen is 0.0.0.0:{http_port} like Leaf's server ({from}); put it behind your usual network policy or use 127.0.0.1"
         ));
@@ -354,14 +349,8 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
         notes.push(format!("{key} is not a setting leafctl knows; ignored"));
     }
 
-    config.serve = ServeSection {
-        segment: Some(segment),
-        snowflake: Some(snowflake),
-        ..config.serve
-    };
-    config.snowflake = snowflake_section;
-    config.db = db;
-    config.zk = zk;
+    config.set("serve.segment", segment);
+    config.set("serve.snowflake", snowflake);
     Ok(Imported { config, notes })
 }
 
@@ -378,7 +367,7 @@ mod tests {
             leaf.snowflake.enable=false\n";
         let imported = import_leaf_properties(text).unwrap();
         assert_eq!(
-            imported.config.serve.listen.as_deref(),
+            imported.config.get("serve.listen").and_then(|v| v.as_str()),
             Some("0.0.0.0:8080")
         );
         assert!(
@@ -389,7 +378,7 @@ mod tests {
         let with_port = format!("{text}server.port=9090\n");
         let imported = import_leaf_properties(&with_port).unwrap();
         assert_eq!(
-            imported.config.serve.listen.as_deref(),
+            imported.config.get("serve.listen").and_then(|v| v.as_str()),
             Some("0.0.0.0:9090")
         );
         assert!(!imported.notes.iter().any(|n| n.contains("not a setting")));
@@ -408,26 +397,26 @@ mod tests {
             leaf.snowflake.enable=true\nleaf.snowflake.zk.address=zk1:2181,zk2:2181\nleaf.snowflake.port=8081\n";
         let imported = import_leaf_properties(text).unwrap();
         let c = &imported.config;
-        assert_eq!(c.serve.segment, Some(true));
-        assert_eq!(c.serve.snowflake, Some(true));
+        assert_eq!(c.get("serve.segment"), Some(&true.into()));
+        assert_eq!(c.get("serve.snowflake"), Some(&true.into()));
         assert_eq!(
-            c.db.url.as_deref(),
+            c.get("db.url").and_then(|v| v.as_str()),
             Some("mysql://leafuser@db.example:3307/leaf")
         );
-        assert_eq!(c.db.password, None);
-        assert_eq!(c.zk.hosts.as_deref(), Some("zk1:2181,zk2:2181"));
-        assert_eq!(c.zk.instance.as_deref(), Some(":8081"));
-        assert_eq!(c.snowflake.registry.as_deref(), Some("forever"));
+        assert_eq!(c.get("db.password"), None);
+        assert_eq!(c.get("zk.hosts"), Some(&"zk1:2181,zk2:2181".into()));
+        assert_eq!(c.get("snowflake.instance"), Some(&":8081".into()));
+        assert_eq!(c.get("snowflake.registry"), Some(&"forever".into()));
         assert_eq!(
-            c.snowflake.name.as_deref(),
-            Some("com.sankuai.leaf.opensource.test")
+            c.get("snowflake.name"),
+            Some(&"com.sankuai.leaf.opensource.test".into())
         );
         let toml_text = imported.to_toml();
         assert!(!toml_text.contains("s3cret"), "{toml_text}");
         assert!(toml_text.contains("LEAF_DB_PASSWORD"), "{toml_text}");
-        let back: ConfigFile = toml::from_str(&toml_text).unwrap();
-        assert_eq!(back.db.url, c.db.url);
-        assert_eq!(back.serve.segment, Some(true));
+        let back: toml::Table = toml::from_str(&toml_text).unwrap();
+        assert_eq!(back["db"].get("url"), c.get("db.url"));
+        assert_eq!(back["serve"].get("segment"), Some(&true.into()));
     }
 
     #[test]
@@ -516,8 +505,8 @@ mod tests {
         )
         .unwrap();
         let out = i.to_toml();
-        let c: ConfigFile = toml::from_str(&out).unwrap();
-        assert_eq!(c.state_dir, None, "{out}");
+        let c: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(c.get("state_dir"), None, "{out}");
         assert!(out.contains("x\\u{a}state_dir"), "{out}");
     }
 
@@ -568,7 +557,7 @@ mod fuzz {
             let _ = parse_properties(&text);
             if let Ok(i) = import_leaf_properties(&text) {
                 let out = i.to_toml();
-                prop_assert!(toml::from_str::<ConfigFile>(&out).is_ok(), "{}", out);
+                prop_assert!(toml::from_str::<toml::Table>(&out).is_ok(), "{}", out);
             }
         }
 
@@ -587,9 +576,10 @@ mod fuzz {
                     prop_assert!(!out.contains(&password), "{}", out);
                     let notes = i.notes.join("\n");
                     prop_assert!(!notes.contains(&password), "{}", notes);
-                    let back: ConfigFile = toml::from_str(&out).unwrap();
-                    prop_assert_eq!(&back.db.url, &i.config.db.url);
-                    prop_assert_eq!(back.db.password, None);
+                    let back: toml::Table = toml::from_str(&out).unwrap();
+                    let url = back.get("db").and_then(|db| db.get("url"));
+                    prop_assert_eq!(url, i.config.get("db.url"));
+                    prop_assert!(!out.contains("password ="), "{}", out);
                 }
                 Err(e) => prop_assert!(!e.to_string().contains(&password), "{}", e),
             }
