@@ -392,24 +392,28 @@ fn arg(s: &dyn Declared, scopes: u8) -> Option<Arg> {
     })
 }
 
-/// The settings as `config show --help` (and its man page) lists them.
+/// The settings as `config show --help` (and its man page) lists them: a line of names, then
+/// one of help. A long default goes with the help, so that the names' line is never wrapped.
 pub fn settings_help() -> String {
     let mut text = String::from("Settings (config key: environment variable, flag; default):\n");
     for s in SETTINGS {
         let info = s.info();
         let mut from: Vec<String> = info.env.iter().map(|v| v.to_string()).collect();
         from.extend(info.flag.map(|f| format!("--{}", f.long)));
+        let (short, long) = match s.default_text() {
+            Some(d) if d.len() > 40 => (String::new(), format!(" (default: {d})")),
+            Some(d) => (format!("; default {d}"), String::new()),
+            None => (String::new(), String::new()),
+        };
+        let formerly = info
+            .old_key
+            .map(|old| format!(" (formerly {old})"))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "  {:<28} {}{}\n      {}{}\n",
+            "  {:<28} {}{short}\n      {}{long}{formerly}\n",
             info.key,
             from.join(", "),
-            s.default_text()
-                .map(|d| format!("; default {d}"))
-                .unwrap_or_default(),
             info.help,
-            info.old_key
-                .map(|old| format!(" (formerly {old})"))
-                .unwrap_or_default()
         ));
     }
     text
