@@ -417,13 +417,16 @@ mod tests {
         ]
     }
 
-    fn parse_error(text: &str) -> String {
+    /// Loads `text` as the file given by --config.
+    fn load_text(text: &str) -> Result<LoadedConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("leaf.toml");
         std::fs::write(&p, text).unwrap();
         load(Some((p, Origin::Flag)), &keys())
-            .unwrap_err()
-            .to_string()
+    }
+
+    fn parse_error(text: &str) -> String {
+        load_text(text).unwrap_err().to_string()
     }
 
     #[test]
@@ -456,23 +459,19 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_rejected() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("leaf.toml");
-        std::fs::write(&p, "[snowflake]\nworkr_id = 3\n").unwrap();
-        let err = load(Some((p, Origin::Flag)), &keys()).unwrap_err();
-        assert!(err.to_string().contains("workr_id"), "{err}");
+        let err = parse_error("[snowflake]\nworkr_id = 3\n");
+        assert!(
+            err.contains("line 2, column 1: unknown field `workr_id`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_full_file_parses() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("leaf.toml");
-        std::fs::write(
-            &p,
+        let c = load_text(
             "state_dir = \"/tmp/x\"\n[snowflake]\npreset = \"discord\"\nworker_id = 3\nseq_start = \"zero\"\n[db]\nurl = \"sqlite:///tmp/a.db\"\n",
         )
         .unwrap();
-        let c = load(Some((p, Origin::Flag)), &keys()).unwrap();
         assert_eq!(c.file.get("snowflake.preset"), Some(&"discord".into()));
         assert_eq!(c.file.get("snowflake.worker_id"), Some(&3.into()));
         assert_eq!(c.file.get("snowflake.seq_start"), Some(&"zero".into()));

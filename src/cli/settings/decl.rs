@@ -228,58 +228,33 @@ fn from_toml<T: serde::de::DeserializeOwned>(value: toml::Value) -> Result<T, St
         .map_err(|e: toml::de::Error| e.message().to_string())
 }
 
+/// A [`Value`] parsed from text by `FromStr`, read from the file by serde and shown by `$show`.
 macro_rules! value_by_traits {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $show:expr),* $(,)?) => {$(
         impl Value for $t {
             fn parse(raw: &str) -> Result<Self, String> {
-                raw.parse().map_err(|e| format!("{e}"))
+                raw.parse::<$t>().map_err(|e| e.to_string())
             }
             fn from_toml(value: toml::Value) -> Result<Self, String> {
                 from_toml(value)
             }
             fn show(&self) -> String {
-                self.to_string()
+                let show: fn(&$t) -> String = $show;
+                show(self)
             }
         }
     )*};
 }
-value_by_traits!(String, u64, usize, bool, RegistryKind);
-
-impl Value for PathBuf {
-    fn parse(raw: &str) -> Result<Self, String> {
-        Ok(PathBuf::from(raw))
-    }
-    fn from_toml(value: toml::Value) -> Result<Self, String> {
-        from_toml(value)
-    }
-    fn show(&self) -> String {
-        self.display().to_string()
-    }
-}
-
-impl Value for SeqStart {
-    fn parse(raw: &str) -> Result<Self, String> {
-        raw.parse()
-    }
-    fn from_toml(value: toml::Value) -> Result<Self, String> {
-        from_toml(value)
-    }
-    fn show(&self) -> String {
-        format!("{self:?}").to_lowercase()
-    }
-}
-
-impl Value for Preset {
-    fn parse(raw: &str) -> Result<Self, String> {
-        raw.parse()
-    }
-    fn from_toml(value: toml::Value) -> Result<Self, String> {
-        from_toml(value)
-    }
-    fn show(&self) -> String {
-        self.name().to_string()
-    }
-}
+value_by_traits!(
+    String => |v| v.clone(),
+    u64 => |v| v.to_string(),
+    usize => |v| v.to_string(),
+    bool => |v| v.to_string(),
+    RegistryKind => |v| v.to_string(),
+    PathBuf => |v| v.display().to_string(),
+    SeqStart => |v| format!("{v:?}").to_lowercase(),
+    Preset => |v| v.name().to_string(),
+);
 
 /// The file writes the widths as text (`"41,10,12"`), as the flag and the environment do.
 impl Value for BitWidths {

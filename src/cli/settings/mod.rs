@@ -41,6 +41,7 @@ pub struct Shown {
 /// The layout chosen, and how it was described.
 #[derive(Debug, Clone)]
 pub struct LayoutChoice {
+    /// The layout.
     pub layout: Layout,
     /// `leaf`, `sonyflake`, ... or `custom`.
     pub label: String,
@@ -49,32 +50,57 @@ pub struct LayoutChoice {
 /// Everything the commands need to know from flags, environment and config file.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// Directory for lock and state files.
     pub state_dir: Resolved<PathBuf>,
+    /// The snowflake layout: a preset or a custom one.
     pub layout: Resolved<LayoutChoice>,
+    /// The worker id given (the local registry).
     pub worker_id: Option<Resolved<u64>>,
+    /// Namespace of worker ids.
     pub name: Resolved<String>,
+    /// Where each tick's sequence starts.
     pub seq_start: Resolved<SeqStart>,
+    /// The segment database's URL.
     pub db_url: Resolved<String>,
+    /// The database password, from wherever it was given.
     pub db_password: Option<Resolved<String>>,
+    /// How long MySQL/PostgreSQL keep a silent registry holder's lock.
     pub db_registry_wait_timeout_s: Resolved<u64>,
+    /// The ZooKeeper worker registry.
     pub zk_hosts: Option<Resolved<String>>,
+    /// ZooKeeper digest credentials.
     pub zk_auth: Option<Resolved<String>>,
+    /// This process's identity in a worker-id registry.
     pub instance: Option<Resolved<String>>,
+    /// Where worker ids come from, when given.
     pub registry: Option<Resolved<RegistryKind>>,
+    /// ZooKeeper session timeout.
     pub zk_session_timeout_ms: Resolved<u64>,
+    /// Largest clock difference to live peers.
     pub zk_max_clock_skew_ms: Resolved<u64>,
+    /// The etcd worker registry.
     pub etcd_endpoints: Option<Resolved<String>>,
+    /// etcd user.
     pub etcd_user: Option<Resolved<String>>,
+    /// etcd user's password.
     pub etcd_password: Option<Resolved<String>>,
+    /// CA certificates of https:// etcd endpoints.
     pub etcd_ca_file: Option<Resolved<PathBuf>>,
+    /// TTL of the etcd lease behind a worker id.
     pub etcd_lease_ttl_ms: Resolved<u64>,
+    /// Where `serve` listens.
     pub serve_listen: Resolved<String>,
+    /// `serve` serves segment mode.
     pub serve_segment: Resolved<bool>,
+    /// `serve` serves snowflake mode.
     pub serve_snowflake: Resolved<bool>,
+    /// Bearer token `serve` requires.
     pub serve_token: Option<Resolved<String>>,
+    /// How far snowflake times may run ahead of the clock.
     pub max_lead_ms: Resolved<u64>,
     /// How `serve` treats connections (its header timeout and connection cap).
     pub http: HttpOptions,
+    /// Segment tags with their own /metrics series.
     pub serve_metrics_tags: Resolved<usize>,
     /// What each setting resolved to, in [`SETTINGS`] order (`config show`).
     pub shown: Vec<Shown>,
