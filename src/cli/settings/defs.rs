@@ -1,6 +1,6 @@
 //! Every setting, declared once: its config key, environment variable, flag, typed default,
-//! check and help ([`Setting`]). Adding a setting is a declaration here, its place in
-//! [`SETTINGS`], and its field in [`super::Settings`].
+//! check and help ([`Setting`]). Adding a setting is a declaration here and its field in
+//! [`super::Settings`], resolved in [`super::Settings::resolve`].
 
 use std::path::PathBuf;
 
@@ -17,335 +17,328 @@ use crate::cli::{parse_registry, whole_number};
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
-pub const STATE_DIR: Setting<PathBuf> =
-    Info::new("state_dir", "path", "Directory for lock and state files")
-        .env("LEAF_STATE_DIR")
-        .flag("state-dir", "DIR", GLOBAL, ValueParser::path_buf)
-        .of(Default::Computed("$XDG_STATE_HOME/leafctl", || {
-            leafctl::config::xdg_dir("XDG_STATE_HOME", ".local/state")
-                .map(|d| d.join("leafctl"))
-                .unwrap_or_else(|| PathBuf::from(".leafctl-state"))
-        }));
-pub const PRESET: Setting<Preset> = Info::new(
-    "snowflake.preset",
-    "preset",
-    "Named snowflake layout (leaf, discord, sonyflake, baidu, ...)",
-)
-.env("LEAF_PRESET")
-.flag("preset", "PRESET", LAYOUT, || {
-    ValueParser::new(EnumValueParser::<Preset>::new())
-})
-.part_of_another_row()
-.of(Default::Value(|| Preset::Leaf));
-pub const EPOCH: Setting<String> = Info::new(
-    "snowflake.epoch",
-    "epoch",
-    "Custom layout: epoch as Unix ms or RFC 3339",
-)
-.env("LEAF_EPOCH")
-.flag("epoch", "MS|RFC3339", LAYOUT, ValueParser::string)
-.part_of_another_row()
-.of(Default::Unset);
-pub const LAYOUT_WIDTHS: Setting<BitWidths> = Info::new(
-    "snowflake.layout",
-    "layout",
-    "Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use)",
-)
-.env("LEAF_LAYOUT")
-.flag("layout", "TIME,WORKER,SEQ", LAYOUT, || {
-    ValueParser::new(|s: &str| s.parse::<BitWidths>().map_err(|e| e.to_string()))
-})
-.of(Default::Described("leaf"));
-pub const UNIT_MS: Setting<u64> = Info::new(
-    "snowflake.unit_ms",
-    "unit in ms",
-    "Custom layout: length of one time unit in ms",
-)
-.env("LEAF_UNIT_MS")
-.number_flag("unit-ms", "N", LAYOUT, || {
-    ValueParser::new(whole_number(1u64, u64::MAX))
-})
-.part_of_another_row()
-.of(Default::Unset);
-pub const WORKER_ID: Setting<u64> = Info::new(
-    "snowflake.worker_id",
-    "worker id",
-    "Worker id of this process, unique among live generators (the local registry)",
-)
-.env("LEAF_WORKER_ID")
-.number_flag("worker-id", "N", SNOWFLAKE, || {
-    ValueParser::new(whole_number(0u64, u64::MAX))
-})
-.of(Default::Unset);
-pub const NAME: Setting<String> = Info::new(
-    "snowflake.name",
-    "name",
-    "Namespace of worker ids (Leaf's leaf.name)",
-)
-.env("LEAF_NAME")
-.flag("name", "NAME", GLOBAL, ValueParser::string)
-.of(Default::Value(|| "leaf".to_string()));
-pub const SEQ_START: Setting<SeqStart> = Info::new(
-    "snowflake.seq_start",
-    "sequence start",
-    "Where each tick's sequence starts: random in [0,100) like Leaf, or zero",
-)
-.env("LEAF_SEQ_START")
-.flag("seq-start", "random|zero", SNOWFLAKE, || {
-    ValueParser::new(|s: &str| s.parse::<SeqStart>())
-})
-.of(Default::Value(|| SeqStart::Random));
-pub const MAX_LEAD: Setting<u64> = Info::new(
-    "snowflake.max_lead_ms",
-    "lead in ms (a whole number from 0 to 60000)",
-    "Let ID times run up to MS ahead of the clock when a millisecond's 4,096 sequence numbers are \
-     used up, instead of waiting (0-60000; the registry records them first)",
-)
-.env("LEAF_MAX_LEAD_MS")
-.number_flag("max-lead", "MS", SNOWFLAKE, || {
-    ValueParser::new(whole_number(0u64, MAX_LEAD_MS))
-})
-.of(Default::Value(|| 0))
-.check(|v, o, info| {
-    (*v > MAX_LEAD_MS).then(|| {
-        (
-            format!("a lead of {v} ms (from {o}) is more than the {MAX_LEAD_MS} ms allowed"),
-            format!(
-                "give --max-lead ({}, {}) between 0 and {MAX_LEAD_MS}",
-                info.env.unwrap_or_default(),
-                info.key
-            ),
-        )
+/// Declares each setting as a constant (`NAME: Type = declaration;`) and lists them all in
+/// [`SETTINGS`], in the order given (the order of `config show`).
+macro_rules! settings {
+    ($($name:ident: $t:ty = $declaration:expr;)*) => {
+        $(
+            #[doc = concat!("The setting `", stringify!($name), "`.")]
+            pub const $name: Setting<$t> = $declaration;
+        )*
+        /// Every setting, in the order `config show` lists them.
+        pub const SETTINGS: [&dyn Declared; [$(stringify!($name)),*].len()] = [$(&$name),*];
+    };
+}
+
+settings! {
+    STATE_DIR: PathBuf =
+        Info::new("state_dir", "path", "Directory for lock and state files")
+            .env("LEAF_STATE_DIR")
+            .flag("state-dir", "DIR", GLOBAL, ValueParser::path_buf)
+            .of(Default::Computed("$XDG_STATE_HOME/leafctl", || {
+                leafctl::config::xdg_dir("XDG_STATE_HOME", ".local/state")
+                    .map(|d| d.join("leafctl"))
+                    .unwrap_or_else(|| PathBuf::from(".leafctl-state"))
+            }));
+    PRESET: Preset = Info::new(
+        "snowflake.preset",
+        "preset",
+        "Named snowflake layout (leaf, discord, sonyflake, baidu, ...)",
+    )
+    .env("LEAF_PRESET")
+    .flag("preset", "PRESET", LAYOUT, || {
+        ValueParser::new(EnumValueParser::<Preset>::new())
     })
-});
-pub const DB_URL: Setting<String> = Info::new(
-    "db.url",
-    "database URL",
-    "Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; \
-     the password comes from LEAF_DB_PASSWORD or db.password",
-)
-.env("LEAF_DB")
-.flag("db", "URL", GLOBAL, ValueParser::string)
-.of(Default::Computed(
-    "sqlite://$XDG_DATA_HOME/leafctl/leaf.db",
-    super::default_sqlite_url,
-))
-.shown_as(|url| redact_url(url));
-pub const REGISTRY: Setting<RegistryKind> = Info::new(
-    "snowflake.registry",
-    "registry",
-    "Where the worker id comes from: local, forever, lease, mysql, postgres or etcd",
-)
-.env("LEAF_REGISTRY")
-.flag(
-    "registry",
-    "local|forever|lease|mysql|postgres|etcd",
-    SNOWFLAKE,
-    || ValueParser::new(parse_registry),
-)
-.of(Default::Described(
-    "local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// \
-     or postgres:// --db alone",
-));
-pub const ZK_HOSTS: Setting<String> = Info::new(
-    "zk.hosts",
-    "ZooKeeper hosts",
-    "ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth",
-)
-.env("LEAF_ZK")
-.flag("zk", "HOSTS", GLOBAL, ValueParser::string)
-.of(Default::Unset);
-pub const ZK_AUTH: Setting<String> = Info::new(
-    "zk.auth",
-    "user:password",
-    "ZooKeeper digest credentials; nodes get a creator-only ACL",
-)
-.env("LEAF_ZK_AUTH")
-.secret()
-.of(Default::Unset)
-.check(|v, o, info| {
-    (!v.contains(':')).then(|| {
-        (
-            format!("ZooKeeper auth from {o} is not user:password"),
-            format!(
-                "set {} (or {}) to user:password",
-                info.env.unwrap_or_default(),
-                info.key
-            ),
-        )
-    })
-});
-pub const INSTANCE: Setting<String> = Info::new(
-    "snowflake.instance",
-    "IP:PORT",
-    "This process's identity in the worker-id registry, whichever it is",
-)
-.env("LEAF_INSTANCE")
-.flag("instance", "IP:PORT", GLOBAL, ValueParser::string)
-.old_key("zk.instance")
-.of(Default::Described("first non-loopback IPv4, port 8080"));
-pub const ZK_SESSION_TIMEOUT: Setting<u64> = Info::new(
-    "zk.session_timeout_ms",
-    "timeout in ms",
-    "ZooKeeper session timeout",
-)
-.env("LEAF_ZK_SESSION_TIMEOUT_MS")
-.of(Default::Value(|| 6_000));
-pub const ZK_MAX_CLOCK_SKEW: Setting<u64> = Info::new(
-    "zk.max_clock_skew_ms",
-    "skew in ms",
-    "Largest clock difference to live peers (first registration, workers doctor)",
-)
-.env("LEAF_ZK_MAX_CLOCK_SKEW_MS")
-.of(Default::Value(|| {
-    leafctl::worker::DEFAULT_MAX_CLOCK_SKEW_MS as u64
-}));
-pub const ETCD_ENDPOINTS: Setting<String> = Info::new(
-    "etcd.endpoints",
-    "etcd endpoints",
-    "etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from \
-     etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from \
-     etcd.ca_file or LEAF_ETCD_CA_FILE",
-)
-.env("LEAF_ETCD")
-.flag("etcd", "ENDPOINTS", GLOBAL, ValueParser::string)
-.of(Default::Unset);
-pub const ETCD_USER: Setting<String> = Info::new("etcd.user", "user name", "etcd user")
-    .env("LEAF_ETCD_USER")
+    .part_of_another_row()
+    .of(Default::Value(|| Preset::Leaf));
+    EPOCH: String = Info::new(
+        "snowflake.epoch",
+        "epoch",
+        "Custom layout: epoch as Unix ms or RFC 3339",
+    )
+    .env("LEAF_EPOCH")
+    .flag("epoch", "MS|RFC3339", LAYOUT, ValueParser::string)
+    .part_of_another_row()
     .of(Default::Unset);
-pub const ETCD_PASSWORD: Setting<String> = Info::new(
-    "etcd.password",
-    "password",
-    "etcd user's password (environment only)",
-)
-.env("LEAF_ETCD_PASSWORD")
-.env_only()
-.secret()
-.of(Default::Unset);
-pub const ETCD_CA_FILE: Setting<PathBuf> = Info::new(
-    "etcd.ca_file",
-    "path",
-    "CA certificates of https:// etcd endpoints",
-)
-.env("LEAF_ETCD_CA_FILE")
-.of(Default::Described("the system's roots"));
-pub const ETCD_LEASE_TTL: Setting<u64> = Info::new(
-    "etcd.lease_ttl_ms",
-    "TTL in ms",
-    "TTL of the etcd lease behind a worker id (whole seconds, at least 2000)",
-)
-.env("LEAF_ETCD_LEASE_TTL_MS")
-.of(Default::Value(|| {
-    leafctl::worker::DEFAULT_ETCD_LEASE_TTL.as_millis() as u64
-}))
-.check(|v, o, info| {
-    (*v < 2_000).then(|| {
-        (
-            format!("etcd lease TTL {v} ms (from {o}) is below etcd's minimum"),
-            format!("use at least 2000 ms ({})", info.names()),
-        )
+    LAYOUT_WIDTHS: BitWidths = Info::new(
+        "snowflake.layout",
+        "layout",
+        "Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use)",
+    )
+    .env("LEAF_LAYOUT")
+    .flag("layout", "TIME,WORKER,SEQ", LAYOUT, || {
+        ValueParser::new(|s: &str| s.parse::<BitWidths>().map_err(|e| e.to_string()))
     })
-});
-pub const SERVE_LISTEN: Setting<String> = Info::new(
-    "serve.listen",
-    "IP:PORT",
-    "Address `leafctl serve` listens on; port 0 picks a free one (printed at start)",
-)
-.env("LEAF_SERVE_LISTEN")
-.flag("listen", "IP:PORT", SERVE, ValueParser::string)
-.of(Default::Value(|| DEFAULT_LISTEN.to_string()));
-pub const SERVE_SEGMENT: Setting<bool> = Info::new(
-    "serve.segment",
-    "boolean (true or false)",
-    "Serve segment mode: IDs of the tags in --db",
-)
-.env("LEAF_SERVE_SEGMENT")
-.switch("segment", SERVE)
-.of(Default::Value(|| false));
-pub const SERVE_SNOWFLAKE: Setting<bool> = Info::new(
-    "serve.snowflake",
-    "boolean (true or false)",
-    "Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql",
-)
-.env("LEAF_SERVE_SNOWFLAKE")
-.switch("snowflake", SERVE)
-.of(Default::Value(|| false));
-pub const SERVE_TOKEN: Setting<String> = Info::new(
-    "serve.token",
-    "token",
-    "Bearer token every route but /healthz and /readyz requires",
-)
-.env("LEAF_SERVE_TOKEN")
-.secret()
-.of(Default::Unset);
-pub const SERVE_HEADER_TIMEOUT: Setting<u64> = Info::new(
-    "serve.header_timeout_ms",
-    "timeout in ms",
-    "A request's headers (and idle connections) within this many ms",
-)
-.env("LEAF_SERVE_HEADER_TIMEOUT_MS")
-.of(Default::Value(|| {
-    leafctl::server::DEFAULT_HEADER_TIMEOUT.as_millis() as u64
-}))
-.check(|v, o, info| {
-    (*v == 0).then(|| {
-        (
-            format!("serve header timeout 0 ms (from {o}) would close every connection"),
-            format!("use at least 1 ms ({})", info.names()),
-        )
+    .of(Default::Described("leaf"));
+    UNIT_MS: u64 = Info::new(
+        "snowflake.unit_ms",
+        "unit in ms",
+        "Custom layout: length of one time unit in ms",
+    )
+    .env("LEAF_UNIT_MS")
+    .number_flag("unit-ms", "N", LAYOUT, || {
+        ValueParser::new(whole_number(1u64, u64::MAX))
     })
-});
-pub const SERVE_MAX_CONNECTIONS: Setting<usize> = Info::new(
-    "serve.max_connections",
-    "number of connections",
-    "Most connections open at once (also capped by the open-file limit)",
-)
-.env("LEAF_SERVE_MAX_CONNECTIONS")
-.of(Default::Value(|| leafctl::server::DEFAULT_MAX_CONNECTIONS))
-.check(|v, o, info| {
-    (*v == 0).then(|| {
-        (
-            format!("{} 0 (from {o}) would refuse every client", info.key),
-            format!("use at least 1 ({})", info.names()),
-        )
+    .part_of_another_row()
+    .of(Default::Unset);
+    WORKER_ID: u64 = Info::new(
+        "snowflake.worker_id",
+        "worker id",
+        "Worker id of this process, unique among live generators (the local registry)",
+    )
+    .env("LEAF_WORKER_ID")
+    .number_flag("worker-id", "N", SNOWFLAKE, || {
+        ValueParser::new(whole_number(0u64, u64::MAX))
     })
-});
-pub const SERVE_METRICS_TAGS: Setting<usize> = Info::new(
-    "serve.metrics_tags",
-    "number of tags",
-    "Segment tags with their own /metrics series",
-)
-.env("LEAF_SERVE_METRICS_TAGS")
-.of(Default::Value(|| leafctl::server::DEFAULT_METRICS_TAGS));
-pub const DB_PASSWORD: Setting<String> = Info::new(
-    "db.password",
-    "password",
-    "Database password (prefer the environment)",
-)
-.env("LEAF_DB_PASSWORD")
-.secret()
-.of(Default::Unset);
-pub const DB_PASSWORD_FILE: Setting<PathBuf> = Info::new(
-    "db.password_file",
-    "path",
-    "File holding the database password (its first line); else systemd's credential \
-     leaf-db-password ($CREDENTIALS_DIRECTORY)",
-)
-.env("LEAF_DB_PASSWORD_FILE")
-.of(Default::Unset);
-pub const DB_REGISTRY_WAIT_TIMEOUT: Setting<u64> = Info::new(
-    "db.registry_wait_timeout_s",
-    "seconds",
-    "How long MySQL/PostgreSQL keep a silent registry holder's lock (6 or more)",
-)
-.env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S")
-.of(Default::Value(|| {
-    leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs()
-}))
-.check(|v, o, info| {
-    let min = leafctl::worker::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
-    (!(min..=MAX_MYSQL_WAIT_TIMEOUT_S).contains(v)).then(|| {
-        (
+    .of(Default::Unset);
+    NAME: String = Info::new(
+        "snowflake.name",
+        "name",
+        "Namespace of worker ids (Leaf's leaf.name)",
+    )
+    .env("LEAF_NAME")
+    .flag("name", "NAME", GLOBAL, ValueParser::string)
+    .of(Default::Value(|| "leaf".to_string()));
+    SEQ_START: SeqStart = Info::new(
+        "snowflake.seq_start",
+        "sequence start",
+        "Where each tick's sequence starts: random in [0,100) like Leaf, or zero",
+    )
+    .env("LEAF_SEQ_START")
+    .flag("seq-start", "random|zero", SNOWFLAKE, || {
+        ValueParser::new(|s: &str| s.parse::<SeqStart>())
+    })
+    .of(Default::Value(|| SeqStart::Random));
+    MAX_LEAD: u64 = Info::new(
+        "snowflake.max_lead_ms",
+        "lead in ms (a whole number from 0 to 60000)",
+        "Let ID times run up to MS ahead of the clock when a millisecond's 4,096 sequence numbers are \
+         used up, instead of waiting (0-60000; the registry records them first)",
+    )
+    .env("LEAF_MAX_LEAD_MS")
+    .number_flag("max-lead", "MS", SNOWFLAKE, || {
+        ValueParser::new(whole_number(0u64, MAX_LEAD_MS))
+    })
+    .of(Default::Value(|| 0))
+    .check(|v, o, info| (*v > MAX_LEAD_MS).then(|| (
+        format!("a lead of {v} ms (from {o}) is more than the {MAX_LEAD_MS} ms allowed"),
+        format!(
+            "give --max-lead ({}, {}) between 0 and {MAX_LEAD_MS}",
+            info.env.unwrap_or_default(),
+            info.key
+        ),
+    )));
+    DB_URL: String = Info::new(
+        "db.url",
+        "database URL",
+        "Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; \
+         the password comes from LEAF_DB_PASSWORD or db.password",
+    )
+    .env("LEAF_DB")
+    .flag("db", "URL", GLOBAL, ValueParser::string)
+    .of(Default::Computed(
+        "sqlite://$XDG_DATA_HOME/leafctl/leaf.db",
+        super::default_sqlite_url,
+    ))
+    .shown_as(|url| redact_url(url));
+    REGISTRY: RegistryKind = Info::new(
+        "snowflake.registry",
+        "registry",
+        "Where the worker id comes from: local, forever, lease, mysql, postgres or etcd",
+    )
+    .env("LEAF_REGISTRY")
+    .flag(
+        "registry",
+        "local|forever|lease|mysql|postgres|etcd",
+        SNOWFLAKE,
+        || ValueParser::new(parse_registry),
+    )
+    .of(Default::Described(
+        "local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// \
+         or postgres:// --db alone",
+    ));
+    ZK_HOSTS: String = Info::new(
+        "zk.hosts",
+        "ZooKeeper hosts",
+        "ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth",
+    )
+    .env("LEAF_ZK")
+    .flag("zk", "HOSTS", GLOBAL, ValueParser::string)
+    .of(Default::Unset);
+    ZK_AUTH: String = Info::new(
+        "zk.auth",
+        "user:password",
+        "ZooKeeper digest credentials; nodes get a creator-only ACL",
+    )
+    .env("LEAF_ZK_AUTH")
+    .secret()
+    .of(Default::Unset)
+    .check(|v, o, info| (!v.contains(':')).then(|| (
+        format!("ZooKeeper auth from {o} is not user:password"),
+        format!(
+            "set {} (or {}) to user:password",
+            info.env.unwrap_or_default(),
+            info.key
+        ),
+    )));
+    INSTANCE: String = Info::new(
+        "snowflake.instance",
+        "IP:PORT",
+        "This process's identity in the worker-id registry, whichever it is",
+    )
+    .env("LEAF_INSTANCE")
+    .flag("instance", "IP:PORT", GLOBAL, ValueParser::string)
+    .old_key("zk.instance")
+    .of(Default::Described("first non-loopback IPv4, port 8080"));
+    ZK_SESSION_TIMEOUT: u64 = Info::new(
+        "zk.session_timeout_ms",
+        "timeout in ms",
+        "ZooKeeper session timeout",
+    )
+    .env("LEAF_ZK_SESSION_TIMEOUT_MS")
+    .of(Default::Value(|| 6_000));
+    ZK_MAX_CLOCK_SKEW: u64 = Info::new(
+        "zk.max_clock_skew_ms",
+        "skew in ms",
+        "Largest clock difference to live peers (first registration, workers doctor)",
+    )
+    .env("LEAF_ZK_MAX_CLOCK_SKEW_MS")
+    .of(Default::Value(|| {
+        leafctl::worker::DEFAULT_MAX_CLOCK_SKEW_MS as u64
+    }));
+    ETCD_ENDPOINTS: String = Info::new(
+        "etcd.endpoints",
+        "etcd endpoints",
+        "etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from \
+         etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from \
+         etcd.ca_file or LEAF_ETCD_CA_FILE",
+    )
+    .env("LEAF_ETCD")
+    .flag("etcd", "ENDPOINTS", GLOBAL, ValueParser::string)
+    .of(Default::Unset);
+    ETCD_USER: String = Info::new("etcd.user", "user name", "etcd user")
+        .env("LEAF_ETCD_USER")
+        .of(Default::Unset);
+    ETCD_PASSWORD: String = Info::new(
+        "etcd.password",
+        "password",
+        "etcd user's password (environment only)",
+    )
+    .env("LEAF_ETCD_PASSWORD")
+    .env_only()
+    .secret()
+    .of(Default::Unset);
+    ETCD_CA_FILE: PathBuf = Info::new(
+        "etcd.ca_file",
+        "path",
+        "CA certificates of https:// etcd endpoints",
+    )
+    .env("LEAF_ETCD_CA_FILE")
+    .of(Default::Described("the system's roots"));
+    ETCD_LEASE_TTL: u64 = Info::new(
+        "etcd.lease_ttl_ms",
+        "TTL in ms",
+        "TTL of the etcd lease behind a worker id (whole seconds, at least 2000)",
+    )
+    .env("LEAF_ETCD_LEASE_TTL_MS")
+    .of(Default::Value(|| {
+        leafctl::worker::DEFAULT_ETCD_LEASE_TTL.as_millis() as u64
+    }))
+    .check(|v, o, info| (*v < 2_000).then(|| (
+        format!("etcd lease TTL {v} ms (from {o}) is below etcd's minimum"),
+        format!("use at least 2000 ms ({})", info.names()),
+    )));
+    SERVE_LISTEN: String = Info::new(
+        "serve.listen",
+        "IP:PORT",
+        "Address `leafctl serve` listens on; port 0 picks a free one (printed at start)",
+    )
+    .env("LEAF_SERVE_LISTEN")
+    .flag("listen", "IP:PORT", SERVE, ValueParser::string)
+    .of(Default::Value(|| DEFAULT_LISTEN.to_string()));
+    SERVE_SEGMENT: bool = Info::new(
+        "serve.segment",
+        "boolean (true or false)",
+        "Serve segment mode: IDs of the tags in --db",
+    )
+    .env("LEAF_SERVE_SEGMENT")
+    .switch("segment", SERVE)
+    .of(Default::Value(|| false));
+    SERVE_SNOWFLAKE: bool = Info::new(
+        "serve.snowflake",
+        "boolean (true or false)",
+        "Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql",
+    )
+    .env("LEAF_SERVE_SNOWFLAKE")
+    .switch("snowflake", SERVE)
+    .of(Default::Value(|| false));
+    SERVE_TOKEN: String = Info::new(
+        "serve.token",
+        "token",
+        "Bearer token every route but /healthz and /readyz requires",
+    )
+    .env("LEAF_SERVE_TOKEN")
+    .secret()
+    .of(Default::Unset);
+    SERVE_HEADER_TIMEOUT: u64 = Info::new(
+        "serve.header_timeout_ms",
+        "timeout in ms",
+        "A request's headers (and idle connections) within this many ms",
+    )
+    .env("LEAF_SERVE_HEADER_TIMEOUT_MS")
+    .of(Default::Value(|| {
+        leafctl::server::DEFAULT_HEADER_TIMEOUT.as_millis() as u64
+    }))
+    .check(|v, o, info| (*v == 0).then(|| (
+        format!("serve header timeout 0 ms (from {o}) would close every connection"),
+        format!("use at least 1 ms ({})", info.names()),
+    )));
+    SERVE_MAX_CONNECTIONS: usize = Info::new(
+        "serve.max_connections",
+        "number of connections",
+        "Most connections open at once (also capped by the open-file limit)",
+    )
+    .env("LEAF_SERVE_MAX_CONNECTIONS")
+    .of(Default::Value(|| leafctl::server::DEFAULT_MAX_CONNECTIONS))
+    .check(|v, o, info| (*v == 0).then(|| (
+        format!("{} 0 (from {o}) would refuse every client", info.key),
+        format!("use at least 1 ({})", info.names()),
+    )));
+    SERVE_METRICS_TAGS: usize = Info::new(
+        "serve.metrics_tags",
+        "number of tags",
+        "Segment tags with their own /metrics series",
+    )
+    .env("LEAF_SERVE_METRICS_TAGS")
+    .of(Default::Value(|| leafctl::server::DEFAULT_METRICS_TAGS));
+    DB_PASSWORD: String = Info::new(
+        "db.password",
+        "password",
+        "Database password (prefer the environment)",
+    )
+    .env("LEAF_DB_PASSWORD")
+    .secret()
+    .of(Default::Unset);
+    DB_PASSWORD_FILE: PathBuf = Info::new(
+        "db.password_file",
+        "path",
+        "File holding the database password (its first line); else systemd's credential \
+         leaf-db-password ($CREDENTIALS_DIRECTORY)",
+    )
+    .env("LEAF_DB_PASSWORD_FILE")
+    .of(Default::Unset);
+    DB_REGISTRY_WAIT_TIMEOUT: u64 = Info::new(
+        "db.registry_wait_timeout_s",
+        "seconds",
+        "How long MySQL/PostgreSQL keep a silent registry holder's lock (6 or more)",
+    )
+    .env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S")
+    .of(Default::Value(|| {
+        leafctl::worker::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs()
+    }))
+    .check(|v, o, info| {
+        let min = leafctl::worker::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
+        (!(min..=MAX_MYSQL_WAIT_TIMEOUT_S).contains(v)).then(|| (
             format!(
                 "registry wait_timeout {v} s (from {o}) is not in {min}..={MAX_MYSQL_WAIT_TIMEOUT_S}"
             ),
@@ -353,41 +346,6 @@ pub const DB_REGISTRY_WAIT_TIMEOUT: Setting<u64> = Info::new(
                 "use at least {min} s, twice the registry's 3 s report ({})",
                 info.names()
             ),
-        )
-    })
-});
-
-/// Every setting, in the order `config show` lists them.
-pub const SETTINGS: [&dyn Declared; 31] = [
-    &STATE_DIR,
-    &PRESET,
-    &EPOCH,
-    &LAYOUT_WIDTHS,
-    &UNIT_MS,
-    &WORKER_ID,
-    &NAME,
-    &SEQ_START,
-    &MAX_LEAD,
-    &DB_URL,
-    &REGISTRY,
-    &ZK_HOSTS,
-    &ZK_AUTH,
-    &INSTANCE,
-    &ZK_SESSION_TIMEOUT,
-    &ZK_MAX_CLOCK_SKEW,
-    &ETCD_ENDPOINTS,
-    &ETCD_USER,
-    &ETCD_PASSWORD,
-    &ETCD_CA_FILE,
-    &ETCD_LEASE_TTL,
-    &SERVE_LISTEN,
-    &SERVE_SEGMENT,
-    &SERVE_SNOWFLAKE,
-    &SERVE_TOKEN,
-    &SERVE_HEADER_TIMEOUT,
-    &SERVE_MAX_CONNECTIONS,
-    &SERVE_METRICS_TAGS,
-    &DB_PASSWORD,
-    &DB_PASSWORD_FILE,
-    &DB_REGISTRY_WAIT_TIMEOUT,
-];
+        ))
+    });
+}
