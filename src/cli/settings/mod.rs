@@ -257,31 +257,47 @@ mod tests {
         assert_eq!(row.source, "config file");
     }
 
+    /// A config file setting `info`'s key to `value` (TOML).
+    fn file_setting(info: &decl::Info, value: &str) -> String {
+        match info.key.split_once('.') {
+            Some((section, key)) => format!("[{section}]\n{key} = {value}\n"),
+            None => format!("{} = {value}\n", info.key),
+        }
+    }
+
     #[test]
     fn checks_refuse_what_a_setting_does_not_allow() {
-        for (text, problem) in [
+        for (info, value, problem) in [
             (
-                "[serve]\nheader_timeout_ms = 0\n",
+                &SERVE_HEADER_TIMEOUT.info,
+                "0",
                 "would close every connection",
             ),
             (
-                "[serve]\nmax_connections = 0\n",
+                &SERVE_MAX_CONNECTIONS.info,
+                "0",
                 "would refuse every client",
             ),
-            ("[etcd]\nlease_ttl_ms = 1000\n", "below etcd's minimum"),
-            ("[db]\nregistry_wait_timeout_s = 5\n", "is not in 6..="),
-            ("[zk]\nauth = \"nocolon\"\n", "is not user:password"),
-            (
-                "[snowflake]\nmax_lead_ms = 60001\n",
-                "more than the 60000 ms allowed",
-            ),
+            (&ETCD_LEASE_TTL.info, "1000", "below etcd's minimum"),
+            (&DB_REGISTRY_WAIT_TIMEOUT.info, "5", "is not in 6..="),
+            (&ZK_AUTH.info, "\"nocolon\"", "is not user:password"),
+            (&MAX_LEAD.info, "60001", "more than the 60000 ms allowed"),
         ] {
-            let e = resolve(text).unwrap_err().to_string();
+            let text = file_setting(info, value);
+            let e = resolve(&text).unwrap_err().to_string();
             assert!(e.contains(problem), "{text}: {e}");
+            let e = resolve(&text).unwrap_err();
+            let hint = e.downcast_ref::<crate::cli::error::CliError>();
+            let hint = hint.and_then(|c| c.hint.clone()).unwrap_or_default();
+            assert!(hint.contains(info.key), "{text}: {hint}");
         }
-        let s = resolve("[serve]\nheader_timeout_ms = 250\nmax_connections = 9\n").unwrap();
+        // What serve is given is what resolution found.
+        let s = resolve(&file_setting(&SERVE_MAX_CONNECTIONS.info, "9")).unwrap();
         assert_eq!(s.http.max_connections, 9);
-        assert_eq!(s.http.header_timeout.as_millis(), 250);
+        let text = file_setting(&SERVE_HEADER_TIMEOUT.info, "250");
+        let row = resolve(&text).unwrap().shown;
+        let row = row.iter().find(|r| r.key == SERVE_HEADER_TIMEOUT.info.key);
+        assert_eq!(row.and_then(|r| r.value.as_deref()), Some("250"));
     }
 
     #[test]
