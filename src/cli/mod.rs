@@ -1,10 +1,10 @@
 //! The command-line interface: flags defined as data, each command a thin call into the library.
 
 /// `eprintln!` that never panics: a closed or full stderr (`2>/dev/full`, `2>&1 | head -c1`)
-/// loses the line instead of ending the run with exit 101 (see `output::stderr_line`).
+/// loses the line instead of ending the run with exit 101 (see `output::stderr::stderr_line`).
 macro_rules! stderr {
     ($($arg:tt)*) => {{
-        let _ = $crate::cli::output::stderr_line(&format!($($arg)*));
+        let _ = $crate::cli::output::stderr::stderr_line(&format!($($arg)*));
     }};
 }
 
@@ -15,6 +15,7 @@ mod decode;
 pub mod error;
 mod next;
 pub mod output;
+mod parse;
 mod registry;
 mod serve;
 pub mod settings;
@@ -27,9 +28,9 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use leafctl::config::{self, Origin};
-use leafctl::worker::RegistryKind;
 
 use output::{OutputFormat, RowFormat};
+pub use parse::{parse_registry, whole_number};
 use settings::{Settings, env_var};
 
 const EXIT_CODES: &str = "\
@@ -114,38 +115,6 @@ pub type LayoutArgs = settings::Flags<{ settings::scope::LAYOUT }>;
 /// Snowflake flags shared by `next --snowflake` and `serve --snowflake` (the layout's too).
 pub type SnowflakeArgs = settings::Flags<{ settings::scope::SNOWFLAKE | settings::scope::LAYOUT }>;
 
-/// A clap value parser for a whole number in `min..=max` whose error names the range, for a
-/// negative number or a word too. (clap's own integer parser takes `-1` for an unknown flag and
-/// suggests `-- -1`, and says "invalid digit found in string" for `abc`.) Pair it with
-/// `allow_negative_numbers = true`.
-pub fn whole_number<T>(
-    min: T,
-    max: T,
-) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
-where
-    T: TryFrom<i128> + Into<i128> + Copy + std::fmt::Display + Send + Sync + 'static,
-{
-    move |raw: &str| {
-        let (lo, hi): (i128, i128) = (min.into(), max.into());
-        let unbounded = hi >= u64::MAX as i128;
-        let Ok(v) = raw.trim().parse::<i128>() else {
-            return Err(if unbounded {
-                format!("{raw:?} is not a whole number (expected {min} or more)")
-            } else {
-                format!("{raw:?} is not a whole number (expected {min}..={max})")
-            });
-        };
-        if v < lo || v > hi {
-            return Err(if unbounded {
-                format!("{v} is below {min}")
-            } else {
-                format!("{v} is not in {min}..={max}")
-            });
-        }
-        T::try_from(v).map_err(|_| format!("{v} is not in {min}..={max}"))
-    }
-}
-
 /// What a command runs with: parsed globals and resolved settings.
 pub struct Context {
     /// The format of commands that print one result (text or json).
@@ -216,7 +185,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let settings = Settings::resolve(matches, loaded)?;
-    if let Some(from) = settings::db_password_source(&settings) {
+    if let Some(from) = settings.db_password_source() {
         error::set_db_password_source(from);
     }
     let ctx = Context {
@@ -348,76 +317,4 @@ fn wants_json(args: impl Iterator<Item = String>) -> bool {
         prev_output = a == "--output";
     }
     false
-}
-
-/// `--registry`'s parser: the library's kinds, named the way the config file names them.
-pub fn parse_registry(s: &str) -> Result<RegistryKind, String> {
-    s.parse()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::whole_number;
-
-    #[test]
-    fn whole_numbers_name_their_range() {
-        let step = whole_number(1i64, 2_147_483_647);
-        assert_eq!(step("5"), Ok(5));
-        assert_eq!(step("2147483647"), Ok(2_147_483_647));
-        for (raw, want) in [
-            ("0", "0 is not in 1..=2147483647"),
-            ("-1", "-1 is not in 1..=2147483647"),
-            ("2147483648", "2147483648 is not in 1..=2147483647"),
-            ("9223372036854775808", "9223372036854775808 is not in"),
-            (
-                "abc",
-                "\"abc\" is not a whole number (expected 1..=2147483647)",
-            ),
-            ("", "is not a whole number"),
-            ("1e3", "is not a whole number"),
-            (
-                "99999999999999999999999999999999999999999",
-                "is not a whole number",
-            ),
-        ] {
-            let e = step(raw).unwrap_err();
-            assert!(e.contains(want), "{raw:?}: {e}");
-        }
-        let worker = whole_number(0u64, u64::MAX);
-        assert_eq!(worker("18446744073709551615"), Ok(u64::MAX));
-        assert_eq!(worker("-1").unwrap_err(), "-1 is below 0");
-        assert!(worker("18446744073709551616").is_err());
-        let count = whole_number(1u64, i64::MAX as u64);
-        assert!(
-            count("9223372036854775808")
-                .unwrap_err()
-                .contains("not in 1..=")
-        );
-    }
-}
-
-/// Parser fuzzing (issue 8) of the numeric flags.
-#[cfg(test)]
-mod fuzz {
-    use super::whole_number;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn fuzz_whole_numbers(raw in any::<String>(), n in any::<i64>()) {
-            let step = whole_number(1i64, 2_147_483_647);
-            if let Ok(v) = step(&raw) {
-                prop_assert!((1..=2_147_483_647).contains(&v));
-            }
-            let parsed = step(&n.to_string());
-            if (1..=2_147_483_647).contains(&n) {
-                prop_assert_eq!(parsed, Ok(n));
-            } else {
-                let e = parsed.unwrap_err();
-                prop_assert!(e.contains("1..=2147483647"), "{}", e);
-            }
-            let worker = whole_number(0u64, u64::MAX);
-            prop_assert_eq!(worker(&n.to_string()).is_ok(), n >= 0);
-        }
-    }
 }

@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::RowFormat;
 use super::digits::{push_decimal, put_decimal};
+use super::format::RowFormat;
 
 /// How a [`RowWriter`] frames its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,75 +1,28 @@
-//! Writing results: the output formats, JSON and text documents, and one file per concern:
-//! streams of IDs and rows ([`ids`]), the progress bar ([`progress`]), tables ([`table`]) and
-//! times as people read them ([`times`]).
+//! Writing results: JSON and text documents, and one file per concern: the output formats
+//! ([`format`]), streams of IDs and rows ([`ids`]), the progress bar ([`progress`]), tables
+//! ([`table`]), times as people read them ([`times`]) and lines on stderr ([`stderr`]).
 
 use std::io::{self, Write};
 
-use clap::ValueEnum;
 use serde::Serialize;
 
 use super::error::{ClosedPipe, OutputFailed};
 
 mod digits;
+mod format;
 mod ids;
 mod progress;
+pub mod stderr;
 mod table;
 mod times;
 
 pub use digits::push_decimal;
+pub use format::{OutputFormat, RowFormat};
 pub use ids::*;
 pub use progress::*;
+pub use stderr::stderr_line;
 pub use table::*;
 pub use times::*;
-
-/// What most commands print: a document for people or for scripts. Commands that stream many
-/// rows (`next`, `decode`) take the fuller [`RowFormat`]; the others refuse `tsv` and `ndjson`
-/// before they run (see `cli::run`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OutputFormat {
-    /// Tables and plain lines for people.
-    #[default]
-    Text,
-    /// JSON; every 64-bit ID is a decimal string.
-    Json,
-}
-
-/// `--output`: how results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum RowFormat {
-    /// For people: tables and plain lines (IDs: one per line; decode: a table on a terminal,
-    /// tab-separated lines otherwise)
-    #[default]
-    Text,
-    /// JSON (an array for rows, streamed); every 64-bit ID is a decimal string
-    Json,
-    /// Tab-separated lines after a header line; only commands that print rows (next, decode,
-    /// tag list)
-    Tsv,
-    /// One JSON value per line (for jq -c); only commands that print rows (next, decode, tag
-    /// list)
-    Ndjson,
-}
-
-impl RowFormat {
-    /// The value as typed after `--output`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RowFormat::Text => "text",
-            RowFormat::Json => "json",
-            RowFormat::Tsv => "tsv",
-            RowFormat::Ndjson => "ndjson",
-        }
-    }
-
-    /// The document format for commands that print one result rather than rows.
-    pub fn document(self) -> Option<OutputFormat> {
-        match self {
-            RowFormat::Text => Some(OutputFormat::Text),
-            RowFormat::Json => Some(OutputFormat::Json),
-            RowFormat::Tsv | RowFormat::Ndjson => None,
-        }
-    }
-}
 
 /// Maps a write error to [`ClosedPipe`] when the reader went away, so the run ends quietly;
 /// any other to [`OutputFailed`] (exit 3).
@@ -145,16 +98,6 @@ pub fn check_stdout() -> Result<(), StdoutProblem> {
         }
     }
     Ok(())
-}
-
-/// Writes one line to stderr (a note, a warning, an error): never panics. Returns whether the
-/// line was written; a closed or full stderr leaves the exit code to the caller.
-pub fn stderr_line(text: &str) -> bool {
-    let mut err = io::stderr().lock();
-    err.write_all(text.as_bytes())
-        .and_then(|()| err.write_all(b"\n"))
-        .and_then(|()| err.flush())
-        .is_ok()
 }
 
 /// Prints a serialisable value as pretty JSON with a trailing newline.

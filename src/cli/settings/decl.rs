@@ -1,18 +1,13 @@
 //! What a setting is: one declaration carrying its config key, environment variable, flag, typed
-//! default, check and help, as ripgrep declares its flags. The command line's arguments
-//! ([`Flags`]), the config file's keys ([`file_keys`]) and the help listing the settings
-//! ([`settings_help`]) are made from the declarations in [`SETTINGS`].
+//! default, check and help, as ripgrep declares its flags (the declarations: `defs.rs`).
 
 use std::any::Any;
 use std::path::PathBuf;
 
 use clap::builder::ValueParser;
-use clap::{Arg, ArgAction};
-use leafctl::config::{Key, Origin};
+use leafctl::config::Origin;
 use leafctl::snowflake::{BitWidths, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
-
-use super::defs::SETTINGS;
 
 /// Where a setting's flag is accepted: bits of the mask a command's [`Flags`] names.
 pub mod scope {
@@ -26,13 +21,51 @@ pub mod scope {
     pub const SERVE: u8 = 8;
 }
 
+/// Text a declaration gives: written out, or made when asked for (from a list the library
+/// keeps, say).
+#[derive(Debug)]
+pub enum Text<T: 'static> {
+    /// As written.
+    Written(&'static str),
+    /// As this function makes it.
+    Made(fn() -> T),
+}
+
+// Copied whatever `T` is: it is only ever a function's result.
+impl<T> Clone for Text<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Text<T> {}
+
+impl Text<String> {
+    /// The text.
+    pub fn get(&self) -> String {
+        match self {
+            Text::Written(text) => text.to_string(),
+            Text::Made(make) => make(),
+        }
+    }
+}
+
+impl Text<&'static str> {
+    /// The text.
+    pub fn get(&self) -> &'static str {
+        match self {
+            Text::Written(text) => text,
+            Text::Made(make) => make(),
+        }
+    }
+}
+
 /// A setting's command-line flag.
 #[derive(Debug, Clone, Copy)]
 pub struct Flag {
     /// The flag as typed, without its dashes (`listen`).
     pub long: &'static str,
     /// The value's name in help (`IP:PORT`); `None` for a switch (`--segment`).
-    pub value: Option<&'static str>,
+    pub value: Option<Text<&'static str>>,
     /// Where the flag is accepted (a [`scope`] bit).
     pub scope: u8,
     /// clap's parser of the value (which also lists the possible values in help).
@@ -58,7 +91,7 @@ pub struct Info {
     /// What a value is, for messages (`IP:PORT`, `timeout in ms`).
     pub what: &'static str,
     /// Help: of the flag, and in `config show --help`.
-    pub help: &'static str,
+    pub help: Text<String>,
     /// Never shown: `config show` prints `***`.
     pub secret: bool,
     /// `config show` prints its own row; false for the parts shown in another's row (the
@@ -105,7 +138,7 @@ impl Info {
             flag: None,
             in_file: true,
             what,
-            help,
+            help: Text::Written(help),
             secret: false,
             row: true,
         }
@@ -125,7 +158,7 @@ impl Info {
     ) -> Info {
         self.flag = Some(Flag {
             long,
-            value: Some(value),
+            value: Some(Text::Written(value)),
             scope,
             parser,
             numeric: false,
@@ -155,6 +188,18 @@ impl Info {
             parser: || ValueParser::bool(),
             numeric: false,
         });
+        self
+    }
+    /// Its help is made by `help` when asked for.
+    pub const fn help_made(mut self, help: fn() -> String) -> Info {
+        self.help = Text::Made(help);
+        self
+    }
+    /// Its flag's value name is made by `value` when asked for.
+    pub const fn value_made(mut self, value: fn() -> &'static str) -> Info {
+        if let Some(flag) = &mut self.flag {
+            flag.value = Some(Text::Made(value));
+        }
         self
     }
     /// Also read from the config file under its former key, with a deprecation note.
@@ -295,101 +340,4 @@ impl<T: Value> Declared for Setting<T> {
     fn file_check(&self) -> fn(&toml::Value) -> Result<(), String> {
         |value| T::from_toml(value.clone()).map(drop)
     }
-}
-
-/// The keys the config file may hold, each with the check of its type (former spellings too).
-pub fn file_keys() -> Vec<Key> {
-    let mut keys = Vec::new();
-    for s in SETTINGS.iter().filter(|s| s.info().in_file) {
-        let check = s.file_check();
-        keys.push(Key {
-            name: s.info().key,
-            check,
-        });
-        if let Some(old) = s.info().old_key {
-            keys.push(Key { name: old, check });
-        }
-    }
-    keys
-}
-
-/// The flags of the settings declared for the scopes in the mask `SCOPES` ([`scope`]), added to
-/// a command from their declarations. Their values are read by resolution
-/// ([`super::Settings::resolve`]), which keeps where each came from, so this holds nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Flags<const SCOPES: u8>;
-
-impl<const SCOPES: u8> clap::FromArgMatches for Flags<SCOPES> {
-    fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        Ok(Flags)
-    }
-    fn update_from_arg_matches(&mut self, _: &clap::ArgMatches) -> Result<(), clap::Error> {
-        Ok(())
-    }
-}
-
-impl<const SCOPES: u8> clap::Args for Flags<SCOPES> {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        // The command's own flags first (`serve`'s before the snowflake ones, those before the
-        // layout's), each scope's in `SETTINGS` order.
-        let mut settings = SETTINGS.to_vec();
-        settings.sort_by_key(|s| std::cmp::Reverse(s.info().flag.map_or(0, |f| f.scope)));
-        cmd.args(settings.into_iter().filter_map(|s| arg(s, SCOPES)))
-    }
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
-
-/// A setting's flag as clap's argument (its id the config key), if accepted in `scopes`.
-fn arg(s: &dyn Declared, scopes: u8) -> Option<Arg> {
-    let info = s.info();
-    let flag = info.flag.filter(|f| f.scope & scopes != 0)?;
-    let mut help = info.help.to_string();
-    if let Some(var) = info.env {
-        help.push_str(&format!(" [env: {var}]"));
-    }
-    let arg = Arg::new(info.key)
-        .long(flag.long)
-        .global(flag.scope == scope::GLOBAL);
-    Some(match flag.value {
-        Some(name) => {
-            if let Some(default) = s.default_text() {
-                help.push_str(&format!(" [default: {default}]"));
-            }
-            arg.value_name(name)
-                .value_parser((flag.parser)())
-                .allow_negative_numbers(flag.numeric)
-                .action(ArgAction::Set)
-                .help(help)
-        }
-        None => arg.action(ArgAction::SetTrue).help(help),
-    })
-}
-
-/// The settings as `config show --help` (and its man page) lists them: a line of names, then
-/// one of help. A long default goes with the help, so that the names' line is never wrapped.
-pub fn settings_help() -> String {
-    let mut text = String::from("Settings (config key: environment variable, flag; default):\n");
-    for s in SETTINGS {
-        let info = s.info();
-        let mut from: Vec<String> = info.env.iter().map(|v| v.to_string()).collect();
-        from.extend(info.flag.map(|f| format!("--{}", f.long)));
-        let (short, long) = match s.default_text() {
-            Some(d) if d.len() > 40 => (String::new(), format!(" (default: {d})")),
-            Some(d) => (format!("; default {d}"), String::new()),
-            None => (String::new(), String::new()),
-        };
-        let formerly = info
-            .old_key
-            .map(|old| format!(" (formerly {old})"))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "  {:<28} {}{short}\n      {}{long}{formerly}\n",
-            info.key,
-            from.join(", "),
-            info.help,
-        ));
-    }
-    text
 }

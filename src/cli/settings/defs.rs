@@ -9,10 +9,20 @@ use leafctl::segment::redact_url;
 use leafctl::snowflake::{BitWidths, MAX_LEAD_MS, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
 
-use super::MAX_MYSQL_WAIT_TIMEOUT_S;
 use super::decl::scope::{GLOBAL, LAYOUT, SERVE, SNOWFLAKE};
 use super::decl::{Declared, Default, Info, Setting};
-use crate::cli::{parse_registry, whole_number};
+use crate::cli::parse::{parse_registry, whole_number};
+
+/// MySQL's largest `wait_timeout` (seconds, on Linux).
+const MAX_MYSQL_WAIT_TIMEOUT_S: u64 = 31_536_000;
+
+/// Where leafctl keeps data when no database URL is given.
+pub fn default_sqlite_url() -> String {
+    let dir = leafctl::config::xdg_dir("XDG_DATA_HOME", ".local/share")
+        .map(|d| d.join("leafctl"))
+        .unwrap_or_else(|| PathBuf::from(".leafctl"));
+    format!("sqlite://{}", dir.join("leaf.db").display())
+}
 
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -138,21 +148,17 @@ settings! {
     .flag("db", "URL", GLOBAL, ValueParser::string)
     .of(Default::Computed(
         "sqlite://$XDG_DATA_HOME/leafctl/leaf.db",
-        super::default_sqlite_url,
+        default_sqlite_url,
     ))
     .shown_as(|url| redact_url(url));
-    REGISTRY: RegistryKind = Info::new(
-        "snowflake.registry",
-        "registry",
-        "Where the worker id comes from: local, forever, lease, mysql, postgres or etcd",
-    )
+    REGISTRY: RegistryKind = Info::new("snowflake.registry", "registry", "")
+    .help_made(|| format!("Where the worker id comes from: {}", RegistryKind::names()))
     .env("LEAF_REGISTRY")
-    .flag(
-        "registry",
-        "local|forever|lease|mysql|postgres|etcd",
-        SNOWFLAKE,
-        || ValueParser::new(parse_registry),
-    )
+    .flag("registry", "", SNOWFLAKE, || ValueParser::new(parse_registry))
+    .value_made(|| {
+        static NAMES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        NAMES.get_or_init(|| RegistryKind::ALL.map(|k| k.name()).join("|"))
+    })
     .of(Default::Described(
         "local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// \
          or postgres:// --db alone",

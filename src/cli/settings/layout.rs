@@ -1,14 +1,22 @@
 //! The snowflake layout: a preset, or a custom layout from its parts (epoch, widths, unit), shown
 //! as one row of `config show`.
 
-use leafctl::config::Origin;
+use leafctl::config::{Origin, Resolved};
 use leafctl::snowflake::{BitWidths, LEAF_EPOCH_MS, Layout, Preset};
 
 use super::defs::{EPOCH, LAYOUT_WIDTHS, PRESET, UNIT_MS};
 use super::resolve::Resolver;
-use super::{LayoutChoice, Resolved};
 use crate::cli::error::usage;
 use crate::cli::time::parse_instant;
+
+/// The layout chosen, and how it was described.
+#[derive(Debug, Clone)]
+pub struct LayoutChoice {
+    /// The layout.
+    pub layout: Layout,
+    /// `leaf`, `sonyflake`, ... or `custom`.
+    pub label: String,
+}
 
 /// Resolves `--preset` against the custom layout flags; the one from the stronger origin wins and
 /// a tie (both on the command line, say) is a usage error. Shown as one row, `snowflake.layout`.

@@ -1,11 +1,12 @@
-//! Effective settings. Each setting is declared once ([`defs`]: its config key, environment
+//! Effective settings. Each setting is declared once ([`defs`], as [`decl`] says: its config key, environment
 //! variable, flag, typed default, check and help), as ripgrep declares its flags; the command
 //! line's arguments, the config file's keys and `config show --help` are made from the
-//! declarations ([`decl`]); resolution ([`resolve`]) reads them (flag > environment > config
+//! declarations ([`derived`]); resolution ([`resolve`]) reads them (flag > environment > config
 //! file > default, the origin kept), and `leafctl config show` prints what it recorded.
 
 mod decl;
 mod defs;
+mod derived;
 mod layout;
 mod password;
 mod resolve;
@@ -13,39 +14,20 @@ mod resolve;
 use std::path::PathBuf;
 
 use clap::ArgMatches;
-use leafctl::config::{self, LoadedConfig, Origin};
+use leafctl::config::{LoadedConfig, Origin};
 use leafctl::server::HttpOptions;
-use leafctl::snowflake::{Layout, SeqStart};
+use leafctl::snowflake::SeqStart;
 use leafctl::worker::RegistryKind;
-use serde::Serialize;
 
-pub use decl::{Flags, file_keys, scope, settings_help};
+pub use decl::scope;
 use defs::*;
-pub use password::db_password_source;
+pub use derived::{Flags, file_keys, settings_help};
+pub use layout::LayoutChoice;
 use password::{password_from_file, warn_if_readable_by_others};
 use resolve::Resolver;
+pub use resolve::{Shown, env_var};
 
 pub use leafctl::config::Resolved;
-
-/// What resolution found for one setting, as `config show` prints it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Shown {
-    /// The setting's key.
-    pub key: &'static str,
-    /// Its value as people read it (`***` for a secret); `None` when unset.
-    pub value: Option<String>,
-    /// Where it came from (`flag`, `env LEAF_DB`, `config file`, `default`, `unset`).
-    pub source: String,
-}
-
-/// The layout chosen, and how it was described.
-#[derive(Debug, Clone)]
-pub struct LayoutChoice {
-    /// The layout.
-    pub layout: Layout,
-    /// `leaf`, `sonyflake`, ... or `custom`.
-    pub label: String,
-}
 
 /// Everything the commands need to know from flags, environment and config file.
 #[derive(Debug, Clone)]
@@ -106,22 +88,6 @@ pub struct Settings {
     pub shown: Vec<Shown>,
     /// The keys of the settings given on the command line.
     given: Vec<&'static str>,
-}
-
-/// MySQL's largest `wait_timeout` (seconds, on Linux).
-const MAX_MYSQL_WAIT_TIMEOUT_S: u64 = 31_536_000;
-
-/// Reads an environment variable; an empty value counts as unset.
-pub fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-/// Where leafctl keeps data when no database URL is given.
-pub fn default_sqlite_url() -> String {
-    let dir = config::xdg_dir("XDG_DATA_HOME", ".local/share")
-        .map(|d| d.join("leafctl"))
-        .unwrap_or_else(|| PathBuf::from(".leafctl"));
-    format!("sqlite://{}", dir.join("leaf.db").display())
 }
 
 impl Settings {
@@ -203,6 +169,11 @@ impl Settings {
         Ok(s)
     }
 
+    /// Where the database password in use came from, in words for a hint (`None`: none given).
+    pub fn db_password_source(&self) -> Option<String> {
+        password::source(self.db_password.as_ref(), &self.db_url.value)
+    }
+
     /// The flags given on the command line of the settings of `scopes` (a mask of [`scope`]
     /// bits), as typed (`--worker-id`), in [`SETTINGS`] order.
     pub fn flags_given(&self, scopes: u8) -> Vec<String> {
@@ -225,7 +196,7 @@ mod tests {
     fn resolve(text: &str) -> anyhow::Result<Settings> {
         use clap::CommandFactory;
         let matches = crate::cli::Cli::command().get_matches_from(["leafctl", "config", "show"]);
-        let file = config::parse(text, &file_keys()).map_err(anyhow::Error::msg)?;
+        let file = leafctl::config::parse(text, &file_keys()).map_err(anyhow::Error::msg)?;
         let loaded = LoadedConfig {
             file,
             path: None,

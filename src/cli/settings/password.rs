@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use leafctl::config::Origin;
+use leafctl::config::{Origin, Resolved};
 
 use super::defs::{DB_PASSWORD, DB_PASSWORD_FILE};
-use super::{Resolved, Settings, env_var};
+use super::resolve::env_var;
 use crate::cli::error::usage;
 
 /// The systemd credential (`LoadCredential=leaf-db-password:FILE`) read when no other password
@@ -76,9 +76,10 @@ pub(super) fn password_from_file(
     Ok(Some(Resolved { value, origin }))
 }
 
-/// Where the database password in use came from, in words for a hint (`None`: none given).
-pub fn db_password_source(s: &Settings) -> Option<String> {
-    match &s.db_password {
+/// Where the database password in use came from (`password`, else a password in the `url`), in
+/// words for a hint (`None`: none given).
+pub fn source(password: Option<&Resolved<String>>, url: &str) -> Option<String> {
+    match password {
         Some(p) => Some(match &p.origin {
             Origin::Env(var) if var.starts_with("CREDENTIALS_DIRECTORY") => {
                 format!("systemd's credential {DB_PASSWORD_CREDENTIAL}")
@@ -87,9 +88,7 @@ pub fn db_password_source(s: &Settings) -> Option<String> {
             Origin::File => "the config file".to_string(),
             other => other.to_string(),
         }),
-        None if url_has_password(&s.db_url.value) => {
-            Some("the URL in --db/LEAF_DB/db.url".to_string())
-        }
+        None if url_has_password(url) => Some("the URL in --db/LEAF_DB/db.url".to_string()),
         None => None,
     }
 }

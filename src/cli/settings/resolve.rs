@@ -6,9 +6,27 @@ use clap::ArgMatches;
 use clap::parser::ValueSource;
 use leafctl::config::{ConfigFile, Origin};
 
+use leafctl::config::Resolved;
+use serde::Serialize;
+
 use super::decl::{Default, Info, Setting, Value};
-use super::{Resolved, Shown, env_var};
 use crate::cli::error::usage;
+
+/// What resolution found for one setting, as `config show` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Shown {
+    /// The setting's key.
+    pub key: &'static str,
+    /// Its value as people read it (`***` for a secret); `None` when unset.
+    pub value: Option<String>,
+    /// Where it came from (`flag`, `env LEAF_DB`, `config file`, `default`, `unset`).
+    pub source: String,
+}
+
+/// Reads an environment variable; an empty value counts as unset.
+pub fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
 
 /// Reads each setting from its sources as its declaration names them, and records what it found.
 pub(super) struct Resolver<'a> {
