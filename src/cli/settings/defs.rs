@@ -1,6 +1,6 @@
 //! Every setting, declared once: its config key, environment variable, flag, typed default,
-//! check and help ([`Setting`]). Adding a setting is a declaration here and its field in
-//! [`super::Settings`], resolved in [`super::Settings::resolve`].
+//! check and help ([`Setting`]), and the field of [`Values`] that holds what it resolved to.
+//! Adding a setting is one line of the table here (and its line in the README's sample).
 
 use std::path::PathBuf;
 
@@ -10,7 +10,10 @@ use leafctl::snowflake::{BitWidths, MAX_LEAD_MS, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
 
 use super::decl::scope::{GLOBAL, LAYOUT, SERVE, SNOWFLAKE};
+use leafctl::config::Resolved;
+
 use super::decl::{Declared, Default, Info, Setting};
+use super::resolve::Resolver;
 use crate::cli::parse::{parse_registry, whole_number};
 
 /// MySQL's largest `wait_timeout` (seconds, on Linux).
@@ -28,20 +31,56 @@ pub fn default_sqlite_url() -> String {
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 /// Declares each setting as a constant (`NAME: Type = declaration;`) and lists them all in
-/// [`SETTINGS`], in the order given (the order of `config show`).
+/// [`SETTINGS`], in the order given (the order of `config show`). A setting that is a value of
+/// its own names its field in [`Values`] (`NAME: Type, value field = ...` when it has a default,
+/// `optional field` when it may be unset); the others are combined by [`super::Settings`].
 macro_rules! settings {
-    ($($name:ident: $t:ty = $declaration:expr;)*) => {
+    ($($name:ident: $t:ty $(, $kind:ident $field:ident)? = $declaration:expr;)*) => {
         $(
             #[doc = concat!("The setting `", stringify!($name), "`.")]
             pub const $name: Setting<$t> = $declaration;
         )*
         /// Every setting, in the order `config show` lists them.
         pub const SETTINGS: [&dyn Declared; [$(stringify!($name)),*].len()] = [$(&$name),*];
+
+        /// What resolution found for each setting that is a value of its own.
+        #[derive(Debug, Clone)]
+        pub struct Values {
+            $($(
+                #[doc = concat!("What [`", stringify!($name), "`] resolved to.")]
+                pub $field: field_type!($kind, $t),
+            )?)*
+        }
+
+        impl Values {
+            /// Resolves each in the order declared: the first one refused is the one reported.
+            pub(super) fn resolve(r: &mut Resolver<'_>) -> anyhow::Result<Values> {
+                Ok(Values {
+                    $($($field: resolve_as!($kind, r, $name),)?)*
+                })
+            }
+        }
+    };
+}
+
+/// The type of a [`Values`] field: a setting with a default is always resolved.
+macro_rules! field_type {
+    (value, $t:ty) => { Resolved<$t> };
+    (optional, $t:ty) => { Option<Resolved<$t>> };
+}
+
+/// How a [`Values`] field is resolved.
+macro_rules! resolve_as {
+    (value, $r:ident, $setting:ident) => {
+        $r.value(&$setting)?
+    };
+    (optional, $r:ident, $setting:ident) => {
+        $r.get(&$setting)?
     };
 }
 
 settings! {
-    STATE_DIR: PathBuf =
+    STATE_DIR: PathBuf, value state_dir =
         Info::new("state_dir", "path", "Directory for lock and state files")
             .env("LEAF_STATE_DIR")
             .flag("state-dir", "DIR", GLOBAL, ValueParser::path_buf)
@@ -91,7 +130,7 @@ settings! {
     })
     .part_of_another_row()
     .of(Default::Unset);
-    WORKER_ID: u64 = Info::new(
+    WORKER_ID: u64, optional worker_id = Info::new(
         "snowflake.worker_id",
         "worker id",
         "Worker id of this process, unique among live generators (the local registry)",
@@ -101,7 +140,7 @@ settings! {
         ValueParser::new(whole_number(0u64, u64::MAX))
     })
     .of(Default::Unset);
-    NAME: String = Info::new(
+    NAME: String, value name = Info::new(
         "snowflake.name",
         "name",
         "Namespace of worker ids (Leaf's leaf.name)",
@@ -109,7 +148,7 @@ settings! {
     .env("LEAF_NAME")
     .flag("name", "NAME", GLOBAL, ValueParser::string)
     .of(Default::Value(|| "leaf".to_string()));
-    SEQ_START: SeqStart = Info::new(
+    SEQ_START: SeqStart, value seq_start = Info::new(
         "snowflake.seq_start",
         "sequence start",
         "Where each tick's sequence starts: random in [0,100) like Leaf, or zero",
@@ -119,7 +158,7 @@ settings! {
         ValueParser::new(|s: &str| s.parse::<SeqStart>())
     })
     .of(Default::Value(|| SeqStart::Random));
-    MAX_LEAD: u64 = Info::new(
+    MAX_LEAD: u64, value max_lead_ms = Info::new(
         "snowflake.max_lead_ms",
         "lead in ms (a whole number from 0 to 60000)",
         "Let ID times run up to MS ahead of the clock when a millisecond's 4,096 sequence numbers are \
@@ -138,7 +177,7 @@ settings! {
             info.key
         ),
     )));
-    DB_URL: String = Info::new(
+    DB_URL: String, value db_url = Info::new(
         "db.url",
         "database URL",
         "Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; \
@@ -151,7 +190,7 @@ settings! {
         default_sqlite_url,
     ))
     .shown_as(|url| redact_url(url));
-    REGISTRY: RegistryKind = Info::new("snowflake.registry", "registry", "")
+    REGISTRY: RegistryKind, optional registry = Info::new("snowflake.registry", "registry", "")
     .help_made(|| format!("Where the worker id comes from: {}", RegistryKind::names()))
     .env("LEAF_REGISTRY")
     .flag("registry", "", SNOWFLAKE, || ValueParser::new(parse_registry))
@@ -163,7 +202,7 @@ settings! {
         "local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// \
          or postgres:// --db alone",
     ));
-    ZK_HOSTS: String = Info::new(
+    ZK_HOSTS: String, optional zk_hosts = Info::new(
         "zk.hosts",
         "ZooKeeper hosts",
         "ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth",
@@ -171,7 +210,7 @@ settings! {
     .env("LEAF_ZK")
     .flag("zk", "HOSTS", GLOBAL, ValueParser::string)
     .of(Default::Unset);
-    ZK_AUTH: String = Info::new(
+    ZK_AUTH: String, optional zk_auth = Info::new(
         "zk.auth",
         "user:password",
         "ZooKeeper digest credentials; nodes get a creator-only ACL",
@@ -187,7 +226,7 @@ settings! {
             info.key
         ),
     )));
-    INSTANCE: String = Info::new(
+    INSTANCE: String, optional instance = Info::new(
         "snowflake.instance",
         "IP:PORT",
         "This process's identity in the worker-id registry, whichever it is",
@@ -196,14 +235,14 @@ settings! {
     .flag("instance", "IP:PORT", GLOBAL, ValueParser::string)
     .old_key("zk.instance")
     .of(Default::Described("first non-loopback IPv4, port 8080"));
-    ZK_SESSION_TIMEOUT: u64 = Info::new(
+    ZK_SESSION_TIMEOUT: u64, value zk_session_timeout_ms = Info::new(
         "zk.session_timeout_ms",
         "timeout in ms",
         "ZooKeeper session timeout",
     )
     .env("LEAF_ZK_SESSION_TIMEOUT_MS")
     .of(Default::Value(|| 6_000));
-    ZK_MAX_CLOCK_SKEW: u64 = Info::new(
+    ZK_MAX_CLOCK_SKEW: u64, value zk_max_clock_skew_ms = Info::new(
         "zk.max_clock_skew_ms",
         "skew in ms",
         "Largest clock difference to live peers (first registration, workers doctor)",
@@ -212,7 +251,7 @@ settings! {
     .of(Default::Value(|| {
         leafctl::worker::DEFAULT_MAX_CLOCK_SKEW_MS as u64
     }));
-    ETCD_ENDPOINTS: String = Info::new(
+    ETCD_ENDPOINTS: String, optional etcd_endpoints = Info::new(
         "etcd.endpoints",
         "etcd endpoints",
         "etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from \
@@ -222,10 +261,10 @@ settings! {
     .env("LEAF_ETCD")
     .flag("etcd", "ENDPOINTS", GLOBAL, ValueParser::string)
     .of(Default::Unset);
-    ETCD_USER: String = Info::new("etcd.user", "user name", "etcd user")
+    ETCD_USER: String, optional etcd_user = Info::new("etcd.user", "user name", "etcd user")
         .env("LEAF_ETCD_USER")
         .of(Default::Unset);
-    ETCD_PASSWORD: String = Info::new(
+    ETCD_PASSWORD: String, optional etcd_password = Info::new(
         "etcd.password",
         "password",
         "etcd user's password (environment only)",
@@ -234,14 +273,14 @@ settings! {
     .env_only()
     .secret()
     .of(Default::Unset);
-    ETCD_CA_FILE: PathBuf = Info::new(
+    ETCD_CA_FILE: PathBuf, optional etcd_ca_file = Info::new(
         "etcd.ca_file",
         "path",
         "CA certificates of https:// etcd endpoints",
     )
     .env("LEAF_ETCD_CA_FILE")
     .of(Default::Described("the system's roots"));
-    ETCD_LEASE_TTL: u64 = Info::new(
+    ETCD_LEASE_TTL: u64, value etcd_lease_ttl_ms = Info::new(
         "etcd.lease_ttl_ms",
         "TTL in ms",
         "TTL of the etcd lease behind a worker id (whole seconds, at least 2000)",
@@ -254,7 +293,7 @@ settings! {
         format!("etcd lease TTL {v} ms (from {o}) is below etcd's minimum"),
         format!("use at least 2000 ms ({})", info.names()),
     )));
-    SERVE_LISTEN: String = Info::new(
+    SERVE_LISTEN: String, value serve_listen = Info::new(
         "serve.listen",
         "IP:PORT",
         "Address `leafctl serve` listens on; port 0 picks a free one (printed at start)",
@@ -262,7 +301,7 @@ settings! {
     .env("LEAF_SERVE_LISTEN")
     .flag("listen", "IP:PORT", SERVE, ValueParser::string)
     .of(Default::Value(|| DEFAULT_LISTEN.to_string()));
-    SERVE_SEGMENT: bool = Info::new(
+    SERVE_SEGMENT: bool, value serve_segment = Info::new(
         "serve.segment",
         "boolean (true or false)",
         "Serve segment mode: IDs of the tags in --db",
@@ -270,7 +309,7 @@ settings! {
     .env("LEAF_SERVE_SEGMENT")
     .switch("segment", SERVE)
     .of(Default::Value(|| false));
-    SERVE_SNOWFLAKE: bool = Info::new(
+    SERVE_SNOWFLAKE: bool, value serve_snowflake = Info::new(
         "serve.snowflake",
         "boolean (true or false)",
         "Serve snowflake mode, with a worker id from --worker-id, --zk, --etcd or --registry mysql",
@@ -278,7 +317,7 @@ settings! {
     .env("LEAF_SERVE_SNOWFLAKE")
     .switch("snowflake", SERVE)
     .of(Default::Value(|| false));
-    SERVE_TOKEN: String = Info::new(
+    SERVE_TOKEN: String, optional serve_token = Info::new(
         "serve.token",
         "token",
         "Bearer token every route but /healthz and /readyz requires",
@@ -310,7 +349,7 @@ settings! {
         format!("{} 0 (from {o}) would refuse every client", info.key),
         format!("use at least 1 ({})", info.names()),
     )));
-    SERVE_METRICS_TAGS: usize = Info::new(
+    SERVE_METRICS_TAGS: usize, value serve_metrics_tags = Info::new(
         "serve.metrics_tags",
         "number of tags",
         "Segment tags with their own /metrics series",
@@ -333,7 +372,7 @@ settings! {
     )
     .env("LEAF_DB_PASSWORD_FILE")
     .of(Default::Unset);
-    DB_REGISTRY_WAIT_TIMEOUT: u64 = Info::new(
+    DB_REGISTRY_WAIT_TIMEOUT: u64, value db_registry_wait_timeout_s = Info::new(
         "db.registry_wait_timeout_s",
         "seconds",
         "How long MySQL/PostgreSQL keep a silent registry holder's lock (6 or more)",

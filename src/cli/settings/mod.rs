@@ -11,13 +11,9 @@ mod layout;
 mod password;
 mod resolve;
 
-use std::path::PathBuf;
-
 use clap::ArgMatches;
 use leafctl::config::{LoadedConfig, Origin};
 use leafctl::server::HttpOptions;
-use leafctl::snowflake::SeqStart;
-use leafctl::worker::RegistryKind;
 
 pub use decl::scope;
 use defs::*;
@@ -29,65 +25,29 @@ pub use resolve::{Shown, env_var};
 
 pub use leafctl::config::Resolved;
 
-/// Everything the commands need to know from flags, environment and config file.
+/// Everything the commands need to know from flags, environment and config file: each
+/// setting's value ([`Values`], which this dereferences to) and those made of several.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Directory for lock and state files.
-    pub state_dir: Resolved<PathBuf>,
+    /// The settings that are values of their own.
+    values: Values,
     /// The snowflake layout: a preset or a custom one.
     pub layout: Resolved<LayoutChoice>,
-    /// The worker id given (the local registry).
-    pub worker_id: Option<Resolved<u64>>,
-    /// Namespace of worker ids.
-    pub name: Resolved<String>,
-    /// Where each tick's sequence starts.
-    pub seq_start: Resolved<SeqStart>,
-    /// The segment database's URL.
-    pub db_url: Resolved<String>,
-    /// The database password, from wherever it was given.
-    pub db_password: Option<Resolved<String>>,
-    /// How long MySQL/PostgreSQL keep a silent registry holder's lock.
-    pub db_registry_wait_timeout_s: Resolved<u64>,
-    /// The ZooKeeper worker registry.
-    pub zk_hosts: Option<Resolved<String>>,
-    /// ZooKeeper digest credentials.
-    pub zk_auth: Option<Resolved<String>>,
-    /// This process's identity in a worker-id registry.
-    pub instance: Option<Resolved<String>>,
-    /// Where worker ids come from, when given.
-    pub registry: Option<Resolved<RegistryKind>>,
-    /// ZooKeeper session timeout.
-    pub zk_session_timeout_ms: Resolved<u64>,
-    /// Largest clock difference to live peers.
-    pub zk_max_clock_skew_ms: Resolved<u64>,
-    /// The etcd worker registry.
-    pub etcd_endpoints: Option<Resolved<String>>,
-    /// etcd user.
-    pub etcd_user: Option<Resolved<String>>,
-    /// etcd user's password.
-    pub etcd_password: Option<Resolved<String>>,
-    /// CA certificates of https:// etcd endpoints.
-    pub etcd_ca_file: Option<Resolved<PathBuf>>,
-    /// TTL of the etcd lease behind a worker id.
-    pub etcd_lease_ttl_ms: Resolved<u64>,
-    /// Where `serve` listens.
-    pub serve_listen: Resolved<String>,
-    /// `serve` serves segment mode.
-    pub serve_segment: Resolved<bool>,
-    /// `serve` serves snowflake mode.
-    pub serve_snowflake: Resolved<bool>,
-    /// Bearer token `serve` requires.
-    pub serve_token: Option<Resolved<String>>,
-    /// How far snowflake times may run ahead of the clock.
-    pub max_lead_ms: Resolved<u64>,
     /// How `serve` treats connections (its header timeout and connection cap).
     pub http: HttpOptions,
-    /// Segment tags with their own /metrics series.
-    pub serve_metrics_tags: Resolved<usize>,
+    /// The database password, from wherever it was given.
+    pub db_password: Option<Resolved<String>>,
     /// What each setting resolved to, in [`SETTINGS`] order (`config show`).
     pub shown: Vec<Shown>,
     /// The keys of the settings given on the command line.
     given: Vec<&'static str>,
+}
+
+impl std::ops::Deref for Settings {
+    type Target = Values;
+    fn deref(&self) -> &Values {
+        &self.values
+    }
 }
 
 impl Settings {
@@ -109,28 +69,8 @@ impl Settings {
         });
         // Resolved in this order: the first setting refused is the one reported.
         let mut s = Settings {
-            state_dir: r.value(&STATE_DIR)?,
+            values: Values::resolve(&mut r)?,
             layout: layout::resolve(&mut r)?,
-            worker_id: r.get(&WORKER_ID)?,
-            name: r.value(&NAME)?,
-            seq_start: r.value(&SEQ_START)?,
-            max_lead_ms: r.value(&MAX_LEAD)?,
-            db_url: r.value(&DB_URL)?,
-            registry: r.get(&REGISTRY)?,
-            zk_hosts: r.get(&ZK_HOSTS)?,
-            zk_auth: r.get(&ZK_AUTH)?,
-            instance: r.get(&INSTANCE)?,
-            zk_session_timeout_ms: r.value(&ZK_SESSION_TIMEOUT)?,
-            zk_max_clock_skew_ms: r.value(&ZK_MAX_CLOCK_SKEW)?,
-            etcd_endpoints: r.get(&ETCD_ENDPOINTS)?,
-            etcd_user: r.get(&ETCD_USER)?,
-            etcd_password: r.get(&ETCD_PASSWORD)?,
-            etcd_ca_file: r.get(&ETCD_CA_FILE)?,
-            etcd_lease_ttl_ms: r.value(&ETCD_LEASE_TTL)?,
-            serve_listen: r.value(&SERVE_LISTEN)?,
-            serve_segment: r.value(&SERVE_SEGMENT)?,
-            serve_snowflake: r.value(&SERVE_SNOWFLAKE)?,
-            serve_token: r.get(&SERVE_TOKEN)?,
             http: HttpOptions {
                 header_timeout: std::time::Duration::from_millis(
                     r.value(&SERVE_HEADER_TIMEOUT)?.value,
@@ -138,9 +78,7 @@ impl Settings {
                 max_connections: r.value(&SERVE_MAX_CONNECTIONS)?.value,
                 ..HttpOptions::default()
             },
-            serve_metrics_tags: r.value(&SERVE_METRICS_TAGS)?,
             db_password: password_from_file(r.get(&DB_PASSWORD)?, r.get(&DB_PASSWORD_FILE)?)?,
-            db_registry_wait_timeout_s: r.value(&DB_REGISTRY_WAIT_TIMEOUT)?,
             shown: Vec::new(),
             given: Vec::new(),
         };
@@ -206,7 +144,7 @@ mod tests {
     }
 
     fn instance(text: &str) -> Option<String> {
-        resolve(text).unwrap().instance.map(|r| r.value)
+        resolve(text).unwrap().instance.clone().map(|r| r.value)
     }
 
     #[test]
