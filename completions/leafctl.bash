@@ -203,7 +203,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version next serve decode tag db workers config help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version next serve decode tag db workers config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -221,6 +221,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -229,15 +233,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -249,7 +249,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version show import-leaf help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -267,6 +267,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -275,15 +279,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -351,7 +351,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__import__subcmd__leaf)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -369,6 +369,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -377,15 +381,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -397,7 +397,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -415,6 +415,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -423,15 +427,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,7 +443,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version init help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -461,6 +461,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -469,15 +473,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -531,7 +531,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db__subcmd__init)
-            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -549,6 +549,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -557,15 +561,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -577,7 +577,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -635,6 +635,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -643,15 +647,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -957,7 +957,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --registry --seq-start --max-lead --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -975,15 +975,15 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --registry)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --seq-start)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-lead)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registry)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1015,6 +1015,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1023,15 +1027,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1043,7 +1043,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__serve)
-            opts="-q -v -h -V --listen --segment --snowflake --worker-id --registry --seq-start --max-lead --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --listen --segment --snowflake --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1057,15 +1057,15 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --registry)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --seq-start)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-lead)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registry)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1097,6 +1097,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1105,15 +1109,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1125,7 +1125,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version add list show set-step bump remove help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version add list show set-step bump remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1143,6 +1143,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1151,15 +1155,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1171,7 +1171,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__add)
-            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1201,6 +1201,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1209,15 +1213,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1229,7 +1229,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__bump)
-            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1251,6 +1251,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1259,15 +1263,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1391,7 +1391,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__list)
-            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1417,6 +1417,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1425,15 +1429,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1445,7 +1445,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__remove)
-            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1463,6 +1463,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1471,15 +1475,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1491,7 +1491,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__set__subcmd__step)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1509,6 +1509,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1517,15 +1521,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1537,7 +1537,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1555,6 +1555,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1563,15 +1567,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1583,7 +1583,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version list reclaim doctor help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version list reclaim doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1601,6 +1601,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1609,15 +1613,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1629,7 +1629,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__doctor)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1647,6 +1647,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1655,15 +1659,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1745,7 +1745,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__list)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1763,6 +1763,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1771,15 +1775,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1791,7 +1791,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__reclaim)
-            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --db --zk --etcd --name --instance --help --version"
+            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1813,6 +1813,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1821,15 +1825,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_leafctl_global_optspecs
-    string join \n config= output= q/quiet v/verbose state-dir= db= zk= etcd= name= instance= h/help V/version
+    string join \n config= output= q/quiet v/verbose state-dir= name= db= zk= instance= etcd= h/help V/version
 end
 
 function __fish_leafctl_needs_command
@@ -30,11 +30,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_needs_command" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_needs_command" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_needs_command" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_needs_command" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_needs_command" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_needs_command" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -48,11 +48,11 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, 
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "config" -d 'Inspect the effective configuration'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d 'How many IDs to issue' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id of this process, unique among live generators (the local registry) [env: LEAF_WORKER_ID]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START] [default: random]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l registry -d 'Where the worker id comes from: local, forever, lease, mysql, postgres or etcd [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l preset -d 'Named snowflake layout (leaf, discord, sonyflake, baidu, ...) [env: LEAF_PRESET] [default: leaf]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
 baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'
@@ -61,7 +61,7 @@ mastodon\t'Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and ti
 yitter\t'Yitter IdGenerator\'s default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence'
 seata\t'Seata\'s improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l layout -d 'Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use) [env: LEAF_LAYOUT] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
@@ -69,23 +69,23 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l snowflake -d 'Issue snowflake IDs (time | worker | sequence) instead of a tag\'s'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l no-wait -d 'Fail at once if another process holds this worker id, instead of waiting'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s V -l version -d 'Print version'
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l listen -d 'Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l worker-id -d 'Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l registry -d 'Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l listen -d 'Address `leafctl serve` listens on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN] [default: 127.0.0.1:8080]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l worker-id -d 'Worker id of this process, unique among live generators (the local registry) [env: LEAF_WORKER_ID]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START] [default: random]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l registry -d 'Where the worker id comes from: local, forever, lease, mysql, postgres or etcd [env: LEAF_REGISTRY] [default: local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db alone]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l preset -d 'Named snowflake layout (leaf, discord, sonyflake, baidu, ...) [env: LEAF_PRESET] [default: leaf]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
 baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'
@@ -94,7 +94,7 @@ mastodon\t'Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and ti
 yitter\t'Yitter IdGenerator\'s default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence'
 seata\t'Seata\'s improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l layout -d 'Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use) [env: LEAF_LAYOUT] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
@@ -102,11 +102,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l segment -d 'Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l snowflake -d 'Serve snowflake mode, with a worker id from --worker-id, --zk, --registry mysql, --registry postgres or --etcd [env: LEAF_SERVE_SNOWFLAKE]'
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -s q -l quiet -d 'Print only results: no progress, no warnings'
@@ -119,7 +119,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l since -d 'Wit
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l until -d 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named layout (default leaf) [env: LEAF_PRESET]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named snowflake layout (leaf, discord, sonyflake, baidu, ...) [env: LEAF_PRESET] [default: leaf]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'
 baidu\t'Baidu uid-generator: 28 bits of seconds since 2016-05-20+08:00 | 22 worker | 13 sequence'
@@ -128,7 +128,7 @@ mastodon\t'Mastodon: ms since 1970 | 16 sequence (a hash of table, secret and ti
 yitter\t'Yitter IdGenerator\'s default: ms since 2020-02-20+08:00 | 6 worker | 6 sequence'
 seata\t'Seata\'s improved snowflake: 10 worker | 41 bits of ms since 2020-05-03+08:00 | 12 sequence'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l epoch -d 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l layout -d 'Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l layout -d 'Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use) [env: LEAF_LAYOUT] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l unit-ms -d 'Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l config -d 'Configuration file (TOML) [env: LEAF_CONFIG]' -r -F
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l output -d 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string' -r -f -a "text\t'For people: tables and plain lines (IDs: one per line; decode: a table on a terminal, tab-separated lines otherwise)'
@@ -136,11 +136,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l guess -d 'Rank every known layout by how plausible it makes each ID (time after the layout\'s epoch and not in the future, recent, the configured layout, a worker id this host issued with); exit 2 when none is plausible'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l scan -d 'Find IDs in any text (logs, JSON lines, CSV) from files or stdin and print each line with their times and workers beside them, or one record per ID with --output tsv|json|ndjson'
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -s q -l quiet -d 'Print only results: no progress, no warnings'
@@ -153,11 +153,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -178,11 +178,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l reuse-removed-ids -d 'Accept a --start below the max_id a removed tag of the same name left behind: the IDs from there up to it were issued before and will be issued again. Only when you know none of them is in use'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l if-not-exists -d 'Succeed without changing anything when the tag exists'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print only results: no progress, no warnings'
@@ -197,11 +197,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -212,11 +212,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -227,11 +227,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -243,11 +243,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -258,11 +258,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l yes -d 'Confirm the removal'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
@@ -281,11 +281,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -298,11 +298,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l print -d 'Print the DDL instead of running it (nothing is connected to)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
@@ -316,11 +316,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -335,11 +335,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -351,11 +351,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l yes -d 'Do it (without --yes only says what would be done)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l force -d 'Reclaim even a live worker (two generators could then share the id)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -s q -l quiet -d 'Print only results: no progress, no warnings'
@@ -368,11 +368,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -387,11 +387,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -405,11 +405,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -420,11 +420,11 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l db -d 'Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l instance -d 'This process\'s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l etcd -d 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
-complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l instance -d 'This process\'s identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s q -l quiet -d 'Print only results: no progress, no warnings'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s v -l verbose -d 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -482,7 +482,7 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     let get = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(get("db.url"), "mysql://root@localhost:3306/leaf_test");
     assert_eq!(get("zk.hosts"), "zk1:2181");
-    assert_eq!(get("zk.instance"), ":8089");
+    assert_eq!(get("snowflake.instance"), ":8089");
     assert_eq!(get("snowflake.registry"), "forever");
     assert_eq!(get("snowflake.name"), "com.sankuai.leaf.opensource.test");
     assert_eq!(get("serve.segment"), "true");

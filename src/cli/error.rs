@@ -124,38 +124,7 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
             return (EXIT_USAGE, Some(hint.into()));
         }
         if let Some(e) = cause.downcast_ref::<SnowflakeError>() {
-            let hint = match e {
-                SnowflakeError::ClockMovedBackwards { .. } => {
-                    "check NTP on this host; leafctl resumes once the clock passes the last issued time"
-                }
-                SnowflakeError::TimeOverflow { .. } => {
-                    "the layout has run out of time: use a layout with a later epoch or more time bits"
-                }
-                SnowflakeError::BeforeEpoch { .. } => "check the clock and the layout's epoch",
-                SnowflakeError::LeadOutOfRange { .. } => {
-                    return (
-                        EXIT_USAGE,
-                        Some("give --max-lead between 0 and 60000 ms".into()),
-                    );
-                }
-                SnowflakeError::FenceFailed(_) | SnowflakeError::FenceReached { .. } => {
-                    "the worker id's reservation could not be recorded where the message says (a full or read-only state directory, an unreachable registry); fix that and retry"
-                }
-                SnowflakeError::WorkerOutOfRange { .. } => {
-                    return (
-                        EXIT_USAGE,
-                        Some("pick a worker id the layout can hold".into()),
-                    );
-                }
-                SnowflakeError::InvalidLayout(_) => {
-                    return (
-                        EXIT_USAGE,
-                        Some("see `leafctl decode --help` for layouts".into()),
-                    );
-                }
-                _ => "retry once the worker's registry is reachable",
-            };
-            return (EXIT_RUNTIME, Some(hint.into()));
+            return snowflake_class_and_hint(e);
         }
         if let Some(e) = cause.downcast_ref::<SegmentError>() {
             return segment_class_and_hint(e);
@@ -167,145 +136,152 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
     (EXIT_RUNTIME, None)
 }
 
-fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
-    let (code, hint) = match e {
-        SegmentError::InvalidTag { .. } => (
-            EXIT_USAGE,
-            "a tag has 1 to 128 characters and no whitespace, e.g. order or leaf-segment-test",
-        ),
-        SegmentError::InvalidStep(_) => (EXIT_USAGE, "pick a step between 1 and 2147483647"),
-        SegmentError::InvalidStart(_) => (EXIT_USAGE, "pick a start of 0 or more"),
-        SegmentError::InvalidCount(_) => (EXIT_USAGE, "ask for fewer IDs"),
-        SegmentError::InvalidUrl { .. } => {
-            let forms = leafctl::db::url_forms_after("--db ");
-            return (EXIT_USAGE, Some(format!("use {forms}")));
+fn snowflake_class_and_hint(e: &SnowflakeError) -> (u8, Option<String>) {
+    use SnowflakeError as E;
+    let code = match e {
+        E::LeadOutOfRange { .. } | E::WorkerOutOfRange { .. } | E::InvalidLayout(_) => EXIT_USAGE,
+        _ => EXIT_RUNTIME,
+    };
+    let hint = match e {
+        E::ClockMovedBackwards { .. } => {
+            "check NTP on this host; leafctl resumes once the clock passes the last issued time"
         }
-        SegmentError::UnknownTag { .. } => (
-            EXIT_USAGE,
-            "add it with `leafctl tag add TAG`; `leafctl tag list` shows the tags there are",
-        ),
-        SegmentError::TagExists { .. } => (
-            EXIT_USAGE,
-            "pass --if-not-exists to accept an existing tag, or pick another name",
-        ),
-        SegmentError::Exhausted {
+        E::TimeOverflow { .. } => {
+            "the layout has run out of time: use a layout with a later epoch or more time bits"
+        }
+        E::BeforeEpoch { .. } => "check the clock and the layout's epoch",
+        E::LeadOutOfRange { .. } => "give --max-lead between 0 and 60000 ms",
+        E::FenceFailed(_) | E::FenceReached { .. } => {
+            "the worker id's reservation could not be recorded where the message says (a full or read-only state directory, an unreachable registry); fix that and retry"
+        }
+        E::WorkerOutOfRange { .. } => "pick a worker id the layout can hold",
+        E::InvalidLayout(_) => "see `leafctl decode --help` for layouts",
+        _ => "retry once the worker's registry is reachable",
+    };
+    (code, Some(hint.into()))
+}
+
+fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
+    use SegmentError as E;
+    // What was asked wrongly is a usage error; the rest went wrong at run time.
+    let code = match e {
+        E::InvalidTag { .. }
+        | E::InvalidStep(_)
+        | E::InvalidStart(_)
+        | E::InvalidCount(_)
+        | E::InvalidUrl { .. }
+        | E::UnknownTag { .. }
+        | E::TagExists { .. }
+        | E::BelowRemoved { .. }
+        | E::BumpDown { .. } => EXIT_USAGE,
+        _ => EXIT_RUNTIME,
+    };
+    let hint: String = match e {
+        E::InvalidTag { .. } => {
+            "a tag has 1 to 128 characters and no whitespace, e.g. order or leaf-segment-test".into()
+        }
+        E::InvalidStep(_) => "pick a step between 1 and 2147483647".into(),
+        E::InvalidStart(_) => "pick a start of 0 or more".into(),
+        E::InvalidCount(_) => "ask for fewer IDs".into(),
+        E::InvalidUrl { .. } => format!("use {}", leafctl::db::url_forms_after("--db ")),
+        E::UnknownTag { .. } => {
+            "add it with `leafctl tag add TAG`; `leafctl tag list` shows the tags there are".into()
+        }
+        E::TagExists { .. } => {
+            "pass --if-not-exists to accept an existing tag, or pick another name".into()
+        }
+        E::Exhausted {
             max_id, increment, ..
         } => {
             let left = i64::MAX.saturating_sub(*max_id).max(0);
-            let hint = if *increment > 1 && left > 0 {
+            if *increment > 1 && left > 0 {
                 format!(
                     "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag (`leafctl tag show` says how many are left)"
                 )
             } else {
                 "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
-            };
-            return (EXIT_RUNTIME, Some(hint));
+            }
         }
-        SegmentError::BadRow { .. } => (
-            EXIT_RUNTIME,
-            "fix the row with `leafctl tag show`/`set-step`, or by hand in the database",
-        ),
-        SegmentError::MissingTable { .. } => (
-            EXIT_RUNTIME,
-            "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)",
-        ),
-        SegmentError::Unreachable { .. } => (
-            EXIT_RUNTIME,
-            "check that the database server is up and the host and port in --db/LEAF_DB are right",
-        ),
-        SegmentError::Busy { .. } => (
-            EXIT_RUNTIME,
-            "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry",
-        ),
-        SegmentError::TlsRefused { detail, .. } if detail.contains("does not offer TLS") => (
-            EXIT_RUNTIME,
-            "turn TLS on at the server (MariaDB/MySQL: ssl_cert and ssl_key), or, on a network you trust, leave tls=true and ca= out of the URL",
-        ),
-        SegmentError::TlsRefused { .. } => (
-            EXIT_RUNTIME,
-            "give the CA that signed the server's certificate in the URL (MySQL: ?ca=FILE, PostgreSQL: ?sslrootcert=FILE), and a host name that certificate carries",
-        ),
-        SegmentError::AccessDenied { .. } => {
-            let hint = match DB_PASSWORD_FROM.get() {
+        E::BadRow { .. } => {
+            "fix the row with `leafctl tag show`/`set-step`, or by hand in the database".into()
+        }
+        E::MissingTable { .. } => {
+            "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)".into()
+        }
+        E::Unreachable { .. } => {
+            "check that the database server is up and the host and port in --db/LEAF_DB are right".into()
+        }
+        E::Busy { .. } => {
+            "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry".into()
+        }
+        E::TlsRefused { detail, .. } if detail.contains("does not offer TLS") => {
+            "turn TLS on at the server (MariaDB/MySQL: ssl_cert and ssl_key), or, on a network you trust, leave tls=true and ca= out of the URL".into()
+        }
+        E::TlsRefused { .. } => {
+            "give the CA that signed the server's certificate in the URL (MySQL: ?ca=FILE, PostgreSQL: ?sslrootcert=FILE), and a host name that certificate carries".into()
+        }
+        E::AccessDenied { .. } => {
+            match DB_PASSWORD_FROM.get() {
                 Some(from) => format!(
                     "check the user in the URL, its rights on the database, and the password (given by {from})"
                 ),
                 None => format!(
                     "check the user in the URL; no password was given: give it with {PASSWORD_WAYS}"
                 ),
-            };
-            return (EXIT_RUNTIME, Some(hint));
+            }
         }
-        SegmentError::Database { .. } => (EXIT_RUNTIME, "check the database server's log"),
-        SegmentError::WentBackwards { tag, mark, .. } => {
-            return (
-                EXIT_RUNTIME,
-                Some(format!(
-                    "once the database holds what it should, move the tag past every issued ID with `leafctl tag bump {} --to {mark}` (or higher, if other claimants claimed more), then retry",
-                    leafctl::segment::tag_for_shell(tag)
-                )),
-            );
+        E::Database { .. } => "check the database server's log".into(),
+        E::WentBackwards { tag, mark, .. } => {
+            format!(
+                "once the database holds what it should, move the tag past every issued ID with `leafctl tag bump {} --to {mark}` (or higher, if other claimants claimed more), then retry",
+                leafctl::segment::tag_for_shell(tag)
+            )
         }
-        SegmentError::FileAccess { path, .. } => {
+        E::FileAccess { path, .. } => {
             let dir = path
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .map_or_else(|| ".".into(), |d| d.display().to_string());
-            return (
-                EXIT_RUNTIME,
-                Some(format!(
-                    "check that {} and its directory {dir} are writable by this user (SQLite writes a journal beside the file), or point --db elsewhere",
-                    path.display()
-                )),
-            );
+            format!(
+                "check that {} and its directory {dir} are writable by this user (SQLite writes a journal beside the file), or point --db elsewhere",
+                path.display()
+            )
         }
-        SegmentError::BelowRemoved {
+        E::BelowRemoved {
             tag,
             removed_max_id,
             ..
         } => {
             let t = leafctl::segment::tag_for_shell(tag);
-            return (
-                EXIT_USAGE,
-                Some(format!(
-                    "leave out --start to continue from {removed_max_id} (`leafctl tag add {t}`), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids"
-                )),
-            );
+            format!(
+                "leave out --start to continue from {removed_max_id} (`leafctl tag add {t}`), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids"
+            )
         }
-        SegmentError::NoRemovedTable { .. } => (
-            EXIT_RUNTIME,
-            "run `leafctl db init` as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again",
-        ),
-        SegmentError::BumpDown { .. } => (
-            EXIT_USAGE,
-            "a tag only moves forward; `leafctl tag show TAG` gives its max_id",
-        ),
-        SegmentError::Marks { .. } => (
-            EXIT_RUNTIME,
-            "check the state directory's permissions, or point --state-dir elsewhere",
-        ),
-        SegmentError::Conflict { .. } => (
-            EXIT_RUNTIME,
-            "other claimants write the same tag on other nodes at the same time: retry, or send one tag's claims to one node (a load balancer's first-available policy)",
-        ),
-        SegmentError::NotReady { .. } => (
-            EXIT_RUNTIME,
-            "retry shortly; the generator reloads by itself once the database answers",
-        ),
-        SegmentError::BatchNotReady { buffered, .. } => {
-            return (
-                EXIT_RUNTIME,
-                Some(format!(
-                    "retry once the database answers; a batch of at most {buffered} IDs is served from the buffers now"
-                )),
-            );
+        E::NoRemovedTable { .. } => {
+            "run `leafctl db init` as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again".into()
         }
-        SegmentError::Stopped { .. } => (
-            EXIT_RUNTIME,
-            "the generator was stopped; start it again (a new one claims anew)",
-        ),
+        E::BumpDown { .. } => {
+            "a tag only moves forward; `leafctl tag show TAG` gives its max_id".into()
+        }
+        E::Marks { .. } => {
+            "check the state directory's permissions, or point --state-dir elsewhere".into()
+        }
+        E::Conflict { .. } => {
+            "other claimants write the same tag on other nodes at the same time: retry, or send one tag's claims to one node (a load balancer's first-available policy)".into()
+        }
+        E::NotReady { .. } => {
+            "retry shortly; the generator reloads by itself once the database answers".into()
+        }
+        E::BatchNotReady { buffered, .. } => {
+            format!(
+                "retry once the database answers; a batch of at most {buffered} IDs is served from the buffers now"
+            )
+        }
+        E::Stopped { .. } => {
+            "the generator was stopped; start it again (a new one claims anew)".into()
+        }
     };
-    (code, Some(hint.into()))
+    (code, Some(hint))
 }
 
 /// How an error is written on stderr.

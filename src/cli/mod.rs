@@ -1,10 +1,10 @@
 //! The command-line interface: flags defined as data, each command a thin call into the library.
 
 /// `eprintln!` that never panics: a closed or full stderr (`2>/dev/full`, `2>&1 | head -c1`)
-/// loses the line instead of ending the run with exit 101 (see `output::stderr_line`).
+/// loses the line instead of ending the run with exit 101 (see `output::stderr::stderr_line`).
 macro_rules! stderr {
     ($($arg:tt)*) => {{
-        let _ = $crate::cli::output::stderr_line(&format!($($arg)*));
+        let _ = $crate::cli::output::stderr::stderr_line(&format!($($arg)*));
     }};
 }
 
@@ -15,6 +15,7 @@ mod decode;
 pub mod error;
 mod next;
 pub mod output;
+mod parse;
 mod registry;
 mod serve;
 pub mod settings;
@@ -27,10 +28,9 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use leafctl::config::{self, Origin};
-use leafctl::snowflake::{BitWidths, Preset, SeqStart};
-use leafctl::worker::RegistryKind;
 
 use output::{OutputFormat, RowFormat};
+pub use parse::{parse_registry, whole_number};
 use settings::{Settings, env_var};
 
 const EXIT_CODES: &str = "\
@@ -77,29 +77,9 @@ pub struct GlobalArgs {
     /// Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]
-    #[arg(long, global = true, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
-    /// Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH;
-    /// the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]
-    #[arg(long, global = true, value_name = "URL")]
-    pub db: Option<String>,
-    /// ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or
-    /// zk.auth [env: LEAF_ZK]
-    #[arg(long, global = true, value_name = "HOSTS")]
-    pub zk: Option<String>,
-    /// etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from
-    /// etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from
-    /// etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]
-    #[arg(long, global = true, value_name = "ENDPOINTS")]
-    pub etcd: Option<String>,
-    /// Namespace of worker ids (Leaf's leaf.name) [env: LEAF_NAME] [default: leaf]
-    #[arg(long, global = true, value_name = "NAME")]
-    pub name: Option<String>,
-    /// This process's identity in the registry [env: LEAF_INSTANCE] [default: first non-loopback
-    /// IPv4, port 8080]
-    #[arg(long, global = true, value_name = "IP:PORT")]
-    pub instance: Option<String>,
+    /// The settings' global flags (`--db`, `--zk`, ...), made from their declarations.
+    #[command(flatten)]
+    pub settings: settings::Flags<{ settings::scope::GLOBAL }>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -123,7 +103,10 @@ pub enum Command {
     // List, reclaim and check worker ids in the registries' stores (the list is the library's).
     #[command(
         subcommand,
-        about = format!("List, reclaim and check worker ids in {}", RegistryKind::stores())
+        about = format!(
+            "List, reclaim and check worker ids in {}",
+            leafctl::worker::RegistryKind::stores()
+        )
     )]
     Workers(workers::WorkersCommand),
     /// Inspect the effective configuration
@@ -131,78 +114,12 @@ pub enum Command {
     Config(config_cmd::ConfigCommand),
 }
 
-/// Snowflake layout flags shared by `next --snowflake` and `decode`.
-#[derive(Debug, Args, Default, Clone)]
-pub struct LayoutArgs {
-    /// Named layout (default leaf) [env: LEAF_PRESET]
-    #[arg(long, value_enum)]
-    pub preset: Option<Preset>,
-    /// Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]
-    #[arg(long, value_name = "MS|RFC3339")]
-    pub epoch: Option<String>,
-    /// Custom layout: bit widths, adding up to 63 [env: LEAF_LAYOUT]
-    #[arg(long = "layout", value_name = "TIME,WORKER,SEQ")]
-    pub widths: Option<BitWidths>,
-    /// Custom layout: length of one time unit in ms [env: LEAF_UNIT_MS]
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(1u64, u64::MAX))]
-    pub unit_ms: Option<u64>,
-}
+/// Snowflake layout flags shared by `next --snowflake`, `serve` and `decode`, made from their
+/// settings' declarations.
+pub type LayoutArgs = settings::Flags<{ settings::scope::LAYOUT }>;
 
-/// A clap value parser for a whole number in `min..=max` whose error names the range, for a
-/// negative number or a word too. (clap's own integer parser takes `-1` for an unknown flag and
-/// suggests `-- -1`, and says "invalid digit found in string" for `abc`.) Pair it with
-/// `allow_negative_numbers = true`.
-pub fn whole_number<T>(
-    min: T,
-    max: T,
-) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
-where
-    T: TryFrom<i128> + Into<i128> + Copy + std::fmt::Display + Send + Sync + 'static,
-{
-    move |raw: &str| {
-        let (lo, hi): (i128, i128) = (min.into(), max.into());
-        let unbounded = hi >= u64::MAX as i128;
-        let Ok(v) = raw.trim().parse::<i128>() else {
-            return Err(if unbounded {
-                format!("{raw:?} is not a whole number (expected {min} or more)")
-            } else {
-                format!("{raw:?} is not a whole number (expected {min}..={max})")
-            });
-        };
-        if v < lo || v > hi {
-            return Err(if unbounded {
-                format!("{v} is below {min}")
-            } else {
-                format!("{v} is not in {min}..={max}")
-            });
-        }
-        T::try_from(v).map_err(|_| format!("{v} is not in {min}..={max}"))
-    }
-}
-
-/// Snowflake flags shared by `next --snowflake` and `serve --snowflake`.
-#[derive(Debug, Args, Default, Clone)]
-pub struct SnowflakeArgs {
-    /// Worker id for this process, unique among live generators [env: LEAF_WORKER_ID]
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number(0u64, u64::MAX))]
-    pub worker_id: Option<u64>,
-    /// Where the worker id comes from [env: LEAF_REGISTRY] [default: local with --worker-id,
-    /// lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// or postgres:// --db
-    /// alone]
-    #[arg(long, value_name = RegistryKind::choices(), value_parser = parse_registry)]
-    pub registry: Option<RegistryKind>,
-    /// Where each tick's sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START]
-    #[arg(long, value_name = "random|zero", value_parser = parse_seq_start)]
-    pub seq_start: Option<SeqStart>,
-    /// Let ID times run up to MS ahead of the clock when a millisecond's 4,096 sequence numbers
-    /// are used up, instead of waiting (0-60000; the registry records them first)
-    /// [env: LEAF_MAX_LEAD_MS] [default: 0]
-    #[arg(long = "max-lead", value_name = "MS", allow_negative_numbers = true,
-          value_parser = whole_number(0u64, leafctl::snowflake::MAX_LEAD_MS))]
-    pub max_lead: Option<u64>,
-    #[command(flatten)]
-    pub layout: LayoutArgs,
-}
+/// Snowflake flags shared by `next --snowflake` and `serve --snowflake` (the layout's too).
+pub type SnowflakeArgs = settings::Flags<{ settings::scope::SNOWFLAKE | settings::scope::LAYOUT }>;
 
 /// What a command runs with: parsed globals and resolved settings.
 pub struct Context {
@@ -258,7 +175,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             ));
         }
     };
-    let loaded = match config::load(explicit) {
+    let loaded = match config::load(explicit, &settings::file_keys()) {
         Ok(loaded) => loaded,
         // `decode` issues nothing and is what an incident reaches for: a broken config file
         // does not stop it; it says so and reads IDs under the flags, the environment or the
@@ -274,7 +191,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let settings = Settings::resolve(matches, loaded)?;
-    if let Some(from) = settings::db_password_source(&settings) {
+    if let Some(from) = settings.db_password_source() {
         error::set_db_password_source(from);
     }
     let ctx = Context {
@@ -285,7 +202,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     };
     match cli.command {
         Command::Next(args) => next::run(&ctx, args),
-        Command::Serve(args) => serve::run(&ctx, args),
+        Command::Serve(_) => serve::run(&ctx),
         Command::Decode(args) => decode::run(&ctx, args),
         Command::Tag(cmd) => tag::run(&ctx, cmd),
         Command::Db(cmd) => db::run(&ctx, cmd),
@@ -406,81 +323,4 @@ fn wants_json(args: impl Iterator<Item = String>) -> bool {
         prev_output = a == "--output";
     }
     false
-}
-
-/// `--registry`'s parser: the library's kinds, named the way the config file names them.
-pub fn parse_registry(s: &str) -> Result<RegistryKind, String> {
-    s.parse()
-}
-
-/// The sequence start flag's parser, shared with the config file's spelling.
-pub fn parse_seq_start(s: &str) -> Result<SeqStart, String> {
-    s.parse()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::whole_number;
-
-    #[test]
-    fn whole_numbers_name_their_range() {
-        let step = whole_number(1i64, 2_147_483_647);
-        assert_eq!(step("5"), Ok(5));
-        assert_eq!(step("2147483647"), Ok(2_147_483_647));
-        for (raw, want) in [
-            ("0", "0 is not in 1..=2147483647"),
-            ("-1", "-1 is not in 1..=2147483647"),
-            ("2147483648", "2147483648 is not in 1..=2147483647"),
-            ("9223372036854775808", "9223372036854775808 is not in"),
-            (
-                "abc",
-                "\"abc\" is not a whole number (expected 1..=2147483647)",
-            ),
-            ("", "is not a whole number"),
-            ("1e3", "is not a whole number"),
-            (
-                "99999999999999999999999999999999999999999",
-                "is not a whole number",
-            ),
-        ] {
-            let e = step(raw).unwrap_err();
-            assert!(e.contains(want), "{raw:?}: {e}");
-        }
-        let worker = whole_number(0u64, u64::MAX);
-        assert_eq!(worker("18446744073709551615"), Ok(u64::MAX));
-        assert_eq!(worker("-1").unwrap_err(), "-1 is below 0");
-        assert!(worker("18446744073709551616").is_err());
-        let count = whole_number(1u64, i64::MAX as u64);
-        assert!(
-            count("9223372036854775808")
-                .unwrap_err()
-                .contains("not in 1..=")
-        );
-    }
-}
-
-/// Parser fuzzing (issue 8) of the numeric flags.
-#[cfg(test)]
-mod fuzz {
-    use super::whole_number;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn fuzz_whole_numbers(raw in any::<String>(), n in any::<i64>()) {
-            let step = whole_number(1i64, 2_147_483_647);
-            if let Ok(v) = step(&raw) {
-                prop_assert!((1..=2_147_483_647).contains(&v));
-            }
-            let parsed = step(&n.to_string());
-            if (1..=2_147_483_647).contains(&n) {
-                prop_assert_eq!(parsed, Ok(n));
-            } else {
-                let e = parsed.unwrap_err();
-                prop_assert!(e.contains("1..=2147483647"), "{}", e);
-            }
-            let worker = whole_number(0u64, u64::MAX);
-            prop_assert_eq!(worker(&n.to_string()).is_ok(), n >= 0);
-        }
-    }
 }

@@ -66,7 +66,7 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     // Before anything is claimed: IDs that could not be written would be lost.
     check_stdout_before_claiming()?;
     if let Some(tag) = &args.tag {
-        refuse_snowflake_flags(tag, &args)?;
+        refuse_snowflake_flags(ctx, tag, &args)?;
         return run_segment(ctx, tag, args.count);
     }
     let registry =
@@ -88,22 +88,13 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
 
 /// `next TAG` issues a tag's IDs from the database: a snowflake flag given with it would be
 /// ignored, so it is refused (a usage error naming the flag) rather than dropped in silence.
-fn refuse_snowflake_flags(tag: &str, args: &NextArgs) -> anyhow::Result<()> {
-    let w = &args.worker;
-    let given: Vec<&str> = [
-        (w.worker_id.is_some(), "--worker-id"),
-        (w.registry.is_some(), "--registry"),
-        (w.seq_start.is_some(), "--seq-start"),
-        (w.max_lead.is_some(), "--max-lead"),
-        (w.layout.preset.is_some(), "--preset"),
-        (w.layout.epoch.is_some(), "--epoch"),
-        (w.layout.widths.is_some(), "--layout"),
-        (w.layout.unit_ms.is_some(), "--unit-ms"),
-        (args.no_wait, "--no-wait"),
-    ]
-    .into_iter()
-    .filter_map(|(set, name)| set.then_some(name))
-    .collect();
+fn refuse_snowflake_flags(ctx: &Context, tag: &str, args: &NextArgs) -> anyhow::Result<()> {
+    let mut given = ctx
+        .settings
+        .flags_given(super::settings::scope::SNOWFLAKE | super::settings::scope::LAYOUT);
+    if args.no_wait {
+        given.push("--no-wait".into());
+    }
     if given.is_empty() {
         return Ok(());
     }

@@ -3,13 +3,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use clap::Args;
 use leafctl::segment::SegmentGenerator;
-use leafctl::server::{self, HttpOptions, LeafService, LeafServiceBuilder};
+use leafctl::server::{self, LeafService, LeafServiceBuilder};
 use leafctl::worker::SupervisedGenerator;
 
+use super::Context;
 use super::error::{CliError, usage};
-use super::{Context, SnowflakeArgs};
+use super::settings::{self, scope};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -36,29 +36,11 @@ Errors are never an ID: JSON {\"error\", \"code\"} with 400 bad_request, 401 una
 IDs back to the table (where nobody claimed after them), record the last snowflake time and give the
 worker id back, exit 0. -v logs each request.";
 
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// Address to listen on; port 0 picks a free one (printed at start) [env: LEAF_SERVE_LISTEN]
-    /// [default: 127.0.0.1:8080]
-    #[arg(long, value_name = "IP:PORT")]
-    pub listen: Option<String>,
-    /// Serve segment mode: IDs of the tags in --db [env: LEAF_SERVE_SEGMENT]
-    #[arg(long)]
-    pub segment: bool,
-    // Serve snowflake mode, with a worker id from any registry (the list is the library's).
-    #[arg(
-        long,
-        help = format!(
-            "Serve snowflake mode, with a worker id from {} [env: LEAF_SERVE_SNOWFLAKE]",
-            leafctl::worker::RegistryKind::flags()
-        )
-    )]
-    pub snowflake: bool,
-    #[command(flatten)]
-    pub worker: SnowflakeArgs,
-}
+/// `serve`'s flags: its own settings' (`--listen`, `--segment`, `--snowflake`) and the snowflake
+/// ones, made from their declarations; resolution reads their values.
+pub type ServeArgs = settings::Flags<{ scope::SERVE | scope::SNOWFLAKE | scope::LAYOUT }>;
 
-pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
+pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let s = &ctx.settings;
     let (segment, snowflake) = (s.serve_segment.value, s.serve_snowflake.value);
     if !segment && !snowflake {
@@ -127,11 +109,7 @@ pub fn run(ctx: &Context, _args: ServeArgs) -> anyhow::Result<()> {
         "leafctl serve: listening on http://{local}: {}",
         modes.join(", ")
     );
-    let options = HttpOptions {
-        header_timeout: std::time::Duration::from_millis(s.serve_header_timeout_ms.value),
-        max_connections: s.serve_max_connections.value,
-        ..HttpOptions::default()
-    };
+    let options = s.http.clone();
     // Said only once SIGTERM and SIGINT lead to the graceful stop: a supervisor that stops the
     // server as soon as it says it listens must not kill it instead.
     let shutdown = async move {

@@ -1,0 +1,226 @@
+//! Effective settings. Each setting is declared once ([`defs`], as [`decl`] says: its config key, environment
+//! variable, flag, typed default, check and help), as ripgrep declares its flags; the command
+//! line's arguments, the config file's keys and `config show --help` are made from the
+//! declarations ([`derived`]); resolution ([`resolve`]) reads them (flag > environment > config
+//! file > default, the origin kept), and `leafctl config show` prints what it recorded.
+
+mod decl;
+mod defs;
+mod derived;
+mod layout;
+mod password;
+mod resolve;
+
+use clap::ArgMatches;
+use leafctl::config::{LoadedConfig, Origin};
+use leafctl::server::HttpOptions;
+
+pub use decl::scope;
+use defs::*;
+pub use derived::{Flags, file_keys, settings_help};
+pub use layout::LayoutChoice;
+use password::{password_from_file, warn_if_readable_by_others};
+use resolve::Resolver;
+pub use resolve::{Shown, env_var};
+
+pub use leafctl::config::Resolved;
+
+/// Everything the commands need to know from flags, environment and config file: each
+/// setting's value ([`Values`], which this dereferences to) and those made of several.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The settings that are values of their own.
+    values: Values,
+    /// The snowflake layout: a preset or a custom one.
+    pub layout: Resolved<LayoutChoice>,
+    /// How `serve` treats connections (its header timeout and connection cap).
+    pub http: HttpOptions,
+    /// The database password, from wherever it was given.
+    pub db_password: Option<Resolved<String>>,
+    /// What each setting resolved to, in [`SETTINGS`] order (`config show`).
+    pub shown: Vec<Shown>,
+    /// The keys of the settings given on the command line.
+    given: Vec<&'static str>,
+}
+
+impl std::ops::Deref for Settings {
+    type Target = Values;
+    fn deref(&self) -> &Values {
+        &self.values
+    }
+}
+
+impl Settings {
+    /// Resolves every setting from the command line's `matches`, the environment and the
+    /// loaded config file.
+    pub fn resolve(matches: &ArgMatches, config: LoadedConfig) -> anyhow::Result<Settings> {
+        let mut r = Resolver::new(matches, &config.file);
+        r.shown.push(Shown {
+            key: "config",
+            value: config.path.as_ref().map(|p| p.display().to_string()),
+            source: config
+                .origin
+                .as_ref()
+                .map(|o| match o {
+                    Origin::Default => "found".to_string(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| "none found".into()),
+        });
+        // Resolved in this order: the first setting refused is the one reported.
+        let mut s = Settings {
+            values: Values::resolve(&mut r)?,
+            layout: layout::resolve(&mut r)?,
+            http: HttpOptions {
+                header_timeout: std::time::Duration::from_millis(
+                    r.value(&SERVE_HEADER_TIMEOUT)?.value,
+                ),
+                max_connections: r.value(&SERVE_MAX_CONNECTIONS)?.value,
+                ..HttpOptions::default()
+            },
+            db_password: password_from_file(r.get(&DB_PASSWORD)?, r.get(&DB_PASSWORD_FILE)?)?,
+            shown: Vec::new(),
+            given: Vec::new(),
+        };
+        // A secret in a file others may read: say so.
+        if let Some(path) = &config.path {
+            for info in SETTINGS.iter().map(|d| d.info()) {
+                if info.secret && config.file.get(info.key).is_some() {
+                    warn_if_readable_by_others(
+                        path,
+                        info.key,
+                        info.env.unwrap_or("the environment"),
+                    );
+                }
+            }
+        }
+        // In `SETTINGS` order, as `config show` lists them.
+        let order = |key: &str| {
+            SETTINGS
+                .iter()
+                .position(|s| s.info().key == key)
+                .map_or(0, |i| i + 1)
+        };
+        r.shown.sort_by_key(|row| order(row.key));
+        s.shown = r.shown;
+        s.given = r.given;
+        Ok(s)
+    }
+
+    /// Where the database password in use came from, in words for a hint (`None`: none given).
+    pub fn db_password_source(&self) -> Option<String> {
+        password::source(self.db_password.as_ref(), &self.db_url.value)
+    }
+
+    /// The flags given on the command line of the settings of `scopes` (a mask of [`scope`]
+    /// bits), as typed (`--worker-id`), in [`SETTINGS`] order.
+    pub fn flags_given(&self, scopes: u8) -> Vec<String> {
+        SETTINGS
+            .iter()
+            .map(|s| s.info())
+            .filter(|info| self.given.contains(&info.key))
+            .filter_map(|info| info.flag)
+            .filter(|flag| flag.scope & scopes != 0)
+            .map(|flag| format!("--{}", flag.long))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Resolves `config show` under the config file `text` (and this process's environment).
+    fn resolve(text: &str) -> anyhow::Result<Settings> {
+        use clap::CommandFactory;
+        let matches = crate::cli::Cli::command().get_matches_from(["leafctl", "config", "show"]);
+        let file = leafctl::config::parse(text, &file_keys()).map_err(anyhow::Error::msg)?;
+        let loaded = LoadedConfig {
+            file,
+            path: None,
+            origin: None,
+        };
+        Settings::resolve(&matches, loaded)
+    }
+
+    fn instance(text: &str) -> Option<String> {
+        resolve(text).unwrap().instance.clone().map(|r| r.value)
+    }
+
+    #[test]
+    fn the_identity_is_read_under_its_former_key_too() {
+        assert_eq!(
+            instance("[snowflake]\ninstance = \"10.0.0.1:1\"\n").as_deref(),
+            Some("10.0.0.1:1")
+        );
+        assert_eq!(
+            instance("[zk]\ninstance = \"10.0.0.2:1\"\n").as_deref(),
+            Some("10.0.0.2:1")
+        );
+        assert_eq!(
+            instance("[zk]\ninstance = \"old:1\"\n[snowflake]\ninstance = \"new:1\"\n").as_deref(),
+            Some("new:1")
+        );
+        let s = resolve("[zk]\ninstance = \"10.0.0.2:1\"\n").unwrap();
+        let row = s.shown.iter().find(|r| r.key == INSTANCE.info.key).unwrap();
+        assert_eq!(row.source, "config file");
+    }
+
+    /// A config file setting `info`'s key to `value` (TOML).
+    fn file_setting(info: &decl::Info, value: &str) -> String {
+        match info.key.split_once('.') {
+            Some((section, key)) => format!("[{section}]\n{key} = {value}\n"),
+            None => format!("{} = {value}\n", info.key),
+        }
+    }
+
+    #[test]
+    fn checks_refuse_what_a_setting_does_not_allow() {
+        for (info, value, problem) in [
+            (
+                &SERVE_HEADER_TIMEOUT.info,
+                "0",
+                "would close every connection",
+            ),
+            (
+                &SERVE_MAX_CONNECTIONS.info,
+                "0",
+                "would refuse every client",
+            ),
+            (&ETCD_LEASE_TTL.info, "1000", "below etcd's minimum"),
+            (&DB_REGISTRY_WAIT_TIMEOUT.info, "5", "is not in 6..="),
+            (&ZK_AUTH.info, "\"nocolon\"", "is not user:password"),
+            (&MAX_LEAD.info, "60001", "more than the 60000 ms allowed"),
+        ] {
+            let text = file_setting(info, value);
+            let e = resolve(&text).unwrap_err().to_string();
+            assert!(e.contains(problem), "{text}: {e}");
+            let e = resolve(&text).unwrap_err();
+            let hint = e.downcast_ref::<crate::cli::error::CliError>();
+            let hint = hint.and_then(|c| c.hint.clone()).unwrap_or_default();
+            assert!(hint.contains(info.key), "{text}: {hint}");
+        }
+        // What serve is given is what resolution found.
+        let s = resolve(&file_setting(&SERVE_MAX_CONNECTIONS.info, "9")).unwrap();
+        assert_eq!(s.http.max_connections, 9);
+        let text = file_setting(&SERVE_HEADER_TIMEOUT.info, "250");
+        let row = resolve(&text).unwrap().shown;
+        let row = row.iter().find(|r| r.key == SERVE_HEADER_TIMEOUT.info.key);
+        assert_eq!(row.and_then(|r| r.value.as_deref()), Some("250"));
+    }
+
+    #[test]
+    fn the_file_is_read_by_the_declared_types() {
+        let e = resolve("[snowflake]\nlayout = \"41,10\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("41,10,12"), "{e}");
+        let e = resolve("[etcd]\npassword = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `password`"), "{e}");
+        let s = resolve("[snowflake]\nlayout = \"40,11,12\"\n").unwrap();
+        assert_eq!(s.layout.value.label, "custom");
+        assert_eq!(s.layout.origin, Origin::File);
+    }
+}
