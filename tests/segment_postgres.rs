@@ -153,6 +153,94 @@ fn removals_racing_adds_and_claims_issue_no_id_twice() {
     });
 }
 
+/// The add's snapshot must not decide where a re-added tag starts. Another client adds the
+/// name (its insert still open), claims from it, removes it and commits, all while this add's
+/// statement waits on that insert: the add must start at or above the tombstone the removal
+/// left (or the other client's work must be the one undone). Before the fix the add started
+/// at the tombstone its snapshot held (11) while IDs up to 21 had been issued.
+#[test]
+fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
+    use leafctl::segment::StartAt;
+    let env = Env::new();
+    let store = PostgresStore::open(&env.url, None).unwrap();
+    store.add_tag("aba", StartAt::Default, 10, None, false).unwrap();
+    store.claim("aba", leafctl::segment::Increment::TableStep).unwrap();
+    store.remove("aba").unwrap();
+    let tombstone = |pg: &Postgres| -> i64 {
+        pg.sql(
+            Some(&env.name),
+            "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = 'aba'",
+        )
+        .parse()
+        .unwrap()
+    };
+    assert_eq!(tombstone(env.pg), 11);
+    // The other client: an add at 11, then (after a pause) a claim of 11..21, the removal
+    // with its tombstone, one transaction.
+    let mut other = env
+        .pg
+        .sql_command(
+            Some(&env.name),
+            "BEGIN; \
+             INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('aba', 11, 10); \
+             SELECT pg_sleep(1); \
+             UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = 'aba'; \
+             WITH d AS (DELETE FROM leaf_alloc WHERE biz_tag = 'aba' RETURNING biz_tag, max_id) \
+             INSERT INTO leaf_alloc_removed (biz_tag, max_id) SELECT biz_tag, max_id FROM d \
+             ON CONFLICT (biz_tag) DO UPDATE \
+             SET max_id = GREATEST(leaf_alloc_removed.max_id, EXCLUDED.max_id); \
+             COMMIT;",
+        )
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let n: i64 = env
+                .pg
+                .sql(
+                    Some(&env.name),
+                    &format!("SELECT count(*) FROM pg_stat_activity WHERE {what}"),
+                )
+                .parse()
+                .unwrap();
+            if n > 0 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "never seen: {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    waiting("wait_event = 'PgSleep'");
+    let add = std::thread::spawn({
+        let url = env.url.clone();
+        move || {
+            PostgresStore::open(&url, None)
+                .unwrap()
+                .add_tag("aba", StartAt::Default, 10, None, false)
+        }
+    });
+    // This add waits on the other client's open insert of the same name.
+    waiting("wait_event_type = 'Lock' AND query NOT LIKE '%pg_sleep%'");
+    let other = other.wait_with_output().unwrap();
+    let added = add.join().unwrap().unwrap();
+    let left = tombstone(env.pg);
+    assert!(
+        added.start >= left,
+        "the add started at {} below the tombstone {left} (the other client {}: {})",
+        added.start,
+        if other.status.success() { "committed" } else { "was rolled back" },
+        String::from_utf8_lossy(&other.stderr)
+    );
+    if other.status.success() {
+        assert_eq!(left, 21, "the other client's claim is in the tombstone");
+    }
+    let ids = parse_ids(&env.ok(&["next", "aba", "-n", "3"]).stdout);
+    assert!(ids[0] >= left as u64, "{ids:?} below {left}");
+}
+
 /// A database made before tombstones (leaf_alloc alone): the first removal creates the table;
 /// a user who may not create it is refused, and nothing is removed.
 #[test]
