@@ -163,8 +163,12 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
     use leafctl::segment::StartAt;
     let env = Env::new();
     let store = PostgresStore::open(&env.url, None).unwrap();
-    store.add_tag("aba", StartAt::Default, 10, None, false).unwrap();
-    store.claim("aba", leafctl::segment::Increment::TableStep).unwrap();
+    store
+        .add_tag("aba", StartAt::Default, 10, None, false)
+        .unwrap();
+    store
+        .claim("aba", leafctl::segment::Increment::TableStep)
+        .unwrap();
     store.remove("aba").unwrap();
     let tombstone = |pg: &Postgres| -> i64 {
         pg.sql(
@@ -177,7 +181,7 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
     assert_eq!(tombstone(env.pg), 11);
     // The other client: an add at 11, then (after a pause) a claim of 11..21, the removal
     // with its tombstone, one transaction.
-    let mut other = env
+    let other = env
         .pg
         .sql_command(
             Some(&env.name),
@@ -217,9 +221,13 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
     let add = std::thread::spawn({
         let url = env.url.clone();
         move || {
-            PostgresStore::open(&url, None)
-                .unwrap()
-                .add_tag("aba", StartAt::Default, 10, None, false)
+            PostgresStore::open(&url, None).unwrap().add_tag(
+                "aba",
+                StartAt::Default,
+                10,
+                None,
+                false,
+            )
         }
     });
     // This add waits on the other client's open insert of the same name.
@@ -231,7 +239,11 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
         added.start >= left,
         "the add started at {} below the tombstone {left} (the other client {}: {})",
         added.start,
-        if other.status.success() { "committed" } else { "was rolled back" },
+        if other.status.success() {
+            "committed"
+        } else {
+            "was rolled back"
+        },
         String::from_utf8_lossy(&other.stderr)
     );
     if other.status.success() {

@@ -126,9 +126,15 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
                 .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
                 .read_timeout(Some(IO_TIMEOUT))
                 .write_timeout(Some(IO_TIMEOUT))
-                .init(vec![format!(
-                    "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"
-                )])
+                .init(vec![
+                    format!(
+                        "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"
+                    ),
+                    // `tag add` reads the tombstone with a locking read inside its insert; under
+                    // READ COMMITTED (a server default some set) that read takes no gap lock, so
+                    // a first removal of the name could slip in between it and the insert.
+                    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ".to_string(),
+                ])
                 .ssl_opts(ssl),
         );
         first.get_or_insert(opts);
