@@ -289,6 +289,10 @@ fn the_step_doubles_keeps_and_halves_with_the_clock() {
         *last_max = m;
     };
     // The second claim (the first preload) still uses the table's step and starts the clock.
+    // A second passes first on the generator's clock, as on the later segments: with none,
+    // the IDs taken read as a rate per (at least) 1 ms, and the claim-time floor (8 real claim
+    // times at that rate) outgrows the step whenever a claim takes over 0.14 ms (a busy host).
+    clock.advance_ms(1_000);
     while !(h.view().loading || h.view().next_ready) {
         h.next_id().unwrap();
     }
