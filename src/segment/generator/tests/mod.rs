@@ -86,6 +86,18 @@ fn next_id_once_ready(g: &SegmentGenerator, tag: &str) -> u64 {
     }
 }
 
+/// Waits (bounded) until the tags that need attention are `tags`: the loader lists a tag after
+/// it wakes the callers waiting for the load, so a caller may see a failure a moment before
+/// [`SegmentGenerator::troubled`] does.
+fn until_troubled(g: &SegmentGenerator, tags: &[&str]) {
+    wait_for("the troubled tags", || {
+        g.troubled()
+            .iter()
+            .map(|v| v.tag.as_str())
+            .eq(tags.iter().copied())
+    });
+}
+
 /// The tag's `max_id` in the table.
 fn max_id(store: &MemoryStore, tag: &str) -> i64 {
     store.get(tag).unwrap().unwrap().max_id
