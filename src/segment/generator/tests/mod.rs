@@ -1,3 +1,14 @@
+//! Unit tests of the generator on the in-memory table ([`MemoryStore`]): each file one of its
+//! promises, this one the helpers and the batch and hand-back paths.
+
+mod backwards;
+mod burst;
+mod idle;
+mod outage;
+mod refresh;
+mod retire;
+mod step;
+
 use std::time::Instant;
 
 use super::recent::same_bytes;
@@ -19,26 +30,84 @@ impl Clock for Crawling {
     fn sleep_until_ms(&self, _target_ms: i64) {}
 }
 
+/// A fresh in-memory table holding each `(tag, start, step)`.
+fn table(rows: &[(&str, i64, i64)]) -> Arc<MemoryStore> {
+    let store = Arc::new(MemoryStore::new());
+    for &(tag, start, step) in rows {
+        store.add(tag, start, step, None, false).unwrap();
+    }
+    store
+}
+
+/// A builder over `store` as [`generator`] makes it: the crawling clock (every segment of the
+/// table's step), a wait of 300 ms for a loading segment, the loader as it is.
+fn builder(store: &Arc<MemoryStore>) -> SegmentGeneratorBuilder {
+    SegmentGenerator::builder(store.clone() as Arc<dyn AllocStore>)
+        .wait_timeout(Duration::from_millis(300))
+        .clock(Arc::new(Crawling(std::sync::atomic::AtomicI64::new(0))))
+}
+
 /// A generator over a fresh in-memory table holding `tag` with `step`, its loader as it is,
 /// every segment of the table's step.
 fn generator(tag: &str, step: i64) -> (Arc<MemoryStore>, SegmentGenerator) {
-    let store = Arc::new(MemoryStore::new());
-    store.add(tag, 1, step, None, false).unwrap();
-    let g = SegmentGenerator::builder(store.clone() as Arc<dyn AllocStore>)
-        .wait_timeout(Duration::from_millis(300))
-        .clock(Arc::new(Crawling(std::sync::atomic::AtomicI64::new(0))))
-        .build()
-        .unwrap();
+    let store = table(&[(tag, 1, step)]);
+    let g = builder(&store).build().unwrap();
     (store, g)
+}
+
+/// How long a test waits for something the loader does before it fails.
+const PATIENCE: Duration = Duration::from_secs(5);
+
+/// Waits (bounded by [`PATIENCE`]) until `cond` holds.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let until = Instant::now() + PATIENCE;
+    while !cond() {
+        assert!(Instant::now() < until, "{what}: not within {PATIENCE:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 /// Waits (bounded) until the tag's next segment is loaded.
 fn until_next_ready(g: &SegmentGenerator, tag: &str) {
-    let until = Instant::now() + Duration::from_secs(5);
-    while !g.view(tag).is_some_and(|v| v.next_ready) {
-        assert!(Instant::now() < until, "the next segment never loaded");
-        std::thread::sleep(Duration::from_millis(2));
+    wait_for("the next segment never loaded", || {
+        g.view(tag).is_some_and(|v| v.next_ready)
+    });
+}
+
+/// Asks for `tag`'s next ID until one comes (bounded by [`PATIENCE`]), and returns it.
+fn next_id_once_ready(g: &SegmentGenerator, tag: &str) -> u64 {
+    let until = Instant::now() + PATIENCE;
+    loop {
+        match g.next_id(tag) {
+            Ok(id) => return id,
+            Err(e) => assert!(Instant::now() < until, "no ID within {PATIENCE:?}: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Waits (bounded) until the tags that need attention are `tags`: the loader lists a tag after
+/// it wakes the callers waiting for the load, so a caller may see a failure a moment before
+/// [`SegmentGenerator::troubled`] does.
+fn until_troubled(g: &SegmentGenerator, tags: &[&str]) {
+    wait_for("the troubled tags", || {
+        g.troubled()
+            .iter()
+            .map(|v| v.tag.as_str())
+            .eq(tags.iter().copied())
+    });
+}
+
+/// The tag's `max_id` in the table.
+fn max_id(store: &MemoryStore, tag: &str) -> i64 {
+    store.get(tag).unwrap().unwrap().max_id
+}
+
+/// Whether no ID occurs twice in `ids`.
+fn all_distinct(ids: &[u64]) -> bool {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).all(|w| w[0] != w[1])
 }
 
 /// A generator over tag `t` (step 10) whose first two IDs, 1 and 2, are taken, its next
