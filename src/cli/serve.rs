@@ -32,8 +32,7 @@ Examples:
 ";
 
 /// `serve`'s examples after the one with a database URL, and what `serve --help` says after them.
-const EXPLAINED: &str = "\
-  leafctl serve --snowflake --zk zk1:2181,zk2:2181      lease a worker id, replace it if lost
+const EXPLAINED: &str = "  leafctl serve --snowflake --zk zk1:2181,zk2:2181      lease a worker id, replace it if lost
   leafctl serve --snowflake --zk zk1:2181 --registry forever    Leaf's own ZooKeeper tree
   LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl serve --snowflake --etcd https://etcd1:2379
   leafctl serve --snowflake --worker-id 7
