@@ -2,21 +2,53 @@
 
 use clap::Subcommand;
 use leafctl::config::Origin;
-use leafctl::db::{self, DbAddress, OpenMode};
+use leafctl::db::{self, Database, DbAddress, OpenMode};
 use leafctl::segment::AllocStore;
 use serde::Serialize;
 
 use super::Context;
 use super::output::{OutputFormat, print_json, print_text};
 
-pub const EXAMPLES: &str = "\
-Examples:
+/// The databases help's examples show on a server (those that keep worker ids too), in the
+/// order of [`db::DATABASES`].
+pub fn example_databases() -> Vec<Database> {
+    db::registry_databases().map(|(d, _)| d).collect()
+}
+
+/// `db init`'s examples, their URLs from [`db::DATABASES`].
+fn examples() -> String {
+    let mut lines = String::from(
+        "Examples:
   leafctl db init                                   the embedded SQLite database (default)
   leafctl db init --db sqlite:///var/lib/leaf/leaf.db
-  LEAF_DB_PASSWORD=... leafctl db init --db mysql://leaf@db.example:3306/leaf
-  leafctl db init --print --db mysql://leaf@db/leaf   the DDL, for a DBA to run
-  leafctl db init --db postgres://leaf@pg1:5432,pg2:5432/leaf   PostgreSQL (the writable host)
+",
+    );
+    let dbs = example_databases();
+    for d in &dbs {
+        lines.push_str(&format!(
+            "  LEAF_DB_PASSWORD=... leafctl db init --db {}   {}\n",
+            d.example_url, d.name
+        ));
+    }
+    if let Some(d) = dbs.first() {
+        lines.push_str(&format!(
+            "  leafctl db init --print --db {}   the DDL, for a DBA to run\n",
+            d.example_url
+        ));
+    }
+    for d in &dbs {
+        if let Some((url, picks)) = d.example_hosts {
+            lines.push_str(&format!(
+                "  leafctl db init --db {url}   {} ({picks})\n",
+                d.name
+            ));
+        }
+    }
+    lines + EXPLAINED
+}
 
+/// What `db init --help` says after the examples.
+const EXPLAINED: &str = "
 Without --db/LEAF_DB/db.url, leafctl uses its own SQLite file ($XDG_DATA_HOME/leafctl/leaf.db),
 which gets its table on first use; a database named explicitly must be set up with `db init`
 (any other command there says so).
@@ -30,7 +62,7 @@ Leaf's servers never read it (a database without it gets it from the first `leaf
 pub enum DbCommand {
     /// Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe
     /// to run again)
-    #[command(after_help = EXAMPLES)]
+    #[command(after_help = examples())]
     Init {
         /// Print the DDL instead of running it (nothing is connected to)
         #[arg(long)]
@@ -69,7 +101,7 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
             text.push_str(stmt);
             text.push_str(";\n");
         }
-        // The worker id registry of `--registry mysql|postgres` (NotFound9's table).
+        // The worker id registry of the database, if it keeps worker ids (NotFound9's table).
         if let Some(ddl) = db::db_registry(&s.db_url.value).and_then(db::table_ddl) {
             text.push_str(ddl);
             text.push_str(";\n");

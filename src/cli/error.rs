@@ -214,12 +214,11 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         E::Busy { .. } => {
             "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry".into()
         }
-        E::TlsRefused { detail, .. } if detail.contains("does not offer TLS") => {
-            "turn TLS on at the server (MariaDB/MySQL: ssl_cert and ssl_key), or, on a network you trust, leave tls=true and ca= out of the URL".into()
-        }
-        E::TlsRefused { .. } => {
-            "give the CA that signed the server's certificate in the URL (MySQL: ?ca=FILE, PostgreSQL: ?sslrootcert=FILE), and a host name that certificate carries".into()
-        }
+        // The database's own advice (how its server turns TLS on, how its URL names a CA).
+        E::TlsRefused { db, detail } => match leafctl::db::DbAddress::parse(db) {
+            Ok(address) => address.database().tls_advice(detail).into(),
+            Err(_) => "give the CA that signed the server's certificate in the URL, and a host name that certificate carries".into(),
+        },
         E::AccessDenied { .. } => {
             match DB_PASSWORD_FROM.get() {
                 Some(from) => format!(

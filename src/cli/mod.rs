@@ -85,10 +85,10 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Issue IDs
-    #[command(after_help = next::EXAMPLES)]
+    #[command(after_help = next::examples())]
     Next(next::NextArgs),
     /// Run Leaf's HTTP service (drop-in for Leaf's clients), with batches, metrics and health checks
-    #[command(after_help = serve::EXAMPLES)]
+    #[command(after_help = serve::examples())]
     Serve(serve::ServeArgs),
     /// Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a
     /// layout, find IDs in logs, or turn a time range into an ID range

@@ -8,7 +8,35 @@ use super::error::{ClosedPipe, OutputFailed};
 use super::output::{IdWriter, StdoutProblem, check_stdout, progress};
 use super::{Context, SnowflakeArgs};
 
-pub const EXAMPLES: &str = "\
+/// `next`'s examples, the database URLs from [`leafctl::db::DATABASES`].
+pub fn examples() -> String {
+    let mut lines = String::from(EXAMPLES);
+    let dbs = super::db::example_databases();
+    if let Some(d) = dbs.first() {
+        lines.push_str(&format!(
+            "  leafctl next order -n 3 --db {} --output json\n",
+            d.example_url
+        ));
+    }
+    for d in &dbs {
+        if let Some((url, picks)) = d.example_hosts {
+            lines.push_str(&format!(
+                "  leafctl next order --db {url}   {}: {picks}\n",
+                d.name
+            ));
+        }
+    }
+    for d in &dbs {
+        lines.push_str(&format!(
+            "  leafctl next --snowflake --db {}   worker id from leaf_workerid_alloc\n",
+            d.example_url
+        ));
+    }
+    lines + EXPLAINED
+}
+
+/// `next`'s examples without a database URL.
+const EXAMPLES: &str = "\
 Examples:
   leafctl next --snowflake --worker-id 1              one ID
   leafctl next --snowflake --worker-id 1 -n 1000000   a million, one per line, ascending
@@ -22,10 +50,10 @@ Examples:
   leafctl next --snowflake --etcd http://etcd1:2379,http://etcd2:2379   the same lease, on etcd
   leafctl next order                                  segment mode: one ID of tag `order`
   leafctl next order -n 10000000 > ids.txt            ten million, claimed in one transaction
-  leafctl next order -n 3 --db mysql://leaf@db:3306/leaf --output json
-  leafctl next order --db postgres://leaf@pg1,pg2/leaf   PostgreSQL: the writable one of two hosts
-  leafctl next --snowflake --db postgres://leaf@pg/leaf    worker id from its leaf_workerid_alloc
+";
 
+/// What `next --help` says after the examples.
+const EXPLAINED: &str = "
 With --zk (or --etcd), concurrent runs always get different worker ids (the lowest free lease under
 /snowflake/NAME/leases, or /leafctl/NAME/leases/ in etcd), and a run never reuses a time a previous
 holder of its id reserved.

@@ -67,7 +67,7 @@ pub fn registry(
 }
 
 /// The registry `workers` inspects: ZooKeeper or etcd when configured (the stronger origin when
-/// both are), else an explicitly given MySQL database.
+/// both are), else an explicitly given database's table.
 pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
     let s = &ctx.settings;
     let kind = match (&s.zk_hosts, &s.etcd_endpoints) {
@@ -85,12 +85,15 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
         // A name's ZooKeeper tree holds forever nodes and leases alike.
         (Some(_), _) => RegistryKind::ZkLease,
         (None, None) if s.db_url.origin != Origin::Default => {
-            leafctl::db::db_registry(&s.db_url.value).unwrap_or(RegistryKind::Mysql)
+            leafctl::db::inspected_registry(&s.db_url.value)
         }
         (None, None) => {
             return Err(usage(
                 "no registry to inspect",
-                "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints), or --db mysql://... / postgres://... for leaf_workerid_alloc",
+                format!(
+                    "pass --zk HOST:PORT (or set LEAF_ZK / zk.hosts), --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints), or --db {} for leaf_workerid_alloc",
+                    table_urls()
+                ),
             ));
         }
     };
@@ -119,13 +122,20 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
         && s.db_url.origin != Origin::Default
         && let Some(kind) = db_registry
     {
-        // A MySQL or PostgreSQL database given, and nothing else: its leaf_workerid_alloc.
+        // A database that keeps worker ids given, and nothing else: its leaf_workerid_alloc.
         return Ok(kind);
     }
     let Some(best) = given.iter().map(|g| g.2.rank()).max() else {
+        let kinds: Vec<&str> = leafctl::db::registry_databases()
+            .map(|(_, r)| r.kind.name())
+            .collect();
         return Err(usage(
             "no worker id for snowflake mode",
-            "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id); --zk HOSTS or --etcd ENDPOINTS to lease one; or --db mysql://... / postgres://... for one of its leaf_workerid_alloc (--registry mysql|postgres)",
+            format!(
+                "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id); --zk HOSTS or --etcd ENDPOINTS to lease one; or --db {} for one of its leaf_workerid_alloc (--registry {})",
+                table_urls(),
+                kinds.join("|")
+            ),
         ));
     };
     let top: Vec<_> = given.iter().filter(|g| g.2.rank() == best).collect();
@@ -145,4 +155,12 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
             ),
         )),
     }
+}
+
+/// The URLs of the databases that keep worker ids, for a hint: `mysql://... / postgres://...`.
+fn table_urls() -> String {
+    let urls: Vec<String> = leafctl::db::registry_databases()
+        .map(|(d, _)| format!("{}://...", d.schemes[0]))
+        .collect();
+    urls.join(" / ")
 }

@@ -11,13 +11,28 @@ use super::Context;
 use super::error::{CliError, usage};
 use super::settings::{self, scope};
 
-pub const EXAMPLES: &str = "\
+/// `serve`'s examples, the database URL from [`leafctl::db::DATABASES`].
+pub fn examples() -> String {
+    let mut lines = String::from(EXAMPLES);
+    if let Some(d) = super::db::example_databases().first() {
+        lines.push_str(&format!(
+            "  LEAF_DB_PASSWORD=... leafctl serve --segment --db {} --listen 0.0.0.0:8080\n",
+            d.example_url
+        ));
+    }
+    lines + EXPLAINED
+}
+
+/// `serve`'s first examples, before one with a database URL.
+const EXAMPLES: &str = "\
 Examples:
   leafctl serve --segment                               embedded SQLite, 127.0.0.1:8080
   curl localhost:8080/api/segment/get/order             one ID (tag from `leafctl tag add order`)
   curl 'localhost:8080/api/segment/get/order?count=1000'    1000 IDs, one per line, ascending
-  LEAF_DB_PASSWORD=... leafctl serve --segment --db mysql://leaf@db:3306/leaf --listen 0.0.0.0:8080
-  leafctl serve --snowflake --zk zk1:2181,zk2:2181      lease a worker id, replace it if lost
+";
+
+/// `serve`'s examples after the one with a database URL, and what `serve --help` says after them.
+const EXPLAINED: &str = "  leafctl serve --snowflake --zk zk1:2181,zk2:2181      lease a worker id, replace it if lost
   leafctl serve --snowflake --zk zk1:2181 --registry forever    Leaf's own ZooKeeper tree
   LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl serve --snowflake --etcd https://etcd1:2379
   leafctl serve --snowflake --worker-id 7

@@ -12,6 +12,33 @@ use super::error::{CliError, usage};
 use super::output::{OutputFormat, age, print_json, print_text, render, rfc3339_ms, table};
 use super::registry::inspected;
 
+/// `workers`' examples and what a live worker is, the databases' part from
+/// [`leafctl::db::DATABASES`].
+fn examples() -> String {
+    let dbs = leafctl::db::registry_databases();
+    let mut lines = String::from(EXAMPLES);
+    let mut live = Vec::new();
+    for (i, (d, r)) in dbs.enumerate() {
+        lines.push_str(&if i == 0 {
+            format!(
+                "  LEAF_DB_PASSWORD=... leafctl workers list --db {}   leaf_workerid_alloc\n",
+                d.example_url
+            )
+        } else {
+            format!(
+                "  leafctl workers list --db {}   the same table on {}\n",
+                d.example_url, d.name
+            )
+        });
+        live.push(format!("a {} row while {} is held", d.name, r.held_by));
+    }
+    format!(
+        "{lines}\nA worker is live when someone can issue IDs with it now:\n{},\n{EXPLAINED}",
+        live.join(",\n")
+    )
+}
+
+/// `workers`' examples without a database URL.
 const EXAMPLES: &str = "\
 Examples:
   leafctl workers list --zk zk1:2181
@@ -22,11 +49,10 @@ Examples:
   leafctl workers list --etcd http://etcd1:2379,http://etcd2:2379
   leafctl workers reclaim 0 --etcd http://etcd1:2379 --yes   revokes the holder's lease if live
   LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... leafctl workers doctor --etcd https://etcd1:2379
-  LEAF_DB_PASSWORD=... leafctl workers list --db mysql://leaf@db:3306/leaf   leaf_workerid_alloc
-  leafctl workers list --db postgres://leaf@pg:5432/leaf   the same table on PostgreSQL
+";
 
-A worker is live when someone can issue IDs with it now: a MySQL row while its named lock is held
-(PostgreSQL: its advisory lock),
+/// What a live worker is, after the databases' rows.
+const EXPLAINED: &str = "\
 a lease (ZooKeeper or etcd) while its ephemeral node or lease key exists, a forever node while its
 temporary node exists or it reported within 3 report intervals (9 s; Leaf's own servers hold no
 temporary node). Once the holder exits, a database row or lease is stale at once. reclaim refuses live
@@ -36,12 +62,12 @@ this host with the live holders' reports only (it watches them for up to 4.5 s).
 #[derive(Debug, Subcommand)]
 pub enum WorkersCommand {
     /// Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)
-    #[command(after_help = EXAMPLES)]
+    #[command(after_help = examples())]
     List,
     /// Free a worker id: a lease becomes free (keeping its reserved_until), a database row is
     /// marked given back for the next new identity (keeping its max_timestamp), a forever node
     /// is deleted
-    #[command(after_help = EXAMPLES)]
+    #[command(after_help = examples())]
     Reclaim {
         /// A worker id or an identity IP:PORT
         target: String,
@@ -57,7 +83,7 @@ pub enum WorkersCommand {
     },
     /// Check this host's clock against ZooKeeper's (or etcd's holders') and the live peers' and
     /// print a verdict
-    #[command(after_help = EXAMPLES)]
+    #[command(after_help = examples())]
     Doctor,
 }
 

@@ -72,86 +72,17 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, ImportError> {
     }
 }
 
-/// `jdbc:mysql://host[:port][,host...]/database[?params]` (also `jdbc:mariadb://`) or
-/// `jdbc:postgresql://...` with a user, as a leafctl URL (`mysql://user@host:port[,...]/database`,
-/// `postgres://...`), plus a note for parameters that matter.
+/// `jdbc:SCHEME://host[:port][,host...]/database[?params]` with a user, as a leafctl URL (the
+/// database's own reading, [`crate::db::jdbc`]), plus a note for parameters that matter.
 fn db_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), ImportError> {
-    let bad = |reason: &str| ImportError::BadValue {
-        key: "leaf.jdbc.url".into(),
-        value: redact_jdbc(jdbc),
-        reason: reason.into(),
-    };
-    let trimmed = jdbc.trim();
-    let (scheme, port, rest) = if let Some(rest) = trimmed
-        .strip_prefix("jdbc:mysql://")
-        .or_else(|| trimmed.strip_prefix("jdbc:mariadb://"))
-    {
-        ("mysql", 3306, rest)
-    } else if let Some(rest) = trimmed.strip_prefix("jdbc:postgresql://") {
-        ("postgres", 5432, rest)
-    } else {
-        return Err(bad(
-            "expected jdbc:mysql://host:port/database or jdbc:postgresql://host:port/database",
-        ));
-    };
-    let (hosts, path) = rest
-        .split_once('/')
-        .ok_or_else(|| bad("no database name after the host"))?;
-    let (database, params) = path.split_once('?').unwrap_or((path, ""));
-    if database.is_empty() {
-        return Err(bad("no database name after the host"));
-    }
+    let converted =
+        crate::db::jdbc::from_jdbc(jdbc, user).map_err(|reason| ImportError::BadValue {
+            key: "leaf.jdbc.url".into(),
+            value: redact_jdbc(jdbc),
+            reason,
+        })?;
     let mut notes = Vec::new();
-    // Every host of a list, each with its port (leafctl fails over along the list too).
-    let mut list = Vec::new();
-    for host in hosts.split(',') {
-        let host = host.trim();
-        if host.is_empty() || host.contains('@') {
-            return Err(bad("expected a host name after jdbc:...://"));
-        }
-        list.push(
-            if host
-                .rsplit_once(':')
-                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-            {
-                host.to_string()
-            } else {
-                format!("{host}:{port}")
-            },
-        );
-    }
-    let host = list.join(",");
-    // The parameters carried over, as leafctl writes them.
-    let mut kept: Vec<String> = Vec::new();
-    for param in params.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = param.split_once('=').unwrap_or((param, ""));
-        let on = v.eq_ignore_ascii_case("true");
-        match (scheme, k) {
-            ("mysql", "useSSL" | "requireSSL") if on => kept.push("tls=true".into()),
-            ("mysql", "sslMode" | "sslmode")
-                if !v.eq_ignore_ascii_case("disabled") && !v.eq_ignore_ascii_case("preferred") =>
-            {
-                kept.push("tls=true".into())
-            }
-            // pgjdbc: ssl=true alone checks the certificate and the host name.
-            ("postgres", "ssl") if on => kept.push("sslmode=verify-full".into()),
-            ("postgres", "sslmode") => {
-                kept.retain(|k| !k.starts_with("sslmode="));
-                kept.push(format!("sslmode={v}"));
-            }
-            ("postgres", "sslrootcert") => kept.push(format!("sslrootcert={v}")),
-            ("postgres", "targetServerType") => kept.push(
-                if v.eq_ignore_ascii_case("any") {
-                    "target_session_attrs=any"
-                } else {
-                    "target_session_attrs=read-write"
-                }
-                .into(),
-            ),
-            _ => {}
-        }
-    }
-    kept.dedup();
+    let params = jdbc.trim().split_once('?').map_or("", |(_, p)| p);
     if !params.is_empty() {
         // Names only: a value may be a password (`password=...`).
         let names: Vec<&str> = params
@@ -162,26 +93,17 @@ fn db_url(jdbc: &str, user: Option<&str>) -> Result<(String, Vec<String>), Impor
         notes.push(format!(
             "JDBC parameters ({}) were not copied{}",
             names.join(", "),
-            if kept.is_empty() {
+            if converted.kept.is_empty() {
                 String::new()
             } else {
-                format!(" except as {}", kept.join("&"))
+                format!(" except as {}", converted.kept.join("&"))
             }
         ));
     }
-    let user = match user.map(str::trim).filter(|u| !u.is_empty()) {
-        Some(u) => format!("{u}@"),
-        None => {
-            notes.push("leaf.jdbc.username is not set: add the user to db.url".into());
-            String::new()
-        }
-    };
-    let query = if kept.is_empty() {
-        String::new()
-    } else {
-        format!("?{}", kept.join("&"))
-    };
-    Ok((format!("{scheme}://{user}{host}/{database}{query}"), notes))
+    if user.map(str::trim).is_none_or(str::is_empty) {
+        notes.push("leaf.jdbc.username is not set: add the user to db.url".into());
+    }
+    Ok((converted.url, notes))
 }
 
 /// A JDBC URL for messages: a password in `//user:password@host` or in a parameter whose name
@@ -287,7 +209,6 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
                 );
             }
         }
-        "mysql" => config.set("snowflake.registry", "mysql"),
         "local" => {
             config.set("snowflake.registry", "local");
             notes.push(
@@ -295,13 +216,19 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
                     .into(),
             );
         }
-        other => {
-            return Err(ImportError::BadValue {
-                key: "leaf.snowflake.mode".into(),
-                value: other.into(),
-                reason: "expected zk, mysql or local".into(),
-            });
-        }
+        other => match crate::db::registry_databases().find(|(_, r)| r.leaf_mode == Some(other)) {
+            // A mode of NotFound9's fork naming a database's leaf_workerid_alloc.
+            Some((_, r)) => config.set("snowflake.registry", r.kind.name()),
+            None => {
+                let modes = crate::db::registry_databases().filter_map(|(_, r)| r.leaf_mode);
+                let modes: Vec<&str> = ["zk"].into_iter().chain(modes).chain(["local"]).collect();
+                return Err(ImportError::BadValue {
+                    key: "leaf.snowflake.mode".into(),
+                    value: other.into(),
+                    reason: format!("expected {}", crate::text::or_list(modes)),
+                });
+            }
+        },
     }
     if let Some(port) = port {
         // Leaf names a worker by this host's IP and this port; ":PORT" keeps that identity.

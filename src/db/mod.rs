@@ -8,6 +8,7 @@
 //! between them ([`FAILBACK_AFTER`]), the timeouts, the redaction of passwords
 //! ([`redact_url`]) and the rules of the worker-id table ([`TableError`]).
 
+pub mod jdbc;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
@@ -31,10 +32,19 @@ pub struct Database {
     pub schemes: &'static [&'static str],
     /// The form of its URL, for messages (`postgres://user@host:port/database`).
     pub url_form: &'static str,
+    /// A URL of one host for help's examples (`postgres://leaf@pg:5432/leaf`).
+    pub example_url: &'static str,
+    /// A URL of several hosts where the database's own rule picks one, for help's examples,
+    /// with what it picks (`the writable host`).
+    pub example_hosts: Option<(&'static str, &'static str)>,
     /// The segment table's DDL (`leafctl db init --print`).
     pub segment_ddl: &'static [&'static str],
     /// Opens its segment store from the URL (`password` overrides one in it).
     open_store: OpenStore,
+    /// What to do about a TLS failure, given its detail ([`SegmentError::TlsRefused`]).
+    tls_advice: fn(&str) -> &'static str,
+    /// How Leaf's JDBC URLs of this database become its URL (`config import-leaf`).
+    pub(crate) jdbc: Option<jdbc::Jdbc>,
     /// Its worker-id registry, if it keeps worker ids (`leaf_workerid_alloc`).
     pub registry: Option<TableRegistry>,
 }
@@ -49,6 +59,10 @@ pub struct TableRegistry {
     pub kind: RegistryKind,
     /// The table's DDL (`leafctl db init --print`).
     pub ddl: &'static str,
+    /// What keeps a row live while its holder runs (`its named lock`), for help.
+    pub held_by: &'static str,
+    /// The `leaf.snowflake.mode` of NotFound9's fork that picks it, if the fork has one.
+    pub leaf_mode: Option<&'static str>,
     /// Creates the table when missing (`leafctl db init`).
     init: fn(&str, Option<&str>) -> Result<(), WorkerError>,
     /// Opens the registry on a registry's settings.
@@ -61,11 +75,17 @@ pub const DATABASES: [Database; 3] = [
         name: "MySQL/MariaDB",
         schemes: &["mysql", "mariadb"],
         url_form: "mysql://user@host:port/database",
+        example_url: "mysql://leaf@db:3306/leaf",
+        example_hosts: None,
         segment_ddl: mysql::MYSQL_DDL,
         open_store: mysql::open_store,
+        tls_advice: mysql::tls_advice,
+        jdbc: Some(mysql::JDBC),
         registry: Some(TableRegistry {
             kind: RegistryKind::Mysql,
             ddl: mysql::WORKERID_DDL,
+            held_by: "its named lock",
+            leaf_mode: Some("mysql"),
             init: mysql::init_schema,
             open: mysql::open_registry,
         }),
@@ -74,11 +94,20 @@ pub const DATABASES: [Database; 3] = [
         name: "PostgreSQL",
         schemes: &["postgres", "postgresql"],
         url_form: "postgres://user@host:port/database",
+        example_url: "postgres://leaf@pg:5432/leaf",
+        example_hosts: Some((
+            "postgres://leaf@pg1:5432,pg2:5432/leaf",
+            "the writable host",
+        )),
         segment_ddl: postgres::POSTGRES_DDL,
         open_store: postgres::open_store,
+        tls_advice: postgres::tls_advice,
+        jdbc: Some(postgres::JDBC),
         registry: Some(TableRegistry {
             kind: RegistryKind::Postgres,
             ddl: postgres::WORKERID_DDL,
+            held_by: "its advisory lock",
+            leaf_mode: None,
             init: postgres::init_schema,
             open: postgres::open_registry,
         }),
@@ -87,8 +116,12 @@ pub const DATABASES: [Database; 3] = [
         name: "SQLite",
         schemes: &["sqlite"],
         url_form: "sqlite://PATH",
+        example_url: "sqlite:///var/lib/leaf/leaf.db",
+        example_hosts: None,
         segment_ddl: sqlite::SQLITE_DDL,
         open_store: sqlite::open_store,
+        tls_advice: |_| "",
+        jdbc: None,
         registry: None,
     },
 ];
@@ -119,6 +152,20 @@ pub(crate) fn open_registry(
     settings: &RegistrySettings,
 ) -> Option<Result<Box<dyn Registry>, WorkerError>> {
     table_registry(kind).map(|r| (r.open)(settings))
+}
+
+impl Database {
+    /// What to do about a TLS failure of this database, given the failure's detail.
+    pub fn tls_advice(&self, detail: &str) -> &'static str {
+        (self.tls_advice)(detail)
+    }
+}
+
+/// The databases that keep worker ids, each with its registry, in the order of [`DATABASES`].
+pub fn registry_databases() -> impl Iterator<Item = (Database, TableRegistry)> {
+    DATABASES
+        .into_iter()
+        .filter_map(|d| d.registry.map(|r| (d, r)))
 }
 
 /// `MySQL/MariaDB, PostgreSQL or SQLite`.
@@ -271,6 +318,13 @@ impl DbAddress {
 /// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
 pub fn db_registry(url: &str) -> Option<RegistryKind> {
     DbAddress::parse(url).ok()?.registry()
+}
+
+/// The registry `workers` inspects when only a database is given: the one [`db_registry`]
+/// names, else the first database registry of [`DATABASES`], whose opening then refuses the
+/// URL, naming the one it expects.
+pub fn inspected_registry(url: &str) -> RegistryKind {
+    db_registry(url).unwrap_or(RegistryKind::Mysql)
 }
 
 /// The DDL of `leaf_workerid_alloc` for a database registry (`leafctl db init --print`).

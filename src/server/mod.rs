@@ -197,7 +197,7 @@ impl LeafService {
 /// How long a stopping server spends giving unused segment IDs back to the table
 /// ([`LeafService::hand_back_segments`]); what is left then is skipped.
 pub const HAND_BACK_TIME: Duration = Duration::from_secs(10);
-/// Default of [`HttpOptions::header_timeout`].
+/// How long a connection waits for a request's headers unless [`HttpOptions`] says otherwise.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default of [`HttpOptions::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;

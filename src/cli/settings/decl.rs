@@ -105,6 +105,9 @@ pub enum Default<T: 'static> {
     Unset,
     /// Unset unless given; the text says what happens then.
     Described(&'static str),
+    /// Unset unless given; the text, made when asked for (from a list the library keeps),
+    /// says what happens then.
+    DescribedMade(fn() -> String),
     /// This value, shown in help as `config show` shows it.
     Value(fn() -> T),
     /// This value, shown in help as the text (`$XDG_STATE_HOME/leafctl`).
@@ -334,6 +337,7 @@ impl<T: Value> Declared for Setting<T> {
         match &self.default {
             Default::Unset => None,
             Default::Described(text) | Default::Computed(text, _) => Some(text.to_string()),
+            Default::DescribedMade(text) => Some(text()),
             Default::Value(value) => Some(value().show()),
         }
     }

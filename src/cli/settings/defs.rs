@@ -174,12 +174,13 @@ settings! {
             info.key
         ),
     )));
-    DB_URL: String, value db_url = Info::new(
-        "db.url",
-        "database URL",
-        "Segment database: mysql://user@host:port/db, postgres://user@host:port/db or sqlite://PATH; \
-         the password comes from LEAF_DB_PASSWORD or db.password",
-    )
+    DB_URL: String, value db_url = Info::new("db.url", "database URL", "")
+    .help_made(|| {
+        format!(
+            "Segment database: {}; the password comes from LEAF_DB_PASSWORD or db.password",
+            leafctl::db::url_forms()
+        )
+    })
     .env("LEAF_DB")
     .flag("db", "URL", GLOBAL, ValueParser::string)
     .of(Default::Computed(
@@ -192,10 +193,16 @@ settings! {
     .env("LEAF_REGISTRY")
     .flag("registry", "", SNOWFLAKE, || ValueParser::new(parse_registry))
     .value_made(RegistryKind::choices)
-    .of(Default::Described(
-        "local with --worker-id, lease with --zk, etcd with --etcd, mysql or postgres with a mysql:// \
-         or postgres:// --db alone",
-    ));
+    .of(Default::DescribedMade(|| {
+        let (kinds, schemes): (Vec<&str>, Vec<String>) = leafctl::db::registry_databases()
+            .map(|(d, r)| (r.kind.name(), format!("{}://", d.schemes[0])))
+            .unzip();
+        format!(
+            "local with --worker-id, lease with --zk, etcd with --etcd, {} with a {} --db alone",
+            kinds.join(" or "),
+            schemes.join(" or ")
+        )
+    }));
     ZK_HOSTS: String, optional zk_hosts = Info::new(
         "zk.hosts",
         "ZooKeeper hosts",
@@ -375,8 +382,17 @@ settings! {
     DB_REGISTRY_WAIT_TIMEOUT: u64, value db_registry_wait_timeout_s = Info::new(
         "db.registry_wait_timeout_s",
         "seconds",
-        "How long MySQL/PostgreSQL keep a silent registry holder's lock (6 or more)",
+        "",
     )
+    .help_made(|| {
+        let stores: Vec<&str> = leafctl::db::registry_databases()
+            .filter_map(|(_, r)| r.kind.store())
+            .collect();
+        format!(
+            "How long {} keep a silent registry holder's lock (6 or more)",
+            stores.join("/")
+        )
+    })
     .env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S")
     .of(Default::Value(|| {
         leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs()

@@ -165,7 +165,7 @@ impl<'a> Resolver<'a> {
                 value: value(),
                 origin: Origin::Default,
             }),
-            (None, Default::Unset | Default::Described(_)) => None,
+            (None, Default::Unset | Default::Described(_) | Default::DescribedMade(_)) => None,
         };
         if let (Some(r), Some(check)) = (&found, s.check)
             && let Some((problem, hint)) = check(&r.value, &r.origin, &s.info)

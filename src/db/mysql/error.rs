@@ -109,3 +109,12 @@ pub(super) fn map_error(db: &str, e: mysql::Error, password: Option<&str>) -> Se
 
 /// The MySQL error a lost write conflict gives: `ER_LOCK_DEADLOCK`.
 pub(super) const ER_LOCK_DEADLOCK: u16 = 1213;
+
+/// What to do about a TLS failure (the `detail` of [`SegmentError::TlsRefused`]), for a hint.
+pub(crate) fn tls_advice(detail: &str) -> &'static str {
+    if detail.contains("does not offer TLS") {
+        "turn TLS on at the server (MariaDB/MySQL: ssl_cert and ssl_key), or, on a network you trust, leave tls=true and ca= out of the URL"
+    } else {
+        "give the CA that signed the server's certificate in the URL (?ca=FILE), and a host name that certificate carries"
+    }
+}

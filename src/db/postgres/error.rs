@@ -213,6 +213,11 @@ pub(super) fn segment_error(db: &str, f: PgFailure) -> SegmentError {
     }
 }
 
+/// What to do about a TLS failure (the `detail` of [`SegmentError::TlsRefused`]), for a hint.
+pub(crate) fn tls_advice(_detail: &str) -> &'static str {
+    "give the CA that signed the server's certificate in the URL (?sslrootcert=FILE), and a host name that certificate carries"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,11 +3,14 @@
 
 mod conn;
 mod error;
+mod jdbc;
 mod lease_store;
 mod registry;
 mod store;
 mod url;
 
+pub(crate) use error::tls_advice;
+pub(crate) use jdbc::JDBC;
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
 pub use store::{POSTGRES_DDL, PostgresStore};
 
