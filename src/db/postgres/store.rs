@@ -1,5 +1,5 @@
 //! The allocation table on PostgreSQL (one server, a libpq host list, a Patroni cluster), through
-//! `src/pg.rs`.
+//! this folder's connection (`conn.rs`).
 
 use std::sync::{Arc, Mutex};
 
@@ -11,10 +11,10 @@ use crate::db::redact_url;
 use crate::db::{PageParam, page_query};
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries,
-    names_removed_table, start_for, tag_exists, unknown_tag,
+    names_removed_table, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, SegmentError, StartAt, TagFilter,
     TagsFingerprint,
 };
 
@@ -284,13 +284,10 @@ impl PostgresStore {
     /// read.
     fn add_once(
         &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
+        new: &NewTag<'_>,
         with_tombstones: bool,
     ) -> Result<Result<Option<Added>, PgFailure>, SegmentError> {
-        let (mode, requested) = match start {
+        let (mode, requested) = match new.start {
             StartAt::Default => ("default", 1),
             StartAt::Given(s) => ("given", s),
             StartAt::Reuse(s) => ("reuse", s),
@@ -321,10 +318,10 @@ impl PostgresStore {
         let rows = match conn.query(
             &sql,
             vec![
-                tag.into(),
+                new.tag.into(),
                 requested.into(),
-                step.into(),
-                description.into(),
+                new.step.into(),
+                new.description.into(),
                 mode.into(),
                 NO_TOMBSTONE.into(),
             ],
@@ -439,19 +436,12 @@ impl AllocStore for PostgresStore {
         )
     }
 
-    fn add_tag(
-        &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
-        if_not_exists: bool,
-    ) -> Result<Added, SegmentError> {
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
         let mut with_tombstones = true;
         let mut tries = 0;
         loop {
             tries += 1;
-            let added = match self.add_once(tag, start, step, description, with_tombstones)? {
+            let added = match self.add_once(new, with_tombstones)? {
                 Ok(added) => added,
                 // A database made before tombstones: no tag was removed with one.
                 Err(f)
@@ -472,19 +462,19 @@ impl AllocStore for PostgresStore {
             }
             // Nothing inserted: the tag exists, or the start is below its tombstone. Say which.
             let removed = if with_tombstones {
-                self.removed_max_id(tag)?
+                self.removed_max_id(new.tag)?
             } else {
                 None
             };
-            if let Some(row) = self.get(tag)? {
-                return tag_exists(tag, self.name(), if_not_exists, row.max_id, removed);
+            if let Some(row) = self.get(new.tag)? {
+                return new.exists(self.name(), row.max_id, removed);
             }
-            start_for(tag, self.name(), start, removed)?;
+            new.first_id(self.name(), removed)?;
             // A removal committed while the insert ran, and the row is gone again: the next try
             // sees both.
             if tries >= CONFLICT_TRIES {
                 return Err(SegmentError::Conflict {
-                    tag: tag.into(),
+                    tag: new.tag.into(),
                     db: self.name().to_string(),
                     tries,
                     detail: "the tag was removed and added by others while it was added".into(),
