@@ -259,15 +259,25 @@ impl PostgresStore {
 
     /// Whether a table of that name is visible on the search path.
     fn table_exists(&self, table: &str) -> Result<bool, SegmentError> {
-        let conn = self.conn()?;
-        let rows = conn
-            .query(
-                "SELECT to_regclass($1::text) IS NOT NULL",
-                vec![table.into()],
-            )
-            .map_err(|f| self.err(f))?;
+        let sql = "SELECT to_regclass($1::text) IS NOT NULL";
+        let exists = self.first_value(&self.conn()?, sql, vec![table.into()])?;
+        Ok(exists.unwrap_or(false))
+    }
+
+    /// The first column of the first row `sql` answers on `conn`, if it answers one.
+    fn first_value<T>(
+        &self,
+        conn: &Lease<'_>,
+        sql: &str,
+        params: Vec<Param>,
+    ) -> Result<Option<T>, SegmentError>
+    where
+        T: for<'r> tokio_postgres::types::FromSql<'r>,
+    {
+        let rows = conn.query(sql, params).map_err(|f| self.err(f))?;
         rows.first()
-            .map_or(Ok(false), |r| r.try_get(0).map_err(|e| self.decode(e)))
+            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+            .transpose()
     }
 
     /// The add as one statement (one round trip, and no transaction block, which a statement
@@ -339,16 +349,9 @@ impl PostgresStore {
 
     /// The max_id a removed tag of this name left behind, if any.
     fn removed_max_id(&self, tag: &str) -> Result<Option<i64>, SegmentError> {
-        let conn = self.conn()?;
-        let rows = conn
-            .query(
-                "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text",
-                vec![tag.into(), NO_TOMBSTONE.into()],
-            )
-            .map_err(|f| self.err(f))?;
-        rows.first()
-            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
-            .transpose()
+        let sql =
+            "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text";
+        self.first_value(&self.conn()?, sql, vec![tag.into(), NO_TOMBSTONE.into()])
     }
 
     fn decode(&self, e: tokio_postgres::Error) -> SegmentError {
@@ -631,15 +634,8 @@ impl AllocStore for PostgresStore {
             tag,
             to,
             || {
-                let rows = conn
-                    .query(
-                        "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text",
-                        vec![tag.into()],
-                    )
-                    .map_err(|f| self.err(f))?;
-                rows.first()
-                    .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
-                    .transpose()
+                let sql = "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text";
+                self.first_value(&conn, sql, vec![tag.into()])
             },
             // One autocommit statement that can only move the row forward.
             |max_id| {
