@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::store::{Added, NewTag, unknown_tag};
-use super::{AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, validate_step};
+use super::{AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, validate_step};
 
 /// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
 #[derive(Debug, Default)]
@@ -144,19 +144,14 @@ impl AllocStore for MemoryStore {
         Ok(Added::inserted(first, removed))
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
         let st = self.open()?;
         Ok(st
             .rows
             .values()
-            .filter(|r| after.is_none_or(|a| r.tag.as_str() > a))
-            .filter(|r| filter.matches(&r.tag))
-            .take(limit)
+            .filter(|r| page.after.is_none_or(|a| r.tag.as_str() > a))
+            .filter(|r| page.filter.matches(&r.tag))
+            .take(page.limit)
             .cloned()
             .collect())
     }

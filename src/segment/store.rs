@@ -206,17 +206,12 @@ pub trait AllocStore: Send + Sync {
     /// the insert is either seen or makes the insert fail as a duplicate. A database without
     /// the tombstone table has no tombstones.
     fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError>;
-    /// Up to `limit` rows matching `filter` whose tags come after `after` in the database's
-    /// order of `biz_tag`, in that order: one page of a listing (see [`RowPages`]), so a listing
+    /// Up to `page.limit` rows matching `page.filter` whose tags come after `page.after` in the
+    /// database's order of `biz_tag`, in that order: one page of a listing (see [`RowPages`]), so a listing
     /// of a million tags holds one page in memory and no connection or transaction between
     /// pages. A [`TagFilter`] other than `All` may be applied loosely by the database (a `LIKE`
     /// that ignores case); [`RowPages`] applies it exactly.
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError>;
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError>;
     /// Up to `limit` tags after `after`, in the database's order: a page of the tag list (see
     /// [`TagPages`]).
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError>;
@@ -261,6 +256,17 @@ pub trait AllocStore: Send + Sync {
     /// claim that ended there). True when it moved. The caller guarantees no ID in
     /// `[to, from)` was ever handed out ([`crate::segment::SegmentGenerator::hand_back`]).
     fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError>;
+}
+
+/// One page of a listing to read ([`AllocStore::rows_page`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowsPage<'a> {
+    /// Which tags; a database may apply it loosely (see [`TagFilter::like_pattern`]).
+    pub filter: &'a TagFilter,
+    /// The tag the page starts after (`None`: the first page).
+    pub after: Option<&'a str>,
+    /// The most rows the page holds.
+    pub limit: usize,
 }
 
 /// Rows a page of [`RowPages`] holds.
@@ -417,7 +423,13 @@ impl<'a, S: AllocStore + ?Sized> Pages<'a, S, LeafAlloc> {
     pub fn new(store: &'a S, filter: TagFilter) -> Self {
         Pages {
             store,
-            fetch: |s, f, after| s.rows_page(f, after, ROWS_PER_PAGE),
+            fetch: |s, filter, after| {
+                s.rows_page(&RowsPage {
+                    filter,
+                    after,
+                    limit: ROWS_PER_PAGE,
+                })
+            },
             tag_of: |r| &r.tag,
             filter,
             size: ROWS_PER_PAGE,

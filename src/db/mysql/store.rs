@@ -14,7 +14,7 @@ use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, SegmentError, StartAt, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError, StartAt,
     TagsFingerprint,
 };
 
@@ -374,17 +374,12 @@ impl AllocStore for MysqlStore {
         }
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
         let Checked {
             mut conn, poison, ..
         } = self.conn()?;
-        let like = filter.like_pattern();
-        let (sql, params) = page_query(ROW_SQL, after, like.as_deref(), limit);
+        let like = page.filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
         let rows: Vec<Row> = conn.exec(sql, params).map_err(|e| self.fail(&poison, e))?;
         Ok(rows.into_iter().map(row).collect())
     }

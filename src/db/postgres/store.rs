@@ -14,7 +14,7 @@ use crate::segment::store::{
     names_removed_table, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, SegmentError, StartAt, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError, StartAt,
     TagsFingerprint,
 };
 
@@ -486,14 +486,9 @@ impl AllocStore for PostgresStore {
         }
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let like = filter.like_pattern();
-        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), after, limit);
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let like = page.filter.like_pattern();
+        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), page.after, page.limit);
         self.rows(&sql, params)
     }
 

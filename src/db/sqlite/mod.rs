@@ -10,7 +10,7 @@ use crate::db::OpenMode;
 use crate::db::{PageParam, page_query};
 use crate::segment::store::{check_bump, check_claim, names_removed_table, unknown_tag};
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, SegmentError, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
 };
 
 /// The same table in SQLite's types; `update_time` is UTC text, set by every write.
@@ -270,15 +270,10 @@ impl AllocStore for SqliteStore {
         Ok(Added::inserted(first, removed))
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
         let conn = self.lock();
-        let like = filter.like_pattern();
-        let (sql, params) = page_query(ROW_SQL, after, like.as_deref(), limit);
+        let like = page.filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
         let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(params.iter()), row)
