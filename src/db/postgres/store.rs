@@ -347,11 +347,14 @@ impl PostgresStore {
         Ok(Ok(Some(Added::inserted(first, removed))))
     }
 
-    /// The max_id a removed tag of this name left behind, if any.
+    /// The max_id a removed tag of this name left behind, if any. A name never removed may
+    /// have a row with the sentinel [`NO_TOMBSTONE`] (see `add_once`), read as NULL: none.
     fn removed_max_id(&self, tag: &str) -> Result<Option<i64>, SegmentError> {
         let sql =
             "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text";
-        self.first_value(&self.conn()?, sql, vec![tag.into(), NO_TOMBSTONE.into()])
+        let removed: Option<Option<i64>> =
+            self.first_value(&self.conn()?, sql, vec![tag.into(), NO_TOMBSTONE.into()])?;
+        Ok(removed.flatten())
     }
 
     fn decode(&self, e: tokio_postgres::Error) -> SegmentError {
