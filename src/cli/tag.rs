@@ -4,8 +4,8 @@ use std::io::{self, IsTerminal};
 
 use clap::Subcommand;
 use leafctl::segment::{
-    AllocStore, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, RowPages,
-    StartAt, TagFilter, tag_for_shell, validate_tag,
+    AllocStore, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, NewTag,
+    RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
 };
 use serde::Serialize;
 
@@ -401,7 +401,13 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 (Some(s), true) => StartAt::Reuse(s),
             };
             let store = db::open(ctx)?;
-            let outcome = store.add_tag(&tag, at, step, desc.as_deref(), if_not_exists)?;
+            let outcome = store.add_tag(&NewTag {
+                tag: &tag,
+                start: at,
+                step,
+                description: desc.as_deref(),
+                if_not_exists,
+            })?;
             let added = outcome.added;
             if added && !ctx.quiet {
                 match (outcome.removed_max_id, at) {

@@ -22,9 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::worker::lease::{Record, Written};
 use crate::worker::record::{WorkerStatus, status_of};
 
+use crate::config::Resolved;
 use crate::worker::{
-    LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, StoreError, StoreFailure, WorkerError,
-    WorkerRecord,
+    LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, RegistrySettings, StoreError, StoreFailure,
+    WorkerError, WorkerRecord,
 };
 
 /// One row of `leaf_workerid_alloc` as `workers list` shows it. `held`: a live connection holds
@@ -81,6 +82,31 @@ pub(crate) const REUSE_AHEAD_MS: i64 = LEASE_WINDOW_MS;
 
 /// How many free rows one acquisition lists (the lowest first); past them it inserts a row.
 pub(crate) const FREE_ROWS_LISTED: u64 = 16;
+
+/// The database URL of `settings` for the registry `kind` (mysql, postgres), refused unless
+/// it names the database that registry keeps its table in.
+pub(crate) fn db_url(
+    kind: RegistryKind,
+    settings: &RegistrySettings,
+) -> Result<&Resolved<String>, WorkerError> {
+    let db = &settings.db_url;
+    if crate::db::db_registry(&db.value) != Some(kind) {
+        let store = kind.store().unwrap_or_default();
+        return Err(WorkerError::setting(
+            format!(
+                "the {} registry needs a {store} database, not {} (from {})",
+                kind.name(),
+                crate::db::redact_url(&db.value),
+                db.origin
+            ),
+            format!(
+                "pass --db {}://user@host:port/database (password in LEAF_DB_PASSWORD)",
+                kind.name()
+            ),
+        ));
+    }
+    Ok(db)
+}
 
 /// The table's own refusals, said the same way on MySQL and PostgreSQL.
 #[derive(Debug, thiserror::Error)]

@@ -257,6 +257,7 @@ mod tests {
     use super::*;
     use crate::db::OpenMode;
     use crate::db::sqlite::SqliteStore;
+    use crate::segment::NewTag;
 
     fn store(dir: &Path) -> SqliteStore {
         let s = SqliteStore::open(dir.join("leaf.db"), OpenMode::CreateSchema).unwrap();
@@ -268,8 +269,11 @@ mod tests {
     /// went backwards.
     fn rewind(s: &SqliteStore, to: i64) {
         s.remove("t").unwrap();
-        s.add_tag("t", crate::segment::StartAt::Reuse(to), 10, None, false)
-            .unwrap();
+        s.add_tag(&NewTag {
+            start: crate::segment::StartAt::Reuse(to),
+            ..NewTag::new("t", 10)
+        })
+        .unwrap();
     }
 
     fn check(guard: &ClaimGuard, s: &SqliteStore) {

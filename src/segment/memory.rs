@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::store::{Added, StartAt, start_for, tag_exists, unknown_tag};
-use super::{AllocStore, Claim, Increment, LeafAlloc, SegmentError, TagFilter, validate_step};
+use super::store::{Added, NewTag, unknown_tag};
+use super::{AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, validate_step};
 
 /// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
 #[derive(Debug, Default)]
@@ -123,48 +123,35 @@ impl AllocStore for MemoryStore {
         })
     }
 
-    fn add_tag(
-        &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
-        if_not_exists: bool,
-    ) -> Result<Added, SegmentError> {
-        validate_step(step)?;
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
+        validate_step(new.step)?;
         let mut st = self.open()?;
-        let removed = st.removed.get(tag).copied();
-        if let Some(row) = st.rows.get(tag) {
-            let max_id = row.max_id;
-            return tag_exists(tag, &self.describe(), if_not_exists, max_id, removed);
+        let removed = st.removed.get(new.tag).copied();
+        if let Some(row) = st.rows.get(new.tag) {
+            return new.exists(&self.describe(), row.max_id, removed);
         }
-        let first = start_for(tag, &self.describe(), start, removed)?;
+        let first = new.first_id(&self.describe(), removed)?;
         st.rows.insert(
-            tag.to_string(),
+            new.tag.to_string(),
             LeafAlloc {
-                tag: tag.to_string(),
+                tag: new.tag.to_string(),
                 max_id: first,
-                step,
-                description: description.map(str::to_string),
+                step: new.step,
+                description: new.description.map(str::to_string),
                 update_time_s: 0,
             },
         );
         Ok(Added::inserted(first, removed))
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
         let st = self.open()?;
         Ok(st
             .rows
             .values()
-            .filter(|r| after.is_none_or(|a| r.tag.as_str() > a))
-            .filter(|r| filter.matches(&r.tag))
-            .take(limit)
+            .filter(|r| page.after.is_none_or(|a| r.tag.as_str() > a))
+            .filter(|r| page.filter.matches(&r.tag))
+            .take(page.limit)
             .cloned()
             .collect())
     }
@@ -239,6 +226,7 @@ impl AllocStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::segment::StartAt;
 
     /// The in-memory table keeps the rules the real ones keep: a removed and re-added tag
     /// starts above what it issued, a hand-back is a compare-and-set, a down table changes nothing.
@@ -249,10 +237,13 @@ mod tests {
         let c = s.claim("t", Increment::TableStep).unwrap();
         assert_eq!((c.start, c.end), (1, 11));
         assert_eq!(s.remove("t").unwrap().max_id, 11);
-        let again = s.add_tag("t", StartAt::Default, 10, None, false).unwrap();
+        let again = s.add_tag(&NewTag::new("t", 10)).unwrap();
         assert_eq!((again.start, again.removed_max_id), (11, Some(11)));
         assert!(matches!(
-            s.add_tag("u", StartAt::Given(0), 0, None, false),
+            s.add_tag(&NewTag {
+                start: StartAt::Given(0),
+                ..NewTag::new("u", 0)
+            }),
             Err(SegmentError::InvalidStep(0))
         ));
         assert!(!s.hand_back("t", 12, 1).unwrap(), "max_id is 11, not 12");

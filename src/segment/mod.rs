@@ -24,8 +24,8 @@ pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
 pub use store::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, Pages, REMOVED_TABLE, ROWS_PER_PAGE, RowPages,
-    StartAt, TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, Pages, REMOVED_TABLE, ROWS_PER_PAGE,
+    RowPages, RowsPage, StartAt, TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
 };
 
 /// Default step of a new tag (Leaf's examples use 1000-2000).

@@ -63,23 +63,71 @@ impl Added {
     }
 }
 
-/// The start a new row gets: `Ok(start)` or the refusal, given the tombstone's max_id.
-pub(crate) fn start_for(
-    tag: &str,
-    db: &str,
-    at: StartAt,
-    removed: Option<i64>,
-) -> Result<i64, SegmentError> {
-    match (at, removed) {
-        (StartAt::Default, Some(r)) => Ok(r.max(1)),
-        (StartAt::Default, None) => Ok(1),
-        (StartAt::Given(s), Some(r)) if s < r => Err(SegmentError::BelowRemoved {
-            tag: tag.into(),
-            db: db.to_string(),
-            start: s,
-            removed_max_id: r,
-        }),
-        (StartAt::Given(s) | StartAt::Reuse(s), _) => Ok(s),
+/// A tag to add ([`AllocStore::add_tag`]): the row and what an existing tag of the name means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewTag<'a> {
+    /// The business tag.
+    pub tag: &'a str,
+    /// Where its IDs start.
+    pub start: StartAt,
+    /// The step of its row.
+    pub step: i64,
+    /// The description of its row.
+    pub description: Option<&'a str>,
+    /// Whether an existing tag of the name is an answer (nothing added) rather than
+    /// [`SegmentError::TagExists`].
+    pub if_not_exists: bool,
+}
+
+impl<'a> NewTag<'a> {
+    /// `tag` with step `step`, starting at [`StartAt::Default`], with no description; an
+    /// existing tag of the name is an error.
+    pub fn new(tag: &'a str, step: i64) -> NewTag<'a> {
+        NewTag {
+            tag,
+            start: StartAt::Default,
+            step,
+            description: None,
+            if_not_exists: false,
+        }
+    }
+
+    /// The max_id the new row gets in `db`, given the tombstone's max_id; a
+    /// [`StartAt::Given`] below the tombstone is refused ([`SegmentError::BelowRemoved`]).
+    pub(crate) fn first_id(&self, db: &str, removed: Option<i64>) -> Result<i64, SegmentError> {
+        match (self.start, removed) {
+            (StartAt::Default, Some(r)) => Ok(r.max(1)),
+            (StartAt::Default, None) => Ok(1),
+            (StartAt::Given(s), Some(r)) if s < r => Err(SegmentError::BelowRemoved {
+                tag: self.tag.into(),
+                db: db.to_string(),
+                start: s,
+                removed_max_id: r,
+            }),
+            (StartAt::Given(s) | StartAt::Reuse(s), _) => Ok(s),
+        }
+    }
+
+    /// The answer when the tag exists in `db` with max_id `max_id` (`removed`: its
+    /// tombstone's): nothing added with `if_not_exists`, else [`SegmentError::TagExists`].
+    pub(crate) fn exists(
+        &self,
+        db: &str,
+        max_id: i64,
+        removed: Option<i64>,
+    ) -> Result<Added, SegmentError> {
+        if self.if_not_exists {
+            Ok(Added {
+                added: false,
+                start: max_id,
+                removed_max_id: removed,
+            })
+        } else {
+            Err(SegmentError::TagExists {
+                tag: self.tag.into(),
+                db: db.to_string(),
+            })
+        }
     }
 }
 
@@ -144,32 +192,26 @@ pub trait AllocStore: Send + Sync {
         description: Option<&str>,
         if_not_exists: bool,
     ) -> Result<bool, SegmentError> {
-        self.add_tag(tag, StartAt::Given(start), step, description, if_not_exists)
-            .map(|a| a.added)
+        let new = NewTag {
+            tag,
+            start: StartAt::Given(start),
+            step,
+            description,
+            if_not_exists,
+        };
+        self.add_tag(&new).map(|a| a.added)
     }
     /// Adds a tag where `start` says, reading the tombstone a removal of the same name left
     /// (see [`AllocStore::remove`]) in the same transaction as the insert, so a removal racing
     /// the insert is either seen or makes the insert fail as a duplicate. A database without
     /// the tombstone table has no tombstones.
-    fn add_tag(
-        &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
-        if_not_exists: bool,
-    ) -> Result<Added, SegmentError>;
-    /// Up to `limit` rows matching `filter` whose tags come after `after` in the database's
-    /// order of `biz_tag`, in that order: one page of a listing (see [`RowPages`]), so a listing
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError>;
+    /// Up to `page.limit` rows matching `page.filter` whose tags come after `page.after` in the
+    /// database's order of `biz_tag`, in that order: one page of a listing (see [`RowPages`]), so a listing
     /// of a million tags holds one page in memory and no connection or transaction between
     /// pages. A [`TagFilter`] other than `All` may be applied loosely by the database (a `LIKE`
     /// that ignores case); [`RowPages`] applies it exactly.
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError>;
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError>;
     /// Up to `limit` tags after `after`, in the database's order: a page of the tag list (see
     /// [`TagPages`]).
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError>;
@@ -214,6 +256,17 @@ pub trait AllocStore: Send + Sync {
     /// claim that ended there). True when it moved. The caller guarantees no ID in
     /// `[to, from)` was ever handed out ([`crate::segment::SegmentGenerator::hand_back`]).
     fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError>;
+}
+
+/// One page of a listing to read ([`AllocStore::rows_page`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowsPage<'a> {
+    /// Which tags; a database may apply it loosely (see [`TagFilter::like_pattern`]).
+    pub filter: &'a TagFilter,
+    /// The tag the page starts after (`None`: the first page).
+    pub after: Option<&'a str>,
+    /// The most rows the page holds.
+    pub limit: usize,
 }
 
 /// Rows a page of [`RowPages`] holds.
@@ -370,7 +423,13 @@ impl<'a, S: AllocStore + ?Sized> Pages<'a, S, LeafAlloc> {
     pub fn new(store: &'a S, filter: TagFilter) -> Self {
         Pages {
             store,
-            fetch: |s, f, after| s.rows_page(f, after, ROWS_PER_PAGE),
+            fetch: |s, filter, after| {
+                s.rows_page(&RowsPage {
+                    filter,
+                    after,
+                    limit: ROWS_PER_PAGE,
+                })
+            },
             tag_of: |r| &r.tag,
             filter,
             size: ROWS_PER_PAGE,
@@ -544,29 +603,6 @@ pub(crate) fn bump_with_retries(
         tries: CONFLICT_TRIES,
         detail: "the tag was claimed from between every read and update".into(),
     })
-}
-
-/// What `add_tag` answers for a tag that exists with max_id `max_id` (`removed`: its
-/// tombstone's): nothing added with `if_not_exists`, else [`SegmentError::TagExists`].
-pub(crate) fn tag_exists(
-    tag: &str,
-    db: &str,
-    if_not_exists: bool,
-    max_id: i64,
-    removed: Option<i64>,
-) -> Result<Added, SegmentError> {
-    if if_not_exists {
-        Ok(Added {
-            added: false,
-            start: max_id,
-            removed_max_id: removed,
-        })
-    } else {
-        Err(SegmentError::TagExists {
-            tag: tag.into(),
-            db: db.to_string(),
-        })
-    }
 }
 
 /// [`SegmentError::UnknownTag`] for `tag` in `db`.

@@ -103,12 +103,13 @@ mod tests {
 
     const T0: i64 = LEAF_EPOCH_MS + 1_000_000;
 
+    /// The builder of a generator of Leaf's layout for worker 3, on `clock`.
+    fn leaf_on(clock: &Arc<FakeClock>) -> SnowflakeGeneratorBuilder {
+        SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3).clock(clock.clone())
+    }
+
     fn generator(clock: &Arc<FakeClock>, seq_start: SeqStart) -> SnowflakeGenerator {
-        SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
-            .seq_start(seq_start)
-            .build()
-            .unwrap()
+        leaf_on(clock).seq_start(seq_start).build().unwrap()
     }
 
     /// A fake clock at `T0` and a generator on it.
@@ -210,11 +211,7 @@ mod tests {
     #[test]
     fn resume_after_skips_the_used_tick() {
         let clock = Arc::new(FakeClock::new(T0));
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
-            .resume_after(T0)
-            .build()
-            .unwrap();
+        let g = leaf_on(&clock).resume_after(T0).build().unwrap();
         let p = g.layout().decode(g.next_id().unwrap()).unwrap();
         assert_eq!(g.layout().unix_ms(p.ticks), T0 + 1);
     }
@@ -271,8 +268,7 @@ mod tests {
             memory_ms: T0 + 15,
             extends: 0.into(),
         });
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
+        let g = leaf_on(&clock)
             .seq_start(SeqStart::Zero)
             .fence(Box::new(fence.clone()))
             .build()
@@ -386,11 +382,7 @@ mod tests {
             calls: 0.into(),
             fail_after: 1,
         };
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
-            .fence(Box::new(fence))
-            .build()
-            .unwrap();
+        let g = leaf_on(&clock).fence(Box::new(fence)).build().unwrap();
         g.next_id().unwrap();
         clock.advance_ms(9);
         g.next_id().unwrap();
@@ -421,8 +413,7 @@ mod tests {
     #[test]
     fn try_next_block_never_blocks_and_never_extends_the_fence() {
         let clock = Arc::new(FakeClock::new(T0));
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
+        let g = leaf_on(&clock)
             .seq_start(SeqStart::Zero)
             .fence(Box::new(StepFence {
                 step: 10,
@@ -455,8 +446,7 @@ mod tests {
     }
 
     fn leading(clock: &Arc<FakeClock>, lead: u64) -> SnowflakeGenerator {
-        SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
+        leaf_on(clock)
             .seq_start(SeqStart::Zero)
             .max_lead_ms(lead)
             .build()
@@ -512,8 +502,7 @@ mod tests {
     #[test]
     fn a_resume_point_ahead_of_the_clock_is_continued_within_the_lead() {
         let clock = Arc::new(FakeClock::new(T0));
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
+        let g = leaf_on(&clock)
             .max_lead_ms(5_000)
             .resume_after(T0 + 2_000)
             .build()
@@ -521,11 +510,7 @@ mod tests {
         assert_eq!(time_of(&g, g.next_id().unwrap()), T0 + 2_001);
         assert_eq!(clock.slept_ms(), 0);
         // Without a lead the same resume point is a clock behind the record, as before.
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
-            .resume_after(T0 + 2_000)
-            .build()
-            .unwrap();
+        let g = leaf_on(&clock).resume_after(T0 + 2_000).build().unwrap();
         assert!(matches!(
             g.next_id(),
             Err(SnowflakeError::ClockMovedBackwards { .. })
@@ -563,8 +548,7 @@ mod tests {
     #[test]
     fn a_fence_that_cannot_record_ahead_makes_the_lead_wait_for_the_clock() {
         let clock = Arc::new(FakeClock::new(T0));
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
+        let g = leaf_on(&clock)
             .seq_start(SeqStart::Zero)
             .max_lead_ms(1_000)
             .fence(Box::new(ClockBoundFence(clock.clone())))
@@ -591,8 +575,7 @@ mod tests {
     #[test]
     fn a_failing_fence_stops_a_leading_generator() {
         let clock = Arc::new(FakeClock::new(T0));
-        let g = SnowflakeGenerator::builder(Layout::preset(Preset::Leaf), 3)
-            .clock(clock.clone())
+        let g = leaf_on(&clock)
             .max_lead_ms(1_000)
             .fence(Box::new(FailingFence))
             .build()

@@ -35,6 +35,17 @@ pub enum RegistryKind {
     Etcd,
 }
 
+/// `a, b or c` of `items` in their order, each said once however often it comes.
+fn or_list_once(items: impl Iterator<Item = &'static str>) -> String {
+    let mut once: Vec<&str> = Vec::new();
+    for item in items {
+        if !once.contains(&item) {
+            once.push(item);
+        }
+    }
+    crate::text::or_list(once)
+}
+
 impl RegistryKind {
     /// Every kind, in the order help texts list them.
     pub const ALL: [RegistryKind; 6] = [
@@ -88,25 +99,13 @@ impl RegistryKind {
 
     /// The stores that keep worker ids, each once: `ZooKeeper, MySQL, PostgreSQL or etcd`.
     pub fn stores() -> String {
-        let mut stores: Vec<&str> = Vec::new();
-        for s in Self::ALL.iter().filter_map(|k| k.store()) {
-            if !stores.contains(&s) {
-                stores.push(s);
-            }
-        }
-        crate::text::or_list(stores)
+        or_list_once(Self::ALL.iter().filter_map(|k| k.store()))
     }
 
     /// The options that pick a registry, each once: `--worker-id, --zk, --registry mysql,
     /// --registry postgres or --etcd`.
     pub fn flags() -> String {
-        let mut flags: Vec<&str> = Vec::new();
-        for f in Self::ALL.iter().map(|k| k.flag()) {
-            if !flags.contains(&f) {
-                flags.push(f);
-            }
-        }
-        crate::text::or_list(flags)
+        or_list_once(Self::ALL.iter().map(|k| k.flag()))
     }
 
     /// Every name, `|`-separated: `local|forever|lease|mysql|postgres|etcd` (made once: clap

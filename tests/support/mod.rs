@@ -509,12 +509,10 @@ pub fn redirect(cmd: &mut std::process::Command, fd: i32, sink: Sink) {
 pub fn removals_racing_adds_and_claims_issue_no_id_twice(
     store: &(dyn Fn() -> Box<dyn leafctl::segment::AllocStore> + Sync),
 ) {
-    use leafctl::segment::{Increment, SegmentError, StartAt};
+    use leafctl::segment::{Increment, NewTag, SegmentError};
     use std::sync::atomic::{AtomicBool, Ordering};
     const ROUNDS: usize = 150;
-    store()
-        .add_tag("race", StartAt::Default, 5, None, false)
-        .unwrap();
+    store().add_tag(&NewTag::new("race", 5)).unwrap();
     let done = AtomicBool::new(false);
     let mut ids: Vec<u64> = std::thread::scope(|s| {
         let claimers: Vec<_> = (0..2)
@@ -552,7 +550,11 @@ pub fn removals_racing_adds_and_claims_issue_no_id_twice(
                             Err(SegmentError::Conflict { .. }) => {}
                             Err(e) => panic!("remove: {e}"),
                         }
-                        match db.add_tag("race", StartAt::Default, 5, None, true) {
+                        let new = NewTag {
+                            if_not_exists: true,
+                            ..NewTag::new("race", 5)
+                        };
+                        match db.add_tag(&new) {
                             Ok(_) => {}
                             Err(e) => panic!("add: {e}"),
                         }

@@ -103,18 +103,7 @@ pub struct MysqlOptions {
 impl MysqlOptions {
     /// The MySQL registry's options from a registry's settings: the database must be MySQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<MysqlOptions, WorkerError> {
-        let db = &settings.db_url;
-        let is_mysql = crate::db::db_registry(&db.value) == Some(RegistryKind::Mysql);
-        if !is_mysql {
-            return Err(WorkerError::setting(
-                format!(
-                    "the mysql registry needs a MySQL database, not {} (from {})",
-                    crate::db::redact_url(&db.value),
-                    db.origin
-                ),
-                "pass --db mysql://user@host:port/database (password in LEAF_DB_PASSWORD)",
-            ));
-        }
+        let db = table::db_url(RegistryKind::Mysql, settings)?;
         Ok(MysqlOptions {
             url: db.value.clone(),
             password: settings.db_password.clone(),

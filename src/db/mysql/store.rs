@@ -11,11 +11,10 @@ use crate::db::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
 use crate::db::{PageParam, page_query};
 use crate::segment::store::{
-    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, start_for,
-    tag_exists, unknown_tag,
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError, StartAt,
     TagsFingerprint,
 };
 
@@ -328,14 +327,13 @@ impl AllocStore for MysqlStore {
         )
     }
 
-    fn add_tag(
-        &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
-        if_not_exists: bool,
-    ) -> Result<Added, SegmentError> {
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
+        let &NewTag {
+            tag,
+            step,
+            description,
+            ..
+        } = new;
         let Checked {
             mut conn, poison, ..
         } = self.conn()?;
@@ -349,12 +347,12 @@ impl AllocStore for MysqlStore {
             Err(mysql::Error::MySqlError(m)) if m.code == 1146 => (None, false),
             Err(e) => return Err(self.fail(&poison, e)),
         };
-        let first = start_for(tag, &self.name, start, removed)?;
+        let first = new.first_id(&self.name, removed)?;
         // One autocommit statement (see `claim_once` on transactions here): the row starts at
         // the tombstone or above it as the tombstone stands when the insert commits. A removal
         // commits its tombstone before its deletion, and the insert cannot commit before the
         // deletion, so the statement's (locking) read of the tombstone sees it.
-        let result = if table && !matches!(start, StartAt::Reuse(_)) {
+        let result = if table && !matches!(new.start, StartAt::Reuse(_)) {
             conn.exec_drop(
                 "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) \
                  SELECT ?, GREATEST(?, COALESCE((SELECT r.max_id FROM leaf_alloc_removed r \
@@ -370,23 +368,18 @@ impl AllocStore for MysqlStore {
         match result {
             Ok(()) => Ok(Added::inserted(first, removed)),
             Err(mysql::Error::MySqlError(m)) if m.code == 1062 => {
-                tag_exists(tag, &self.name, if_not_exists, first, removed)
+                new.exists(&self.name, first, removed)
             }
             Err(e) => Err(self.fail(&poison, e)),
         }
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
         let Checked {
             mut conn, poison, ..
         } = self.conn()?;
-        let like = filter.like_pattern();
-        let (sql, params) = page_query(ROW_SQL, after, like.as_deref(), limit);
+        let like = page.filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
         let rows: Vec<Row> = conn.exec(sql, params).map_err(|e| self.fail(&poison, e))?;
         Ok(rows.into_iter().map(row).collect())
     }

@@ -218,17 +218,7 @@ impl PostgresOptions {
     /// The PostgreSQL registry's options from a registry's settings: the database must be
     /// PostgreSQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<PostgresOptions, WorkerError> {
-        let db = &settings.db_url;
-        if crate::db::db_registry(&db.value) != Some(RegistryKind::Postgres) {
-            return Err(WorkerError::setting(
-                format!(
-                    "the postgres registry needs a PostgreSQL database, not {} (from {})",
-                    crate::db::redact_url(&db.value),
-                    db.origin
-                ),
-                "pass --db postgres://user@host:port/database (password in LEAF_DB_PASSWORD)",
-            ));
-        }
+        let db = table::db_url(RegistryKind::Postgres, settings)?;
         PostgresOptions::new(
             &db.value,
             settings.db_password.as_deref(),

@@ -1,5 +1,5 @@
 //! The allocation table on PostgreSQL (one server, a libpq host list, a Patroni cluster), through
-//! `src/pg.rs`.
+//! this folder's connection (`conn.rs`).
 
 use std::sync::{Arc, Mutex};
 
@@ -11,10 +11,10 @@ use crate::db::redact_url;
 use crate::db::{PageParam, page_query};
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries,
-    names_removed_table, start_for, tag_exists, unknown_tag,
+    names_removed_table, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError, StartAt,
     TagsFingerprint,
 };
 
@@ -259,15 +259,25 @@ impl PostgresStore {
 
     /// Whether a table of that name is visible on the search path.
     fn table_exists(&self, table: &str) -> Result<bool, SegmentError> {
-        let conn = self.conn()?;
-        let rows = conn
-            .query(
-                "SELECT to_regclass($1::text) IS NOT NULL",
-                vec![table.into()],
-            )
-            .map_err(|f| self.err(f))?;
+        let sql = "SELECT to_regclass($1::text) IS NOT NULL";
+        let exists = self.first_value(&self.conn()?, sql, vec![table.into()])?;
+        Ok(exists.unwrap_or(false))
+    }
+
+    /// The first column of the first row `sql` answers on `conn`, if it answers one.
+    fn first_value<T>(
+        &self,
+        conn: &Lease<'_>,
+        sql: &str,
+        params: Vec<Param>,
+    ) -> Result<Option<T>, SegmentError>
+    where
+        T: for<'r> tokio_postgres::types::FromSql<'r>,
+    {
+        let rows = conn.query(sql, params).map_err(|f| self.err(f))?;
         rows.first()
-            .map_or(Ok(false), |r| r.try_get(0).map_err(|e| self.decode(e)))
+            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+            .transpose()
     }
 
     /// The add as one statement (one round trip, and no transaction block, which a statement
@@ -284,13 +294,10 @@ impl PostgresStore {
     /// read.
     fn add_once(
         &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
+        new: &NewTag<'_>,
         with_tombstones: bool,
     ) -> Result<Result<Option<Added>, PgFailure>, SegmentError> {
-        let (mode, requested) = match start {
+        let (mode, requested) = match new.start {
             StartAt::Default => ("default", 1),
             StartAt::Given(s) => ("given", s),
             StartAt::Reuse(s) => ("reuse", s),
@@ -321,10 +328,10 @@ impl PostgresStore {
         let rows = match conn.query(
             &sql,
             vec![
-                tag.into(),
+                new.tag.into(),
                 requested.into(),
-                step.into(),
-                description.into(),
+                new.step.into(),
+                new.description.into(),
                 mode.into(),
                 NO_TOMBSTONE.into(),
             ],
@@ -340,18 +347,14 @@ impl PostgresStore {
         Ok(Ok(Some(Added::inserted(first, removed))))
     }
 
-    /// The max_id a removed tag of this name left behind, if any.
+    /// The max_id a removed tag of this name left behind, if any. A name never removed may
+    /// have a row with the sentinel [`NO_TOMBSTONE`] (see `add_once`), read as NULL: none.
     fn removed_max_id(&self, tag: &str) -> Result<Option<i64>, SegmentError> {
-        let conn = self.conn()?;
-        let rows = conn
-            .query(
-                "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text",
-                vec![tag.into(), NO_TOMBSTONE.into()],
-            )
-            .map_err(|f| self.err(f))?;
-        rows.first()
-            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
-            .transpose()
+        let sql =
+            "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text";
+        let removed: Option<Option<i64>> =
+            self.first_value(&self.conn()?, sql, vec![tag.into(), NO_TOMBSTONE.into()])?;
+        Ok(removed.flatten())
     }
 
     fn decode(&self, e: tokio_postgres::Error) -> SegmentError {
@@ -439,19 +442,12 @@ impl AllocStore for PostgresStore {
         )
     }
 
-    fn add_tag(
-        &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
-        if_not_exists: bool,
-    ) -> Result<Added, SegmentError> {
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
         let mut with_tombstones = true;
         let mut tries = 0;
         loop {
             tries += 1;
-            let added = match self.add_once(tag, start, step, description, with_tombstones)? {
+            let added = match self.add_once(new, with_tombstones)? {
                 Ok(added) => added,
                 // A database made before tombstones: no tag was removed with one.
                 Err(f)
@@ -472,19 +468,19 @@ impl AllocStore for PostgresStore {
             }
             // Nothing inserted: the tag exists, or the start is below its tombstone. Say which.
             let removed = if with_tombstones {
-                self.removed_max_id(tag)?
+                self.removed_max_id(new.tag)?
             } else {
                 None
             };
-            if let Some(row) = self.get(tag)? {
-                return tag_exists(tag, self.name(), if_not_exists, row.max_id, removed);
+            if let Some(row) = self.get(new.tag)? {
+                return new.exists(self.name(), row.max_id, removed);
             }
-            start_for(tag, self.name(), start, removed)?;
+            new.first_id(self.name(), removed)?;
             // A removal committed while the insert ran, and the row is gone again: the next try
             // sees both.
             if tries >= CONFLICT_TRIES {
                 return Err(SegmentError::Conflict {
-                    tag: tag.into(),
+                    tag: new.tag.into(),
                     db: self.name().to_string(),
                     tries,
                     detail: "the tag was removed and added by others while it was added".into(),
@@ -493,14 +489,9 @@ impl AllocStore for PostgresStore {
         }
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let like = filter.like_pattern();
-        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), after, limit);
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let like = page.filter.like_pattern();
+        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), page.after, page.limit);
         self.rows(&sql, params)
     }
 
@@ -641,15 +632,8 @@ impl AllocStore for PostgresStore {
             tag,
             to,
             || {
-                let rows = conn
-                    .query(
-                        "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text",
-                        vec![tag.into()],
-                    )
-                    .map_err(|f| self.err(f))?;
-                rows.first()
-                    .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
-                    .transpose()
+                let sql = "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text";
+                self.first_value(&conn, sql, vec![tag.into()])
             },
             // One autocommit statement that can only move the row forward.
             |max_id| {

@@ -8,11 +8,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use crate::db::OpenMode;
 use crate::db::{PageParam, page_query};
-use crate::segment::store::{
-    check_bump, check_claim, names_removed_table, start_for, tag_exists, unknown_tag,
-};
+use crate::segment::store::{check_bump, check_claim, names_removed_table, unknown_tag};
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, SegmentError, StartAt, TagFilter,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
 };
 
 /// The same table in SQLite's types; `update_time` is UTC text, set by every write.
@@ -232,14 +230,7 @@ impl AllocStore for SqliteStore {
         })
     }
 
-    fn add_tag(
-        &self,
-        tag: &str,
-        start: StartAt,
-        step: i64,
-        description: Option<&str>,
-        if_not_exists: bool,
-    ) -> Result<Added, SegmentError> {
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
         let mut conn = self.lock();
         // Immediate: the tombstone read and the insert see no removal in between.
         let tx = conn
@@ -248,7 +239,7 @@ impl AllocStore for SqliteStore {
         let removed: Option<i64> = match tx
             .query_row(
                 "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = ?1",
-                params![tag],
+                params![new.tag],
                 |r| r.get(0),
             )
             .optional()
@@ -258,20 +249,20 @@ impl AllocStore for SqliteStore {
             Err(e) if names_removed_table(&e.to_string()) => None,
             Err(e) => return Err(self.err(e)),
         };
-        let exists = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
+        let exists = max_id_of(&tx, new.tag).map_err(|e| self.err(e))?;
         if let Some(max_id) = exists {
-            return tag_exists(tag, &self.name, if_not_exists, max_id, removed);
+            return new.exists(&self.name, max_id, removed);
         }
-        let first = start_for(tag, &self.name, start, removed)?;
+        let first = new.first_id(&self.name, removed)?;
         match tx.execute(
             "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?1, ?2, ?3, ?4)",
-            params![tag, first, step, description],
+            params![new.tag, first, new.step, new.description],
         ) {
             Ok(_) => {}
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                return tag_exists(tag, &self.name, if_not_exists, first, removed);
+                return new.exists(&self.name, first, removed);
             }
             Err(e) => return Err(self.err(e)),
         }
@@ -279,15 +270,10 @@ impl AllocStore for SqliteStore {
         Ok(Added::inserted(first, removed))
     }
 
-    fn rows_page(
-        &self,
-        filter: &TagFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<LeafAlloc>, SegmentError> {
+    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
         let conn = self.lock();
-        let like = filter.like_pattern();
-        let (sql, params) = page_query(ROW_SQL, after, like.as_deref(), limit);
+        let like = page.filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
         let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(params.iter()), row)

@@ -23,6 +23,38 @@ fn lease(
     LocalWorkerLease::acquire(dir.path(), "leaf", worker, true, clock.clone(), lead_ms)
 }
 
+/// A holder of worker 7 (leading by `lead_ms`) that reserved up to `unix_ms`, then crashed:
+/// dropped without `finish`.
+fn crash_after_extending(
+    dir: &tempfile::TempDir,
+    clock: &Arc<FakeClock>,
+    lead_ms: u64,
+    unix_ms: i64,
+) {
+    let a = lease(dir, clock, 7, lead_ms).unwrap();
+    a.extend(unix_ms).unwrap();
+}
+
+/// The next holder of worker 7 (leading by `lead_ms`), which must resume after `unix_ms`.
+fn successor(
+    dir: &tempfile::TempDir,
+    clock: &Arc<FakeClock>,
+    lead_ms: u64,
+    unix_ms: i64,
+) -> LocalWorkerLease {
+    let b = lease(dir, clock, 7, lead_ms).unwrap();
+    assert_eq!(b.resume_after_ms(), Some(unix_ms));
+    b
+}
+
+/// The state error a refused [`lease`] answers.
+fn refusal(r: Result<LocalWorkerLease, WorkerError>) -> StateError {
+    match r {
+        Err(WorkerError::State(e)) => e,
+        other => panic!("expected a state error: {other:?}"),
+    }
+}
+
 #[test]
 fn second_holder_is_refused_with_no_wait() {
     let (dir, clock) = fresh();
@@ -45,8 +77,7 @@ fn clean_finish_records_the_exact_time() {
         assert!(fence > 10_000 && fence <= 10_000 + RESERVATION_WINDOW_MS);
         a.finish(Some(10_002)).unwrap();
     }
-    let b = lease(&dir, &clock, 7, 0).unwrap();
-    assert_eq!(b.resume_after_ms(), Some(10_002));
+    successor(&dir, &clock, 0, 10_002);
     assert_eq!(
         clock.slept_ms(),
         0,
@@ -57,32 +88,18 @@ fn clean_finish_records_the_exact_time() {
 #[test]
 fn crashed_reservation_is_waited_out() {
     let (dir, clock) = fresh();
-    {
-        let a = lease(&dir, &clock, 7, 0).unwrap();
-        a.extend(10_000).unwrap();
-        // Dropped without finish(): a crash.
-    }
-    let b = lease(&dir, &clock, 7, 0).unwrap();
+    crash_after_extending(&dir, &clock, 0, 10_000);
+    successor(&dir, &clock, 0, 10_000 + RESERVATION_WINDOW_MS - 1);
     assert_eq!(clock.now_ms(), 10_000 + RESERVATION_WINDOW_MS);
-    assert_eq!(
-        b.resume_after_ms(),
-        Some(10_000 + RESERVATION_WINDOW_MS - 1)
-    );
 }
 
 #[test]
 fn clock_far_behind_a_reservation_is_refused() {
     let (dir, clock) = fresh();
-    {
-        let a = lease(&dir, &clock, 7, 0).unwrap();
-        a.extend(10_000).unwrap();
-    }
+    crash_after_extending(&dir, &clock, 0, 10_000);
     clock.set_ms(5_000);
-    let b = lease(&dir, &clock, 7, 0);
-    assert!(
-        matches!(b, Err(WorkerError::State(StateError::ClockBehind { .. }))),
-        "{b:?}"
-    );
+    let e = refusal(lease(&dir, &clock, 7, 0));
+    assert!(matches!(e, StateError::ClockBehind { .. }), "{e:?}");
 }
 
 #[test]
@@ -149,11 +166,8 @@ fn fences_never_pass_the_durable_reservation() {
 fn corrupt_state_is_an_error() {
     let (dir, clock) = fresh();
     fs::write(dir.path().join("snowflake-leaf-7.json"), "{not json").unwrap();
-    let r = lease(&dir, &clock, 7, 0);
-    assert!(
-        matches!(r, Err(WorkerError::State(StateError::Corrupt { .. }))),
-        "{r:?}"
-    );
+    let e = refusal(lease(&dir, &clock, 7, 0));
+    assert!(matches!(e, StateError::Corrupt { .. }), "{e:?}");
 }
 
 #[test]
@@ -171,15 +185,13 @@ fn a_leading_runs_crash_is_waited_out_down_to_the_next_runs_lead() {
     // Reserved at once: the lead past the clock, plus the window.
     let recorded = 10_000 + 5_000 + RESERVATION_WINDOW_MS;
     // The same lead: the record is within it after at most the reservation window.
-    let b = lease(&dir, &clock, 7, 5_000).unwrap();
+    let b = successor(&dir, &clock, 5_000, recorded - 1);
     assert_eq!(clock.now_ms(), recorded - 5_000);
-    assert_eq!(b.resume_after_ms(), Some(recorded - 1));
     drop(b);
     // Without a lead: the whole record is waited out (it is the previous run's lead).
     clock.set_ms(10_000);
-    let c = lease(&dir, &clock, 7, 0).unwrap();
+    successor(&dir, &clock, 0, recorded - 1);
     assert_eq!(clock.now_ms(), recorded);
-    assert_eq!(c.resume_after_ms(), Some(recorded - 1));
 }
 
 #[test]
@@ -194,16 +206,14 @@ fn a_clean_record_ahead_of_the_clock_is_continued_within_the_lead() {
         .unwrap()
         .unwrap();
     assert_eq!((on_disk.issued_below_ms, on_disk.clean), (12_346, true));
-    let b = lease(&dir, &clock, 7, 5_000).unwrap();
-    assert_eq!(b.resume_after_ms(), Some(12_345));
+    let b = successor(&dir, &clock, 5_000, 12_345);
     assert_eq!(
         clock.slept_ms(),
         0,
         "no wait: the generator continues within its lead"
     );
     drop(b);
-    let c = lease(&dir, &clock, 7, 0).unwrap();
-    assert_eq!(c.resume_after_ms(), Some(12_345));
+    successor(&dir, &clock, 0, 12_345);
     assert_eq!(
         clock.now_ms(),
         12_346,
@@ -214,28 +224,21 @@ fn a_clean_record_ahead_of_the_clock_is_continued_within_the_lead() {
 #[test]
 fn a_record_further_ahead_than_its_run_could_put_it_is_refused() {
     let (dir, clock) = fresh();
-    {
-        let a = lease(&dir, &clock, 7, 2_000).unwrap();
-        a.extend(12_000).unwrap();
-    }
+    crash_after_extending(&dir, &clock, 2_000, 12_000);
     // The clock went back 5 s: the record is 8 s ahead, the previous run allowed 3 s.
     clock.set_ms(5_000);
-    let r = lease(&dir, &clock, 7, 2_000);
+    let e = refusal(lease(&dir, &clock, 7, 2_000));
     assert!(
         matches!(
-            r,
-            Err(WorkerError::State(StateError::ClockBehind {
+            e,
+            StateError::ClockBehind {
                 behind_ms: 8_000,
                 ..
-            }))
+            }
         ),
-        "{r:?}"
+        "{e:?}"
     );
     assert_eq!(clock.slept_ms(), 0);
     // A lead that covers it continues at once (the IDs stay within this run's lead).
-    let b = lease(&dir, &clock, 7, 10_000).unwrap();
-    assert_eq!(
-        b.resume_after_ms(),
-        Some(12_000 + RESERVATION_WINDOW_MS - 1)
-    );
+    successor(&dir, &clock, 10_000, 12_000 + RESERVATION_WINDOW_MS - 1);
 }
