@@ -160,12 +160,10 @@ fn removals_racing_adds_and_claims_issue_no_id_twice() {
 /// at the tombstone its snapshot held (11) while IDs up to 21 had been issued.
 #[test]
 fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
-    use leafctl::segment::StartAt;
+    use leafctl::segment::NewTag;
     let env = Env::new();
     let store = PostgresStore::open(&env.url, None).unwrap();
-    store
-        .add_tag("aba", StartAt::Default, 10, None, false)
-        .unwrap();
+    store.add_tag(&NewTag::new("aba", 10)).unwrap();
     store
         .claim("aba", leafctl::segment::Increment::TableStep)
         .unwrap();
@@ -221,13 +219,9 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
     let add = std::thread::spawn({
         let url = env.url.clone();
         move || {
-            PostgresStore::open(&url, None).unwrap().add_tag(
-                "aba",
-                StartAt::Default,
-                10,
-                None,
-                false,
-            )
+            PostgresStore::open(&url, None)
+                .unwrap()
+                .add_tag(&NewTag::new("aba", 10))
         }
     });
     // This add waits on the other client's open insert of the same name.

@@ -68,7 +68,7 @@ fn a_removed_and_readded_tag_continues_above_every_id_it_issued() {
         Err(SegmentError::UnknownTag { .. })
     ));
     let added = store
-        .add_tag("t", crate::segment::StartAt::Default, 100, None, false)
+        .add_tag(&crate::segment::NewTag::new("t", 100))
         .unwrap();
     assert_eq!(added.start, 201, "above the removed buffers' [101, 201)");
     ids.extend((0..150).map(|_| g.next_id("t").unwrap()));
