@@ -1,7 +1,7 @@
 //! Leaf's JDBC URLs (`leaf.jdbc.url`) read as leafctl's (`config import-leaf`): what every
 //! database's has in common is read here (the host list, the database, the parameters); each
 //! database says which JDBC schemes are its own, its default port and which parameters carry
-//! over ([`Jdbc`], in its folder).
+//! over (its `Jdbc`, in its folder).
 
 use super::DATABASES;
 

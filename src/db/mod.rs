@@ -580,10 +580,25 @@ mod tests {
 
     #[test]
     fn unknown_schemes_are_rejected() {
-        assert!(matches!(
-            open_store("postgres://x/y", None, OpenMode::Existing),
-            Err(SegmentError::InvalidUrl { .. })
-        ));
+        for url in ["ftp://x/y", "redis://x:6379/0", "x/y", "mysqlx://leaf@x/y"] {
+            assert!(
+                matches!(
+                    open_store(url, None, OpenMode::Existing),
+                    Err(SegmentError::InvalidUrl { .. })
+                ),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_postgres_url_without_a_user_is_refused_before_connecting() {
+        match open_store("postgres://x/y", None, OpenMode::Existing) {
+            Err(SegmentError::InvalidUrl { reason, .. }) => {
+                assert!(reason.contains("no user"), "{reason}")
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     }
 }
 

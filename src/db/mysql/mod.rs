@@ -1,4 +1,4 @@
-//! MySQL and MariaDB (`mysql://`, `mariadb://`): the URL ([`url`]), the segment store
+//! MySQL and MariaDB (`mysql://`, `mariadb://`): the URL, the segment store
 //! ([`MysqlStore`]) and the worker-id registry ([`MysqlRegistry`]).
 
 mod conn;
