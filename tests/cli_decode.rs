@@ -2,6 +2,11 @@
 
 mod support;
 
+#[path = "cli_decode/real_ids.rs"]
+mod real_ids;
+#[path = "cli_decode/terminal.rs"]
+mod terminal;
+
 use leafctl::snowflake::{LEAF_EPOCH_MS, Layout, Preset};
 use predicates::prelude::*;
 use support::{Sandbox, json, stderr};

@@ -1,9 +1,7 @@
-//! Black-box tests of `leafctl decode` at a terminal: the bordered table, rows shown as they
+//! (Part of the cli_decode test binary.) Black-box tests of `leafctl decode` at a terminal: the bordered table, rows shown as they
 //! arrive, and numbers never split however narrow the terminal.
 
-mod support;
-
-use support::{Sandbox, on_a_terminal_of};
+use crate::support::{Sandbox, on_a_terminal_of};
 
 /// Worker 1, sequence 5, 1000 ms after Leaf's epoch (2010-11-04T01:42:55.657Z).
 const KNOWN: u64 = (1000 << 22) | (1 << 12) | 5;
