@@ -1,5 +1,5 @@
 //! Clock faults on a real process with Debian's libfaketime (package `faketime`, installed by
-//! scripts/test): a clock set off at start (`faketime -f OFFSET`), or read from a file the test
+//! scripts/test): a clock set off at start (`FAKETIME=OFFSET`, as `faketime -f OFFSET`), or read from a file the test
 //! rewrites while the process runs.
 //!
 //! Both set `DONT_FAKE_MONOTONIC=1`: a real clock step (NTP, an operator) moves only the wall
@@ -15,16 +15,18 @@ use super::Sandbox;
 use super::serve::Server;
 
 /// `cmd` (a leafctl command with its environment and working directory, e.g.
-/// `sb.leafctl_std()`) run under `faketime -f OFFSET`, the monotonic clock left alone as a real
-/// clock step leaves it.
+/// `sb.leafctl_std()`) run with its clock set off by OFFSET (libfaketime's `FAKETIME`, what
+/// `faketime -f OFFSET` sets), the monotonic clock left alone as a real clock step leaves it.
+/// The library is preloaded directly rather than through the `faketime` wrapper: the wrapper
+/// opens a semaphore named after its process id, which a killed run leaves behind, and a later
+/// wrapper given the same id fails with "sem_open: File exists".
 pub fn under_faketime(cmd: &Command, offset: &str) -> Command {
-    let mut c = Command::new("faketime");
-    c.arg("-f")
-        .arg(offset)
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
+    let mut c = Command::new(cmd.get_program());
+    c.args(cmd.get_args());
     super::copy_env(cmd, &mut c);
-    c.env("DONT_FAKE_MONOTONIC", "1");
+    c.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME", offset)
+        .env("DONT_FAKE_MONOTONIC", "1");
     c
 }
 
