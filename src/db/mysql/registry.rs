@@ -1,7 +1,7 @@
 //! Worker ids from MySQL: NotFound9's `leaf_workerid_alloc` table.
 //!
 //! The worker id is the row's `id`, looked up by `ip_port`; a new identity takes the lowest row
-//! whose holder is gone, and a row is inserted only when none is (see `table.rs` for the rule;
+//! whose holder is gone, and a row is inserted only when none is (see `db/table_registry.rs` for the rule;
 //! MySQL never reuses an AUTO_INCREMENT value, so a deleted row's id is retired). `max_timestamp`
 //! bounds the times of every ID issued with the id. This is the MySQL store of the fenced-lease protocol
 //! (`src/worker/lease`): the claim is the named lock `leafctl_worker_{id}_{database}` (`GET_LOCK`)

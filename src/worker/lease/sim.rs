@@ -25,7 +25,7 @@
 //!   (refused, leaving nothing, past the layout's ids).
 //!   PostgreSQL's model adds a pool in front: a connection sometimes lands on a server session
 //!   another holder uses (PgBouncer in transaction or statement mode), whose locks are
-//!   re-entrant, so both hold what it holds. The guard (`src/worker/postgres.rs`) takes a marker
+//!   re-entrant, so both hold what it holds. The guard (`src/db/postgres/lease_store.rs`) takes a marker
 //!   unique to the connection and requires, at connect and in every fenced write, that the
 //!   session holds it and no other holder's marker; without it, two holders share a worker id.
 //! - `Local`: a lock file per worker id, held until the process exits; the state file records
@@ -770,7 +770,7 @@ enum RowClaim {
 
 impl ModelStore {
     /// The database models' candidates: this identity's row; else the lowest free rows, then a
-    /// new row (as `src/worker/mysql.rs` and `postgres.rs` list them).
+    /// new row (as `src/db/mysql/lease_store.rs` and `src/db/postgres/lease_store.rs` list them).
     fn rows_to_try(&self, identity: u64, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
         self.max_worker.store(max_worker as i64, Ordering::SeqCst);
         let clock_now = self.clock.now_ms();
