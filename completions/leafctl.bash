@@ -203,7 +203,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version next serve decode tag db workers config help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version next serve decode tag db workers config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -218,6 +218,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -249,7 +257,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version show import-leaf help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -264,6 +272,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -351,7 +367,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__import__subcmd__leaf)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,6 +382,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -397,7 +421,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -412,6 +436,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,7 +475,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version init help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -458,6 +490,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -531,7 +571,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db__subcmd__init)
-            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -546,6 +586,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -577,7 +625,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -632,6 +680,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -957,7 +1013,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1015,6 +1071,14 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1043,7 +1107,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__serve)
-            opts="-q -v -h -V --listen --segment --snowflake --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --listen --segment --snowflake --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1097,6 +1161,14 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1125,7 +1197,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version add list show set-step bump remove help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version add list show set-step bump remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1140,6 +1212,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1171,7 +1251,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__add)
-            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1198,6 +1278,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1229,7 +1317,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__bump)
-            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1248,6 +1336,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1391,7 +1487,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__list)
-            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1414,6 +1510,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1445,7 +1549,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__remove)
-            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1460,6 +1564,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1491,7 +1603,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__set__subcmd__step)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1506,6 +1618,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1537,7 +1657,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1552,6 +1672,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1583,7 +1711,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version list reclaim doctor help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version list reclaim doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1598,6 +1726,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1629,7 +1765,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__doctor)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1644,6 +1780,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1745,7 +1889,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__list)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1760,6 +1904,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1791,7 +1943,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__reclaim)
-            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1810,6 +1962,14 @@ _leafctl() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_leafctl_global_optspecs
-    string join \n config= output= q/quiet v/verbose state-dir= name= db= zk= instance= etcd= h/help V/version
+    string join \n config= output= q/quiet v/verbose state-dir= region= regions= name= db= zk= instance= etcd= h/help V/version
 end
 
 function __fish_leafctl_needs_command
@@ -30,6 +30,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_needs_command" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_needs_command" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_needs_command" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_needs_command" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -69,6 +71,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -102,6 +106,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand serve" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -136,6 +142,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -153,6 +161,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and not __fish_seen_subcommand_from add list show set-step bump remove help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -178,6 +188,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from add" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -197,6 +209,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -212,6 +226,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -227,6 +243,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from set-step" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -243,6 +261,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from bump" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -258,6 +278,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand tag; and __fish_seen_subcommand_from remove" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -281,6 +303,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and not __fish_seen_subcommand_from init help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -298,6 +322,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand db; and __fish_seen_subcommand_from init" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -316,6 +342,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and not __fish_seen_subcommand_from list reclaim doctor help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -335,6 +363,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from list" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -351,6 +381,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from reclaim" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -368,6 +400,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand workers; and __fish_seen_subcommand_from doctor" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -387,6 +421,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and not __fish_seen_subcommand_from show import-leaf help" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -405,6 +441,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from show" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r
@@ -420,6 +458,8 @@ json\t'JSON (an array for rows, streamed); every 64-bit ID is a decimal string'
 tsv\t'Tab-separated lines after a header line; only commands that print rows (next, decode, tag list)'
 ndjson\t'One JSON value per line (for jq -c); only commands that print rows (next, decode, tag list)'"
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l state-dir -d 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]' -r -F
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l region -d 'This deployment\'s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l regions -d 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l name -d 'Namespace of worker ids (Leaf\'s leaf.name) [env: LEAF_NAME] [default: leaf]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l db -d 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand config; and __fish_seen_subcommand_from import-leaf" -l zk -d 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]' -r

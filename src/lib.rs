@@ -8,6 +8,8 @@
 //! - [`server`]: `leafctl serve`, Leaf's HTTP API on these generators, mountable in any hyper server.
 //! - [`idformat`]: reading any time-ordered ID (snowflake layouts, UUID v1/v6/v7, ULID, KSUID,
 //!   ObjectId): guessing a number's layout, finding IDs in log text, the IDs around one.
+//! - [`region`]: several independent regions whose IDs never collide: which worker ids and
+//!   which segment IDs each region owns, and the check that a store belongs to its region.
 //! - [`worker`]: where worker ids come from (local lock and state file, ZooKeeper forever/lease,
 //!   MySQL, PostgreSQL, etcd) and how they stay safe across processes, hosts and clock changes.
 #![warn(missing_docs)]
@@ -15,6 +17,7 @@
 pub mod config;
 pub mod db;
 pub mod idformat;
+pub mod region;
 pub mod segment;
 pub mod server;
 pub mod snowflake;

@@ -4,6 +4,7 @@ use std::fmt;
 use std::process::ExitCode;
 
 use leafctl::config::ConfigError;
+use leafctl::region::RegionError;
 use leafctl::segment::SegmentError;
 use leafctl::snowflake::SnowflakeError;
 use leafctl::worker::StateError;
@@ -128,6 +129,9 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
         }
         if let Some(e) = cause.downcast_ref::<SegmentError>() {
             return segment_class_and_hint(e);
+        }
+        if let Some(e) = cause.downcast_ref::<RegionError>() {
+            return (EXIT_USAGE, Some(e.hint()));
         }
         if let Some(e) = cause.downcast_ref::<StateError>() {
             return (EXIT_RUNTIME, Some(e.hint().into()));

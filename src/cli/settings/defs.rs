@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::builder::{EnumValueParser, ValueParser};
 use leafctl::db::{MAX_REGISTRY_WAIT_TIMEOUT_S, redact_url};
+use leafctl::region::MAX_REGIONS;
 use leafctl::snowflake::{BitWidths, MAX_LEAD_MS, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
 
@@ -135,6 +136,27 @@ settings! {
     .env("LEAF_WORKER_ID")
     .number_flag("worker-id", "N", SNOWFLAKE, || {
         ValueParser::new(whole_number(0u64, u64::MAX))
+    })
+    .of(Default::Unset);
+    REGION: u64, optional region_index = Info::new(
+        "region",
+        "region number",
+        "This deployment's region, 0 to N-1 (with --regions N): its worker ids and segment IDs are \
+         its own, recorded in its stores",
+    )
+    .env("LEAF_REGION")
+    .number_flag("region", "R", GLOBAL, || {
+        ValueParser::new(whole_number(0u64, u64::from(MAX_REGIONS) - 1))
+    })
+    .of(Default::Unset);
+    REGIONS: u64, optional region_count = Info::new(
+        "regions",
+        "region count",
+        "How many regions the deployment has (2 to 8, the same in every region; with --region)",
+    )
+    .env("LEAF_REGIONS")
+    .number_flag("regions", "N", GLOBAL, || {
+        ValueParser::new(whole_number(2u64, u64::from(MAX_REGIONS)))
     })
     .of(Default::Unset);
     NAME: String, value name = Info::new(

@@ -13,6 +13,7 @@ mod resolve;
 
 use clap::ArgMatches;
 use leafctl::config::{LoadedConfig, Origin};
+use leafctl::region::Region;
 use leafctl::server::HttpOptions;
 
 pub use decl::scope;
@@ -37,6 +38,8 @@ pub struct Settings {
     pub http: HttpOptions,
     /// The database password, from wherever it was given.
     pub db_password: Option<Resolved<String>>,
+    /// This deployment's region (`--region` with `--regions`); none when neither is given.
+    pub region: Option<Region>,
     /// What each setting resolved to, in [`SETTINGS`] order (`config show`).
     pub shown: Vec<Shown>,
     /// The keys of the settings given on the command line.
@@ -79,9 +82,17 @@ impl Settings {
                 ..HttpOptions::default()
             },
             db_password: password_from_file(r.get(&DB_PASSWORD)?, r.get(&DB_PASSWORD_FILE)?)?,
+            region: None,
             shown: Vec::new(),
             given: Vec::new(),
         };
+        // Values are bounded by their flags' parsers and checks; the pair is checked here.
+        let number =
+            |v: &Option<Resolved<u64>>| v.as_ref().map(|r| r.value.min(u32::MAX as u64) as u32);
+        s.region = Region::from_settings(
+            number(&s.values.region_index),
+            number(&s.values.region_count),
+        )?;
         // A secret in a file others may read: say so.
         if let Some(path) = &config.path {
             for info in SETTINGS.iter().map(|d| d.info()) {
