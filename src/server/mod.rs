@@ -341,6 +341,8 @@ pub fn run(
         .map_err(ServerError::Start)?;
     listener.set_nonblocking(true).map_err(ServerError::Start)?;
     let cap = connection_cap(options.max_connections);
+    // A connection without a request's headers closes after this (idle ones too).
+    let headers_within = options.header_timeout;
     if cap < options.max_connections {
         tracing::info!(
             "at most {cap} connections at once (the open-file limit less {RESERVED_FDS})"
@@ -374,8 +376,7 @@ pub fn run(
                     if !warned_full {
                         tracing::warn!(
                             "{cap} connections open: not accepting more until one closes \
-                             (idle ones close after {:?})",
-                            options.header_timeout
+                             (idle ones close after {headers_within:?})"
                         );
                         warned_full = true;
                     }
@@ -400,7 +401,7 @@ pub fn run(
                         }
                     };
                     let _ = stream.set_nodelay(true);
-                    let wait = Arc::new(conn::HeaderWait::new(options.header_timeout));
+                    let wait = Arc::new(conn::HeaderWait::new(headers_within));
                     let svc = service.clone();
                     let answering = wait.clone();
                     let conn = http.serve_connection(

@@ -5,6 +5,7 @@
 use mysql::{Opts, OptsBuilder, SslOpts};
 
 use crate::db::first_answering;
+use crate::db::jdbc::Jdbc;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 pub(crate) use crate::text::scrub;
 use crate::text::url_password;
@@ -238,6 +239,29 @@ pub(crate) fn describe(e: &mysql::Error) -> String {
             mysql::Error::UrlError(u) => url_error(u),
             other => other.to_string(),
         },
+    }
+}
+
+// Leaf's `jdbc:mysql://` and `jdbc:mariadb://` URLs (`config import-leaf`).
+/// MySQL's JDBC URLs: Connector/J's and MariaDB Connector/J's.
+pub(crate) const JDBC: Jdbc = Jdbc {
+    schemes: &["mysql", "mariadb"],
+    port: 3306,
+    param,
+};
+
+/// Connector/J's TLS parameters as `tls=true`; nothing else carries over.
+fn param(key: &str, value: &str, kept: &mut Vec<String>) {
+    let on = value.eq_ignore_ascii_case("true");
+    match key {
+        "useSSL" | "requireSSL" if on => kept.push("tls=true".into()),
+        "sslMode" | "sslmode"
+            if !value.eq_ignore_ascii_case("disabled")
+                && !value.eq_ignore_ascii_case("preferred") =>
+        {
+            kept.push("tls=true".into())
+        }
+        _ => {}
     }
 }
 

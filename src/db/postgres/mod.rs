@@ -3,16 +3,15 @@
 
 mod conn;
 mod error;
-mod jdbc;
 mod lease_store;
 mod registry;
 mod store;
 mod url;
 
 pub(crate) use error::tls_advice;
-pub(crate) use jdbc::JDBC;
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
 pub use store::{POSTGRES_DDL, PostgresStore};
+pub(crate) use url::JDBC;
 
 /// Opens the segment store the URL names ([`super::DbAddress::open_store`]).
 pub(crate) fn open_store(
