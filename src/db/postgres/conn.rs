@@ -414,6 +414,30 @@ struct LibpqVerifier {
     provider: Arc<CryptoProvider>,
 }
 
+/// A handshake signature checked by rustls's `verify` (TLS 1.2's or 1.3's) with the provider's
+/// algorithms: libpq's modes change which certificates are trusted, never how signatures are.
+type SignatureCheck = fn(
+    &[u8],
+    &CertificateDer<'_>,
+    &DigitallySignedStruct,
+    &rustls::crypto::WebPkiSupportedAlgorithms,
+) -> Result<HandshakeSignatureValid, rustls::Error>;
+
+impl LibpqVerifier {
+    fn signature(
+        &self,
+        verify: SignatureCheck,
+        (message, cert, dss): (&[u8], &CertificateDer<'_>, &DigitallySignedStruct),
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+}
+
 impl ServerCertVerifier for LibpqVerifier {
     fn verify_server_cert(
         &self,
@@ -439,8 +463,7 @@ impl ServerCertVerifier for LibpqVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
+        self.signature(rustls::crypto::verify_tls12_signature, (message, cert, dss))
     }
     fn verify_tls13_signature(
         &self,
@@ -448,8 +471,7 @@ impl ServerCertVerifier for LibpqVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
+        self.signature(rustls::crypto::verify_tls13_signature, (message, cert, dss))
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider
