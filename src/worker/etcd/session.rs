@@ -19,7 +19,8 @@ use super::conn::{Conn, method, not_connected, status_text, tls_failure};
 use super::error::EtcdError;
 use super::keys::prefix_end;
 use super::options::EtcdOptions;
-use crate::worker::WorkerError;
+use super::txn;
+use crate::worker::{WorkerError, region_mark};
 
 /// One etcd connection with its runtime.
 pub(crate) struct EtcdSession {
@@ -208,6 +209,26 @@ impl EtcdSession {
         };
         let resp: pb::RangeResponse = self.call("list", prefix, method::RANGE, req)?;
         Ok(resp.kvs)
+    }
+
+    /// Checks the region mark `/leafctl/region` against `opts`' region, recording it on first
+    /// use ([`region_mark::ensure`]): a create-if-absent transaction.
+    pub(crate) fn check_region(&self, opts: &EtcdOptions) -> Result<(), WorkerError> {
+        let key = region_mark::ETCD_KEY;
+        let place = format!("etcd {}{key}", opts.endpoints_text());
+        region_mark::ensure(
+            &place,
+            opts.region,
+            || Ok(self.get(key)?.map(|kv| kv.value)),
+            |mark| {
+                let req = pb::TxnRequest {
+                    compare: vec![txn::create_revision_is(key, 0)],
+                    success: vec![txn::put(key, mark.to_vec(), 0)],
+                    failure: vec![],
+                };
+                Ok(self.txn(key, req)?.succeeded)
+            },
+        )
     }
 
     /// One key, if it exists.

@@ -35,6 +35,7 @@ pub(crate) mod keepalive;
 mod sim;
 mod store;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
@@ -44,6 +45,7 @@ pub(crate) use fenced::FencedLease;
 pub(crate) use store::{LeaseStore, Record, Write, Written};
 
 use super::{MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease};
+use crate::region::{self, Region};
 use crate::snowflake::{Clock, Layout, MAX_LEAD_MS, SnowflakeError, TimeFence};
 
 /// The protocol's guards. Production always uses [`Guards::ALL`]; the simulation removes one at
@@ -153,26 +155,45 @@ pub(crate) fn wait_out(
     Err(behind(now))
 }
 
-/// Claims a worker id from `store` and waits out its predecessor's record.
+/// The worker ids a store may hand out in `layout` for `region`: the region's slice of the worker
+/// field, or the whole field without a region. Every recyclable store leases inside it.
+pub(crate) fn leasable(layout: &Layout, region: Option<Region>) -> Result<Range<u64>, WorkerError> {
+    let ids = region::worker_ids(region, layout.worker_bits())?;
+    Ok(ids.start..ids.end.min(layout.max_worker().saturating_add(1)))
+}
+
+/// Claims a worker id of `region`'s slice (every id without a region) from `store` and waits
+/// out its predecessor's record.
 pub(crate) fn acquire<S: LeaseStore>(
     store: S,
     layout: &Layout,
+    region: Option<Region>,
     clock: Arc<dyn Clock>,
     max_lead_ms: u64,
     guards: Guards,
 ) -> Result<LeaseCore<S>, WorkerError> {
-    let max = layout.max_worker();
+    let ids = leasable(layout, region)?;
     let mut found = None;
-    for id in store.candidates(max)? {
+    for id in store.candidates(ids.clone())? {
         if let Some(claimed) = store.try_claim(id)? {
             found = Some(claimed);
             break;
         }
     }
     let Some((claim, record)) = found else {
-        return Err(store.none_free(max + 1));
+        return Err(store.none_free(ids));
     };
     let worker = store.worker(&claim);
+    // A store's bug (or a row's id it could not choose) never leaves the slice.
+    if let Err(e) = region::check_worker(
+        region,
+        layout.worker_bits(),
+        worker,
+        &store.describe(&claim),
+    ) {
+        store.release(&claim);
+        return Err(e.into());
+    }
     let lead_ms = max_lead_ms.min(MAX_LEAD_MS) as i64;
     let window_ms = store.window_ms();
     // From here on a failure gives the claim back (LeaseCore's Drop).
