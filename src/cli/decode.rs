@@ -216,6 +216,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
             opts.configured.worker_name(),
             ctx.quiet,
             from_stdin,
+            ctx.settings.region_count,
         ),
     };
     if from_stdin {

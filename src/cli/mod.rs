@@ -190,7 +190,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
-    let settings = Settings::resolve(matches, loaded)?;
+    let settings = Settings::resolve(matches, loaded, matches!(cli.command, Command::Decode(_)))?;
     if let Some(from) = settings.db_password_source() {
         error::set_db_password_source(from);
     }

@@ -62,7 +62,7 @@ pub fn ensure(
 /// temporary file hard-linked to its name, which fails if the name exists).
 pub fn check_file(dir: &Path, mine: Option<Region>) -> Result<(), WorkerError> {
     let path = dir.join(FILE);
-    let place = path.display().to_string();
+    let place = format!("state directory {} (its {FILE} file)", dir.display());
     let read = || match std::fs::read(&path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
