@@ -357,3 +357,108 @@ fn decode_shows_the_region_of_a_snowflake_id() {
         "{a}"
     );
 }
+
+/// `workers list --regions N` shows each worker id's region; `workers doctor` reports a live
+/// worker id outside the region's slice (a process started without the region) and a mark of
+/// another region, failing as it does for a clock problem.
+#[test]
+fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_mark() {
+    let zk = ZkServer::start();
+    let sb = Sandbox::new();
+    let hosts = zk.hosts();
+    // A server started without a region holds worker id 0 ...
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "--zk",
+        &hosts,
+        "serve",
+        "--snowflake",
+        "--instance",
+        "10.8.0.1:8080",
+    ]);
+    let server = support::serve::Server::start(cmd);
+    assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 0);
+    // ... when region 1 of 2 starts using the same ZooKeeper (worker id 512).
+    let out = sb
+        .leafctl()
+        .args([
+            "--region",
+            "1",
+            "--regions",
+            "2",
+            "next",
+            "--snowflake",
+            "--zk",
+            &hosts,
+        ])
+        .args(["--instance", "10.8.0.2:8080"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 512);
+
+    let list = sb
+        .leafctl()
+        .args([
+            "workers",
+            "list",
+            "--zk",
+            &hosts,
+            "--regions",
+            "2",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let rows = support::json(&list);
+    let regions: Vec<(u64, u64)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["worker"].as_u64().unwrap(), r["region"].as_u64().unwrap()))
+        .collect();
+    assert!(
+        regions.contains(&(0, 0)) && regions.contains(&(512, 1)),
+        "{rows}"
+    );
+
+    let doctor = |region: &[&str]| {
+        sb.leafctl()
+            .args(region)
+            .args(["workers", "doctor", "--zk", &hosts, "--output", "json"])
+            .output()
+            .unwrap()
+    };
+    // Region 1's view: the live worker id 0 is outside its slice.
+    let out = doctor(&["--region", "1", "--regions", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["outside_slice"], serde_json::json!([0]), "{report}");
+    assert_eq!(report["region_mark"], "1/2");
+    assert_eq!(report["ok"], false);
+    assert!(
+        stderr(&out).contains("live worker id 0"),
+        "{}",
+        stderr(&out)
+    );
+    // A host of region 0 pointed here: the foreign mark is reported, naming both.
+    let out = doctor(&["--region", "0", "--regions", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("region 1 of 2") && err.contains("region 0 of 2"),
+        "{err}"
+    );
+    // Once the region-less server is gone, its record is history: region 1's view is clean.
+    drop(server);
+    let clean = support::wait_until(std::time::Duration::from_secs(20), || {
+        doctor(&["--region", "1", "--regions", "2"])
+            .status
+            .success()
+    });
+    let out = doctor(&["--region", "1", "--regions", "2"]);
+    assert!(clean, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["outside_slice"], serde_json::json!([]), "{report}");
+}

@@ -21,6 +21,15 @@ pub const ETCD_KEY: &str = "/leafctl/region";
 /// The state directory's mark (the local registry, the forever mode's cache).
 pub const FILE: &str = "region";
 
+/// A registry's region mark as `workers doctor` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionMark {
+    /// Where it lives (`ZooKeeper HOSTS/leafctl/region`).
+    pub place: String,
+    /// The region recorded there; none when no region was ever recorded.
+    pub recorded: Option<Region>,
+}
+
 /// The region a store's mark at `place` holds (`None`: no mark); a mark that is not `R/N` is
 /// refused, naming it.
 pub fn parse(place: &str, mark: Option<&[u8]>) -> Result<Option<Region>, WorkerError> {

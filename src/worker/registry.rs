@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Identity, WorkerError, WorkerRecord, WorkerRegistry};
+use super::{Identity, RegionMark, WorkerError, WorkerRecord, WorkerRegistry};
 use crate::config::Resolved;
 use crate::region::Region;
 use crate::snowflake::Layout;
@@ -273,6 +273,12 @@ pub trait Registry: WorkerRegistry {
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let _ = record;
         Err(self.cannot("reclaim worker ids"))
+    }
+
+    /// The region mark this registry's store keeps (ZooKeeper, etcd), read without recording
+    /// anything; `None` for a registry whose mark lives elsewhere (a database's) or nowhere.
+    fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+        Ok(None)
     }
 
     /// Compares this host's clock with the store's and the live holders'.

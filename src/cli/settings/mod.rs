@@ -103,7 +103,7 @@ impl Settings {
             number(&s.values.region_count),
         );
         s.region = match Region::from_settings(index, count) {
-            // `decode --regions N` reads IDs' regions; the count is still checked.
+            // `decode`/`workers` with `--regions N` read regions; the count is still checked.
             Err(RegionError::HalfGiven { .. }) if count_alone && index.is_none() => {
                 count.map(|n| Region::new(0, n)).transpose()?;
                 None

@@ -211,13 +211,25 @@ impl EtcdSession {
         Ok(resp.kvs)
     }
 
+    /// Reads the region mark without recording anything (`workers`).
+    pub(crate) fn read_region(
+        &self,
+        opts: &EtcdOptions,
+    ) -> Result<region_mark::RegionMark, WorkerError> {
+        let place = mark_place(opts);
+        let data = self.get(region_mark::ETCD_KEY)?.map(|kv| kv.value);
+        Ok(region_mark::RegionMark {
+            recorded: region_mark::parse(&place, data.as_deref())?,
+            place,
+        })
+    }
+
     /// Checks the region mark `/leafctl/region` against `opts`' region, recording it on first
     /// use ([`region_mark::ensure`]): a create-if-absent transaction.
     pub(crate) fn check_region(&self, opts: &EtcdOptions) -> Result<(), WorkerError> {
         let key = region_mark::ETCD_KEY;
-        let place = format!("etcd {}{key}", opts.endpoints_text());
         region_mark::ensure(
-            &place,
+            &mark_place(opts),
             opts.region,
             || Ok(self.get(key)?.map(|kv| kv.value)),
             |mark| {
@@ -306,4 +318,9 @@ impl Drop for EtcdSession {
             }
         }
     }
+}
+
+/// Where etcd's region mark lives, for messages.
+fn mark_place(opts: &EtcdOptions) -> String {
+    format!("etcd {}{}", opts.endpoints_text(), region_mark::ETCD_KEY)
 }

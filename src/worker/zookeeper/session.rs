@@ -69,12 +69,29 @@ impl ZkOptions {
         Ok(ids.start.saturating_add(n))
     }
 
+    /// Where the region mark lives, for messages.
+    fn mark_place(&self) -> String {
+        format!("ZooKeeper {}{}", self.hosts, region_mark::ZK_PATH)
+    }
+
+    /// Reads the region mark without recording anything (`workers`).
+    pub(crate) fn read_region(
+        &self,
+        s: &ZkSession,
+    ) -> Result<region_mark::RegionMark, WorkerError> {
+        let place = self.mark_place();
+        let data = s.get(region_mark::ZK_PATH)?.map(|(d, _)| d);
+        Ok(region_mark::RegionMark {
+            recorded: region_mark::parse(&place, data.as_deref())?,
+            place,
+        })
+    }
+
     /// Checks the region mark `/leafctl/region` against this process's region, recording it
     /// on first use ([`region_mark::ensure`]).
     pub(crate) fn check_region(&self, s: &ZkSession) -> Result<(), WorkerError> {
-        let place = format!("ZooKeeper {}{}", self.hosts, region_mark::ZK_PATH);
         region_mark::ensure(
-            &place,
+            &self.mark_place(),
             self.region,
             || Ok(s.get(region_mark::ZK_PATH)?.map(|(data, _)| data)),
             |mark| {
