@@ -462,3 +462,62 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["outside_slice"], serde_json::json!([]), "{report}");
 }
+
+/// Leaf's own (Java) servers know no regions: on a region's forever tree they issue with their
+/// node's number as the worker id, outside the region's slice. `workers doctor` tells them
+/// from leafctl's holders (which keep a temporary node) by their live reports.
+#[test]
+fn doctor_reports_a_leaf_server_on_a_regions_forever_tree() {
+    let zk = ZkServer::start();
+    let hosts = zk.hosts();
+    let sb = Sandbox::new();
+    let region = ["--region", "1", "--regions", "2"];
+    // leafctl's own forever holder (it keeps a temporary node while it runs).
+    let mut cmd = sb.leafctl_std();
+    cmd.args(region)
+        .args([
+            "--zk",
+            &hosts,
+            "serve",
+            "--snowflake",
+            "--registry",
+            "forever",
+        ])
+        .args(["--instance", "10.6.0.1:8080"]);
+    let server = support::serve::Server::start(cmd);
+    assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 512);
+    let doctor = || {
+        sb.leafctl()
+            .args(region)
+            .args(["workers", "doctor", "--zk", &hosts, "--output", "json"])
+            .output()
+            .unwrap()
+    };
+    let out = doctor();
+    assert!(
+        out.status.success(),
+        "leafctl's own node is no problem: {}",
+        stderr(&out)
+    );
+    // A Leaf server registers (number 1) and reports now, as Leaf does every 3 s.
+    let raw = RawZk::connect(&hosts, None);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    raw.leaf_register("leaf", "10.6.0.2", "8080", now);
+    let out = doctor();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["outside_slice"], serde_json::json!([1]), "{report}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("10.6.0.2:8080") && err.contains("worker id 1"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("10.6.0.1:8080"),
+        "leafctl's holder is not Leaf's: {err}"
+    );
+    drop(server);
+}

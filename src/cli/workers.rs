@@ -431,7 +431,27 @@ fn region_check(
         let slice = r.worker_slice(ctx.settings.layout.value.layout.worker_bits())?;
         // Only a live or held id can issue; a record left behind is history the slice never
         // hands out again.
+        let size = slice.end - slice.start;
         for rec in registry.list(now_ms)? {
+            // A live forever node without leafctl's temporary node is Leaf's own (Java)
+            // server: it knows no regions and issues with its node's number as the worker id.
+            let number = rec.worker.checked_sub(slice.start);
+            if rec.mode == RegistryKind::ZkForever
+                && !rec.held
+                && rec.is_live(now_ms)
+                && let Some(n) = number
+                && (r.index() != 0 || n >= size)
+            {
+                problems.push(format!(
+                    "{} reports on forever node {} without leafctl's temporary node: a Leaf server that knows no regions, issuing with worker id {n} (its node's number), outside {r}'s worker ids {} to {}; run only leafctl on a region's forever tree (Leaf's own servers are safe only in region 0, below {size} nodes); a leafctl holder that exited less than 9 s ago looks the same: run doctor again to tell",
+                    rec.identity,
+                    rec.location,
+                    slice.start,
+                    slice.end - 1
+                ));
+                outside.push(n);
+                continue;
+            }
             if !slice.contains(&rec.worker) && (rec.held || rec.is_live(now_ms)) {
                 problems.push(format!(
                     "live worker id {} ({}, {}) is outside {r}'s worker ids {} to {}: a process started without the region (or with another) issues here, and another region may issue with the same id",
