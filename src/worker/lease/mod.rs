@@ -16,6 +16,10 @@
 //! the successor never issues below it. "Still held?" is not what keeps IDs unique; it keeps a
 //! cut-off holder from issuing after its id was granted again (one issuer per id at any time).
 //!
+//! With a region ([`crate::region`]) the core asks the store for the region's slice of the
+//! worker field only ([`leasable`]), and refuses a claimed id outside it, so every recyclable
+//! store (ZooKeeper and etcd leases, the tables, the local file) follows the one rule.
+//!
 //! A backend implements only [`LeaseStore`]: listing candidates, claiming one, the fenced write,
 //! the lock-free "still held?", a liveness report and giving the claim back. Everything else is
 //! here and is checked by the deterministic simulation in `sim` (tests only) against one model
