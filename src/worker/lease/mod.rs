@@ -518,3 +518,110 @@ impl<S: LeaseStore> Drop for LeaseCore<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod region_tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::snowflake::{FakeClock, Preset};
+
+    /// A store that records the ids it was asked about and claims `claims` (a store with a bug
+    /// when that lies outside what it was given).
+    struct OneId {
+        claims: u64,
+        asked: Mutex<Option<Range<u64>>>,
+        released: AtomicBool,
+    }
+
+    impl LeaseStore for &'static OneId {
+        type Claim = u64;
+        fn candidates(&self, ids: Range<u64>) -> Result<Vec<u64>, WorkerError> {
+            *self.asked.lock().unwrap() = Some(ids);
+            Ok(vec![self.claims])
+        }
+        fn try_claim(&self, id: u64) -> Result<Option<(u64, Record)>, WorkerError> {
+            let record = Record {
+                reserved_until: 0,
+                version: 0,
+                ahead_allowance_ms: None,
+                writer_lead_ms: 0,
+            };
+            Ok(Some((id, record)))
+        }
+        fn write(&self, _: &u64, _: i64, w: &Write) -> Result<Written, WorkerError> {
+            Ok(Written::Applied {
+                version: w.reserved_until,
+            })
+        }
+        fn still_held(&self, _: &u64) -> Result<(), WorkerError> {
+            Ok(())
+        }
+        fn release(&self, _: &u64) {
+            self.released.store(true, Ordering::SeqCst);
+        }
+        fn worker(&self, claim: &u64) -> u64 {
+            *claim
+        }
+        fn describe(&self, claim: &u64) -> String {
+            format!("test claim {claim}")
+        }
+        fn record_source(&self, claim: &u64) -> String {
+            format!("test record {claim}")
+        }
+        fn none_free(&self, ids: Range<u64>) -> WorkerError {
+            WorkerError::NoFreeWorker {
+                path: "test".into(),
+                count: ids.end - ids.start,
+            }
+        }
+    }
+
+    fn store(claims: u64) -> &'static OneId {
+        Box::leak(Box::new(OneId {
+            claims,
+            asked: Mutex::new(None),
+            released: AtomicBool::new(false),
+        }))
+    }
+
+    /// The core asks for the region's slice only, and a claim outside it (a store's bug) is
+    /// given back and refused, naming the slice; without a region the whole field is asked for.
+    #[test]
+    fn the_core_leases_inside_the_regions_slice_only() {
+        let layout = Layout::preset(Preset::Leaf);
+        let clock: Arc<dyn Clock> = Arc::new(FakeClock::new(1_700_000_000_000));
+        let r3 = Region::new(3, 8).ok();
+
+        let inside = store(400);
+        let core = acquire(inside, &layout, r3, clock.clone(), 0, Guards::ALL).unwrap();
+        assert_eq!(*inside.asked.lock().unwrap(), Some(384..512));
+        assert_eq!(core.worker(), 400);
+
+        let outside = store(5);
+        let e = acquire(outside, &layout, r3, clock.clone(), 0, Guards::ALL)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                e,
+                WorkerError::Region(region::RegionError::WorkerOutsideSlice {
+                    worker: 5,
+                    start: 384,
+                    end: 512,
+                    ..
+                })
+            ),
+            "{e}"
+        );
+        assert!(
+            outside.released.load(Ordering::SeqCst),
+            "the claim is given back"
+        );
+
+        let whole = store(1023);
+        let core = acquire(whole, &layout, None, clock, 0, Guards::ALL).unwrap();
+        assert_eq!(*whole.asked.lock().unwrap(), Some(0..1024));
+        assert_eq!(core.worker(), 1023);
+    }
+}
