@@ -74,6 +74,20 @@ pub enum RegionError {
         /// The region this process was given.
         mine: Region,
     },
+    /// A worker id outside the region's slice of the worker field.
+    #[error("worker id {worker} ({source_of}) is outside {region}, whose worker ids are {start} to {}", end - 1)]
+    WorkerOutsideSlice {
+        /// The worker id.
+        worker: u64,
+        /// Where it came from (`--worker-id`, a forever node, a registry).
+        source_of: String,
+        /// The region.
+        region: Region,
+        /// The slice's first worker id.
+        start: u64,
+        /// One past the slice's last worker id.
+        end: u64,
+    },
     /// The store was recorded for a region, and this process was given none.
     #[error("{store} belongs to {recorded}, but this process was given no region")]
     Unset {
@@ -95,6 +109,12 @@ impl RegionError {
             RegionError::NarrowWorkerField { .. } => {
                 "use a layout with a wider worker field, or fewer regions".to_string()
             }
+            RegionError::WorkerOutsideSlice {
+                region, start, end, ..
+            } => format!(
+                "give a worker id from {start} to {} ({region}'s slice), check --region on this host, or (Leaf's forever tree) reclaim unused nodes with `leafctl workers reclaim` or use another --name",
+                end - 1
+            ),
             RegionError::Mismatch { recorded, .. } | RegionError::Unset { recorded, .. } => {
                 format!(
                     "point this process at its own region's stores, or give it --region {} --regions {} if it is part of that region",
@@ -209,6 +229,39 @@ impl fmt::Display for Region {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "region {} of {}", self.index, self.count)
     }
+}
+
+/// The worker ids a registry may hand out in a `worker_bits`-wide worker field: the region's
+/// slice ([`Region::worker_slice`]), or the whole field when no region is set.
+pub fn worker_ids(region: Option<Region>, worker_bits: u32) -> Result<Range<u64>, RegionError> {
+    match region {
+        Some(r) => r.worker_slice(worker_bits),
+        None => Ok(0..1u64.checked_shl(worker_bits).unwrap_or(u64::MAX)),
+    }
+}
+
+/// Refuses `worker` (from `source_of`) when it lies outside the region's slice; any worker id
+/// passes without a region (the layout's own range is checked elsewhere).
+pub fn check_worker(
+    region: Option<Region>,
+    worker_bits: u32,
+    worker: u64,
+    source_of: &str,
+) -> Result<(), RegionError> {
+    let Some(r) = region else {
+        return Ok(());
+    };
+    let slice = r.worker_slice(worker_bits)?;
+    if slice.contains(&worker) {
+        return Ok(());
+    }
+    Err(RegionError::WorkerOutsideSlice {
+        worker,
+        source_of: source_of.to_string(),
+        region: r,
+        start: slice.start,
+        end: slice.end,
+    })
 }
 
 /// Bits needed to number `count` regions (ceil(log2 count)).
@@ -336,6 +389,24 @@ mod tests {
             let per = 1u64 << 2;
             assert_eq!(seen.len() as u64, u64::from(count) * per * 8);
         }
+    }
+
+    #[test]
+    fn worker_ids_are_the_slice_or_the_whole_field() {
+        let r = Region::new(1, 4).unwrap();
+        assert_eq!(worker_ids(Some(r), 10).unwrap(), 256..512);
+        assert_eq!(worker_ids(None, 10).unwrap(), 0..1024);
+        assert_eq!(worker_ids(None, 64).unwrap(), 0..u64::MAX);
+        assert!(check_worker(Some(r), 10, 256, "x").is_ok());
+        assert!(check_worker(Some(r), 10, 511, "x").is_ok());
+        assert!(check_worker(None, 10, 1000, "x").is_ok());
+        let e = check_worker(Some(r), 10, 512, "--worker-id").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "worker id 512 (--worker-id) is outside region 1 of 4, whose worker ids are 256 to 511"
+        );
+        assert!(e.hint().contains("from 256 to 511"));
+        assert!(check_worker(Some(r), 10, 255, "x").is_err());
     }
 
     #[test]

@@ -29,6 +29,9 @@ Examples:
   leafctl decode --scan --output ndjson app.log | jq -c 'select(.worker == 7)'
   leafctl decode --around 1864829180581093376 --window 10m
       the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
+  leafctl decode --regions 8 1864829180581093376          with the region its worker field says
+  leafctl decode --around 1864829180581093376 --region 3 --regions 8
+      every ID region 3's workers (384 to 511) made 5 minutes either side
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
   grep -o '[0-9]\\{18,19\\}' app.log | leafctl decode | head       streams; TSV off a terminal
   leafctl decode --output tsv < ids.txt | tail -n +2 | cut -f 2           the times only (no header)
@@ -216,6 +219,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
             opts.configured.worker_name(),
             ctx.quiet,
             from_stdin,
+            ctx.settings.region_count,
         ),
     };
     if from_stdin {

@@ -190,7 +190,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
-    let settings = Settings::resolve(matches, loaded)?;
+    // `decode` and `workers` read the regions of IDs and worker ids with `--regions` alone.
+    let count_alone = matches!(cli.command, Command::Decode(_) | Command::Workers(_));
+    let settings = Settings::resolve(matches, loaded, count_alone)?;
     if let Some(from) = settings.db_password_source() {
         error::set_db_password_source(from);
     }

@@ -40,6 +40,7 @@ pub fn settings(ctx: &Context, no_wait: bool, default_port: u16) -> RegistrySett
         db_url: s.db_url.clone(),
         db_password: s.db_password.as_ref().map(|p| p.value.clone()),
         db_wait_timeout: Some(Duration::from_secs(s.db_registry_wait_timeout_s.value)),
+        region: s.region,
     }
 }
 
@@ -50,6 +51,7 @@ pub fn issue_options(ctx: &Context) -> IssueOptions {
     IssueOptions::new(s.layout.value.layout)
         .seq_start(s.seq_start.value)
         .max_lead_ms(s.max_lead_ms.value)
+        .region(s.region)
 }
 
 /// The registry `next --snowflake` and `serve --snowflake` acquire from: `--registry`, else

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
+use leafctl::region::{self, Region};
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::{RegistryKind, WorkerRecord};
+use leafctl::worker::{RegionMark, Registry, RegistryKind, WorkerRecord};
 use serde::Serialize;
 
 use super::Context;
@@ -98,10 +99,25 @@ struct Row {
     reserved_until: Option<String>,
     held: bool,
     node: String,
+    /// With `--regions N`: the region the worker id belongs to (null: past the last region).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Option<u32>>,
 }
 
-fn row(r: &WorkerRecord) -> Row {
+/// The region of `count` worker id `worker` belongs to in `layout` (none past the last one).
+fn region_of(worker: u64, layout: &leafctl::snowflake::Layout, count: u32) -> Option<u32> {
+    Region::of_worker(worker, layout.worker_bits(), count)
+        .ok()
+        .map(|r| r.index())
+}
+
+fn row(r: &WorkerRecord, ctx: &Context) -> Row {
+    let layout = &ctx.settings.layout.value.layout;
     Row {
+        region: ctx
+            .settings
+            .region_count
+            .map(|n| region_of(r.worker, layout, n)),
         worker: r.worker,
         identity: r.identity.clone(),
         mode: r.mode.to_string(),
@@ -141,9 +157,15 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 ));
             }
             match ctx.output {
-                OutputFormat::Json => print_json(&records.iter().map(row).collect::<Vec<_>>()),
+                OutputFormat::Json => {
+                    print_json(&records.iter().map(|r| row(r, ctx)).collect::<Vec<_>>())
+                }
                 OutputFormat::Text => {
-                    let mut t = table(&["worker", "identity", "mode", "last report", "status"]);
+                    let mut columns = vec!["worker", "identity", "mode", "last report", "status"];
+                    if ctx.settings.region_count.is_some() {
+                        columns.push("region");
+                    }
+                    let mut t = table(&columns);
                     if records.is_empty() {
                         let what = format!("no worker ids registered under {}", registry.place());
                         // On a terminal a sentence; piped, rows were promised: the header alone,
@@ -157,7 +179,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                         return print_text(&render(t));
                     }
                     for r in &records {
-                        t.add_row(vec![
+                        let mut cells = vec![
                             r.worker.to_string(),
                             r.identity.clone(),
                             r.mode.to_string(),
@@ -165,7 +187,11 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                                 .map(|ms| format!("{} ({})", rfc3339_ms(ms), age(ms, now)))
                                 .unwrap_or_else(|| "-".into()),
                             r.status.to_string(),
-                        ]);
+                        ];
+                        if let Some(reg) = row(r, ctx).region {
+                            cells.push(reg.map_or("-".into(), |i| i.to_string()));
+                        }
+                        t.add_row(cells);
                     }
                     print_text(&render(t))
                 }
@@ -262,8 +288,13 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
         }
         WorkersCommand::Doctor => {
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-            let report = inspected(ctx)?.clock_report(&|| clock.now_ms())?;
+            let registry = inspected(ctx)?;
+            let report = registry.clock_report(&|| clock.now_ms())?;
+            let regions = region_check(ctx, registry.as_ref(), clock.now_ms())?;
             let verdict = match (report.ok, report.store_offset_ms.is_some(), report.peers) {
+                _ if !regions.problems.is_empty() => {
+                    format!("FAIL: {}", regions.problems.join("\nFAIL: "))
+                }
                 (false, _, _) => {
                     "FAIL: this host's clock is off; fix NTP before starting a generator here"
                         .to_string()
@@ -285,7 +316,11 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     "peers": report.peers,
                     "peer_offset_ms": report.peer_offset_ms,
                     "max_skew_ms": report.max_skew_ms,
-                    "ok": report.ok,
+                    "region_mark": regions.mark.as_ref().and_then(|m| m.recorded).map(region::to_record),
+                    "region_checked": regions.checked.map(region::to_record),
+                    "outside_slice": regions.outside,
+                    "problems": regions.problems,
+                    "ok": report.ok && regions.problems.is_empty(),
                 }))?,
                 OutputFormat::Text => {
                     let mut t = table(&["check", "result"]);
@@ -310,8 +345,43 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                         "threshold".to_string(),
                         format!("{} ms", report.max_skew_ms),
                     ]);
+                    if let Some(m) = &regions.mark {
+                        t.add_row(vec![
+                            "region mark".to_string(),
+                            match m.recorded {
+                                Some(r) => format!("{r} ({})", m.place),
+                                None => format!("none recorded ({})", m.place),
+                            },
+                        ]);
+                    }
+                    if let Some(r) = regions.checked {
+                        t.add_row(vec![
+                            format!("worker ids outside {r}'s slice"),
+                            if regions.outside.is_empty() {
+                                "none".to_string()
+                            } else {
+                                regions
+                                    .outside
+                                    .iter()
+                                    .map(u64::to_string)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            },
+                        ]);
+                    }
                     print_text(&format!("{}\n{verdict}", render(t)))?;
                 }
+            }
+            if !regions.problems.is_empty() {
+                return Err(CliError {
+                    usage: false,
+                    message: format!("region check failed: {}", regions.problems.join("; ")),
+                    hint: Some(
+                        "point each region's processes at their own registry with their own --region; reclaim worker ids outside the slice once their holders are gone (`leafctl workers reclaim ID --yes`)"
+                            .into(),
+                    ),
+                }
+                .into());
             }
             if report.ok {
                 Ok(())
@@ -325,4 +395,80 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// What `workers doctor` found about regions.
+struct RegionCheck {
+    /// The registry's mark, when it keeps one.
+    mark: Option<RegionMark>,
+    /// The region whose slice was checked: this process's, else the recorded one.
+    checked: Option<Region>,
+    /// Live or held worker ids outside that slice.
+    outside: Vec<u64>,
+    /// Each problem in one sentence.
+    problems: Vec<String>,
+}
+
+/// Compares the registry's mark with this process's region, and its worker ids with the
+/// region's slice: an id outside it (left from before the region was set) may be another
+/// region's too, and a mark of another region means this host points at the wrong registry.
+fn region_check(
+    ctx: &Context,
+    registry: &dyn Registry,
+    now_ms: i64,
+) -> anyhow::Result<RegionCheck> {
+    let mark = registry.region_mark()?;
+    let mine = ctx.settings.region;
+    let mut problems = Vec::new();
+    if let (Some(m), Some(_)) = (&mark, mine)
+        && let Err(e) = region::check_recorded(&m.place, m.recorded, mine)
+    {
+        problems.push(e.to_string());
+    }
+    let checked = mine.or(mark.as_ref().and_then(|m| m.recorded));
+    let mut outside = Vec::new();
+    if let Some(r) = checked {
+        let slice = r.worker_slice(ctx.settings.layout.value.layout.worker_bits())?;
+        // Only a live or held id can issue; a record left behind is history the slice never
+        // hands out again.
+        let size = slice.end - slice.start;
+        for rec in registry.list(now_ms)? {
+            // A live forever node without leafctl's temporary node is Leaf's own (Java)
+            // server: it knows no regions and issues with its node's number as the worker id.
+            let number = rec.worker.checked_sub(slice.start);
+            if rec.mode == RegistryKind::ZkForever
+                && !rec.held
+                && rec.is_live(now_ms)
+                && let Some(n) = number
+                && (r.index() != 0 || n >= size)
+            {
+                problems.push(format!(
+                    "{} reports on forever node {} without leafctl's temporary node: a Leaf server that knows no regions, issuing with worker id {n} (its node's number), outside {r}'s worker ids {} to {}; run only leafctl on a region's forever tree (Leaf's own servers are safe only in region 0, below {size} nodes); a leafctl holder that exited less than 9 s ago looks the same: run doctor again to tell",
+                    rec.identity,
+                    rec.location,
+                    slice.start,
+                    slice.end - 1
+                ));
+                outside.push(n);
+                continue;
+            }
+            if !slice.contains(&rec.worker) && (rec.held || rec.is_live(now_ms)) {
+                problems.push(format!(
+                    "live worker id {} ({}, {}) is outside {r}'s worker ids {} to {}: a process started without the region (or with another) issues here, and another region may issue with the same id",
+                    rec.worker,
+                    rec.identity,
+                    rec.mode,
+                    slice.start,
+                    slice.end - 1
+                ));
+                outside.push(rec.worker);
+            }
+        }
+    }
+    Ok(RegionCheck {
+        mark,
+        checked,
+        outside,
+        problems,
+    })
 }

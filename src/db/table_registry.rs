@@ -16,6 +16,7 @@
 //! when no row is free is a row inserted, in one transaction with the check of its id against
 //! the layout and the take of its lock, so a refused attempt leaves nothing behind.
 
+use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -113,14 +114,16 @@ pub(crate) fn db_url(
 pub enum TableError {
     /// No row can be taken and a new row's id would be beyond the layout.
     #[error(
-        "no worker id of leaf_workerid_alloc is free for {identity}: ids 0..={max} are all taken \
+        "no worker id of leaf_workerid_alloc is free for {identity}: ids {first}..={max} are all taken \
          (held by a live process, written within the last 9 s, or reserved more than 3 s ahead); \
          nothing was written"
     )]
     NoFreeRow {
         /// The identity asking.
         identity: String,
-        /// The largest worker id the layout holds.
+        /// The first worker id it may hand out (the region's slice; 0 without a region).
+        first: u64,
+        /// The largest worker id it may hand out (the layout's, or the region's slice's).
         max: u64,
     },
     /// `workers reclaim` found the row taken by a new holder after it was listed.
@@ -164,8 +167,15 @@ pub(crate) fn refused(db: &'static str, e: TableError) -> WorkerError {
 }
 
 /// The error when no row can be had for `identity` (on `db`: MySQL, PostgreSQL).
-pub(crate) fn none_free(db: &'static str, identity: String, max: u64) -> WorkerError {
-    refused(db, TableError::NoFreeRow { identity, max })
+pub(crate) fn none_free(db: &'static str, identity: String, ids: Range<u64>) -> WorkerError {
+    refused(
+        db,
+        TableError::NoFreeRow {
+            identity,
+            first: ids.start,
+            max: ids.end.saturating_sub(1),
+        },
+    )
 }
 
 /// What a fenced write of `max_timestamp` found when it changed no row and the row is still
@@ -228,8 +238,8 @@ pub(crate) struct Pick {
     pub own: Option<u64>,
     /// The free rows listed, each with the `ip_port` it carried (what the take compares).
     pub seen: std::collections::HashMap<u64, String>,
-    /// The layout's largest worker id.
-    pub max_worker: u64,
+    /// The worker ids it may hand out: the region's slice, or the layout's range.
+    pub ids: std::ops::Range<u64>,
 }
 
 /// `workers reclaim`'s plan for a row of `leaf_workerid_alloc` (`db`: MySQL, PostgreSQL).

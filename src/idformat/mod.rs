@@ -19,7 +19,7 @@ use crate::snowflake::{Layout, Preset};
 pub use guess::{
     Candidate, GuessOptions, LocalWorker, RECENT_MS, guess, implausible, local_workers,
 };
-pub use range::{Around, around};
+pub use range::{Around, around, around_workers};
 pub use scan::{DEFAULT_LOOKBACK_MS, ScanError, ScanSink, ScanStats, Scanner, scan_stream};
 pub use text::{
     KSUID_EPOCH_S, decode_ksuid, decode_objectid, decode_text, decode_ulid, decode_uuid,

@@ -29,6 +29,52 @@ pub struct Around {
     pub mongo_filter: Option<String>,
 }
 
+/// The range of IDs every worker of `workers` (a region's slice of the worker field) made within
+/// `window_ms` before and after `d`, a snowflake ID of a layout with the time on top: the
+/// bounds of the slice's first and last worker, and an SQL condition keeping the slice.
+pub fn around_workers(
+    d: &Decoded,
+    window_ms: i64,
+    workers: std::ops::Range<u64>,
+) -> Result<Around, IdFormatError> {
+    let Format::Snowflake(l) = d.format else {
+        return Err(IdFormatError::NotAnId(
+            "only a snowflake ID has a worker field a region owns part of".into(),
+        ));
+    };
+    let layout = l.layout;
+    if !layout.time_first() || workers.is_empty() {
+        return Err(IdFormatError::NotAnId(
+            "this layout puts the worker above the time: a region's IDs of a window are not one range".into(),
+        ));
+    }
+    let window_ms = window_ms.max(0);
+    let from = d.unix_ms.saturating_sub(window_ms).max(layout.epoch_ms());
+    let to = d
+        .unix_ms
+        .saturating_add(window_ms)
+        .min(layout.last_unix_ms());
+    let last = workers.end - 1;
+    let bad = |e: crate::snowflake::SnowflakeError| IdFormatError::NotAnId(e.to_string());
+    let (lo, _) = layout
+        .worker_id_range(workers.start, from, to)
+        .map_err(bad)?;
+    let (_, hi) = layout.worker_id_range(last, from, to).map_err(bad)?;
+    let filter = layout
+        .worker_sql("id")
+        .map(|expr| format!("{expr} BETWEEN {} AND {last}", workers.start));
+    Ok(Around {
+        from_ms: from,
+        to_ms: to,
+        min: lo.to_string(),
+        max: hi.to_string(),
+        quoted: false,
+        worker_sql: filter,
+        per_worker: false,
+        mongo_filter: None,
+    })
+}
+
 /// The range of IDs made within `window_ms` before and after `d` by the same worker: for
 /// snowflakes the worker's, for ObjectIds the same process's (every process's IDs lie between the
 /// bounds, so [`Around::worker_sql`] and [`Around::mongo_filter`] keep the process's), for the

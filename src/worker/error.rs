@@ -157,6 +157,9 @@ pub enum WorkerError {
     /// The local lock or state file failed.
     #[error(transparent)]
     State(#[from] StateError),
+    /// A region setting, a recorded region or a worker id outside the region's slice refused.
+    #[error(transparent)]
+    Region(#[from] crate::region::RegionError),
     /// No worker id is held right now (a lost one is being replaced).
     #[error("no worker id is held right now: {reason}")]
     NoLease {
@@ -192,6 +195,7 @@ impl WorkerError {
         match self {
             WorkerError::Store(f) => f.error.is_usage(),
             WorkerError::Setting { .. }
+            | WorkerError::Region(_)
             | WorkerError::InvalidIdentity(_)
             | WorkerError::NoAddress => true,
             _ => false,
@@ -203,6 +207,7 @@ impl WorkerError {
         let hint = match self {
             WorkerError::Store(f) => f.error.hint(),
             WorkerError::Setting { hint, .. } => return hint.clone(),
+            WorkerError::Region(e) => return e.hint(),
             WorkerError::ClockBehind { .. } => CLOCK_BEHIND_HINT,
             WorkerError::ClockSkew { .. } => {
                 "fix NTP on this host (`leafctl workers doctor` compares clocks), or raise zk.max_clock_skew_ms"

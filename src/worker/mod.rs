@@ -29,11 +29,14 @@ pub mod local;
 mod node;
 mod open;
 pub(crate) mod record;
+pub mod region_mark;
 mod registry;
 mod supervised;
 mod zookeeper;
 
 use std::sync::Arc;
+
+use crate::region::Region;
 
 use crate::snowflake::{
     Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
@@ -46,6 +49,7 @@ pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
 pub use open::open;
 pub use record::{WorkerRecord, WorkerStatus};
+pub use region_mark::RegionMark;
 pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zookeeper::cache;
@@ -109,6 +113,9 @@ pub struct IssueOptions {
     /// IDs keep ascending across the change (a clock stepped back meanwhile is then refused or
     /// waited out as on one lease, never issued from).
     pub issued_after_ms: Option<i64>,
+    /// The region this process issues for: a registry leases only inside its slice of the
+    /// worker field, and the generator refuses a worker id outside it. None: the whole field.
+    pub region: Option<Region>,
 }
 
 impl IssueOptions {
@@ -120,7 +127,14 @@ impl IssueOptions {
             clock: Arc::new(crate::snowflake::SystemClock),
             max_lead_ms: 0,
             issued_after_ms: None,
+            region: None,
         }
+    }
+
+    /// The region to issue for (see [`IssueOptions::region`]).
+    pub fn region(mut self, region: Option<Region>) -> Self {
+        self.region = region;
+        self
     }
 
     /// Where each tick's sequence starts.
@@ -156,6 +170,7 @@ impl std::fmt::Debug for IssueOptions {
             .field("seq_start", &self.seq_start)
             .field("max_lead_ms", &self.max_lead_ms)
             .field("issued_after_ms", &self.issued_after_ms)
+            .field("region", &self.region)
             .finish()
     }
 }
@@ -240,6 +255,7 @@ impl WorkerGenerator {
             .clock(options.clock.clone())
             .seq_start(options.seq_start)
             .max_lead_ms(options.max_lead_ms)
+            .region(options.region)
             .fence(Box::new(SharedFence(lease.clone())));
         if let Some(t) = lease.resume_after_ms().max(options.issued_after_ms) {
             builder = builder.resume_after(t);

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Identity, WorkerError, WorkerRecord, WorkerRegistry};
+use super::{Identity, RegionMark, WorkerError, WorkerRecord, WorkerRegistry};
 use crate::config::Resolved;
+use crate::region::Region;
 use crate::snowflake::Layout;
 
 /// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a
@@ -197,6 +198,10 @@ pub struct RegistrySettings {
     pub db_password: Option<String>,
     /// MySQL, PostgreSQL: how long the server keeps a silent registry connection and its lock.
     pub db_wait_timeout: Option<Duration>,
+    /// This deployment's region (`--region`, `--regions`): ZooKeeper, etcd and the state
+    /// directory record it on first use and refuse another region's process; the local
+    /// registry refuses a `--worker-id` outside its slice. None: no region.
+    pub region: Option<Region>,
 }
 
 impl RegistrySettings {
@@ -268,6 +273,12 @@ pub trait Registry: WorkerRegistry {
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
         let _ = record;
         Err(self.cannot("reclaim worker ids"))
+    }
+
+    /// The region mark this registry's store keeps (ZooKeeper, etcd), read without recording
+    /// anything; `None` for a registry whose mark lives elsewhere (a database's) or nowhere.
+    fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+        Ok(None)
     }
 
     /// Compares this host's clock with the store's and the live holders'.

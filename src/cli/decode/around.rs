@@ -1,6 +1,7 @@
 //! `leafctl decode --around ID`: the IDs the same worker made around one ID, for SQL.
 
-use leafctl::idformat::{GuessOptions, around, decode_value};
+use leafctl::idformat::{Decoded, Format, GuessOptions, around, around_workers, decode_value};
+use leafctl::region::Region;
 use serde::Serialize;
 
 use super::super::Context;
@@ -38,6 +39,9 @@ pub(super) fn run(
         )
     })?;
     let d = value.decoded;
+    if let Some(region) = ctx.settings.region {
+        return in_region(ctx, &d, raw, window_ms, region);
+    }
     let a = around(&d, window_ms).map_err(|e| {
         usage(
             format!("--around {raw:?}: {e}"),
@@ -99,6 +103,120 @@ pub(super) fn run(
         format!(
             "id      {} ({}{who})\ntime    {}\nwindow  {} .. {} ({scope})\nmin_id  {}\nmax_id  {}\nSQL:    {}{mongo}",
             out.id, out.layout, out.time, out.from, out.to, out.min_id, out.max_id, out.sql
+        )
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct RegionAroundOut {
+    id: String,
+    layout: &'static str,
+    time: String,
+    /// The region of the ID itself (from its worker field).
+    id_region: Option<u32>,
+    region: u32,
+    regions: u32,
+    first_worker: u64,
+    last_worker: u64,
+    from: String,
+    to: String,
+    min_id: String,
+    max_id: String,
+    sql: String,
+}
+
+/// `--around ID --region R --regions N`: the IDs every worker of region R made in the window.
+fn in_region(
+    ctx: &Context,
+    d: &Decoded,
+    raw: &str,
+    window_ms: i64,
+    region: Region,
+) -> anyhow::Result<()> {
+    let Format::Snowflake(l) = d.format else {
+        return Err(usage(
+            format!("--around {raw:?} with --region: not a snowflake ID"),
+            "drop --region/--regions for other formats",
+        ));
+    };
+    let slice = region.worker_slice(l.layout.worker_bits())?;
+    let a = around_workers(d, window_ms, slice.clone()).map_err(|e| {
+        usage(
+            format!("--around {raw:?} with --region: {e}"),
+            "drop --region/--regions, or give a layout with the time on top",
+        )
+    })?;
+    let mut sql = format!("WHERE id BETWEEN {} AND {}", a.min, a.max);
+    if let Some(w) = &a.worker_sql {
+        sql.push_str(&format!(" AND {w}"));
+    }
+    let id_region = d
+        .worker
+        .and_then(|w| Region::of_worker(w, l.layout.worker_bits(), region.count()).ok())
+        .map(|r| r.index());
+    let out = RegionAroundOut {
+        id: raw.trim().to_string(),
+        layout: d.format.name(),
+        time: rfc3339_ms(d.unix_ms),
+        id_region,
+        region: region.index(),
+        regions: region.count(),
+        first_worker: slice.start,
+        last_worker: slice.end - 1,
+        from: rfc3339_ms(a.from_ms),
+        to: rfc3339_ms(a.to_ms),
+        min_id: a.min.clone(),
+        max_id: a.max.clone(),
+        sql,
+    };
+    let id_region_text = out.id_region.map_or("-".to_string(), |r| r.to_string());
+    let (region_text, first, last) = (
+        out.region.to_string(),
+        out.first_worker.to_string(),
+        out.last_worker.to_string(),
+    );
+    let fields = [
+        &out.id[..],
+        out.layout,
+        &out.time,
+        &id_region_text,
+        &region_text,
+        &first,
+        &last,
+        &out.from,
+        &out.to,
+        &out.min_id,
+        &out.max_id,
+    ];
+    let columns = [
+        "id",
+        "layout",
+        "time",
+        "id_region",
+        "region",
+        "first_worker",
+        "last_worker",
+        "from",
+        "to",
+        "min_id",
+        "max_id",
+    ];
+    print_record(ctx, &columns, &fields, &out, || {
+        format!(
+            "id      {} ({}, region {} of {})\ntime    {}\nwindow  {} .. {} (every worker of region {}: {} to {})\nmin_id  {}\nmax_id  {}\nSQL:    {}",
+            out.id,
+            out.layout,
+            id_region_text,
+            out.regions,
+            out.time,
+            out.from,
+            out.to,
+            out.region,
+            out.first_worker,
+            out.last_worker,
+            out.min_id,
+            out.max_id,
+            out.sql
         )
     })
 }

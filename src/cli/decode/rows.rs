@@ -3,7 +3,8 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use leafctl::idformat::Decoded;
+use leafctl::idformat::{Decoded, Format};
+use leafctl::region::Region;
 use serde::Serialize;
 
 use super::super::Context;
@@ -78,6 +79,27 @@ pub(super) fn push_worker(b: &mut Vec<u8>, d: &Decoded, json: bool) {
             b.extend_from_slice(format!("{w:0width$x}").as_bytes());
         }
         Some(w) => push_decimal(b, w),
+        None if json => b.extend_from_slice(b"null"),
+        None => b.push(b'-'),
+    }
+}
+
+/// The region of `count` a decoded snowflake ID's worker field belongs to
+/// ([`Region::of_worker`]); none for other formats, or a worker id past the last region.
+pub(super) fn region_of(d: &Decoded, count: u32) -> Option<u32> {
+    match d.format {
+        Format::Snowflake(l) => d
+            .worker
+            .and_then(|w| Region::of_worker(w, l.layout.worker_bits(), count).ok())
+            .map(|r| r.index()),
+        _ => None,
+    }
+}
+
+/// Appends the region column (`--regions N`): its number, or `-` (text) / `null` (JSON).
+fn push_region(b: &mut Vec<u8>, d: &Decoded, count: u32, json: bool) {
+    match region_of(d, count) {
+        Some(r) => push_decimal(b, u64::from(r)),
         None if json => b.extend_from_slice(b"null"),
         None => b.push(b'-'),
     }
@@ -191,7 +213,9 @@ enum Sink {
 /// Writes decoded rows as they come, in constant memory.
 pub(super) struct Printer {
     now_ms: i64,
-    columns: [&'static str; 6],
+    columns: Vec<&'static str>,
+    /// `--regions N`: a last column with each snowflake ID's region.
+    regions: Option<u32>,
     times: Rfc3339Ms,
     quiet: bool,
     sink: Sink,
@@ -204,8 +228,12 @@ impl Printer {
         worker_name: &'static str,
         quiet: bool,
         streaming: bool,
+        regions: Option<u32>,
     ) -> Printer {
-        let columns = ["id", "time (UTC)", "age", worker_name, "sequence", "layout"];
+        let mut columns = vec!["id", "time (UTC)", "age", worker_name, "sequence", "layout"];
+        if regions.is_some() {
+            columns.push("region");
+        }
         let stream = |style: Style| {
             let framing = match style {
                 Style::Tsv | Style::Aligned => Framing::Tsv,
@@ -230,6 +258,9 @@ impl Printer {
                     header.extend_from_slice(name.as_bytes());
                     pad(&mut header, from, width, i == 0 || i == 3 || i == 4);
                 }
+                if regions.is_some() {
+                    header.extend_from_slice(b"  region");
+                }
                 Sink::Stream(
                     RowWriter::with_header_line(io::stdout().lock(), header),
                     Style::Aligned,
@@ -243,6 +274,7 @@ impl Printer {
         Printer {
             now_ms,
             columns,
+            regions,
             times: Rfc3339Ms::default(),
             quiet,
             sink,
@@ -253,7 +285,8 @@ impl Printer {
     pub(super) fn push(&mut self, row: &Row) -> anyhow::Result<()> {
         match &mut self.sink {
             Sink::Stream(w, style) => {
-                write_row(w, *style, &mut self.times, self.now_ms, row).map_err(write_err)
+                write_row(w, *style, &mut self.times, self.now_ms, self.regions, row)
+                    .map_err(write_err)
             }
             Sink::Table(rows) if rows.len() < TABLE_MAX_ROWS => {
                 rows.push(*row);
@@ -277,8 +310,16 @@ impl Printer {
         let mut w = RowWriter::new(io::stdout().lock(), Framing::Tsv, &self.columns);
         if let Sink::Table(rows) = &self.sink {
             for row in rows {
-                write_row(&mut w, Style::Tsv, &mut self.times, self.now_ms, row)
-                    .map_err(write_err)?;
+                let regions = self.regions;
+                write_row(
+                    &mut w,
+                    Style::Tsv,
+                    &mut self.times,
+                    self.now_ms,
+                    regions,
+                    row,
+                )
+                .map_err(write_err)?;
             }
         }
         self.sink = Sink::Stream(w, Style::Tsv);
@@ -305,14 +346,20 @@ impl Printer {
                     let (mut worker, mut seq) = (Vec::new(), Vec::new());
                     push_worker(&mut worker, &r.d, false);
                     push_sequence(&mut seq, &r.d, false);
-                    t.add_row(vec![
+                    let mut cells = vec![
                         r.id_string(),
                         rfc3339_ms(r.d.unix_ms),
                         age(r.d.unix_ms, self.now_ms),
                         String::from_utf8_lossy(&worker).into_owned(),
                         String::from_utf8_lossy(&seq).into_owned(),
                         r.d.format.name().to_string(),
-                    ]);
+                    ];
+                    if let Some(count) = self.regions {
+                        let mut region = Vec::new();
+                        push_region(&mut region, &r.d, count, false);
+                        cells.push(String::from_utf8_lossy(&region).into_owned());
+                    }
+                    t.add_row(cells);
                 }
                 print_text(&render(t))
             }
@@ -328,6 +375,7 @@ fn write_row(
     style: Style,
     times: &mut Rfc3339Ms,
     now_ms: i64,
+    regions: Option<u32>,
     r: &Row,
 ) -> io::Result<()> {
     w.begin_row();
@@ -354,6 +402,10 @@ fn write_row(
                     pad(b, from, width, matches!(field, 0 | 3 | 4));
                 }
             }
+            if let Some(count) = regions {
+                b.extend_from_slice(if aligned { b"  " } else { b"\t" });
+                push_region(b, d, count, false);
+            }
         }
         Style::Json | Style::Ndjson => {
             let pretty = style == Style::Json;
@@ -368,6 +420,14 @@ fn write_row(
                 push_json_fields::<true>(b, times, d);
             } else {
                 push_json_fields::<false>(b, times, d);
+            }
+            if let Some(count) = regions {
+                b.extend_from_slice(if pretty {
+                    b",\n    \"region\": "
+                } else {
+                    b",\"region\":"
+                });
+                push_region(b, d, count, true);
             }
             b.extend_from_slice(if pretty { b"\n  }" } else { b"}" });
         }

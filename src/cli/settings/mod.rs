@@ -13,7 +13,7 @@ mod resolve;
 
 use clap::ArgMatches;
 use leafctl::config::{LoadedConfig, Origin};
-use leafctl::region::Region;
+use leafctl::region::{Region, RegionError};
 use leafctl::server::HttpOptions;
 
 pub use decl::scope;
@@ -40,6 +40,9 @@ pub struct Settings {
     pub db_password: Option<Resolved<String>>,
     /// This deployment's region (`--region` with `--regions`); none when neither is given.
     pub region: Option<Region>,
+    /// The region count alone (`--regions N`, checked to be 2 to 8): what `decode` reads an
+    /// ID's region with; the other commands need `--region` too ([`Settings::region`]).
+    pub region_count: Option<u32>,
     /// What each setting resolved to, in [`SETTINGS`] order (`config show`).
     pub shown: Vec<Shown>,
     /// The keys of the settings given on the command line.
@@ -56,7 +59,12 @@ impl std::ops::Deref for Settings {
 impl Settings {
     /// Resolves every setting from the command line's `matches`, the environment and the
     /// loaded config file.
-    pub fn resolve(matches: &ArgMatches, config: LoadedConfig) -> anyhow::Result<Settings> {
+    /// `count_alone`: `--regions` may come without `--region` (`decode`).
+    pub fn resolve(
+        matches: &ArgMatches,
+        config: LoadedConfig,
+        count_alone: bool,
+    ) -> anyhow::Result<Settings> {
         let mut r = Resolver::new(matches, &config.file);
         r.shown.push(Shown {
             key: "config",
@@ -83,16 +91,26 @@ impl Settings {
             },
             db_password: password_from_file(r.get(&DB_PASSWORD)?, r.get(&DB_PASSWORD_FILE)?)?,
             region: None,
+            region_count: None,
             shown: Vec::new(),
             given: Vec::new(),
         };
         // Values are bounded by their flags' parsers and checks; the pair is checked here.
         let number =
             |v: &Option<Resolved<u64>>| v.as_ref().map(|r| r.value.min(u32::MAX as u64) as u32);
-        s.region = Region::from_settings(
+        let (index, count) = (
             number(&s.values.region_index),
             number(&s.values.region_count),
-        )?;
+        );
+        s.region = match Region::from_settings(index, count) {
+            // `decode`/`workers` with `--regions N` read regions; the count is still checked.
+            Err(RegionError::HalfGiven { .. }) if count_alone && index.is_none() => {
+                count.map(|n| Region::new(0, n)).transpose()?;
+                None
+            }
+            other => other?,
+        };
+        s.region_count = count;
         // A secret in a file others may read: say so.
         if let Some(path) = &config.path {
             for info in SETTINGS.iter().map(|d| d.info()) {
@@ -151,7 +169,7 @@ mod tests {
             path: None,
             origin: None,
         };
-        Settings::resolve(&matches, loaded)
+        Settings::resolve(&matches, loaded, false)
     }
 
     fn instance(text: &str) -> Option<String> {

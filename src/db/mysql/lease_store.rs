@@ -220,16 +220,18 @@ impl MysqlLeaseStore {
     }
 
     /// A new row for this identity, in one transaction with the check of its id against the
-    /// layout and the take of its lock: a refusal rolls the row back.
-    fn claim_new(&self) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
+    /// worker ids it may hand out and the take of its lock: a refusal rolls the row back.
+    fn claim_new_after(&self, raised: bool) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
         let o = &self.opts;
         let ip_port = o.identity.to_string();
-        let max = self.pick().max_worker;
+        let ids = self.pick().ids.clone();
+        let max = ids.end.saturating_sub(1);
         let now = self.clock.now_ms();
         enum Outcome {
             Claimed(u64, String),
             Exists,
             Beyond,
+            Below,
             LockBusy(u64),
         }
         let outcome = self.with_conn("insert into leaf_workerid_alloc", |c| {
@@ -248,6 +250,12 @@ impl MysqlLeaseStore {
                 }
                 Err(e) => return Err(e),
             };
+            if id < ids.start {
+                // Below the region's slice: the counter is raised to the slice and the
+                // insert tried again (see `raise_counter`).
+                c.query_drop("ROLLBACK")?;
+                return Ok(Outcome::Below);
+            }
             if id > max {
                 c.query_drop("ROLLBACK")?;
                 return Ok(Outcome::Beyond);
@@ -284,9 +292,20 @@ impl MysqlLeaseStore {
                 })?;
                 self.claim_own(id)
             }
-            Outcome::Beyond => Err(self.none_free(max + 1)),
+            Outcome::Beyond => Err(self.none_free(ids)),
+            Outcome::Below if raised => Err(self.none_free(ids)),
+            Outcome::Below => {
+                self.raise_counter(ids.start)?;
+                self.claim_new_after(true)
+            }
             Outcome::LockBusy(id) => Err(table::refused("MySQL", TableError::NewRowLocked { id })),
         }
+    }
+
+    /// [`Self::claim_new`] once the counter was raised (`raised`): a second id below the
+    /// slice is refused rather than raised again.
+    fn claim_new(&self) -> Result<Option<(MysqlClaim, Record)>, WorkerError> {
+        self.claim_new_after(false)
     }
 
     /// The id of this identity's row, if it has one.
@@ -301,7 +320,23 @@ impl MysqlLeaseStore {
         })
     }
 
-    /// Deletes this identity's own row when its id is beyond the layout (a row an older
+    /// Raises the table's AUTO_INCREMENT to `start` (the region's first worker id) after an
+    /// insert got an id below it. InnoDB never lowers it below the largest id + 1, and the
+    /// insert that found it below `start` shows no id at or above `start` was handed out.
+    fn raise_counter(&self, start: u64) -> Result<(), WorkerError> {
+        self.with_conn("raise the AUTO_INCREMENT of leaf_workerid_alloc", |c| {
+            c.query_drop(format!(
+                "ALTER TABLE leaf_workerid_alloc AUTO_INCREMENT = {start}"
+            ))
+        })?;
+        tracing::info!(
+            "raised leaf_workerid_alloc's AUTO_INCREMENT to {start}, the region's first worker id"
+        );
+        Ok(())
+    }
+
+    /// Deletes this identity's own row when its id is outside the worker ids it may hand out
+    /// (beyond the layout, or outside the region's slice) (a row an older
     /// version inserted on a refused attempt): it could never be used, and AUTO_INCREMENT
     /// never hands its id out again. Refused while another connection holds its lock.
     fn retire_own(&self, id: u64) -> Result<(), WorkerError> {
@@ -318,7 +353,7 @@ impl MysqlLeaseStore {
             c.exec_drop("DELETE FROM leaf_workerid_alloc WHERE id = ?", (id,))
         })?;
         tracing::info!(
-            "deleted this identity's leaf_workerid_alloc id {id}: beyond the layout's worker ids"
+            "deleted this identity's leaf_workerid_alloc id {id}: outside the worker ids it may hand out (the layout's, or the region's slice)"
         );
         self.unlock(&lock)
     }
@@ -330,10 +365,11 @@ impl LeaseStore for MysqlLeaseStore {
     /// This identity's own row when it has one; else the lowest free rows (no connection holds
     /// their lock, silent for 9 s or given back, `max_timestamp` within a window of our clock),
     /// then a new row ([`table::NEW_ROW`]).
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
-        self.pick().max_worker = max_worker;
+    fn candidates(&self, ids: std::ops::Range<u64>) -> Result<Vec<u64>, WorkerError> {
+        self.pick().ids = ids.clone();
+        let (first, max_worker) = (ids.start, ids.end.saturating_sub(1));
         match self.own_row()? {
-            Some(id) if id <= max_worker => {
+            Some(id) if ids.contains(&id) => {
                 self.pick().own = Some(id);
                 return Ok(vec![id, table::NEW_ROW]);
             }
@@ -347,13 +383,13 @@ impl LeaseStore for MysqlLeaseStore {
                 c.exec(
                     format!(
                         "SELECT id, ip_port FROM leaf_workerid_alloc \
-                     WHERE id <= ? AND COALESCE(max_timestamp, 0) <= ? AND {silent} \
+                     WHERE id >= ? AND id <= ? AND COALESCE(max_timestamp, 0) <= ? AND {silent} \
                      AND IS_FREE_LOCK({}) = 1 ORDER BY id LIMIT {}",
                         lock_name_sql("id"),
                         table::FREE_ROWS_LISTED,
                         silent = silent_sql(now)
                     ),
-                    (max_worker, reach),
+                    (first, max_worker, reach),
                 )
             })?;
         let mut pick = self.pick();
@@ -475,11 +511,7 @@ impl LeaseStore for MysqlLeaseStore {
         table::record_source(claim.worker)
     }
 
-    fn none_free(&self, count: u64) -> WorkerError {
-        table::none_free(
-            "MySQL",
-            self.opts.identity.to_string(),
-            count.saturating_sub(1),
-        )
+    fn none_free(&self, ids: std::ops::Range<u64>) -> WorkerError {
+        table::none_free("MySQL", self.opts.identity.to_string(), ids)
     }
 }

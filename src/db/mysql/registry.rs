@@ -304,6 +304,7 @@ impl WorkerRegistry for MysqlRegistry {
         Ok(Arc::new(FencedLease::acquire(
             store,
             layout,
+            options.region,
             clock,
             max_lead_ms,
         )?))

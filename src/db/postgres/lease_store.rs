@@ -240,16 +240,21 @@ impl PostgresLeaseStore {
     }
 
     /// A new row for this identity, in one transaction with the check of its id against the
-    /// layout and the take of its lock: a refusal rolls the row back.
-    fn claim_new(&self) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+    /// worker ids it may hand out and the take of its lock: a refusal rolls the row back.
+    fn claim_new_after(
+        &self,
+        raised: bool,
+    ) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
         let o = &self.opts;
         let ip_port = o.identity.to_string();
-        let max = self.pick().max_worker;
+        let ids = self.pick().ids.clone();
+        let max = ids.end.saturating_sub(1);
         let now = self.clock.now_ms();
         enum Outcome {
             Claimed(u64),
             Exists,
             Beyond,
+            Below,
             LockBusy(u64),
         }
         let outcome = self.with_conn("insert into leaf_workerid_alloc", |c| {
@@ -271,6 +276,12 @@ impl PostgresLeaseStore {
                 return Ok(Outcome::Exists);
             };
             let id = u64::try_from(id).unwrap_or(u64::MAX);
+            if id < ids.start {
+                // Below the region's slice: the counter is raised to the slice and the
+                // insert tried again (see `raise_counter`).
+                c.batch("ROLLBACK")?;
+                return Ok(Outcome::Below);
+            }
             if id > max {
                 c.batch("ROLLBACK")?;
                 return Ok(Outcome::Beyond);
@@ -299,12 +310,23 @@ impl PostgresLeaseStore {
                 })?;
                 self.claim_own(id)
             }
-            Outcome::Beyond => Err(self.none_free(max + 1)),
+            Outcome::Beyond => Err(self.none_free(ids)),
+            Outcome::Below if raised => Err(self.none_free(ids)),
+            Outcome::Below => {
+                self.raise_counter(ids.start)?;
+                self.claim_new_after(true)
+            }
             Outcome::LockBusy(id) => Err(table::refused(
                 "PostgreSQL",
                 TableError::NewRowLocked { id },
             )),
         }
+    }
+
+    /// [`Self::claim_new`] once the counter was raised (`raised`): a second id below the
+    /// slice is refused rather than raised again.
+    fn claim_new(&self) -> Result<Option<(PostgresClaim, Record)>, WorkerError> {
+        self.claim_new_after(false)
     }
 
     /// The id of this identity's row, if it has one.
@@ -320,7 +342,26 @@ impl PostgresLeaseStore {
         Ok(id.map(|id| u64::try_from(id).unwrap_or(u64::MAX)))
     }
 
-    /// Deletes this identity's own row when its id is beyond the layout (a row an older
+    /// Raises the `id` sequence to `start` (the region's first worker id) after an insert got
+    /// an id below it; a sequence already at or past it is left alone (it never goes back).
+    fn raise_counter(&self, start: u64) -> Result<(), WorkerError> {
+        self.with_conn("raise the id sequence of leaf_workerid_alloc", |c| {
+            c.query(
+                "SELECT setval(q.s, $1::bigint, false) FROM \
+                 (SELECT pg_get_serial_sequence('leaf_workerid_alloc', 'id') AS s) AS q \
+                 WHERE nextval(q.s) < $1::bigint",
+                vec![key(start).into()],
+            )
+            .map(|_| ())
+        })?;
+        tracing::info!(
+            "raised leaf_workerid_alloc's id sequence to {start}, the region's first worker id"
+        );
+        Ok(())
+    }
+
+    /// Deletes this identity's own row when its id is outside the worker ids it may hand out
+    /// (beyond the layout, or outside the region's slice) (a row an older
     /// version inserted on a refused attempt): it could never be used, and the sequence never
     /// hands its id out again. Refused while another session holds its lock.
     fn retire_own(&self, id: u64) -> Result<(), WorkerError> {
@@ -338,7 +379,7 @@ impl PostgresLeaseStore {
             )
         })?;
         tracing::info!(
-            "deleted this identity's leaf_workerid_alloc id {id}: beyond the layout's worker ids"
+            "deleted this identity's leaf_workerid_alloc id {id}: outside the worker ids it may hand out (the layout's, or the region's slice)"
         );
         self.unlock(id)
     }
@@ -350,10 +391,11 @@ impl LeaseStore for PostgresLeaseStore {
     /// This identity's own row when it has one; else the lowest free rows (no session holds
     /// their lock, silent for 9 s or given back, `max_timestamp` within a window of our clock),
     /// then a new row ([`table::NEW_ROW`]).
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
-        self.pick().max_worker = max_worker;
+    fn candidates(&self, ids: std::ops::Range<u64>) -> Result<Vec<u64>, WorkerError> {
+        self.pick().ids = ids.clone();
+        let (first, max_worker) = (ids.start, ids.end.saturating_sub(1));
         match self.own_row()? {
-            Some(id) if id <= max_worker => {
+            Some(id) if ids.contains(&id) => {
                 self.pick().own = Some(id);
                 return Ok(vec![id, table::NEW_ROW]);
             }
@@ -366,13 +408,13 @@ impl LeaseStore for PostgresLeaseStore {
             let rows = c.query(
                 &format!(
                     "SELECT id, ip_port::text FROM leaf_workerid_alloc \
-                     WHERE id <= $1::bigint AND COALESCE(max_timestamp, 0) <= $2::bigint \
+                     WHERE id >= $3::bigint AND id <= $1::bigint AND COALESCE(max_timestamp, 0) <= $2::bigint \
                      AND {} AND {} ORDER BY id LIMIT {}",
                     silent_sql(now),
                     lock_free_sql(),
                     table::FREE_ROWS_LISTED
                 ),
-                vec![key(max_worker).into(), reach.into()],
+                vec![key(max_worker).into(), reach.into(), key(first).into()],
             )?;
             Ok(rows
                 .iter()
@@ -510,11 +552,7 @@ impl LeaseStore for PostgresLeaseStore {
         table::record_source(claim.worker)
     }
 
-    fn none_free(&self, count: u64) -> WorkerError {
-        table::none_free(
-            "PostgreSQL",
-            self.opts.identity.to_string(),
-            count.saturating_sub(1),
-        )
+    fn none_free(&self, ids: std::ops::Range<u64>) -> WorkerError {
+        table::none_free("PostgreSQL", self.opts.identity.to_string(), ids)
     }
 }

@@ -468,6 +468,7 @@ impl WorkerRegistry for PostgresRegistry {
         Ok(Arc::new(FencedLease::acquire(
             store,
             &options.layout,
+            options.region,
             options.clock.clone(),
             options.max_lead_ms,
         )?))

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::{Cursor, GeneratorStats, MAX_LEAD_MS, NOTHING_ISSUED, SeqStart, SnowflakeGenerator};
+use crate::region::{self, Region};
 use crate::snowflake::{Clock, Layout, SnowflakeError, SystemClock, TimeFence};
 use crate::sync::{AtomicI64, AtomicU64, Mutex};
 
@@ -15,6 +16,7 @@ pub struct SnowflakeGeneratorBuilder {
     fence: Option<Box<dyn TimeFence>>,
     resume_after_ms: Option<i64>,
     max_lead_ms: u64,
+    region: Option<Region>,
 }
 
 impl SnowflakeGeneratorBuilder {
@@ -48,7 +50,13 @@ impl SnowflakeGeneratorBuilder {
         self.max_lead_ms = ms;
         self
     }
-    /// Checks the worker id against the layout and builds the generator.
+    /// The region this generator issues for (default: none): its worker id must lie in the
+    /// region's slice ([`Region::worker_slice`]), a guard against a registry's bug.
+    pub fn region(mut self, region: Option<Region>) -> Self {
+        self.region = region;
+        self
+    }
+    /// Checks the worker id against the layout and the region, and builds the generator.
     pub fn build(self) -> Result<SnowflakeGenerator, SnowflakeError> {
         if self.max_lead_ms > MAX_LEAD_MS {
             return Err(SnowflakeError::LeadOutOfRange {
@@ -63,6 +71,12 @@ impl SnowflakeGeneratorBuilder {
                 max,
             });
         }
+        region::check_worker(
+            self.region,
+            self.layout.worker_bits(),
+            self.worker,
+            "the generator's worker id",
+        )?;
         let cursor = Cursor {
             seq_width: self.layout.seq_bits() + 1,
         };
@@ -116,6 +130,51 @@ impl SnowflakeGenerator {
             fence: None,
             resume_after_ms: None,
             max_lead_ms: 0,
+            region: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::region::RegionError;
+    use crate::snowflake::Preset;
+
+    /// A worker id outside the region's slice never reaches a generator, whichever registry
+    /// handed it out.
+    #[test]
+    fn a_worker_id_outside_the_regions_slice_is_refused() {
+        let layout = Layout::preset(Preset::Leaf);
+        let r3 = Region::new(3, 8).ok();
+        for worker in [383, 512, 0] {
+            let e = SnowflakeGenerator::builder(layout, worker)
+                .region(r3)
+                .build()
+                .err();
+            assert!(
+                matches!(
+                    e,
+                    Some(SnowflakeError::Region(RegionError::WorkerOutsideSlice {
+                        start: 384,
+                        end: 512,
+                        ..
+                    }))
+                ),
+                "{worker}: {e:?}"
+            );
+        }
+        for worker in [384, 511] {
+            let g = SnowflakeGenerator::builder(layout, worker)
+                .region(r3)
+                .build()
+                .unwrap();
+            let id = g.next_id().unwrap();
+            let parts = layout.decode(id).unwrap();
+            assert_eq!(parts.worker, worker);
+            assert_eq!(Region::of_worker(parts.worker, 10, 8).ok(), r3);
+        }
+        // Without a region every worker id of the layout is accepted, as before.
+        assert!(SnowflakeGenerator::builder(layout, 1023).build().is_ok());
     }
 }

@@ -15,7 +15,9 @@ use super::session::EtcdSession;
 use crate::worker::node::NodeData;
 use crate::worker::record::WorkerRecord;
 use crate::worker::zookeeper::admin::average;
-use crate::worker::{ClockReport, REPORT_INTERVAL_MS, Registry, RegistryKind, WorkerError};
+use crate::worker::{
+    ClockReport, REPORT_INTERVAL_MS, RegionMark, Registry, RegistryKind, WorkerError,
+};
 
 /// Inspection and repair of a name's worker ids in etcd (`leafctl workers --etcd`).
 pub(crate) struct EtcdAdmin {
@@ -225,5 +227,10 @@ impl Registry for EtcdLeaseRegistry {
     /// report interval and compared with ours.
     fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
         EtcdAdmin::connect(self.options())?.clock_report(now_ms)
+    }
+
+    fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+        let admin = EtcdAdmin::connect(self.options())?;
+        Ok(Some(admin.session.read_region(&admin.opts)?))
     }
 }

@@ -251,7 +251,7 @@ impl WorkerRegistry for EtcdLeaseRegistry {
         let (layout, clock, max_lead_ms) =
             (&options.layout, options.clock.clone(), options.max_lead_ms);
         let store = EtcdLeaseStore::grant(&self.opts, self.endpoint.clone(), clock.clone())?;
-        let lease = FencedLease::acquire(store, layout, clock, max_lead_ms)?;
+        let lease = FencedLease::acquire(store, layout, options.region, clock, max_lead_ms)?;
         let store = lease.core().store();
         tracing::info!(
             "worker id {} is held by etcd lease {:x} (TTL {} s)",
@@ -324,6 +324,7 @@ impl EtcdLeaseStore {
         clock: Arc<dyn Clock>,
     ) -> Result<EtcdLeaseStore, WorkerError> {
         let session = Arc::new(EtcdSession::connect_at(opts, endpoint)?);
+        session.check_region(opts)?;
         let granted_at = Instant::now();
         let (lease_id, ttl_s) = session.grant(opts.lease_ttl)?;
         let health = Arc::new(Health::new(granted_at, ttl_s));
@@ -399,14 +400,14 @@ impl Drop for EtcdLeaseStore {
 impl LeaseStore for EtcdLeaseStore {
     type Claim = EtcdClaim;
 
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+    fn candidates(&self, ids: std::ops::Range<u64>) -> Result<Vec<u64>, WorkerError> {
         let held: BTreeSet<u64> = self
             .session()?
             .range_prefix(&self.leases, true)?
             .iter()
             .filter_map(|kv| id_of(&self.leases, &kv.key))
             .collect();
-        Ok((0..=max_worker).filter(|id| !held.contains(id)).collect())
+        Ok(ids.filter(|id| !held.contains(id)).collect())
     }
 
     fn try_claim(&self, id: u64) -> Result<Option<(EtcdClaim, Record)>, WorkerError> {
@@ -534,10 +535,10 @@ impl LeaseStore for EtcdLeaseStore {
         })
     }
 
-    fn none_free(&self, count: u64) -> WorkerError {
+    fn none_free(&self, ids: std::ops::Range<u64>) -> WorkerError {
         WorkerError::NoFreeWorker {
             path: self.leases.clone(),
-            count,
+            count: ids.end - ids.start,
         }
     }
 }

@@ -48,5 +48,6 @@ pub(crate) fn options(settings: &RegistrySettings) -> Result<options::EtcdOption
     let ttl_ms = u64::try_from(settings.etcd_lease_ttl.as_millis()).unwrap_or(u64::MAX);
     opts.lease_ttl = Duration::from_millis(ttl_ms.div_ceil(1_000).saturating_mul(1_000));
     opts.max_clock_skew_ms = settings.max_clock_skew_ms;
+    opts.region = settings.region;
     Ok(opts)
 }

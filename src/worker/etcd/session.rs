@@ -19,7 +19,8 @@ use super::conn::{Conn, method, not_connected, status_text, tls_failure};
 use super::error::EtcdError;
 use super::keys::prefix_end;
 use super::options::EtcdOptions;
-use crate::worker::WorkerError;
+use super::txn;
+use crate::worker::{WorkerError, region_mark};
 
 /// One etcd connection with its runtime.
 pub(crate) struct EtcdSession {
@@ -210,6 +211,38 @@ impl EtcdSession {
         Ok(resp.kvs)
     }
 
+    /// Reads the region mark without recording anything (`workers`).
+    pub(crate) fn read_region(
+        &self,
+        opts: &EtcdOptions,
+    ) -> Result<region_mark::RegionMark, WorkerError> {
+        let place = mark_place(opts);
+        let data = self.get(region_mark::ETCD_KEY)?.map(|kv| kv.value);
+        Ok(region_mark::RegionMark {
+            recorded: region_mark::parse(&place, data.as_deref())?,
+            place,
+        })
+    }
+
+    /// Checks the region mark `/leafctl/region` against `opts`' region, recording it on first
+    /// use ([`region_mark::ensure`]): a create-if-absent transaction.
+    pub(crate) fn check_region(&self, opts: &EtcdOptions) -> Result<(), WorkerError> {
+        let key = region_mark::ETCD_KEY;
+        region_mark::ensure(
+            &mark_place(opts),
+            opts.region,
+            || Ok(self.get(key)?.map(|kv| kv.value)),
+            |mark| {
+                let req = pb::TxnRequest {
+                    compare: vec![txn::create_revision_is(key, 0)],
+                    success: vec![txn::put(key, mark.to_vec(), 0)],
+                    failure: vec![],
+                };
+                Ok(self.txn(key, req)?.succeeded)
+            },
+        )
+    }
+
     /// One key, if it exists.
     pub(crate) fn get(&self, key: &str) -> Result<Option<pb::KeyValue>, WorkerError> {
         let req = pb::RangeRequest {
@@ -285,4 +318,9 @@ impl Drop for EtcdSession {
             }
         }
     }
+}
+
+/// Where etcd's region mark lives, for messages.
+fn mark_place(opts: &EtcdOptions) -> String {
+    format!("etcd {}{}", opts.endpoints_text(), region_mark::ETCD_KEY)
 }

@@ -6,6 +6,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{Guards, LeaseCore, LeaseStore, acquire};
+use crate::region::Region;
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
 use crate::worker::{IssueOptions, WorkerError, WorkerLease};
 
@@ -26,6 +27,7 @@ impl<S: LeaseStore> FencedLease<S> {
         let lease = FencedLease::acquire(
             store,
             &options.layout,
+            options.region,
             options.clock.clone(),
             options.max_lead_ms,
         )?;
@@ -36,10 +38,18 @@ impl<S: LeaseStore> FencedLease<S> {
     pub(crate) fn acquire(
         store: S,
         layout: &Layout,
+        region: Option<Region>,
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
     ) -> Result<FencedLease<S>, WorkerError> {
-        let core = Arc::new(acquire(store, layout, clock, max_lead_ms, Guards::ALL)?);
+        let core = Arc::new(acquire(
+            store,
+            layout,
+            region,
+            clock,
+            max_lead_ms,
+            Guards::ALL,
+        )?);
         let (tx, rx) = mpsc::sync_channel::<()>(1);
         let tick = Duration::from_millis((core.window_ms / 3).max(1) as u64);
         let renewed = core.clone();

@@ -16,6 +16,10 @@
 //! the successor never issues below it. "Still held?" is not what keeps IDs unique; it keeps a
 //! cut-off holder from issuing after its id was granted again (one issuer per id at any time).
 //!
+//! With a region ([`crate::region`]) the core asks the store for the region's slice of the
+//! worker field only ([`leasable`]), and refuses a claimed id outside it, so every recyclable
+//! store (ZooKeeper and etcd leases, the tables, the local file) follows the one rule.
+//!
 //! A backend implements only [`LeaseStore`]: listing candidates, claiming one, the fenced write,
 //! the lock-free "still held?", a liveness report and giving the claim back. Everything else is
 //! here and is checked by the deterministic simulation in `sim` (tests only) against one model
@@ -35,6 +39,7 @@ pub(crate) mod keepalive;
 mod sim;
 mod store;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
@@ -44,6 +49,7 @@ pub(crate) use fenced::FencedLease;
 pub(crate) use store::{LeaseStore, Record, Write, Written};
 
 use super::{MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease};
+use crate::region::{self, Region};
 use crate::snowflake::{Clock, Layout, MAX_LEAD_MS, SnowflakeError, TimeFence};
 
 /// The protocol's guards. Production always uses [`Guards::ALL`]; the simulation removes one at
@@ -153,26 +159,45 @@ pub(crate) fn wait_out(
     Err(behind(now))
 }
 
-/// Claims a worker id from `store` and waits out its predecessor's record.
+/// The worker ids a store may hand out in `layout` for `region`: the region's slice of the worker
+/// field, or the whole field without a region. Every recyclable store leases inside it.
+pub(crate) fn leasable(layout: &Layout, region: Option<Region>) -> Result<Range<u64>, WorkerError> {
+    let ids = region::worker_ids(region, layout.worker_bits())?;
+    Ok(ids.start..ids.end.min(layout.max_worker().saturating_add(1)))
+}
+
+/// Claims a worker id of `region`'s slice (every id without a region) from `store` and waits
+/// out its predecessor's record.
 pub(crate) fn acquire<S: LeaseStore>(
     store: S,
     layout: &Layout,
+    region: Option<Region>,
     clock: Arc<dyn Clock>,
     max_lead_ms: u64,
     guards: Guards,
 ) -> Result<LeaseCore<S>, WorkerError> {
-    let max = layout.max_worker();
+    let ids = leasable(layout, region)?;
     let mut found = None;
-    for id in store.candidates(max)? {
+    for id in store.candidates(ids.clone())? {
         if let Some(claimed) = store.try_claim(id)? {
             found = Some(claimed);
             break;
         }
     }
     let Some((claim, record)) = found else {
-        return Err(store.none_free(max + 1));
+        return Err(store.none_free(ids));
     };
     let worker = store.worker(&claim);
+    // A store's bug (or a row's id it could not choose) never leaves the slice.
+    if let Err(e) = region::check_worker(
+        region,
+        layout.worker_bits(),
+        worker,
+        &store.describe(&claim),
+    ) {
+        store.release(&claim);
+        return Err(e.into());
+    }
     let lead_ms = max_lead_ms.min(MAX_LEAD_MS) as i64;
     let window_ms = store.window_ms();
     // From here on a failure gives the claim back (LeaseCore's Drop).
@@ -491,5 +516,112 @@ impl<S: LeaseStore> Drop for LeaseCore<S> {
         if !was_finished {
             self.store.release(&self.claim);
         }
+    }
+}
+
+#[cfg(test)]
+mod region_tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::snowflake::{FakeClock, Preset};
+
+    /// A store that records the ids it was asked about and claims `claims` (a store with a bug
+    /// when that lies outside what it was given).
+    struct OneId {
+        claims: u64,
+        asked: Mutex<Option<Range<u64>>>,
+        released: AtomicBool,
+    }
+
+    impl LeaseStore for &'static OneId {
+        type Claim = u64;
+        fn candidates(&self, ids: Range<u64>) -> Result<Vec<u64>, WorkerError> {
+            *self.asked.lock().unwrap() = Some(ids);
+            Ok(vec![self.claims])
+        }
+        fn try_claim(&self, id: u64) -> Result<Option<(u64, Record)>, WorkerError> {
+            let record = Record {
+                reserved_until: 0,
+                version: 0,
+                ahead_allowance_ms: None,
+                writer_lead_ms: 0,
+            };
+            Ok(Some((id, record)))
+        }
+        fn write(&self, _: &u64, _: i64, w: &Write) -> Result<Written, WorkerError> {
+            Ok(Written::Applied {
+                version: w.reserved_until,
+            })
+        }
+        fn still_held(&self, _: &u64) -> Result<(), WorkerError> {
+            Ok(())
+        }
+        fn release(&self, _: &u64) {
+            self.released.store(true, Ordering::SeqCst);
+        }
+        fn worker(&self, claim: &u64) -> u64 {
+            *claim
+        }
+        fn describe(&self, claim: &u64) -> String {
+            format!("test claim {claim}")
+        }
+        fn record_source(&self, claim: &u64) -> String {
+            format!("test record {claim}")
+        }
+        fn none_free(&self, ids: Range<u64>) -> WorkerError {
+            WorkerError::NoFreeWorker {
+                path: "test".into(),
+                count: ids.end - ids.start,
+            }
+        }
+    }
+
+    fn store(claims: u64) -> &'static OneId {
+        Box::leak(Box::new(OneId {
+            claims,
+            asked: Mutex::new(None),
+            released: AtomicBool::new(false),
+        }))
+    }
+
+    /// The core asks for the region's slice only, and a claim outside it (a store's bug) is
+    /// given back and refused, naming the slice; without a region the whole field is asked for.
+    #[test]
+    fn the_core_leases_inside_the_regions_slice_only() {
+        let layout = Layout::preset(Preset::Leaf);
+        let clock: Arc<dyn Clock> = Arc::new(FakeClock::new(1_700_000_000_000));
+        let r3 = Region::new(3, 8).ok();
+
+        let inside = store(400);
+        let core = acquire(inside, &layout, r3, clock.clone(), 0, Guards::ALL).unwrap();
+        assert_eq!(*inside.asked.lock().unwrap(), Some(384..512));
+        assert_eq!(core.worker(), 400);
+
+        let outside = store(5);
+        let e = acquire(outside, &layout, r3, clock.clone(), 0, Guards::ALL)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                e,
+                WorkerError::Region(region::RegionError::WorkerOutsideSlice {
+                    worker: 5,
+                    start: 384,
+                    end: 512,
+                    ..
+                })
+            ),
+            "{e}"
+        );
+        assert!(
+            outside.released.load(Ordering::SeqCst),
+            "the claim is given back"
+        );
+
+        let whole = store(1023);
+        let core = acquire(whole, &layout, None, clock, 0, Guards::ALL).unwrap();
+        assert_eq!(*whole.asked.lock().unwrap(), Some(0..1024));
+        assert_eq!(core.worker(), 1023);
     }
 }

@@ -883,7 +883,7 @@ impl ModelStore {
                 identity: format!("identity {identity}"),
                 path: format!("row {id}"),
             }),
-            RowClaim::Beyond => Err(self.none_free(max + 1)),
+            RowClaim::Beyond => Err(self.none_free(0..max + 1)),
         }
     }
 }
@@ -891,17 +891,16 @@ impl ModelStore {
 impl LeaseStore for ModelStore {
     type Claim = u64;
 
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+    fn candidates(&self, ids: std::ops::Range<u64>) -> Result<Vec<u64>, WorkerError> {
         if let Some(id) = self.fixed {
             return Ok(vec![id]);
         }
+        let max_worker = ids.end.saturating_sub(1);
         if let Some(identity) = self.identity {
             return self.rows_to_try(identity, max_worker);
         }
         self.call("list", |s| {
-            Ok((0..=max_worker)
-                .filter(|id| !s.claims.contains_key(id))
-                .collect())
+            Ok(ids.filter(|id| !s.claims.contains_key(id)).collect())
         })
     }
 
@@ -1040,10 +1039,10 @@ impl LeaseStore for ModelStore {
         format!("record of id {claim}")
     }
 
-    fn none_free(&self, count: u64) -> WorkerError {
+    fn none_free(&self, ids: std::ops::Range<u64>) -> WorkerError {
         WorkerError::NoFreeWorker {
             path: "simulated".into(),
-            count,
+            count: ids.end - ids.start,
         }
     }
 
@@ -1326,7 +1325,14 @@ fn issue(
             Ok(l) => l,
             Err(_) => return Ok(None),
         };
-        let core = match acquire(store, &layout, clock.clone(), lead, world.variant.guards) {
+        let core = match acquire(
+            store,
+            &layout,
+            None,
+            clock.clone(),
+            lead,
+            world.variant.guards,
+        ) {
             Ok(c) => Arc::new(c),
             Err(e) => {
                 world.log(|| format!("holder {h}: acquire failed: {e}"));

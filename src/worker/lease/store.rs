@@ -1,6 +1,8 @@
 //! What a backend implements for the fenced-lease protocol: its records, the fenced write and
 //! the claim.
 
+use std::ops::Range;
+
 use crate::worker::{LEASE_WINDOW_MS, WorkerError};
 
 /// A worker id's record as a store holds it.
@@ -47,8 +49,10 @@ pub(crate) trait LeaseStore: Send + Sync + 'static {
     /// What identifies a held claim (paths, keys, revisions).
     type Claim: Send + Sync;
 
-    /// Worker ids worth trying, in the order to try them (ids known to be held may be left out).
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError>;
+    /// Worker ids of `ids` worth trying, in the order to try them (ids known to be held may be
+    /// left out). `ids` is the region's slice of the layout's worker ids (all of them without a
+    /// region), chosen by the protocol's core.
+    fn candidates(&self, ids: Range<u64>) -> Result<Vec<u64>, WorkerError>;
 
     /// Claims `id` if no one holds it, and then reads its record (after the claim, so that no
     /// write of a previous holder can land after the read). `None`: someone holds it.
@@ -103,8 +107,8 @@ pub(crate) trait LeaseStore: Send + Sync + 'static {
         }
     }
 
-    /// The error when every candidate is held.
-    fn none_free(&self, count: u64) -> WorkerError;
+    /// The error when every candidate of `ids` is held.
+    fn none_free(&self, ids: Range<u64>) -> WorkerError;
 
     /// How far past the time asked for a reservation reaches (ms).
     fn window_ms(&self) -> i64 {

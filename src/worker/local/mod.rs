@@ -25,8 +25,9 @@ pub use store::{RESERVATION_WINDOW_MS, WorkerState, read_state};
 use self::store::LocalStore;
 use super::lease::FencedLease;
 use super::{Registry, RegistryKind, RegistrySettings, WorkerError, WorkerLease, WorkerRegistry};
+use crate::region;
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
-use crate::worker::IssueOptions;
+use crate::worker::{IssueOptions, region_mark};
 
 /// `--worker-id N` / `snowflake.worker_id`: the id is the operator's promise, the lock and state
 /// file keep this machine's runs from overlapping or reusing a time.
@@ -61,6 +62,13 @@ impl LocalRegistry {
                 "pick a worker id the layout can hold",
             ));
         }
+        region::check_worker(
+            settings.region,
+            settings.layout.worker_bits(),
+            worker,
+            "--worker-id",
+        )?;
+        region_mark::check_file(&settings.state_dir, settings.region)?;
         Ok(LocalRegistry {
             state_dir: settings.state_dir.clone(),
             name: settings.checked_name()?,
@@ -100,6 +108,7 @@ impl WorkerRegistry for LocalRegistry {
         Ok(Arc::new(LocalWorkerLease(FencedLease::acquire(
             store,
             layout,
+            options.region,
             clock,
             max_lead_ms,
         )?)))
@@ -152,6 +161,7 @@ impl LocalWorkerLease {
         Ok(LocalWorkerLease(FencedLease::acquire(
             store,
             &layout,
+            None,
             clock,
             max_lead_ms,
         )?))

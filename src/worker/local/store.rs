@@ -141,7 +141,7 @@ impl LocalStore {
 impl LeaseStore for LocalStore {
     type Claim = ();
 
-    fn candidates(&self, _max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+    fn candidates(&self, _ids: std::ops::Range<u64>) -> Result<Vec<u64>, WorkerError> {
         Ok(vec![self.worker])
     }
 
@@ -193,7 +193,7 @@ impl LeaseStore for LocalStore {
         .into()
     }
 
-    fn none_free(&self, _count: u64) -> WorkerError {
+    fn none_free(&self, _ids: std::ops::Range<u64>) -> WorkerError {
         StateError::InUse {
             name: self.name.clone(),
             worker: self.worker,

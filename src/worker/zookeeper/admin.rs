@@ -5,23 +5,31 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::forever::ZkForeverRegistry;
 use super::lease::ZkLeaseRegistry;
 use super::session::{ZkOptions, ZkSession, parse_forever_child};
-use crate::worker::WorkerError;
 use crate::worker::node::NodeData;
 use crate::worker::record::{WorkerRecord, status_of};
 use crate::worker::{ClockReport, Registry, RegistryKind};
+use crate::worker::{RegionMark, WorkerError};
 
 /// Inspection and repair of a name's worker ids (`leafctl workers`), for both ZooKeeper
 /// registries: a name's tree holds forever nodes and leases side by side.
 pub(crate) struct ZkAdmin {
     session: ZkSession,
+    mark: RegionMark,
     opts: ZkOptions,
 }
 
 impl ZkAdmin {
     /// Connects for inspection.
     pub(crate) fn connect(opts: &ZkOptions) -> Result<ZkAdmin, WorkerError> {
+        let session = ZkSession::connect(opts)?;
+        // Forever nodes' numbers map to worker ids by the region the tree was recorded for
+        // (this process's when the tree has no mark).
+        let mark = opts.read_region(&session)?;
+        let mut opts = opts.clone();
+        opts.region = mark.recorded.or(opts.region);
         Ok(ZkAdmin {
-            session: ZkSession::connect(opts)?,
+            session,
+            mark,
             opts: opts.clone(),
         })
     }
@@ -46,7 +54,7 @@ impl ZkAdmin {
             let last_seen = NodeData::parse(&data).ok().map(|d| d.timestamp);
             let held = temporary.contains(&identity);
             out.push(WorkerRecord {
-                worker: seq,
+                worker: self.opts.forever_worker(seq)?,
                 identity,
                 mode: RegistryKind::ZkForever,
                 last_seen_ms: last_seen,
@@ -229,6 +237,10 @@ macro_rules! zookeeper_registry {
 
             fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
                 ZkAdmin::connect(self.options())?.clock_report(now_ms)
+            }
+
+            fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+                Ok(Some(ZkAdmin::connect(self.options())?.mark))
             }
         }
     };

@@ -60,6 +60,8 @@ pub(crate) struct ZkLeaseStore {
     leases: String,
     workers: String,
     forever: String,
+    /// What maps forever node numbers to worker ids (the region).
+    opts: ZkOptions,
     data: NodeData,
     clock: Arc<dyn Clock>,
 }
@@ -83,10 +85,12 @@ impl ZkLeaseStore {
             leases: format!("{root}/leases"),
             workers: format!("{root}/workers"),
             forever: format!("{root}/forever"),
+            opts: opts.clone(),
             data: NodeData::new(&opts.identity, clock.now_ms()),
             clock,
         };
         store.with_session(|s| {
+            opts.check_region(s)?;
             s.mkdir(&store.leases)?;
             s.mkdir(&store.workers)
         })?;
@@ -109,10 +113,11 @@ impl ZkLeaseStore {
 
     /// Worker ids Leaf's forever nodes of the same name own for ever.
     fn forever_ids(&self, s: &ZkSession) -> Result<std::collections::BTreeSet<u64>, WorkerError> {
-        Ok(s.children(&self.forever)?
+        s.children(&self.forever)?
             .iter()
             .filter_map(|c| parse_forever_child(c).map(|(_, seq)| seq))
-            .collect())
+            .map(|seq| self.opts.forever_worker(seq))
+            .collect()
     }
 
     fn read_record(s: &ZkSession, path: &str) -> Result<Option<(NodeData, i32)>, WorkerError> {
@@ -135,7 +140,7 @@ fn record_of(d: &NodeData, version: i32) -> Record {
 impl LeaseStore for ZkLeaseStore {
     type Claim = ZkClaim;
 
-    fn candidates(&self, max_worker: u64) -> Result<Vec<u64>, WorkerError> {
+    fn candidates(&self, ids: std::ops::Range<u64>) -> Result<Vec<u64>, WorkerError> {
         self.with_session(|s| {
             // Skip the ids listed as held, and the ones Leaf's forever nodes own.
             let mut held: std::collections::BTreeSet<u64> = s
@@ -144,7 +149,7 @@ impl LeaseStore for ZkLeaseStore {
                 .filter_map(|c| c.parse().ok())
                 .collect();
             held.extend(self.forever_ids(s)?);
-            Ok((0..=max_worker).filter(|id| !held.contains(id)).collect())
+            Ok(ids.filter(|id| !held.contains(id)).collect())
         })
     }
 
@@ -256,10 +261,10 @@ impl LeaseStore for ZkLeaseStore {
         format!("reserved_until of {}", claim.worker_path)
     }
 
-    fn none_free(&self, count: u64) -> WorkerError {
+    fn none_free(&self, ids: std::ops::Range<u64>) -> WorkerError {
         WorkerError::NoFreeWorker {
             path: self.leases.clone(),
-            count,
+            count: ids.end - ids.start,
         }
     }
 }

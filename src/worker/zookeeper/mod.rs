@@ -31,5 +31,7 @@ pub(crate) fn options(
     opts.auth = settings.zk_auth.clone();
     opts.session_timeout = settings.zk_session_timeout;
     opts.max_clock_skew_ms = settings.max_clock_skew_ms;
+    opts.region = settings.region;
+    opts.worker_bits = settings.layout.worker_bits();
     Ok(opts)
 }

@@ -1,7 +1,8 @@
 //! Leaf's own ZooKeeper tree ("forever" mode): one worker id per `ip:port`, never recycled.
 //!
 //! - `/snowflake/{name}/forever/{ip}:{port}-{seq:010}`: persistent sequential; the sequence number
-//!   is the worker id; data `{"ip","port","timestamp"}` re-written every 3 s.
+//!   is the worker id (with a region, the first worker id of its slice plus the number; a
+//!   number past the slice is refused); data `{"ip","port","timestamp"}` re-written every 3 s.
 //! - `/snowflake/{name}/temporary/{ip}:{port}`: ephemeral while a process runs (the design's
 //!   `leaf_temporary`), so a second live process with the same identity refuses to start.
 //! - A local cache file ([`super::cache`]) lets a known identity start while ZooKeeper is down.
@@ -18,6 +19,8 @@
 mod lease;
 mod register;
 
+use crate::region;
+use crate::worker::lease::leasable;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 
@@ -52,10 +55,10 @@ impl WorkerRegistry for ZkForeverRegistry {
         let (layout, clock, max_lead_ms) =
             (&options.layout, options.clock.clone(), options.max_lead_ms);
         let lead = max_lead_ms.min(i64::MAX as u64) as i64;
-        let max = layout.max_worker();
+        let ids = leasable(layout, self.opts.region)?;
         let (cache_file, cached) = self.open_cache()?;
         let reg = match ZkSession::connect(&self.opts) {
-            Ok(s) => self.register(s, max, clock.as_ref(), lead)?,
+            Ok(s) => self.register(s, &ids, clock.as_ref(), lead)?,
             Err(e) => match e.store::<ZkError>() {
                 Some(ZkError::Unreachable { hosts, reason }) => {
                     let why = (hosts.clone(), reason.clone());
@@ -64,7 +67,10 @@ impl WorkerRegistry for ZkForeverRegistry {
                 _ => return Err(e),
             },
         };
-        check_range(reg.worker, max, &cache_file.path().display().to_string())?;
+        let from = cache_file.path().display().to_string();
+        check_range(reg.worker, layout.max_worker(), &from)?;
+        // A cache written before the region was set (ZooKeeper down) names its old worker id.
+        region::check_worker(self.opts.region, layout.worker_bits(), reg.worker, &from)?;
         let (resume_after, issued_below) =
             self.wait_out_predecessors(&reg, cached.as_ref(), &cache_file, clock.as_ref(), lead)?;
         // Step 4: the cache records the worker id before any ID is issued with it.

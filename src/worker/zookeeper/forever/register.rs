@@ -1,11 +1,13 @@
 //! Finding or registering this identity's forever node (or starting from the cache without
 //! ZooKeeper), and waiting out what earlier holders of the worker id issued.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use zookeeper_client as zkc;
 
 use super::ZkForeverRegistry;
+use crate::region::RegionError;
 use crate::snowflake::Clock;
 use crate::worker::lease::{Record, wait_out};
 use crate::worker::node::NodeData;
@@ -141,10 +143,11 @@ impl ZkForeverRegistry {
     pub(super) fn register(
         &self,
         s: ZkSession,
-        max: u64,
+        ids: &Range<u64>,
         clock: &dyn Clock,
         lead: i64,
     ) -> Result<Registration, WorkerError> {
+        self.opts.check_region(&s)?;
         let root = self.opts.root();
         s.mkdir(&format!("{root}/forever"))?;
         s.mkdir(&format!("{root}/temporary"))?;
@@ -152,8 +155,8 @@ impl ZkForeverRegistry {
         let data = NodeData::new(&self.opts.identity, clock.now_ms()).to_bytes();
         let temp = self.create_temporary(&s, &temp_path, &data)?;
         let found = match self.own_node(&s)? {
-            Some((seq, path)) => self.reuse(&s, seq, path, max, clock, lead),
-            None => self.first_registration(&s, temp.ctime, max, clock),
+            Some((seq, path)) => self.reuse(&s, seq, path, ids, clock, lead),
+            None => self.first_registration(&s, temp.ctime, ids, clock),
         };
         match found {
             Ok((worker, path, node_ms, lease_reserved_ms)) => Ok(Registration {
@@ -197,7 +200,7 @@ impl ZkForeverRegistry {
         s: &ZkSession,
         seq: u64,
         path: String,
-        max: u64,
+        ids: &Range<u64>,
         clock: &dyn Clock,
         lead: i64,
     ) -> Result<(u64, String, i64, i64), WorkerError> {
@@ -209,11 +212,11 @@ impl ZkForeverRegistry {
             .into());
         };
         let d = parse_node(&path, &bytes)?;
-        behind_check(seq, d.timestamp, clock.now_ms(), lead, path.clone())?;
-        let reserved = self.exclusive(s, seq, &path)?;
-        check_range(seq, max, &path)?;
-        tracing::info!("reusing worker id {seq} of {path}");
-        Ok((seq, path, d.timestamp, reserved))
+        let worker = self.worker_of(seq, ids, &path)?;
+        behind_check(worker, d.timestamp, clock.now_ms(), lead, path.clone())?;
+        let reserved = self.exclusive(s, seq, worker, &path)?;
+        tracing::info!("reusing worker id {worker} of {path}");
+        Ok((worker, path, d.timestamp, reserved))
     }
 
     /// Registers the identity: its clock compared with the live peers' first, then a new
@@ -222,7 +225,7 @@ impl ZkForeverRegistry {
         &self,
         s: &ZkSession,
         temp_created_ms: i64,
-        max: u64,
+        ids: &Range<u64>,
         clock: &dyn Clock,
     ) -> Result<(u64, String, i64, i64), WorkerError> {
         let o = &self.opts;
@@ -261,17 +264,48 @@ impl ZkForeverRegistry {
                 path: path.clone(),
                 reason: "no sequence number".into(),
             })?;
-        check_range(seq, max, &path)?;
+        let worker = self.worker_of(seq, ids, &path)?;
         // A node made by hand, or a lease, may already hold the number the sequence gave us.
-        let reserved = self.exclusive(s, seq, &path)?;
-        tracing::info!("registered worker id {seq} as {path}");
-        Ok((seq, path, now, reserved))
+        let reserved = self.exclusive(s, seq, worker, &path)?;
+        tracing::info!("registered worker id {worker} as {path}");
+        Ok((worker, path, now, reserved))
+    }
+
+    /// The worker id of forever node `path` numbered `seq` ([`ZkOptions::forever_worker`]),
+    /// refused beyond `ids` (the region's slice, or the layout's range).
+    ///
+    /// [`ZkOptions::forever_worker`]: crate::worker::zookeeper::session::ZkOptions::forever_worker
+    fn worker_of(&self, seq: u64, ids: &Range<u64>, path: &str) -> Result<u64, WorkerError> {
+        let worker = self.opts.forever_worker(seq)?;
+        match self.opts.region {
+            Some(region) if worker >= ids.end => Err(RegionError::WorkerOutsideSlice {
+                worker,
+                source_of: format!(
+                    "forever node {path}: number {seq} past the {} worker ids of the region's slice",
+                    ids.end - ids.start
+                ),
+                region,
+                start: ids.start,
+                end: ids.end,
+            }
+            .into()),
+            _ => {
+                check_range(worker, ids.end.saturating_sub(1), path)?;
+                Ok(worker)
+            }
+        }
     }
 
     /// Never share a worker id: a tree written by hand may give another identity the same
     /// number, and a lease on the same name (`leases/{id}`) may hold it. Returns what an
     /// earlier lease holder of the id reserved (`workers/{id}`).
-    fn exclusive(&self, s: &ZkSession, seq: u64, path: &str) -> Result<i64, WorkerError> {
+    fn exclusive(
+        &self,
+        s: &ZkSession,
+        seq: u64,
+        worker: u64,
+        path: &str,
+    ) -> Result<i64, WorkerError> {
         let root = self.opts.root();
         let id_text = self.opts.identity.to_string();
         let siblings = s.children(&format!("{root}/forever"))?;
@@ -280,20 +314,20 @@ impl ZkForeverRegistry {
             .find(|c| parse_forever_child(c).is_some_and(|(who, n)| n == seq && who != id_text))
         {
             return Err(WorkerError::WorkerIdShared {
-                worker: seq,
+                worker,
                 mine: path.to_string(),
                 other: format!("another identity ({root}/forever/{other})"),
             });
         }
-        let lease = format!("{root}/leases/{seq}");
+        let lease = format!("{root}/leases/{worker}");
         if s.get(&lease)?.is_some() {
             return Err(WorkerError::WorkerIdShared {
-                worker: seq,
+                worker,
                 mine: path.to_string(),
                 other: format!("a lease on the same name ({lease})"),
             });
         }
-        let workers = format!("{root}/workers/{seq}");
+        let workers = format!("{root}/workers/{worker}");
         Ok(match s.get(&workers)? {
             Some((bytes, _)) => parse_node(&workers, &bytes)?.reserved_until.unwrap_or(0),
             None => 0,

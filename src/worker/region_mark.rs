@@ -1,0 +1,167 @@
+//! The region mark of a registry's store: ZooKeeper's `/leafctl/region`, etcd's
+//! `/leafctl/region` and the state directory's `region` file hold `"R/N"` once a process of
+//! region R of N used them. [`ensure`] is the one sequence every store follows at open (read,
+//! [`region::check_recorded`], create-if-absent, re-read when another process created it first);
+//! each backend only reads and creates. Without a region and without a mark it costs one read.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::WorkerError;
+use super::files::{ensure_dir, io};
+use crate::region::{self, Region};
+
+/// ZooKeeper's mark: a persistent node (Leaf's own `/snowflake/{name}` is left as Leaf lays it
+/// out).
+pub const ZK_PATH: &str = "/leafctl/region";
+
+/// etcd's mark, beside the names' `/leafctl/{name}/` prefixes.
+pub const ETCD_KEY: &str = "/leafctl/region";
+
+/// The state directory's mark (the local registry, the forever mode's cache).
+pub const FILE: &str = "region";
+
+/// A registry's region mark as `workers doctor` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionMark {
+    /// Where it lives (`ZooKeeper HOSTS/leafctl/region`).
+    pub place: String,
+    /// The region recorded there; none when no region was ever recorded.
+    pub recorded: Option<Region>,
+}
+
+/// The region a store's mark at `place` holds (`None`: no mark); a mark that is not `R/N` is
+/// refused, naming it.
+pub fn parse(place: &str, mark: Option<&[u8]>) -> Result<Option<Region>, WorkerError> {
+    let Some(bytes) = mark else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(bytes);
+    region::from_record(&text).map(Some).map_err(|e| {
+        WorkerError::setting(
+            format!("the region mark {place} is unreadable: {e}"),
+            "it is written by leafctl as R/N (region R of N); restore it from another host of this region, or delete it only if you know no other region's process used this store",
+        )
+    })
+}
+
+/// Checks the mark at `place` against `mine` and records `mine` when the store has none:
+/// `read` returns the mark (`None`: absent), `create` writes it only if still absent (false when
+/// another process was first, whose mark is then read and checked).
+pub fn ensure(
+    place: &str,
+    mine: Option<Region>,
+    read: impl Fn() -> Result<Option<Vec<u8>>, WorkerError>,
+    create: impl FnOnce(&[u8]) -> Result<bool, WorkerError>,
+) -> Result<(), WorkerError> {
+    let recorded = parse(place, read()?.as_deref())?;
+    let (true, Some(mine)) = (region::check_recorded(place, recorded, mine)?, mine) else {
+        return Ok(());
+    };
+    if create(region::to_record(mine).as_bytes())? {
+        tracing::info!("recorded {mine} in {place}");
+        return Ok(());
+    }
+    let recorded = parse(place, read()?.as_deref())?;
+    region::check_recorded(place, recorded, Some(mine))?;
+    Ok(())
+}
+
+/// [`ensure`] on the state directory `dir`'s `region` file (created atomically: a complete
+/// temporary file hard-linked to its name, which fails if the name exists).
+pub fn check_file(dir: &Path, mine: Option<Region>) -> Result<(), WorkerError> {
+    let path = dir.join(FILE);
+    let place = format!("state directory {} (its {FILE} file)", dir.display());
+    let read = || match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(WorkerError::from(io("cannot read", &path)(e))),
+    };
+    let create = |text: &[u8]| {
+        ensure_dir(dir)?;
+        let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
+        let written = std::fs::File::create(&tmp).and_then(|mut f| {
+            f.write_all(text)?;
+            f.write_all(b"\n")?;
+            f.sync_all()
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(WorkerError::from(io("cannot write", &tmp)(e)));
+        }
+        let linked = std::fs::hard_link(&tmp, &path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => {
+                if let Ok(d) = std::fs::File::open(dir) {
+                    let _ = d.sync_all();
+                }
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(WorkerError::from(io("cannot create", &path)(e))),
+        }
+    };
+    ensure(&place, mine, read, create)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::region::RegionError;
+
+    #[test]
+    fn the_file_is_recorded_once_and_another_region_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let r0 = Region::new(0, 2).unwrap();
+        let r1 = Region::new(1, 2).unwrap();
+        // No region, no mark: nothing written.
+        check_file(dir.path(), None).unwrap();
+        assert!(!dir.path().join(FILE).exists());
+        check_file(dir.path(), Some(r1)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(FILE)).unwrap(),
+            "1/2\n"
+        );
+        check_file(dir.path(), Some(r1)).unwrap();
+        let e = check_file(dir.path(), Some(r0)).unwrap_err();
+        assert!(matches!(
+            e,
+            WorkerError::Region(RegionError::Mismatch { .. })
+        ));
+        let text = e.to_string();
+        assert!(
+            text.contains("region 1 of 2") && text.contains("region 0 of 2"),
+            "{text}"
+        );
+        assert!(e.is_usage());
+        assert!(matches!(
+            check_file(dir.path(), None),
+            Err(WorkerError::Region(RegionError::Unset { .. }))
+        ));
+        std::fs::write(dir.path().join(FILE), "x").unwrap();
+        let e = check_file(dir.path(), Some(r1)).unwrap_err();
+        assert!(e.to_string().contains("unreadable"), "{e}");
+    }
+
+    /// Two processes racing to record: the second sees the first's mark and is checked
+    /// against it.
+    #[test]
+    fn a_lost_race_checks_the_winners_mark() {
+        let r0 = Region::new(0, 2).unwrap();
+        let r1 = Region::new(1, 2).unwrap();
+        let reads = std::cell::Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            Ok(if reads.get() == 1 {
+                None
+            } else {
+                Some(b"0/2".to_vec())
+            })
+        };
+        let e = ensure("z", Some(r1), read, |_| Ok(false)).unwrap_err();
+        assert!(e.to_string().contains("belongs to region 0 of 2"), "{e}");
+        reads.set(0);
+        ensure("z", Some(r0), read, |_| Ok(false)).unwrap();
+    }
+}
