@@ -61,6 +61,22 @@ impl Db {
             Db::Pg(p) => p.place.addr(p.port),
         }
     }
+
+    /// SIGSTOP.
+    pub fn pause(&self) {
+        match self {
+            Db::Maria(m) => m.pause(),
+            Db::Pg(p) => p.pause(),
+        }
+    }
+
+    /// SIGCONT.
+    pub fn resume(&self) {
+        match self {
+            Db::Maria(m) => m.resume(),
+            Db::Pg(p) => p.resume(),
+        }
+    }
 }
 
 /// A region's worker registry.
@@ -77,8 +93,24 @@ impl Registry {
         }
     }
 
+    /// SIGSTOP.
+    pub fn pause(&self) {
+        match self {
+            Registry::Zk(z) => z.pause(),
+            Registry::Etcd(e) => e.members[0].pause(),
+        }
+    }
+
+    /// SIGCONT.
+    pub fn resume(&self) {
+        match self {
+            Registry::Zk(z) => z.resume(),
+            Registry::Etcd(e) => e.members[0].resume(),
+        }
+    }
+
     /// `serve`'s flags for it.
-    fn args(&self) -> Vec<String> {
+    pub fn args(&self) -> Vec<String> {
         match self {
             Registry::Zk(z) => vec!["--zk".into(), z.hosts()],
             Registry::Etcd(e) => vec!["--etcd".into(), e.endpoints()],
@@ -159,9 +191,9 @@ impl Site {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// The region (None for the negative control's deployments).
-    pub fn region(&self, count: u32) -> Region {
-        Region::new(self.index, count).expect("a valid region")
+    /// `--region r --regions N` (empty for the negative control).
+    pub fn region_args(&self) -> &[String] {
+        &self.region_args
     }
 }
 
@@ -181,6 +213,12 @@ impl Deployment {
     /// hosts), links them to a WAN router (no delay yet), and starts each region's database and
     /// registry. `with_regions`: whether every leafctl of region r gets `--region r --regions N`.
     pub fn start(count: u32, with_regions: bool) -> Deployment {
+        Deployment::start_with(count, with_regions, false)
+    }
+
+    /// [`Deployment::start`], with the serve hosts linked through this process when `impaired`
+    /// ([`Net::impaired_host`]: their links can be made lossy or slow).
+    pub fn start_with(count: u32, with_regions: bool, impaired: bool) -> Deployment {
         assert!((2..=8).contains(&count), "2 to 8 regions");
         let wan = Net::new();
         let nets: Vec<(Net, Uplink)> = (0..count)
@@ -195,7 +233,9 @@ impl Deployment {
                 .into_iter()
                 .enumerate()
                 .map(|(r, (net, uplink))| {
-                    s.spawn(move || Site::start(r as u32, count, with_regions, net, uplink))
+                    s.spawn(move || {
+                        Site::start(r as u32, count, with_regions, impaired, net, uplink)
+                    })
                 })
                 .collect();
             handles
@@ -352,10 +392,24 @@ impl Drop for Deployment {
 }
 
 impl Site {
-    fn start(index: u32, count: u32, with_regions: bool, net: Net, uplink: Uplink) -> Site {
+    fn start(
+        index: u32,
+        count: u32,
+        with_regions: bool,
+        impaired: bool,
+        net: Net,
+        uplink: Uplink,
+    ) -> Site {
         let db_host = net.host();
         let registry_host = net.host();
-        let serve_hosts = vec![net.host(), net.host()];
+        let serve_host = || {
+            if impaired {
+                net.impaired_host()
+            } else {
+                net.host()
+            }
+        };
+        let serve_hosts = vec![serve_host(), serve_host()];
         for h in [&db_host, &registry_host].into_iter().chain(&serve_hosts) {
             h.route_wan(net.gateway());
         }
