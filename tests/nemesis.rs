@@ -31,7 +31,8 @@
 //! (`support::regions`): each region its own MariaDB or PostgreSQL, ZooKeeper or etcd, and two
 //! `serve --region r --regions N`. Its schedule (`support::nemesis::region_schedule`) cuts
 //! regions off from the others and heals them, beside the faults that apply there (a server's
-//! process, link and clock, a region's database or registry paused), batches and restarts; the
+//! process, link and clock, a region's database or registry paused or killed), batches and
+//! restarts; the
 //! checker reads every answer of every region (no ID twice across regions) and each ID against
 //! its region's share (`check_regions`). Replay: `scripts/nemesis --registry regions ...`.
 
@@ -1358,6 +1359,16 @@ fn apply_regional(step: &Step, w: &RegionWorld<'_>) {
                 hold();
                 deployment.sites[r].registry.resume();
             }
+            Fault::KillDb(r) => {
+                deployment.sites[r].db.kill();
+                hold();
+                deployment.sites[r].db.restart();
+            }
+            Fault::KillRegistry(r) => {
+                deployment.sites[r].registry.kill();
+                hold();
+                deployment.sites[r].registry.restart();
+            }
             Fault::CutRegion(r) => {
                 deployment.cut(r);
                 hold();
@@ -1563,7 +1574,11 @@ fn nemesis_regions(run: &RegionRun) {
         "seed": run.seed,
         "seconds": run.seconds,
         "faults": steps.iter().filter(|s| !s.fault.is_action()).count(),
-        "kinds": kinds(&steps, false),
+        // A region's database is one MariaDB or PostgreSQL, not a Galera node.
+        "kinds": kinds(&steps, false)
+            .into_iter()
+            .map(|(k, n)| (k.replace("galera node", "region database"), n))
+            .collect::<std::collections::BTreeMap<_, _>>(),
         "actions": steps.iter().filter(|s| s.fault.is_action()).count(),
         "action_kinds": kinds(&steps, true),
         "segment_ids": count(Mode::Segment),
@@ -2262,15 +2277,20 @@ mod checker {
             "partition region",
             "partition serve",
             "pause registry member",
+            "kill registry member",
+            "kill galera node",
             "batch",
         ] {
             assert!(kinds.contains(k), "{k} never drawn: {kinds:?}");
         }
         for x in &runs {
             match x.fault {
-                Fault::CutRegion(r) | Fault::PauseDb(r) | Fault::PauseRegistry(r) => {
-                    assert!(r < 3, "{}", x.fault)
-                }
+                Fault::CutRegion(r)
+                | Fault::PauseDb(r)
+                | Fault::KillDb(r)
+                | Fault::PauseRegistry(r) => assert!(r < 3, "{}", x.fault),
+                // A registry is killed only where it is ZooKeeper (even regions).
+                Fault::KillRegistry(r) => assert!(r == 0 || r == 2, "{}", x.fault),
                 Fault::KillServer(i)
                 | Fault::PauseServer(i)
                 | Fault::CutServer(i)

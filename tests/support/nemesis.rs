@@ -71,7 +71,8 @@ pub enum Fault {
     CutDbHost(usize),
     /// Cut region `r` off from every other region, both ways (the multi-region nemesis: each
     /// region has its own database and registry, so nothing of an ID's path crosses the cut).
-    /// There, `PauseDb(r)` and `PauseRegistry(r)` pause region `r`'s database and registry.
+    /// There, `PauseDb(r)`, `KillDb(r)`, `PauseRegistry(r)` and `KillRegistry(r)` pause or kill
+    /// (and restart at the heal) region `r`'s database and registry.
     CutRegion(usize),
     // What users and operators do (issue 33): drawn from the seed beside the faults.
     /// A client asks server `server` for `count` IDs of `TAGS[tag]` at once; `outage`: drawn
@@ -400,7 +401,8 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
 /// The faults and actions of a multi-region run: `servers` servers numbered across the regions
 /// (server `i` in region `i / (servers / regions)`), starts 0.5-4 s apart over `seconds`. Beside
 /// the faults that apply to one server (kill, pause, cut, lossy or slow link, clock step) and to a
-/// region's single database and registry (pause), a region is cut off from every other region
+/// region's single database and registry (pause; kill and restart, a registry only where it is
+/// ZooKeeper: even regions), a region is cut off from every other region
 /// for 5-30 s (regions cut at once overlap: two regions cut leave no two regions joined with two
 /// or three regions). Actions: batches of 1..=10,000 IDs from any server every 0.5-3 s, and a
 /// graceful restart every 3-8 s where the server's process slot is free (half under a new
@@ -414,7 +416,7 @@ pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) 
     while at_ms < end {
         let s = rng.range(0, servers as u64 - 1) as usize;
         let r = rng.range(0, regions as u64 - 1) as usize;
-        let kinds: Vec<Fault> = vec![
+        let mut kinds: Vec<Fault> = vec![
             Fault::KillServer(s),
             Fault::PauseServer(s),
             Fault::CutServer(s),
@@ -432,10 +434,14 @@ pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) 
                 ms: *rng.pick(&[-3_000, -500, -5, 1_000, 4_000]),
             },
             Fault::PauseDb(r),
+            Fault::KillDb(r),
             Fault::PauseRegistry(r),
             Fault::CutRegion(r),
             Fault::CutRegion(r),
         ];
+        if r.is_multiple_of(2) {
+            kinds.push(Fault::KillRegistry(r));
+        }
         let fault = *rng.pick(&kinds);
         let hold = match fault {
             Fault::CutRegion(_) => rng.range(5_000, 30_000),

@@ -77,6 +77,22 @@ impl Db {
             Db::Pg(p) => p.resume(),
         }
     }
+
+    /// SIGKILL, like a crash; waits until it is gone.
+    pub fn kill(&self) {
+        match self {
+            Db::Maria(m) => m.kill(),
+            Db::Pg(p) => p.kill(),
+        }
+    }
+
+    /// Starts it again on its data directory and port (after crash recovery).
+    pub fn restart(&self) {
+        match self {
+            Db::Maria(m) => m.restart(),
+            Db::Pg(p) => p.restart(),
+        }
+    }
 }
 
 /// A region's worker registry.
@@ -106,6 +122,28 @@ impl Registry {
         match self {
             Registry::Zk(z) => z.resume(),
             Registry::Etcd(e) => e.members[0].resume(),
+        }
+    }
+
+    /// Whether [`Registry::kill`] and [`Registry::restart`] apply (ZooKeeper; the tests' etcd
+    /// helper does not restart members).
+    pub fn restarts(&self) -> bool {
+        matches!(self, Registry::Zk(_))
+    }
+
+    /// SIGKILL (ZooKeeper only).
+    pub fn kill(&self) {
+        match self {
+            Registry::Zk(z) => z.kill(),
+            Registry::Etcd(_) => panic!("the etcd helper does not restart members"),
+        }
+    }
+
+    /// Starts it again on its data and port (ZooKeeper only).
+    pub fn restart(&self) {
+        match self {
+            Registry::Zk(z) => z.restart(),
+            Registry::Etcd(_) => panic!("the etcd helper does not restart members"),
         }
     }
 
