@@ -32,9 +32,9 @@
 //! `serve --region r --regions N`. Its schedule (`support::nemesis::region_schedule`) cuts
 //! regions off from the others and heals them, beside the faults that apply there (a server's
 //! process, link and clock, a region's database or registry paused or killed), batches and
-//! restarts; the
-//! checker reads every answer of every region (no ID twice across regions) and each ID against
-//! its region's share (`check_regions`). Replay: `scripts/nemesis --registry regions ...`.
+//! restarts; the checker reads every answer of every region (no ID twice across regions) and
+//! each ID against its region's share (`check_regions`). Replay: `scripts/nemesis --registry
+//! regions ...`.
 
 mod support;
 
@@ -1330,6 +1330,13 @@ impl RegionRun {
     }
 }
 
+/// A fault's text as the multi-region run reads it: each region has one database (MariaDB or
+/// PostgreSQL) and one registry, numbered by region.
+fn regional(text: &str) -> String {
+    text.replace("galera node", "database of region")
+        .replace("registry member", "registry of region")
+}
+
 /// Everything a fault of the multi-region run can reach.
 struct RegionWorld<'a> {
     servers: &'a [Served],
@@ -1443,7 +1450,10 @@ fn nemesis_regions(run: &RegionRun) {
         s.start(&ev);
     }
     let steps = region_schedule(run.seed, run.seconds, served.len(), run.regions as usize);
-    let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
+    let plan: String = steps
+        .iter()
+        .map(|s| regional(&format!("  {s}\n")))
+        .collect();
     let mut clients = Vec::new();
     for i in 0..served.len() {
         for mode in [Mode::Segment, Mode::Snowflake] {
@@ -1603,7 +1613,7 @@ fn nemesis_regions(run: &RegionRun) {
             .lock()
             .unwrap()
             .iter()
-            .map(|(t, what)| format!("  {:>7.2}s {what}\n", t.as_secs_f64()))
+            .map(|(t, what)| regional(&format!("  {:>7.2}s {what}\n", t.as_secs_f64())))
             .collect();
         let mut shown: Vec<&String> = Vec::new();
         for rule in by_rule.keys() {
