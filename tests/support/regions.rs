@@ -239,6 +239,8 @@ impl Site {
 pub struct Deployment {
     /// Whether every leafctl was given its region.
     pub with_regions: bool,
+    /// Whether the regions were split by hand instead ([`Deployment::by_hand`]).
+    pub by_hand: bool,
     pub count: u32,
     /// The regions (dropped before the WAN: servers first, then stores, then the nets).
     pub sites: Vec<Site>,
@@ -283,10 +285,23 @@ impl Deployment {
         });
         Deployment {
             with_regions,
+            by_hand: false,
             count,
             sites,
             wan,
         }
+    }
+
+    /// The positive control: regions split by hand, without region flags, by the rules of
+    /// [`Region`]: [`Deployment::add_tags`] starts each tag at its region's block (`tag add
+    /// --start`, 1 in region 0) and [`Deployment::serve`] gives server `i` of region `r` the
+    /// worker id `slice.start + i` of its region's slice (`--worker-id`, the local registry,
+    /// instead of the region's registry). What the region flags must do, done by hand: the same
+    /// reading must find nothing.
+    pub fn by_hand(count: u32) -> Deployment {
+        let mut d = Deployment::start_with(count, false, false);
+        d.by_hand = true;
+        d
     }
 
     /// Sets the WAN delay between every two regions to `one_way` (half on each region's link).
@@ -325,8 +340,13 @@ impl Deployment {
     pub fn add_tags(&self, tags: &[&str]) {
         for s in &self.sites {
             s.run(&["db", "init"]);
+            let start = self.region(s).segment_block().start.max(1).to_string();
             for t in tags {
-                s.run(&["tag", "add", t, "--step", STEP]);
+                if self.by_hand {
+                    s.run(&["tag", "add", t, "--step", STEP, "--start", &start]);
+                } else {
+                    s.run(&["tag", "add", t, "--step", STEP]);
+                }
             }
         }
     }
@@ -337,13 +357,22 @@ impl Deployment {
     /// (to be checked with the rest).
     pub fn serve(&mut self, tag: &str) -> Vec<Issued> {
         let mut first = Vec::new();
+        let (count, by_hand) = (self.count, self.by_hand);
         for s in &mut self.sites {
+            let slice = Region::new(s.index, count)
+                .expect("a region")
+                .worker_slice(WORKER_BITS)
+                .expect("a slice");
             for (i, h) in s.serve_hosts.iter().enumerate() {
                 let home = Sandbox::new();
                 let mut c = s.leafctl(&home);
-                c.args(["serve", "--segment", "--snowflake"])
-                    .args(s.registry.args())
-                    .args(["--instance", &format!("{}:8080", h.ip)]);
+                c.args(["serve", "--segment", "--snowflake"]);
+                if by_hand {
+                    c.args(["--worker-id", &(slice.start + i as u64).to_string()]);
+                } else {
+                    c.args(s.registry.args());
+                }
+                c.args(["--instance", &format!("{}:8080", h.ip)]);
                 let server = Server::start_at(h, c);
                 for kind in Kind::BOTH {
                     let path = kind.path(tag);
@@ -371,6 +400,11 @@ impl Deployment {
             }
         }
         first
+    }
+
+    /// The region of `site`.
+    pub fn region(&self, site: &Site) -> Region {
+        Region::new(site.index, self.count).expect("a region")
     }
 
     /// Every server with its region and host: (region, server index in the region, server).
