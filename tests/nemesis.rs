@@ -25,6 +25,16 @@
 //! command that replays the schedule: `scripts/nemesis --registry zk --seed S --seconds N`.
 //! The seed and length come from `LEAF_NEMESIS_SEED` and `LEAF_NEMESIS_SECONDS` (CI: fixed
 //! seeds, 60 s). See RELIABILITY.md, "The nemesis".
+//!
+//! The multi-region run (issue 37, `nemesis_across_regions`) splits the deployment into 2 or 3
+//! regions (`LEAF_NEMESIS_REGIONS`) on nets of their own joined by a 50 ms WAN
+//! (`support::regions`): each region its own MariaDB or PostgreSQL, ZooKeeper or etcd, and two
+//! `serve --region r --regions N`. Its schedule (`support::nemesis::region_schedule`) cuts
+//! regions off from the others and heals them, beside the faults that apply there (a server's
+//! process, link and clock, a region's database or registry paused or killed), batches and
+//! restarts; the checker reads every answer of every region (no ID twice across regions) and
+//! each ID against its region's share (`check_regions`). Replay: `scripts/nemesis --registry
+//! regions ...`.
 
 mod support;
 
@@ -42,9 +52,11 @@ use support::galera::Galera;
 use support::mariadb::PASSWORD;
 use support::nemesis::{
     ADDED_AT_START, Abilities, CacheSample, Fault, Life, Mode, Outcome, Record, Rng, Seen, Silence,
-    Slot, Source, Step, TAGS, TagOp, Verdict, WORKER_IDS, WorkerSample, check, kinds, schedule,
+    Slot, Source, Step, TAGS, TagOp, Verdict, WORKER_IDS, WorkerSample, check, check_regions,
+    kinds, region_schedule, schedule,
 };
 use support::netns::{Host, Net, Place};
+use support::regions::{Deployment, WAN_DELAY};
 use support::serve::{Server, http, signal};
 use support::zookeeper::ZkEnsemble;
 use support::{Sandbox, stderr, wait_until};
@@ -441,7 +453,52 @@ fn apply(step: &Step, w: &World<'_>) {
     let began = ev.now();
     ev.note(format!("start {}", step.fault));
     let hold = || std::thread::sleep(step.hold);
+    if server_step(step.fault, servers, ev, &hold) {
+        return after_step(step, began, ev);
+    }
     match step.fault {
+        Fault::KillDb(i) => {
+            galera.nodes[i].kill();
+            hold();
+            rejoin(galera, i, ev);
+        }
+        Fault::LeaveDb(i) => {
+            galera.nodes[i].stop();
+            hold();
+            rejoin(galera, i, ev);
+        }
+        Fault::PauseDb(i) => {
+            galera.nodes[i].pause();
+            hold();
+            galera.nodes[i].resume();
+            wait_for_galera(galera, i);
+        }
+        Fault::KillRegistry(i) => {
+            ensemble.kill(i);
+            hold();
+            ensemble.restart(i);
+        }
+        Fault::PauseRegistry(i) => {
+            ensemble.pause(i);
+            hold();
+            ensemble.resume(i);
+        }
+        Fault::CutDbHost(i) => {
+            db_hosts[i].cut();
+            hold();
+            db_hosts[i].heal();
+            wait_for_galera(galera, i);
+        }
+        Fault::Tag { tag, op } => operate(ops, url, TAGS[tag], op, ev),
+        other => panic!("not a fault of the single-region nemesis: {other}"),
+    }
+    after_step(step, began, ev);
+}
+
+/// Applies a step that needs only the servers (a fault of one server's process, link or clock;
+/// a client's batch; a restart), holding it with `hold`: false for any other step.
+fn server_step(fault: Fault, servers: &[Served], ev: &Events, hold: &dyn Fn()) -> bool {
+    match fault {
         Fault::KillServer(i) => {
             servers[i].kill();
             hold();
@@ -480,38 +537,6 @@ fn apply(step: &Step, w: &World<'_>) {
             hold();
             servers[server].clock.set_ms(0);
         }
-        Fault::KillDb(i) => {
-            galera.nodes[i].kill();
-            hold();
-            rejoin(galera, i, ev);
-        }
-        Fault::LeaveDb(i) => {
-            galera.nodes[i].stop();
-            hold();
-            rejoin(galera, i, ev);
-        }
-        Fault::PauseDb(i) => {
-            galera.nodes[i].pause();
-            hold();
-            galera.nodes[i].resume();
-            wait_for_galera(galera, i);
-        }
-        Fault::KillRegistry(i) => {
-            ensemble.kill(i);
-            hold();
-            ensemble.restart(i);
-        }
-        Fault::PauseRegistry(i) => {
-            ensemble.pause(i);
-            hold();
-            ensemble.resume(i);
-        }
-        Fault::CutDbHost(i) => {
-            db_hosts[i].cut();
-            hold();
-            db_hosts[i].heal();
-            wait_for_galera(galera, i);
-        }
         Fault::Batch {
             server, tag, count, ..
         } => {
@@ -530,7 +555,6 @@ fn apply(step: &Step, w: &World<'_>) {
                 ev.records.lock().unwrap().push(r);
             }
         }
-        Fault::Tag { tag, op } => operate(ops, url, TAGS[tag], op, ev),
         Fault::Restart {
             server,
             new_identity,
@@ -545,7 +569,14 @@ fn apply(step: &Step, w: &World<'_>) {
             }
             s.start(ev);
         }
+        _ => return false,
     }
+    true
+}
+
+/// Records a step that ended: its heal, and the span a server was silent or its lease disturbed
+/// or the registry touched.
+fn after_step(step: &Step, began: Duration, ev: &Events) {
     if !step.fault.is_action() {
         ev.note(format!("healed {}", step.fault));
     }
@@ -1273,6 +1304,343 @@ fn nemesis(run: &Run) {
     drop(net);
 }
 
+/// A multi-region run (issue 37): how many regions, the seed and the length
+/// (`LEAF_NEMESIS_REGIONS`, `LEAF_NEMESIS_SEED`, `LEAF_NEMESIS_SECONDS`).
+struct RegionRun {
+    regions: u32,
+    seed: u64,
+    seconds: u64,
+}
+
+impl RegionRun {
+    fn from_env(seed: u64) -> RegionRun {
+        let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+        RegionRun {
+            regions: var("LEAF_NEMESIS_REGIONS").map_or(2, |n| n as u32),
+            seed: var("LEAF_NEMESIS_SEED").unwrap_or(seed),
+            seconds: var("LEAF_NEMESIS_SECONDS").unwrap_or(60),
+        }
+    }
+
+    fn replay(&self) -> String {
+        format!(
+            "scripts/nemesis --registry regions --regions {} --seed {} --seconds {}",
+            self.regions, self.seed, self.seconds
+        )
+    }
+}
+
+/// A fault's text as the multi-region run reads it: each region has one database (MariaDB or
+/// PostgreSQL) and one registry, numbered by region.
+fn regional(text: &str) -> String {
+    text.replace("galera node", "database of region")
+        .replace("registry member", "registry of region")
+}
+
+/// Everything a fault of the multi-region run can reach.
+struct RegionWorld<'a> {
+    servers: &'a [Served],
+    deployment: &'a Deployment,
+    ev: &'a Events,
+}
+
+/// Applies a step of the multi-region schedule, holds it, heals it.
+fn apply_regional(step: &Step, w: &RegionWorld<'_>) {
+    let RegionWorld {
+        servers,
+        deployment,
+        ev,
+    } = *w;
+    let began = ev.now();
+    ev.note(format!("start {}", step.fault));
+    let hold = || std::thread::sleep(step.hold);
+    if !server_step(step.fault, servers, ev, &hold) {
+        match step.fault {
+            Fault::PauseDb(r) => {
+                deployment.sites[r].db.pause();
+                hold();
+                deployment.sites[r].db.resume();
+            }
+            Fault::PauseRegistry(r) => {
+                deployment.sites[r].registry.pause();
+                hold();
+                deployment.sites[r].registry.resume();
+            }
+            Fault::KillDb(r) => {
+                deployment.sites[r].db.kill();
+                hold();
+                deployment.sites[r].db.restart();
+            }
+            Fault::KillRegistry(r) => {
+                deployment.sites[r].registry.kill();
+                hold();
+                deployment.sites[r].registry.restart();
+            }
+            Fault::CutRegion(r) => {
+                deployment.cut(r);
+                hold();
+                deployment.heal(r);
+            }
+            other => panic!("not a fault of the multi-region nemesis: {other}"),
+        }
+    }
+    after_step(step, began, ev);
+}
+
+/// The multi-region nemesis: `run.regions` regions (`support::regions`: each its own MariaDB or
+/// PostgreSQL, ZooKeeper or etcd, and two `serve --region r --regions N` on impaired links,
+/// with clocks of their own), a 50 ms WAN between them, and a seeded schedule of region
+/// partitions beside the faults of one server or of a region's database or registry, batches
+/// and restarts (`support::nemesis::region_schedule`). The checker reads every answer of every
+/// region: no ID twice (segment IDs per tag, snowflake IDs over every server of every region),
+/// the rest of its rules that need no sample of one registry, and the region rules
+/// (`check_regions`): each ID inside its region's worker slice or segment block.
+fn nemesis_regions(run: &RegionRun) {
+    let deployment = Deployment::start_with(run.regions, true, true);
+    deployment.add_tags(&TAGS);
+    deployment.wan_delay(WAN_DELAY);
+    let started = Instant::now();
+    let mut region_of = Vec::new();
+    let mut all = Vec::new();
+    for site in &deployment.sites {
+        for host in &site.serve_hosts {
+            let i = all.len();
+            region_of.push(site.index);
+            let sandbox = Sandbox::new();
+            let clock = ClockFile::new(sandbox.path());
+            let mut args: Vec<String> = ["serve", "--segment", "--snowflake", "--name", "nem"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            args.extend(site.registry.args());
+            args.extend(site.region_args().iter().cloned());
+            all.push(Served {
+                index: i,
+                started,
+                host: host.clone(),
+                sandbox,
+                clock,
+                args,
+                env: vec![
+                    ("LEAF_DB".into(), site.db_url.clone()),
+                    ("LEAF_DB_PASSWORD".into(), PASSWORD.into()),
+                    ("LEAF_ZK_SESSION_TIMEOUT_MS".into(), "4000".into()),
+                    ("LEAF_ETCD_LEASE_TTL_MS".into(), "3000".into()),
+                ],
+                server: Mutex::new(None),
+                at: Mutex::new(None),
+                incarnations: Mutex::new(0),
+                identity: Mutex::new(identity(i as u32)),
+                lives: Mutex::new(Vec::new()),
+            });
+        }
+    }
+    let served = Arc::new(all);
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_all = StopAll {
+        stop: stop.clone(),
+        served: served.clone(),
+    };
+    let ev = Events {
+        started: Some(started),
+        identities: (served.len() as u32).into(),
+        ..Default::default()
+    };
+    for s in served.iter() {
+        s.start(&ev);
+    }
+    let steps = region_schedule(run.seed, run.seconds, served.len(), run.regions as usize);
+    let plan: String = steps
+        .iter()
+        .map(|s| regional(&format!("  {s}\n")))
+        .collect();
+    let mut clients = Vec::new();
+    for i in 0..served.len() {
+        for mode in [Mode::Segment, Mode::Snowflake] {
+            clients.push(client(served.clone(), i, mode, stop.clone(), started));
+        }
+    }
+    for (i, s) in served.iter().enumerate() {
+        assert!(
+            wait_until(Duration::from_secs(60), || s.issuing()),
+            "serve {i} did not issue within 60 s of its start"
+        );
+    }
+    let offset = started.elapsed();
+    let slots: Vec<(Slot, Arc<Mutex<()>>)> = {
+        let mut v: Vec<(Slot, Arc<Mutex<()>>)> = Vec::new();
+        for s in &steps {
+            if !v.iter().any(|(k, _)| *k == s.fault.slot()) {
+                v.push((s.fault.slot(), Arc::new(Mutex::new(()))));
+            }
+        }
+        v
+    };
+    let world = RegionWorld {
+        servers: &served,
+        deployment: &deployment,
+        ev: &ev,
+    };
+    let world = &world;
+    let panicked = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for step in &steps {
+            let due = offset + step.at;
+            std::thread::sleep(due.saturating_sub(started.elapsed()));
+            let lock = slots
+                .iter()
+                .find(|(k, _)| *k == step.fault.slot())
+                .map(|(_, l)| l.clone())
+                .expect("a slot");
+            handles.push(scope.spawn(move || {
+                let _held = (step.fault.slot() != Slot::Free)
+                    .then(|| lock.lock().unwrap_or_else(|p| p.into_inner()));
+                apply_regional(step, world);
+            }));
+        }
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().err())
+            .map(|p| {
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<String>>()
+    });
+    let healed = started.elapsed();
+    ev.note("every fault healed".into());
+    let mut problems: Vec<String> = panicked
+        .iter()
+        .map(|p| format!("applying a step failed: {p}"))
+        .collect();
+    problems.extend(ev.problems.lock().unwrap().drain(..));
+    let mut recovery = Duration::ZERO;
+    for (i, s) in served.iter().enumerate() {
+        let ok = wait_until(RECOVERY_BOUND, || s.issuing());
+        recovery = recovery.max(started.elapsed() - healed);
+        if !ok {
+            let log = s.server.lock().unwrap().as_ref().map(Server::stderr);
+            problems.push(format!(
+                "serve {i} was not issuing both kinds {RECOVERY_BOUND:?} after the last heal; \
+                 its log:\n{}",
+                log.unwrap_or_default()
+            ));
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut history: Vec<Record> = clients
+        .into_iter()
+        .flat_map(|c| c.join().expect("client thread"))
+        .collect();
+    history.extend(ev.records.lock().unwrap().drain(..));
+    history.sort_by_key(|r| (r.sent, r.done));
+    for s in served.iter() {
+        if let Some(Err(e)) = s.stop_gracefully() {
+            problems.push(e);
+        }
+    }
+    // No `/cache` or `workers list` samples here (each region has a registry of its own): the
+    // buffer and worker rules are the single-region nemesis'; a fence of 0 leaves the latter out.
+    let seen = Seen {
+        silences: ev.silences.lock().unwrap().clone(),
+        disturbed: ev.disturbed.lock().unwrap().clone(),
+        registry_faults: ev.registry_faults.lock().unwrap().clone(),
+        caches: Vec::new(),
+        workers: Vec::new(),
+        lives: served
+            .iter()
+            .flat_map(|s| s.lives.lock().unwrap().clone())
+            .collect(),
+        tag_changes: Vec::new(),
+        fence: Duration::ZERO,
+    };
+    let mut verdict: Verdict = check(&history, &seen);
+    verdict.problems.extend(problems);
+    verdict
+        .problems
+        .extend(check_regions(&history, &region_of, run.regions));
+    let count = |m| verdict.ids.get(&m).copied().unwrap_or(0);
+    let mut by_rule: std::collections::BTreeMap<&str, usize> = Default::default();
+    for p in &verdict.problems {
+        *by_rule.entry(support::nemesis::rule_of(p)).or_default() += 1;
+    }
+    let mut per_region: std::collections::BTreeMap<String, usize> = Default::default();
+    for r in &history {
+        if let Source::Server { index, .. } = r.source {
+            let mode = match r.mode {
+                Mode::Segment => "segment",
+                Mode::Snowflake => "snowflake",
+            };
+            *per_region
+                .entry(format!("region {} {mode}", region_of[index]))
+                .or_default() += r.ids().len();
+        }
+    }
+    let summary = serde_json::json!({
+        "registry": "regions",
+        "regions": run.regions,
+        "seed": run.seed,
+        "seconds": run.seconds,
+        "faults": steps.iter().filter(|s| !s.fault.is_action()).count(),
+        // A region's database is one MariaDB or PostgreSQL, not a Galera node.
+        "kinds": kinds(&steps, false)
+            .into_iter()
+            .map(|(k, n)| (k.replace("galera node", "region database"), n))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+        "actions": steps.iter().filter(|s| s.fault.is_action()).count(),
+        "action_kinds": kinds(&steps, true),
+        "segment_ids": count(Mode::Segment),
+        "snowflake_ids": count(Mode::Snowflake),
+        "ids_by_region": per_region,
+        "ids_twice": verdict.twice,
+        "answers": verdict.answers,
+        "next_runs": 0,
+        "refusals": verdict.refusals,
+        "no_answer": verdict.no_answer,
+        "identities": verdict.identities,
+        "single_refusals_judged": verdict.refusals_judged,
+        "worker_samples": 0,
+        "recovered_ms": recovery.as_millis() as u64,
+        "problems": verdict.problems.len(),
+        "problems_by_rule": by_rule,
+    });
+    eprintln!("NEMESIS {summary}");
+    if !verdict.problems.is_empty() {
+        let done: String = ev
+            .lines
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(t, what)| regional(&format!("  {:>7.2}s {what}\n", t.as_secs_f64())))
+            .collect();
+        let mut shown: Vec<&String> = Vec::new();
+        for rule in by_rule.keys() {
+            if let Some(p) = verdict
+                .problems
+                .iter()
+                .find(|p| support::nemesis::rule_of(p) == *rule)
+            {
+                shown.push(p);
+            }
+        }
+        panic!(
+            "the multi-region nemesis found {} problem(s) with seed {} ({} s, {} regions).\n\
+             replay: {}\n\nschedule (after a {:.1} s warm-up):\n{plan}\nwhat was done:\n{done}\n\
+             problems by rule: {by_rule:?}\nproblems (the first of each rule):\n{}",
+            verdict.problems.len(),
+            run.seed,
+            run.seconds,
+            run.regions,
+            run.replay(),
+            offset.as_secs_f64(),
+            shown.iter().map(|p| format!("- {p}\n")).collect::<String>()
+        );
+    }
+    drop(deployment);
+}
+
 /// One topology at a time: two on two cores would measure the machine, not leafctl.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -1288,6 +1656,15 @@ fn nemesis_on_galera_and_a_zookeeper_ensemble() {
 fn nemesis_on_galera_and_an_etcd_cluster() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     nemesis(&Run::from_env(Kind::Etcd, 2));
+}
+
+/// CI's multi-region schedule: two regions (MariaDB + ZooKeeper, PostgreSQL + etcd), 60 s of
+/// region partitions and the other faults on a fixed seed (`scripts/nemesis --registry regions`
+/// for others, `--regions 3` for three).
+#[test]
+fn nemesis_across_regions() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    nemesis_regions(&RegionRun::from_env(3));
 }
 
 mod checker {
@@ -1892,5 +2269,103 @@ mod checker {
             ..leak
         };
         assert!(check(&clean(), &unchecked).problems.is_empty());
+    }
+
+    /// The multi-region schedule: one seed one schedule, region partitions among its faults
+    /// (and nothing of the single-region world: no Galera node, no registry kill), bounded by
+    /// the run's length, with server and region numbers in range.
+    #[test]
+    fn the_region_schedule_cuts_regions_and_stays_in_its_world() {
+        assert_eq!(region_schedule(3, 60, 4, 2), region_schedule(3, 60, 4, 2));
+        assert_ne!(region_schedule(3, 60, 4, 2), region_schedule(4, 60, 4, 2));
+        let runs: Vec<Step> = (0..20)
+            .flat_map(|seed| region_schedule(seed, 60, 6, 3))
+            .collect();
+        assert!(runs.iter().all(|x| x.at < Duration::from_secs(60)));
+        let kinds: std::collections::BTreeSet<&str> = runs.iter().map(|x| x.fault.kind()).collect();
+        for k in [
+            "partition region",
+            "partition serve",
+            "pause registry member",
+            "kill registry member",
+            "kill galera node",
+            "batch",
+        ] {
+            assert!(kinds.contains(k), "{k} never drawn: {kinds:?}");
+        }
+        for x in &runs {
+            match x.fault {
+                Fault::CutRegion(r)
+                | Fault::PauseDb(r)
+                | Fault::KillDb(r)
+                | Fault::PauseRegistry(r) => assert!(r < 3, "{}", x.fault),
+                // A registry is killed only where it is ZooKeeper (even regions).
+                Fault::KillRegistry(r) => assert!(r == 0 || r == 2, "{}", x.fault),
+                Fault::KillServer(i)
+                | Fault::PauseServer(i)
+                | Fault::CutServer(i)
+                | Fault::LossyServer { server: i, .. }
+                | Fault::SlowServer { server: i, .. }
+                | Fault::ClockStep { server: i, .. }
+                | Fault::Batch { server: i, .. }
+                | Fault::Restart { server: i, .. } => assert!(i < 6, "{}", x.fault),
+                other => panic!("not of the multi-region world: {other}"),
+            }
+        }
+        // Every region is cut off in some seed, and cuts of two regions overlap in some.
+        for r in 0..3 {
+            assert!(runs.iter().any(|x| x.fault == Fault::CutRegion(r)));
+        }
+        let overlapping = (0..20).any(|seed| {
+            let cuts: Vec<Step> = region_schedule(seed, 60, 6, 3)
+                .into_iter()
+                .filter(|x| matches!(x.fault, Fault::CutRegion(_)))
+                .collect();
+            cuts.iter().enumerate().any(|(i, a)| {
+                cuts[i + 1..]
+                    .iter()
+                    .any(|b| b.fault != a.fault && b.at < a.at + a.hold)
+            })
+        });
+        assert!(overlapping, "no two regions are ever cut at once");
+    }
+
+    /// The region rules: an ID outside its region's worker slice or segment block is found, one
+    /// problem per server and kind; IDs inside pass. (An ID of two regions is `check`'s rule.)
+    #[test]
+    fn ids_outside_their_regions_share_are_found() {
+        // Two regions, servers 0-1 in region 0, 2-3 in region 1 (Leaf's layout: worker bits at
+        // 12..22; region 1 of 2 owns workers 512..1024 and segment IDs from 2^52).
+        let region_of = [0, 0, 1, 1];
+        let flake = |worker: u64, seq: u64| (5u64 << 22) | (worker << 12) | seq;
+        let block1 = 1u64 << 52;
+        let inside = vec![
+            answer(0, 0, Mode::Segment, 0, &[1, 2]),
+            answer(2, 0, Mode::Segment, 1, &[block1, block1 + 1]),
+            answer(1, 0, Mode::Snowflake, 2, &[flake(511, 0)]),
+            answer(3, 0, Mode::Snowflake, 3, &[flake(512, 0), flake(1023, 1)]),
+        ];
+        assert!(check_regions(&inside, &region_of, 2).is_empty());
+        assert!(check(&inside, &none()).problems.is_empty());
+        let mut outside = inside.clone();
+        outside.push(answer(3, 0, Mode::Segment, 4, &[1, 2, 3]));
+        outside.push(answer(3, 0, Mode::Segment, 5, &[4]));
+        outside.push(answer(0, 0, Mode::Snowflake, 6, &[flake(512, 7)]));
+        let p = check_regions(&outside, &region_of, 2);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(
+            p.iter()
+                .all(|x| rule_of(x) == "an ID outside its region's share")
+        );
+        assert!(
+            p.iter()
+                .any(|x| x.contains("serve 3 (region 1 of 2) answered 4 segment IDs")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|x| x.contains("serve 0 (region 0 of 2) answered 1 snowflake IDs")),
+            "{p:?}"
+        );
     }
 }

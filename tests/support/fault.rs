@@ -174,6 +174,22 @@ impl Load {
         pause: Duration,
         limit: Duration,
     ) -> Load {
+        Load::start_bounded_at(place, addr, path, threads, batch, pause, limit, u64::MAX)
+    }
+
+    /// [`Load::start_at`] with each thread also bounded in count: at most `max_requests`
+    /// requests per thread.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_bounded_at(
+        place: &Place,
+        addr: SocketAddr,
+        path: &str,
+        threads: usize,
+        batch: u64,
+        pause: Duration,
+        limit: Duration,
+        max_requests: u64,
+    ) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(Mutex::new(0));
         let last_ok = Arc::new(AtomicU64::new(0));
@@ -188,7 +204,10 @@ impl Load {
                     place.enter();
                     let mut seen = Seen::default();
                     let mut i = 0u64;
-                    while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
+                    while !stop.load(Ordering::SeqCst)
+                        && started.elapsed() < limit
+                        && i < max_requests
+                    {
                         i += 1;
                         let p = if i.is_multiple_of(10) {
                             format!("{path}?count={batch}")

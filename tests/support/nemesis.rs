@@ -69,6 +69,11 @@ pub enum Fault {
     PauseRegistry(usize),
     /// Cut a database host (its Galera node and its registry member) off the network.
     CutDbHost(usize),
+    /// Cut region `r` off from every other region, both ways (the multi-region nemesis: each
+    /// region has its own database and registry, so nothing of an ID's path crosses the cut).
+    /// There, `PauseDb(r)`, `KillDb(r)`, `PauseRegistry(r)` and `KillRegistry(r)` pause or kill
+    /// (and restart at the heal) region `r`'s database and registry.
+    CutRegion(usize),
     // What users and operators do (issue 33): drawn from the seed beside the faults.
     /// A client asks server `server` for `count` IDs of `TAGS[tag]` at once; `outage`: drawn
     /// inside a fault that cuts the server off its database (or takes a Galera node away).
@@ -126,6 +131,8 @@ pub enum Slot {
     DbSide,
     /// One operator: `leafctl tag` commands one at a time.
     Operator,
+    /// A region's link to the other regions.
+    Region(usize),
     /// Waits for nothing (client requests).
     Free,
 }
@@ -147,6 +154,7 @@ impl Fault {
             Fault::KillRegistry(_) => "kill registry member",
             Fault::PauseRegistry(_) => "pause registry member",
             Fault::CutDbHost(_) => "partition db host",
+            Fault::CutRegion(_) => "partition region",
             Fault::Batch { outage: false, .. } => "batch",
             Fault::Batch { outage: true, .. } => "batch in an outage",
             Fault::DropBatch { .. } => "client drops mid-batch",
@@ -210,6 +218,7 @@ impl Fault {
             | Fault::LossyServer { server: i, .. }
             | Fault::SlowServer { server: i, .. } => Slot::Link(i),
             Fault::ClockStep { server, .. } => Slot::Clock(server),
+            Fault::CutRegion(r) => Slot::Region(r),
             _ => Slot::DbSide,
         }
     }
@@ -259,6 +268,7 @@ impl fmt::Display for Fault {
             Fault::KillRegistry(i) => write!(f, "kill registry member {i}"),
             Fault::PauseRegistry(i) => write!(f, "pause registry member {i}"),
             Fault::CutDbHost(i) => write!(f, "cut db host {i} off"),
+            Fault::CutRegion(r) => write!(f, "cut region {r} off from the other regions"),
             Fault::Batch {
                 server,
                 tag,
@@ -386,6 +396,152 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
     // Stable: a fault and an action due at the same ms keep the order they were drawn in.
     steps.sort_by_key(|s| s.at);
     steps
+}
+
+/// The faults and actions of a multi-region run: `servers` servers numbered across the regions
+/// (server `i` in region `i / (servers / regions)`), starts 0.5-4 s apart over `seconds`. Beside
+/// the faults that apply to one server (kill, pause, cut, lossy or slow link, clock step) and to a
+/// region's single database and registry (pause; kill and restart, a registry only where it is
+/// ZooKeeper: even regions), a region is cut off from every other region
+/// for 5-30 s (regions cut at once overlap: two regions cut leave no two regions joined with two
+/// or three regions). Actions: batches of 1..=10,000 IDs from any server every 0.5-3 s, and a
+/// graceful restart every 3-8 s where the server's process slot is free (half under a new
+/// identity). One seed gives one schedule.
+pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) -> Vec<Step> {
+    let mut rng = Rng::new(seed ^ 0x7265_6769_6F6E);
+    let mut steps = Vec::new();
+    let mut busy: HashMap<Slot, u64> = HashMap::new();
+    let end = seconds * 1000;
+    let mut at_ms = rng.range(500, 2_000);
+    while at_ms < end {
+        let s = rng.range(0, servers as u64 - 1) as usize;
+        let r = rng.range(0, regions as u64 - 1) as usize;
+        let mut kinds: Vec<Fault> = vec![
+            Fault::KillServer(s),
+            Fault::PauseServer(s),
+            Fault::CutServer(s),
+            Fault::LossyServer {
+                server: s,
+                loss: rng.range(10, 40) as u32,
+                delay_ms: rng.range(20, 300),
+            },
+            Fault::SlowServer {
+                server: s,
+                delay_ms: rng.range(200, 1_500),
+            },
+            Fault::ClockStep {
+                server: s,
+                ms: *rng.pick(&[-3_000, -500, -5, 1_000, 4_000]),
+            },
+            Fault::PauseDb(r),
+            Fault::KillDb(r),
+            Fault::PauseRegistry(r),
+            Fault::CutRegion(r),
+            Fault::CutRegion(r),
+        ];
+        if r.is_multiple_of(2) {
+            kinds.push(Fault::KillRegistry(r));
+        }
+        let fault = *rng.pick(&kinds);
+        let hold = match fault {
+            Fault::CutRegion(_) => rng.range(5_000, 30_000),
+            _ => rng.range(1_000, 12_000),
+        };
+        if busy.get(&fault.slot()).is_none_or(|&t| t <= at_ms) {
+            busy.insert(fault.slot(), at_ms + hold + fault.heal_ms());
+            steps.push(Step {
+                at: Duration::from_millis(at_ms),
+                fault,
+                hold: Duration::from_millis(hold),
+            });
+        }
+        at_ms += rng.range(500, 4_000);
+    }
+    let mut at = rng.range(200, 1_000);
+    while at < end {
+        let server = rng.range(0, servers as u64 - 1) as usize;
+        let count = batch_size(&mut rng, 1, 10_000);
+        steps.push(Step {
+            at: Duration::from_millis(at),
+            fault: Fault::Batch {
+                server,
+                tag: 0,
+                count,
+                outage: false,
+            },
+            hold: Duration::ZERO,
+        });
+        at += rng.range(500, 3_000);
+    }
+    let mut at = rng.range(2_000, 5_000);
+    while at < end {
+        let server = rng.range(0, servers as u64 - 1) as usize;
+        let slot = Slot::Process(server);
+        if busy.get(&slot).is_none_or(|&t| t <= at)
+            && !steps.iter().any(|x| {
+                x.fault.slot() == slot && {
+                    let from = x.at.as_millis() as u64;
+                    from <= at + 6_000 && at <= from + x.hold.as_millis() as u64 + 3_000
+                }
+            })
+        {
+            steps.push(Step {
+                at: Duration::from_millis(at),
+                fault: Fault::Restart {
+                    server,
+                    new_identity: rng.range(0, 1) == 0,
+                },
+                hold: Duration::ZERO,
+            });
+        }
+        at += rng.range(3_000, 8_000);
+    }
+    steps.sort_by_key(|s| s.at);
+    steps
+}
+
+/// The region rules of a multi-region run (regions of `count`, server `i` in region
+/// `region_of[i]`, Leaf's 10-bit worker field): every snowflake ID a server answered has its
+/// worker field inside its region's slice, every segment ID lies inside its region's block.
+/// (No ID twice across regions is [`check`]'s rule: segment IDs per tag name, snowflake IDs over
+/// all servers, every region's included.) One problem per server and kind, with a count.
+pub fn check_regions(history: &[Record], region_of: &[u32], count: u32) -> Vec<String> {
+    use leafctl::region::Region;
+    let mut outside: BTreeMap<(usize, &'static str), (usize, u64)> = BTreeMap::new();
+    for r in history {
+        let Source::Server { index, .. } = r.source else {
+            continue;
+        };
+        let region = Region::new(region_of[index], count).expect("a region");
+        for &id in r.ids() {
+            let (inside, what) = match r.mode {
+                Mode::Snowflake => {
+                    let worker = (id >> 12) & 0x3FF;
+                    (
+                        region.worker_slice(10).expect("a slice").contains(&worker),
+                        "snowflake IDs outside the region's worker slice",
+                    )
+                }
+                Mode::Segment => (
+                    region.segment_block().contains(&(id as i64)),
+                    "segment IDs outside the region's block",
+                ),
+            };
+            if !inside {
+                let e = outside.entry((index, what)).or_insert((0, id));
+                e.0 += 1;
+            }
+        }
+    }
+    outside
+        .into_iter()
+        .map(|((server, what), (n, example))| {
+            format!(
+                "region: serve {server} (region {} of {count}) answered {n} {what} (e.g. {example})",
+                region_of[server]
+            )
+        })
+        .collect()
 }
 
 /// How many IDs a batch asks for: log-uniform over `lo..=hi` (a decade drawn first, then a
@@ -1256,7 +1412,7 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
 
 /// The rule a problem broke (its kind, for the summary's counts).
 pub fn rule_of(problem: &str) -> &'static str {
-    const RULES: [(&str, &str); 11] = [
+    const RULES: [(&str, &str); 12] = [
         ("answered twice", "an ID twice"),
         ("not ascending", "snowflake IDs not ascending"),
         ("neither an ID nor", "an unknown refusal"),
@@ -1268,6 +1424,7 @@ pub fn rule_of(problem: &str) -> &'static str {
         ("`next`", "a `next` run"),
         ("SIGTERM", "a graceful stop"),
         ("`leafctl tag`", "an operator's command"),
+        ("region: serve", "an ID outside its region's share"),
     ];
     RULES
         .iter()

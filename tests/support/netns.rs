@@ -20,6 +20,12 @@
 //! linked through a TAP pair whose frames this process forwards, dropping and delaying them on
 //! request ([`Host::degrade`]): netem's loss and delay, in user space, because a kernel without
 //! `sch_netem` (like this project's CI VMs) has no `tc ... netem`.
+//!
+//! Nets can be joined into a wide-area network ([`Net::wan_link`]): a router (the switch
+//! namespace of a net of its own) with one link to each net's switch, each link running through
+//! this process like an impaired host's, so a WAN delay ([`Uplink::delay`]) applies only to
+//! traffic between nets (none within one), and [`Uplink::cut`] drops every frame between one net
+//! and all the others, both ways, while everything inside each net still flows.
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
@@ -309,6 +315,61 @@ impl Net {
         }
     }
 
+    /// The third octet of this net's addresses (198.18.S.0/24).
+    pub fn subnet(&self) -> u8 {
+        self.subnet
+    }
+
+    /// The address a router of a WAN has on this net ([`Net::wan_link`]): 198.18.S.254.
+    pub fn gateway(&self) -> Ipv4Addr {
+        Ipv4Addr::new(198, 18, self.subnet, 254)
+    }
+
+    /// Makes this net's switch namespace a router and links it to `other`'s switch through this
+    /// process (a TAP device at each end, frames forwarded by two threads, as
+    /// [`Net::impaired_host`]'s link): the router gets `other`'s [`Net::gateway`] address, and
+    /// forwards between every net linked so. Hosts of `other` reach the other nets once they
+    /// route through the gateway ([`Host::route_wan`]). The link starts without delay or loss.
+    pub fn wan_link(&self, other: &Net) -> Uplink {
+        static LINKS: AtomicU32 = AtomicU32::new(0);
+        let k = LINKS.fetch_add(1, Ordering::SeqCst);
+        let router_if = format!("wan{k}");
+        let inner = Arc::new(open_tap(&self.switch, &router_if));
+        let outer = Arc::new(open_tap(&other.switch, "up0"));
+        let control = Arc::new(Impairment::default());
+        let relay = Relay::start(inner, outer, control.clone());
+        self.relays.lock().unwrap().push(relay);
+        ip(&["-n", &other.switch, "link", "set", "up0", "master", "br0"]);
+        ip(&["-n", &other.switch, "link", "set", "up0", "up"]);
+        ip(&[
+            "-n",
+            &self.switch,
+            "addr",
+            "add",
+            &format!("{}/24", other.gateway()),
+            "dev",
+            &router_if,
+        ]);
+        ip(&["-n", &self.switch, "link", "set", &router_if, "up"]);
+        let out = Command::new(ip_tool())
+            .args(["netns", "exec", &self.switch, "sysctl", "-qw"])
+            .arg("net.ipv4.ip_forward=1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run sysctl in the router's namespace");
+        assert!(
+            out.status.success(),
+            "sysctl net.ipv4.ip_forward=1 in {}: {}",
+            self.switch,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Uplink {
+            control,
+            delay: Mutex::new(Duration::ZERO),
+            cut: AtomicBool::new(false),
+        }
+    }
+
     /// A new host whose link runs through this process (a TAP device at each end and two
     /// threads forwarding frames), so it can be degraded with [`Host::degrade`].
     pub fn impaired_host(&self) -> Host {
@@ -384,6 +445,20 @@ impl Host {
         ip(&["-n", &self.switch, "link", "set", &self.port, "up"]);
     }
 
+    /// Routes the whole test range (198.18.0.0/15) through `gateway`, a WAN router's address on
+    /// this host's net ([`Net::gateway`]), so the host reaches the hosts of the other nets.
+    pub fn route_wan(&self, gateway: Ipv4Addr) {
+        ip(&[
+            "-n",
+            self.ns(),
+            "route",
+            "add",
+            "198.18.0.0/15",
+            "via",
+            &gateway.to_string(),
+        ]);
+    }
+
     /// Drops `loss_percent` of the frames in each direction at random and delays the others by
     /// `delay` (each way), like `tc qdisc add ... netem loss L% delay D` at both ends of the link.
     pub fn degrade(&self, loss_percent: u32, delay: Duration) {
@@ -421,6 +496,60 @@ impl Host {
             c.forwarded.load(Ordering::SeqCst),
             c.dropped.load(Ordering::SeqCst),
         )
+    }
+}
+
+/// One net's link to a WAN router ([`Net::wan_link`]): every frame between the net and the
+/// other nets passes it, and nothing else.
+pub struct Uplink {
+    control: Arc<Impairment>,
+    delay: Mutex<Duration>,
+    cut: AtomicBool,
+}
+
+impl Uplink {
+    /// Delays every frame by `each_way` in each direction (what `tc qdisc add ... netem delay`
+    /// on both ends would do): between two nets so linked a packet takes `2 * each_way` one way.
+    /// Kept through cuts and heals.
+    pub fn delay(&self, each_way: Duration) {
+        *self.delay.lock().unwrap() = each_way;
+        self.apply();
+    }
+
+    /// Cuts the net off from every other net, both ways: every frame on the link is dropped (a
+    /// black hole: no refusal, connections hang until their timeouts).
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        self.apply();
+    }
+
+    /// Ends [`Uplink::cut`]: frames pass again, with the delay set.
+    pub fn heal(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+        self.apply();
+    }
+
+    /// Whether the link is cut now.
+    pub fn is_cut(&self) -> bool {
+        self.cut.load(Ordering::SeqCst)
+    }
+
+    /// (frames forwarded, frames dropped) by the link so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.control.forwarded.load(Ordering::SeqCst),
+            self.control.dropped.load(Ordering::SeqCst),
+        )
+    }
+
+    fn apply(&self) {
+        let delay = *self.delay.lock().unwrap();
+        let loss_ppm = if self.is_cut() { 1_000_000 } else { 0 };
+        for way in &self.control.ways {
+            way.loss_ppm.store(loss_ppm, Ordering::SeqCst);
+            way.delay_us
+                .store(delay.as_micros() as u64, Ordering::SeqCst);
+        }
     }
 }
 
