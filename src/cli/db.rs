@@ -81,7 +81,7 @@ pub fn open(ctx: &Context) -> anyhow::Result<Box<dyn AllocStore>> {
         OpenMode::Existing
     };
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    Ok(DbAddress::parse(&s.db_url.value)?.open_store(password, mode)?)
+    Ok(DbAddress::parse(&s.db_url.value)?.open_in_region(password, mode, s.region)?)
 }
 
 #[derive(Serialize)]
@@ -109,7 +109,7 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
         return print_text(&text);
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    let store = address.open_store(password, OpenMode::CreateSchema)?;
+    let store = address.open_in_region(password, OpenMode::CreateSchema, s.region)?;
     db::init_table(&s.db_url.value, password)?;
     let report = InitReport {
         database: store.describe(),

@@ -17,6 +17,7 @@ pub(crate) mod table_registry;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::region::Region;
 use crate::segment::{AllocStore, SegmentError};
 use crate::worker::{Registry, RegistryKind, RegistrySettings, WorkerError};
 pub use table_registry::TableError;
@@ -217,6 +218,25 @@ pub fn redact_url(url: &str) -> String {
     url.to_string()
 }
 
+/// The region a `leaf_region` row holds (`region`, `regions`); a row that is no region is
+/// refused, naming the database.
+pub(crate) fn region_of_row(
+    db: &str,
+    region: i64,
+    regions: i64,
+) -> Result<crate::region::Region, SegmentError> {
+    let number = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
+    crate::region::Region::new(number(region), number(regions)).map_err(|e| {
+        SegmentError::Database {
+            db: db.to_string(),
+            detail: format!(
+                "{} holds region {region} of {regions}, which is no region ({e}); fix the row by hand",
+                crate::segment::REGION_TABLE
+            ),
+        }
+    })
+}
+
 /// Whether an `open_store` may create the database file and schema (leafctl's own embedded
 /// default, or `db init`) or must find them in place (every explicit URL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,14 +309,42 @@ impl DbAddress {
         self.database.segment_ddl
     }
 
-    /// Opens the segment store. `password` (from `LEAF_DB_PASSWORD` or the config file)
-    /// overrides one in the URL.
+    /// Opens the segment store of a deployment without regions: [`DbAddress::open_in_region`]
+    /// with none, so a database recorded for a region is refused.
     pub fn open_store(
         &self,
         password: Option<&str>,
         mode: OpenMode,
     ) -> Result<Box<dyn AllocStore>, SegmentError> {
-        (self.database.open_store)(&self.url, password, mode)
+        self.open_in_region(password, mode, None)
+    }
+
+    /// Opens the segment store of `region` (none: a deployment without regions). `password`
+    /// (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL. The region
+    /// recorded in the database is checked once here, never per claim
+    /// ([`crate::segment::enter_region`]): recorded when the database has none and a region is
+    /// given, refused when it is another's; the store's claims then stay in the region's block.
+    pub fn open_in_region(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+        region: Option<Region>,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        let mut store = (self.database.open_store)(&self.url, password, mode)?;
+        crate::segment::enter_region(store.as_mut(), region)?;
+        Ok(store)
+    }
+
+    /// Checks the region recorded in the database against `region` (recording it when the
+    /// database has none), as [`DbAddress::open_in_region`] does: for a database used only as
+    /// a worker-id registry.
+    pub fn check_region(
+        &self,
+        password: Option<&str>,
+        region: Option<Region>,
+    ) -> Result<(), SegmentError> {
+        let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
+        crate::segment::check_region(store.as_ref(), region)
     }
 
     /// The registry that can keep worker ids in this database, if any.
