@@ -178,6 +178,7 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         | E::TagExists { .. }
         | E::BelowRemoved { .. }
         | E::Region(_)
+        | E::SameRegion { .. }
         | E::BumpDown { .. } => EXIT_USAGE,
         _ => EXIT_RUNTIME,
     };
@@ -219,6 +220,9 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             )
         }
         E::Region(r) => r.hint(),
+        E::SameRegion { .. } => {
+            "give the new region a number no database records (`leafctl region check URL...` lists them)".into()
+        }
         E::BadRow { .. } => {
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database".into()
         }

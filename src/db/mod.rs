@@ -11,6 +11,7 @@
 pub mod jdbc;
 pub mod mysql;
 pub mod postgres;
+pub mod regions;
 pub mod sqlite;
 pub(crate) mod table_registry;
 
@@ -333,6 +334,16 @@ impl DbAddress {
         let mut store = (self.database.open_store)(&self.url, password, mode)?;
         crate::segment::enter_region(store.as_mut(), region)?;
         Ok(store)
+    }
+
+    /// Opens the segment store without checking the region recorded in it, and without confining
+    /// its claims: to read the mark and the rows of any region's database (`leafctl region
+    /// show`, `check`, `add`'s old database). Never issue IDs from it.
+    pub fn open_for_inspection(
+        &self,
+        password: Option<&str>,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        (self.database.open_store)(&self.url, password, OpenMode::Existing)
     }
 
     /// Checks the region recorded in the database against `region` (recording it when the

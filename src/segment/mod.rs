@@ -120,6 +120,15 @@ pub enum SegmentError {
     /// The database is recorded for another region (or for one, and this process has none).
     #[error(transparent)]
     Region(#[from] RegionError),
+    /// `region add` was given, as the old deployment's database, one recorded for the very
+    /// region being added: two databases of one region issue the same IDs.
+    #[error("{db} is {region} already: the region being added needs a number of its own")]
+    SameRegion {
+        /// The old database.
+        db: String,
+        /// The region both would be.
+        region: Region,
+    },
     /// The row holds values leafctl refuses to issue from (a negative max_id or step).
     #[error("tag {tag:?} has an unusable row ({reason}); nothing was claimed")]
     BadRow {
