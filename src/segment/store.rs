@@ -271,7 +271,7 @@ pub trait AllocStore: Send + Sync {
 }
 
 /// Adds a tag inside the store's [`Bounds`]: what `tag add` and `region add` go through. With a
-/// region, [`StartAt::Default`] starts at the block's start (or above a removed tag's tombstone
+/// region, [`StartAt::Default`] starts at the block's start (1 in region 0's, as without regions), or above a removed tag's tombstone
 /// in the block), and a start outside the block is refused ([`SegmentError::OutsideBlock`]);
 /// without one it is [`AllocStore::add_tag`] as it is.
 pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, SegmentError> {
@@ -295,8 +295,9 @@ pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, Segmen
             None => store.add_tag(new),
         },
         StartAt::Default => {
+            // Region 0's block starts at 0; its tags start at 1, as they do without regions.
             let at_floor = NewTag {
-                start: StartAt::Given(bounds.floor),
+                start: StartAt::Given(bounds.floor.max(1)),
                 ..*new
             };
             match store.add_tag(&at_floor) {
