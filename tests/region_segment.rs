@@ -18,6 +18,8 @@ const BLOCK1: (u64, u64) = (1 << 52, 1 << 53);
 /// for the misconfigurations `region check` must find. URLs carry their passwords, so every
 /// command (and `region add --from`) reaches them without LEAF_DB_PASSWORD.
 struct Dbs {
+    /// The worker-id registry kept in this kind of database (`--registry mysql`), if any.
+    registry: Option<&'static str>,
     old: String,
     new: String,
     twin: String,
@@ -140,6 +142,26 @@ fn two_regions(dbs: &Dbs) {
     );
     let out = run(&sb, new, None, &["tag", "list"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // The worker-id registry in the same database checks the same mark before its first lease.
+    if let Some(registry) = dbs.registry {
+        let snowflake = [
+            "next",
+            "--snowflake",
+            "--registry",
+            registry,
+            "--instance",
+            "h:1",
+        ];
+        for (given, says) in [
+            (None, "was given no region"),
+            (Some(0), "this process is region 0 of 2"),
+        ] {
+            let out = run(&sb, new, given, &snowflake);
+            assert_eq!(out.status.code(), Some(2), "{registry}: {}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{}", stderr(&out));
+            assert!(out.stdout.is_empty());
+        }
+    }
 
     // A start outside the block is refused; the block's last IDs are issued, never crossed.
     let out = run(&sb, new, Some(1), &["tag", "add", "low", "--start", "5"]);
@@ -280,6 +302,7 @@ fn two_sqlite_regions_issue_no_id_twice() {
     let sb = Sandbox::new();
     let url = |name: &str| format!("sqlite://{}", sb.path().join(name).display());
     two_regions(&Dbs {
+        registry: None,
         old: url("old.db"),
         new: url("new.db"),
         twin: url("twin.db"),
@@ -295,6 +318,7 @@ fn two_mariadb_regions_issue_no_id_twice() {
             .replacen("leaf@", &format!("leaf:{PASSWORD}@"), 1)
     };
     two_regions(&Dbs {
+        registry: Some("mysql"),
         old: url(),
         new: url(),
         twin: url(),
@@ -307,6 +331,7 @@ fn two_postgres_regions_issue_no_id_twice() {
     let pg = Postgres::shared();
     let url = || pg.url(&pg.fresh_db());
     two_regions(&Dbs {
+        registry: Some("postgres"),
         old: url(),
         new: url(),
         twin: url(),
