@@ -393,6 +393,7 @@ impl SegmentBuffer {
             claims: st.claims,
             claim_failures: st.claim_failures,
             last_claim_us: st.last_claim_us,
+            bounds: crate::segment::Bounds::UNBOUNDED,
             init_ok: st.initialised,
             pos: self.hot.0.current.load(SeqCst),
             segments: [self.segments[0].view(), self.segments[1].view()],

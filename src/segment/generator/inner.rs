@@ -160,6 +160,15 @@ impl Inner {
         }
     }
 
+    /// `view` with the store's bounds, so its headroom counts to the region's block's end.
+    pub(super) fn bounded(
+        &self,
+        mut view: crate::segment::SegmentBufferView,
+    ) -> crate::segment::SegmentBufferView {
+        view.bounds = self.store.bounds();
+        view
+    }
+
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
         let mut result = self.claim(buffer, plan.increment);
