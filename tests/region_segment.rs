@@ -171,6 +171,14 @@ fn two_regions(dbs: &Dbs) {
         "{}",
         stderr(&out)
     );
+    let past = (BLOCK1.1 + 1).to_string();
+    let out = run(&sb, new, Some(1), &["tag", "bump", "order", "--to", &past]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("outside region 1 of 2's block"),
+        "{}",
+        stderr(&out)
+    );
     let edge = (BLOCK1.1 - 10).to_string();
     let out = run(
         &sb,

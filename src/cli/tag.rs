@@ -533,7 +533,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
         TagCommand::Bump { tag, to } => {
             check_tag(&tag)?;
             let store = db::open(ctx)?;
-            let from = store.bump(&tag, to)?;
+            let from = leafctl::segment::bump_tag(&*store, &tag, to)?;
             match ctx.output {
                 OutputFormat::Json => {
                     #[derive(Serialize)]

@@ -26,7 +26,7 @@ pub use memory::MemoryStore;
 pub use store::{
     Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, Pages, REGION_TABLE,
     REMOVED_TABLE, ROWS_PER_PAGE, RowPages, RowsPage, StartAt, TAGS_PER_PAGE, TagFilter, TagPages,
-    TagsFingerprint, add_tag, check_region, enter_region,
+    TagsFingerprint, add_tag, bump_tag, check_region, enter_region,
 };
 
 use crate::region::{Region, RegionError};

@@ -317,6 +317,20 @@ pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, Segmen
     }
 }
 
+/// Moves a tag's max_id forward to `to` ([`AllocStore::bump`]) inside the store's [`Bounds`]:
+/// with a region, a `to` outside its block is refused ([`SegmentError::OutsideBlock`]) before
+/// anything changes, so the table never points into another region's block (where Leaf's own
+/// servers, which know no regions, would issue from).
+pub fn bump_tag(store: &dyn AllocStore, tag: &str, to: i64) -> Result<i64, SegmentError> {
+    let bounds = store.bounds();
+    if bounds.region.is_some()
+        && let Some(e) = bounds.outside(tag, to)
+    {
+        return Err(e);
+    }
+    store.bump(tag, to)
+}
+
 /// The table that records a database's region: one row (`id` 1) holding `region` and
 /// `regions`. Created only when a region is first used with the database, so a deployment
 /// without regions never sees it.
