@@ -346,3 +346,38 @@ fn two_postgres_regions_issue_no_id_twice() {
         stray: url(),
     });
 }
+
+/// `db init --print` with a region gives a DBA the region mark too: run as printed, the
+/// database is that region's, and a command of another region refuses it.
+#[test]
+fn the_printed_ddl_records_the_region_for_a_dba() {
+    let db = MariaDb::shared();
+    let name = db.fresh_db();
+    let url = db
+        .url(&name)
+        .replacen("leaf@", &format!("leaf:{PASSWORD}@"), 1);
+    let sb = Sandbox::new();
+    let out = run(&sb, &url, Some(1), &["db", "init", "--print"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sql = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        sql.contains("INSERT INTO leaf_region (id, region, regions) VALUES (1, 1, 2);"),
+        "{sql}"
+    );
+    db.root_sql(Some(&name), &sql);
+    let shown = json(&run(
+        &sb,
+        &url,
+        None,
+        &["region", "show", "--output", "json"],
+    ));
+    assert_eq!(
+        (shown["region"].as_u64(), shown["regions"].as_u64()),
+        (Some(1), Some(2))
+    );
+    let out = run(&sb, &url, Some(0), &["tag", "list"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = run(&sb, &url, Some(1), &["tag", "add", "order"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(max_id(&sb, &url, Some(1), "order"), BLOCK1.0);
+}

@@ -41,6 +41,8 @@ pub struct Database {
     pub example_hosts: Option<(&'static str, &'static str)>,
     /// The segment table's DDL (`leafctl db init --print`).
     pub segment_ddl: &'static [&'static str],
+    /// The region mark's DDL ([`crate::segment::REGION_TABLE`]; `db init --print` with a region).
+    pub region_ddl: &'static str,
     /// Opens its segment store from the URL (`password` overrides one in it).
     open_store: OpenStore,
     /// What to do about a TLS failure, given its detail ([`SegmentError::TlsRefused`]).
@@ -80,6 +82,7 @@ pub const DATABASES: [Database; 3] = [
         example_url: "mysql://leaf@db:3306/leaf",
         example_hosts: None,
         segment_ddl: mysql::MYSQL_DDL,
+        region_ddl: mysql::MYSQL_REGION_DDL,
         open_store: mysql::open_store,
         tls_advice: mysql::tls_advice,
         jdbc: Some(mysql::JDBC),
@@ -102,6 +105,7 @@ pub const DATABASES: [Database; 3] = [
             "the writable host",
         )),
         segment_ddl: postgres::POSTGRES_DDL,
+        region_ddl: postgres::POSTGRES_REGION_DDL,
         open_store: postgres::open_store,
         tls_advice: postgres::tls_advice,
         jdbc: Some(postgres::JDBC),
@@ -121,6 +125,7 @@ pub const DATABASES: [Database; 3] = [
         example_url: "sqlite:///var/lib/leaf/leaf.db",
         example_hosts: None,
         segment_ddl: sqlite::SQLITE_DDL,
+        region_ddl: sqlite::SQLITE_REGION_DDL,
         open_store: sqlite::open_store,
         tls_advice: |_| "",
         jdbc: None,
@@ -356,6 +361,20 @@ impl DbAddress {
     ) -> Result<(), SegmentError> {
         let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
         crate::segment::check_region(store.as_ref(), region)
+    }
+
+    /// The statements that record `region` in a new database (`leafctl db init --print` with a
+    /// region): the region mark's DDL and its one row.
+    pub fn region_sql(&self, region: Region) -> [String; 2] {
+        [
+            self.database.region_ddl.to_string(),
+            format!(
+                "INSERT INTO {} (id, region, regions) VALUES (1, {}, {})",
+                crate::segment::REGION_TABLE,
+                region.index(),
+                region.count()
+            ),
+        ]
     }
 
     /// The registry that can keep worker ids in this database, if any.

@@ -12,7 +12,7 @@ pub(crate) mod url;
 pub(crate) use error::tls_advice;
 pub(crate) use jdbc::JDBC;
 pub use registry::{MysqlError, MysqlOptions, MysqlRegistry, WORKERID_DDL, init_schema};
-pub use store::{MYSQL_DDL, MysqlStore};
+pub use store::{MYSQL_DDL, MYSQL_REGION_DDL, MysqlStore};
 
 /// Opens the segment store the URL names ([`super::DbAddress::open_store`]).
 pub(crate) fn open_store(

@@ -12,7 +12,7 @@ mod url;
 pub(crate) use error::tls_advice;
 pub(crate) use jdbc::JDBC;
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
-pub use store::{POSTGRES_DDL, PostgresStore};
+pub use store::{POSTGRES_DDL, POSTGRES_REGION_DDL, PostgresStore};
 
 /// Opens the segment store the URL names ([`super::DbAddress::open_store`]).
 pub(crate) fn open_store(
