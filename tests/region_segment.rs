@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use support::mariadb::{MariaDb, PASSWORD};
 use support::postgres::Postgres;
+use support::serve::Server;
 use support::{Sandbox, json, parse_ids, stderr};
 
 /// Region 1 of 2's block: [2^52, 2^53).
@@ -114,10 +115,53 @@ fn two_regions(dbs: &Dbs) {
             }
         }
     }
+    // `serve --segment` of each region: IDs of its block, the seeded tag included.
+    for (url, r) in [(old, 0u32), (new, 1)] {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["serve", "--segment", "--db", url]).args([
+            "--region",
+            &r.to_string(),
+            "--regions",
+            "2",
+        ]);
+        let server = Server::start(cmd);
+        for tag in ["order", "pay"] {
+            let got = server.get(&format!("/api/segment/get/{tag}")).id();
+            let block = if r == 0 {
+                1..BLOCK1.0
+            } else {
+                BLOCK1.0..BLOCK1.1
+            };
+            assert!(block.contains(&got), "{tag} from region {r}: {got}");
+            if tag == "order" {
+                order.push(got);
+            } else {
+                pay.push(got);
+            }
+        }
+        server.stop_cleanly();
+    }
+    // A server pointed at the other region's database does not start.
+    let mut cmd = sb.leafctl_std();
+    cmd.args([
+        "serve",
+        "--segment",
+        "--db",
+        new,
+        "--region",
+        "0",
+        "--regions",
+        "2",
+    ]);
+    let refused = Server::try_start(cmd)
+        .err()
+        .expect("a server of region 0 on region 1's database");
+    assert!(refused.contains("exit status: 2"), "{refused}");
+    assert!(refused.contains("belongs to region 1 of 2"), "{refused}");
     for (tag, all) in [("order", &order), ("pay", &pay)] {
         let unique: HashSet<u64> = all.iter().copied().collect();
         assert_eq!(unique.len(), all.len(), "an ID of {tag} was issued twice");
-        assert_eq!(all.len(), if tag == "order" { 250 + 246 } else { 246 });
+        assert_eq!(all.len(), if tag == "order" { 250 + 248 } else { 248 });
     }
 
     // Each database refuses another region, and a process given none; nothing is issued.
