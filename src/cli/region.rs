@@ -15,15 +15,14 @@ use super::output::{OutputFormat, print_json, print_text};
 
 const EXAMPLES: &str = "\
 Examples:
-  leafctl region show --db mysql://leaf@db-eu:3306/leaf
-  leafctl region add --from mysql://leaf@db-eu:3306/leaf \\
-      --db mysql://leaf@db-us:3306/leaf --region 1 --regions 2
-                          make the running deployment (db-eu) region 0 of 2 and seed region 1's
-                          new database with its tags, above every ID issued so far
-  leafctl db init --db postgres://leaf@pg-ap:5432/leaf --region 2 --regions 4
-                          a new region's empty database, recorded as region 2 of 4
-  leafctl region check mysql://leaf@db-eu:3306/leaf mysql://leaf@db-us:3306/leaf
-                          exit 0 when the regions are set up right, 1 when not
+  leafctl region show --db mysql://leaf@eu/leaf
+  leafctl region add --from mysql://leaf@eu/leaf --db mysql://leaf@us/leaf --region 1 --regions 2
+      makes the running deployment's database (eu) region 0 of 2, and seeds region 1's new
+      database (us) with its tags, above every ID issued so far; safe to run again
+  leafctl db init --db postgres://leaf@ap/leaf --region 2 --regions 4
+      a new region's empty database, recorded as region 2 of 4
+  leafctl region check mysql://leaf@eu/leaf mysql://leaf@us/leaf
+      exit 0 when the regions are set up right, 1 when not (--output json for scripts)
 
 Each region keeps its own leaf_alloc and issues segment IDs from its own block below 2^53:
 region r of N owns [r * 2^(53-b), (r+1) * 2^(53-b)), b the bits that number N regions (1 for 2,
