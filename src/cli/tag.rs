@@ -82,8 +82,7 @@ pub enum TagCommand {
     /// Show one tag, with the IDs it has left
     ///
     /// ids_left is 9223372036854775807 - max_id (with a region, the end of its block - max_id);
-    /// claims_left the whole claims of its step that
-    /// still fit. headroom is ok, low (fewer than 1000 claims left), last (less than one step
+    /// claims_left the whole claims of its step that still fit. headroom is ok, low (fewer than 1000 claims left), last (less than one step
     /// left: a claim of a step no longer fits; leafctl serve claims the last IDs, Leaf's servers
     /// fail) or exhausted; anything but ok is also a warning on stderr (and `tag list` warns
     /// about every such tag).
