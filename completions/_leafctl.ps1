@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
+            [CompletionResult]::new('region', 'region', [CompletionResultType]::ParameterValue, 'Regions: show a database''s region, add a region beside a running deployment, check several regions'' databases')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Inspect the effective configuration')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -397,6 +398,114 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;db;help;help' {
             break
         }
+        'leafctl;region' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
+            [CompletionResult]::new('--region', '--region', [CompletionResultType]::ParameterName, 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]')
+            [CompletionResult]::new('--regions', '--regions', [CompletionResultType]::ParameterName, 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
+            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the region the database (--db) records, if any')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a region beside a running deployment: record the old database''s region (region 0 when it has none), record --region in the new database (--db), create its tables and add every old tag there at the start of the new region''s block (safe to run again)')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check several regions'' databases against each other: each records a region, all the same count, no region twice, every tag inside its region''s block; a tag some regions lack is a note. Exit 0 when all is well, 1 when something is wrong')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'leafctl;region;show' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
+            [CompletionResult]::new('--region', '--region', [CompletionResultType]::ParameterName, 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]')
+            [CompletionResult]::new('--regions', '--regions', [CompletionResultType]::ParameterName, 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
+            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'leafctl;region;add' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'The running deployment''s database (any region of it)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
+            [CompletionResult]::new('--region', '--region', [CompletionResultType]::ParameterName, 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]')
+            [CompletionResult]::new('--regions', '--regions', [CompletionResultType]::ParameterName, 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
+            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'leafctl;region;check' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]')
+            [CompletionResult]::new('--region', '--region', [CompletionResultType]::ParameterName, 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]')
+            [CompletionResult]::new('--regions', '--regions', [CompletionResultType]::ParameterName, 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]')
+            [CompletionResult]::new('--zk', '--zk', [CompletionResultType]::ParameterName, 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]')
+            [CompletionResult]::new('--etcd', '--etcd', [CompletionResultType]::ParameterName, 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only results: no progress, no warnings')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'leafctl;region;help' {
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the region the database (--db) records, if any')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a region beside a running deployment: record the old database''s region (region 0 when it has none), record --region in the new database (--db), create its tables and add every old tag there at the start of the new region''s block (safe to run again)')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check several regions'' databases against each other: each records a region, all the same count, no region twice, every tag inside its region''s block; a tag some regions lack is a note. Exit 0 when all is well, 1 when something is wrong')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'leafctl;region;help;show' {
+            break
+        }
+        'leafctl;region;help;add' {
+            break
+        }
+        'leafctl;region;help;check' {
+            break
+        }
+        'leafctl;region;help;help' {
+            break
+        }
         'leafctl;workers' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file (TOML) [env: LEAF_CONFIG]')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string')
@@ -594,6 +703,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Set up the segment database (leaf_alloc table)')
+            [CompletionResult]::new('region', 'region', [CompletionResultType]::ParameterValue, 'Regions: show a database''s region, add a region beside a running deployment, check several regions'' databases')
             [CompletionResult]::new('workers', 'workers', [CompletionResultType]::ParameterValue, 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Inspect the effective configuration')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -640,6 +750,21 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             break
         }
         'leafctl;help;db;init' {
+            break
+        }
+        'leafctl;help;region' {
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the region the database (--db) records, if any')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a region beside a running deployment: record the old database''s region (region 0 when it has none), record --region in the new database (--db), create its tables and add every old tag there at the start of the new region''s block (safe to run again)')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check several regions'' databases against each other: each records a region, all the same count, no region twice, every tag inside its region''s block; a tag some regions lack is a note. Exit 0 when all is well, 1 when something is wrong')
+            break
+        }
+        'leafctl;help;region;show' {
+            break
+        }
+        'leafctl;help;region;add' {
+            break
+        }
+        'leafctl;help;region;check' {
             break
         }
         'leafctl;help;workers' {

@@ -41,6 +41,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
+            cand region 'Regions: show a database''s region, add a region beside a running deployment, check several regions'' databases'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd'
             cand config 'Inspect the effective configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -370,6 +371,105 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         }
         &'leafctl;db;help;help'= {
         }
+        &'leafctl;region'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --region 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]'
+            cand --regions 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --db 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --instance 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand show 'Show the region the database (--db) records, if any'
+            cand add 'Add a region beside a running deployment: record the old database''s region (region 0 when it has none), record --region in the new database (--db), create its tables and add every old tag there at the start of the new region''s block (safe to run again)'
+            cand check 'Check several regions'' databases against each other: each records a region, all the same count, no region twice, every tag inside its region''s block; a tag some regions lack is a note. Exit 0 when all is well, 1 when something is wrong'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;region;show'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --region 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]'
+            cand --regions 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --db 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --instance 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;region;add'= {
+            cand --from 'The running deployment''s database (any region of it)'
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --region 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]'
+            cand --regions 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --db 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --instance 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;region;check'= {
+            cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
+            cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
+            cand --state-dir 'Directory for lock and state files [env: LEAF_STATE_DIR] [default: $XDG_STATE_HOME/leafctl]'
+            cand --region 'This deployment''s region, 0 to N-1 (with --regions N): its worker ids and segment IDs are its own, recorded in its stores [env: LEAF_REGION]'
+            cand --regions 'How many regions the deployment has (2 to 8, the same in every region; with --region) [env: LEAF_REGIONS]'
+            cand --name 'Namespace of worker ids (Leaf''s leaf.name) [env: LEAF_NAME] [default: leaf]'
+            cand --db 'Segment database: mysql://user@host:port/database, postgres://user@host:port/database or sqlite://PATH; the password comes from LEAF_DB_PASSWORD or db.password [env: LEAF_DB] [default: sqlite://$XDG_DATA_HOME/leafctl/leaf.db]'
+            cand --zk 'ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth [env: LEAF_ZK]'
+            cand --instance 'This process''s identity in the worker-id registry, whichever it is [env: LEAF_INSTANCE] [default: first non-loopback IPv4, port 8080]'
+            cand --etcd 'etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from etcd.ca_file or LEAF_ETCD_CA_FILE [env: LEAF_ETCD]'
+            cand -q 'Print only results: no progress, no warnings'
+            cand --quiet 'Print only results: no progress, no warnings'
+            cand -v 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand --verbose 'Log what leafctl does to stderr (-v info, -vv debug, -vvv trace)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'leafctl;region;help'= {
+            cand show 'Show the region the database (--db) records, if any'
+            cand add 'Add a region beside a running deployment: record the old database''s region (region 0 when it has none), record --region in the new database (--db), create its tables and add every old tag there at the start of the new region''s block (safe to run again)'
+            cand check 'Check several regions'' databases against each other: each records a region, all the same count, no region twice, every tag inside its region''s block; a tag some regions lack is a note. Exit 0 when all is well, 1 when something is wrong'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'leafctl;region;help;show'= {
+        }
+        &'leafctl;region;help;add'= {
+        }
+        &'leafctl;region;help;check'= {
+        }
+        &'leafctl;region;help;help'= {
+        }
         &'leafctl;workers'= {
             cand --config 'Configuration file (TOML) [env: LEAF_CONFIG]'
             cand --output 'Output format: text, json; tsv and ndjson for commands that print rows (next, decode, tag list). In JSON every 64-bit ID is a decimal string'
@@ -551,6 +651,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand decode 'Decode IDs (snowflake, UUID v1/v6/v7, ULID, KSUID, ObjectId) into time and worker, guess a layout, find IDs in logs, or turn a time range into an ID range'
             cand tag 'Manage segment-mode tags (rows of Leaf''s leaf_alloc table)'
             cand db 'Set up the segment database (leaf_alloc table)'
+            cand region 'Regions: show a database''s region, add a region beside a running deployment, check several regions'' databases'
             cand workers 'List, reclaim and check worker ids in ZooKeeper, MySQL, PostgreSQL or etcd'
             cand config 'Inspect the effective configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -585,6 +686,17 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand init 'Create the leaf_alloc table, and leaf_alloc_removed for removed tags, when missing (safe to run again)'
         }
         &'leafctl;help;db;init'= {
+        }
+        &'leafctl;help;region'= {
+            cand show 'Show the region the database (--db) records, if any'
+            cand add 'Add a region beside a running deployment: record the old database''s region (region 0 when it has none), record --region in the new database (--db), create its tables and add every old tag there at the start of the new region''s block (safe to run again)'
+            cand check 'Check several regions'' databases against each other: each records a region, all the same count, no region twice, every tag inside its region''s block; a tag some regions lack is a note. Exit 0 when all is well, 1 when something is wrong'
+        }
+        &'leafctl;help;region;show'= {
+        }
+        &'leafctl;help;region;add'= {
+        }
+        &'leafctl;help;region;check'= {
         }
         &'leafctl;help;workers'= {
             cand list 'Table of worker ids: identity, mode, last report, status (live / stale / clock-ahead)'

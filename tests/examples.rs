@@ -37,6 +37,10 @@ struct World {
     /// The same for PostgreSQL (`postgres://leaf@pg...` in the examples).
     pg_url: String,
     pg_hosts: String,
+    /// Each region's own database in the region examples (`mysql://leaf@eu/leaf`,
+    /// `mysql://leaf@us/leaf`, `postgres://leaf@ap/leaf`): fresh databases beside the ones above, which
+    /// stay without a region.
+    regions: Vec<(&'static str, String)>,
     zk: String,
     etcd: String,
     port: u16,
@@ -68,6 +72,11 @@ impl World {
                 "postgres://leaf@127.0.0.1:{0},127.0.0.1:{0}/{pg_db}",
                 pg.port
             ),
+            regions: vec![
+                ("mysql://leaf@eu/leaf", db.url(&db.fresh_db())),
+                ("mysql://leaf@us/leaf", db.url(&db.fresh_db())),
+                ("postgres://leaf@ap/leaf", pg.url(&pg.fresh_db())),
+            ],
             zk: ZkServer::shared().hosts(),
             etcd: EtcdServer::shared().endpoints(),
             port: free_port(),
@@ -86,6 +95,11 @@ impl World {
             false,
         );
         assert_eq!(tag.code, Some(0), "{}", tag.stderr);
+        // The running deployment of the region examples has a database set up and a tag.
+        for line in ["leafctl db init --db URL", "leafctl tag add order --db URL"] {
+            let out = world.run(&line.replace("URL", "mysql://leaf@eu/leaf"), false);
+            assert_eq!(out.code, Some(0), "{line}: {}", out.stderr);
+        }
         // The same on PostgreSQL.
         for line in ["leafctl db init --db URL", "leafctl tag add order --db URL"] {
             let out = world.run(&line.replace("URL", &world.pg_url), false);
@@ -125,6 +139,10 @@ impl World {
     /// A line as it runs here: hosts, secrets and system paths made the test's own.
     fn rewrite(&self, line: &str) -> String {
         let mut l = line.to_string();
+        for (from, to) in &self.regions {
+            // Other URLs carry their own password (`region add --from`, `region check`).
+            l = l.replace(from, &to.replacen("leaf@", &format!("leaf:{PASSWORD}@"), 1));
+        }
         for (from, to) in [
             ("LEAF_ETCD_USER=leaf LEAF_ETCD_PASSWORD=... ", String::new()),
             (
@@ -344,6 +362,7 @@ fn every_help_example_runs_as_shown() {
     // `tag add` first: the other examples use the tag `order` it adds.
     let paths: &[&[&str]] = &[
         &["tag", "add"],
+        &["region", "show"],
         &["next"],
         &["decode"],
         &["db", "init"],

@@ -21,6 +21,8 @@ fn examples() -> String {
         "Examples:
   leafctl db init                                   the embedded SQLite database (default)
   leafctl db init --db sqlite:///var/lib/leaf/leaf.db
+  leafctl db init --db sqlite://region-1.db --region 1 --regions 2   a database of region 1 of 2
+                                                    (see `leafctl region --help`)
 ",
     );
     let dbs = example_databases();
@@ -81,7 +83,7 @@ pub fn open(ctx: &Context) -> anyhow::Result<Box<dyn AllocStore>> {
         OpenMode::Existing
     };
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    Ok(DbAddress::parse(&s.db_url.value)?.open_store(password, mode)?)
+    Ok(DbAddress::parse(&s.db_url.value)?.open_in_region(password, mode, s.region)?)
 }
 
 #[derive(Serialize)]
@@ -101,6 +103,13 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
             text.push_str(stmt);
             text.push_str(";\n");
         }
+        // The region mark, when a region is given: a DBA's database is then that region's.
+        if let Some(region) = s.region {
+            for stmt in address.region_sql(region) {
+                text.push_str(&stmt);
+                text.push_str(";\n");
+            }
+        }
         // The worker id registry of the database, if it keeps worker ids (NotFound9's table).
         if let Some(ddl) = db::db_registry(&s.db_url.value).and_then(db::table_ddl) {
             text.push_str(ddl);
@@ -109,7 +118,7 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
         return print_text(&text);
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    let store = address.open_store(password, OpenMode::CreateSchema)?;
+    let store = address.open_in_region(password, OpenMode::CreateSchema, s.region)?;
     db::init_table(&s.db_url.value, password)?;
     let report = InitReport {
         database: store.describe(),

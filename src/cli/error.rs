@@ -180,6 +180,8 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         | E::UnknownTag { .. }
         | E::TagExists { .. }
         | E::BelowRemoved { .. }
+        | E::Region(_)
+        | E::SameRegion { .. }
         | E::BumpDown { .. } => EXIT_USAGE,
         _ => EXIT_RUNTIME,
     };
@@ -198,16 +200,31 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             "pass --if-not-exists to accept an existing tag, or pick another name".into()
         }
         E::Exhausted {
-            max_id, increment, ..
+            max_id,
+            increment,
+            ceiling,
+            ..
         } => {
-            let left = i64::MAX.saturating_sub(*max_id).max(0);
+            let left = ceiling.saturating_sub(*max_id).max(0);
             if *increment > 1 && left > 0 {
                 format!(
                     "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag (`leafctl tag show` says how many are left)"
                 )
+            } else if *ceiling < i64::MAX {
+                "the tag has used up its region's block: move its users to a new tag (a region's tags share its block; `leafctl tag list` shows how many IDs each has left)".to_string()
             } else {
                 "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
             }
+        }
+        E::OutsideBlock { tag, floor, .. } => {
+            let t = leafctl::segment::tag_for_shell(tag);
+            format!(
+                "the row was not made in this region (a tag added before the region was set, a database restored from another region's backup): if this database is this region's, and no ID of the tag at or above {floor} was issued anywhere, move it into the block with `leafctl tag bump {t} {floor}`; `leafctl region check` compares the regions' databases"
+            )
+        }
+        E::Region(r) => r.hint(),
+        E::SameRegion { .. } => {
+            "give the new region a number no database records (`leafctl region check URL...` lists them)".into()
         }
         E::BadRow { .. } => {
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database".into()

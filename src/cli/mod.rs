@@ -16,6 +16,7 @@ pub mod error;
 mod next;
 pub mod output;
 mod parse;
+mod region;
 mod registry;
 mod serve;
 pub mod settings;
@@ -100,6 +101,10 @@ pub enum Command {
     /// Set up the segment database (leaf_alloc table)
     #[command(subcommand)]
     Db(db::DbCommand),
+    /// Regions: show a database's region, add a region beside a running deployment, check
+    /// several regions' databases
+    #[command(subcommand)]
+    Region(region::RegionCommand),
     // List, reclaim and check worker ids in the registries' stores (the list is the library's).
     #[command(
         subcommand,
@@ -208,6 +213,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Decode(args) => decode::run(&ctx, args),
         Command::Tag(cmd) => tag::run(&ctx, cmd),
         Command::Db(cmd) => db::run(&ctx, cmd),
+        Command::Region(cmd) => region::run(&ctx, cmd),
         Command::Workers(cmd) => workers::run(&ctx, cmd),
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
     }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use leafctl::config::Origin;
+use leafctl::db::DbAddress;
 use leafctl::worker::{self, IssueOptions, Registry, RegistryKind, RegistrySettings};
 
 use super::Context;
@@ -65,7 +66,21 @@ pub fn registry(
         Some(r) => r.value,
         None => implied_kind(ctx)?,
     };
+    check_db_region(ctx, kind)?;
     Ok(worker::open(kind, &settings(ctx, no_wait, default_port))?)
+}
+
+/// For a registry kept in the database (`leaf_workerid_alloc`), the region recorded there
+/// against this process's, as every segment store is checked ([`DbAddress::check_region`]):
+/// once, before the first lease.
+fn check_db_region(ctx: &Context, kind: RegistryKind) -> anyhow::Result<()> {
+    let s = &ctx.settings;
+    if leafctl::db::db_registry(&s.db_url.value) != Some(kind) {
+        return Ok(());
+    }
+    let password = s.db_password.as_ref().map(|p| p.value.as_str());
+    DbAddress::parse(&s.db_url.value)?.check_region(password, s.region)?;
+    Ok(())
 }
 
 /// The registry `workers` inspects: ZooKeeper or etcd when configured (the stronger origin when

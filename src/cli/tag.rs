@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal};
 
 use clap::Subcommand;
 use leafctl::segment::{
-    AllocStore, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, NewTag,
+    AllocStore, Bounds, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, NewTag,
     RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
 };
 use serde::Serialize;
@@ -81,8 +81,8 @@ pub enum TagCommand {
     },
     /// Show one tag, with the IDs it has left
     ///
-    /// ids_left is 9223372036854775807 - max_id; claims_left the whole claims of its step that
-    /// still fit. headroom is ok, low (fewer than 1000 claims left), last (less than one step
+    /// ids_left is 9223372036854775807 - max_id (with a region, the end of its block - max_id);
+    /// claims_left the whole claims of its step that still fit. headroom is ok, low (fewer than 1000 claims left), last (less than one step
     /// left: a claim of a step no longer fits; leafctl serve claims the last IDs, Leaf's servers
     /// fail) or exhausted; anything but ok is also a warning on stderr (and `tag list` warns
     /// about every such tag).
@@ -137,7 +137,8 @@ struct RowJson {
     step: i64,
     description: Option<String>,
     update_time: String,
-    /// IDs left before 2^63-1 (`9223372036854775807 - max_id`).
+    /// IDs left before 2^63-1 (`9223372036854775807 - max_id`), or before the end of the
+    /// region's block with a region.
     ids_left: String,
     /// Whole claims of `step` that still fit.
     claims_left: String,
@@ -145,8 +146,8 @@ struct RowJson {
     headroom: &'static str,
 }
 
-fn row_json(r: &LeafAlloc) -> RowJson {
-    let h = Headroom::of(r.max_id, r.step);
+fn row_json(r: &LeafAlloc, bounds: &Bounds) -> RowJson {
+    let h = Headroom::within(bounds, r.max_id, r.step);
     RowJson {
         tag: r.tag.clone(),
         max_id: r.max_id.to_string(),
@@ -160,8 +161,8 @@ fn row_json(r: &LeafAlloc) -> RowJson {
 }
 
 /// The text of a row's "IDs left" cell: the count, and the status when it is not ok.
-fn left_cell(r: &LeafAlloc) -> String {
-    let h = Headroom::of(r.max_id, r.step);
+fn left_cell(r: &LeafAlloc, bounds: &Bounds) -> String {
+    let h = Headroom::within(bounds, r.max_id, r.step);
     match h.status {
         HeadroomStatus::Ok => h.ids_left.to_string(),
         other => format!("{} ({})", h.ids_left, other.as_str()),
@@ -179,8 +180,8 @@ struct LowTags {
 }
 
 impl LowTags {
-    fn note(&mut self, r: &LeafAlloc) {
-        if Headroom::of(r.max_id, r.step).status != HeadroomStatus::Ok {
+    fn note(&mut self, r: &LeafAlloc, bounds: &Bounds) {
+        if Headroom::within(bounds, r.max_id, r.step).status != HeadroomStatus::Ok {
             self.count += 1;
             if self.names.len() < WARN_NAMES {
                 self.names.push(r.tag.clone());
@@ -251,6 +252,7 @@ fn list(
     format: RowFormat,
     quiet: bool,
 ) -> anyhow::Result<()> {
+    let bounds = store.bounds();
     let mut pages = RowPages::new(store, filter.clone());
     let mut low = LowTags::default();
     let nothing = || {
@@ -281,14 +283,14 @@ fn list(
                     more = true;
                     break 'pages;
                 }
-                low.note(&r);
+                low.note(&r, &bounds);
                 t.add_row(vec![
                     r.tag.clone(),
                     r.max_id.to_string(),
                     r.step.to_string(),
                     r.description.clone().unwrap_or_default(),
                     updated(&r),
-                    left_cell(&r),
+                    left_cell(&r, &bounds),
                 ]);
                 shown += 1;
             }
@@ -315,7 +317,7 @@ fn list(
     let mut rows = 0u64;
     for page in pages {
         for r in page? {
-            low.note(&r);
+            low.note(&r, &bounds);
             out.begin_row();
             if framing == Framing::Tsv {
                 for (i, cell) in [
@@ -324,8 +326,10 @@ fn list(
                     &r.step.to_string(),
                     r.description.as_deref().unwrap_or_default(),
                     &rfc3339_s(r.update_time_s),
-                    &Headroom::of(r.max_id, r.step).ids_left.to_string(),
-                    Headroom::of(r.max_id, r.step).status.as_str(),
+                    &Headroom::within(&bounds, r.max_id, r.step)
+                        .ids_left
+                        .to_string(),
+                    Headroom::within(&bounds, r.max_id, r.step).status.as_str(),
                 ]
                 .into_iter()
                 .enumerate()
@@ -339,7 +343,7 @@ fn list(
                 if matches!(framing, Framing::JsonArray { .. }) {
                     out.buf.extend_from_slice(b"  ");
                 }
-                serde_json::to_writer(&mut out.buf, &row_json(&r))?;
+                serde_json::to_writer(&mut out.buf, &row_json(&r, &bounds))?;
             }
             out.end_row().map_err(write_err)?;
             rows += 1;
@@ -401,13 +405,16 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 (Some(s), true) => StartAt::Reuse(s),
             };
             let store = db::open(ctx)?;
-            let outcome = store.add_tag(&NewTag {
-                tag: &tag,
-                start: at,
-                step,
-                description: desc.as_deref(),
-                if_not_exists,
-            })?;
+            let outcome = leafctl::segment::add_tag(
+                &*store,
+                &NewTag {
+                    tag: &tag,
+                    start: at,
+                    step,
+                    description: desc.as_deref(),
+                    if_not_exists,
+                },
+            )?;
             let added = outcome.added;
             if added && !ctx.quiet {
                 match (outcome.removed_max_id, at) {
@@ -439,7 +446,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                     }
                     print_json(&Added {
                         added,
-                        row: row.as_ref().map(row_json),
+                        row: row.as_ref().map(|r| row_json(r, &store.bounds())),
                         removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
                     })
                 }
@@ -481,9 +488,10 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 }
                 .into());
             };
-            let h = Headroom::of(r.max_id, r.step);
+            let bounds = store.bounds();
+            let h = Headroom::within(&bounds, r.max_id, r.step);
             match ctx.output {
-                OutputFormat::Json => print_json(&row_json(&r))?,
+                OutputFormat::Json => print_json(&row_json(&r, &bounds))?,
                 OutputFormat::Text => {
                     let mut t = table(&["key", "value"]);
                     t.add_row(vec!["tag".to_string(), r.tag.clone()]);
@@ -514,7 +522,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             match ctx.output {
                 OutputFormat::Json => {
                     let r = store.get(&tag)?;
-                    print_json(&r.as_ref().map(row_json))
+                    print_json(&r.as_ref().map(|r| row_json(r, &store.bounds())))
                 }
                 OutputFormat::Text => print_text(&format!(
                     "tag {tag}: step is now {step} (servers use it from their next segment)"
@@ -524,7 +532,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
         TagCommand::Bump { tag, to } => {
             check_tag(&tag)?;
             let store = db::open(ctx)?;
-            let from = store.bump(&tag, to)?;
+            let from = leafctl::segment::bump_tag(&*store, &tag, to)?;
             match ctx.output {
                 OutputFormat::Json => {
                     #[derive(Serialize)]
@@ -569,7 +577,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                     }
                     print_json(&Removed {
                         removed: true,
-                        row: row_json(&r),
+                        row: row_json(&r, &store.bounds()),
                     })
                 }
                 OutputFormat::Text => print_text(&format!(

@@ -11,12 +11,14 @@
 pub mod jdbc;
 pub mod mysql;
 pub mod postgres;
+pub mod regions;
 pub mod sqlite;
 pub(crate) mod table_registry;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::region::Region;
 use crate::segment::{AllocStore, SegmentError};
 use crate::worker::{Registry, RegistryKind, RegistrySettings, WorkerError};
 pub use table_registry::TableError;
@@ -39,6 +41,8 @@ pub struct Database {
     pub example_hosts: Option<(&'static str, &'static str)>,
     /// The segment table's DDL (`leafctl db init --print`).
     pub segment_ddl: &'static [&'static str],
+    /// The region mark's DDL ([`crate::segment::REGION_TABLE`]; `db init --print` with a region).
+    pub region_ddl: &'static str,
     /// Opens its segment store from the URL (`password` overrides one in it).
     open_store: OpenStore,
     /// What to do about a TLS failure, given its detail ([`SegmentError::TlsRefused`]).
@@ -78,6 +82,7 @@ pub const DATABASES: [Database; 3] = [
         example_url: "mysql://leaf@db:3306/leaf",
         example_hosts: None,
         segment_ddl: mysql::MYSQL_DDL,
+        region_ddl: mysql::MYSQL_REGION_DDL,
         open_store: mysql::open_store,
         tls_advice: mysql::tls_advice,
         jdbc: Some(mysql::JDBC),
@@ -100,6 +105,7 @@ pub const DATABASES: [Database; 3] = [
             "the writable host",
         )),
         segment_ddl: postgres::POSTGRES_DDL,
+        region_ddl: postgres::POSTGRES_REGION_DDL,
         open_store: postgres::open_store,
         tls_advice: postgres::tls_advice,
         jdbc: Some(postgres::JDBC),
@@ -119,6 +125,7 @@ pub const DATABASES: [Database; 3] = [
         example_url: "sqlite:///var/lib/leaf/leaf.db",
         example_hosts: None,
         segment_ddl: sqlite::SQLITE_DDL,
+        region_ddl: sqlite::SQLITE_REGION_DDL,
         open_store: sqlite::open_store,
         tls_advice: |_| "",
         jdbc: None,
@@ -217,6 +224,25 @@ pub fn redact_url(url: &str) -> String {
     url.to_string()
 }
 
+/// The region a `leaf_region` row holds (`region`, `regions`); a row that is no region is
+/// refused, naming the database.
+pub(crate) fn region_of_row(
+    db: &str,
+    region: i64,
+    regions: i64,
+) -> Result<crate::region::Region, SegmentError> {
+    let number = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
+    crate::region::Region::new(number(region), number(regions)).map_err(|e| {
+        SegmentError::Database {
+            db: db.to_string(),
+            detail: format!(
+                "{} holds region {region} of {regions}, which is no region ({e}); fix the row by hand",
+                crate::segment::REGION_TABLE
+            ),
+        }
+    })
+}
+
 /// Whether an `open_store` may create the database file and schema (leafctl's own embedded
 /// default, or `db init`) or must find them in place (every explicit URL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,14 +315,66 @@ impl DbAddress {
         self.database.segment_ddl
     }
 
-    /// Opens the segment store. `password` (from `LEAF_DB_PASSWORD` or the config file)
-    /// overrides one in the URL.
+    /// Opens the segment store of a deployment without regions: [`DbAddress::open_in_region`]
+    /// with none, so a database recorded for a region is refused.
     pub fn open_store(
         &self,
         password: Option<&str>,
         mode: OpenMode,
     ) -> Result<Box<dyn AllocStore>, SegmentError> {
-        (self.database.open_store)(&self.url, password, mode)
+        self.open_in_region(password, mode, None)
+    }
+
+    /// Opens the segment store of `region` (none: a deployment without regions). `password`
+    /// (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL. The region
+    /// recorded in the database is checked once here, never per claim
+    /// ([`crate::segment::enter_region`]): recorded when the database has none and a region is
+    /// given, refused when it is another's; the store's claims then stay in the region's block.
+    pub fn open_in_region(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+        region: Option<Region>,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        let mut store = (self.database.open_store)(&self.url, password, mode)?;
+        crate::segment::enter_region(store.as_mut(), region)?;
+        Ok(store)
+    }
+
+    /// Opens the segment store without checking the region recorded in it, and without confining
+    /// its claims: to read the mark and the rows of any region's database (`leafctl region
+    /// show`, `check`, `add`'s old database). Never issue IDs from it.
+    pub fn open_for_inspection(
+        &self,
+        password: Option<&str>,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        (self.database.open_store)(&self.url, password, OpenMode::Existing)
+    }
+
+    /// Checks the region recorded in the database against `region` (recording it when the
+    /// database has none), as [`DbAddress::open_in_region`] does: for a database used only as
+    /// a worker-id registry.
+    pub fn check_region(
+        &self,
+        password: Option<&str>,
+        region: Option<Region>,
+    ) -> Result<(), SegmentError> {
+        let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
+        crate::segment::check_region(store.as_ref(), region)
+    }
+
+    /// The statements that record `region` in a new database (`leafctl db init --print` with a
+    /// region): the region mark's DDL and its one row.
+    pub fn region_sql(&self, region: Region) -> [String; 2] {
+        [
+            self.database.region_ddl.to_string(),
+            format!(
+                "INSERT INTO {} (id, region, regions) VALUES (1, {}, {})",
+                crate::segment::REGION_TABLE,
+                region.index(),
+                region.count()
+            ),
+        ]
     }
 
     /// The registry that can keep worker ids in this database, if any.

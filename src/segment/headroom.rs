@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use super::Bounds;
+
 /// Claims (at the tag's step) below which a tag counts as running [`HeadroomStatus::Low`]: at one
 /// claim a second that is under 17 minutes, at one a minute under 17 hours.
 pub const LOW_CLAIMS: i64 = 1000;
@@ -50,7 +52,13 @@ impl Headroom {
     /// The headroom of a row with this `max_id` and `step` (a negative `max_id`, a bad row,
     /// counts as nothing left; a step below 1 as 1).
     pub fn of(max_id: i64, step: i64) -> Headroom {
-        let ids_left = if max_id < 0 { 0 } else { i64::MAX - max_id };
+        Headroom::within(&Bounds::UNBOUNDED, max_id, step)
+    }
+
+    /// The headroom of a row inside `bounds`: IDs up to their ceiling (the end of the region's
+    /// block with a region); a max_id outside them counts as nothing left.
+    pub fn within(bounds: &Bounds, max_id: i64, step: i64) -> Headroom {
+        let ids_left = bounds.ids_left(max_id);
         let claims_left = ids_left / step.max(1);
         let status = if ids_left == 0 {
             HeadroomStatus::Exhausted

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::store::{Added, NewTag, unknown_tag};
+use super::store::{Added, Bounds, NewTag, check_claim, unknown_tag};
 use super::{AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, validate_step};
+use crate::region::Region;
 
 /// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
 #[derive(Debug, Default)]
@@ -27,6 +28,10 @@ struct State {
     latency: Duration,
     /// Calls of [`AllocStore::claim`], failed ones included.
     claims: u64,
+    /// `leaf_region`'s row.
+    region: Option<Region>,
+    /// Where claims stay ([`AllocStore::confine`]).
+    bounds: Bounds,
 }
 
 impl MemoryStore {
@@ -92,6 +97,7 @@ impl AllocStore for MemoryStore {
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         self.lock().claims += 1;
         let mut st = self.open()?;
+        let bounds = st.bounds;
         let row = st
             .rows
             .get_mut(tag)
@@ -100,25 +106,12 @@ impl AllocStore for MemoryStore {
             Increment::TableStep => row.step,
             Increment::Custom(n) => n,
         };
-        if row.max_id < 0 || by < 1 {
-            return Err(SegmentError::BadRow {
-                tag: tag.into(),
-                reason: format!("max_id {} and increment {by}", row.max_id),
-            });
-        }
-        let end = row
-            .max_id
-            .checked_add(by)
-            .ok_or_else(|| SegmentError::Exhausted {
-                tag: tag.into(),
-                max_id: row.max_id,
-                increment: by,
-            })?;
-        let start = row.max_id;
-        row.max_id = end;
+        let (start, end) = check_claim(tag, &bounds, row.max_id, by)?;
+        // check_claim kept `end` at or below a ceiling that is an i64.
+        row.max_id = row.max_id.saturating_add(by);
         Ok(Claim {
-            start: start as u64,
-            end: end as u64,
+            start,
+            end,
             table_step: row.step,
         })
     }
@@ -220,6 +213,23 @@ impl AllocStore for MemoryStore {
             }
             _ => Ok(false),
         }
+    }
+
+    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
+        Ok(self.open()?.region)
+    }
+
+    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
+        self.open()?.region.get_or_insert(region);
+        Ok(())
+    }
+
+    fn confine(&mut self, bounds: Bounds) {
+        self.lock().bounds = bounds;
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.lock().bounds
     }
 }
 

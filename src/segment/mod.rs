@@ -24,9 +24,12 @@ pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
 pub use store::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, Pages, REMOVED_TABLE, ROWS_PER_PAGE,
-    RowPages, RowsPage, StartAt, TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, Pages, REGION_TABLE,
+    REMOVED_TABLE, ROWS_PER_PAGE, RowPages, RowsPage, StartAt, TAGS_PER_PAGE, TagFilter, TagPages,
+    TagsFingerprint, add_tag, bump_tag, check_region, enter_region,
 };
+
+use crate::region::{Region, RegionError};
 
 /// Default step of a new tag (Leaf's examples use 1000-2000).
 pub const DEFAULT_STEP: i64 = 1000;
@@ -81,9 +84,11 @@ pub enum SegmentError {
         /// The database, password removed.
         db: String,
     },
-    /// The claim would push `max_id` past 2^63-1; nothing was changed.
+    /// The claim would push `max_id` past its ceiling: 2^63-1, or the end of the region's
+    /// block; nothing was changed.
     #[error(
-        "tag {tag:?} exhausted: max_id {max_id} + {increment} would pass 9223372036854775807; nothing was claimed"
+        "tag {tag:?} exhausted: max_id {max_id} + {increment} would pass {}; nothing was claimed",
+        ceiling_text(*.ceiling)
     )]
     Exhausted {
         /// The tag.
@@ -92,6 +97,37 @@ pub enum SegmentError {
         max_id: i64,
         /// The increment that did not fit.
         increment: i64,
+        /// The highest max_id a claim may end at ([`Bounds::ceiling`]).
+        ceiling: i64,
+    },
+    /// The row's max_id lies outside this region's block (a tag made before the region was
+    /// set, a database restored from another region): nothing was claimed.
+    #[error(
+        "tag {tag:?}: max_id {max_id} lies outside {region}'s block [{floor}, {ceiling}); refused, nothing was changed"
+    )]
+    OutsideBlock {
+        /// The tag.
+        tag: String,
+        /// Its max_id.
+        max_id: i64,
+        /// This process's region.
+        region: Region,
+        /// The block's start.
+        floor: i64,
+        /// The block's end.
+        ceiling: i64,
+    },
+    /// The database is recorded for another region (or for one, and this process has none).
+    #[error(transparent)]
+    Region(#[from] RegionError),
+    /// `region add` was given, as the old deployment's database, one recorded for the very
+    /// region being added: two databases of one region issue the same IDs.
+    #[error("{db} is {region} already: the region being added needs a number of its own")]
+    SameRegion {
+        /// The old database.
+        db: String,
+        /// The region both would be.
+        region: Region,
     },
     /// The row holds values leafctl refuses to issue from (a negative max_id or step).
     #[error("tag {tag:?} has an unusable row ({reason}); nothing was claimed")]
@@ -282,6 +318,16 @@ impl SegmentError {
                 | SegmentError::NotReady { .. }
                 | SegmentError::BatchNotReady { .. }
         )
+    }
+}
+
+/// The ceiling of a claim in messages: `9223372036854775807`, or `the end of the region's block
+/// (N)`.
+fn ceiling_text(ceiling: i64) -> String {
+    if ceiling == i64::MAX {
+        ceiling.to_string()
+    } else {
+        format!("the end of the region's block ({ceiling})")
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::SegmentError;
+use crate::region::Region;
 
 /// The table that keeps the last max_id of every removed tag (its "tombstone"), so that
 /// `tag add` of the name starts above every ID the tag issued. It is the last statement of each
@@ -256,6 +257,110 @@ pub trait AllocStore: Send + Sync {
     /// claim that ended there). True when it moved. The caller guarantees no ID in
     /// `[to, from)` was ever handed out ([`crate::segment::SegmentGenerator::hand_back`]).
     fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError>;
+    /// The region recorded in the database (the one row of [`REGION_TABLE`]); none when the
+    /// table or its row is missing. Read once when a store is opened ([`enter_region`]).
+    fn recorded_region(&self) -> Result<Option<Region>, SegmentError>;
+    /// Records `region` in [`REGION_TABLE`], creating the table, unless a region is recorded
+    /// there already: the first writer wins, and [`enter_region`] reads the row back.
+    fn record_region(&self, region: Region) -> Result<(), SegmentError>;
+    /// Keeps every later claim inside `bounds`: the store's claim statement carries them, so
+    /// the table never moves past them ([`check_claim`] explains a claim they refuse).
+    fn confine(&mut self, bounds: Bounds);
+    /// The bounds claims are kept inside ([`AllocStore::confine`]).
+    fn bounds(&self) -> Bounds;
+}
+
+/// Adds a tag inside the store's [`Bounds`]: what `tag add` and `region add` go through. With a
+/// region, [`StartAt::Default`] starts at the block's start (1 in region 0's, as without regions), or above a removed tag's tombstone
+/// in the block), and a start outside the block is refused ([`SegmentError::OutsideBlock`]);
+/// without one it is [`AllocStore::add_tag`] as it is.
+pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, SegmentError> {
+    let bounds = store.bounds();
+    let Some(region) = bounds.region else {
+        return store.add_tag(new);
+    };
+    // A start at the block's end would leave the tag no ID: outside too.
+    let outside = |start: i64| {
+        (!(bounds.floor..bounds.ceiling).contains(&start)).then(|| SegmentError::OutsideBlock {
+            tag: new.tag.into(),
+            max_id: start,
+            region,
+            floor: bounds.floor,
+            ceiling: bounds.ceiling,
+        })
+    };
+    match new.start {
+        StartAt::Given(s) | StartAt::Reuse(s) => match outside(s) {
+            Some(e) => Err(e),
+            None => store.add_tag(new),
+        },
+        StartAt::Default => {
+            // Region 0's block starts at 0; its tags start at 1, as they do without regions.
+            let at_floor = NewTag {
+                start: StartAt::Given(bounds.floor.max(1)),
+                ..*new
+            };
+            match store.add_tag(&at_floor) {
+                // A removed tag of the name issued IDs in the block: continue above them.
+                Err(SegmentError::BelowRemoved { removed_max_id, .. }) => {
+                    if let Some(e) = outside(removed_max_id) {
+                        return Err(e);
+                    }
+                    store.add_tag(&NewTag {
+                        start: StartAt::Given(removed_max_id),
+                        ..*new
+                    })
+                }
+                other => other,
+            }
+        }
+    }
+}
+
+/// Moves a tag's max_id forward to `to` ([`AllocStore::bump`]) inside the store's [`Bounds`]:
+/// with a region, a `to` outside its block is refused ([`SegmentError::OutsideBlock`]) before
+/// anything changes, so the table never points into another region's block (where Leaf's own
+/// servers, which know no regions, would issue from).
+pub fn bump_tag(store: &dyn AllocStore, tag: &str, to: i64) -> Result<i64, SegmentError> {
+    let bounds = store.bounds();
+    if bounds.region.is_some()
+        && let Some(e) = bounds.outside(tag, to)
+    {
+        return Err(e);
+    }
+    store.bump(tag, to)
+}
+
+/// The table that records a database's region: one row (`id` 1) holding `region` and
+/// `regions`. Created only when a region is first used with the database, so a deployment
+/// without regions never sees it.
+pub const REGION_TABLE: &str = "leaf_region";
+
+/// Checks the region recorded in `store` against `region` (this process's, if any), records it
+/// when the store holds none yet, and confines the store's claims to the region's block: what
+/// every opening of a segment store goes through. A store of another region, or of a region
+/// when `region` is none, is refused ([`SegmentError::Region`]), naming both.
+pub fn enter_region(
+    store: &mut dyn AllocStore,
+    region: Option<Region>,
+) -> Result<(), SegmentError> {
+    check_region(&*store, region)?;
+    store.confine(Bounds::of(region));
+    Ok(())
+}
+
+/// The recorded-region check of [`enter_region`] without confining the store: for a database
+/// used as a worker-id registry, whose claims are not segment claims.
+pub fn check_region(store: &dyn AllocStore, region: Option<Region>) -> Result<(), SegmentError> {
+    let name = store.describe();
+    if crate::region::check_recorded(&name, store.recorded_region()?, region)?
+        && let Some(mine) = region
+    {
+        store.record_region(mine)?;
+        // Another process may have recorded its region first: what the table holds now counts.
+        crate::region::check_recorded(&name, store.recorded_region()?, region)?;
+    }
+    Ok(())
 }
 
 /// One page of a listing to read ([`AllocStore::rows_page`]).
@@ -625,10 +730,90 @@ pub(crate) fn check_bump(tag: &str, max_id: i64, to: i64) -> Result<(), SegmentE
     Ok(())
 }
 
-/// Checks a claim's arithmetic before anything changes: the increment is positive and the new
-/// max_id fits in a signed 64-bit value, and the range does not start below zero.
+/// The max_ids a store's claims stay between: `0..=2^63-1` for a deployment without regions,
+/// the region's block ([`Region::segment_block`]) for one with. The one place a claim's range is
+/// checked ([`check_claim`]); the SQL of each store carries the same two numbers in its guard, so
+/// the table itself never moves past them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// The region whose block this is, if any.
+    pub region: Option<Region>,
+    /// The lowest max_id a claim may start from.
+    pub floor: i64,
+    /// The highest max_id a claim may end at (one past the last ID it may issue).
+    pub ceiling: i64,
+}
+
+impl Bounds {
+    /// No region: every max_id from 0 to 2^63-1.
+    pub const UNBOUNDED: Bounds = Bounds {
+        region: None,
+        floor: 0,
+        ceiling: i64::MAX,
+    };
+
+    /// The bounds of `region`'s block, or [`Bounds::UNBOUNDED`] without a region.
+    pub fn of(region: Option<Region>) -> Bounds {
+        match region {
+            Some(r) => {
+                let block = r.segment_block();
+                Bounds {
+                    region,
+                    floor: block.start,
+                    ceiling: block.end,
+                }
+            }
+            None => Bounds::UNBOUNDED,
+        }
+    }
+
+    /// Whether a row's max_id lies where claims may start from or end at.
+    pub fn holds(&self, max_id: i64) -> bool {
+        (self.floor..=self.ceiling).contains(&max_id)
+    }
+
+    /// How many IDs are left above `max_id` (0 when it lies outside).
+    pub fn ids_left(&self, max_id: i64) -> i64 {
+        if self.holds(max_id) {
+            self.ceiling - max_id
+        } else {
+            0
+        }
+    }
+
+    /// The error for a row whose max_id lies outside these bounds, or `None` when it lies inside.
+    pub fn outside(&self, tag: &str, max_id: i64) -> Option<SegmentError> {
+        if self.holds(max_id) {
+            return None;
+        }
+        Some(match self.region {
+            Some(region) => SegmentError::OutsideBlock {
+                tag: tag.into(),
+                max_id,
+                region,
+                floor: self.floor,
+                ceiling: self.ceiling,
+            },
+            None => SegmentError::BadRow {
+                tag: tag.into(),
+                reason: format!("max_id {max_id} is negative"),
+            },
+        })
+    }
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds::UNBOUNDED
+    }
+}
+
+/// Checks a claim's arithmetic before anything changes: the increment is positive, the row's
+/// max_id lies inside `bounds` and the new max_id does not pass their ceiling (2^63-1, or the
+/// end of the region's block).
 pub(crate) fn check_claim(
     tag: &str,
+    bounds: &Bounds,
     max_id: i64,
     increment: i64,
 ) -> Result<(u64, u64), SegmentError> {
@@ -638,18 +823,16 @@ pub(crate) fn check_claim(
             reason: format!("step {increment} is not positive"),
         });
     }
-    if max_id < 0 {
-        return Err(SegmentError::BadRow {
-            tag: tag.into(),
-            reason: format!("max_id {max_id} is negative"),
-        });
+    if let Some(e) = bounds.outside(tag, max_id) {
+        return Err(e);
     }
     match max_id.checked_add(increment) {
-        Some(end) => Ok((max_id as u64, end as u64)),
-        None => Err(SegmentError::Exhausted {
+        Some(end) if end <= bounds.ceiling => Ok((max_id as u64, end as u64)),
+        _ => Err(SegmentError::Exhausted {
             tag: tag.into(),
             max_id,
             increment,
+            ceiling: bounds.ceiling,
         }),
     }
 }
@@ -683,22 +866,61 @@ mod tests {
 
     #[test]
     fn claims_are_checked_before_the_update() {
-        assert_eq!(check_claim("t", 1, 2000).unwrap(), (1, 2001));
         assert_eq!(
-            check_claim("t", i64::MAX - 10, 10).unwrap(),
+            check_claim("t", &Bounds::UNBOUNDED, 1, 2000).unwrap(),
+            (1, 2001)
+        );
+        assert_eq!(
+            check_claim("t", &Bounds::UNBOUNDED, i64::MAX - 10, 10).unwrap(),
             (i64::MAX as u64 - 10, i64::MAX as u64)
         );
         assert!(matches!(
-            check_claim("t", i64::MAX - 10, 11),
+            check_claim("t", &Bounds::UNBOUNDED, i64::MAX - 10, 11),
             Err(SegmentError::Exhausted { .. })
         ));
         assert!(matches!(
-            check_claim("t", -1, 1),
+            check_claim("t", &Bounds::UNBOUNDED, -1, 1),
             Err(SegmentError::BadRow { .. })
         ));
         assert!(matches!(
-            check_claim("t", 1, 0),
+            check_claim("t", &Bounds::UNBOUNDED, 1, 0),
             Err(SegmentError::BadRow { .. })
         ));
+    }
+
+    /// With a region, claims start inside its block and never end past it; the arithmetic is
+    /// the same as without one, with the block's end for 2^63-1.
+    #[test]
+    fn claims_stay_inside_the_region_block() {
+        let region = Region::new(1, 2).unwrap();
+        let b = Bounds::of(Some(region));
+        let (start, end) = (1i64 << 52, 1i64 << 53);
+        assert_eq!((b.floor, b.ceiling), (start, end));
+        assert_eq!(
+            check_claim("t", &b, start, 10).unwrap(),
+            (start as u64, start as u64 + 10)
+        );
+        assert_eq!(
+            check_claim("t", &b, end - 10, 10).unwrap(),
+            ((end - 10) as u64, end as u64)
+        );
+        match check_claim("t", &b, end - 10, 11) {
+            Err(SegmentError::Exhausted {
+                max_id, ceiling, ..
+            }) => assert_eq!((max_id, ceiling), (end - 10, end)),
+            other => panic!("{other:?}"),
+        }
+        for outside in [0, 5000, start - 1, end + 1, i64::MAX - 1] {
+            match check_claim("t", &b, outside, 1) {
+                Err(e @ SegmentError::OutsideBlock { .. }) => {
+                    assert!(e.to_string().contains("region 1 of 2"), "{e}")
+                }
+                other => panic!("{outside}: {other:?}"),
+            }
+        }
+        assert_eq!(b.ids_left(end - 3), 3);
+        assert_eq!(b.ids_left(5), 0);
+        assert_eq!(Bounds::of(None), Bounds::UNBOUNDED);
+        assert_eq!(Bounds::UNBOUNDED.ids_left(i64::MAX - 4), 4);
     }
 }

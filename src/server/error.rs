@@ -102,14 +102,14 @@ pub(super) fn segment_error(e: SegmentError) -> ApiError {
             ApiError::bad_request(e.to_string())
         }
         // Used up for good: no retry hint.
-        SegmentError::Exhausted { max_id, .. } if *max_id == i64::MAX => {
-            ApiError::new(StatusCode::GONE, "exhausted", e.to_string())
-        }
+        SegmentError::Exhausted {
+            max_id, ceiling, ..
+        } if max_id >= ceiling => ApiError::new(StatusCode::GONE, "exhausted", e.to_string()),
         // A batch larger than what is left: the tag still has IDs for a smaller one.
-        SegmentError::Exhausted { max_id, .. } => {
-            ApiError::bad_request(format!("{e}; fewer IDs are left ({})", i64::MAX - max_id))
-        }
-        SegmentError::BadRow { .. } => {
+        SegmentError::Exhausted {
+            max_id, ceiling, ..
+        } => ApiError::bad_request(format!("{e}; fewer IDs are left ({})", ceiling - max_id)),
+        SegmentError::BadRow { .. } | SegmentError::OutsideBlock { .. } => {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
         }
         // Not transient: an operator must move the tag forward (`leafctl tag bump`).

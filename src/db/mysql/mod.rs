@@ -10,7 +10,7 @@ pub(crate) mod url;
 
 pub(crate) use error::tls_advice;
 pub use registry::{MysqlError, MysqlOptions, MysqlRegistry, WORKERID_DDL, init_schema};
-pub use store::{MYSQL_DDL, MysqlStore};
+pub use store::{MYSQL_DDL, MYSQL_REGION_DDL, MysqlStore};
 pub(crate) use url::JDBC;
 
 /// Opens the segment store the URL names ([`super::DbAddress::open_store`]).

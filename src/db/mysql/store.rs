@@ -10,12 +10,13 @@ use super::url as mysql_url;
 use crate::db::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
 use crate::db::{PageParam, page_query};
+use crate::region::Region;
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError, StartAt,
-    TagsFingerprint,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
+    StartAt, TagsFingerprint,
 };
 
 /// Leaf's table exactly as its `scripts/leaf_alloc.sql` creates it (plus `IF NOT EXISTS`), so a
@@ -40,6 +41,14 @@ pub const MYSQL_DDL: &[&str] = &[
   PRIMARY KEY (`biz_tag`)
 ) ENGINE=InnoDB",
 ];
+
+/// The region mark ([`crate::segment::REGION_TABLE`]), created when a region is first used.
+pub const MYSQL_REGION_DDL: &str = "CREATE TABLE IF NOT EXISTS `leaf_region` (
+  `id` int NOT NULL,
+  `region` int NOT NULL,
+  `regions` int NOT NULL,
+  PRIMARY KEY (`id`)
+) ENGINE=InnoDB";
 
 const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
      CAST(UNIX_TIMESTAMP(update_time) AS SIGNED) FROM leaf_alloc";
@@ -73,6 +82,8 @@ pub struct MysqlStore {
     password: Option<String>,
     /// When a connection was last taken: one taken after a long idle time is pinged first.
     last_used: std::sync::Mutex<std::time::Instant>,
+    /// Where claims stay ([`AllocStore::confine`]).
+    bounds: Bounds,
 }
 
 /// Most connections a store keeps to its host.
@@ -133,6 +144,7 @@ impl MysqlStore {
             name: target.name,
             password: target.password,
             last_used: std::sync::Mutex::new(std::time::Instant::now()),
+            bounds: Bounds::UNBOUNDED,
         })
     }
 
@@ -232,7 +244,7 @@ impl MysqlStore {
         };
         let inc = match increment {
             Increment::Custom(n) => {
-                check_claim(tag, 0, n).map_err(failed)?;
+                check_claim(tag, &Bounds::UNBOUNDED, 0, n).map_err(failed)?;
                 n
             }
             // The table's step, read first: the claim must know how many IDs it takes (a step
@@ -244,16 +256,19 @@ impl MysqlStore {
                 let Some(&step) = rows.first() else {
                     return Err(failed(unknown_tag(tag, &self.name)));
                 };
-                check_claim(tag, 0, step).map_err(failed)?;
+                check_claim(tag, &Bounds::UNBOUNDED, 0, step).map_err(failed)?;
                 step
             }
         };
         // One round trip: the claim, then (in the same packet, after the claim's commit) what
         // it did and the row as it stands for the explanation of a claim that changed nothing.
         let literal = mysql::Value::from(tag).as_sql(conn.no_backslash_escape());
+        // The guard's bounds are the store's (0 and 2^63-1, or the region's block), numbers
+        // formatted from i64s like the increment.
+        let Bounds { floor, ceiling, .. } = self.bounds;
         let sql = format!(
             "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + {inc}) \
-             WHERE biz_tag = {literal} AND max_id >= 0 AND max_id <= 9223372036854775807 - {inc}; \
+             WHERE biz_tag = {literal} AND max_id >= {floor} AND max_id <= {ceiling} - {inc}; \
              SELECT ROW_COUNT(), LAST_INSERT_ID(), max_id, step FROM leaf_alloc \
              WHERE biz_tag = {literal}"
         );
@@ -277,7 +292,7 @@ impl MysqlStore {
         };
         if changed != 1 {
             // The row cannot be claimed from (say why), or it changed in between: try again.
-            check_claim(tag, max_id, inc).map_err(failed)?;
+            check_claim(tag, &self.bounds, max_id, inc).map_err(failed)?;
             return Err(Attempt::Conflict(format!(
                 "the claim changed {changed} rows"
             )));
@@ -293,7 +308,7 @@ impl MysqlStore {
                 ),
             }));
         }
-        let (start, end) = check_claim(tag, new_max - inc, inc).map_err(failed)?;
+        let (start, end) = check_claim(tag, &self.bounds, new_max - inc, inc).map_err(failed)?;
         Ok(Claim {
             start,
             end,
@@ -445,6 +460,50 @@ impl AllocStore for MysqlStore {
         .map_err(|e| self.fail(&poison, e))?;
         // `to` differs from `from`, so a matched row is a changed row.
         Ok(conn.affected_rows() == 1)
+    }
+
+    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        // information_schema first: no error to tell apart when the table was never made.
+        let exists: Vec<i64> = conn
+            .query(
+                "SELECT COUNT(*) FROM information_schema.tables \
+                 WHERE table_schema = DATABASE() AND table_name = 'leaf_region'",
+            )
+            .map_err(|e| self.fail(&poison, e))?;
+        if exists.first().copied().unwrap_or(0) == 0 {
+            return Ok(None);
+        }
+        let rows: Vec<(i64, i64)> = conn
+            .query("SELECT region, regions FROM leaf_region WHERE id = 1")
+            .map_err(|e| self.fail(&poison, e))?;
+        rows.first()
+            .map(|&(r, n)| crate::db::region_of_row(&self.name, r, n))
+            .transpose()
+    }
+
+    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        conn.query_drop(MYSQL_REGION_DDL)
+            .map_err(|e| self.fail(&poison, e))?;
+        conn.exec_drop(
+            "INSERT IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?, ?)",
+            (region.index(), region.count()),
+        )
+        .map_err(|e| self.fail(&poison, e))?;
+        Ok(())
+    }
+
+    fn confine(&mut self, bounds: Bounds) {
+        self.bounds = bounds;
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {

@@ -10,7 +10,7 @@ mod url;
 
 pub(crate) use error::tls_advice;
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
-pub use store::{POSTGRES_DDL, PostgresStore};
+pub use store::{POSTGRES_DDL, POSTGRES_REGION_DDL, PostgresStore};
 pub(crate) use url::JDBC;
 
 /// Opens the segment store the URL names ([`super::DbAddress::open_store`]).

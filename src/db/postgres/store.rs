@@ -9,13 +9,14 @@ use super::url::{PgTarget, parse};
 use crate::db::HostChoice;
 use crate::db::redact_url;
 use crate::db::{PageParam, page_query};
+use crate::region::Region;
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries,
     names_removed_table, unknown_tag,
 };
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError, StartAt,
-    TagsFingerprint,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REGION_TABLE, RowsPage,
+    SegmentError, StartAt, TagsFingerprint,
 };
 
 /// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
@@ -40,18 +41,26 @@ pub const POSTGRES_DDL: &[&str] = &[
 )",
 ];
 
+/// The region mark ([`REGION_TABLE`]), created when a region is first used.
+pub const POSTGRES_REGION_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_region (
+  id integer NOT NULL PRIMARY KEY,
+  region integer NOT NULL,
+  regions integer NOT NULL
+)";
+
 const ROW_SQL: &str = "SELECT biz_tag::text, max_id, step::bigint, description::text, \
      CAST(EXTRACT(EPOCH FROM update_time) AS bigint) FROM leaf_alloc";
 
 /// The claim: one autocommit statement, so the answer that reports it is the one that reports
 /// its commit (on a synchronous cluster, its replication). `$1` is a custom increment, NULL
 /// for the row's step. The guard in `WHERE` keeps it from overflowing or issuing from a
-/// negative row; a row it leaves alone is explained afterwards. Plain SQL that
+/// negative row or past its ceiling (`$3`, `$4`: the store's [`Bounds`], the region's block or
+/// 0 and 2^63-1); a row it leaves alone is explained afterwards. Plain SQL that
 /// PostgreSQL-wire distributed engines accept: no function, no procedure, no lock clause.
 const CLAIM_SQL: &str = "UPDATE leaf_alloc \
      SET max_id = max_id + COALESCE($1::bigint, step), update_time = CURRENT_TIMESTAMP \
-     WHERE biz_tag = $2::text AND COALESCE($1::bigint, step) >= 1 AND max_id >= 0 \
-     AND max_id <= 9223372036854775807 - COALESCE($1::bigint, step) \
+     WHERE biz_tag = $2::text AND COALESCE($1::bigint, step) >= 1 AND max_id >= $3::bigint \
+     AND max_id <= $4::bigint - COALESCE($1::bigint, step) \
      RETURNING max_id, step::bigint";
 
 /// Connections kept open to the host in use between statements.
@@ -72,6 +81,8 @@ const NO_TOMBSTONE: i64 = i64::MIN;
 pub struct PostgresStore {
     target: PgTarget,
     active: HostChoice<Arc<Idle>>,
+    /// Where claims stay ([`AllocStore::confine`]).
+    bounds: Bounds,
 }
 
 /// Open connections to one host, waiting for their next statement.
@@ -134,7 +145,11 @@ impl PostgresStore {
                 detail: "no host".into(),
             },
         })?;
-        Ok(PostgresStore { target, active })
+        Ok(PostgresStore {
+            target,
+            active,
+            bounds: Bounds::UNBOUNDED,
+        })
     }
 
     /// A first connection to `host`, kept as its idle list.
@@ -203,7 +218,7 @@ impl PostgresStore {
         let custom = match increment {
             Increment::TableStep => None,
             Increment::Custom(n) => {
-                check_claim(tag, 0, n).map_err(Attempt::Failed)?;
+                check_claim(tag, &Bounds::UNBOUNDED, 0, n).map_err(Attempt::Failed)?;
                 Some(n)
             }
         };
@@ -219,7 +234,15 @@ impl PostgresStore {
             }
         };
         let rows = conn
-            .query(CLAIM_SQL, vec![custom.into(), tag.into()])
+            .query(
+                CLAIM_SQL,
+                vec![
+                    custom.into(),
+                    tag.into(),
+                    self.bounds.floor.into(),
+                    self.bounds.ceiling.into(),
+                ],
+            )
             .map_err(attempt)?;
         if let Some(row) = rows.first() {
             let (new_max, table_step): (i64, i64) = (
@@ -229,7 +252,8 @@ impl PostgresStore {
                     .map_err(|e| Attempt::Failed(self.decode(e)))?,
             );
             let inc = custom.unwrap_or(table_step);
-            let (start, end) = check_claim(tag, new_max - inc, inc).map_err(Attempt::Failed)?;
+            let (start, end) =
+                check_claim(tag, &self.bounds, new_max - inc, inc).map_err(Attempt::Failed)?;
             return Ok(Claim {
                 start,
                 end,
@@ -253,7 +277,8 @@ impl PostgresStore {
             row.try_get(1)
                 .map_err(|e| Attempt::Failed(self.decode(e)))?,
         );
-        check_claim(tag, max_id, custom.unwrap_or(table_step)).map_err(Attempt::Failed)?;
+        check_claim(tag, &self.bounds, max_id, custom.unwrap_or(table_step))
+            .map_err(Attempt::Failed)?;
         Err(Attempt::Conflict("the row changed during the claim".into()))
     }
 
@@ -564,6 +589,49 @@ impl AllocStore for PostgresStore {
             )
             .map_err(|f| self.err(f))?;
         Ok(changed == 1)
+    }
+
+    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
+        if !self.table_exists(REGION_TABLE)? {
+            return Ok(None);
+        }
+        let conn = self.conn()?;
+        let rows = conn
+            .query(
+                "SELECT region::bigint, regions::bigint FROM leaf_region WHERE id = 1",
+                vec![],
+            )
+            .map_err(|f| self.err(f))?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let region: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
+        let regions: i64 = row.try_get(1).map_err(|e| self.decode(e))?;
+        crate::db::region_of_row(self.name(), region, regions).map(Some)
+    }
+
+    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
+        let conn = self.conn()?;
+        conn.execute(POSTGRES_REGION_DDL, vec![])
+            .map_err(|f| self.err(f))?;
+        conn.execute(
+            "INSERT INTO leaf_region (id, region, regions) VALUES (1, $1::integer, $2::integer) \
+             ON CONFLICT (id) DO NOTHING",
+            vec![
+                i64::from(region.index()).into(),
+                i64::from(region.count()).into(),
+            ],
+        )
+        .map_err(|f| self.err(f))?;
+        Ok(())
+    }
+
+    fn confine(&mut self, bounds: Bounds) {
+        self.bounds = bounds;
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {

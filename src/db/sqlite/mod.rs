@@ -8,9 +8,10 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use crate::db::OpenMode;
 use crate::db::{PageParam, page_query};
+use crate::region::Region;
 use crate::segment::store::{check_bump, check_claim, names_removed_table, unknown_tag};
 use crate::segment::{
-    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
 };
 
 /// The same table in SQLite's types; `update_time` is UTC text, set by every write.
@@ -28,6 +29,13 @@ pub const SQLITE_DDL: &[&str] = &[
   removed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
 )",
 ];
+
+/// The region mark ([`crate::segment::REGION_TABLE`]), created when a region is first used.
+pub const SQLITE_REGION_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_region (
+  id INTEGER NOT NULL PRIMARY KEY,
+  region INTEGER NOT NULL,
+  regions INTEGER NOT NULL
+)";
 
 /// How long a writer waits for another process's transaction before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -53,6 +61,8 @@ pub struct SqliteStore {
     name: String,
     /// The file, for messages about its permissions.
     path: PathBuf,
+    /// Where claims stay ([`AllocStore::confine`]).
+    bounds: Bounds,
 }
 
 /// A failure to read or write the file itself (permissions, a read-only file system), told
@@ -145,6 +155,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             name,
             path,
+            bounds: Bounds::UNBOUNDED,
         };
         if mode == OpenMode::CreateSchema {
             store.init_schema()?;
@@ -207,7 +218,7 @@ impl AllocStore for SqliteStore {
             Increment::TableStep => step,
             Increment::Custom(n) => n,
         };
-        check_claim(tag, max_id, inc)?;
+        check_claim(tag, &self.bounds, max_id, inc)?;
         tx.execute(
             "UPDATE leaf_alloc SET max_id = max_id + ?1, update_time = CURRENT_TIMESTAMP \
              WHERE biz_tag = ?2",
@@ -221,7 +232,7 @@ impl AllocStore for SqliteStore {
                 |r| Ok((r.get(1)?, r.get(2)?)),
             )
             .map_err(|e| self.err(e))?;
-        let (start, end) = check_claim(tag, new_max - inc, inc)?;
+        let (start, end) = check_claim(tag, &self.bounds, new_max - inc, inc)?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Claim {
             start,
@@ -326,6 +337,51 @@ impl AllocStore for SqliteStore {
             )
             .map_err(|e| self.err(e))?;
         Ok(n == 1)
+    }
+
+    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
+        let conn = self.lock();
+        let exists: Option<String> = conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_region'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let row: Option<(i64, i64)> = conn
+            .query_row(
+                "SELECT region, regions FROM leaf_region WHERE id = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        row.map(|(r, n)| crate::db::region_of_row(&self.name, r, n))
+            .transpose()
+    }
+
+    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
+        let conn = self.lock();
+        conn.execute_batch(SQLITE_REGION_DDL)
+            .map_err(|e| self.err(e))?;
+        conn.execute(
+            "INSERT OR IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?1, ?2)",
+            params![region.index(), region.count()],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn confine(&mut self, bounds: Bounds) {
+        self.bounds = bounds;
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
     }
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {

@@ -133,11 +133,14 @@ impl SegmentBuffer {
                 let msg = e.to_string();
                 st.load_failing = e.is_transient();
                 if let SegmentError::Exhausted {
-                    max_id, increment, ..
+                    max_id,
+                    increment,
+                    ceiling,
+                    ..
                 } = e
                 {
                     // Said once: a used-up tag stays used up.
-                    if st.exhausted.replace((max_id, increment)).is_none() {
+                    if st.exhausted.replace((max_id, increment, ceiling)).is_none() {
                         tracing::warn!("tag {:?} is used up: {msg}", self.tag);
                     }
                 } else {

@@ -85,7 +85,7 @@ struct LoadState {
     last_failure_unix_ms: Option<i64>,
     /// The tag is used up (`max_id` at 2^63-1): `(max_id, increment)`. No load is started
     /// again and nothing is logged again; callers get [`SegmentError::Exhausted`].
-    exhausted: Option<(i64, i64)>,
+    exhausted: Option<(i64, i64, i64)>,
     /// IDs issued from segments no longer current, and from batch claims made past the
     /// buffers: with the current segment's, the tag's issued total.
     retired: u64,
@@ -248,11 +248,12 @@ impl SegmentBuffer {
     }
 
     fn not_ready(&self, st: &LoadState) -> SegmentError {
-        if let Some((max_id, increment)) = st.exhausted {
+        if let Some((max_id, increment, ceiling)) = st.exhausted {
             return SegmentError::Exhausted {
                 tag: self.tag.to_string(),
                 max_id,
                 increment,
+                ceiling,
             };
         }
         if let Some((db, start, mark)) = &st.went_backwards {
@@ -392,6 +393,7 @@ impl SegmentBuffer {
             claims: st.claims,
             claim_failures: st.claim_failures,
             last_claim_us: st.last_claim_us,
+            bounds: crate::segment::Bounds::UNBOUNDED,
             init_ok: st.initialised,
             pos: self.hot.0.current.load(SeqCst),
             segments: [self.segments[0].view(), self.segments[1].view()],

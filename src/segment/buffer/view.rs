@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::segment::{Headroom, HeadroomStatus};
+use crate::segment::{Bounds, Headroom, HeadroomStatus};
 
 /// A monitoring snapshot of one segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -50,6 +50,9 @@ pub struct SegmentBufferView {
     pub claim_failures: u64,
     /// How long the last claim took (µs).
     pub last_claim_us: Option<u64>,
+    /// Where the store keeps the tag's claims (its region's block): what headroom counts to.
+    #[serde(skip)]
+    pub bounds: Bounds,
 }
 
 impl SegmentBufferView {
@@ -72,6 +75,7 @@ impl SegmentBufferView {
             claims: 0,
             claim_failures: 0,
             last_claim_us: None,
+            bounds: Bounds::UNBOUNDED,
         }
     }
 
@@ -82,7 +86,7 @@ impl SegmentBufferView {
         cur.value >= cur.max && !self.next_ready && self.last_error.is_some() && !self.exhausted
     }
 
-    /// A loaded tag's room left in its 63-bit range, from the highest max_id this buffer
+    /// A loaded tag's room left in its 63-bit range (its region's block with a region), from the highest max_id this buffer
     /// claimed (the end of its newest segment) and the step its next claim starts from; `None`
     /// before a segment was loaded.
     pub fn headroom(&self) -> Option<Headroom> {
@@ -91,7 +95,11 @@ impl SegmentBufferView {
         }
         let max_id = self.segments.iter().map(|s| s.max).max().unwrap_or(0);
         let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
-        Some(Headroom::of(max_id, self.step.max(self.min_step)))
+        Some(Headroom::within(
+            &self.bounds,
+            max_id,
+            self.step.max(self.min_step),
+        ))
     }
 
     /// The tag's health, decided here for readiness, the status page and `/metrics` alike;

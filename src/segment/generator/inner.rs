@@ -160,14 +160,26 @@ impl Inner {
         }
     }
 
+    /// `view` with the store's bounds, so its headroom counts to the region's block's end.
+    pub(super) fn bounded(
+        &self,
+        mut view: crate::segment::SegmentBufferView,
+    ) -> crate::segment::SegmentBufferView {
+        view.bounds = self.store.bounds();
+        view
+    }
+
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
         let mut result = self.claim(buffer, plan.increment);
-        // Fewer IDs are left below 2^63-1 than the step: claim those last ones.
-        if let Err(SegmentError::Exhausted { max_id, .. }) = result
-            && (0..i64::MAX).contains(&max_id)
+        // Fewer IDs are left below the ceiling (2^63-1, or the end of the region's block) than
+        // the step: claim those last ones.
+        if let Err(SegmentError::Exhausted {
+            max_id, ceiling, ..
+        }) = result
+            && (0..ceiling).contains(&max_id)
         {
-            result = self.claim(buffer, Increment::Custom(i64::MAX - max_id));
+            result = self.claim(buffer, Increment::Custom(ceiling - max_id));
         }
         // A removed or used-up tag is not retried; anything else (the database down) is.
         let retry = !matches!(

@@ -235,10 +235,10 @@ impl SegmentGenerator {
     pub fn for_each_view(&self, mut f: impl FnMut(SegmentBufferView)) {
         for shard in 0..SHARDS {
             for (tag, buffer) in self.inner.table.shard_snapshot(shard) {
-                f(match buffer {
+                f(self.inner.bounded(match buffer {
                     Some(b) => b.view(),
                     None => SegmentBufferView::unloaded(&tag),
-                });
+                }));
             }
         }
     }
@@ -246,10 +246,10 @@ impl SegmentGenerator {
     /// A snapshot of one known tag (without making it a buffer); `None` for a tag the
     /// generator does not know.
     pub fn view(&self, tag: &str) -> Option<SegmentBufferView> {
-        Some(match self.inner.table.get(tag)? {
+        Some(self.inner.bounded(match self.inner.table.get(tag)? {
             Some(b) => b.view(),
             None => SegmentBufferView::unloaded(tag),
-        })
+        }))
     }
 
     /// What a tag can do now (see [`SegmentBufferView::health`]).
@@ -262,7 +262,10 @@ impl SegmentGenerator {
     pub fn troubled(&self) -> Vec<SegmentBufferView> {
         let buffers: Vec<Arc<SegmentBuffer>> =
             locked(&self.inner.troubled).values().cloned().collect();
-        let mut views: Vec<SegmentBufferView> = buffers.iter().map(|b| b.view()).collect();
+        let mut views: Vec<SegmentBufferView> = buffers
+            .iter()
+            .map(|b| self.inner.bounded(b.view()))
+            .collect();
         // A refused claim leaves a buffer without a load error when it was a batch claim.
         views.retain(|v| self.health(v).needs_attention());
         views.sort_by(|a, b| a.tag.cmp(&b.tag));
@@ -358,6 +361,6 @@ impl SegmentHandle {
 
     /// A monitoring snapshot of the tag's buffer.
     pub fn view(&self) -> SegmentBufferView {
-        self.buffer.view()
+        self.inner.bounded(self.buffer.view())
     }
 }

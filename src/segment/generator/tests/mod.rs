@@ -6,6 +6,7 @@ mod burst;
 mod idle;
 mod outage;
 mod refresh;
+mod region;
 mod retire;
 mod step;
 

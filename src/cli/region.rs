@@ -1,0 +1,246 @@
+//! `leafctl region`: the region a segment database records (`show`), adding a region beside a
+//! running deployment (`add`), and checking several regions' databases (`check`). The rules are
+//! the library's (`leafctl::db::regions`, `leafctl::region`).
+
+use clap::Subcommand;
+use leafctl::db::DbAddress;
+use leafctl::db::OpenMode;
+use leafctl::db::regions::{self, Finding, RegionDb, Severity};
+use leafctl::region::Region;
+use serde::Serialize;
+
+use super::Context;
+use super::error::{AlreadyReported, EXIT_RUNTIME, usage};
+use super::output::{OutputFormat, print_json, print_text};
+
+const EXAMPLES: &str = "\
+Examples:
+  leafctl region show --db mysql://leaf@eu/leaf
+  leafctl region add --from mysql://leaf@eu/leaf --db mysql://leaf@us/leaf --region 1 --regions 2
+      makes the running deployment's database (eu) region 0 of 2, and seeds region 1's new
+      database (us) with its tags, above every ID issued so far; safe to run again
+  leafctl db init --db postgres://leaf@ap/leaf --region 2 --regions 4
+      a new region's empty database, recorded as region 2 of 4
+  leafctl region check mysql://leaf@eu/leaf mysql://leaf@us/leaf
+      exit 0 when the regions are set up right, 1 when not (--output json for scripts)
+
+Each region keeps its own leaf_alloc and issues segment IDs from its own block below 2^53:
+region r of N owns [r * 2^(53-b), (r+1) * 2^(53-b)), b the bits that number N regions (1 for 2,
+2 for 3-4, 3 for 5-8). A database records its region in the table leaf_region the first time a
+command is given --region/--regions with it; a command given another region, or none, refuses it.
+Passwords: LEAF_DB_PASSWORD applies to --db; the other URLs carry their own (user:password@).";
+
+#[derive(Debug, Subcommand)]
+pub enum RegionCommand {
+    /// Show the region the database (--db) records, if any
+    #[command(after_help = EXAMPLES)]
+    Show,
+    /// Add a region beside a running deployment: record the old database's region (region 0
+    /// when it has none), record --region in the new database (--db), create its tables and add
+    /// every old tag there at the start of the new region's block (safe to run again)
+    #[command(after_help = EXAMPLES)]
+    Add {
+        /// The running deployment's database (any region of it)
+        #[arg(long, value_name = "URL")]
+        from: String,
+    },
+    /// Check several regions' databases against each other: each records a region, all the same
+    /// count, no region twice, every tag inside its region's block; a tag some regions lack is a
+    /// note. Exit 0 when all is well, 1 when something is wrong
+    #[command(after_help = EXAMPLES)]
+    Check {
+        /// Each region's database
+        #[arg(value_name = "URL", required = true, num_args = 2..)]
+        urls: Vec<String>,
+    },
+}
+
+#[derive(Serialize)]
+struct Mark {
+    database: String,
+    region: Option<u32>,
+    regions: Option<u32>,
+    /// The block of segment IDs the region owns, `[start, end)`, as decimal strings.
+    block: Option<[String; 2]>,
+}
+
+fn mark(database: String, region: Option<Region>) -> Mark {
+    Mark {
+        database,
+        region: region.map(|r| r.index()),
+        regions: region.map(|r| r.count()),
+        block: region.map(|r| {
+            let b = r.segment_block();
+            [b.start.to_string(), b.end.to_string()]
+        }),
+    }
+}
+
+fn mark_text(m: &Mark) -> String {
+    match (m.region, m.regions, &m.block) {
+        (Some(r), Some(n), Some([start, end])) => {
+            format!(
+                "{}: region {r} of {n}, segment IDs [{start}, {end})",
+                m.database
+            )
+        }
+        _ => format!("{}: no region recorded", m.database),
+    }
+}
+
+pub fn run(ctx: &Context, cmd: RegionCommand) -> anyhow::Result<()> {
+    let s = &ctx.settings;
+    let password = s.db_password.as_ref().map(|p| p.value.as_str());
+    match cmd {
+        RegionCommand::Show => {
+            let store = DbAddress::parse(&s.db_url.value)?.open_for_inspection(password)?;
+            let m = mark(store.describe(), store.recorded_region()?);
+            match ctx.output {
+                OutputFormat::Json => print_json(&m),
+                OutputFormat::Text => print_text(&mark_text(&m)),
+            }
+        }
+        RegionCommand::Add { from } => add(ctx, &from),
+        RegionCommand::Check { urls } => check(ctx, &urls),
+    }
+}
+
+#[derive(Serialize)]
+struct AddReport {
+    old: Mark,
+    old_recorded_now: bool,
+    new: Mark,
+    tags_added: u64,
+    tags_existing: Vec<String>,
+}
+
+fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
+    let s = &ctx.settings;
+    let Some(region) = s.region else {
+        return Err(usage(
+            "region add needs the new region: --region R --regions N",
+            "give the new region's number and the region count, e.g. --region 1 --regions 2",
+        ));
+    };
+    let password = s.db_password.as_ref().map(|p| p.value.as_str());
+    let new_address = DbAddress::parse(&s.db_url.value)?;
+    let old = DbAddress::parse(from)?.open_for_inspection(None)?;
+    if new_address.redacted() == old.describe() {
+        return Err(usage(
+            format!("--from and --db are the same database ({})", old.describe()),
+            "give --db the new region's own database",
+        ));
+    }
+    // The old database first: nothing is written to the new one when the old one is refused.
+    let prepared = regions::prepare_old_region(old.as_ref(), region)?;
+    let new = new_address.open_in_region(password, OpenMode::CreateSchema, Some(region))?;
+    new_address.init_registry_table(password)?;
+    let quiet = ctx.quiet;
+    let seeded = regions::seed_tags(old.as_ref(), new.as_ref(), |done| {
+        if !quiet && done % 1000 == 0 {
+            stderr!("region add: {done} tags seeded");
+        }
+    })?;
+    let report = AddReport {
+        old: mark(old.describe(), Some(prepared.region)),
+        old_recorded_now: prepared.recorded_now,
+        new: mark(new.describe(), Some(region)),
+        tags_added: seeded.added,
+        tags_existing: seeded.existing,
+    };
+    match ctx.output {
+        OutputFormat::Json => print_json(&report),
+        OutputFormat::Text => {
+            let mut text = format!(
+                "{}{}\n{}\nadded {} tag(s) at {}",
+                mark_text(&report.old),
+                if report.old_recorded_now {
+                    " (recorded now)"
+                } else {
+                    ""
+                },
+                mark_text(&report.new),
+                report.tags_added,
+                region.segment_block().start,
+            );
+            if !report.tags_existing.is_empty() {
+                text.push_str(&format!(
+                    "\n{} tag(s) were there already and were left as they are: {}",
+                    report.tags_existing.len(),
+                    excerpt_list(&report.tags_existing)
+                ));
+            }
+            text.push_str(&format!(
+                "\n  next: run the new region with --region {} --regions {}",
+                region.index(),
+                region.count()
+            ));
+            print_text(&text)
+        }
+    }
+}
+
+/// At most 10 names, then how many more.
+fn excerpt_list(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+#[derive(Serialize)]
+struct CheckReport {
+    ok: bool,
+    databases: Vec<Mark>,
+    findings: Vec<Finding>,
+}
+
+fn check(ctx: &Context, urls: &[String]) -> anyhow::Result<()> {
+    let mut dbs = Vec::with_capacity(urls.len());
+    for url in urls {
+        let store = DbAddress::parse(url)?.open_for_inspection(None)?;
+        dbs.push(RegionDb::read(store.as_ref())?);
+    }
+    let findings = regions::check_regions(&dbs);
+    let ok = !findings.iter().any(|f| f.severity == Severity::Error);
+    let report = CheckReport {
+        ok,
+        databases: dbs
+            .iter()
+            .map(|d| mark(d.database.clone(), d.region))
+            .collect(),
+        findings,
+    };
+    match ctx.output {
+        OutputFormat::Json => print_json(&report)?,
+        OutputFormat::Text => {
+            let mut lines: Vec<String> = report.databases.iter().map(mark_text).collect();
+            for f in &report.findings {
+                let word = match f.severity {
+                    Severity::Error => "error",
+                    Severity::Note => "note",
+                };
+                lines.push(format!("{word}: {}", f.message));
+            }
+            lines.push(if ok {
+                "the regions are set up right: no two can issue the same ID".into()
+            } else {
+                "the regions are NOT set up right: fix the errors above before they issue IDs"
+                    .into()
+            });
+            print_text(&lines.join("\n"))?
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(AlreadyReported(EXIT_RUNTIME).into())
+    }
+}

@@ -1,0 +1,371 @@
+//! Several regions' segment databases together: adding a region beside a running deployment
+//! (`leafctl region add`) and checking the regions' databases against each other (`leafctl
+//! region check`). Neither is on an ID path: both are operator commands that read each region's
+//! database once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::region::{Region, RegionError};
+use crate::segment::{
+    AllocStore, Bounds, NewTag, RowPages, SegmentError, StartAt, TagFilter, add_tag, check_region,
+};
+
+/// What [`prepare_old_region`] found or did in the database of the deployment a region is added
+/// to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OldRegion {
+    /// The region the old database belongs to.
+    pub region: Region,
+    /// Whether it was recorded just now (the deployment had no regions before).
+    pub recorded_now: bool,
+}
+
+/// Makes the old database of a deployment a region beside `new` (the region being added): a
+/// database without a mark becomes region 0 of `new`'s count, once every tag's max_id is checked
+/// to lie in region 0's block (a tag above it would overlap another region's IDs: refused,
+/// naming it, with nothing recorded); a database with a mark must have `new`'s count and
+/// another number.
+pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion, SegmentError> {
+    let name = old.describe();
+    if let Some(recorded) = old.recorded_region()? {
+        if recorded.count() != new.count() {
+            return Err(RegionError::Mismatch {
+                store: name,
+                recorded,
+                mine: new,
+            }
+            .into());
+        }
+        if recorded == new {
+            return Err(SegmentError::SameRegion {
+                db: name,
+                region: new,
+            });
+        }
+        return Ok(OldRegion {
+            region: recorded,
+            recorded_now: false,
+        });
+    }
+    let zero = Region::new(0, new.count())?;
+    let bounds = Bounds::of(Some(zero));
+    for page in RowPages::new(old, TagFilter::All) {
+        for row in page? {
+            if let Some(e) = bounds.outside(&row.tag, row.max_id) {
+                return Err(e);
+            }
+        }
+    }
+    check_region(old, Some(zero))?;
+    Ok(OldRegion {
+        region: zero,
+        recorded_now: true,
+    })
+}
+
+/// What [`seed_tags`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Seeded {
+    /// Tags added to the new region's table, at the start of its block.
+    pub added: u64,
+    /// Tags the new region's table had already (a re-run): left as they were.
+    pub existing: Vec<String>,
+}
+
+/// Adds every tag of `old` (its step and description) to `new`, whose store is confined to the
+/// new region ([`crate::segment::enter_region`]): each starts at the start of the new region's
+/// block, which lies above every ID the old region's block holds. A tag `new` has already is left
+/// and reported, so a re-run is safe. `progress` is told the number of tags done after each.
+pub fn seed_tags(
+    old: &dyn AllocStore,
+    new: &dyn AllocStore,
+    mut progress: impl FnMut(u64),
+) -> Result<Seeded, SegmentError> {
+    if new.bounds().region.is_none() {
+        return Err(SegmentError::Region(RegionError::HalfGiven {
+            given: "a new region's database",
+            missing: "--region and --regions",
+        }));
+    }
+    let mut seeded = Seeded::default();
+    let mut done = 0;
+    for page in RowPages::new(old, TagFilter::All) {
+        for row in page? {
+            let outcome = add_tag(
+                new,
+                &NewTag {
+                    tag: &row.tag,
+                    start: StartAt::Default,
+                    step: row.step,
+                    description: row.description.as_deref(),
+                    if_not_exists: true,
+                },
+            )?;
+            if outcome.added {
+                seeded.added += 1;
+            } else {
+                seeded.existing.push(row.tag);
+            }
+            done += 1;
+            progress(done);
+        }
+    }
+    Ok(seeded)
+}
+
+/// One region's database as [`check_regions`] reads it.
+#[derive(Debug, Clone)]
+pub struct RegionDb {
+    /// The database, password removed.
+    pub database: String,
+    /// The region recorded in it.
+    pub region: Option<Region>,
+    /// Its tags' max_ids.
+    pub max_ids: BTreeMap<String, i64>,
+}
+
+impl RegionDb {
+    /// Reads the mark and every tag of `store`.
+    pub fn read(store: &dyn AllocStore) -> Result<RegionDb, SegmentError> {
+        let region = store.recorded_region()?;
+        let mut max_ids = BTreeMap::new();
+        for page in RowPages::new(store, TagFilter::All) {
+            for row in page? {
+                max_ids.insert(row.tag, row.max_id);
+            }
+        }
+        Ok(RegionDb {
+            database: store.describe(),
+            region,
+            max_ids,
+        })
+    }
+}
+
+/// How much a [`Finding`] matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A misconfiguration that can make two regions issue the same ID, or a region refuse to
+    /// start.
+    Error,
+    /// Worth knowing, not wrong (a tag some regions do not have).
+    Note,
+}
+
+/// One thing [`check_regions`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Error or note.
+    pub severity: Severity,
+    /// What kind: `unrecorded`, `count`, `duplicate`, `outside_block`, `missing_tag`.
+    pub kind: &'static str,
+    /// The sentence.
+    pub message: String,
+}
+
+/// Checks several regions' databases against each other: every database records a region,
+/// all with the same count, no number twice, every tag's max_id inside its region's block; a tag
+/// that some regions lack is a note. The databases are compared only: nothing is written.
+pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut error = |kind, message| {
+        found.push(Finding {
+            severity: Severity::Error,
+            kind,
+            message,
+        })
+    };
+    let counts: BTreeSet<u32> = dbs
+        .iter()
+        .filter_map(|d| d.region)
+        .map(|r| r.count())
+        .collect();
+    if counts.len() > 1 {
+        let each: Vec<String> = dbs
+            .iter()
+            .filter_map(|d| d.region.map(|r| format!("{} is {r}", d.database)))
+            .collect();
+        error(
+            "count",
+            format!(
+                "the databases disagree on the region count: {}",
+                each.join(", ")
+            ),
+        );
+    }
+    let mut by_region: BTreeMap<(u32, u32), Vec<&str>> = BTreeMap::new();
+    for d in dbs {
+        match d.region {
+            None => error(
+                "unrecorded",
+                format!(
+                    "{} records no region (it belongs to no region yet)",
+                    d.database
+                ),
+            ),
+            Some(r) => by_region
+                .entry((r.count(), r.index()))
+                .or_default()
+                .push(&d.database),
+        }
+    }
+    for ((count, index), names) in &by_region {
+        if names.len() > 1 {
+            error(
+                "duplicate",
+                format!(
+                    "region {index} of {count} is recorded in {} databases: {}; their IDs can collide",
+                    names.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+    for d in dbs {
+        let Some(region) = d.region else { continue };
+        let bounds = Bounds::of(Some(region));
+        for (tag, max_id) in &d.max_ids {
+            if let Some(e) = bounds.outside(tag, *max_id) {
+                error("outside_block", format!("{}: {e}", d.database));
+            }
+        }
+    }
+    let all: BTreeSet<&String> = dbs.iter().flat_map(|d| d.max_ids.keys()).collect();
+    for tag in all {
+        let missing: Vec<&str> = dbs
+            .iter()
+            .filter(|d| !d.max_ids.contains_key(tag))
+            .map(|d| d.database.as_str())
+            .collect();
+        if !missing.is_empty() {
+            found.push(Finding {
+                severity: Severity::Note,
+                kind: "missing_tag",
+                message: format!("tag {tag:?} is missing in {}", missing.join(", ")),
+            });
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{Increment, MemoryStore, enter_region};
+
+    fn region(i: u32, n: u32) -> Region {
+        Region::new(i, n).unwrap()
+    }
+
+    /// Adding region 1 to a deployment without regions: the old table becomes region 0, the new
+    /// one gets every tag above every ID the old one issued, and a re-run adds nothing.
+    #[test]
+    fn a_region_is_added_above_every_old_id_and_a_rerun_is_safe() {
+        let old = MemoryStore::new();
+        old.add("order", 1, 100, Some("orders"), false).unwrap();
+        old.add("pay", 5_000_000, 10, None, false).unwrap();
+        let issued = old.claim("pay", Increment::TableStep).unwrap();
+        let r1 = region(1, 2);
+        let prepared = prepare_old_region(&old, r1).unwrap();
+        assert_eq!(
+            prepared,
+            OldRegion {
+                region: region(0, 2),
+                recorded_now: true
+            }
+        );
+        assert_eq!(old.recorded_region().unwrap(), Some(region(0, 2)));
+        let mut new = MemoryStore::new();
+        enter_region(&mut new, Some(r1)).unwrap();
+        let seeded = seed_tags(&old, &new, |_| {}).unwrap();
+        assert_eq!((seeded.added, seeded.existing.len()), (2, 0));
+        let block = r1.segment_block();
+        for tag in ["order", "pay"] {
+            let row = new.get(tag).unwrap().unwrap();
+            assert_eq!(row.max_id, block.start, "{tag}");
+            assert!(row.max_id as u64 > issued.end);
+        }
+        assert_eq!(
+            new.get("order").unwrap().unwrap().description.as_deref(),
+            Some("orders")
+        );
+        // Again: the old database is region 0 now, the tags are there.
+        assert!(!prepare_old_region(&old, r1).unwrap().recorded_now);
+        let again = seed_tags(&old, &new, |_| {}).unwrap();
+        assert_eq!(
+            (again.added, again.existing),
+            (0, vec!["order".to_string(), "pay".to_string()])
+        );
+        // The old database given as the new region's own number is refused.
+        assert!(matches!(
+            prepare_old_region(&old, region(0, 2)),
+            Err(SegmentError::SameRegion { .. })
+        ));
+        assert!(matches!(
+            prepare_old_region(&old, region(1, 4)),
+            Err(SegmentError::Region(RegionError::Mismatch { .. }))
+        ));
+    }
+
+    /// An old tag above region 0's block would share IDs with another region: nothing recorded.
+    #[test]
+    fn an_old_tag_outside_region_zeros_block_stops_the_add() {
+        let old = MemoryStore::new();
+        old.add("big", 1 << 60, 10, None, false).unwrap();
+        let e = prepare_old_region(&old, region(1, 2)).unwrap_err();
+        assert!(matches!(e, SegmentError::OutsideBlock { .. }), "{e}");
+        assert_eq!(old.recorded_region().unwrap(), None);
+    }
+
+    fn db(name: &str, r: Option<Region>, tags: &[(&str, i64)]) -> RegionDb {
+        RegionDb {
+            database: name.into(),
+            region: r,
+            max_ids: tags.iter().map(|(t, m)| (t.to_string(), *m)).collect(),
+        }
+    }
+
+    #[test]
+    fn the_check_finds_every_misconfiguration_and_notes_missing_tags() {
+        let b1 = region(1, 2).segment_block().start;
+        let good = [
+            db("a", Some(region(0, 2)), &[("t", 10)]),
+            db("b", Some(region(1, 2)), &[("t", b1 + 10)]),
+        ];
+        assert!(check_regions(&good).is_empty());
+        let kinds = |dbs: &[RegionDb]| -> Vec<(&'static str, Severity)> {
+            check_regions(dbs)
+                .into_iter()
+                .map(|f| (f.kind, f.severity))
+                .collect()
+        };
+        let dup = [
+            db("a", Some(region(1, 2)), &[]),
+            db("b", Some(region(1, 2)), &[]),
+        ];
+        assert_eq!(kinds(&dup), [("duplicate", Severity::Error)]);
+        let count = [
+            db("a", Some(region(0, 2)), &[]),
+            db("b", Some(region(1, 4)), &[]),
+        ];
+        assert_eq!(kinds(&count), [("count", Severity::Error)]);
+        let unrecorded = [db("a", None, &[]), db("b", Some(region(1, 2)), &[])];
+        assert_eq!(kinds(&unrecorded), [("unrecorded", Severity::Error)]);
+        let outside = [
+            db("a", Some(region(0, 2)), &[("t", b1 + 5)]),
+            db("b", Some(region(1, 2)), &[("t", b1)]),
+        ];
+        assert_eq!(kinds(&outside), [("outside_block", Severity::Error)]);
+        let missing = [
+            db("a", Some(region(0, 2)), &[("t", 1)]),
+            db("b", Some(region(1, 2)), &[]),
+        ];
+        let f = check_regions(&missing);
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].kind, f[0].severity), ("missing_tag", Severity::Note));
+        assert!(f[0].message.contains("b"), "{}", f[0].message);
+    }
+}

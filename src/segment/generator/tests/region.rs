@@ -1,0 +1,85 @@
+//! A region's generator (`serve --segment --region R`): IDs come from the region's block only,
+//! the last ones of the block included, and never one past its end.
+
+use super::*;
+use crate::region::Region;
+use crate::segment::{MemoryStore, enter_region};
+
+/// A table confined to region 1 of 2, holding `(tag, start, step)` rows.
+fn regional(rows: &[(&str, i64, i64)]) -> (Arc<MemoryStore>, Range<i64>) {
+    let region = Region::new(1, 2).unwrap();
+    let mut store = MemoryStore::new();
+    enter_region(&mut store, Some(region)).unwrap();
+    for &(tag, start, step) in rows {
+        store.add(tag, start, step, None, false).unwrap();
+    }
+    (Arc::new(store), region.segment_block())
+}
+
+/// Singles run to the block's last ID (the last claim smaller than the step, as below 2^63-1),
+/// then the tag is used up: the table stops at the block's end, not past it.
+#[test]
+fn singles_use_the_block_to_its_last_id_and_stop_there() {
+    let (store, block) = regional(&[]);
+    store.add("t", block.end - 25, 10, None, false).unwrap();
+    let g = builder(&store).build().unwrap();
+    let until = Instant::now() + PATIENCE;
+    let mut ids = Vec::new();
+    let last = loop {
+        assert!(
+            Instant::now() < until,
+            "not used up within {PATIENCE:?}: {ids:?}"
+        );
+        match g.next_id("t") {
+            Ok(id) => ids.push(id),
+            Err(e @ SegmentError::Exhausted { .. }) => break e,
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    };
+    let expected: Vec<u64> = ((block.end - 25) as u64..block.end as u64).collect();
+    assert_eq!(ids, expected);
+    assert!(matches!(last, SegmentError::Exhausted { ceiling, .. } if ceiling == block.end));
+    assert_eq!(max_id(&store, "t"), block.end);
+}
+
+/// A batch larger than what is left of the block is refused whole; the table does not move past
+/// the block, and what is left is still issued.
+#[test]
+fn a_batch_past_the_block_end_is_refused_without_crossing() {
+    let (store, block) = regional(&[]);
+    store.add("b", block.end - 8, 3, None, false).unwrap();
+    let g = builder(&store).build().unwrap();
+    let until = Instant::now() + PATIENCE;
+    let refused = loop {
+        assert!(Instant::now() < until, "no answer within {PATIENCE:?}");
+        match g.next_ids("b", 20) {
+            Ok(r) => panic!("a batch of 20 with 8 left: {r:?}"),
+            Err(e @ SegmentError::Exhausted { .. }) => break e,
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    };
+    assert!(
+        refused
+            .to_string()
+            .contains("the end of the region's block"),
+        "{refused}"
+    );
+    assert!(max_id(&store, "b") <= block.end);
+    let mut ids = Vec::new();
+    while ids.len() < 8 {
+        assert!(Instant::now() < until, "the last 8 not issued: {ids:?}");
+        match g.next_id("b") {
+            Ok(id) => ids.push(id),
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    assert!(all_distinct(&ids));
+    assert!(
+        ids.iter()
+            .all(|&id| ((block.end - 8) as u64..block.end as u64).contains(&id))
+    );
+    assert_eq!(max_id(&store, "b"), block.end);
+    // The status page's headroom counts to the block's end, not to 2^63-1.
+    let h = g.view("b").and_then(|v| v.headroom()).unwrap();
+    assert_eq!(h.ids_left, 0, "{h:?}");
+}
