@@ -612,8 +612,14 @@ impl AllocStore for PostgresStore {
 
     fn record_region(&self, region: Region) -> Result<(), SegmentError> {
         let conn = self.conn()?;
-        conn.execute(POSTGRES_REGION_DDL, vec![])
-            .map_err(|f| self.err(f))?;
+        match conn.execute(POSTGRES_REGION_DDL, vec![]) {
+            Ok(_) => {}
+            // Two processes of a fresh region creating the table at once: PostgreSQL's IF NOT
+            // EXISTS does not guard against a concurrent create, whose loser fails on the
+            // catalog's unique index (23505) or on the table itself (42P07). It is there.
+            Err(f) if matches!(f.code(), Some("23505" | "42P07")) => {}
+            Err(f) => return Err(self.err(f)),
+        }
         conn.execute(
             "INSERT INTO leaf_region (id, region, regions) VALUES (1, $1::integer, $2::integer) \
              ON CONFLICT (id) DO NOTHING",
