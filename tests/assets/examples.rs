@@ -11,7 +11,7 @@
 //! it) and is stopped with SIGTERM, which must end it with exit 0. Two README lines are not run,
 //! because they install a system service: they are named in [`NOT_RUN`].
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -475,7 +475,7 @@ fn json_shape(text: &str) -> Option<String> {
 
 #[test]
 fn every_readme_console_example_runs_and_prints_what_it_shows() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let mut checked = 0;
     let mut in_block = false;
     let mut blocks: Vec<Vec<(String, Vec<String>)>> = Vec::new();

@@ -2,7 +2,7 @@
 //! HTTP status and message checked. (More cases live beside the features: tests/segment_*.rs,
 //! tests/cli_*.rs and tests/serve_http.rs; this file adds what they do not cover.)
 
-mod support;
+use crate::support;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,10 +1,8 @@
 //! Black-box tests of `leafctl decode`.
 
-mod support;
+use crate::support;
 
-#[path = "cli_decode/real_ids.rs"]
 mod real_ids;
-#[path = "cli_decode/terminal.rs"]
 mod terminal;
 
 use leafctl::snowflake::{LEAF_EPOCH_MS, Layout, Preset};

@@ -1,6 +1,6 @@
 //! Black-box tests of `leafctl next --snowflake` and `leafctl config show`.
 
-mod support;
+use crate::support;
 
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader};

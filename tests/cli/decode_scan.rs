@@ -1,7 +1,7 @@
 //! Black-box tests of `leafctl decode` for incidents (issue 27): IDs of any time-ordered format,
 //! `--guess`, `--scan` and `--around`.
 
-mod support;
+use crate::support;
 
 use leafctl::snowflake::{Layout, Preset};
 use predicates::prelude::*;

@@ -1,12 +1,12 @@
 //! The configuration sample in the README is a file leafctl accepts, with every key it documents.
 
-mod support;
+use crate::support;
 
 use support::{Sandbox, config_row, stderr};
 
 #[test]
 fn the_readme_config_sample_parses() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let start = readme
         .find("```toml\n")
         .expect("a toml block in the README")
@@ -37,7 +37,7 @@ fn the_readme_config_sample_parses() {
 /// and the sample documents no key leafctl does not have.
 #[test]
 fn the_readme_documents_every_declared_setting() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let start = readme.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let sample = &readme[start..start + readme[start..].find("```").expect("its end")];
     let out = Sandbox::new()

@@ -1,7 +1,7 @@
 //! Segment mode on a 3-node MariaDB Galera cluster (a private one for this test binary):
 //! claims from several writers at once, certification conflicts, and a node lost and back.
 
-mod support;
+use crate::support;
 
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,7 +4,7 @@
 //! promoted, the old leader comes back as a replica. No ID twice, no failed answer outside the
 //! promotion window; the timeline is printed.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -9,7 +9,7 @@
 //! (`faketime_an_hour_back_is_refused_end_to_end`, `a_small_step_back_or_a_crashed_reservation_is_waited_out`),
 //! `tests/cli_workers.rs` (`faketime_behind_the_stored_time_is_refused`), `tests/cli_etcd.rs`.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! then a member back (quorum again). Both servers share one name (one worker-id space): zero
 //! duplicates throughout.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //!
 //! One private MariaDB and one private ZooKeeper serve every test of this binary.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -5,7 +5,7 @@
 //! The database stopped under load and restarted is `tests/serve_mariadb.rs`
 //! (`database_down_answers_from_buffers_then_503_then_recovers`).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! keeps them apart: no ID twice, and nothing the thawed server issues on the shared worker id is
 //! at a time its successor may use.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

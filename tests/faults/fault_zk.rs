@@ -7,7 +7,7 @@
 //! server's session, which leases again) and `tests/worker_zk.rs` (the same for the library, and
 //! the forever cache with a clock behind).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! `Retry-After` within [`BOUND`]; `/readyz` says why; after the thaw the server issues again by
 //! itself; no ID twice (issue 28, item 4).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

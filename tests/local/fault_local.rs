@@ -5,7 +5,7 @@
 //! Read-only and full directories are real file systems: a small tmpfs mounted in a private
 //! mount namespace (`unshare`), so nothing outside the test sees it.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

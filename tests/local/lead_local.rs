@@ -1,7 +1,7 @@
 //! `--max-lead` with the local registry (state file): the library with a fake clock, and the real
 //! binary, including `kill -9` in the middle of a batch issued ahead of the clock.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Segment mode on SQLite: the embedded default, many processes on one file, and the CLI's
 //! output behaviour.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

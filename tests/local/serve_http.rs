@@ -1,7 +1,7 @@
 //! `leafctl serve` as a black box on the embedded SQLite default: every route, status and error
 //! body, the token, shutdown, `config import-leaf` and the systemd unit.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

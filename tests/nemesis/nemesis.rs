@@ -26,7 +26,7 @@
 //! The seed and length come from `LEAF_NEMESIS_SEED` and `LEAF_NEMESIS_SECONDS` (CI: fixed
 //! seeds, 60 s). See RELIABILITY.md, "The nemesis".
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! and the clients' host cut off rather than the server's. Every process runs on a host of a
 //! private network of namespaces (`support::netns`); see RELIABILITY.md, "Network partitions".
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -6,7 +6,7 @@
 //! Every ID handed out, by every server, before, during and after the cut, is checked unique.
 //! RELIABILITY.md, "Network partitions", has the measured numbers these tests print.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

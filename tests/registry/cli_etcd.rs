@@ -1,7 +1,7 @@
 //! `leafctl next --snowflake --etcd`, `leafctl workers --etcd` and clock faults on the real binary,
 //! against a real etcd 3.4.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::sync::Arc;

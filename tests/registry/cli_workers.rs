@@ -1,7 +1,7 @@
 //! `leafctl next --snowflake --zk`, `leafctl workers` and clock faults on the real binary, against
 //! a real ZooKeeper.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! and the forever node's timestamp cover every time issued ahead of the clock before the IDs
 //! are returned, and crashes or successors never repeat an ID.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

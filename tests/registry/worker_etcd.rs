@@ -1,7 +1,7 @@
 //! The etcd lease registry against a real etcd 3.4 (private per test binary; fault tests start
 //! their own, and one a 3-member cluster).
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,6 @@
 //! The MySQL worker registry (NotFound9's `leaf_workerid_alloc`) against a real MariaDB.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -373,8 +373,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
     assert!(e.to_string().contains("connect"), "{e}");
 }
 
-#[path = "worker_table/reuse.rs"]
-mod reuse;
+use crate::reuse;
 
 fn table<'a>(
     db: &MariaDb,

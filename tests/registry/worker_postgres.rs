@@ -1,7 +1,7 @@
 //! The PostgreSQL worker registry (NotFound9's `leaf_workerid_alloc` in PostgreSQL's types, a
 //! session advisory lock per row) against a real PostgreSQL 15.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -322,8 +322,7 @@ fn a_host_list_connects_to_the_first_host_that_answers() {
     assert!(e.to_string().contains("connect"), "{e}");
 }
 
-#[path = "worker_table/reuse.rs"]
-mod reuse;
+use crate::reuse;
 
 /// Runs one of `reuse`'s checks on a fresh database.
 fn on_fresh_table(check: fn(&reuse::Table)) {

@@ -1,7 +1,7 @@
 //! Worker registries against a real ZooKeeper 3.8 (private per test binary; fault tests start
 //! their own).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

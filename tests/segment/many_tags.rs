@@ -4,7 +4,7 @@
 //! plus totals over all tags, the status JSON is one page searched and sorted on the server,
 //! `/cache` and `/db` stream every tag, and `tag list` streams in every format with filters.
 
-mod support;
+use crate::support;
 
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;

@@ -1,7 +1,7 @@
 //! The generator while its MariaDB goes away and comes back (a private server for this binary,
 //! since the test kills it).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! promoted. The claims the replica never received are the table going backwards: the guard
 //! refuses to issue from them until `leafctl tag bump` moves the tag past them.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

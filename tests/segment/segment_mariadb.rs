@@ -1,7 +1,7 @@
 //! Segment mode against a real MariaDB (one private server for this test binary, a fresh
 //! database per test): Leaf's own table, concurrent processes, generators, and bad input.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! database per test): every tag command, concurrent processes and generators, clear and
 //! bounded failures, TLS, host lists, and an asynchronous failover that loses claims.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

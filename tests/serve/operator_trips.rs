@@ -1,7 +1,7 @@
 //! Issue 36: what operators and incident engineers tripped over. Each test names its item and
 //! checks the output a script or a person reads (stdout, stderr, exit code).
 
-mod support;
+use crate::support;
 
 use support::{Sandbox, stderr};
 

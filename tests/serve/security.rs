@@ -2,7 +2,7 @@
 //! digest auth against clients without the credentials, and no password or token in any output,
 //! log line (`-vvv`) or error, from the CLI or `serve`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

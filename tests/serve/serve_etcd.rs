@@ -1,7 +1,7 @@
 //! `leafctl serve` in snowflake mode with worker ids leased from a real etcd 3.4: a 3-member cluster
 //! losing its leader under load, and a frozen etcd whose lease runs out.
 
-mod support;
+use crate::support;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

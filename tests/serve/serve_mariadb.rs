@@ -1,7 +1,7 @@
 //! `leafctl serve` in segment mode on a real MariaDB: Leaf's own table, several servers sharing a
 //! tag under concurrent load, and the database going away under load.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

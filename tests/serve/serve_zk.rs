@@ -2,7 +2,7 @@
 //! two servers under concurrent load, an expired session replaced by itself, and SIGTERM giving
 //! the lease back.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

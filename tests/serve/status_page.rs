@@ -3,7 +3,7 @@
 //! killed, one whose name is HTML), lets it refresh, and the rendered DOM is checked; a
 //! screenshot is saved as target/status-page.png (and target/status-page-phone.png).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
