@@ -1,6 +1,6 @@
 //! Issue 8, scenario 10: bad input to the CLI and to `leafctl serve`, each with its exit code or
-//! HTTP status and message checked. (More cases live beside the features: tests/segment_*.rs,
-//! tests/cli_*.rs and tests/serve_http.rs; this file adds what they do not cover.)
+//! HTTP status and message checked. (More cases live beside the features: tests/segment/,
+//! tests/cli/ and tests/local/serve_http.rs; this file adds what they do not cover.)
 
 use crate::support;
 

@@ -5,9 +5,9 @@
 //! (exit 1, or 503 `clock_backwards` and `/readyz` 503) until the clock catches up. Forward 1 h
 //! and back: the hour is recorded, so the worker id refuses until the clock passes it.
 //!
-//! Start-time cases already covered: `tests/cli_snowflake.rs`
+//! Start-time cases already covered: `tests/cli/cli_snowflake.rs`
 //! (`faketime_an_hour_back_is_refused_end_to_end`, `a_small_step_back_or_a_crashed_reservation_is_waited_out`),
-//! `tests/cli_workers.rs` (`faketime_behind_the_stored_time_is_refused`), `tests/cli_etcd.rs`.
+//! `tests/registry/cli_workers.rs` (`faketime_behind_the_stored_time_is_refused`), `tests/registry/cli_etcd.rs`.
 
 use crate::support;
 

@@ -2,7 +2,7 @@
 //! connections go stale, a tag's row locked by another session for longer than the I/O timeout,
 //! and a worker row of the MySQL registry taken by another host.
 //!
-//! The database stopped under load and restarted is `tests/serve_mariadb.rs`
+//! The database stopped under load and restarted is `tests/serve/serve_mariadb.rs`
 //! (`database_down_answers_from_buffers_then_503_then_recovers`).
 
 use crate::support;

@@ -2,9 +2,9 @@
 //! `serve` load in forever and lease mode, restarts from the forever cache while it is down, two
 //! processes given one identity, and a hand-made tree that gives two identities one worker id.
 //!
-//! Also relevant and not repeated here: `tests/serve_zk.rs`
+//! Also relevant and not repeated here: `tests/serve/serve_zk.rs`
 //! (`an_expired_session_is_replaced_and_no_time_is_reused`: a paused ZooKeeper expires a leased
-//! server's session, which leases again) and `tests/worker_zk.rs` (the same for the library, and
+//! server's session, which leases again) and `tests/registry/worker_zk.rs` (the same for the library, and
 //! the forever cache with a clock behind).
 
 use crate::support;

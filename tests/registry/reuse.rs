@@ -1,5 +1,5 @@
 //! Worker ids recycled in `leaf_workerid_alloc` (issue 33): the same checks on MySQL and
-//! PostgreSQL, included by `tests/worker_mysql.rs` and `tests/worker_postgres.rs`.
+//! PostgreSQL, included by `tests/registry/worker_mysql.rs` and `tests/registry/worker_postgres.rs`.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};

@@ -429,14 +429,14 @@ fn a_refused_attempt_leaves_no_row() {
 
 /// Issue 33's figure: ids used after 2,000 identities, and how long they took.
 #[test]
-#[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_identities"]
+#[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_identities"]
 fn many_identities_measured() {
     on_fresh_table(reuse::many_identities_measured);
 }
 
 /// The same through the CLI, one process per identity.
 #[test]
-#[ignore = "a measurement: cargo test --release --test worker_mysql --test worker_postgres -- --ignored --nocapture many_"]
+#[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_"]
 fn many_cli_identities_measured() {
     on_fresh_table(reuse::many_cli_identities_measured);
 }

@@ -1138,7 +1138,7 @@ fn readyz_says_when_the_snowflake_layout_runs_out() {
 
 /// `--guess` judged on real IDs with their recorded creation times (issue 36, "judged on real
 /// IDs"): each fixture decodes to its recorded time under its own layout, and the rank-1 rate
-/// per kind is printed (`cargo test --test operator_trips guess_on_real -- --nocapture`).
+/// per kind is printed (`cargo test --test serve operator_trips::guess_on_real -- --nocapture`).
 /// Sources: Twitter's API docs (tweet objects), Discord's API reference (snowflakes), two
 /// Mastodon statuses with their created_at recorded in public projects' fixtures
 /// (cookiemumbles/justmytoots.com js/testData.js; pschiffmann/initiative's demo status), MongoDB's

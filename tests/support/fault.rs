@@ -1,4 +1,4 @@
-//! Helpers for the fault suite (`tests/fault_*.rs`): steady load on a `leafctl serve` that keeps
+//! Helpers for the fault suite (`tests/faults/`): steady load on a `leafctl serve` that keeps
 //! every ID answered and every refusal, and reading what a killed process managed to print.
 #![allow(dead_code)]
 

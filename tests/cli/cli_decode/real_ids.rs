@@ -5,7 +5,7 @@
 //! Every ID decodes to its recorded time under its own layout; `--guess` ranks each kind's own
 //! layout first at no lower a rate than measured when the fixture was made; `--scan` finds no
 //! more false hits per MB of real text than measured then. The rates are printed
-//! (`cargo test --test cli_decode real_ids -- --nocapture`).
+//! (`cargo test --test cli cli_decode::real_ids -- --nocapture`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
