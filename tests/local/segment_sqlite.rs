@@ -5,14 +5,51 @@ use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::Arc;
 
 use leafctl::db::OpenMode;
 use leafctl::db::sqlite::SqliteStore;
 use leafctl::segment::{AllocStore, SegmentGenerator};
 use predicates::prelude::*;
 use std::time::Duration;
-use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
+
+/// The contract's database: a fresh file made by `leafctl db init`, which every process opens.
+fn fixture() -> support::segment_contract::SegmentDb {
+    let sandbox = Sandbox::new();
+    let file = sandbox.path().join("contract.db");
+    let url = format!("sqlite://{}", file.display());
+    sandbox
+        .leafctl()
+        .args(["db", "init", "--db", &url])
+        .assert()
+        .success();
+    let (store_file, sql_file, max_file) = (file.clone(), file.clone(), file);
+    support::segment_contract::SegmentDb {
+        sandbox,
+        env: vec![("LEAF_DB", url)],
+        store: Box::new(move || {
+            Box::new(SqliteStore::open(&store_file, OpenMode::Existing).unwrap())
+        }),
+        sql: Box::new(move |q| {
+            rusqlite::Connection::open(&sql_file)
+                .unwrap()
+                .execute_batch(q)
+                .unwrap();
+        }),
+        max_id: Box::new(move |tag| {
+            rusqlite::Connection::open(&max_file)
+                .unwrap()
+                .query_row(
+                    "SELECT max_id FROM leaf_alloc WHERE biz_tag = ?1",
+                    [tag],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        }),
+    }
+}
+
+support::segment_contract::segment_store_contract!(fixture);
 
 #[test]
 fn the_embedded_default_creates_its_own_database() {
@@ -86,71 +123,6 @@ fn an_explicit_url_without_the_table_names_db_init() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-}
-
-#[test]
-fn eight_processes_on_one_sqlite_file_never_overlap() {
-    let sb = Sandbox::new();
-    let url = format!("sqlite://{}", sb.path().join("shared.db").display());
-    sb.leafctl()
-        .args(["db", "init", "--db", &url])
-        .assert()
-        .success();
-    sb.leafctl()
-        .args(["tag", "add", "busy", "--db", &url])
-        .assert()
-        .success();
-    let runs = run_concurrently(
-        (0..8).map(|_| {
-            let mut c = sb.leafctl_std();
-            c.env("LEAF_DB", &url)
-                .args(["next", "busy", "-n", "100000"]);
-            c
-        }),
-        100_000,
-    );
-    for ids in &runs {
-        assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
-    }
-    let mut all = runs.concat();
-    assert_unique(&mut all);
-    let store = SqliteStore::open(sb.path().join("shared.db"), OpenMode::Existing).unwrap();
-    let max_id = store.get("busy").unwrap().unwrap().max_id as u64;
-    assert_eq!(max_id, 800_001);
-    assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
-}
-
-#[test]
-fn generators_on_sqlite_share_a_tag() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("g.db");
-    SqliteStore::open(&path, OpenMode::CreateSchema)
-        .unwrap()
-        .add("g", 1, 10, None, false)
-        .unwrap();
-    let gens: Vec<Arc<SegmentGenerator>> = (0..2)
-        .map(|_| {
-            let store: Box<dyn AllocStore> =
-                Box::new(SqliteStore::open(&path, OpenMode::Existing).unwrap());
-            Arc::new(SegmentGenerator::builder(store).build().unwrap())
-        })
-        .collect();
-    let threads: Vec<_> = (0..4)
-        .map(|i| {
-            let g = gens[i % 2].clone();
-            std::thread::spawn(move || {
-                (0..5000)
-                    .map(|_| g.next_id("g").unwrap())
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let mut all: Vec<u64> = threads
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
-    assert_unique(&mut all);
-    assert_eq!(all.len(), 20_000);
 }
 
 /// A reader that goes away (`| head -1`) is not an error: exit 0, with a note of the claimed
@@ -653,14 +625,4 @@ fn output_failures_are_errors_that_count_the_ids_not_written() {
         1_100_012,
         "the runs with stderr gone issued 6; the last none"
     );
-}
-
-#[test]
-fn removals_racing_adds_and_claims_issue_no_id_twice() {
-    let sb = Sandbox::new();
-    let file = sb.path().join("race.db");
-    SqliteStore::open(&file, OpenMode::CreateSchema).unwrap();
-    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| {
-        Box::new(SqliteStore::open(&file, OpenMode::Existing).unwrap())
-    });
 }

@@ -13,7 +13,7 @@ use leafctl::segment::{AllocStore, Increment, SegmentError, SegmentGenerator};
 use leafctl::snowflake::FakeClock;
 use predicates::prelude::*;
 use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
-use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr, wait_until};
+use support::{Sandbox, parse_ids, stderr, wait_until};
 
 struct Env {
     db: &'static MariaDb,
@@ -51,6 +51,27 @@ impl Env {
         self.db.max_id(&self.name, tag)
     }
 }
+
+/// The contract's database: a fresh one with Leaf's table made by plain SQL (as Leaf's users
+/// have it), then `leafctl db init` (which adds the tombstone table beside it).
+fn fixture() -> support::segment_contract::SegmentDb {
+    let env = Env::new();
+    env.leafctl().args(["db", "init"]).assert().success();
+    let (db, name, url) = (env.db, env.name, env.url);
+    let store_url = url.clone();
+    let (sql_db, max_db) = (name.clone(), name);
+    support::segment_contract::SegmentDb {
+        sandbox: env.sandbox,
+        env: vec![("LEAF_DB", url), ("LEAF_DB_PASSWORD", PASSWORD.into())],
+        store: Box::new(move || Box::new(MysqlStore::open(&store_url, Some(PASSWORD)).unwrap())),
+        sql: Box::new(move |q| {
+            db.root_sql(Some(&sql_db), q);
+        }),
+        max_id: Box::new(move |tag| db.max_id(&max_db, tag)),
+    }
+}
+
+support::segment_contract::segment_store_contract!(fixture);
 
 #[test]
 fn leafs_own_table_and_readme_row_work_untouched() {
@@ -132,80 +153,6 @@ fn db_init_is_idempotent_and_its_printed_ddl_is_leafs_table() {
     let describe = |d: &str| db.root_sql(Some(d), "SHOW CREATE TABLE leaf_alloc");
     assert_eq!(describe(&name), describe(&other));
     db.root_sql(Some(&other), LEAF_ROW);
-}
-
-#[test]
-fn eight_processes_on_one_tag_never_overlap() {
-    let env = Env::new();
-    env.leafctl()
-        .args(["tag", "add", "busy", "--step", "10"])
-        .assert()
-        .success();
-    let runs = run_concurrently(
-        (0..8).map(|_| {
-            let mut c = env.sandbox.leafctl_std();
-            c.env("LEAF_DB", &env.url)
-                .env("LEAF_DB_PASSWORD", PASSWORD)
-                .args(["next", "busy", "-n", "100000"]);
-            c
-        }),
-        100_000,
-    );
-    for ids in &runs {
-        // Each process printed one contiguous ascending claim.
-        assert!(ids.windows(2).all(|w| w[1] == w[0] + 1));
-    }
-    let mut all = runs.concat();
-    assert_unique(&mut all);
-    let max_id = env.max_id("busy") as u64;
-    assert_eq!(max_id, 1 + 800_000, "exactly the claimed IDs were recorded");
-    assert_eq!(*all.first().unwrap(), 1);
-    assert_eq!(*all.last().unwrap(), max_id - 1);
-}
-
-#[test]
-fn two_generators_share_a_tag_without_duplicates() {
-    let env = Env::new();
-    env.leafctl()
-        .args(["tag", "add", "shared", "--step", "50"])
-        .assert()
-        .success();
-    let gens: Vec<Arc<SegmentGenerator>> = (0..2)
-        .map(|_| {
-            Arc::new(
-                SegmentGenerator::builder(Box::new(env.store()) as Box<dyn AllocStore>)
-                    .build()
-                    .unwrap(),
-            )
-        })
-        .collect();
-    let threads: Vec<_> = (0..6)
-        .map(|i| {
-            let g = gens[i % 2].clone();
-            std::thread::spawn(move || {
-                let h = g.handle("shared").unwrap();
-                let mut ids = Vec::with_capacity(20_000);
-                for k in 0..20_000 {
-                    // Mix the by-name and the handle paths.
-                    let id = if k % 7 == 0 {
-                        g.next_id("shared")
-                    } else {
-                        h.next_id()
-                    };
-                    ids.push(id.unwrap());
-                }
-                ids
-            })
-        })
-        .collect();
-    let mut all: Vec<u64> = threads
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
-    assert_eq!(all.len(), 120_000);
-    assert_unique(&mut all);
-    let max_id = env.max_id("shared") as u64;
-    assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
 }
 
 #[test]
@@ -427,13 +374,6 @@ fn a_removed_and_readded_tag_issues_no_id_twice() {
         "SELECT COUNT(*) FROM leaf_alloc_removed WHERE biz_tag = 'fresh'",
     );
     assert_eq!(kept.trim(), "1");
-}
-
-#[test]
-fn removals_racing_adds_and_claims_issue_no_id_twice() {
-    let env = Env::new();
-    env.leafctl().args(["db", "init"]).assert().success();
-    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| Box::new(env.store()));
 }
 
 /// A database made before tombstones, used by a user who may not create tables: a removal is

@@ -4,14 +4,13 @@
 
 use crate::support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use leafctl::db::postgres::PostgresStore;
-use leafctl::segment::{AllocStore, SegmentError, SegmentGenerator};
+use leafctl::segment::{AllocStore, SegmentError};
 use support::etcd::Certs;
 use support::postgres::{PASSWORD, Postgres};
-use support::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr};
+use support::{Sandbox, assert_unique, parse_ids, stderr};
 
 struct Env {
     pg: &'static Postgres,
@@ -54,6 +53,24 @@ impl Env {
         self.pg.max_id(&self.name, tag)
     }
 }
+
+/// The contract's database: a fresh one with the table made by `leafctl db init`.
+fn fixture() -> support::segment_contract::SegmentDb {
+    let env = Env::new();
+    let store_url = env.url.clone();
+    let (pg, sql_db, max_db) = (env.pg, env.name.clone(), env.name);
+    support::segment_contract::SegmentDb {
+        sandbox: env.sandbox,
+        env: vec![("LEAF_DB", env.url)],
+        store: Box::new(move || Box::new(PostgresStore::open(&store_url, None).unwrap())),
+        sql: Box::new(move |q| {
+            pg.sql(Some(&sql_db), q);
+        }),
+        max_id: Box::new(move |tag| pg.max_id(&max_db, tag)),
+    }
+}
+
+support::segment_contract::segment_store_contract!(fixture);
 
 fn text(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -143,14 +160,6 @@ fn a_removed_and_readded_tag_issues_no_id_twice() {
         "SELECT COUNT(*) FROM leaf_alloc_removed WHERE biz_tag = 'fresh'",
     );
     assert_eq!(kept, "1");
-}
-
-#[test]
-fn removals_racing_adds_and_claims_issue_no_id_twice() {
-    let env = Env::new();
-    support::removals_racing_adds_and_claims_issue_no_id_twice(&|| {
-        Box::new(PostgresStore::open(&env.url, None).unwrap())
-    });
 }
 
 /// The add's snapshot must not decide where a re-added tag starts. Another client adds the
@@ -291,92 +300,6 @@ fn a_database_without_the_tombstone_table() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(run(&owner, &["tag", "add", "a"]).status.success());
     assert_eq!(parse_ids(&run(&owner, &["next", "a"]).stdout), vec![3]);
-}
-
-#[test]
-fn claims_that_would_overflow_or_start_below_zero_change_nothing() {
-    let env = Env::new();
-    env.ok(&["tag", "add", "full", "--step", "10"]);
-    env.ok(&["tag", "add", "neg", "--step", "10"]);
-    let max = i64::MAX - 5;
-    env.pg.sql(
-        Some(&env.name),
-        &format!(
-            "UPDATE leaf_alloc SET max_id = {max} WHERE biz_tag = 'full'; \
-             UPDATE leaf_alloc SET max_id = -20 WHERE biz_tag = 'neg'"
-        ),
-    );
-    let out = env.run(&["next", "full", "-n", "6"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("full"), "{}", stderr(&out));
-    assert_eq!(env.max_id("full"), max, "nothing claimed");
-    let out = env.run(&["next", "neg"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("negative"), "{}", stderr(&out));
-    assert_eq!(env.max_id("neg"), -20);
-    // The last IDs there are: a custom claim that fits exactly.
-    let store = PostgresStore::open(&env.url, None).unwrap();
-    let claim = store
-        .claim("full", leafctl::segment::Increment::Custom(5))
-        .unwrap();
-    assert_eq!((claim.start, claim.end), (max as u64, i64::MAX as u64));
-}
-
-#[test]
-fn eight_processes_on_one_tag_never_overlap() {
-    let env = Env::new();
-    env.ok(&["tag", "add", "busy", "--step", "10"]);
-    let runs = run_concurrently(
-        (0..8).map(|_| {
-            let mut c = env.sandbox.leafctl_std();
-            c.env("LEAF_DB", &env.url)
-                .args(["next", "busy", "-n", "20000"]);
-            c
-        }),
-        20_000,
-    );
-    let mut all = runs.concat();
-    assert_eq!(all.len(), 160_000);
-    assert_unique(&mut all);
-    assert_eq!(
-        env.max_id("busy") as u64,
-        1 + 160_000,
-        "exactly the claimed IDs"
-    );
-}
-
-#[test]
-fn two_generators_share_a_tag_without_duplicates() {
-    let env = Env::new();
-    env.ok(&["tag", "add", "shared", "--step", "50"]);
-    let gens: Vec<Arc<SegmentGenerator>> = (0..2)
-        .map(|_| {
-            let store = PostgresStore::open(&env.url, None).unwrap();
-            Arc::new(
-                SegmentGenerator::builder(Box::new(store) as Box<dyn AllocStore>)
-                    .build()
-                    .unwrap(),
-            )
-        })
-        .collect();
-    let threads: Vec<_> = (0..4)
-        .map(|i| {
-            let g = gens[i % 2].clone();
-            std::thread::spawn(move || {
-                (0..10_000)
-                    .map(|_| g.next_id("shared").unwrap())
-                    .collect::<Vec<u64>>()
-            })
-        })
-        .collect();
-    let mut all: Vec<u64> = threads
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
-    assert_eq!(all.len(), 40_000);
-    assert_unique(&mut all);
-    let max_id = env.max_id("shared") as u64;
-    assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub mod patroni;
 pub mod pgbouncer;
 pub mod postgres;
 pub mod proxy;
+pub mod segment_contract;
 pub mod serve;
 pub mod snowflake;
 pub mod zookeeper;
