@@ -1,15 +1,17 @@
-//! Worker ids recycled in `leaf_workerid_alloc` (issue 33): the same checks on MySQL and
-//! PostgreSQL, included by `tests/registry/worker_mysql.rs` and `tests/registry/worker_postgres.rs`.
+//! The table registry contract: NotFound9's `leaf_workerid_alloc` as a worker registry (rows by
+//! `ip:port`, a lock per row, `max_timestamp` as the fence) and its ids recycled (issue 33). One
+//! body a check, run on MySQL (`worker_mysql.rs`) and PostgreSQL (`worker_postgres.rs`) by
+//! [`table_registry_contract!`]; a new table backend gets them all by building a [`Table`].
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use leafctl::db::TableError;
-use leafctl::snowflake::{Clock, Layout, SystemClock};
-use leafctl::worker::{IssueOptions, Registry, WorkerGenerator};
+use leafctl::snowflake::{Clock, FakeClock, Layout, SystemClock};
+use leafctl::worker::{IssueOptions, Registry, WorkerError, WorkerGenerator, WorkerStatus};
 
-use crate::support::snowflake::{issue, leaf, system, zero_start};
+use crate::support::snowflake::{assert_clock_behind, issue, leaf, system, zero_start};
 use crate::support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// One database's `leaf_workerid_alloc`: how to open its registry as an identity, and how the
@@ -28,7 +30,79 @@ pub struct Table<'a> {
     /// Runs a statement as an administrator (what NotFound9's servers write), returning its
     /// output.
     pub sql: &'a dyn Fn(&str) -> String,
+    /// How the backend names the lock of row 1 when a second live process wants it.
+    pub lock_of_row_1: String,
 }
+
+/// Generates one `#[test]` a check of the contract, each on a fresh table: `$on_fresh_table`
+/// is a function of the invoking module that builds a [`Table`] and runs the check on it.
+macro_rules! table_registry_contract {
+    ($on_fresh_table:ident) => {
+        /// The table registry contract (`tests/registry/reuse.rs`) on this backend.
+        mod contract {
+            use crate::reuse as c;
+
+            #[test]
+            fn ids_come_from_rows_by_ip_port_and_are_kept() {
+                super::$on_fresh_table(c::ids_come_from_rows_by_ip_port_and_are_kept);
+            }
+
+            #[test]
+            fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
+                super::$on_fresh_table(
+                    c::a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused,
+                );
+            }
+
+            #[test]
+            fn identities_one_after_another_share_one_id() {
+                super::$on_fresh_table(c::identities_one_after_another_share_one_id);
+            }
+
+            #[test]
+            fn killed_holders_cost_an_id_only_while_waited_out() {
+                super::$on_fresh_table(c::killed_holders_cost_an_id_only_while_waited_out);
+            }
+
+            #[test]
+            fn newcomers_racing_never_share_an_id() {
+                super::$on_fresh_table(c::newcomers_racing_never_share_an_id);
+            }
+
+            #[test]
+            fn a_refused_attempt_leaves_no_row() {
+                super::$on_fresh_table(c::a_refused_attempt_leaves_no_row);
+            }
+
+            /// Issue 33's figure: ids used after 2,000 identities, and how long they took.
+            #[test]
+            #[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_identities"]
+            fn many_identities_measured() {
+                super::$on_fresh_table(c::many_identities_measured);
+            }
+
+            /// The same through the CLI, one process per identity.
+            #[test]
+            #[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_"]
+            fn many_cli_identities_measured() {
+                super::$on_fresh_table(c::many_cli_identities_measured);
+            }
+
+            #[test]
+            fn a_notfound9_server_keeps_its_row_while_it_writes() {
+                super::$on_fresh_table(c::a_notfound9_server_keeps_its_row_while_it_writes);
+            }
+
+            #[test]
+            fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one() {
+                super::$on_fresh_table(
+                    c::an_identity_with_a_row_beyond_the_layout_takes_a_free_one,
+                );
+            }
+        }
+    };
+}
+pub(crate) use table_registry_contract;
 
 impl Table<'_> {
     fn cmd(&self, sb: &Sandbox, args: &[&str]) -> std::process::Output {
@@ -93,6 +167,110 @@ impl Table<'_> {
         killed.unwrap();
         worker.unwrap_or(u64::MAX)
     }
+}
+
+/// Ids come from rows by `ip:port`: the first identity gets row 1, a second live process with
+/// the same identity is refused in the backend's terms, an identity comes back to its own row
+/// after its IDs, rows given back are not held and not live, and new identities take them, the
+/// lowest first, re-keyed to their new holder.
+pub fn ids_come_from_rows_by_ip_port_and_are_kept(t: &Table) {
+    let a = (t.registry)("10.20.0.1:8080");
+    let g = WorkerGenerator::start(&*a, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1, "the first row's id");
+    let first = issue(&g, 50);
+    match a.acquire(&IssueOptions::new(leaf())) {
+        Err(e @ WorkerError::IdentityInUse { .. }) => assert_eq!(
+            e.to_string(),
+            format!(
+                "identity 10.20.0.1:8080 is already in use by another live process ({})",
+                t.lock_of_row_1
+            ),
+            "said in the backend's terms"
+        ),
+        other => panic!("expected IdentityInUse, got {:?}", other.err()),
+    }
+    g.finish().unwrap();
+    drop(g);
+
+    // An identity comes back to its own row, after its IDs; another one meanwhile gets a new row.
+    let g = WorkerGenerator::start(&*a, &zero_start(system())).unwrap();
+    assert_eq!(g.worker(), 1, "an identity keeps its row");
+    let second = issue(&g, 50);
+    assert!(second[0] > *first.last().unwrap());
+    let b = (t.registry)("10.20.0.2:8080");
+    let gb = WorkerGenerator::start(&*b, &zero_start(system())).unwrap();
+    assert_eq!(gb.worker(), 2, "id 1 is held");
+    let rows = a.list(SystemClock.now_ms()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.held && r.status == WorkerStatus::Live),
+        "{rows:?}"
+    );
+    g.finish().unwrap();
+    gb.finish().unwrap();
+    drop((g, gb));
+    let rows = a.list(SystemClock.now_ms()).unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| !r.held && r.status == WorkerStatus::Stale && r.last_seen_ms.is_none()),
+        "given back: {rows:?}"
+    );
+
+    // New identities take the rows given back, the lowest first, each after the last IDs.
+    let c = (t.registry)("10.20.0.3:8080");
+    let gc = WorkerGenerator::start(&*c, &zero_start(system())).unwrap();
+    assert_eq!(gc.worker(), 1, "the lowest row given back");
+    assert!(issue(&gc, 5)[0] > *second.last().unwrap());
+    let d = (t.registry)("10.20.0.4:8080");
+    let gd = WorkerGenerator::start(&*d, &zero_start(system())).unwrap();
+    assert_eq!(gd.worker(), 2);
+    gc.finish().unwrap();
+    gd.finish().unwrap();
+    let row_1 = |column: &str| {
+        (t.sql)(&format!(
+            "SELECT {column} FROM leaf_workerid_alloc WHERE id = 1"
+        ))
+        .trim()
+        .to_owned()
+    };
+    assert_eq!(
+        [row_1("ip"), row_1("port"), row_1("ip_port")],
+        ["10.20.0.3", "8080", "10.20.0.3:8080"],
+        "re-keyed to its new holder"
+    );
+    assert_eq!(
+        (t.sql)(
+            "SELECT COUNT(*) FROM leaf_workerid_alloc \
+             WHERE id = 1 AND max_timestamp IS NOT NULL AND create_time IS NOT NULL"
+        )
+        .trim(),
+        "1"
+    );
+    assert_eq!((t.rows)(), 2);
+}
+
+/// A holder that crashed (no release) leaves its reservation in `max_timestamp`: its
+/// successor on a clock 500 ms behind waits it out and issues after it; a clock an hour behind
+/// is refused.
+pub fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused(t: &Table) {
+    let reg = (t.registry)("10.21.0.1:8080");
+    let now = SystemClock.now_ms();
+    let clock = Arc::new(FakeClock::new(now));
+    let a = WorkerGenerator::start(&*reg, &zero_start(clock.clone())).unwrap();
+    let a_ids = issue(&a, 100);
+    drop(a); // a crash: max_timestamp keeps the reservation
+
+    clock.set_ms(now - 500);
+    let b = WorkerGenerator::start(&*reg, &zero_start(clock.clone())).unwrap();
+    assert!(clock.now_ms() > now, "waited for the reservation");
+    let b_ids = issue(&b, 100);
+    assert!(b_ids[0] > *a_ids.iter().max().unwrap());
+    b.finish().unwrap();
+    drop(b);
+
+    clock.set_ms(now - 3_600_000);
+    assert_clock_behind(reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone())));
 }
 
 /// Many identities one after another (a new `ip:port` each), each exiting cleanly or dropping

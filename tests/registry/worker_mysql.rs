@@ -7,12 +7,9 @@ use std::time::{Duration, Instant};
 
 use leafctl::db::mysql::{MysqlOptions, MysqlRegistry};
 use leafctl::snowflake::{Clock, FakeClock, SystemClock};
-use leafctl::worker::IssueOptions;
-use leafctl::worker::{
-    REPORT_INTERVAL_MS, Registry, WorkerError, WorkerGenerator, WorkerRegistry, WorkerStatus,
-};
+use leafctl::worker::{REPORT_INTERVAL_MS, Registry, WorkerGenerator, WorkerStatus};
 use support::mariadb::{MariaDb, PASSWORD};
-use support::snowflake::{assert_clock_behind, issue, leaf, system, time_of, zero_start};
+use support::snowflake::{issue, leaf, system, time_of, zero_start};
 use support::{Sandbox, parse_ids, stderr};
 
 fn init(db: &MariaDb) -> String {
@@ -53,99 +50,6 @@ fn db_init_prints_the_worker_table_for_mysql() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc`"));
     assert!(text.contains("`ip_port` varchar(127) NOT NULL"));
-}
-
-#[test]
-fn ids_come_from_rows_by_ip_port_and_are_kept() {
-    let db = MariaDb::shared();
-    let name = init(db);
-    let a = registry(db, &name, "10.20.0.1:8080");
-    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
-    assert_eq!(g.worker(), 1, "the first row's AUTO_INCREMENT id");
-    let first = issue(&g, 50);
-
-    // A second live process with the same identity is refused (the row's named lock).
-    let again = a.acquire(&IssueOptions::new(leaf()));
-    match again {
-        Err(e @ WorkerError::IdentityInUse { .. }) => {
-            let text = e.to_string();
-            assert_eq!(
-                text,
-                format!(
-                    "identity 10.20.0.1:8080 is already in use by another live process (the named lock leafctl_worker_1_{name} \
-                     of leaf_workerid_alloc id 1 is held by another MySQL connection)"
-                ),
-                "said in MySQL's terms"
-            );
-        }
-        other => panic!("expected IdentityInUse, got {:?}", other.err()),
-    }
-    g.finish().unwrap();
-    drop(g);
-
-    // An identity comes back to its own row, after its IDs; another one meanwhile gets a new row.
-    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
-    assert_eq!(g.worker(), 1, "an identity keeps its row");
-    let second = issue(&g, 50);
-    assert!(second[0] > *first.last().unwrap());
-    let b = registry(db, &name, "10.20.0.2:8080");
-    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
-    assert_eq!(gb.worker(), 2, "id 1 is held");
-    let rows = a.list(SystemClock.now_ms()).unwrap();
-    assert_eq!(rows.len(), 2);
-    assert!(
-        rows.iter()
-            .all(|r| r.held && r.status == WorkerStatus::Live)
-    );
-    g.finish().unwrap();
-    gb.finish().unwrap();
-    drop((g, gb));
-
-    // New identities take the rows given back, the lowest first, each after the last IDs.
-    let c = registry(db, &name, "10.20.0.3:8080");
-    let gc = WorkerGenerator::start(&c, &zero_start(system())).unwrap();
-    assert_eq!(gc.worker(), 1, "the lowest row given back");
-    assert!(issue(&gc, 5)[0] > *second.last().unwrap());
-    let d = registry(db, &name, "10.20.0.4:8080");
-    let gd = WorkerGenerator::start(&d, &zero_start(system())).unwrap();
-    assert_eq!(gd.worker(), 2);
-    gc.finish().unwrap();
-    gd.finish().unwrap();
-    let row = db.root_sql(
-        Some(&name),
-        "SELECT ip, port, ip_port, max_timestamp IS NOT NULL, create_time IS NOT NULL FROM leaf_workerid_alloc WHERE id = 1",
-    );
-    assert_eq!(
-        row.trim(),
-        "10.20.0.3\t8080\t10.20.0.3:8080\t1\t1",
-        "re-keyed to its new holder"
-    );
-    let count = db.root_sql(Some(&name), "SELECT COUNT(*) FROM leaf_workerid_alloc");
-    assert_eq!(count.trim(), "2");
-}
-
-#[test]
-fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
-    let db = MariaDb::shared();
-    let name = init(db);
-    let reg = registry(db, &name, "10.21.0.1:8080");
-    let t = SystemClock.now_ms();
-    let clock = Arc::new(FakeClock::new(t));
-    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    let a_ids = issue(&a, 100);
-    drop(a); // a crash: max_timestamp keeps the reservation
-
-    clock.set_ms(t - 500);
-    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    assert!(clock.now_ms() > t, "waited for the reservation");
-    let b_ids = issue(&b, 100);
-    assert!(b_ids[0] > *a_ids.iter().max().unwrap());
-    b.finish().unwrap();
-    drop(b);
-
-    clock.set_ms(t - 3_600_000);
-    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
-    assert_clock_behind(r);
 }
 
 #[test]
@@ -389,6 +293,10 @@ fn table<'a>(
         env: vec![("LEAF_DB_PASSWORD".into(), PASSWORD.into())],
         rows,
         sql,
+        lock_of_row_1: format!(
+            "the named lock leafctl_worker_1_{name} of leaf_workerid_alloc id 1 is held by \
+             another MySQL connection"
+        ),
     }
 }
 
@@ -407,46 +315,4 @@ fn on_fresh_table(check: fn(&reuse::Table)) {
     check(&table(db, &name, &make, &rows, &sql));
 }
 
-#[test]
-fn identities_one_after_another_share_one_id() {
-    on_fresh_table(reuse::identities_one_after_another_share_one_id);
-}
-
-#[test]
-fn killed_holders_cost_an_id_only_while_waited_out() {
-    on_fresh_table(reuse::killed_holders_cost_an_id_only_while_waited_out);
-}
-
-#[test]
-fn newcomers_racing_never_share_an_id() {
-    on_fresh_table(reuse::newcomers_racing_never_share_an_id);
-}
-
-#[test]
-fn a_refused_attempt_leaves_no_row() {
-    on_fresh_table(reuse::a_refused_attempt_leaves_no_row);
-}
-
-/// Issue 33's figure: ids used after 2,000 identities, and how long they took.
-#[test]
-#[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_identities"]
-fn many_identities_measured() {
-    on_fresh_table(reuse::many_identities_measured);
-}
-
-/// The same through the CLI, one process per identity.
-#[test]
-#[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_"]
-fn many_cli_identities_measured() {
-    on_fresh_table(reuse::many_cli_identities_measured);
-}
-
-#[test]
-fn a_notfound9_server_keeps_its_row_while_it_writes() {
-    on_fresh_table(reuse::a_notfound9_server_keeps_its_row_while_it_writes);
-}
-
-#[test]
-fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one() {
-    on_fresh_table(reuse::an_identity_with_a_row_beyond_the_layout_takes_a_free_one);
-}
+reuse::table_registry_contract!(on_fresh_table);

@@ -3,16 +3,12 @@
 
 use crate::support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use leafctl::db::postgres::{PostgresOptions, PostgresRegistry};
-use leafctl::snowflake::{Clock, FakeClock, SystemClock};
-use leafctl::worker::{
-    IssueOptions, Registry, WorkerError, WorkerGenerator, WorkerRegistry, WorkerStatus,
-};
+use leafctl::worker::{Registry, WorkerGenerator};
 use support::postgres::Postgres;
-use support::snowflake::{assert_clock_behind, issue, leaf, system, zero_start};
+use support::snowflake::{issue, leaf, system, zero_start};
 use support::{Sandbox, parse_ids, stderr, wait_until};
 
 /// A fresh database with both tables made by `leafctl db init`.
@@ -74,99 +70,6 @@ fn db_init_prints_the_worker_table_for_postgres() {
         "{text}"
     );
     assert!(text.contains("id bigserial PRIMARY KEY"), "{text}");
-}
-
-#[test]
-fn ids_come_from_rows_by_ip_port_and_a_second_live_holder_is_refused() {
-    let pg = Postgres::shared();
-    let name = init(pg);
-    let url = pg.url(&name);
-    let a = registry(&url, "10.20.0.1:8080");
-    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
-    assert_eq!(g.worker(), 1, "the first row's id");
-    let first = issue(&g, 50);
-
-    match a.acquire(&IssueOptions::new(leaf())) {
-        Err(e @ WorkerError::IdentityInUse { .. }) => assert_eq!(
-            e.to_string(),
-            "identity 10.20.0.1:8080 is already in use by another live process (the advisory \
-             lock of leaf_workerid_alloc id 1 is held by another PostgreSQL session)"
-        ),
-        other => panic!("expected IdentityInUse, got {:?}", other.err()),
-    }
-    g.finish().unwrap();
-    drop(g);
-
-    // An identity comes back to its own row, after its IDs; another one meanwhile gets a new row.
-    let g = WorkerGenerator::start(&a, &zero_start(system())).unwrap();
-    assert_eq!(g.worker(), 1, "an identity keeps its row");
-    let second = issue(&g, 50);
-    assert!(second[0] > *first.last().unwrap());
-    let b = registry(&url, "10.20.0.2:8080");
-    let gb = WorkerGenerator::start(&b, &zero_start(system())).unwrap();
-    assert_eq!(gb.worker(), 2, "id 1 is held");
-    let rows = a.list(SystemClock.now_ms()).unwrap();
-    assert_eq!(rows.len(), 2);
-    assert!(
-        rows.iter()
-            .all(|r| r.held && r.status == WorkerStatus::Live),
-        "{rows:?}"
-    );
-    g.finish().unwrap();
-    gb.finish().unwrap();
-    drop((g, gb));
-    let rows = a.list(SystemClock.now_ms()).unwrap();
-    assert!(
-        rows.iter()
-            .all(|r| !r.held && r.status == WorkerStatus::Stale && r.last_seen_ms.is_none()),
-        "given back: {rows:?}"
-    );
-
-    // New identities take the rows given back, the lowest first, each after the last IDs.
-    let c = registry(&url, "10.20.0.3:8080");
-    let gc = WorkerGenerator::start(&c, &zero_start(system())).unwrap();
-    assert_eq!(gc.worker(), 1, "the lowest row given back");
-    assert!(issue(&gc, 5)[0] > *second.last().unwrap());
-    let d = registry(&url, "10.20.0.4:8080");
-    let gd = WorkerGenerator::start(&d, &zero_start(system())).unwrap();
-    assert_eq!(gd.worker(), 2);
-    gc.finish().unwrap();
-    gd.finish().unwrap();
-    let row = pg.sql(
-        Some(&name),
-        "SELECT ip, port, ip_port, max_timestamp IS NOT NULL, create_time IS NOT NULL FROM leaf_workerid_alloc WHERE id = 1",
-    );
-    assert_eq!(
-        row, "10.20.0.3|8080|10.20.0.3:8080|t|t",
-        "re-keyed to its new holder"
-    );
-    assert_eq!(
-        pg.sql(Some(&name), "SELECT count(*) FROM leaf_workerid_alloc"),
-        "2"
-    );
-}
-
-#[test]
-fn a_crashed_holder_is_waited_out_and_a_clock_behind_is_refused() {
-    let pg = Postgres::shared();
-    let name = init(pg);
-    let reg = registry(&pg.url(&name), "10.21.0.1:8080");
-    let t = SystemClock.now_ms();
-    let clock = Arc::new(FakeClock::new(t));
-    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    let a_ids = issue(&a, 100);
-    drop(a); // a crash: max_timestamp keeps the reservation
-
-    clock.set_ms(t - 500);
-    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    assert!(clock.now_ms() > t, "waited for the reservation");
-    let b_ids = issue(&b, 100);
-    assert!(b_ids[0] > *a_ids.iter().max().unwrap());
-    b.finish().unwrap();
-    drop(b);
-
-    clock.set_ms(t - 3_600_000);
-    assert_clock_behind(reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone())));
 }
 
 /// A postgres:// database and nothing else implies the PostgreSQL registry; a killed holder's
@@ -344,52 +247,13 @@ fn on_fresh_table(check: fn(&reuse::Table)) {
         env: Vec::new(),
         rows: &rows,
         sql: &sql,
+        lock_of_row_1: "the advisory lock of leaf_workerid_alloc id 1 is held by another \
+                        PostgreSQL session"
+            .into(),
     });
 }
 
-#[test]
-fn identities_one_after_another_share_one_id() {
-    on_fresh_table(reuse::identities_one_after_another_share_one_id);
-}
-
-#[test]
-fn killed_holders_cost_an_id_only_while_waited_out() {
-    on_fresh_table(reuse::killed_holders_cost_an_id_only_while_waited_out);
-}
-
-#[test]
-fn newcomers_racing_never_share_an_id() {
-    on_fresh_table(reuse::newcomers_racing_never_share_an_id);
-}
-
-#[test]
-fn a_refused_attempt_leaves_no_row() {
-    on_fresh_table(reuse::a_refused_attempt_leaves_no_row);
-}
-
-/// Issue 33's figure: ids used after 2,000 identities, and how long they took.
-#[test]
-#[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_identities"]
-fn many_identities_measured() {
-    on_fresh_table(reuse::many_identities_measured);
-}
-
-/// The same through the CLI, one process per identity.
-#[test]
-#[ignore = "a measurement: cargo test --release --test registry -- --ignored --nocapture many_"]
-fn many_cli_identities_measured() {
-    on_fresh_table(reuse::many_cli_identities_measured);
-}
-
-#[test]
-fn a_notfound9_server_keeps_its_row_while_it_writes() {
-    on_fresh_table(reuse::a_notfound9_server_keeps_its_row_while_it_writes);
-}
-
-#[test]
-fn an_identity_with_a_row_beyond_the_layout_takes_a_free_one() {
-    on_fresh_table(reuse::an_identity_with_a_row_beyond_the_layout_takes_a_free_one);
-}
+reuse::table_registry_contract!(on_fresh_table);
 
 /// Runs `g` until it refuses (at its next fenced write, within a few lease windows), returning
 /// the IDs it issued meanwhile and the refusal.
