@@ -11,11 +11,30 @@ use leafctl::snowflake::{Clock, FakeClock};
 use leafctl::worker::IssueOptions;
 use leafctl::worker::{
     EtcdError, EtcdLeaseRegistry, EtcdOptions, IssueError, Registry, RegistryKind,
-    SupervisedGenerator, WorkerError, WorkerGenerator, WorkerLease, WorkerRegistry,
+    SupervisedGenerator, WorkerError, WorkerGenerator, WorkerRegistry,
 };
 use support::etcd::{EtcdServer, opts};
-use support::snowflake::{assert_clock_behind, issue, leaf, now_ms, system, time_of, zero_start};
+use support::snowflake::{issue, leaf, now_ms, system, time_of, zero_start};
 use support::stderr;
+
+/// The contract's etcd: the shared server; leases stored as keys under `/leafctl/NAME/leases/`.
+fn leases() -> crate::lease::Leases {
+    let endpoints = EtcdServer::shared().endpoints();
+    crate::lease::Leases {
+        registry: Box::new(move |name, identity| {
+            Box::new(EtcdLeaseRegistry::new(opts(&endpoints, name, identity)))
+        }),
+        stored: Box::new(|name| {
+            let dump = EtcdServer::shared().dump(&format!("/leafctl/{name}/leases/"), None);
+            let lines = dump.lines().count();
+            assert_eq!(lines % 2, 0, "a key and a value each: {dump}");
+            lines / 2
+        }),
+        kind: RegistryKind::Etcd,
+    }
+}
+
+crate::lease::lease_registry_contract!(leases);
 
 fn reserved_until(o: &EtcdOptions, worker: u64) -> Option<i64> {
     EtcdLeaseRegistry::new(o.clone())
@@ -32,130 +51,6 @@ fn held(o: &EtcdOptions, worker: u64) -> bool {
         .unwrap()
         .into_iter()
         .any(|r| r.worker == worker && r.held)
-}
-
-#[test]
-fn leases_are_the_lowest_free_ids_and_distinct() {
-    let etcd = EtcdServer::shared();
-    let reg = EtcdLeaseRegistry::new(opts(&etcd.endpoints(), "lowest", "10.7.0.1:8080"));
-    let a = reg.acquire(&IssueOptions::new(leaf())).unwrap();
-    let b = reg.acquire(&IssueOptions::new(leaf())).unwrap();
-    let c = reg.acquire(&IssueOptions::new(leaf())).unwrap();
-    assert_eq!((a.worker(), b.worker(), c.worker()), (0, 1, 2));
-    b.finish(None).unwrap();
-    let d = reg.acquire(&IssueOptions::new(leaf())).unwrap();
-    assert_eq!(d.worker(), 1, "a released id is reused first");
-    // 16 threads at once: all different.
-    let leases: Vec<Arc<dyn WorkerLease>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..16)
-            .map(|_| s.spawn(|| reg.acquire(&IssueOptions::new(leaf())).unwrap()))
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let mut ids: Vec<u64> = leases.iter().map(|l| l.worker()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    assert_eq!(ids.len(), 16, "{ids:?}");
-    assert!(!ids.iter().any(|w| [0, 1, 2].contains(w)));
-    // etcd shows each as a key attached to a lease.
-    let dump = etcd.dump("/leafctl/lowest/leases/", None);
-    assert_eq!(dump.lines().count(), 2 * 19, "{dump}");
-    for l in leases.iter().chain([&a, &c, &d]) {
-        l.finish(None).unwrap();
-    }
-    assert!(etcd.dump("/leafctl/lowest/leases/", None).is_empty());
-}
-
-#[test]
-fn lease_handoff_never_reuses_a_timestamp() {
-    let etcd = EtcdServer::shared();
-    let o = opts(&etcd.endpoints(), "handoff", "10.8.0.1:8080");
-    let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now_ms();
-    let clock = Arc::new(FakeClock::new(t));
-
-    // A issues over 50 ms and "crashes" (no finish): its reservation stays in etcd.
-    let a = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    let mut a_ids = Vec::new();
-    for _ in 0..50 {
-        a_ids.extend(issue(&a, 3));
-        clock.advance_ms(1);
-    }
-    let a_worker = a.worker();
-    drop(a);
-    assert!(reserved_until(&o, a_worker).unwrap() >= t + 49);
-
-    // B gets the same id with its clock 1 s behind A's: it must wait past A's reservation.
-    clock.set_ms(t - 1_000);
-    let b = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    assert_eq!(b.worker(), a_worker);
-    assert!(clock.now_ms() >= t + 49, "B waited for A's reservation");
-    let b_ids = issue(&b, 100);
-    let a_max = *a_ids.iter().max().unwrap();
-    assert!(b_ids.iter().all(|id| *id > a_max), "B reused A's time");
-    b.finish().unwrap();
-    let b_last = b.generator().last_issued_ms().unwrap();
-    drop(b);
-    assert_eq!(
-        reserved_until(&o, a_worker),
-        Some(b_last + 1),
-        "a clean finish records the exact bound"
-    );
-
-    // C after a clean finish: waits only for B's exact last time, not the whole window.
-    clock.set_ms(b_last - 500);
-    let c = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    assert_eq!(c.worker(), a_worker);
-    assert_eq!(clock.now_ms(), b_last + 1);
-    let c_ids = issue(&c, 10);
-    assert!(c_ids[0] > *b_ids.iter().max().unwrap());
-    c.finish().unwrap();
-
-    // Far behind the reservation: refused rather than waiting for long, and the id is free again.
-    clock.set_ms(b_last - 3_600_000);
-    let r = reg.acquire(&IssueOptions::new(leaf()).clock(clock.clone()));
-    assert_clock_behind(r);
-    assert!(!held(&o, a_worker), "a refused start gives the id back");
-}
-
-#[test]
-fn a_busy_lease_is_renewed_ahead_of_need_and_reports_its_clock() {
-    let etcd = EtcdServer::shared();
-    let o = opts(&etcd.endpoints(), "renew", "10.11.0.1:8080");
-    let reg = EtcdLeaseRegistry::new(o.clone());
-    let t = now_ms();
-    let clock = Arc::new(FakeClock::new(t));
-    let g = WorkerGenerator::start(&reg, &zero_start(clock.clone())).unwrap();
-    issue(&g, 10);
-    let first = reserved_until(&o, 0).unwrap();
-    assert!(first > t, "reserved before issuing");
-    // Still busy half-way through the window: the renewer moves the bound before it is reached.
-    clock.advance_ms(1_500);
-    issue(&g, 10);
-    assert!(
-        support::wait_until(Duration::from_secs(20), || reserved_until(&o, 0).unwrap()
-            > first),
-        "reserved_until was not renewed ahead of need"
-    );
-    assert!(reserved_until(&o, 0).unwrap() >= t + 1_500 + 3_000);
-    // The holder reports its clock into its lease key every 3 s.
-    clock.advance_ms(60_000);
-    let admin = EtcdLeaseRegistry::new(o.clone());
-    assert!(
-        support::wait_until(Duration::from_secs(10), || {
-            admin.list(now_ms()).unwrap()[0].last_seen_ms >= Some(t + 60_000)
-        }),
-        "no report"
-    );
-    let rec = &admin.list(t + 60_000).unwrap()[0];
-    assert_eq!(rec.identity, "10.11.0.1:8080");
-    assert_eq!(rec.mode, RegistryKind::Etcd);
-    assert!(rec.held && rec.is_live(t + 60_000));
-    clock.advance_ms(-60_000);
-    g.finish().unwrap();
-    let last = g.generator().last_issued_ms().unwrap();
-    assert_eq!(reserved_until(&o, 0), Some(last + 1));
-    assert!(!held(&o, 0), "finish revokes the lease");
 }
 
 #[test]
