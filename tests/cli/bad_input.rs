@@ -55,20 +55,16 @@ fn bad_tags_are_usage_errors_and_change_nothing() {
     // SQL metacharacters without whitespace make a valid tag that is only ever a bound
     // parameter: an unknown tag, then an ordinary one.
     let sql = "x';DROP_TABLE_leaf_alloc;--";
-    let out = sb.leafctl().args(["next", sql]).output().unwrap();
+    let out = sb.run(["next", sql]);
     assert_usage_error(&out, "unknown tag", sql);
     sb.leafctl().args(["tag", "add", sql]).assert().success();
-    let out = sb.leafctl().args(["next", sql]).output().unwrap();
+    let out = sb.run(["next", sql]);
     assert_eq!(parse_ids(&out.stdout), vec![1]);
     // 128 characters is the limit, not past it.
     let max = "é".repeat(128);
     sb.leafctl().args(["tag", "add", &max]).assert().success();
     // Nothing else was added, and t was never claimed from.
-    let out = sb
-        .leafctl()
-        .args(["--output", "json", "tag", "list"])
-        .output()
-        .unwrap();
+    let out = sb.run(["--output", "json", "tag", "list"]);
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 3, "{rows:?}");
@@ -126,11 +122,11 @@ fn bad_steps_and_counts_name_the_allowed_range() {
         assert_usage_error(&out, needle, &format!("{args:?}"));
     }
     // Nothing was claimed or added by any of that.
-    let out = sb.leafctl().args(["tag", "show", "t"]).output().unwrap();
+    let out = sb.run(["tag", "show", "t"]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("max_id\t1\n"), "{shown}");
     assert!(shown.contains("step\t10\n"), "step unchanged: {shown}");
-    let out = sb.leafctl().args(["tag", "show", "u"]).output().unwrap();
+    let out = sb.run(["tag", "show", "u"]);
     assert_eq!(out.status.code(), Some(2), "u was never added");
 
     // 2^31 (and more) IDs is a valid request: it streams, and a reader that stops early (like
@@ -169,7 +165,7 @@ fn bad_steps_and_counts_name_the_allowed_range() {
         };
         assert!(status.success(), "{args:?}: {status}");
     }
-    let out = sb.leafctl().args(["next", "t"]).output().unwrap();
+    let out = sb.run(["next", "t"]);
     assert_eq!(parse_ids(&out.stdout), vec![2_147_483_649]);
 }
 
@@ -177,20 +173,16 @@ fn bad_steps_and_counts_name_the_allowed_range() {
 fn bad_ids_for_decode_are_reported_one_by_one() {
     let sb = Sandbox::new();
     let good = "4194308101";
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--output",
-            "json",
-            "",
-            "garbage",
-            "-1",
-            "18446744073709551616",
-            good,
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "decode",
+        "--output",
+        "json",
+        "",
+        "garbage",
+        "-1",
+        "18446744073709551616",
+        good,
+    ]);
     // Under --output json each error is a JSON object (issue 36, item 11): read the messages.
     let err: String = stderr(&out)
         .lines()

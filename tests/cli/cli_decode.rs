@@ -15,12 +15,7 @@ const KNOWN: u64 = (1000 << 22) | (1 << 12) | 5;
 #[test]
 fn decodes_a_known_id_to_json() {
     let sb = Sandbox::new();
-    let v = json(
-        &sb.leafctl()
-            .args(["decode", "--output", "json", &KNOWN.to_string()])
-            .output()
-            .unwrap(),
-    );
+    let v = json(&sb.run(["decode", "--output", "json", &KNOWN.to_string()]));
     assert_eq!(
         v,
         serde_json::json!([{
@@ -37,11 +32,7 @@ fn decodes_a_known_id_to_json() {
 #[test]
 fn text_output_off_a_terminal_is_tab_separated_with_a_header() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["decode", &KNOWN.to_string()])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", &KNOWN.to_string()]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
@@ -62,12 +53,7 @@ fn text_output_off_a_terminal_is_tab_separated_with_a_header() {
 fn hex_and_stdin_inputs() {
     let sb = Sandbox::new();
     let hex = format!("{KNOWN:#x}");
-    let v = json(
-        &sb.leafctl()
-            .args(["decode", "--output", "json", &hex])
-            .output()
-            .unwrap(),
-    );
+    let v = json(&sb.run(["decode", "--output", "json", &hex]));
     assert_eq!(v[0]["id"], KNOWN.to_string());
     let v = json(
         &sb.leafctl()
@@ -92,19 +78,14 @@ fn sonyflake_reports_the_machine_id() {
     let sb = Sandbox::new();
     let l = Layout::preset(Preset::Sonyflake);
     let id = l.encode(100, 0xBEEF, 7).unwrap();
-    let v = json(
-        &sb.leafctl()
-            .args([
-                "decode",
-                "--preset",
-                "sonyflake",
-                "--output",
-                "json",
-                &id.to_string(),
-            ])
-            .output()
-            .unwrap(),
-    );
+    let v = json(&sb.run([
+        "decode",
+        "--preset",
+        "sonyflake",
+        "--output",
+        "json",
+        &id.to_string(),
+    ]));
     assert_eq!(v[0]["worker"], 0xBEEF);
     assert_eq!(v[0]["sequence"], 7);
     assert_eq!(v[0]["time"], "2014-09-01T00:00:01.000Z");
@@ -140,20 +121,16 @@ fn custom_layouts_decode() {
 #[test]
 fn bad_values_are_reported_and_good_ones_still_printed() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--output",
-            "json",
-            "abc",
-            &KNOWN.to_string(),
-            "-5",
-            "9223372036854775808",
-            "0xnope",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "decode",
+        "--output",
+        "json",
+        "abc",
+        &KNOWN.to_string(),
+        "-5",
+        "9223372036854775808",
+        "0xnope",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
@@ -214,20 +191,15 @@ fn nothing_to_decode_is_an_empty_answer() {
 #[test]
 fn from_to_gives_the_bounding_ids() {
     let sb = Sandbox::new();
-    let v = json(
-        &sb.leafctl()
-            .args([
-                "decode",
-                "--from",
-                "2026-11-21T10:00:00Z",
-                "--to",
-                "2026-11-21T11:00:00Z",
-                "--output",
-                "json",
-            ])
-            .output()
-            .unwrap(),
-    );
+    let v = json(&sb.run([
+        "decode",
+        "--from",
+        "2026-11-21T10:00:00Z",
+        "--to",
+        "2026-11-21T11:00:00Z",
+        "--output",
+        "json",
+    ]));
     let l = Layout::preset(Preset::Leaf);
     let lo: u64 = v["min_id"].as_str().unwrap().parse().unwrap();
     let hi: u64 = v["max_id"].as_str().unwrap().parse().unwrap();
@@ -261,20 +233,15 @@ fn from_to_gives_the_bounding_ids() {
         .stdout(predicate::str::contains("WHERE id BETWEEN"));
 
     // A date as --to is the whole day (issue 18 #8).
-    let day = json(
-        &sb.leafctl()
-            .args([
-                "decode",
-                "--from",
-                "2026-11-21",
-                "--to",
-                "2026-11-21",
-                "--output",
-                "json",
-            ])
-            .output()
-            .unwrap(),
-    );
+    let day = json(&sb.run([
+        "decode",
+        "--from",
+        "2026-11-21",
+        "--to",
+        "2026-11-21",
+        "--output",
+        "json",
+    ]));
     assert_eq!(day["to"], "2026-11-21T23:59:59.999Z", "{day}");
     let hi: u64 = day["max_id"].as_str().unwrap().parse().unwrap();
     let top = l.decode(hi).unwrap();

@@ -15,11 +15,7 @@ use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids, s
 #[test]
 fn issues_ascending_ids_for_the_worker() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "7", "-n", "5000"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "--snowflake", "--worker-id", "7", "-n", "5000"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5000);
@@ -33,20 +29,16 @@ fn issues_ascending_ids_for_the_worker() {
 #[test]
 fn json_output_is_an_array_of_decimal_strings() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--worker-id",
-            "1",
-            "-n",
-            "3",
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "next",
+        "--snowflake",
+        "--worker-id",
+        "1",
+        "-n",
+        "3",
+        "--output",
+        "json",
+    ]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let arr = v.as_array().unwrap();
@@ -92,20 +84,16 @@ fn presets_put_the_worker_where_decode_finds_it() {
     let sb = Sandbox::new();
     // (Baidu's default layout is out of time: see a_layout_out_of_time_refuses_instead_of_wrapping.)
     for (preset, worker) in [("discord", "9"), ("sonyflake", "65000")] {
-        let out = sb
-            .leafctl()
-            .args([
-                "next",
-                "--snowflake",
-                "--preset",
-                preset,
-                "--worker-id",
-                worker,
-                "-n",
-                "2",
-            ])
-            .output()
-            .unwrap();
+        let out = sb.run([
+            "next",
+            "--snowflake",
+            "--preset",
+            preset,
+            "--worker-id",
+            worker,
+            "-n",
+            "2",
+        ]);
         assert!(out.status.success(), "{preset}: {}", stderr(&out));
         let ids = parse_ids(&out.stdout);
         let dec = sb
@@ -145,18 +133,14 @@ fn a_layout_out_of_time_refuses_instead_of_wrapping() {
     // Its IDs from before then still decode.
     let l = Layout::preset(Preset::Baidu);
     let id = l.encode(l.max_ticks(), 4_000_000, 8191).unwrap();
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--preset",
-            "baidu",
-            "--output",
-            "json",
-            &id.to_string(),
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "decode",
+        "--preset",
+        "baidu",
+        "--output",
+        "json",
+        &id.to_string(),
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["time"], "2024-11-20T13:24:15.000Z");
     assert_eq!(v[0]["worker"], 4_000_000);
@@ -191,11 +175,7 @@ fn back_to_back_runs_never_repeat_an_id() {
     let sb = Sandbox::new();
     let mut all = Vec::new();
     for _ in 0..20 {
-        let out = sb
-            .leafctl()
-            .args(["next", "--snowflake", "--worker-id", "3", "-n", "50"])
-            .output()
-            .unwrap();
+        let out = sb.run(["next", "--snowflake", "--worker-id", "3", "-n", "50"]);
         assert!(out.status.success());
         all.extend(parse_ids(&out.stdout));
     }
@@ -265,22 +245,14 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
     let sb = Sandbox::new();
     let bound = now_ms() + 300;
     write_state(&sb, 5, bound, false);
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "5"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "--snowflake", "--worker-id", "5"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     assert!(time_of(id) >= bound);
 
     let bound = now_ms() + 3;
     write_state(&sb, 6, bound, true);
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "6"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     assert!(time_of(id) >= bound);
@@ -334,11 +306,7 @@ fn a_closed_pipe_ends_quietly_with_success() {
         "{err}"
     );
     // The next run still starts after the IDs that were issued.
-    let next = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "9"])
-        .output()
-        .unwrap();
+    let next = sb.run(["next", "--snowflake", "--worker-id", "9"]);
     assert!(parse_ids(&next.stdout)[0] > first.trim().parse::<u64>().unwrap());
 }
 
@@ -492,7 +460,7 @@ fn config_precedence_is_flag_env_file_default() {
     let id = parse_ids(&out.stdout)[0];
     assert_eq!(worker_of(id), 5);
     // The file is used when nothing else is given, and a broken file is a usage error.
-    let out = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
+    let out = sb.run(["next", "--snowflake"]);
     assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 3);
     std::fs::write(&cfg, "[snowflake]\nworker_id = \"three\"\n").unwrap();
     sb.leafctl()

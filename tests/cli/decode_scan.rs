@@ -106,12 +106,7 @@ fn values_without_a_time_are_named_with_what_would_fit() {
 fn new_presets_decode_their_published_ids() {
     let sb = Sandbox::new();
     let one = |preset: &str, id: &str| {
-        let v = ndjson(
-            &sb.leafctl()
-                .args(["decode", "--output", "ndjson", "--preset", preset, id])
-                .output()
-                .unwrap(),
-        );
+        let v = ndjson(&sb.run(["decode", "--output", "ndjson", "--preset", preset, id]));
         v[0].clone()
     };
     // Mastodon's API docs, Status example: created_at 2019-12-08T03:48:33.901Z.
@@ -149,11 +144,7 @@ fn without_a_layout_an_implausible_number_is_read_under_the_most_plausible_one()
     let id = l
         .encode(l.ticks_at(now_ms() - 60_000).unwrap(), 1341, 7)
         .unwrap();
-    let out = sb
-        .leafctl()
-        .args(["decode", "--output", "ndjson", &id.to_string()])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", "--output", "ndjson", &id.to_string()]);
     let v = ndjson(&out);
     assert_eq!(v[0]["layout"], "instagram");
     assert_eq!(
@@ -180,18 +171,13 @@ fn without_a_layout_an_implausible_number_is_read_under_the_most_plausible_one()
 fn guess_ranks_every_layout_and_says_why() {
     let sb = Sandbox::new();
     // Discord's API reference: 175928847299117063 is 2016-04-30T11:18:25.796Z.
-    let rows = ndjson(
-        &sb.leafctl()
-            .args([
-                "decode",
-                "--guess",
-                "--output",
-                "ndjson",
-                "175928847299117063",
-            ])
-            .output()
-            .unwrap(),
-    );
+    let rows = ndjson(&sb.run([
+        "decode",
+        "--guess",
+        "--output",
+        "ndjson",
+        "175928847299117063",
+    ]));
     assert_eq!(rows.len(), 8, "every preset once");
     let discord = rows.iter().find(|r| r["layout"] == "discord").unwrap();
     assert_eq!(discord["time"], "2016-04-30T11:18:25.796Z");
@@ -237,19 +223,10 @@ fn guess_ranks_every_layout_and_says_why() {
 fn guess_marks_a_worker_this_host_issued_with() {
     let sb = Sandbox::new();
     // Issue a few IDs as worker 7, which leaves its state file in the sandbox's state dir.
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "7", "-n", "1"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "--snowflake", "--worker-id", "7", "-n", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let rows = ndjson(
-        &sb.leafctl()
-            .args(["decode", "--guess", "--output", "ndjson", &id])
-            .output()
-            .unwrap(),
-    );
+    let rows = ndjson(&sb.run(["decode", "--guess", "--output", "ndjson", &id]));
     assert_eq!(rows[0]["layout"], "leaf");
     assert_eq!(rows[0]["worker"], 7);
     let why = rows[0]["why"].as_str().unwrap();
@@ -434,19 +411,15 @@ fn scan_streams_and_ends_quietly_under_head() {
 fn around_gives_the_workers_range_and_its_sql() {
     let sb = Sandbox::new();
     let id = leaf_id(3_600_000, 7, 5);
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--around",
-            &id.to_string(),
-            "--window",
-            "1m",
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "decode",
+        "--around",
+        &id.to_string(),
+        "--window",
+        "1m",
+        "--output",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let l = Layout::preset(Preset::Leaf);
@@ -513,11 +486,7 @@ fn decode_and_guess_agree_and_a_mastodon_id_is_noted() {
             .stderr(predicate::str::contains("below 2^31"));
     }
     // mastodon.social, created_at 2023-11-03T05:56:19.586Z.
-    let out = sb
-        .leafctl()
-        .args(["decode", "111345072838007286"])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", "111345072838007286"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("2011-09-07T07:48:28.712Z"));
     let err = stderr(&out);
@@ -527,11 +496,7 @@ fn decode_and_guess_agree_and_a_mastodon_id_is_noted() {
         "{err}"
     );
     // A Leaf ID of today has no note.
-    let out = sb
-        .leafctl()
-        .args(["decode", &leaf_id(60_000, 3, 2000).to_string()])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", &leaf_id(60_000, 3, 2000).to_string()]);
     assert!(
         out.status.success() && out.stderr.is_empty(),
         "{}",

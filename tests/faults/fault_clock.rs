@@ -158,11 +158,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
     s.stop_cleanly();
 
     // The hour is recorded: a new run refuses (exit 1) ...
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "5"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "--snowflake", "--worker-id", "5"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty());

@@ -12,7 +12,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::faketime::under_faketime;
-use support::fault::{Load, Seen, after_on_each_worker};
+use support::fault::{Load, after_on_each_worker};
 use support::serve::{LEASE_REFUSALS, Server};
 use support::snowflake::{now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
@@ -69,16 +69,6 @@ fn load(s: &Server) -> Load {
     )
 }
 
-/// Asserts that every answer was an ID.
-fn all_ids(seen: &Seen, what: &str) {
-    assert_eq!(
-        seen.statuses.keys().copied().collect::<Vec<_>>(),
-        vec![200],
-        "{what}: {:?}",
-        seen.errors
-    );
-}
-
 #[test]
 fn forever_mode_keeps_issuing_with_zookeeper_down_and_restarts_from_its_cache_only_when_the_clock_allows()
  {
@@ -94,7 +84,7 @@ fn forever_mode_keeps_issuing_with_zookeeper_down_and_restarts_from_its_cache_on
     zk.kill();
     std::thread::sleep(Duration::from_millis(2 * SESSION_MS + 1_000));
     let seen = l.stop();
-    all_ids(&seen, "with ZooKeeper down");
+    seen.all_ids("with ZooKeeper down");
     let mut ids = seen.ids;
     let (status, log) = s.terminate();
     assert!(status.success(), "a clean stop with ZooKeeper down: {log}");
@@ -168,7 +158,7 @@ fn forever_mode_keeps_issuing_through_a_zookeeper_paused_past_the_session_timeou
         s.stderr()
     );
     let seen = l.stop();
-    all_ids(&seen, "through the pause");
+    seen.all_ids("through the pause");
     let mut ids = seen.ids;
     assert_eq!(s.get("/readyz").status, 200);
     s.stop_cleanly();

@@ -179,11 +179,7 @@ echo $? > "$O/third.rc"
 #[test]
 fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     let sb = Sandbox::new();
-    let first = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "6", "-n", "3"])
-        .output()
-        .unwrap();
+    let first = sb.run(["next", "--snowflake", "--worker-id", "6", "-n", "3"]);
     assert!(first.status.success(), "{}", stderr(&first));
     let good = std::fs::read_to_string(state_file(&sb, 6)).unwrap();
     let cut = good.len() / 2;
@@ -207,11 +203,7 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     ];
     for (what, bytes) in cases {
         std::fs::write(state_file(&sb, 6), &bytes).unwrap();
-        let out = sb
-            .leafctl()
-            .args(["next", "--snowflake", "--worker-id", "6"])
-            .output()
-            .unwrap();
+        let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{what}: {err}");
         assert!(out.stdout.is_empty(), "{what}: no ID");
@@ -256,11 +248,7 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     }
     // Put back, it is accepted, and the run continues after the first.
     std::fs::write(state_file(&sb, 6), &good).unwrap();
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "6"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(parse_ids(&out.stdout)[0] > *parse_ids(&first.stdout).last().unwrap());
 }

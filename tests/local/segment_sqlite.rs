@@ -60,27 +60,15 @@ fn the_embedded_default_creates_its_own_database() {
         .success();
     let file = sb.path().join("data/leafctl/leaf.db");
     assert!(file.is_file(), "{} missing", file.display());
-    let out = sb
-        .leafctl()
-        .args(["next", "order", "-n", "3"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "order", "-n", "3"]);
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3]);
     let store = SqliteStore::open(&file, OpenMode::Existing).unwrap();
     let row = store.get("order").unwrap().unwrap();
     assert_eq!((row.max_id, row.step), (4, 5000));
     // The same range in the row formats: a header before the counted-up lines, or JSON lines.
-    let out = sb
-        .leafctl()
-        .args(["next", "order", "-n", "3", "--output", "tsv"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "order", "-n", "3", "--output", "tsv"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n4\n5\n6\n");
-    let out = sb
-        .leafctl()
-        .args(["next", "order", "-n", "2", "--output", "ndjson"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "order", "-n", "2", "--output", "ndjson"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "\"7\"\n\"8\"\n");
     sb.leafctl()
         .args(["config", "show"])
@@ -93,11 +81,7 @@ fn the_embedded_default_creates_its_own_database() {
 fn an_explicit_url_without_the_table_names_db_init() {
     let sb = Sandbox::new();
     let url = format!("sqlite://{}", sb.path().join("explicit.db").display());
-    let out = sb
-        .leafctl()
-        .args(["--db", &url, "tag", "list"])
-        .output()
-        .unwrap();
+    let out = sb.run(["--db", &url, "tag", "list"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
@@ -117,11 +101,7 @@ fn an_explicit_url_without_the_table_names_db_init() {
         .assert()
         .success()
         .stdout("[]\n");
-    let out = sb
-        .leafctl()
-        .args(["--db", "postgres://x/y", "tag", "list"])
-        .output()
-        .unwrap();
+    let out = sb.run(["--db", "postgres://x/y", "tag", "list"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -180,13 +160,13 @@ fn a_config_file_with_a_password_readable_by_others_is_warned_about() {
     let cfg = sb.path().join("leaf.toml");
     std::fs::write(&cfg, "[db]\npassword = \"hunter2x\"\n").unwrap();
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let out = sb.leafctl().args(["config", "show"]).output().unwrap();
+    let out = sb.run(["config", "show"]);
     let err = stderr(&out);
     assert!(err.contains("readable by other users"), "{err}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2x"));
     assert!(!err.contains("hunter2x"));
     std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let out = sb.leafctl().args(["config", "show"]).output().unwrap();
+    let out = sb.run(["config", "show"]);
     assert!(!stderr(&out).contains("readable by other users"));
 }
 
@@ -395,11 +375,7 @@ fn hints_are_shell_quoted_and_invisible_tags_are_refused() {
             .code(2)
             .stderr(predicate::str::contains("invisible characters"));
     }
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--output", "json"]);
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().map(Vec::len), Some(3), "{rows}");
 }
@@ -506,7 +482,7 @@ fn a_database_without_the_tombstone_table() {
 fn output_failures_are_errors_that_count_the_ids_not_written() {
     use support::{Sink, redirect};
     let sb = Sandbox::with_tag("out", "1000");
-    let next_id = || parse_ids(&sb.leafctl().args(["next", "out"]).output().unwrap().stdout)[0];
+    let next_id = || parse_ids(&sb.run(["next", "out"]).stdout)[0];
     let run = |fd: i32, sink: Sink, n: &str| {
         let mut cmd = sb.leafctl_std();
         cmd.args(["next", "out", "-n", n]);

@@ -383,19 +383,15 @@ fn sigterm_finishes_and_records_the_last_time() {
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert!(log.contains("stopped"), "{log}");
     // The lock is free at once and the next run continues after what the server issued.
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--worker-id",
-            "9",
-            "--no-wait",
-            "-n",
-            "10",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "next",
+        "--snowflake",
+        "--worker-id",
+        "9",
+        "--no-wait",
+        "-n",
+        "10",
+    ]);
     assert!(out.status.success(), "{out:?}");
     let next = support::parse_ids(&out.stdout);
     assert!(next[0] > *served.iter().max().unwrap());
@@ -507,11 +503,7 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = sb
-        .leafctl()
-        .args(["config", "import-leaf", "/nonexistent/leaf.properties"])
-        .output()
-        .unwrap();
+    let out = sb.run(["config", "import-leaf", "/nonexistent/leaf.properties"]);
     assert_eq!(out.status.code(), Some(2));
 }
 

@@ -140,17 +140,6 @@ fn only_lease_refusals(seen: &Seen, what: &str) {
     );
 }
 
-/// Asserts that every request was answered with IDs.
-fn all_ids(seen: &Seen, what: &str) {
-    assert_eq!(seen.failed, 0, "{what}: requests without an answer");
-    assert_eq!(
-        seen.statuses.keys().copied().collect::<Vec<_>>(),
-        vec![200],
-        "{what}: {:?}",
-        seen.errors
-    );
-}
-
 /// The latest time of an ID of worker `w` among `ids`.
 fn last_time_on(ids: &[u64], w: u64) -> Option<i64> {
     ids.iter()
@@ -248,7 +237,7 @@ fn leased_server_cut_off(reg: &Registry, ha: &Host, hb: &Host) {
     assert!(seen_b.ids.iter().all(|&id| worker_of(id) == wa));
     after_on_each_worker(&seen_a.ids, &seen_b.ids);
     only_lease_refusals(&seen_a, "A");
-    all_ids(&seen_b, "B");
+    seen_b.all_ids("B");
     assert!(resumed <= RESUME_BOUND);
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
@@ -414,7 +403,7 @@ fn database_registry_cut_off(what: &str, registry: &str, url: &str, ha: &Host, h
         "A came back at a time the standby used"
     );
     only_lease_refusals(&seen_a, &format!("{what}: A"));
-    all_ids(&seen_b, &format!("{what}: B"));
+    seen_b.all_ids(&format!("{what}: B"));
     let mut all: Vec<u64> = seen_a.ids.into_iter().chain(seen_b.ids).collect();
     assert_unique(&mut all);
     a.stop_cleanly();
@@ -475,7 +464,7 @@ fn a_forever_server_cut_off_from_zookeeper_keeps_issuing_and_registers_again() {
         ms(expired),
         ms(registered)
     );
-    all_ids(&seen, "forever mode");
+    seen.all_ids("forever mode");
     assert!(seen.longest_gap(cut_at, end) < Duration::from_secs(1));
     assert!(seen.ids.iter().all(|&id| worker_of(id) == wa));
     let mut ids = seen.ids;

@@ -74,7 +74,7 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
         "-n",
         "1000",
     ];
-    let first = sb.leafctl().args(args).output().unwrap();
+    let first = sb.run(args);
     assert!(first.status.success(), "{}", stderr(&first));
     let first_ids = parse_ids(&first.stdout);
     let first_max = *first_ids.iter().max().unwrap();
@@ -139,11 +139,7 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     // A stopped server behind an endpoint that answered a moment ago: the same.
     let etcd = EtcdServer::start();
     let ep = etcd.endpoints();
-    let ok = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--etcd", &ep])
-        .output()
-        .unwrap();
+    let ok = sb.run(["next", "--snowflake", "--etcd", &ep]);
     assert!(ok.status.success(), "{}", stderr(&ok));
     etcd.first().kill();
     let t0 = Instant::now();
@@ -162,11 +158,7 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     assert!(t0.elapsed() < Duration::from_secs(10));
 
     // Not an endpoint at all: a usage error.
-    let bad = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--etcd", "ftp://x:1"])
-        .output()
-        .unwrap();
+    let bad = sb.run(["next", "--snowflake", "--etcd", "ftp://x:1"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
 
@@ -193,11 +185,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     assert_eq!(r["held"], true);
     assert_eq!(r["node"], "/leafctl/reclaim/leases/0");
     assert!(r["reserved_until"].is_string(), "{r}");
-    let text = sb
-        .leafctl()
-        .args(["workers", "list", "--etcd", &ep, "--name", "reclaim"])
-        .output()
-        .unwrap();
+    let text = sb.run(["workers", "list", "--etcd", &ep, "--name", "reclaim"]);
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(
         t.contains("10.52.0.1:8080") && t.contains("live") && t.contains("etcd"),
@@ -271,13 +259,9 @@ fn list_and_reclaim_live_and_expired_ids() {
         "{}",
         String::from_utf8_lossy(&by_identity.stdout)
     );
-    let missing = sb
-        .leafctl()
-        .args([
-            "workers", "reclaim", "9", "--etcd", &ep, "--name", "expired",
-        ])
-        .output()
-        .unwrap();
+    let missing = sb.run([
+        "workers", "reclaim", "9", "--etcd", &ep, "--name", "expired",
+    ]);
     assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
     assert!(
         stderr(&missing).contains("/leafctl/expired/"),
@@ -331,20 +315,16 @@ fn a_killed_holders_lease_expires_and_the_next_run_starts_after_it() {
                 .timestamp_millis()
         })
         .unwrap();
-    let next = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--etcd",
-            &ep,
-            "--name",
-            "crash",
-            "-n",
-            "5",
-        ])
-        .output()
-        .unwrap();
+    let next = sb.run([
+        "next",
+        "--snowflake",
+        "--etcd",
+        &ep,
+        "--name",
+        "crash",
+        "-n",
+        "5",
+    ]);
     assert!(next.status.success(), "{}", stderr(&next));
     for id in parse_ids(&next.stdout) {
         let p = leaf().decode(id).unwrap();
@@ -562,11 +542,7 @@ fn https_endpoints_with_a_ca_file() {
         format!("[etcd]\nca_file = {:?}\n", certs.ca.display().to_string()),
     )
     .unwrap();
-    let listed = sb
-        .leafctl()
-        .args(["workers", "list", "--etcd", &ep, "--output", "json"])
-        .output()
-        .unwrap();
+    let listed = sb.run(["workers", "list", "--etcd", &ep, "--output", "json"]);
     assert_eq!(json(&listed)[0]["mode"], "etcd");
     std::fs::remove_file(sb.path().join("leaf.toml")).unwrap();
 

@@ -40,31 +40,23 @@ fn eight_concurrent_leased_processes_never_share_an_id() {
 fn global_options_go_before_or_after_the_subcommand() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let before = sb
-        .leafctl()
-        .args([
-            "--zk",
-            &zk.hosts(),
-            "--name",
-            "globals",
-            "next",
-            "--snowflake",
-        ])
-        .output()
-        .unwrap();
+    let before = sb.run([
+        "--zk",
+        &zk.hosts(),
+        "--name",
+        "globals",
+        "next",
+        "--snowflake",
+    ]);
     assert!(before.status.success(), "{}", stderr(&before));
-    let after = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--zk",
-            &zk.hosts(),
-            "--name",
-            "globals",
-        ])
-        .output()
-        .unwrap();
+    let after = sb.run([
+        "next",
+        "--snowflake",
+        "--zk",
+        &zk.hosts(),
+        "--name",
+        "globals",
+    ]);
     assert!(after.status.success(), "{}", stderr(&after));
     let env = sb
         .leafctl()
@@ -138,7 +130,7 @@ fn faketime_behind_the_stored_time_is_refused() {
             "-n",
             "10",
         ];
-        let ok = sb.leafctl().args(args).output().unwrap();
+        let ok = sb.run(args);
         assert!(ok.status.success(), "{registry}: {}", stderr(&ok));
         let behind = under_faketime(&sb.leafctl_std(), "-1h")
             .args(args)
@@ -188,11 +180,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     let seen = r["last_seen"].as_str().unwrap();
     assert!(chrono::DateTime::parse_from_rfc3339(seen).is_ok(), "{seen}");
 
-    let text = sb
-        .leafctl()
-        .args(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"])
-        .output()
-        .unwrap();
+    let text = sb.run(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"]);
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(t.contains("10.43.0.1:8080") && t.contains("live"), "{t}");
 
@@ -291,11 +279,7 @@ fn reclaim_tidies_a_stale_forever_node() {
 fn doctor_compares_clocks_and_config_show_redacts_auth() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true, "{v}");
@@ -321,52 +305,36 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
 #[test]
 fn registry_choice_errors_are_usage_errors() {
     let sb = Sandbox::new();
-    let both = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--worker-id",
-            "1",
-            "--zk",
-            "127.0.0.1:1",
-        ])
-        .output()
-        .unwrap();
+    let both = sb.run([
+        "next",
+        "--snowflake",
+        "--worker-id",
+        "1",
+        "--zk",
+        "127.0.0.1:1",
+    ]);
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
     assert!(stderr(&both).contains("--registry"), "{}", stderr(&both));
-    let bogus = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--registry",
-            "zookeeper",
-            "--worker-id",
-            "1",
-        ])
-        .output()
-        .unwrap();
+    let bogus = sb.run([
+        "next",
+        "--snowflake",
+        "--registry",
+        "zookeeper",
+        "--worker-id",
+        "1",
+    ]);
     assert_eq!(bogus.status.code(), Some(2), "{}", stderr(&bogus));
-    let no_zk = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--registry", "lease"])
-        .output()
-        .unwrap();
+    let no_zk = sb.run(["next", "--snowflake", "--registry", "lease"]);
     assert_eq!(no_zk.status.code(), Some(2), "{}", stderr(&no_zk));
     assert!(stderr(&no_zk).contains("--zk"), "{}", stderr(&no_zk));
-    let bad_instance = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--zk",
-            "127.0.0.1:1",
-            "--instance",
-            "nope",
-        ])
-        .output()
-        .unwrap();
+    let bad_instance = sb.run([
+        "next",
+        "--snowflake",
+        "--zk",
+        "127.0.0.1:1",
+        "--instance",
+        "nope",
+    ]);
     assert_eq!(
         bad_instance.status.code(),
         Some(2),
@@ -376,18 +344,14 @@ fn registry_choice_errors_are_usage_errors() {
     // A worker id from the config file loses to --zk on the command line.
     std::fs::write(sb.path().join("leaf.toml"), "[snowflake]\nworker_id = 3\n").unwrap();
     let zk = ZkServer::shared();
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--zk",
-            &zk.hosts(),
-            "--name",
-            "choice",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "next",
+        "--snowflake",
+        "--zk",
+        &zk.hosts(),
+        "--name",
+        "choice",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     assert_eq!(
@@ -395,7 +359,7 @@ fn registry_choice_errors_are_usage_errors() {
         0,
         "leased, not the file's 3"
     );
-    let local = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
+    let local = sb.run(["next", "--snowflake"]);
     assert!(local.status.success(), "{}", stderr(&local));
     assert_eq!(
         leaf().decode(parse_ids(&local.stdout)[0]).unwrap().worker,

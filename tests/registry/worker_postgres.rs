@@ -41,11 +41,7 @@ fn registry(url: &str, instance: &str) -> PostgresRegistry {
 }
 
 fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
-    let out = sb
-        .leafctl()
-        .args(["workers", "list", "--db", url, "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["workers", "list", "--db", url, "--output", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
@@ -80,20 +76,16 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     let name = init(pg);
     let url = pg.url(&name);
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--db",
-            &url,
-            "--instance",
-            "10.22.0.1:8080",
-            "-n",
-            "5",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "next",
+        "--snowflake",
+        "--db",
+        &url,
+        "--instance",
+        "10.22.0.1:8080",
+        "-n",
+        "5",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
@@ -129,12 +121,7 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
                 && r["status"] == "live"
         })
     });
-    let reclaim = || {
-        sb.leafctl()
-            .args(["workers", "reclaim", "1", "--db", &url, "--yes"])
-            .output()
-            .unwrap()
-    };
+    let reclaim = || sb.run(["workers", "reclaim", "1", "--db", &url, "--yes"]);
     let refused = reclaim();
     let killed = child.kill();
     let _ = child.wait();

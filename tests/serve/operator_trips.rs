@@ -16,11 +16,7 @@ fn an_empty_tag_list_prints_rows_not_prose() {
     let sb = Sandbox::with_tag("order", "1000");
     let header = "tag\tmax_id\tstep\tdescription\tupdate_time\tids_left\theadroom\n";
     for format in ["text", "tsv"] {
-        let out = sb
-            .leafctl()
-            .args(["tag", "list", "--prefix", "nomatch", "--output", format])
-            .output()
-            .unwrap();
+        let out = sb.run(["tag", "list", "--prefix", "nomatch", "--output", format]);
         assert!(out.status.success(), "{out:?}");
         assert_eq!(stdout(&out), header, "{format}");
         let err = stderr(&out);
@@ -29,31 +25,15 @@ fn an_empty_tag_list_prints_rows_not_prose() {
             "{format}: {err}"
         );
     }
-    let out = sb
-        .leafctl()
-        .args(["-q", "tag", "list", "--match", "x*", "--output", "tsv"])
-        .output()
-        .unwrap();
+    let out = sb.run(["-q", "tag", "list", "--match", "x*", "--output", "tsv"]);
     assert_eq!(stdout(&out), header);
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--prefix", "nomatch", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--prefix", "nomatch", "--output", "json"]);
     assert_eq!(stdout(&out).trim(), "[]");
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--prefix", "nomatch", "--output", "ndjson"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--prefix", "nomatch", "--output", "ndjson"]);
     assert!(out.stdout.is_empty());
     // A list with rows has the header once, then one line per tag.
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--output", "tsv"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--output", "tsv"]);
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
@@ -69,29 +49,17 @@ fn help_examples_count_what_they_say() {
     for t in ["tenant-a", "tenant-b", "other"] {
         sb.leafctl().args(["tag", "add", t]).assert().success();
     }
-    let help = sb
-        .leafctl()
-        .args(["tag", "list", "--help"])
-        .output()
-        .unwrap();
+    let help = sb.run(["tag", "list", "--help"]);
     let help = stdout(&help);
     let line = help
         .lines()
         .find(|l| l.contains("count the tenant tags"))
         .expect("the counting example");
     assert!(line.contains("--output ndjson | wc -l"), "{line}");
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--prefix", "tenant-", "--output", "ndjson"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--prefix", "tenant-", "--output", "ndjson"]);
     assert_eq!(stdout(&out).lines().count(), 2);
 
-    let out = sb
-        .leafctl()
-        .args(["tag", "show", "other", "--output", "tsv"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "show", "other", "--output", "tsv"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--output tsv is not available for `leafctl tag show`"),
@@ -116,11 +84,7 @@ fn tags_running_out_are_visible_before_they_fail() {
         .assert()
         .success();
 
-    let out = sb
-        .leafctl()
-        .args(["tag", "show", "nearly", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "show", "nearly", "--output", "json"]);
     assert!(out.status.success(), "{out:?}");
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["ids_left"], "806");
@@ -135,18 +99,14 @@ fn tags_running_out_are_visible_before_they_fail() {
             .starts_with("tag nearly has 806 IDs left, less than its step 1000"),
         "{err}"
     );
-    let out = sb
-        .leafctl()
-        .args(["tag", "show", "nearly"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "show", "nearly"]);
     assert!(
         stderr(&out).starts_with("warning: tag nearly has 806 IDs left"),
         "{}",
         stderr(&out)
     );
 
-    let out = sb.leafctl().args(["tag", "show", "low"]).output().unwrap();
+    let out = sb.run(["tag", "show", "low"]);
     let text = stdout(&out);
     assert!(text.contains("ids_left\t500000"), "{text}");
     assert!(text.contains("claims_left\t500"), "{text}");
@@ -154,18 +114,14 @@ fn tags_running_out_are_visible_before_they_fail() {
     assert!(stderr(&out).contains("tag low is running out: 500000 IDs left, 500 claims"));
 
     // A healthy tag: ok, and no warning.
-    let out = sb
-        .leafctl()
-        .args(["tag", "show", "plenty", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "show", "plenty", "--output", "json"]);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["headroom"], "ok");
     assert_eq!(j["ids_left"], "9223372036854775806");
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 
     // The list marks both and warns once, naming them; -q keeps stderr empty.
-    let out = sb.leafctl().args(["tag", "list"]).output().unwrap();
+    let out = sb.run(["tag", "list"]);
     let text = stdout(&out);
     assert!(text.contains("\t806\tlast"), "{text}");
     assert!(text.contains("\t500000\tlow"), "{text}");
@@ -175,15 +131,11 @@ fn tags_running_out_are_visible_before_they_fail() {
         err.contains("warning: 2 tags are running out of IDs: low, nearly"),
         "{err}"
     );
-    let out = sb.leafctl().args(["-q", "tag", "list"]).output().unwrap();
+    let out = sb.run(["-q", "tag", "list"]);
     assert!(out.stderr.is_empty());
 
     // What the warning predicts is what happens: the next claim of a step fails.
-    let out = sb
-        .leafctl()
-        .args(["next", "nearly", "-n", "1000"])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "nearly", "-n", "1000"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
 
@@ -193,7 +145,7 @@ fn tags_running_out_are_visible_before_they_fail() {
 fn piped_tables_have_no_box_and_no_future_ages() {
     let sb = Sandbox::with_tag("order", "1000");
     for args in [&["tag", "show", "order"][..], &["config", "show"]] {
-        let out = sb.leafctl().args(args).output().unwrap();
+        let out = sb.run(args);
         assert!(out.status.success(), "{args:?}: {out:?}");
         let text = stdout(&out);
         assert!(
@@ -202,11 +154,7 @@ fn piped_tables_have_no_box_and_no_future_ages() {
         );
         assert!(text.lines().all(|l| l.contains('\t')), "{args:?}: {text}");
     }
-    let out = sb
-        .leafctl()
-        .args(["tag", "show", "order"])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "show", "order"]);
     let text = stdout(&out);
     let updated = text
         .lines()
@@ -236,11 +184,7 @@ fn errors_are_json_when_the_output_is() {
     let sb = Sandbox::with_tag("order", "1000");
     for format in ["json", "ndjson"] {
         // The library's error (an unknown tag): exit 2, code usage, the hint of text mode.
-        let out = sb
-            .leafctl()
-            .args(["--output", format, "next", "nosuch"])
-            .output()
-            .unwrap();
+        let out = sb.run(["--output", format, "next", "nosuch"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(out.stdout.is_empty());
         let errs = json_errors(&out);
@@ -255,11 +199,7 @@ fn errors_are_json_when_the_output_is() {
         );
 
         // clap's refusal of an unknown flag.
-        let out = sb
-            .leafctl()
-            .args(["next", "order", "--bogus", &format!("--output={format}")])
-            .output()
-            .unwrap();
+        let out = sb.run(["next", "order", "--bogus", &format!("--output={format}")]);
         assert_eq!(out.status.code(), Some(2));
         let errs = json_errors(&out);
         assert_eq!(errs.len(), 1, "{errs:?}");
@@ -288,11 +228,7 @@ fn errors_are_json_when_the_output_is() {
         assert!(errs[0]["error"]["hint"].is_string());
 
         // decode: one object per bad value, then the closing one; good rows still on stdout.
-        let out = sb
-            .leafctl()
-            .args(["--output", format, "decode", "12x", "4194308101"])
-            .output()
-            .unwrap();
+        let out = sb.run(["--output", format, "decode", "12x", "4194308101"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stdout).contains("4194308101"));
         let errs = json_errors(&out);
@@ -311,7 +247,7 @@ fn errors_are_json_when_the_output_is() {
         );
     }
     // Text stays text.
-    let out = sb.leafctl().args(["next", "nosuch"]).output().unwrap();
+    let out = sb.run(["next", "nosuch"]);
     let err = stderr(&out);
     assert!(
         err.starts_with("error: ") && err.contains("\n  hint: "),
@@ -365,11 +301,7 @@ fn a_broken_config_file_does_not_stop_decode() {
         .args(["--config", "/dev/null", "config", "show"])
         .assert()
         .success();
-    let help = sb
-        .leafctl()
-        .args(["config", "show", "--help"])
-        .output()
-        .unwrap();
+    let help = sb.run(["config", "show", "--help"]);
     assert!(stdout(&help).contains("snowflake.preset"));
 }
 
@@ -377,11 +309,7 @@ fn a_broken_config_file_does_not_stop_decode() {
 #[test]
 fn ignored_flags_are_refused() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["-q", "tag", "add", "demo"])
-        .output()
-        .unwrap();
+    let out = sb.run(["-q", "tag", "add", "demo"]);
     assert!(out.status.success());
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     for (args, flag) in [
@@ -406,7 +334,7 @@ fn ignored_flags_are_refused() {
             "--to only applies to --from",
         ),
     ] {
-        let out = sb.leafctl().args(args).output().unwrap();
+        let out = sb.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = stderr(&out);
@@ -416,7 +344,7 @@ fn ignored_flags_are_refused() {
         );
     }
     // Nothing was claimed by the refused runs: the tag's first ID is still 1.
-    let out = sb.leafctl().args(["next", "demo"]).output().unwrap();
+    let out = sb.run(["next", "demo"]);
     assert_eq!(stdout(&out).trim(), "1");
 }
 
@@ -432,11 +360,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
     let db = pg.fresh_db();
     let dir = pg.dir().to_string_lossy().replace('/', "%2F");
     let socket_url = format!("postgres://leaf@{dir}:{}/{db}", pg.port);
-    let out = sb
-        .leafctl()
-        .args(["db", "init", "--db", &socket_url])
-        .output()
-        .unwrap();
+    let out = sb.run(["db", "init", "--db", &socket_url]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains(&socket_url), "{}", stdout(&out));
     sb.leafctl()
@@ -448,26 +372,14 @@ fn postgres_over_a_socket_and_passwords_from_files() {
         pg.dir().display(),
         pg.port
     );
-    let out = sb
-        .leafctl()
-        .args(["next", "sock", "-n", "3", "--db", &query_url])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "sock", "-n", "3", "--db", &query_url]);
     assert_eq!(stdout(&out), "1\n2\n3\n", "{}", stderr(&out));
-    let out = sb
-        .leafctl()
-        .args(["next", "sock", "-n", "2", "--db", &socket_url])
-        .output()
-        .unwrap();
+    let out = sb.run(["next", "sock", "-n", "2", "--db", &socket_url]);
     assert_eq!(stdout(&out), "4\n5\n", "{}", stderr(&out));
 
     // leaf_pw needs its password over TCP. None given: said as such, exit 1.
     let tcp_url = pg.url_for("leaf_pw", &db);
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--db", &tcp_url])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--db", &tcp_url]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
@@ -517,11 +429,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
         stderr(&out)
     );
     let in_url = tcp_url.replace("leaf_pw@", "leaf_pw:wrong@");
-    let out = sb
-        .leafctl()
-        .args(["tag", "list", "--db", &in_url])
-        .output()
-        .unwrap();
+    let out = sb.run(["tag", "list", "--db", &in_url]);
     let err = stderr(&out);
     assert!(err.contains("given by the URL"), "{err}");
     assert!(!err.contains("wrong"), "the password is never shown: {err}");
@@ -598,7 +506,7 @@ fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
     assert!(rows[0].to_string().contains("10.36.0.1:8080"), "{rows:?}");
 
     // Without any registry: the hint names the database ones too.
-    let out = sb.leafctl().args(["next", "--snowflake"]).output().unwrap();
+    let out = sb.run(["next", "--snowflake"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--registry mysql|postgres"),
@@ -663,7 +571,7 @@ fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
 #[test]
 fn decodes_times_only_example_prints_times_only() {
     let sb = Sandbox::new();
-    let help = sb.leafctl().args(["decode", "--help"]).output().unwrap();
+    let help = sb.run(["decode", "--help"]);
     let help = stdout(&help);
     let line = help
         .lines()
@@ -822,11 +730,7 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     assert!(stdout(&done).contains("already free"), "{}", stdout(&done));
 
     // "For registries, ids in use of the total": `workers list` says it on stderr.
-    let list = sb
-        .leafctl()
-        .args(["workers", "list", "--etcd", &ep, "--name", "issue36"])
-        .output()
-        .unwrap();
+    let list = sb.run(["workers", "list", "--etcd", &ep, "--name", "issue36"]);
     assert!(list.status.success(), "{}", stderr(&list));
     let err = stderr(&list);
     assert!(
@@ -835,18 +739,10 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
             && err.contains(", 1 registered; the leaf layout holds 1024"),
         "{err}"
     );
-    let quiet = sb
-        .leafctl()
-        .args(["-q", "workers", "list", "--etcd", &ep, "--name", "issue36"])
-        .output()
-        .unwrap();
+    let quiet = sb.run(["-q", "workers", "list", "--etcd", &ep, "--name", "issue36"]);
     assert!(quiet.stderr.is_empty(), "{}", stderr(&quiet));
     // Nothing registered, piped: the header alone on stdout, the sentence on stderr (item 3).
-    let empty = sb
-        .leafctl()
-        .args(["workers", "list", "--etcd", &ep, "--name", "issue36-none"])
-        .output()
-        .unwrap();
+    let empty = sb.run(["workers", "list", "--etcd", &ep, "--name", "issue36-none"]);
     assert!(empty.status.success(), "{}", stderr(&empty));
     assert_eq!(
         stdout(&empty),
@@ -963,19 +859,15 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
 #[test]
 fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--around",
-            "507f1f77bcf86cd799439011",
-            "--window",
-            "1s",
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "decode",
+        "--around",
+        "507f1f77bcf86cd799439011",
+        "--window",
+        "1s",
+        "--output",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["min_id"], "507f1f760000000000000000");
@@ -989,28 +881,20 @@ fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
         mongo.starts_with("{_id: {$gte: ObjectId(\"507f1f760000000000000000\")"),
         "{mongo}"
     );
-    let text = sb
-        .leafctl()
-        .args(["decode", "--around", "507f1f77bcf86cd799439011"])
-        .output()
-        .unwrap();
+    let text = sb.run(["decode", "--around", "507f1f77bcf86cd799439011"]);
     assert!(
         stdout(&text).contains("\nMongoDB: db.COLLECTION.find({_id:"),
         "{}",
         stdout(&text)
     );
     // A snowflake has no MongoDB line.
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--around",
-            "1864829180581093376",
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "decode",
+        "--around",
+        "1864829180581093376",
+        "--output",
+        "json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("mongo").is_none(), "{v}");
 }
@@ -1176,11 +1060,7 @@ fn guess_on_real_ids_ranks_as_measured() {
     let sb = Sandbox::new();
     let mut rates: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
     for (kind, id, created) in fixtures {
-        let out = sb
-            .leafctl()
-            .args(["decode", "--guess", "--output", "ndjson", id])
-            .output()
-            .unwrap();
+        let out = sb.run(["decode", "--guess", "--output", "ndjson", id]);
         assert!(out.status.success(), "{id}: {}", stderr(&out));
         let rows: Vec<serde_json::Value> = stdout(&out)
             .lines()

@@ -123,20 +123,16 @@ fn sigterm_gives_the_lease_back_at_once() {
     s.stop_cleanly();
 
     // Nobody holds it any more ...
-    let out = sb
-        .leafctl()
-        .args([
-            "--zk",
-            &zk.hosts(),
-            "--name",
-            "release",
-            "workers",
-            "list",
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run([
+        "--zk",
+        &zk.hosts(),
+        "--name",
+        "release",
+        "workers",
+        "list",
+        "--output",
+        "json",
+    ]);
     assert!(out.status.success(), "{out:?}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in rows.as_array().unwrap() {

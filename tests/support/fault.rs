@@ -42,6 +42,17 @@ pub struct Seen {
 }
 
 impl Seen {
+    /// Asserts that every request was answered, and every answer was IDs (200).
+    pub fn all_ids(&self, what: &str) {
+        assert_eq!(self.failed, 0, "{what}: requests without an answer");
+        assert_eq!(
+            self.statuses.keys().copied().collect::<Vec<_>>(),
+            vec![200],
+            "{what}: {:?}",
+            self.errors
+        );
+    }
+
     /// How many answers had this status.
     pub fn count(&self, status: u16) -> u64 {
         self.statuses.get(&status).copied().unwrap_or(0)

@@ -62,7 +62,16 @@ impl Sandbox {
         cmd
     }
 
-    /// The same, as a std Command (for processes run concurrently).
+    /// Runs `leafctl ARGS` in the sandbox to the end: its status, stdout and stderr.
+    pub fn run<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.leafctl().args(args).output().unwrap()
+    }
+
+    /// The same as [`Sandbox::leafctl`], as a std Command (for processes run concurrently).
     pub fn leafctl_std(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leafctl"));
         isolate_std(&mut cmd, self.path());
