@@ -607,10 +607,9 @@ fn output_failures_never_panic_and_end_with_a_documented_code() {
     redirect(&mut cmd, 1, Sink::Full);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("cannot write to standard output: No space left on device"),
-        "{}",
-        stderr(&out)
+    support::assert_stderr_has(
+        &out,
+        "cannot write to standard output: No space left on device",
     );
     let mut cmd = sb.leafctl_std();
     cmd.args(["decode", "2125018011969523729"])

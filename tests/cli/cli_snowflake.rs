@@ -570,8 +570,8 @@ fn closed_or_full_outputs_are_errors_not_panics() {
         redirect(&mut cmd, 1, sink);
         let out = cmd.output().unwrap();
         assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-        assert!(stderr(&out).contains(says), "{}", stderr(&out));
-        assert!(stderr(&out).contains("hint: "), "{}", stderr(&out));
+        support::assert_stderr_has(&out, says);
+        support::assert_stderr_has(&out, "hint: ");
     }
     for sink in [Sink::Closed, Sink::Full, Sink::DeadPipe] {
         let mut cmd = sb.leafctl_std();

@@ -530,10 +530,9 @@ fn scan_passes_over_nanosecond_times_and_indented_base64() {
         .output()
         .unwrap();
     assert_eq!(stdout_of(&out), format!("at {ns} done\n"));
-    assert!(
-        stderr(&out).contains("1 number of 19 digits taken as Unix times in nanoseconds"),
-        "{}",
-        stderr(&out)
+    support::assert_stderr_has(
+        &out,
+        "1 number of 19 digits taken as Unix times in nanoseconds",
     );
 }
 

@@ -240,11 +240,7 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
             "serve, {what}: {}",
             stderr(&out)
         );
-        assert!(
-            stderr(&out).contains("snowflake-leaf-6.json"),
-            "{}",
-            stderr(&out)
-        );
+        support::assert_stderr_has(&out, "snowflake-leaf-6.json");
     }
     // Put back, it is accepted, and the run continues after the first.
     std::fs::write(state_file(&sb, 6), &good).unwrap();
@@ -316,7 +312,7 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("stopped"), "{}", stderr(&out));
+    support::assert_stderr_has(&out, "stopped");
 
     // Resumed (still blocked on its pipe, holding the lock): a new run says whom it waits for ...
     signal(pid, libc::SIGCONT);

@@ -506,13 +506,9 @@ fn output_failures_are_errors_that_count_the_ids_not_written() {
     ] {
         let out = run(1, sink, "3");
         assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-        assert!(stderr(&out).contains(says), "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains("nothing was claimed"),
-            "{}",
-            stderr(&out)
-        );
-        assert!(stderr(&out).contains("hint: "), "{}", stderr(&out));
+        support::assert_stderr_has(&out, says);
+        support::assert_stderr_has(&out, "nothing was claimed");
+        support::assert_stderr_has(&out, "hint: ");
     }
     assert_eq!(next_id(), 2, "nothing was claimed");
     // A reader gone before the claim: nothing claimed, not an error.

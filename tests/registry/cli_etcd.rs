@@ -104,8 +104,8 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
         .output()
         .unwrap();
     assert_eq!(far.status.code(), Some(1), "{}", stderr(&far));
-    assert!(stderr(&far).contains("behind"), "{}", stderr(&far));
-    assert!(stderr(&far).contains("hint:"), "{}", stderr(&far));
+    support::assert_stderr_has(&far, "behind");
+    support::assert_stderr_has(&far, "hint:");
     assert!(far.stdout.is_empty(), "no ID may be printed");
     let mut all: Vec<u64> = first_ids.into_iter().chain(behind_ids).collect();
     assert_unique(&mut all);
@@ -150,11 +150,7 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("cannot reach etcd"),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "cannot reach etcd");
     assert!(t0.elapsed() < Duration::from_secs(10));
 
     // Not an endpoint at all: a usage error.
@@ -203,7 +199,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     };
     let refused = reclaim(&["--yes"]);
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("is live"), "{}", stderr(&refused));
+    support::assert_stderr_has(&refused, "is live");
     assert!(g.lease().check().is_ok(), "the holder keeps its lease");
     let dry = reclaim(&["--force"]);
     assert!(dry.status.success(), "{}", stderr(&dry));
@@ -263,11 +259,7 @@ fn list_and_reclaim_live_and_expired_ids() {
         "workers", "reclaim", "9", "--etcd", &ep, "--name", "expired",
     ]);
     assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
-    assert!(
-        stderr(&missing).contains("/leafctl/expired/"),
-        "{}",
-        stderr(&missing)
-    );
+    support::assert_stderr_has(&missing, "/leafctl/expired/");
 }
 
 #[test]
@@ -373,11 +365,7 @@ fn wrong_password_is_refused_and_never_echoed() {
     }
     let anonymous = run(None, None, &[]);
     assert_eq!(anonymous.status.code(), Some(1), "{}", stderr(&anonymous));
-    assert!(
-        stderr(&anonymous).contains("authentication"),
-        "{}",
-        stderr(&anonymous)
-    );
+    support::assert_stderr_has(&anonymous, "authentication");
     let no_user = run(None, Some("Right-Pass-1"), &[]);
     assert_eq!(no_user.status.code(), Some(2), "{}", stderr(&no_user));
 
@@ -554,8 +542,8 @@ fn https_endpoints_with_a_ca_file() {
         .output()
         .unwrap();
     assert_eq!(without.status.code(), Some(1), "{}", stderr(&without));
-    assert!(stderr(&without).contains("TLS"), "{}", stderr(&without));
-    assert!(stderr(&without).contains("ca_file"), "{}", stderr(&without));
+    support::assert_stderr_has(&without, "TLS");
+    support::assert_stderr_has(&without, "ca_file");
     assert!(without.stdout.is_empty());
     // A CA file that is not there: a usage error naming it.
     let missing = sb
@@ -565,9 +553,5 @@ fn https_endpoints_with_a_ca_file() {
         .output()
         .unwrap();
     assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
-    assert!(
-        stderr(&missing).contains("/nonexistent/ca.pem"),
-        "{}",
-        stderr(&missing)
-    );
+    support::assert_stderr_has(&missing, "/nonexistent/ca.pem");
 }

@@ -103,11 +103,7 @@ fn zookeeper_unreachable_is_a_clear_runtime_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no cached worker id"),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "no cached worker id");
 }
 
 #[test]
@@ -191,8 +187,8 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("is live"), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--force"), "{}", stderr(&refused));
+    support::assert_stderr_has(&refused, "is live");
+    support::assert_stderr_has(&refused, "--force");
     assert!(lease.check().is_ok(), "the holder keeps its lease");
 
     let dry = sb
@@ -314,7 +310,7 @@ fn registry_choice_errors_are_usage_errors() {
         "127.0.0.1:1",
     ]);
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
-    assert!(stderr(&both).contains("--registry"), "{}", stderr(&both));
+    support::assert_stderr_has(&both, "--registry");
     let bogus = sb.run([
         "next",
         "--snowflake",
@@ -326,7 +322,7 @@ fn registry_choice_errors_are_usage_errors() {
     assert_eq!(bogus.status.code(), Some(2), "{}", stderr(&bogus));
     let no_zk = sb.run(["next", "--snowflake", "--registry", "lease"]);
     assert_eq!(no_zk.status.code(), Some(2), "{}", stderr(&no_zk));
-    assert!(stderr(&no_zk).contains("--zk"), "{}", stderr(&no_zk));
+    support::assert_stderr_has(&no_zk, "--zk");
     let bad_instance = sb.run([
         "next",
         "--snowflake",

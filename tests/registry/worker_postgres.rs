@@ -132,11 +132,7 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     );
     killed.unwrap();
     assert!(!refused.status.success(), "reclaimed a live row");
-    assert!(
-        stderr(&refused).contains("advisory lock"),
-        "{}",
-        stderr(&refused)
-    );
+    support::assert_stderr_has(&refused, "advisory lock");
 
     let started = Instant::now();
     let freed = wait_until(Duration::from_secs(20), || {

@@ -93,7 +93,7 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
     env.ok(&["tag", "add", "order", "--step", "100", "--desc", "orders"]);
     let out = env.run(&["tag", "add", "order"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    support::assert_stderr_has(&out, "already exists");
     env.ok(&["tag", "add", "order", "--if-not-exists"]);
     assert_eq!(
         parse_ids(&env.ok(&["next", "order", "-n", "3"]).stdout),
@@ -140,11 +140,7 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
     assert_eq!(removed["max_id"], "5001", "{removed}");
     let out = env.run(&["next", "order"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unknown tag \"order\""),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "unknown tag \"order\"");
 }
 
 /// Issue 33: a removed tag leaves its max_id behind, and adding it again continues above every
@@ -442,14 +438,10 @@ fn tls_modes_are_libpqs() {
     // A certificate not from a trusted CA: the system's roots do not include the test CA.
     let out = run(format!("{base}?sslmode=verify-full"));
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("TLS"), "{}", stderr(&out));
+    support::assert_stderr_has(&out, "TLS");
     let out = run(format!("{base}?sslmode=disable"));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("refused the login"),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "refused the login");
 }
 
 /// A host list skips a dead host and a standby to reach the writable one; after an
@@ -491,7 +483,7 @@ fn host_lists_and_a_failover_that_loses_claims() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+    support::assert_stderr_has(&out, "read-only");
 
     replica.catch_up_with(&primary);
     replica.stop_replication();

@@ -61,11 +61,7 @@ fn help_examples_count_what_they_say() {
 
     let out = sb.run(["tag", "show", "other", "--output", "tsv"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--output tsv is not available for `leafctl tag show`"),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "--output tsv is not available for `leafctl tag show`");
 }
 
 /// Item 12 (the `tag list`/`tag show` side): IDs left, claims left and a warning before a tag
@@ -423,11 +419,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("the password (given by LEAF_DB_PASSWORD_FILE)"),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "the password (given by LEAF_DB_PASSWORD_FILE)");
     let in_url = tcp_url.replace("leaf_pw@", "leaf_pw:wrong@");
     let out = sb.run(["tag", "list", "--db", &in_url]);
     let err = stderr(&out);
@@ -459,7 +451,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{needle}");
-        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
+        support::assert_stderr_has(&out, needle);
     }
 }
 
@@ -508,11 +500,7 @@ fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
     // Without any registry: the hint names the database ones too.
     let out = sb.run(["next", "--snowflake"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--registry mysql|postgres"),
-        "{}",
-        stderr(&out)
-    );
+    support::assert_stderr_has(&out, "--registry mysql|postgres");
 
     // TLS asked of a server without it.
     let out = leafctl()
@@ -748,11 +736,7 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
         stdout(&empty),
         "worker\tidentity\tmode\tlast report\tstatus\n"
     );
-    assert!(
-        stderr(&empty).contains("no worker ids registered under"),
-        "{}",
-        stderr(&empty)
-    );
+    support::assert_stderr_has(&empty, "no worker ids registered under");
 }
 
 /// Item 11, the rest of stderr: with `--output json|ndjson` notes and warnings are JSON
@@ -850,7 +834,7 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
     ] {
         let out = sb.leafctl().args(args).arg(&log).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
+        support::assert_stderr_has(&out, needle);
     }
 }
 

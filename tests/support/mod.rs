@@ -206,6 +206,13 @@ pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Asserts that a run's stderr contains `part`, showing the whole of it when not.
+#[track_caller]
+pub fn assert_stderr_has(out: &std::process::Output, part: &str) {
+    let err = stderr(out);
+    assert!(err.contains(part), "{part:?} missing from stderr: {err}");
+}
+
 /// A finished process's stdout as JSON, once it is known to have succeeded.
 pub fn json(out: &std::process::Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));

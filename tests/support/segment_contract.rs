@@ -135,12 +135,12 @@ pub fn claims_that_would_overflow_or_start_below_zero_change_nothing(db: &Segmen
     let out = db.run(&["next", "full", "-n", "6"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(out.stdout.is_empty(), "nothing issued");
-    assert!(stderr(&out).contains("full"), "{}", stderr(&out));
+    super::assert_stderr_has(&out, "full");
     assert_eq!((db.max_id)("full"), max, "nothing claimed");
     let out = db.run(&["next", "neg"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(out.stdout.is_empty(), "nothing issued");
-    assert!(stderr(&out).contains("negative"), "{}", stderr(&out));
+    super::assert_stderr_has(&out, "negative");
     assert_eq!((db.max_id)("neg"), -20);
     let claim = (db.store)().claim("full", Increment::Custom(5)).unwrap();
     assert_eq!((claim.start, claim.end), (max as u64, i64::MAX as u64));
@@ -240,11 +240,7 @@ pub fn a_table_gone_backwards_is_refused_until_bumped(db: &SegmentDb) {
 
     let out = db.run(&["tag", "bump", "f", "--to", "5"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("refusing to move tag \"f\" down"),
-        "{}",
-        stderr(&out)
-    );
+    super::assert_stderr_has(&out, "refusing to move tag \"f\" down");
     let out = db.ok(&["tag", "bump", "f", "--to", "11"]);
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains("to 11"), "{printed}");
