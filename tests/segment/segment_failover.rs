@@ -67,36 +67,7 @@ fn next_refuses_a_claim_the_failover_lost_until_the_tag_is_bumped() {
     env.pair.fail_over();
 
     // The same URL: the primary is gone, so the replica (now writable) answers, with max_id 6.
-    let out = env.run(&["next", "f", "-n", "3"]);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(out.stdout.is_empty(), "nothing issued from a lost range");
-    for part in [
-        "tag \"f\"",
-        "went backwards",
-        "starting at 6",
-        "up to 11",
-        "failover",
-        "leafctl tag bump f --to 11",
-    ] {
-        assert!(err.contains(part), "{part:?} missing: {err}");
-    }
-
-    // Refused: a bump that would move the tag down.
-    let out = env.run(&["tag", "bump", "f", "--to", "5"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("refusing to move tag \"f\" down"));
-
-    let out = env.ok(&["tag", "bump", "f", "--to", "11"]);
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("to 11"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let after = parse_ids(&env.ok(&["next", "f", "-n", "3"]).stdout);
-    assert_eq!(after, vec![11, 12, 13]);
-    ids.extend(after);
-    assert_unique(&mut ids);
+    support::segment_contract::lost_claims_are_refused_until_bumped(&|args| env.run(args), ids);
 }
 
 /// A server that claimed from the range the failover lost answers 503 `went_backwards` for

@@ -492,23 +492,7 @@ fn host_lists_and_a_failover_that_loses_claims() {
     primary.kill();
     replica.promote();
 
-    let out = run(&["next", "f", "-n", "3"]);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(out.stdout.is_empty(), "nothing issued from a lost range");
-    for part in [
-        "went backwards",
-        "starting at 6",
-        "up to 11",
-        "leafctl tag bump f --to 11",
-    ] {
-        assert!(err.contains(part), "{part:?} missing: {err}");
-    }
-    ok(&["tag", "bump", "f", "--to", "11"]);
-    let after = parse_ids(&ok(&["next", "f", "-n", "3"]).stdout);
-    assert_eq!(after, vec![11, 12, 13]);
-    ids.extend(after);
-    assert_unique(&mut ids);
+    support::segment_contract::lost_claims_are_refused_until_bumped(&run, ids);
     // The library reports the same classes.
     assert!(matches!(
         PostgresStore::open(&format!("postgres://leaf@127.0.0.1:{dead}/leaf"), None),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use leafctl::segment::{AllocStore, Increment, SegmentGenerator};
 
-use super::{Sandbox, assert_unique, parse_ids, run_concurrently, stderr};
+use super::{Sandbox, assert_stderr_has, assert_unique, parse_ids, run_concurrently, stderr};
 
 /// One fresh database of a backend, with `leaf_alloc` in it and no tag.
 pub struct SegmentDb {
@@ -212,9 +212,8 @@ pub fn two_generators_share_a_tag_without_duplicates(db: &SegmentDb) {
 }
 
 /// The table loses the last claim (what an asynchronous failover does): `next` remembers the
-/// highest `max_id` it claimed and refuses the lost range, naming the tag, both values, the
-/// causes and the repair; `tag bump` refuses to move the tag down and moves it up; issuing
-/// resumes above every ID issued.
+/// highest `max_id` it claimed and refuses the lost range until `tag bump`
+/// ([`lost_claims_are_refused_until_bumped`]); the bump is recorded in the table.
 pub fn a_table_gone_backwards_is_refused_until_bumped(db: &SegmentDb) {
     db.ok(&["tag", "add", "f", "--step", "10"]);
     let mut ids = parse_ids(&db.ok(&["next", "f", "-n", "5"]).stdout);
@@ -223,7 +222,17 @@ pub fn a_table_gone_backwards_is_refused_until_bumped(db: &SegmentDb) {
     assert_eq!(ids.last(), Some(&10));
     db.set_max_id("f", 6);
 
-    let out = db.run(&["next", "f", "-n", "3"]);
+    lost_claims_are_refused_until_bumped(&|args| db.run(args), ids);
+    assert_eq!((db.max_id)("f"), 14);
+}
+
+/// Tag `f` (step 10) issued `ids` up to 10 in claims of 5, and the table lost the last claim
+/// (its `max_id` is back at 6: a failover, or a hand edit): `next` refuses the lost range,
+/// naming the tag, both values, the causes and the repair; `tag bump` refuses to move the tag
+/// down and moves it up; issuing resumes above every ID issued. `run` runs `leafctl ARGS`
+/// against the database with the state directory that issued `ids`.
+pub fn lost_claims_are_refused_until_bumped(run: &dyn Fn(&[&str]) -> Output, mut ids: Vec<u64>) {
+    let out = run(&["next", "f", "-n", "3"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty(), "nothing issued from a lost range");
@@ -238,14 +247,16 @@ pub fn a_table_gone_backwards_is_refused_until_bumped(db: &SegmentDb) {
         assert!(err.contains(part), "{part:?} missing: {err}");
     }
 
-    let out = db.run(&["tag", "bump", "f", "--to", "5"]);
+    let out = run(&["tag", "bump", "f", "--to", "5"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    super::assert_stderr_has(&out, "refusing to move tag \"f\" down");
-    let out = db.ok(&["tag", "bump", "f", "--to", "11"]);
+    assert_stderr_has(&out, "refusing to move tag \"f\" down");
+    let out = run(&["tag", "bump", "f", "--to", "11"]);
+    assert!(out.status.success(), "{}", stderr(&out));
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains("to 11"), "{printed}");
-    assert_eq!((db.max_id)("f"), 11);
-    let after = parse_ids(&db.ok(&["next", "f", "-n", "3"]).stdout);
+    let out = run(&["next", "f", "-n", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = parse_ids(&out.stdout);
     assert_eq!(after, vec![11, 12, 13]);
     ids.extend(after);
     assert_unique(&mut ids);
