@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
-use support::serve::{Answer, Server, load};
+use support::serve::{Answer, Server, two_loads_each};
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
@@ -150,15 +150,7 @@ fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
-    let loads: Vec<_> = servers
-        .iter()
-        .flat_map(|s| {
-            [
-                load(s.addr, "/api/segment/get/s", stop.clone()),
-                load(s.addr, "/api/segment/get/s", stop.clone()),
-            ]
-        })
-        .collect();
+    let loads = two_loads_each(&servers, "/api/segment/get/s", &stop);
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use support::etcd::EtcdServer;
 use support::patroni::PatroniCluster;
-use support::serve::{Answer, Server, load};
+use support::serve::{Answer, Server, two_loads_each};
 use support::{Sandbox, assert_unique, stderr, wait_until};
 
 /// How long after the promotion every server may still fail a request: its next claim finds
@@ -51,15 +51,7 @@ fn three_servers_ride_out_a_leader_lost_and_its_return_as_a_replica() {
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
-    let loads: Vec<_> = servers
-        .iter()
-        .flat_map(|s| {
-            [
-                load(s.addr, "/api/segment/get/s", stop.clone()),
-                load(s.addr, "/api/segment/get/s", stop.clone()),
-            ]
-        })
-        .collect();
+    let loads = two_loads_each(&servers, "/api/segment/get/s", &stop);
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
 
