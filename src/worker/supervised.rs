@@ -431,7 +431,7 @@ mod tests {
         }
     }
 
-    /// Found by the nemesis (tests/nemesis.rs, etcd, seed 101): a server whose clock was
+    /// Found by the nemesis (tests/nemesis/main.rs, etcd, seed 101): a server whose clock was
     /// stepped back 3 s lost its lease, leased another worker id and issued IDs 0.5 s below
     /// the ones it had answered a moment before (unique, as the worker id differs, but one
     /// server's IDs went backwards). The new lease now issues only after the old one's last

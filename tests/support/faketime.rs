@@ -44,8 +44,10 @@ pub fn with_clock_file(cmd: &Command, file: &Path) -> Command {
     c
 }
 
-/// Debian's libfaketime, for this architecture.
+/// Debian's libfaketime, for this architecture. Sweeps what killed processes left behind first
+/// ([`sweep_stale_shm`]).
 pub fn libfaketime() -> PathBuf {
+    sweep_stale_shm();
     std::fs::read_dir("/usr/lib")
         .into_iter()
         .flatten()
@@ -53,6 +55,30 @@ pub fn libfaketime() -> PathBuf {
         .map(|e| e.path().join("faketime/libfaketime.so.1"))
         .find(|p| p.exists())
         .expect("libfaketime.so.1 under /usr/lib/*/faketime: install Debian's faketime")
+}
+
+/// libfaketime (0.9.10) creates, exclusively, a shared memory object and a semaphore named
+/// after each process it is preloaded into (`/dev/shm/faketime_shm_PID`,
+/// `/dev/shm/sem.faketime_sem_PID`); a process killed with SIGKILL leaves them behind, and a
+/// later process given the same id exits at start ("ft_shm_create(), shm_open failed: File
+/// exists"). Removes those of processes that no longer run; a live process's are left alone.
+fn sweep_stale_shm() {
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let pid = name
+            .strip_prefix("faketime_shm_")
+            .or_else(|| name.strip_prefix("sem.faketime_sem_"))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The offset file running processes read their clock from (see [`with_clock_file`]).

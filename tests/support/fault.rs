@@ -1,4 +1,4 @@
-//! Helpers for the fault suite (`tests/fault_*.rs`): steady load on a `leafctl serve` that keeps
+//! Helpers for the fault suite (`tests/faults/`): steady load on a `leafctl serve` that keeps
 //! every ID answered and every refusal, and reading what a killed process managed to print.
 #![allow(dead_code)]
 
@@ -42,6 +42,17 @@ pub struct Seen {
 }
 
 impl Seen {
+    /// Asserts that every request was answered, and every answer was IDs (200).
+    pub fn all_ids(&self, what: &str) {
+        assert_eq!(self.failed, 0, "{what}: requests without an answer");
+        assert_eq!(
+            self.statuses.keys().copied().collect::<Vec<_>>(),
+            vec![200],
+            "{what}: {:?}",
+            self.errors
+        );
+    }
+
     /// How many answers had this status.
     pub fn count(&self, status: u16) -> u64 {
         self.statuses.get(&status).copied().unwrap_or(0)

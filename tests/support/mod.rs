@@ -14,6 +14,7 @@ pub mod pgbouncer;
 pub mod postgres;
 pub mod proxy;
 pub mod regions;
+pub mod segment_contract;
 pub mod serve;
 pub mod snowflake;
 pub mod zookeeper;
@@ -62,7 +63,16 @@ impl Sandbox {
         cmd
     }
 
-    /// The same, as a std Command (for processes run concurrently).
+    /// Runs `leafctl ARGS` in the sandbox to the end: its status, stdout and stderr.
+    pub fn run<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.leafctl().args(args).output().unwrap()
+    }
+
+    /// The same as [`Sandbox::leafctl`], as a std Command (for processes run concurrently).
     pub fn leafctl_std(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leafctl"));
         isolate_std(&mut cmd, self.path());
@@ -195,6 +205,13 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts that a run's stderr contains `part`, showing the whole of it when not.
+#[track_caller]
+pub fn assert_stderr_has(out: &std::process::Output, part: &str) {
+    let err = stderr(out);
+    assert!(err.contains(part), "{part:?} missing from stderr: {err}");
 }
 
 /// A finished process's stdout as JSON, once it is known to have succeeded.

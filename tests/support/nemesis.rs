@@ -3,7 +3,7 @@
 //! graceful restarts, restarts under a new identity, clients dropping mid-batch), the history of
 //! every answer the clients saw with what was sampled beside it (each server's `/cache`, the
 //! registry's `workers list`), and the checker that reads all of it afterwards. The topology and
-//! the hands that apply the steps are in `tests/nemesis.rs`; everything here is pure, so the
+//! the hands that apply the steps are in `tests/nemesis/main.rs`; everything here is pure, so the
 //! checker itself is tested on histories made up to break each rule.
 #![allow(dead_code)]
 

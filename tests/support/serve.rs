@@ -420,3 +420,20 @@ pub fn load(
         seen
     })
 }
+
+/// Two [`load`] threads on each of `servers`, all asking for `path` until `stop`.
+pub fn two_loads_each(
+    servers: &[Server],
+    path: &str,
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<std::thread::JoinHandle<Vec<Answer>>> {
+    servers
+        .iter()
+        .flat_map(|s| {
+            [
+                load(s.addr, path, stop.clone()),
+                load(s.addr, path, stop.clone()),
+            ]
+        })
+        .collect()
+}

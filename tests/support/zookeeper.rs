@@ -411,6 +411,15 @@ impl RawZk {
             .map(|_| ())
     }
 
+    /// The names of a node's children; none when the node is missing.
+    pub fn children(&self, path: &str) -> Vec<String> {
+        match self.rt.block_on(self.client.list_children(path)) {
+            Ok(children) => children,
+            Err(zkc::Error::NoNode) => Vec::new(),
+            Err(e) => panic!("list the children of {path}: {e}"),
+        }
+    }
+
     pub fn exists(&self, path: &str) -> bool {
         self.rt
             .block_on(self.client.check_stat(path))

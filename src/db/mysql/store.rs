@@ -624,7 +624,7 @@ mod tests {
         })
     }
 
-    /// The nemesis (tests/nemesis.rs) saw `next` fail with 1180 on a Galera node that had just
+    /// The nemesis (tests/nemesis/main.rs) saw `next` fail with 1180 on a Galera node that had just
     /// left the primary component while two other nodes could take the claim.
     #[test]
     fn a_node_out_of_the_primary_component_hands_over_to_the_next_host() {

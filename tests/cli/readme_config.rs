@@ -1,0 +1,106 @@
+//! The configuration sample in the README is a file leafctl accepts, with every key it documents.
+
+use crate::support;
+
+use support::{Sandbox, config_row, stderr};
+
+#[test]
+fn the_readme_config_sample_parses() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("```toml\n")
+        .expect("a toml block in the README")
+        + "```toml\n".len();
+    let len = readme[start..].find("```").expect("the block ends");
+    let sample = &readme[start..start + len];
+    let sb = Sandbox::new();
+    let path = sb.path().join("sample.toml");
+    std::fs::write(&path, sample).unwrap();
+    let out = sb
+        .leafctl()
+        .args(["config", "show", "--output", "json", "--config"])
+        .arg(&path)
+        .env("LEAF_DB_PASSWORD", "not-shown")
+        .env_remove("LEAF_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = |k: &str| config_row(&rows, k)["value"].clone();
+    assert_eq!(value("snowflake.worker_id"), "1");
+    assert_eq!(value("state_dir"), "/var/lib/leafctl");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("not-shown"));
+}
+
+/// The README documents every setting as leafctl declares it (`config show --help` lists the
+/// declarations): each key appears in the configuration sample with its environment variable,
+/// and the sample documents no key leafctl does not have.
+#[test]
+fn the_readme_documents_every_declared_setting() {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let sample = &readme[start..start + readme[start..].find("```").expect("its end")];
+    let out = Sandbox::new()
+        .leafctl()
+        .args(["config", "show", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let declared: Vec<(String, Option<String>)> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Settings ("))
+        .skip(1)
+        .filter(|l| l.starts_with("  ") && !l.starts_with("      "))
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            let key = words.next().unwrap_or_default().to_string();
+            let env = words
+                .next()
+                .filter(|w| w.starts_with("LEAF_"))
+                .map(|w| w.trim_end_matches([',', ';']).to_string());
+            (key, env)
+        })
+        .collect();
+    assert!(declared.len() >= 25, "{help}");
+    // Sample lines are `key = value   # ENV, --flag (...)`, in `[section]`s.
+    let mut section = String::new();
+    let mut documented = Vec::new();
+    for line in sample.lines() {
+        let line = line.trim_start_matches("# ").trim();
+        if let Some(s) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = s.to_string();
+        } else if let Some((key, rest)) = line.split_once(" = ") {
+            let full = if section.is_empty() {
+                key.trim().to_string()
+            } else {
+                format!("{section}.{}", key.trim())
+            };
+            documented.push((full, rest.to_string()));
+        }
+    }
+    for (key, env) in &declared {
+        // The etcd password is only ever read from the environment.
+        if key == "etcd.password" {
+            assert!(readme.contains("LEAF_ETCD_PASSWORD"));
+            continue;
+        }
+        let line = documented
+            .iter()
+            .find(|(k, _)| k == key)
+            .unwrap_or_else(|| panic!("{key} is not in the README's configuration sample"));
+        if let Some(env) = env {
+            assert!(
+                line.1.contains(env.as_str()),
+                "{key}: the README names {env}: {}",
+                line.1
+            );
+        }
+    }
+    for (key, _) in &documented {
+        assert!(
+            declared.iter().any(|(k, _)| k == key),
+            "the README documents {key}, which leafctl does not declare"
+        );
+    }
+}
