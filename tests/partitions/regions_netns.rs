@@ -16,7 +16,7 @@
 //! The negative control deploys two regions without region flags (two independent Leafs): the
 //! same reading must find IDs issued twice, or the check could not fail.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

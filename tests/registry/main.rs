@@ -12,6 +12,7 @@ mod cli_etcd;
 mod cli_workers;
 mod lead_zk;
 mod lease;
+mod region_snowflake;
 mod reuse;
 mod worker_etcd;
 mod worker_mysql;

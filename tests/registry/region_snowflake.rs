@@ -4,7 +4,7 @@
 //! and a process of another region (or of none) is refused; Leaf's forever tree maps node numbers
 //! into the slice and refuses one past it; `decode --regions` reads an ID's region.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 

@@ -3,7 +3,7 @@
 //! below 2^53, refuses another region's database, and a region is added beside a running
 //! deployment with one command.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 
