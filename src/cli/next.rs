@@ -49,7 +49,7 @@ Examples:
   leafctl --zk zk1:2181 --name order next --snowflake --registry forever --instance 10.0.0.5:8080
   leafctl next --snowflake --etcd http://etcd1:2379,http://etcd2:2379   the same lease, on etcd
   leafctl next order                                  segment mode: one ID of tag `order`
-  leafctl next order -n 10000000 > ids.txt            ten million, claimed in one transaction
+  leafctl next order -n 10000000 > order-ids.txt      ten million, claimed in one transaction
 ";
 
 /// What `next --help` says after the examples.
