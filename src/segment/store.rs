@@ -264,7 +264,7 @@ pub trait AllocStore: Send + Sync {
     /// there already: the first writer wins, and [`enter_region`] reads the row back.
     fn record_region(&self, region: Region) -> Result<(), SegmentError>;
     /// Keeps every later claim inside `bounds`: the store's claim statement carries them, so
-    /// the table never moves past them ([`check_claim`] explains a claim they refuse).
+    /// the table never moves past them (`check_claim` explains a claim they refuse).
     fn confine(&mut self, bounds: Bounds);
     /// The bounds claims are kept inside ([`AllocStore::confine`]).
     fn bounds(&self) -> Bounds;
@@ -732,7 +732,7 @@ pub(crate) fn check_bump(tag: &str, max_id: i64, to: i64) -> Result<(), SegmentE
 
 /// The max_ids a store's claims stay between: `0..=2^63-1` for a deployment without regions,
 /// the region's block ([`Region::segment_block`]) for one with. The one place a claim's range is
-/// checked ([`check_claim`]); the SQL of each store carries the same two numbers in its guard, so
+/// checked (`check_claim`); the SQL of each store carries the same two numbers in its guard, so
 /// the table itself never moves past them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {
