@@ -440,6 +440,51 @@ struct World<'a> {
     url: &'a str,
 }
 
+/// Runs a schedule: each step on a thread of its own at its time (`offset` after `started`), once
+/// its slot is free (steps of one slot never overlap; a client's request waits for nothing).
+/// Returns what the steps that panicked said.
+fn run_schedule(
+    steps: &[Step],
+    started: Instant,
+    offset: Duration,
+    apply: impl Fn(&Step) + Sync,
+) -> Vec<String> {
+    let mut slots: Vec<(Slot, Arc<Mutex<()>>)> = Vec::new();
+    for s in steps {
+        if !slots.iter().any(|(k, _)| *k == s.fault.slot()) {
+            slots.push((s.fault.slot(), Arc::new(Mutex::new(()))));
+        }
+    }
+    let apply = &apply;
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for step in steps {
+            let due = offset + step.at;
+            std::thread::sleep(due.saturating_sub(started.elapsed()));
+            let lock = slots
+                .iter()
+                .find(|(k, _)| *k == step.fault.slot())
+                .map(|(_, l)| l.clone())
+                .expect("a slot");
+            handles.push(scope.spawn(move || {
+                let _held = (step.fault.slot() != Slot::Free)
+                    .then(|| lock.lock().unwrap_or_else(|p| p.into_inner()));
+                apply(step);
+            }));
+        }
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().err())
+            .map(|p| {
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<String>>()
+    })
+}
+
 /// Applies `fault`, holds it, heals it; records both and any silence of a server.
 fn apply(step: &Step, w: &World<'_>) {
     let World {
@@ -1096,16 +1141,6 @@ fn nemesis(run: &Run) {
     }
     let offset = started.elapsed();
 
-    // The schedule: each step on a thread of its own, once its slot is free.
-    let slots: Vec<(Slot, Arc<Mutex<()>>)> = {
-        let mut v: Vec<(Slot, Arc<Mutex<()>>)> = Vec::new();
-        for s in &steps {
-            if !v.iter().any(|(k, _)| *k == s.fault.slot()) {
-                v.push((s.fault.slot(), Arc::new(Mutex::new(()))));
-            }
-        }
-        v
-    };
     let world = World {
         servers: &served,
         galera: &galera,
@@ -1116,34 +1151,8 @@ fn nemesis(run: &Run) {
         url: &ops_url,
     };
     let world = &world;
-    let panicked = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for step in &steps {
-            let due = offset + step.at;
-            std::thread::sleep(due.saturating_sub(started.elapsed()));
-            let lock = slots
-                .iter()
-                .find(|(k, _)| *k == step.fault.slot())
-                .map(|(_, l)| l.clone())
-                .expect("a slot");
-            handles.push(scope.spawn(move || {
-                // A client's request waits for nothing.
-                let _held = (step.fault.slot() != Slot::Free)
-                    .then(|| lock.lock().unwrap_or_else(|p| p.into_inner()));
-                apply(step, world);
-            }));
-        }
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().err())
-            .map(|p| {
-                p.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default()
-            })
-            .collect::<Vec<String>>()
-    });
+    // The schedule: each step on a thread of its own, once its slot is free.
+    let panicked = run_schedule(&steps, started, offset, |step| apply(step, world));
     let healed = started.elapsed();
     ev.note("every fault healed".into());
 
@@ -1468,48 +1477,14 @@ fn nemesis_regions(run: &RegionRun) {
         );
     }
     let offset = started.elapsed();
-    let slots: Vec<(Slot, Arc<Mutex<()>>)> = {
-        let mut v: Vec<(Slot, Arc<Mutex<()>>)> = Vec::new();
-        for s in &steps {
-            if !v.iter().any(|(k, _)| *k == s.fault.slot()) {
-                v.push((s.fault.slot(), Arc::new(Mutex::new(()))));
-            }
-        }
-        v
-    };
     let world = RegionWorld {
         servers: &served,
         deployment: &deployment,
         ev: &ev,
     };
     let world = &world;
-    let panicked = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for step in &steps {
-            let due = offset + step.at;
-            std::thread::sleep(due.saturating_sub(started.elapsed()));
-            let lock = slots
-                .iter()
-                .find(|(k, _)| *k == step.fault.slot())
-                .map(|(_, l)| l.clone())
-                .expect("a slot");
-            handles.push(scope.spawn(move || {
-                let _held = (step.fault.slot() != Slot::Free)
-                    .then(|| lock.lock().unwrap_or_else(|p| p.into_inner()));
-                apply_regional(step, world);
-            }));
-        }
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().err())
-            .map(|p| {
-                p.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default()
-            })
-            .collect::<Vec<String>>()
-    });
+    // The schedule: each step on a thread of its own, once its slot is free.
+    let panicked = run_schedule(&steps, started, offset, |step| apply_regional(step, world));
     let healed = started.elapsed();
     ev.note("every fault healed".into());
     let mut problems: Vec<String> = panicked
