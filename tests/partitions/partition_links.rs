@@ -36,9 +36,12 @@ fn load(place: &Place, addr: std::net::SocketAddr, path: &str) -> Load {
         2,
         100,
         Duration::from_millis(10),
-        Duration::from_secs(150),
+        LOAD_LIMIT,
     )
 }
+
+/// How long a test's load may run at most.
+const LOAD_LIMIT: Duration = Duration::from_secs(150);
 
 /// A sandbox whose leafctl uses database `url` (MySQL password from the environment).
 fn db_cmd(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Command {
@@ -592,9 +595,15 @@ fn clients_cut_off_from_their_server_see_connection_errors_and_never_an_id_twice
     let mut c = sb.leafctl_std();
     c.args(["serve", "--segment", "--snowflake", "--worker-id", "5"]);
     let s = Server::start_at(&hs, c);
+    // The cut-off clients give up on an answer after 2 s: a request on its way at the cut would
+    // otherwise wait (30 s) for TCP to resend it after the heal, and see no error.
+    let impatient = |path| {
+        let each = (2, 100, Duration::from_millis(10));
+        Load::start_impatient_at(&hc, s.addr, path, each, LOAD_LIMIT, Duration::from_secs(2))
+    };
     let loads = [
-        load(&hc, s.addr, SEG),
-        load(&hc, s.addr, SNOW),
+        impatient(SEG),
+        impatient(SNOW),
         load(&hother, s.addr, SEG),
         load(&hother, s.addr, SNOW),
     ];

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::netns::Place;
-use super::serve::http;
+use super::serve::http_within;
 use super::snowflake::{time_of, worker_of};
 
 /// The IDs in what a process printed before it was killed: only lines ended by a newline count
@@ -201,6 +201,46 @@ impl Load {
         limit: Duration,
         max_requests: u64,
     ) -> Load {
+        let patient = Duration::from_secs(30);
+        Load::spawn(
+            place,
+            addr,
+            path,
+            (threads, batch, pause),
+            (limit, max_requests),
+            patient,
+        )
+    }
+
+    /// [`Load::start_at`] with clients that give up on an answer after `read_timeout` (and on
+    /// a connect after 5 s): cut off for longer than both, every thread sees an error, where a
+    /// patient client whose request was on its way at the cut would wait for TCP to resend it.
+    pub fn start_impatient_at(
+        place: &Place,
+        addr: SocketAddr,
+        path: &str,
+        (threads, batch, pause): (usize, u64, Duration),
+        limit: Duration,
+        read_timeout: Duration,
+    ) -> Load {
+        Load::spawn(
+            place,
+            addr,
+            path,
+            (threads, batch, pause),
+            (limit, u64::MAX),
+            read_timeout,
+        )
+    }
+
+    fn spawn(
+        place: &Place,
+        addr: SocketAddr,
+        path: &str,
+        (threads, batch, pause): (usize, u64, Duration),
+        (limit, max_requests): (Duration, u64),
+        read_timeout: Duration,
+    ) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(Mutex::new(0));
         let last_ok = Arc::new(AtomicU64::new(0));
@@ -226,7 +266,7 @@ impl Load {
                             path.clone()
                         };
                         let sent = started.elapsed();
-                        let answer = http(addr, "GET", &p, &[]);
+                        let answer = http_within(addr, "GET", &p, &[], read_timeout);
                         seen.latencies.push((sent, started.elapsed() - sent));
                         match answer {
                             Ok(r) => {

@@ -96,8 +96,20 @@ pub fn http(
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<Response> {
+    http_within(addr, method, path, headers, Duration::from_secs(30))
+}
+
+/// [`http`] giving up when the answer takes longer than `read_timeout` (connecting still
+/// waits up to 5 s): a client that must see an error, not a late answer, when cut off.
+pub fn http_within(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    read_timeout: Duration,
+) -> std::io::Result<Response> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
-    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    s.set_read_timeout(Some(read_timeout))?;
     s.set_write_timeout(Some(Duration::from_secs(10)))?;
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
