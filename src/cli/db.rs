@@ -91,6 +91,11 @@ struct InitReport {
     database: String,
     table: &'static str,
     ready: bool,
+    /// The region recorded in the database (`--region R --regions N`), if one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regions: Option<u32>,
 }
 
 pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
@@ -124,9 +129,20 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
         database: store.describe(),
         table: "leaf_alloc",
         ready: true,
+        region: s.region.map(|r| r.index()),
+        regions: s.region.map(|r| r.count()),
     };
     match ctx.output {
         OutputFormat::Json => print_json(&report),
-        OutputFormat::Text => print_text(&format!("leaf_alloc is ready in {}", report.database)),
+        OutputFormat::Text => {
+            let recorded = s
+                .region
+                .map(|r| format!(", recorded as {r}"))
+                .unwrap_or_default();
+            print_text(&format!(
+                "leaf_alloc is ready in {}{recorded}",
+                report.database
+            ))
+        }
     }
 }

@@ -455,8 +455,9 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                 OutputFormat::Text => {
                     let text = match (added, row) {
                         (true, _) => format!(
-                            "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl next {}",
+                            "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl{} next {}",
                             outcome.start,
+                            ctx.settings.region_flags_for_next(),
                             tag_for_shell(&tag)
                         ),
                         (false, Some(r)) => format!(

@@ -100,6 +100,10 @@ fn two_regions(dbs: &Dbs) {
     for (url, r) in [(old, 0), (new, 1)] {
         let out = run(&sb, url, Some(r), &["tag", "add", "pay", "--step", "7"]);
         assert!(out.status.success(), "{}", stderr(&out));
+        // The next command it suggests carries the region, without which it would be refused.
+        let said = String::from_utf8_lossy(&out.stdout);
+        let next = format!("next: leafctl --region {r} --regions 2 next pay\n");
+        assert!(said.contains(&next), "{said}");
     }
     let mut pay: Vec<u64> = Vec::new();
     for round in 0..3 {
@@ -282,6 +286,9 @@ fn two_regions(dbs: &Dbs) {
     let twin = dbs.twin.as_str();
     let out = run(&sb, twin, Some(1), &["db", "init"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // It says what it recorded.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.ends_with(", recorded as region 1 of 2\n"), "{said}");
     let out = check(&[old, new, twin]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -153,6 +153,18 @@ impl Settings {
             .map(|flag| format!("--{}", flag.long))
             .collect()
     }
+
+    /// ` --region R --regions N` when the region came from the command line, else empty: what
+    /// a command suggested next must carry to open the same region's stores (from the
+    /// environment or the config file it is found again).
+    pub fn region_flags_for_next(&self) -> String {
+        match self.region {
+            Some(r) if self.given.contains(&"region") || self.given.contains(&"regions") => {
+                format!(" --region {} --regions {}", r.index(), r.count())
+            }
+            _ => String::new(),
+        }
+    }
 }
 
 #[cfg(test)]
