@@ -1,6 +1,7 @@
 //! The worker-id registries on real servers: ZooKeeper (lease and forever), etcd, the MySQL and
 //! PostgreSQL tables (`reuse`: the table contract over both; `lease`: the lease contract over
-//! ZooKeeper and etcd), from the library and from the CLI, and
+//! ZooKeeper and etcd; `fence`: the fence contract over all six registries, the local one
+//! included), from the library and from the CLI, and
 //! `--max-lead` on ZooKeeper.
 //!
 //! One test binary; each former test file is a module of it (`cargo test --test registry -- MODULE::`).
@@ -10,6 +11,7 @@ mod support;
 
 mod cli_etcd;
 mod cli_workers;
+mod fence;
 mod lead_zk;
 mod lease;
 mod region_snowflake;
