@@ -333,6 +333,18 @@ fn run_example(world: &mut World, line: &str) -> (Option<i32>, String, String) {
     last
 }
 
+/// The last `n` lines of `text`, saying how many were left out: an example's output may be
+/// millions of lines (`next -n 100000000`), too many for a failure message.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let skip = lines.len().saturating_sub(n);
+    let kept = lines[skip..].join("\n");
+    match skip {
+        0 => kept,
+        _ => format!("({skip} lines before these left out)\n{kept}"),
+    }
+}
+
 /// The `Examples:` lines of one `--help` text.
 fn help_examples(help: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -387,8 +399,10 @@ fn every_help_example_runs_as_shown() {
             assert_eq!(
                 code,
                 Some(0),
-                "`leafctl {} --help` shows `{example}`, which fails:\n{stdout}\n{stderr}",
-                path.join(" ")
+                "`leafctl {} --help` shows `{example}`, which fails:\n{}\n{}",
+                path.join(" "),
+                last_lines(&stdout, 40),
+                last_lines(&stderr, 40)
             );
             ran += 1;
         }
