@@ -1,5 +1,6 @@
 //! `leafctl serve` over real servers: segment and snowflake routes on MariaDB, ZooKeeper and etcd,
-//! the status page in a real browser, TLS and credentials, and what operators tripped over.
+//! the route contract over every segment store and registry (`routes`), the status page in a real
+//! browser, TLS and credentials, and what operators tripped over.
 //!
 //! One test binary; each former test file is a module of it (`cargo test --test serve -- MODULE::`).
 
@@ -7,6 +8,7 @@
 mod support;
 
 mod operator_trips;
+mod routes;
 mod security;
 mod serve_etcd;
 mod serve_mariadb;
