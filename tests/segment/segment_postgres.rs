@@ -577,3 +577,39 @@ fn a_claim_is_one_round_trip() {
     eprintln!("round trips per claim: {custom} (given size), {table_step} (table step)");
     assert_eq!((custom, table_step), (1.0, 1.0));
 }
+
+/// Eight `db init` at once on a fresh database all succeed, and so do eight `db init --region`:
+/// PostgreSQL's `CREATE TABLE IF NOT EXISTS` does not guard against a concurrent create, whose
+/// loser failed with exit 1 before.
+#[test]
+fn db_init_run_eight_times_at_once_succeeds_every_time() {
+    for region in [None, Some("1")] {
+        let pg = Postgres::shared();
+        let url = pg.url(&pg.fresh_db());
+        let sb = Sandbox::new();
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                let mut cmd = sb.leafctl_std();
+                cmd.args(["db", "init", "--db", &url]);
+                if let Some(r) = region {
+                    cmd.args(["--region", r, "--regions", "2"]);
+                }
+                cmd.stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{region:?}: {}", stderr(&out));
+        }
+        let mut list = sb.leafctl();
+        list.args(["tag", "list", "--db", &url]);
+        if let Some(r) = region {
+            list.args(["--region", r, "--regions", "2"]);
+        }
+        let out = list.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+}

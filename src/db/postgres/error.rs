@@ -151,6 +151,14 @@ impl PgFailure {
         matches!(self.code.as_deref(), Some("40001" | "40P01"))
     }
 
+    /// A `CREATE TABLE IF NOT EXISTS` that lost a race with another session's create of the
+    /// same table: IF NOT EXISTS does not guard against a concurrent create, whose loser fails
+    /// on the catalog's unique index (23505), on the table's row type (42710) or on the table
+    /// itself (42P07). The table is there.
+    pub fn lost_a_concurrent_create(&self) -> bool {
+        matches!(self.code.as_deref(), Some("23505" | "42710" | "42P07"))
+    }
+
     /// The SQLSTATE, if the server answered with an error.
     pub fn code(&self) -> Option<&str> {
         self.code.as_deref()

@@ -342,9 +342,10 @@ pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError>
         },
         wait_timeout: None,
     };
-    o.connect()?
-        .batch(WORKERID_DDL)
-        .map_err(|f| fail("create leaf_workerid_alloc", f))
+    match o.connect()?.batch(WORKERID_DDL) {
+        Err(f) if !f.lost_a_concurrent_create() => Err(fail("create leaf_workerid_alloc", f)),
+        _ => Ok(()),
+    }
 }
 
 /// The `leaf_workerid_alloc` registry on PostgreSQL.

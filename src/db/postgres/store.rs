@@ -452,7 +452,12 @@ impl AllocStore for PostgresStore {
     fn init_schema(&self) -> Result<(), SegmentError> {
         let conn = self.conn()?;
         for ddl in POSTGRES_DDL {
-            conn.batch(ddl).map_err(|f| self.err(f))?;
+            match conn.batch(ddl) {
+                Ok(()) => {}
+                // Two `db init` (or first starts) at once on a fresh database.
+                Err(f) if f.lost_a_concurrent_create() => {}
+                Err(f) => return Err(self.err(f)),
+            }
         }
         Ok(())
     }
