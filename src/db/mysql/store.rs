@@ -498,13 +498,7 @@ impl AllocStore for MysqlStore {
         Ok(())
     }
 
-    fn confine(&mut self, bounds: Bounds) {
-        self.bounds = bounds;
-    }
-
-    fn bounds(&self) -> Bounds {
-        self.bounds
-    }
+    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // No transaction (see `claim_once`): each try records the tombstone (the highest

@@ -633,13 +633,7 @@ impl AllocStore for PostgresStore {
         Ok(())
     }
 
-    fn confine(&mut self, bounds: Bounds) {
-        self.bounds = bounds;
-    }
-
-    fn bounds(&self) -> Bounds {
-        self.bounds
-    }
+    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // One statement, so one transaction: the row it reports is the row it deleted, and the
