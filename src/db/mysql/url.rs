@@ -370,38 +370,3 @@ mod tests {
         assert!(e.contains("tls=maybe") && !e.contains("secret"), "{e}");
     }
 }
-
-/// Parser fuzzing (issue 8): arbitrary URLs never panic, and a password never appears in what
-/// `parse` says. `PROPTEST_CASES=100000 cargo test --release --lib fuzz_` for a long run.
-#[cfg(test)]
-mod fuzz {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn fuzz_arbitrary_urls_never_panic(url in any::<String>(), tail in "[ -~]{0,60}") {
-            let _ = parse(&url, None);
-            let _ = parse(&format!("mysql://{tail}"), Some("pw"));
-            let _ = url_password(&url);
-            let _ = scrub(url.clone(), Some(&tail));
-        }
-
-        #[test]
-        fn fuzz_the_password_is_never_in_an_error_or_name(
-            user in "[a-z]{1,8}",
-            password in "[A-Z][A-Za-z0-9]{7,15}",
-            host in "[a-z0-9.]{0,12}(:[0-9]{0,6})?",
-            db in "[a-z0-9]{0,8}",
-            query in "[a-z_=&%0-9?]{0,30}",
-            given in any::<bool>(),
-        ) {
-            let url = format!("mysql://{user}:{password}@{host}/{db}?{query}");
-            let over = given.then_some(password.as_str());
-            match parse(&url, over) {
-                Ok(t) => prop_assert!(!t.name.contains(&password), "{}", t.name),
-                Err(e) => prop_assert!(!e.contains(&password), "{:?} -> {}", url, e),
-            }
-        }
-    }
-}

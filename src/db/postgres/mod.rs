@@ -1,12 +1,12 @@
 //! PostgreSQL (`postgres://`, `postgresql://`): the URL, connection, TLS and errors, the
 //! segment store ([`PostgresStore`]) and the worker-id registry ([`PostgresRegistry`]).
 
-mod conn;
+pub(super) mod conn;
 mod error;
 mod lease_store;
 mod registry;
 mod store;
-mod url;
+pub(super) mod url;
 
 pub(crate) use error::tls_advice;
 pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
