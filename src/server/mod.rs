@@ -89,31 +89,18 @@ pub struct LeafServiceBuilder {
 }
 
 impl LeafServiceBuilder {
-    /// Enables segment mode on this generator.
-    pub fn segment(mut self, generator: SegmentGenerator) -> Self {
-        self.segment = Some(generator);
-        self
-    }
-    /// Enables snowflake mode on this generator (its layout also decodes IDs).
-    pub fn snowflake(mut self, generator: SupervisedGenerator) -> Self {
-        self.snowflake = Some(generator);
-        self
-    }
-    /// The layout `/decodeSnowflakeId` decodes with (default: the snowflake generator's, else
-    /// Leaf's).
-    pub fn layout(mut self, layout: Layout) -> Self {
-        self.layout = Some(layout);
-        self
-    }
-    /// Requires `Authorization: Bearer TOKEN` on every route but `/healthz` and `/readyz`.
-    pub fn token(mut self, token: Option<String>) -> Self {
-        self.token = token.filter(|t| !t.is_empty());
-        self
-    }
-    /// Metrics made beforehand (see [`LeafServiceBuilder::load_observer`]).
-    pub fn metrics(mut self, metrics: Arc<Metrics>) -> Self {
-        self.metrics = Some(metrics);
-        self
+    setters! {
+        /// Enables segment mode on this generator.
+        segment(generator: SegmentGenerator) => segment = Some(generator);
+        /// Enables snowflake mode on this generator (its layout also decodes IDs).
+        snowflake(generator: SupervisedGenerator) => snowflake = Some(generator);
+        /// The layout `/decodeSnowflakeId` decodes with (default: the snowflake generator's, else
+        /// Leaf's).
+        layout(layout: Layout) => layout = Some(layout);
+        /// Requires `Authorization: Bearer TOKEN` on every route but `/healthz` and `/readyz`.
+        token(token: Option<String>) => token = token.filter(|t| !t.is_empty());
+        /// Metrics made beforehand (see [`LeafServiceBuilder::load_observer`]).
+        metrics(metrics: Arc<Metrics>) => metrics = Some(metrics);
     }
     /// Builds the service.
     pub fn build(self) -> LeafService {
