@@ -133,6 +133,23 @@ pub const DATABASES: [Database; 3] = [
     },
 ];
 
+/// A network database URL split for its parser: the text after its scheme (the first of
+/// `schemes` it starts with, `mysql` for `mysql://`) up to the query, and the query. `Err(form)`
+/// (what such a URL looks like) when it starts with none of them.
+pub(crate) fn split_url<'a>(
+    url: &'a str,
+    schemes: &[&str],
+    form: &'static str,
+) -> Result<(&'a str, Option<&'a str>), &'static str> {
+    let rest = schemes
+        .iter()
+        .find_map(|s| url.strip_prefix(s)?.strip_prefix("://"))
+        .ok_or(form)?;
+    Ok(rest
+        .split_once('?')
+        .map_or((rest, None), |(b, q)| (b, Some(q))))
+}
+
 /// `store` as a boxed store, its tables created first with [`OpenMode::CreateSchema`].
 fn with_schema(
     store: impl AllocStore + 'static,

@@ -44,14 +44,11 @@ impl MysqlTarget {
 /// the built-in roots, and implies `tls=true`; the `mysql` crate's own parameters (such as
 /// `root_cert_path`) pass through. The error is a reason, free of the password.
 pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, String> {
-    let rest = url
-        .strip_prefix("mysql://")
-        .or_else(|| url.strip_prefix("mariadb://"))
-        .ok_or("expected mysql://user@host:port/database")?;
-    let (base, query) = match rest.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (rest, None),
-    };
+    let (base, query) = crate::db::split_url(
+        url,
+        &["mysql", "mariadb"],
+        "expected mysql://user@host:port/database",
+    )?;
     let mut tls = false;
     let mut ca_file: Option<std::path::PathBuf> = None;
     let mut passthrough = Vec::new();

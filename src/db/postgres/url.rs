@@ -76,14 +76,11 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
         Some(p) => scrub(reason, Some(&p)),
         None => reason,
     };
-    let rest = url
-        .strip_prefix("postgres://")
-        .or_else(|| url.strip_prefix("postgresql://"))
-        .ok_or("expected postgres://user@host:port/database")?;
-    let (base, query) = match rest.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (rest, None),
-    };
+    let (base, query) = crate::db::split_url(
+        url,
+        &["postgres", "postgresql"],
+        "expected postgres://user@host:port/database",
+    )?;
     // `user@h1:p1,h2:p2/db`: the authority ends at the first `/` after the last `@`.
     let at = base.rfind('@').map_or(0, |i| i + 1);
     let slash = base[at..].find('/').map_or(base.len(), |i| at + i);
