@@ -133,6 +133,12 @@ pub const DATABASES: [Database; 3] = [
     },
 ];
 
+/// A store's `Debug`: its type and the database it is on (`db`), never its connections or
+/// password. What each database's store writes its `Debug` with.
+fn debug_store(f: &mut std::fmt::Formatter<'_>, store: &str, db: &str) -> std::fmt::Result {
+    f.debug_struct(store).field("db", &db).finish()
+}
+
 /// A network database URL split for its parser: the text after its scheme (the first of
 /// `schemes` it starts with, `mysql` for `mysql://`) up to the query, and the query. `Err(form)`
 /// (what such a URL looks like) when it starts with none of them.

@@ -94,9 +94,7 @@ const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl std::fmt::Debug for MysqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MysqlStore")
-            .field("db", &self.name)
-            .finish()
+        crate::db::debug_store(f, "MysqlStore", &self.name)
     }
 }
 

@@ -93,9 +93,7 @@ struct Idle {
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore")
-            .field("db", &self.target.name)
-            .finish()
+        crate::db::debug_store(f, "PostgresStore", &self.target.name)
     }
 }
 

@@ -109,9 +109,7 @@ fn max_id_of(conn: &Connection, tag: &str) -> rusqlite::Result<Option<i64>> {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("db", &self.name)
-            .finish()
+        crate::db::debug_store(f, "SqliteStore", &self.name)
     }
 }
 
