@@ -19,6 +19,8 @@ pub(crate) mod table_registry;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use self::mysql::{MysqlOptions, MysqlRegistry};
+use self::postgres::{PostgresOptions, PostgresRegistry};
 use crate::region::Region;
 use crate::segment::{AllocStore, SegmentError};
 use crate::worker::{Registry, RegistryKind, RegistrySettings, WorkerError};
@@ -84,7 +86,7 @@ pub const DATABASES: [Database; 3] = [
         example_hosts: None,
         segment_ddl: mysql::MYSQL_DDL,
         region_ddl: mysql::MYSQL_REGION_DDL,
-        open_store: mysql::open_store,
+        open_store: |url, pw, mode| with_schema(mysql::MysqlStore::open(url, pw)?, mode),
         tls_advice: mysql::tls_advice,
         jdbc: Some(mysql::JDBC),
         registry: Some(TableRegistry {
@@ -93,7 +95,7 @@ pub const DATABASES: [Database; 3] = [
             held_by: "its named lock",
             leaf_mode: Some("mysql"),
             init: mysql::init_schema,
-            open: mysql::open_registry,
+            open: |s| open_with(s, MysqlOptions::from_settings, MysqlRegistry::new),
         }),
     },
     Database {
@@ -107,7 +109,7 @@ pub const DATABASES: [Database; 3] = [
         )),
         segment_ddl: postgres::POSTGRES_DDL,
         region_ddl: postgres::POSTGRES_REGION_DDL,
-        open_store: postgres::open_store,
+        open_store: |url, pw, mode| with_schema(postgres::PostgresStore::open(url, pw)?, mode),
         tls_advice: postgres::tls_advice,
         jdbc: Some(postgres::JDBC),
         registry: Some(TableRegistry {
@@ -116,7 +118,7 @@ pub const DATABASES: [Database; 3] = [
             held_by: "its advisory lock",
             leaf_mode: None,
             init: postgres::init_schema,
-            open: postgres::open_registry,
+            open: |s| open_with(s, PostgresOptions::from_settings, PostgresRegistry::new),
         }),
     },
     Database {
@@ -166,6 +168,15 @@ fn with_schema(
         store.init_schema()?;
     }
     Ok(Box::new(store))
+}
+
+/// A database's worker-id registry: `new` on the options `options` reads from `settings`.
+fn open_with<O, R: Registry + 'static>(
+    settings: &RegistrySettings,
+    options: fn(&RegistrySettings) -> Result<O, WorkerError>,
+    new: fn(O) -> R,
+) -> Result<Box<dyn Registry>, WorkerError> {
+    Ok(Box::new(new(options(settings)?)))
 }
 
 /// The database registry of `kind` (`mysql`, `postgres`), if `kind` is one.
