@@ -14,6 +14,21 @@
 //!   MySQL, PostgreSQL, etcd) and how they stay safe across processes, hosts and clock changes.
 #![warn(missing_docs)]
 
+/// Builder methods that each set one field and return the builder, one line apiece:
+/// `/// doc` then `name(arg: Type) => field = value;` makes
+/// `pub fn name(mut self, arg: Type) -> Self { self.field = value; self }`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $t:ty) => $field:ident = $value:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $arg: $t) -> Self {
+                self.$field = $value;
+                self
+            }
+        )*
+    };
+}
+
 pub mod config;
 pub mod db;
 pub mod idformat;

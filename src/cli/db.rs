@@ -17,36 +17,59 @@ pub fn example_databases() -> Vec<Database> {
 
 /// `db init`'s examples, their URLs from [`db::DATABASES`].
 fn examples() -> String {
-    let mut lines = String::from(
+    examples_with(
         "Examples:
   leafctl db init                                   the embedded SQLite database (default)
   leafctl db init --db sqlite:///var/lib/leaf/leaf.db
   leafctl db init --db sqlite://region-1.db --region 1 --regions 2   a database of region 1 of 2
                                                     (see `leafctl region --help`)
 ",
-    );
+        &[
+            DbExample::Each("  LEAF_DB_PASSWORD=... leafctl db init --db {url}   {name}\n"),
+            DbExample::First("  leafctl db init --print --db {url}   the DDL, for a DBA to run\n"),
+            DbExample::Hosts("  leafctl db init --db {hosts}   {name} ({picks})\n"),
+        ],
+        EXPLAINED,
+    )
+}
+
+/// A line of a help's examples written for the databases [`example_databases`] lists: a
+/// template in which `{url}` is a database's example URL, `{name}` its name, `{hosts}` its
+/// example URL of several hosts and `{picks}` which of them it picks.
+pub enum DbExample {
+    /// A line for the first database.
+    First(&'static str),
+    /// A line for each database.
+    Each(&'static str),
+    /// A line for each database that has an example of several hosts.
+    Hosts(&'static str),
+}
+
+/// A help's examples: `before`, then the lines `lines` make for the databases, then `after`.
+/// What `db init`, `next` and `serve` write their examples with.
+pub fn examples_with(before: &str, lines: &[DbExample], after: &str) -> String {
     let dbs = example_databases();
-    for d in &dbs {
-        lines.push_str(&format!(
-            "  LEAF_DB_PASSWORD=... leafctl db init --db {}   {}\n",
-            d.example_url, d.name
-        ));
-    }
-    if let Some(d) = dbs.first() {
-        lines.push_str(&format!(
-            "  leafctl db init --print --db {}   the DDL, for a DBA to run\n",
-            d.example_url
-        ));
-    }
-    for d in &dbs {
-        if let Some((url, picks)) = d.example_hosts {
-            lines.push_str(&format!(
-                "  leafctl db init --db {url}   {} ({picks})\n",
-                d.name
-            ));
+    let mut text = String::from(before);
+    for line in lines {
+        let (template, of) = match line {
+            DbExample::First(t) => (t, &dbs[..dbs.len().min(1)]),
+            DbExample::Each(t) | DbExample::Hosts(t) => (t, &dbs[..]),
+        };
+        for d in of {
+            let hosts = match (line, d.example_hosts) {
+                (DbExample::Hosts(_), None) => continue,
+                (_, hosts) => hosts.unwrap_or_default(),
+            };
+            text.push_str(
+                &template
+                    .replace("{url}", d.example_url)
+                    .replace("{name}", d.name)
+                    .replace("{hosts}", hosts.0)
+                    .replace("{picks}", hosts.1),
+            );
         }
     }
-    lines + EXPLAINED
+    text + after
 }
 
 /// What `db init --help` says after the examples.

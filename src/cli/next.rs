@@ -4,35 +4,24 @@ use clap::Args;
 use leafctl::segment::{ClaimGuard, Increment, SegmentError, validate_tag};
 use leafctl::worker::{IssueError, WorkerGenerator};
 
+use super::db::{DbExample, examples_with};
 use super::error::{ClosedPipe, OutputFailed};
 use super::output::{IdWriter, StdoutProblem, check_stdout, progress};
 use super::{Context, SnowflakeArgs};
 
 /// `next`'s examples, the database URLs from [`leafctl::db::DATABASES`].
 pub fn examples() -> String {
-    let mut lines = String::from(EXAMPLES);
-    let dbs = super::db::example_databases();
-    if let Some(d) = dbs.first() {
-        lines.push_str(&format!(
-            "  leafctl next order -n 3 --db {} --output json\n",
-            d.example_url
-        ));
-    }
-    for d in &dbs {
-        if let Some((url, picks)) = d.example_hosts {
-            lines.push_str(&format!(
-                "  leafctl next order --db {url}   {}: {picks}\n",
-                d.name
-            ));
-        }
-    }
-    for d in &dbs {
-        lines.push_str(&format!(
-            "  leafctl next --snowflake --db {}   worker id from leaf_workerid_alloc\n",
-            d.example_url
-        ));
-    }
-    lines + EXPLAINED
+    examples_with(
+        EXAMPLES,
+        &[
+            DbExample::First("  leafctl next order -n 3 --db {url} --output json\n"),
+            DbExample::Hosts("  leafctl next order --db {hosts}   {name}: {picks}\n"),
+            DbExample::Each(
+                "  leafctl next --snowflake --db {url}   worker id from leaf_workerid_alloc\n",
+            ),
+        ],
+        EXPLAINED,
+    )
 }
 
 /// `next`'s examples without a database URL.

@@ -183,12 +183,7 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
 /// At most 10 names, then how many more.
 fn excerpt_list(names: &[String]) -> String {
     const SHOWN: usize = 10;
-    let mut text = names
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
+    let mut text = names[..names.len().min(SHOWN)].join(", ");
     if names.len() > SHOWN {
         text.push_str(&format!(" and {} more", names.len() - SHOWN));
     }

@@ -8,19 +8,15 @@ use leafctl::server::{self, LeafService, LeafServiceBuilder};
 use leafctl::worker::SupervisedGenerator;
 
 use super::Context;
+use super::db::{DbExample, examples_with};
 use super::error::{CliError, usage};
 use super::settings::{self, scope};
 
 /// `serve`'s examples, the database URL from [`leafctl::db::DATABASES`].
 pub fn examples() -> String {
-    let mut lines = String::from(EXAMPLES);
-    if let Some(d) = super::db::example_databases().first() {
-        lines.push_str(&format!(
-            "  LEAF_DB_PASSWORD=... leafctl serve --segment --db {} --listen 0.0.0.0:8080\n",
-            d.example_url
-        ));
-    }
-    lines + EXPLAINED
+    let with_db =
+        "  LEAF_DB_PASSWORD=... leafctl serve --segment --db {url} --listen 0.0.0.0:8080\n";
+    examples_with(EXAMPLES, &[DbExample::First(with_db)], EXPLAINED)
 }
 
 /// `serve`'s first examples, before one with a database URL.

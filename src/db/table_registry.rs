@@ -264,19 +264,27 @@ pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> String {
 /// The one connection that holds a row's lock: the lock lives exactly as long as the
 /// connection, so the first failed statement loses both, for good (the lock may be gone, and an
 /// answer to an abandoned statement may follow).
-pub(crate) struct LockHolder<C> {
+pub(crate) struct LockHolder<C, E> {
     conn: Mutex<Option<C>>,
     /// Cleared with the connection; read by "still held?" without the mutex, which a write
     /// holds for as long as its SQL takes (seconds, against a frozen server).
     usable: AtomicBool,
+    /// The registry's error for an action whose statement failed with `E`, or (`None`) that
+    /// found the connection closed.
+    fail: Failure<E>,
 }
 
-impl<C> LockHolder<C> {
-    /// Holds `conn`.
-    pub fn new(conn: C) -> LockHolder<C> {
+/// How a [`LockHolder`]'s failures read: the action, and the statement's error (`None`: the
+/// connection is closed).
+pub(crate) type Failure<E> = Box<dyn Fn(&'static str, Option<E>) -> WorkerError + Send + Sync>;
+
+impl<C, E> LockHolder<C, E> {
+    /// Holds `conn`; `fail` says what went wrong ([`LockHolder::with`]).
+    pub fn new(conn: C, fail: Failure<E>) -> LockHolder<C, E> {
         LockHolder {
             conn: Mutex::new(Some(conn)),
             usable: AtomicBool::new(true),
+            fail,
         }
     }
 
@@ -304,30 +312,29 @@ impl<C> LockHolder<C> {
         Ok(())
     }
 
-    /// Runs `f` on the connection; an error loses it. `closed` is the error when it is gone,
-    /// `fail` turns the statement's error into the registry's.
-    pub fn with<T, E>(
+    /// Runs `f` (the statements of `action`) on the connection; an error loses it, and reads
+    /// as the holder's `fail` says.
+    pub fn with<T>(
         &self,
-        closed: impl FnOnce() -> WorkerError,
-        fail: impl FnOnce(E) -> WorkerError,
+        action: &'static str,
         f: impl FnOnce(&mut C) -> Result<T, E>,
     ) -> Result<T, WorkerError> {
         let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let Some(conn) = guard.as_mut() else {
-            return Err(closed());
+            return Err((self.fail)(action, None));
         };
         match f(conn) {
             Ok(v) => Ok(v),
             Err(e) => {
                 *guard = None;
                 self.usable.store(false, Ordering::Release);
-                Err(fail(e))
+                Err((self.fail)(action, Some(e)))
             }
         }
     }
 }
 
-impl<C> Drop for LockHolder<C> {
+impl<C, E> Drop for LockHolder<C, E> {
     fn drop(&mut self) {
         self.lose();
     }

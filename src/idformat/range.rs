@@ -63,16 +63,7 @@ pub fn around_workers(
     let filter = layout
         .worker_sql("id")
         .map(|expr| format!("{expr} BETWEEN {} AND {last}", workers.start));
-    Ok(Around {
-        from_ms: from,
-        to_ms: to,
-        min: lo.to_string(),
-        max: hi.to_string(),
-        quoted: false,
-        worker_sql: filter,
-        per_worker: false,
-        mongo_filter: None,
-    })
+    Ok(snowflake_range(from, to, (lo, hi), filter, false))
 }
 
 /// The range of IDs made within `window_ms` before and after `d` by the same worker: for
@@ -100,16 +91,13 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
             } else {
                 None
             };
-            Ok(Around {
-                from_ms: from,
-                to_ms: to,
-                min: lo.to_string(),
-                max: hi.to_string(),
-                quoted: false,
-                worker_sql: filter,
-                per_worker: d.worker.is_some(),
-                mongo_filter: None,
-            })
+            Ok(snowflake_range(
+                from,
+                to,
+                (lo, hi),
+                filter,
+                d.worker.is_some(),
+            ))
         }
         Format::Uuid(7) => {
             let (from, to) = (from.clamp(0, (1 << 48) - 1), to.clamp(0, (1 << 48) - 1));
@@ -184,6 +172,28 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
     }
 }
 
+/// A snowflake window's [`Around`]: numeric bounds `lo..=hi`, with `worker_sql` and
+/// `per_worker` as [`around`] and [`around_workers`] found them.
+fn snowflake_range(
+    from_ms: i64,
+    to_ms: i64,
+    (lo, hi): (u64, u64),
+    worker_sql: Option<String>,
+    per_worker: bool,
+) -> Around {
+    Around {
+        from_ms,
+        to_ms,
+        min: lo.to_string(),
+        max: hi.to_string(),
+        quoted: false,
+        worker_sql,
+        per_worker,
+        mongo_filter: None,
+    }
+}
+
+/// A text format's [`Around`]: quoted bounds, every ID of the window.
 fn text_range(from_ms: i64, to_ms: i64, min: String, max: String) -> Around {
     Around {
         from_ms,

@@ -270,6 +270,21 @@ pub trait AllocStore: Send + Sync {
     fn bounds(&self) -> Bounds;
 }
 
+/// [`AllocStore::confine`] and [`AllocStore::bounds`] for a store that keeps its [`Bounds`] in
+/// a field `bounds` (the database stores do), written once rather than in each store's impl.
+macro_rules! bounds_in_field {
+    () => {
+        fn confine(&mut self, bounds: $crate::segment::Bounds) {
+            self.bounds = bounds;
+        }
+
+        fn bounds(&self) -> $crate::segment::Bounds {
+            self.bounds
+        }
+    };
+}
+pub(crate) use bounds_in_field;
+
 /// Adds a tag inside the store's [`Bounds`]: what `tag add` and `region add` go through. With a
 /// region, [`StartAt::Default`] starts at the block's start (1 in region 0's, as without regions), or above a removed tag's tombstone
 /// in the block), and a start outside the block is refused ([`SegmentError::OutsideBlock`]);

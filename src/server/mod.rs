@@ -89,31 +89,18 @@ pub struct LeafServiceBuilder {
 }
 
 impl LeafServiceBuilder {
-    /// Enables segment mode on this generator.
-    pub fn segment(mut self, generator: SegmentGenerator) -> Self {
-        self.segment = Some(generator);
-        self
-    }
-    /// Enables snowflake mode on this generator (its layout also decodes IDs).
-    pub fn snowflake(mut self, generator: SupervisedGenerator) -> Self {
-        self.snowflake = Some(generator);
-        self
-    }
-    /// The layout `/decodeSnowflakeId` decodes with (default: the snowflake generator's, else
-    /// Leaf's).
-    pub fn layout(mut self, layout: Layout) -> Self {
-        self.layout = Some(layout);
-        self
-    }
-    /// Requires `Authorization: Bearer TOKEN` on every route but `/healthz` and `/readyz`.
-    pub fn token(mut self, token: Option<String>) -> Self {
-        self.token = token.filter(|t| !t.is_empty());
-        self
-    }
-    /// Metrics made beforehand (see [`LeafServiceBuilder::load_observer`]).
-    pub fn metrics(mut self, metrics: Arc<Metrics>) -> Self {
-        self.metrics = Some(metrics);
-        self
+    setters! {
+        /// Enables segment mode on this generator.
+        segment(generator: SegmentGenerator) => segment = Some(generator);
+        /// Enables snowflake mode on this generator (its layout also decodes IDs).
+        snowflake(generator: SupervisedGenerator) => snowflake = Some(generator);
+        /// The layout `/decodeSnowflakeId` decodes with (default: the snowflake generator's, else
+        /// Leaf's).
+        layout(layout: Layout) => layout = Some(layout);
+        /// Requires `Authorization: Bearer TOKEN` on every route but `/healthz` and `/readyz`.
+        token(token: Option<String>) => token = token.filter(|t| !t.is_empty());
+        /// Metrics made beforehand (see [`LeafServiceBuilder::load_observer`]).
+        metrics(metrics: Arc<Metrics>) => metrics = Some(metrics);
     }
     /// Builds the service.
     pub fn build(self) -> LeafService {
@@ -205,36 +192,49 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// and registry connections, state files, the listening socket).
 pub const RESERVED_FDS: u64 = 64;
 
-/// How the HTTP server treats connections.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// Runtime worker threads (default: the number of CPUs).
-    pub threads: usize,
-    /// A connection is closed when a request's headers have not fully arrived this long after
-    /// the server started waiting for them (default 10 s). That wait starts when the connection
-    /// is accepted and again after each answer, so this bounds both a client trickling its
-    /// headers and an idle (keep-alive) connection.
-    pub header_timeout: Duration,
-    /// Most connections open at once (default 4096), further capped by the process's open-file
-    /// limit less [`RESERVED_FDS`]. At the cap the server stops accepting until a connection
-    /// closes (new clients wait in the kernel's queue), so idle clients can never exhaust the
-    /// file descriptors the database, registry and state files need; the header timeout bounds
-    /// how long such a wait lasts.
-    pub max_connections: usize,
-    /// How long shutdown waits for in-flight requests (default 5 s).
-    pub drain_timeout: Duration,
+/// Declares an options struct with each field's default beside it: `pub field: Type = default,`
+/// makes the field, and the struct's `Default` gives each its default.
+macro_rules! options_with_defaults {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$doc:meta])* pub $field:ident: $t:ty = $default:expr,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$doc])* pub $field: $t,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    $($field: $default,)*
+                }
+            }
+        }
+    };
 }
 
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2),
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            drain_timeout: Duration::from_secs(5),
-        }
+options_with_defaults! {
+    /// How the HTTP server treats connections.
+    #[derive(Debug, Clone)]
+    pub struct HttpOptions {
+        /// Runtime worker threads (default: the number of CPUs).
+        pub threads: usize = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+        /// A connection is closed when a request's headers have not fully arrived this long after
+        /// the server started waiting for them (default 10 s). That wait starts when the connection
+        /// is accepted and again after each answer, so this bounds both a client trickling its
+        /// headers and an idle (keep-alive) connection.
+        pub header_timeout: Duration = DEFAULT_HEADER_TIMEOUT,
+        /// Most connections open at once (default 4096), further capped by the process's open-file
+        /// limit less [`RESERVED_FDS`]. At the cap the server stops accepting until a connection
+        /// closes (new clients wait in the kernel's queue), so idle clients can never exhaust the
+        /// file descriptors the database, registry and state files need; the header timeout bounds
+        /// how long such a wait lasts.
+        pub max_connections: usize = DEFAULT_MAX_CONNECTIONS,
+        /// How long shutdown waits for in-flight requests (default 5 s).
+        pub drain_timeout: Duration = Duration::from_secs(5),
     }
 }
 

@@ -162,12 +162,7 @@ const READINESS_TAGS: usize = 10;
 
 /// The first [`READINESS_TAGS`] items joined, and how many more there are.
 fn first_few(items: &[String]) -> String {
-    let mut text = items
-        .iter()
-        .take(READINESS_TAGS)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("; ");
+    let mut text = items[..items.len().min(READINESS_TAGS)].join("; ");
     if items.len() > READINESS_TAGS {
         text.push_str(&format!(
             "; and {} more (see the status page or /metrics)",

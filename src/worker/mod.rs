@@ -131,35 +131,18 @@ impl IssueOptions {
         }
     }
 
-    /// The region to issue for (see [`IssueOptions::region`]).
-    pub fn region(mut self, region: Option<Region>) -> Self {
-        self.region = region;
-        self
-    }
-
-    /// Where each tick's sequence starts.
-    pub fn seq_start(mut self, seq_start: SeqStart) -> Self {
-        self.seq_start = seq_start;
-        self
-    }
-
-    /// The clock.
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// How far ahead of the clock IDs may run (see
-    /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]).
-    pub fn max_lead_ms(mut self, max_lead_ms: u64) -> Self {
-        self.max_lead_ms = max_lead_ms;
-        self
-    }
-
-    /// Issues only from ticks after `unix_ms` (see [`IssueOptions::issued_after_ms`]).
-    pub fn issued_after(mut self, unix_ms: Option<i64>) -> Self {
-        self.issued_after_ms = unix_ms;
-        self
+    setters! {
+        /// The region to issue for (see [`IssueOptions::region`]).
+        region(region: Option<Region>) => region = region;
+        /// Where each tick's sequence starts.
+        seq_start(seq_start: SeqStart) => seq_start = seq_start;
+        /// The clock.
+        clock(clock: Arc<dyn Clock>) => clock = clock;
+        /// How far ahead of the clock IDs may run (see
+        /// [`crate::snowflake::SnowflakeGeneratorBuilder::max_lead_ms`]).
+        max_lead_ms(max_lead_ms: u64) => max_lead_ms = max_lead_ms;
+        /// Issues only from ticks after `unix_ms` (see [`IssueOptions::issued_after_ms`]).
+        issued_after(unix_ms: Option<i64>) => issued_after_ms = unix_ms;
     }
 }
 

@@ -33,6 +33,7 @@ use mysql::prelude::Queryable;
 use super::lease_store::{MysqlLeaseStore, lock_name_sql};
 use super::url::{self as mysql_url, scrub};
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
+use crate::db::table_lease::TableLease;
 use crate::db::table_registry::{self as table, LockHolder};
 use crate::worker::lease::FencedLease;
 use crate::worker::{
@@ -295,14 +296,18 @@ impl WorkerRegistry for MysqlRegistry {
             ));
         }
         let store = MysqlLeaseStore {
-            conn: LockHolder::new(conn),
+            conn: LockHolder::new(conn, {
+                let o = self.opts.clone();
+                Box::new(move |action, e| match e {
+                    Some(e) => o.db_fail(action, &e),
+                    None => o.fail(action, "the connection is closed"),
+                })
+            }),
             connection_id,
             opts: self.opts.clone(),
-            clock: clock.clone(),
-            pick: Default::default(),
         };
         Ok(Arc::new(FencedLease::acquire(
-            store,
+            TableLease::new(store, self.opts.identity.clone(), clock.clone()),
             layout,
             options.region,
             clock,

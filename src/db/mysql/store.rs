@@ -94,9 +94,7 @@ const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl std::fmt::Debug for MysqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MysqlStore")
-            .field("db", &self.name)
-            .finish()
+        crate::db::debug_store(f, "MysqlStore", &self.name)
     }
 }
 
@@ -498,13 +496,7 @@ impl AllocStore for MysqlStore {
         Ok(())
     }
 
-    fn confine(&mut self, bounds: Bounds) {
-        self.bounds = bounds;
-    }
-
-    fn bounds(&self) -> Bounds {
-        self.bounds
-    }
+    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // No transaction (see `claim_once`): each try records the tombstone (the highest

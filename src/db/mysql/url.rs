@@ -44,14 +44,11 @@ impl MysqlTarget {
 /// the built-in roots, and implies `tls=true`; the `mysql` crate's own parameters (such as
 /// `root_cert_path`) pass through. The error is a reason, free of the password.
 pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, String> {
-    let rest = url
-        .strip_prefix("mysql://")
-        .or_else(|| url.strip_prefix("mariadb://"))
-        .ok_or("expected mysql://user@host:port/database")?;
-    let (base, query) = match rest.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (rest, None),
-    };
+    let (base, query) = crate::db::split_url(
+        url,
+        &["mysql", "mariadb"],
+        "expected mysql://user@host:port/database",
+    )?;
     let mut tls = false;
     let mut ca_file: Option<std::path::PathBuf> = None;
     let mut passthrough = Vec::new();
@@ -368,40 +365,5 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("tls=maybe") && !e.contains("secret"), "{e}");
-    }
-}
-
-/// Parser fuzzing (issue 8): arbitrary URLs never panic, and a password never appears in what
-/// `parse` says. `PROPTEST_CASES=100000 cargo test --release --lib fuzz_` for a long run.
-#[cfg(test)]
-mod fuzz {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn fuzz_arbitrary_urls_never_panic(url in any::<String>(), tail in "[ -~]{0,60}") {
-            let _ = parse(&url, None);
-            let _ = parse(&format!("mysql://{tail}"), Some("pw"));
-            let _ = url_password(&url);
-            let _ = scrub(url.clone(), Some(&tail));
-        }
-
-        #[test]
-        fn fuzz_the_password_is_never_in_an_error_or_name(
-            user in "[a-z]{1,8}",
-            password in "[A-Z][A-Za-z0-9]{7,15}",
-            host in "[a-z0-9.]{0,12}(:[0-9]{0,6})?",
-            db in "[a-z0-9]{0,8}",
-            query in "[a-z_=&%0-9?]{0,30}",
-            given in any::<bool>(),
-        ) {
-            let url = format!("mysql://{user}:{password}@{host}/{db}?{query}");
-            let over = given.then_some(password.as_str());
-            match parse(&url, over) {
-                Ok(t) => prop_assert!(!t.name.contains(&password), "{}", t.name),
-                Err(e) => prop_assert!(!e.contains(&password), "{:?} -> {}", url, e),
-            }
-        }
     }
 }

@@ -47,6 +47,7 @@ use super::url::{PgTarget, parse};
 use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
 use crate::db::first_answering;
+use crate::db::table_lease::TableLease;
 use crate::db::table_registry::{self as table, LockHolder};
 use crate::worker::lease::FencedLease;
 use crate::worker::{
@@ -460,14 +461,20 @@ impl WorkerRegistry for PostgresRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
         let (conn, marker) = self.opts.connect_own()?;
         let store = PostgresLeaseStore {
-            conn: LockHolder::new(conn),
+            conn: LockHolder::new(
+                conn,
+                Box::new(|action, e| {
+                    fail(
+                        action,
+                        e.map_or("the connection is closed".into(), |e| e.to_string()),
+                    )
+                }),
+            ),
             marker,
             opts: self.opts.clone(),
-            clock: options.clock.clone(),
-            pick: Default::default(),
         };
         Ok(Arc::new(FencedLease::acquire(
-            store,
+            TableLease::new(store, self.opts.identity.clone(), options.clock.clone()),
             &options.layout,
             options.region,
             options.clock.clone(),

@@ -93,9 +93,7 @@ struct Idle {
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore")
-            .field("db", &self.target.name)
-            .finish()
+        crate::db::debug_store(f, "PostgresStore", &self.target.name)
     }
 }
 
@@ -638,13 +636,7 @@ impl AllocStore for PostgresStore {
         Ok(())
     }
 
-    fn confine(&mut self, bounds: Bounds) {
-        self.bounds = bounds;
-    }
-
-    fn bounds(&self) -> Bounds {
-        self.bounds
-    }
+    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         // One statement, so one transaction: the row it reports is the row it deleted, and the

@@ -109,9 +109,7 @@ fn max_id_of(conn: &Connection, tag: &str) -> rusqlite::Result<Option<i64>> {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("db", &self.name)
-            .finish()
+        crate::db::debug_store(f, "SqliteStore", &self.name)
     }
 }
 
@@ -376,13 +374,7 @@ impl AllocStore for SqliteStore {
         Ok(())
     }
 
-    fn confine(&mut self, bounds: Bounds) {
-        self.bounds = bounds;
-    }
-
-    fn bounds(&self) -> Bounds {
-        self.bounds
-    }
+    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
         let mut conn = self.lock();

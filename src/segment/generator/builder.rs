@@ -23,32 +23,19 @@ pub struct SegmentGeneratorBuilder {
 }
 
 impl SegmentGeneratorBuilder {
-    /// The clock the dynamic step is measured with (a fake one in tests).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-    /// How long `next_id` waits for a loading segment (default `WAIT_TIMEOUT`).
-    pub fn wait_timeout(mut self, wait: Duration) -> Self {
-        self.wait = wait;
-        self
-    }
-    /// Calls `observer` after every claim (for metrics: count, failures, latency).
-    pub fn on_load(mut self, observer: LoadObserver) -> Self {
-        self.observer = Some(observer);
-        self
-    }
-    /// How often the tag list is re-read, and idle buffers looked for (default
-    /// `REFRESH_INTERVAL` (60 s)).
-    pub fn refresh_interval(mut self, every: Duration) -> Self {
-        self.refresh = every;
-        self
-    }
-    /// How long a tag's buffer may go unused before it is dropped (default
-    /// [`IDLE_BUFFER_TIMEOUT`]; checked every refresh interval).
-    pub fn idle_timeout(mut self, idle: Duration) -> Self {
-        self.idle_timeout = idle;
-        self
+    setters! {
+        /// The clock the dynamic step is measured with (a fake one in tests).
+        clock(clock: Arc<dyn Clock>) => clock = clock;
+        /// How long `next_id` waits for a loading segment (default `WAIT_TIMEOUT`).
+        wait_timeout(wait: Duration) => wait = wait;
+        /// Calls `observer` after every claim (for metrics: count, failures, latency).
+        on_load(observer: LoadObserver) => observer = Some(observer);
+        /// How often the tag list is re-read, and idle buffers looked for (default
+        /// `REFRESH_INTERVAL` (60 s)).
+        refresh_interval(every: Duration) => refresh = every;
+        /// How long a tag's buffer may go unused before it is dropped (default
+        /// [`IDLE_BUFFER_TIMEOUT`]; checked every refresh interval).
+        idle_timeout(idle: Duration) => idle_timeout = idle;
     }
     /// Reads the tag list and starts the background thread.
     pub fn build(self) -> Result<SegmentGenerator, SegmentError> {

@@ -20,41 +20,25 @@ pub struct SnowflakeGeneratorBuilder {
 }
 
 impl SnowflakeGeneratorBuilder {
-    /// The time source (default: the system clock).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-    /// Where each tick's sequence starts (default: random in `[0, 100)`).
-    pub fn seq_start(mut self, seq_start: SeqStart) -> Self {
-        self.seq_start = seq_start;
-        self
-    }
-    /// Bounds issued times by a lease or reservation.
-    pub fn fence(mut self, fence: Box<dyn TimeFence>) -> Self {
-        self.fence = Some(fence);
-        self
-    }
-    /// Treats every tick up to and including the one holding `unix_ms` as already used (by an
-    /// earlier run on this worker id), so the first ID comes from a later tick.
-    pub fn resume_after(mut self, unix_ms: i64) -> Self {
-        self.resume_after_ms = Some(unix_ms);
-        self
-    }
-    /// Lets the generator run up to `ms` milliseconds ahead of the clock (default 0: never ahead,
-    /// Leaf's behaviour; at most [`MAX_LEAD_MS`]). When a tick's sequence numbers are used up, the
-    /// next tick is used at once if its time is at most `ms` ahead of the clock, instead of
-    /// waiting for it. Times ahead of the clock are recorded by the [`TimeFence`] before IDs at
-    /// them are returned, so a successor on the worker id still starts after them.
-    pub fn max_lead_ms(mut self, ms: u64) -> Self {
-        self.max_lead_ms = ms;
-        self
-    }
-    /// The region this generator issues for (default: none): its worker id must lie in the
-    /// region's slice ([`Region::worker_slice`]), a guard against a registry's bug.
-    pub fn region(mut self, region: Option<Region>) -> Self {
-        self.region = region;
-        self
+    setters! {
+        /// The time source (default: the system clock).
+        clock(clock: Arc<dyn Clock>) => clock = clock;
+        /// Where each tick's sequence starts (default: random in `[0, 100)`).
+        seq_start(seq_start: SeqStart) => seq_start = seq_start;
+        /// Bounds issued times by a lease or reservation.
+        fence(fence: Box<dyn TimeFence>) => fence = Some(fence);
+        /// Treats every tick up to and including the one holding `unix_ms` as already used (by an
+        /// earlier run on this worker id), so the first ID comes from a later tick.
+        resume_after(unix_ms: i64) => resume_after_ms = Some(unix_ms);
+        /// Lets the generator run up to `ms` milliseconds ahead of the clock (default 0: never ahead,
+        /// Leaf's behaviour; at most [`MAX_LEAD_MS`]). When a tick's sequence numbers are used up, the
+        /// next tick is used at once if its time is at most `ms` ahead of the clock, instead of
+        /// waiting for it. Times ahead of the clock are recorded by the [`TimeFence`] before IDs at
+        /// them are returned, so a successor on the worker id still starts after them.
+        max_lead_ms(ms: u64) => max_lead_ms = ms;
+        /// The region this generator issues for (default: none): its worker id must lie in the
+        /// region's slice ([`Region::worker_slice`]), a guard against a registry's bug.
+        region(region: Option<Region>) => region = region;
     }
     /// Checks the worker id against the layout and the region, and builds the generator.
     pub fn build(self) -> Result<SnowflakeGenerator, SnowflakeError> {

@@ -5,24 +5,28 @@ use super::*;
 use crate::region::Region;
 use crate::segment::{MemoryStore, enter_region};
 
-/// A table confined to region 1 of 2, holding `(tag, start, step)` rows.
-fn regional(rows: &[(&str, i64, i64)]) -> (Arc<MemoryStore>, Range<i64>) {
+/// Region 1 of 2's generator on a table confined to the region, whose one tag `tag` (step
+/// `step`) starts `left` IDs before the end of the region's block.
+fn near_the_block_end(
+    tag: &str,
+    left: i64,
+    step: i64,
+) -> (Arc<MemoryStore>, Range<i64>, SegmentGenerator) {
     let region = Region::new(1, 2).unwrap();
     let mut store = MemoryStore::new();
     enter_region(&mut store, Some(region)).unwrap();
-    for &(tag, start, step) in rows {
-        store.add(tag, start, step, None, false).unwrap();
-    }
-    (Arc::new(store), region.segment_block())
+    let block = region.segment_block();
+    store.add(tag, block.end - left, step, None, false).unwrap();
+    let store = Arc::new(store);
+    let g = builder(&store).build().unwrap();
+    (store, block, g)
 }
 
 /// Singles run to the block's last ID (the last claim smaller than the step, as below 2^63-1),
 /// then the tag is used up: the table stops at the block's end, not past it.
 #[test]
 fn singles_use_the_block_to_its_last_id_and_stop_there() {
-    let (store, block) = regional(&[]);
-    store.add("t", block.end - 25, 10, None, false).unwrap();
-    let g = builder(&store).build().unwrap();
+    let (store, block, g) = near_the_block_end("t", 25, 10);
     let until = Instant::now() + PATIENCE;
     let mut ids = Vec::new();
     let last = loop {
@@ -46,9 +50,7 @@ fn singles_use_the_block_to_its_last_id_and_stop_there() {
 /// the block, and what is left is still issued.
 #[test]
 fn a_batch_past_the_block_end_is_refused_without_crossing() {
-    let (store, block) = regional(&[]);
-    store.add("b", block.end - 8, 3, None, false).unwrap();
-    let g = builder(&store).build().unwrap();
+    let (store, block, g) = near_the_block_end("b", 8, 3);
     let until = Instant::now() + PATIENCE;
     let refused = loop {
         assert!(Instant::now() < until, "no answer within {PATIENCE:?}");
