@@ -617,11 +617,8 @@ impl AllocStore for PostgresStore {
         let conn = self.conn()?;
         match conn.execute(POSTGRES_REGION_DDL, vec![]) {
             Ok(_) => {}
-            // Two processes of a fresh region creating the table at once: PostgreSQL's IF NOT
-            // EXISTS does not guard against a concurrent create, whose loser fails on the
-            // catalog's unique index (23505), on its row type (42710) or on the table itself
-            // (42P07). It is there.
-            Err(f) if matches!(f.code(), Some("23505" | "42710" | "42P07")) => {}
+            // Two processes of a fresh region creating the table at once.
+            Err(f) if f.lost_a_concurrent_create() => {}
             Err(f) => return Err(self.err(f)),
         }
         conn.execute(
