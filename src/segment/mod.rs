@@ -196,10 +196,11 @@ pub enum SegmentError {
         /// The driver's explanation.
         detail: String,
     },
-    /// A claim lost a write conflict (error 1213: an InnoDB deadlock, or a Galera certification
-    /// failure against a write from another node) on every one of its tries; nothing was claimed.
+    /// A claim or a tag command lost a write conflict (error 1213: an InnoDB deadlock, or a
+    /// Galera certification failure against a write from another node) on every one of its
+    /// tries; nothing was claimed or changed.
     #[error(
-        "claim for tag {tag:?} on {db} lost a write conflict {tries} times in a row ({detail}); nothing was claimed"
+        "a write to tag {tag:?} on {db} lost a write conflict {tries} times in a row ({detail}); nothing was claimed or changed"
     )]
     Conflict {
         /// The tag.

@@ -639,7 +639,7 @@ pub(crate) fn conflict_backoff(tries: u32) -> Duration {
     half + Duration::from_micros(draw % span)
 }
 
-/// How one try of a claim ended, when it did not claim.
+/// How one try of a claim (or a tag command) ended, when it did not succeed.
 pub(crate) enum Attempt {
     /// Lost a write conflict: nothing was claimed, and trying again is the answer.
     Conflict(String),
@@ -651,17 +651,17 @@ pub(crate) enum Attempt {
     Failed(SegmentError),
 }
 
-/// A claim tried until it ends: a lost write conflict is tried again after a jittered wait (up
-/// to [`CONFLICT_TRIES`] times), a host that cannot serve hands over to the next host of the
-/// list (`advance`; each other host once per claim), anything else is the answer. `once` makes
-/// one try on the host in use.
-pub(crate) fn claim_with_retries(
+/// A claim (or a tag command) tried until it ends: a lost write conflict is tried again after
+/// a jittered wait (up to [`CONFLICT_TRIES`] times), a host that cannot serve hands over to the
+/// next host of the list (`advance`; each other host once per try), anything else is the
+/// answer. `once` makes one try on the host in use.
+pub(crate) fn with_retries<T>(
     db: &str,
     tag: &str,
     hosts: usize,
-    mut once: impl FnMut() -> Result<Claim, Attempt>,
+    mut once: impl FnMut() -> Result<T, Attempt>,
     mut advance: impl FnMut(usize, &SegmentError) -> Result<(), SegmentError>,
-) -> Result<Claim, SegmentError> {
+) -> Result<T, SegmentError> {
     let mut tries = 0;
     let mut hops = 0;
     loop {
@@ -688,7 +688,7 @@ pub(crate) fn claim_with_retries(
             Err(Attempt::Conflict(detail)) => {
                 let wait = conflict_backoff(tries);
                 tracing::debug!(
-                    "claim for tag {tag:?} lost a write conflict ({detail}); try {tries} of \
+                    "a write for tag {tag:?} lost a write conflict ({detail}); try {tries} of \
                      {CONFLICT_TRIES}, retrying in {} ms",
                     wait.as_millis()
                 );

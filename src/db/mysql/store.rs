@@ -12,7 +12,7 @@ use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
 use crate::db::{PageParam, page_query};
 use crate::region::Region;
 use crate::segment::store::{
-    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries, unknown_tag,
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, unknown_tag, with_retries,
 };
 use crate::segment::{
     Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
@@ -233,13 +233,7 @@ impl MysqlStore {
             poison,
             host,
         } = self.conn().map_err(failed)?;
-        let attempt = |e: mysql::Error| match e {
-            mysql::Error::MySqlError(ref m) if m.code == ER_LOCK_DEADLOCK => {
-                Attempt::Conflict(format!("error {}: {}", m.code, m.message))
-            }
-            e if host_cannot_serve(&e) => Attempt::HostDown(self.fail(&poison, e), host),
-            e => Attempt::Failed(self.fail(&poison, e)),
-        };
+        let attempt = |e: mysql::Error| self.attempt(&poison, host, e);
         let inc = match increment {
             Increment::Custom(n) => {
                 check_claim(tag, &Bounds::UNBOUNDED, 0, n).map_err(failed)?;
@@ -315,32 +309,41 @@ impl MysqlStore {
     }
 }
 
-impl AllocStore for MysqlStore {
-    fn describe(&self) -> String {
-        self.name.clone()
-    }
-
-    fn init_schema(&self) -> Result<(), SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        for ddl in MYSQL_DDL {
-            conn.query_drop(ddl).map_err(|e| self.fail(&poison, e))?;
+impl MysqlStore {
+    /// How a statement's failure on the connection `poison` guards (to host `host`) ends one
+    /// try of a claim or a tag command: a lost write conflict (1213: an InnoDB deadlock, or on
+    /// Galera another node's write to the same row certified first), a host that cannot serve
+    /// (1047: a Galera node outside the primary component, read-only, gone), or the answer.
+    fn attempt(&self, poison: &Poison, host: usize, e: mysql::Error) -> Attempt {
+        match e {
+            mysql::Error::MySqlError(ref m) if m.code == ER_LOCK_DEADLOCK => {
+                Attempt::Conflict(format!("error {}: {}", m.code, m.message))
+            }
+            e if host_cannot_serve(&e) => Attempt::HostDown(self.fail(poison, e), host),
+            e => Attempt::Failed(self.fail(poison, e)),
         }
-        Ok(())
     }
 
-    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
-        claim_with_retries(
+    /// A tag command tried as a claim is ([`with_retries`]): `once` is one try of its
+    /// statements on a connection to the host in use; a lost write conflict runs it again, a
+    /// host that cannot serve hands it to the next host of the list. Each try reads what it
+    /// changes afresh, so running it again is safe.
+    fn command<T>(
+        &self,
+        tag: &str,
+        mut once: impl FnMut(&mut Checked) -> Result<T, Attempt>,
+    ) -> Result<T, SegmentError> {
+        with_retries(
             &self.name,
             tag,
-            self.hosts.len(),
-            || self.claim_once(tag, increment),
+            self.active.len(),
+            || once(&mut self.conn().map_err(Attempt::Failed)?),
             |host, e| self.advance(host, e),
         )
     }
 
-    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
+    /// One try of `add_tag` on `checked` ([`MysqlStore::command`]).
+    fn add_tag_once(&self, checked: &mut Checked, new: &NewTag<'_>) -> Result<Added, Attempt> {
         let &NewTag {
             tag,
             step,
@@ -348,8 +351,9 @@ impl AllocStore for MysqlStore {
             ..
         } = new;
         let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
+            conn, poison, host, ..
+        } = checked;
+        let (poison, host) = (*poison, *host);
         // The tombstone as it stands, to refuse a --start below it and to say where the tag
         // starts. A server without the table has no tombstones.
         let (removed, table): (Option<i64>, bool) = match conn.exec(
@@ -358,9 +362,9 @@ impl AllocStore for MysqlStore {
         ) {
             Ok(rows) => (rows.into_iter().next(), true),
             Err(mysql::Error::MySqlError(m)) if m.code == 1146 => (None, false),
-            Err(e) => return Err(self.fail(&poison, e)),
+            Err(e) => return Err(self.attempt(&poison, host, e)),
         };
-        let first = new.first_id(&self.name, removed)?;
+        let first = new.first_id(&self.name, removed).map_err(Attempt::Failed)?;
         // One autocommit statement (see `claim_once` on transactions here): the row starts at
         // the tombstone or above it as the tombstone stands when the insert commits. A removal
         // commits its tombstone before its deletion, and the insert cannot commit before the
@@ -380,11 +384,110 @@ impl AllocStore for MysqlStore {
         };
         match result {
             Ok(()) => Ok(Added::inserted(first, removed)),
-            Err(mysql::Error::MySqlError(m)) if m.code == 1062 => {
-                new.exists(&self.name, first, removed)
-            }
-            Err(e) => Err(self.fail(&poison, e)),
+            Err(mysql::Error::MySqlError(m)) if m.code == 1062 => new
+                .exists(&self.name, first, removed)
+                .map_err(Attempt::Failed),
+            Err(e) => Err(self.attempt(&poison, host, e)),
         }
+    }
+
+    /// One try of `remove` on `checked` ([`MysqlStore::command`]).
+    fn remove_once(&self, checked: &mut Checked, tag: &str) -> Result<LeafAlloc, Attempt> {
+        // No transaction (see `claim_once`): each try records the tombstone (the highest
+        // max_id seen) first, then deletes the row only if its max_id is still the one
+        // recorded; a claim in between makes it look again. So the tombstone is committed
+        // before the deletion, never after, and the delete removes exactly the row reported.
+        let Checked { conn, poison, host } = checked;
+        let (poison, host) = (*poison, *host);
+        let mut created = false;
+        for _ in 0..CONFLICT_TRIES {
+            let rows: Vec<Row> = conn
+                .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
+                .map_err(|e| self.attempt(&poison, host, e))?;
+            let Some(r) = rows.into_iter().next() else {
+                return Err(Attempt::Failed(unknown_tag(tag, &self.name)));
+            };
+            let tombstone = conn.exec_drop(
+                // The value bound twice: VALUES() here is deprecated on MySQL 8.
+                "INSERT INTO leaf_alloc_removed (biz_tag, max_id) VALUES (?, ?) \
+                 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, ?), \
+                 removed_at = CURRENT_TIMESTAMP",
+                (tag, r.1, r.1),
+            );
+            match tombstone {
+                Ok(()) => {}
+                // A database made before tombstones: create the table (once), then try again.
+                Err(mysql::Error::MySqlError(m)) if m.code == 1146 && !created => {
+                    created = true;
+                    let ddl = MYSQL_DDL.last().copied().unwrap_or_default();
+                    if let Err(e) = conn.query_drop(ddl) {
+                        return Err(Attempt::Failed(SegmentError::NoRemovedTable {
+                            tag: tag.into(),
+                            db: self.name.clone(),
+                            detail: format!("missing, and creating it failed: {}", self.err(e)),
+                        }));
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    return Err(match self.attempt(&poison, host, e) {
+                        Attempt::Failed(
+                            e @ (SegmentError::MissingTable { .. }
+                            | SegmentError::AccessDenied { .. }),
+                        ) => Attempt::Failed(SegmentError::NoRemovedTable {
+                            tag: tag.into(),
+                            db: self.name.clone(),
+                            detail: e.to_string(),
+                        }),
+                        other => other,
+                    });
+                }
+            }
+            conn.exec_drop(
+                "DELETE FROM leaf_alloc WHERE biz_tag = ? AND max_id = ?",
+                (tag, r.1),
+            )
+            .map_err(|e| self.attempt(&poison, host, e))?;
+            if conn.affected_rows() == 1 {
+                return Ok(row(r));
+            }
+        }
+        Err(Attempt::Failed(SegmentError::Conflict {
+            tag: tag.into(),
+            db: self.name.clone(),
+            tries: CONFLICT_TRIES,
+            detail: "the tag was claimed from between every read and delete".into(),
+        }))
+    }
+}
+
+impl AllocStore for MysqlStore {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn init_schema(&self) -> Result<(), SegmentError> {
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        for ddl in MYSQL_DDL {
+            conn.query_drop(ddl).map_err(|e| self.fail(&poison, e))?;
+        }
+        Ok(())
+    }
+
+    fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
+        with_retries(
+            &self.name,
+            tag,
+            self.hosts.len(),
+            || self.claim_once(tag, increment),
+            |host, e| self.advance(host, e),
+        )
+    }
+
+    fn add_tag(&self, new: &NewTag<'_>) -> Result<Added, SegmentError> {
+        self.command(new.tag, |checked| self.add_tag_once(checked, new))
     }
 
     fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
@@ -433,15 +536,15 @@ impl AllocStore for MysqlStore {
     }
 
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        conn.exec_drop(
-            "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
-            (step, tag),
-        )
-        .map_err(|e| self.fail(&poison, e))?;
-        if conn.affected_rows() == 0 && self.get(tag)?.is_none() {
+        let changed = self.command(tag, |Checked { conn, poison, host }| {
+            conn.exec_drop(
+                "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
+                (step, tag),
+            )
+            .map_err(|e| self.attempt(poison, *host, e))?;
+            Ok(conn.affected_rows())
+        })?;
+        if changed == 0 && self.get(tag)?.is_none() {
             return Err(unknown_tag(tag, &self.name));
         }
         Ok(())
@@ -499,72 +602,7 @@ impl AllocStore for MysqlStore {
     crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
-        // No transaction (see `claim_once`): each try records the tombstone (the highest
-        // max_id seen) first, then deletes the row only if its max_id is still the one
-        // recorded; a claim in between makes it look again. So the tombstone is committed
-        // before the deletion, never after, and the delete removes exactly the row reported.
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        let mut created = false;
-        for _ in 0..CONFLICT_TRIES {
-            let rows: Vec<Row> = conn
-                .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
-                .map_err(|e| self.fail(&poison, e))?;
-            let Some(r) = rows.into_iter().next() else {
-                return Err(unknown_tag(tag, &self.name));
-            };
-            let tombstone = conn.exec_drop(
-                // The value bound twice: VALUES() here is deprecated on MySQL 8.
-                "INSERT INTO leaf_alloc_removed (biz_tag, max_id) VALUES (?, ?) \
-                 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, ?), \
-                 removed_at = CURRENT_TIMESTAMP",
-                (tag, r.1, r.1),
-            );
-            match tombstone {
-                Ok(()) => {}
-                // A database made before tombstones: create the table (once), then try again.
-                Err(mysql::Error::MySqlError(m)) if m.code == 1146 && !created => {
-                    created = true;
-                    let ddl = MYSQL_DDL.last().copied().unwrap_or_default();
-                    if let Err(e) = conn.query_drop(ddl) {
-                        return Err(SegmentError::NoRemovedTable {
-                            tag: tag.into(),
-                            db: self.name.clone(),
-                            detail: format!("missing, and creating it failed: {}", self.err(e)),
-                        });
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    let e = self.fail(&poison, e);
-                    return Err(match e {
-                        SegmentError::MissingTable { .. } | SegmentError::AccessDenied { .. } => {
-                            SegmentError::NoRemovedTable {
-                                tag: tag.into(),
-                                db: self.name.clone(),
-                                detail: e.to_string(),
-                            }
-                        }
-                        e => e,
-                    });
-                }
-            }
-            conn.exec_drop(
-                "DELETE FROM leaf_alloc WHERE biz_tag = ? AND max_id = ?",
-                (tag, r.1),
-            )
-            .map_err(|e| self.fail(&poison, e))?;
-            if conn.affected_rows() == 1 {
-                return Ok(row(r));
-            }
-        }
-        Err(SegmentError::Conflict {
-            tag: tag.into(),
-            db: self.name.clone(),
-            tries: CONFLICT_TRIES,
-            detail: "the tag was claimed from between every read and delete".into(),
-        })
+        self.command(tag, |checked| self.remove_once(checked, tag))
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {

@@ -11,8 +11,8 @@ use crate::db::redact_url;
 use crate::db::{PageParam, page_query};
 use crate::region::Region;
 use crate::segment::store::{
-    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, claim_with_retries,
-    names_removed_table, unknown_tag,
+    Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, names_removed_table, unknown_tag,
+    with_retries,
 };
 use crate::segment::{
     Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REGION_TABLE, RowsPage,
@@ -461,7 +461,7 @@ impl AllocStore for PostgresStore {
     }
 
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
-        claim_with_retries(
+        with_retries(
             self.name(),
             tag,
             self.active.len(),
