@@ -78,14 +78,9 @@ fn sonyflake_reports_the_machine_id() {
     let sb = Sandbox::new();
     let l = Layout::preset(Preset::Sonyflake);
     let id = l.encode(100, 0xBEEF, 7).unwrap();
-    let v = json(&sb.run([
-        "decode",
-        "--preset",
-        "sonyflake",
-        "--output",
-        "json",
-        &id.to_string(),
-    ]));
+    let v = json(&sb.run(support::words(&format!(
+        "decode --preset sonyflake --output json {id}"
+    ))));
     assert_eq!(v[0]["worker"], 0xBEEF);
     assert_eq!(v[0]["sequence"], 7);
     assert_eq!(v[0]["time"], "2014-09-01T00:00:01.000Z");
@@ -98,15 +93,9 @@ fn custom_layouts_decode() {
     let id: u64 = (500 << 23) | (3 << 12) | 2;
     let v = json(
         &sb.leafctl()
-            .args([
-                "decode",
-                "--epoch",
-                "2020-01-01T00:00:00Z",
-                "--layout",
-                "40,11,12",
-                "--unit-ms",
-                "10",
-            ])
+            .args(support::words(
+                "decode --epoch 2020-01-01T00:00:00Z --layout 40,11,12 --unit-ms 10",
+            ))
             .args(["--output", "json", &id.to_string()])
             .output()
             .unwrap(),
@@ -121,16 +110,9 @@ fn custom_layouts_decode() {
 #[test]
 fn bad_values_are_reported_and_good_ones_still_printed() {
     let sb = Sandbox::new();
-    let out = sb.run([
-        "decode",
-        "--output",
-        "json",
-        "abc",
-        &KNOWN.to_string(),
-        "-5",
-        "9223372036854775808",
-        "0xnope",
-    ]);
+    let out = sb.run(support::words(&format!(
+        "decode --output json abc {KNOWN} -5 9223372036854775808 0xnope"
+    )));
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
@@ -191,15 +173,9 @@ fn nothing_to_decode_is_an_empty_answer() {
 #[test]
 fn from_to_gives_the_bounding_ids() {
     let sb = Sandbox::new();
-    let v = json(&sb.run([
-        "decode",
-        "--from",
-        "2026-11-21T10:00:00Z",
-        "--to",
-        "2026-11-21T11:00:00Z",
-        "--output",
-        "json",
-    ]));
+    let v = json(&sb.run(support::words(
+        "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z --output json",
+    )));
     let l = Layout::preset(Preset::Leaf);
     let lo: u64 = v["min_id"].as_str().unwrap().parse().unwrap();
     let hi: u64 = v["max_id"].as_str().unwrap().parse().unwrap();
@@ -233,15 +209,9 @@ fn from_to_gives_the_bounding_ids() {
         .stdout(predicate::str::contains("WHERE id BETWEEN"));
 
     // A date as --to is the whole day (issue 18 #8).
-    let day = json(&sb.run([
-        "decode",
-        "--from",
-        "2026-11-21",
-        "--to",
-        "2026-11-21",
-        "--output",
-        "json",
-    ]));
+    let day = json(&sb.run(support::words(
+        "decode --from 2026-11-21 --to 2026-11-21 --output json",
+    )));
     assert_eq!(day["to"], "2026-11-21T23:59:59.999Z", "{day}");
     let hi: u64 = day["max_id"].as_str().unwrap().parse().unwrap();
     let top = l.decode(hi).unwrap();
@@ -533,13 +503,9 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
     // decode --from/--to: one row, in the same forms.
     let out = sb
         .leafctl()
-        .args([
-            "decode",
-            "--from",
-            "2026-11-21T10:00:00Z",
-            "--to",
-            "2026-11-21T11:00:00Z",
-        ])
+        .args(support::words(
+            "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z",
+        ))
         .args(["--output", "tsv"])
         .output()
         .unwrap();
@@ -550,13 +516,9 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
     assert!(lines[1].starts_with("2026-11-21T10:00:00.000Z\t2026-11-21T11:00:00.000Z\t"));
     let out = sb
         .leafctl()
-        .args([
-            "decode",
-            "--from",
-            "2026-11-21T10:00:00Z",
-            "--to",
-            "2026-11-21T11:00:00Z",
-        ])
+        .args(support::words(
+            "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z",
+        ))
         .args(["--output", "ndjson"])
         .output()
         .unwrap();

@@ -29,16 +29,9 @@ fn issues_ascending_ids_for_the_worker() {
 #[test]
 fn json_output_is_an_array_of_decimal_strings() {
     let sb = Sandbox::new();
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "-n",
-        "3",
-        "--output",
-        "json",
-    ]);
+    let out = sb.run(support::words(
+        "next --snowflake --worker-id 1 -n 3 --output json",
+    ));
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let arr = v.as_array().unwrap();
@@ -113,14 +106,9 @@ fn a_layout_out_of_time_refuses_instead_of_wrapping() {
     // Baidu's default layout holds 2^28 seconds from 2016-05-20+08:00: it ran out in November 2024.
     let sb = Sandbox::new();
     sb.leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--preset",
-            "baidu",
-            "--worker-id",
-            "1",
-        ])
+        .args(support::words(
+            "next --snowflake --preset baidu --worker-id 1",
+        ))
         .assert()
         .code(1)
         .stdout(predicate::str::is_empty())
@@ -133,14 +121,9 @@ fn a_layout_out_of_time_refuses_instead_of_wrapping() {
     // Its IDs from before then still decode.
     let l = Layout::preset(Preset::Baidu);
     let id = l.encode(l.max_ticks(), 4_000_000, 8191).unwrap();
-    let out = sb.run([
-        "decode",
-        "--preset",
-        "baidu",
-        "--output",
-        "json",
-        &id.to_string(),
-    ]);
+    let out = sb.run(support::words(&format!(
+        "decode --preset baidu --output json {id}"
+    )));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["time"], "2024-11-20T13:24:15.000Z");
     assert_eq!(v[0]["worker"], 4_000_000);

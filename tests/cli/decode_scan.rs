@@ -31,13 +31,7 @@ fn text_ids_decode_by_their_shape() {
         .leafctl()
         .args(["decode", "--output", "ndjson"])
         // RFC 9562 A.6 (v7) and A.1 (v1); ulid/spec; segmentio/ksuid's README; MongoDB's manual.
-        .args([
-            "017F22E2-79B0-7CC3-98C4-DC0C0C07398F",
-            "C232AB00-9414-11EC-B3C8-9F6BDECED846",
-            "01ARYZ6S41TSV4RRFFQ69G5FAV",
-            "0ujtsYcgvSTl8PAuAdqWYSMnLOv",
-            "507f191e810c19729de860ea",
-        ])
+        .args(support::words("017F22E2-79B0-7CC3-98C4-DC0C0C07398F C232AB00-9414-11EC-B3C8-9F6BDECED846 01ARYZ6S41TSV4RRFFQ69G5FAV 0ujtsYcgvSTl8PAuAdqWYSMnLOv 507f191e810c19729de860ea"))
         .output()
         .unwrap();
     let v = ndjson(&out);
@@ -171,13 +165,9 @@ fn without_a_layout_an_implausible_number_is_read_under_the_most_plausible_one()
 fn guess_ranks_every_layout_and_says_why() {
     let sb = Sandbox::new();
     // Discord's API reference: 175928847299117063 is 2016-04-30T11:18:25.796Z.
-    let rows = ndjson(&sb.run([
-        "decode",
-        "--guess",
-        "--output",
-        "ndjson",
-        "175928847299117063",
-    ]));
+    let rows = ndjson(&sb.run(support::words(
+        "decode --guess --output ndjson 175928847299117063",
+    )));
     assert_eq!(rows.len(), 8, "every preset once");
     let discord = rows.iter().find(|r| r["layout"] == "discord").unwrap();
     assert_eq!(discord["time"], "2016-04-30T11:18:25.796Z");
@@ -411,15 +401,9 @@ fn scan_streams_and_ends_quietly_under_head() {
 fn around_gives_the_workers_range_and_its_sql() {
     let sb = Sandbox::new();
     let id = leaf_id(3_600_000, 7, 5);
-    let out = sb.run([
-        "decode",
-        "--around",
-        &id.to_string(),
-        "--window",
-        "1m",
-        "--output",
-        "json",
-    ]);
+    let out = sb.run(support::words(&format!(
+        "decode --around {id} --window 1m --output json"
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let l = Layout::preset(Preset::Leaf);

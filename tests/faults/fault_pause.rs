@@ -115,14 +115,10 @@ fn a_zookeeper_lease_holder_frozen_past_its_session_timeout_never_shares_its_wor
             &sb_b
         };
         let mut cmd = sb.leafctl_std();
-        cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000").args([
-            "--zk",
-            &hosts,
-            "--name",
-            "frozen",
-            "serve",
-            "--snowflake",
-        ]);
+        cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000")
+            .args(support::words(&format!(
+                "--zk {hosts} --name frozen serve --snowflake"
+            )));
         Server::start(cmd)
     });
 }
@@ -141,14 +137,10 @@ fn an_etcd_lease_holder_frozen_past_its_ttl_never_shares_its_worker_id() {
             &sb_b
         };
         let mut cmd = sb.leafctl_std();
-        cmd.env("LEAF_ETCD_LEASE_TTL_MS", "3000").args([
-            "--etcd",
-            &endpoints,
-            "--name",
-            "frozen",
-            "serve",
-            "--snowflake",
-        ]);
+        cmd.env("LEAF_ETCD_LEASE_TTL_MS", "3000")
+            .args(support::words(&format!(
+                "--etcd {endpoints} --name frozen serve --snowflake"
+            )));
         Server::start(cmd)
     });
 }

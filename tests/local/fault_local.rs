@@ -224,14 +224,9 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
         let out = sb
             .leafctl()
             .timeout(Duration::from_secs(30))
-            .args([
-                "serve",
-                "--snowflake",
-                "--worker-id",
-                "6",
-                "--listen",
-                "127.0.0.1:0",
-            ])
+            .args(support::words(
+                "serve --snowflake --worker-id 6 --listen 127.0.0.1:0",
+            ))
             .output()
             .unwrap();
         assert_eq!(
@@ -301,14 +296,9 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
     let out = sb
         .leafctl()
         .timeout(Duration::from_secs(60))
-        .args([
-            "serve",
-            "--snowflake",
-            "--worker-id",
-            "7",
-            "--listen",
-            "127.0.0.1:0",
-        ])
+        .args(support::words(
+            "serve --snowflake --worker-id 7 --listen 127.0.0.1:0",
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

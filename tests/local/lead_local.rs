@@ -144,14 +144,9 @@ fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
     let run = |lead: &str, n: &str| {
         let out = sb
             .leafctl()
-            .args([
-                "next",
-                "--snowflake",
-                "--worker-id",
-                "3",
-                "--seq-start",
-                "zero",
-            ])
+            .args(support::words(
+                "next --snowflake --worker-id 3 --seq-start zero",
+            ))
             .args(["-n", n, "--max-lead", lead])
             .output()
             .unwrap();
@@ -185,14 +180,9 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
     let sb = Sandbox::new();
     let started = now_ms();
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "4",
-        "--seq-start",
-        "zero",
-    ])
+    cmd.args(support::words(
+        "next --snowflake --worker-id 4 --seq-start zero",
+    ))
     .args(SMALL)
     .args(["-n", "1000000000", "--max-lead", "20000"]);
     // 20,000 IDs: 5 s of this layout's sequence numbers, issued within a fraction of that.
@@ -247,14 +237,9 @@ fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
     // 20,000 IDs of a 4-per-ms layout: 5 s of times, issued in much less.
     let out = sb
         .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--worker-id",
-            "2",
-            "--seq-start",
-            "zero",
-        ])
+        .args(support::words(
+            "next --snowflake --worker-id 2 --seq-start zero",
+        ))
         .args(SMALL)
         .args(["-n", "20000", "--max-lead", "10000"])
         .output()
@@ -293,14 +278,9 @@ fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
 fn serve_runs_ahead_too_and_records_before_answering() {
     let sb = Sandbox::new();
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "serve",
-        "--snowflake",
-        "--worker-id",
-        "7",
-        "--seq-start",
-        "zero",
-    ])
+    cmd.args(support::words(
+        "serve --snowflake --worker-id 7 --seq-start zero",
+    ))
     .args(SMALL)
     .args(["--max-lead", "5000"]);
     let s = support::serve::Server::start(cmd);

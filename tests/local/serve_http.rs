@@ -244,14 +244,9 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     let first = serve(&sb, &["--snowflake", "--worker-id", "4"]);
     let t = Instant::now();
     let out = leafctl()
-        .args([
-            "serve",
-            "--snowflake",
-            "--worker-id",
-            "4",
-            "--listen",
-            "127.0.0.1:0",
-        ])
+        .args(support::words(
+            "serve --snowflake --worker-id 4 --listen 127.0.0.1:0",
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -383,15 +378,9 @@ fn sigterm_finishes_and_records_the_last_time() {
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert!(log.contains("stopped"), "{log}");
     // The lock is free at once and the next run continues after what the server issued.
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "9",
-        "--no-wait",
-        "-n",
-        "10",
-    ]);
+    let out = sb.run(support::words(
+        "next --snowflake --worker-id 9 --no-wait -n 10",
+    ));
     assert!(out.status.success(), "{out:?}");
     let next = support::parse_ids(&out.stdout);
     assert!(next[0] > *served.iter().max().unwrap());
@@ -609,27 +598,15 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
         .assert()
         .success();
     sb.leafctl()
-        .args([
-            "tag",
-            "add",
-            "near",
-            "--start",
-            "9223372036854774307",
-            "--step",
-            "1000",
-        ])
+        .args(support::words(
+            "tag add near --start 9223372036854774307 --step 1000",
+        ))
         .assert()
         .success();
     sb.leafctl()
-        .args([
-            "tag",
-            "add",
-            "short",
-            "--start",
-            "9223372036854775707",
-            "--step",
-            "10",
-        ])
+        .args(support::words(
+            "tag add short --start 9223372036854775707 --step 10",
+        ))
         .assert()
         .success();
     let s = serve(&sb, &["--segment"]);

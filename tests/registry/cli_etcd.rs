@@ -238,14 +238,9 @@ fn list_and_reclaim_live_and_expired_ids() {
     assert_eq!(rows[0]["held"], false);
     let by_identity = sb
         .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "10.52.0.2:8080",
-            "--yes",
-            "--etcd",
-            &ep,
-        ])
+        .args(support::words(&format!(
+            "workers reclaim 10.52.0.2:8080 --yes --etcd {ep}"
+        )))
         .args(["--name", "expired"])
         .output()
         .unwrap();
@@ -307,16 +302,9 @@ fn a_killed_holders_lease_expires_and_the_next_run_starts_after_it() {
                 .timestamp_millis()
         })
         .unwrap();
-    let next = sb.run([
-        "next",
-        "--snowflake",
-        "--etcd",
-        &ep,
-        "--name",
-        "crash",
-        "-n",
-        "5",
-    ]);
+    let next = sb.run(support::words(&format!(
+        "next --snowflake --etcd {ep} --name crash -n 5"
+    )));
     assert!(next.status.success(), "{}", stderr(&next));
     for id in parse_ids(&next.stdout) {
         let p = leaf().decode(id).unwrap();
@@ -392,14 +380,10 @@ fn doctor_compares_this_clock_with_live_holders_reports() {
     let sb = Sandbox::new();
     let doctor = || {
         sb.leafctl()
-            .args([
-                "workers",
-                "doctor",
-                "--etcd",
-                &etcd.endpoints(),
-                "--name",
-                "doctor",
-            ])
+            .args(support::words(&format!(
+                "workers doctor --etcd {} --name doctor",
+                etcd.endpoints()
+            )))
             .args(["--output", "json"])
             .output()
             .unwrap()

@@ -40,23 +40,15 @@ fn eight_concurrent_leased_processes_never_share_an_id() {
 fn global_options_go_before_or_after_the_subcommand() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let before = sb.run([
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "globals",
-        "next",
-        "--snowflake",
-    ]);
+    let before = sb.run(support::words(&format!(
+        "--zk {} --name globals next --snowflake",
+        zk.hosts()
+    )));
     assert!(before.status.success(), "{}", stderr(&before));
-    let after = sb.run([
-        "next",
-        "--snowflake",
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "globals",
-    ]);
+    let after = sb.run(support::words(&format!(
+        "next --snowflake --zk {} --name globals",
+        zk.hosts()
+    )));
     assert!(after.status.success(), "{}", stderr(&after));
     let env = sb
         .leafctl()
@@ -90,14 +82,9 @@ fn zookeeper_unreachable_is_a_clear_runtime_error() {
     // Forever mode without a cache says so.
     let out = sb
         .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--zk",
-            &hosts,
-            "--registry",
-            "forever",
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --zk {hosts} --registry forever"
+        )))
         .args(["--instance", "10.41.0.1:8080"])
         .timeout(Duration::from_secs(60))
         .output()
@@ -202,15 +189,10 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
 
     let forced = sb
         .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "0",
-            "--force",
-            "--yes",
-            "--zk",
-            &zk.hosts(),
-        ])
+        .args(support::words(&format!(
+            "workers reclaim 0 --force --yes --zk {}",
+            zk.hosts()
+        )))
         .args(["--name", "reclaim"])
         .output()
         .unwrap();
@@ -301,36 +283,21 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
 #[test]
 fn registry_choice_errors_are_usage_errors() {
     let sb = Sandbox::new();
-    let both = sb.run([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "--zk",
-        "127.0.0.1:1",
-    ]);
+    let both = sb.run(support::words(
+        "next --snowflake --worker-id 1 --zk 127.0.0.1:1",
+    ));
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
     support::assert_stderr_has(&both, "--registry");
-    let bogus = sb.run([
-        "next",
-        "--snowflake",
-        "--registry",
-        "zookeeper",
-        "--worker-id",
-        "1",
-    ]);
+    let bogus = sb.run(support::words(
+        "next --snowflake --registry zookeeper --worker-id 1",
+    ));
     assert_eq!(bogus.status.code(), Some(2), "{}", stderr(&bogus));
     let no_zk = sb.run(["next", "--snowflake", "--registry", "lease"]);
     assert_eq!(no_zk.status.code(), Some(2), "{}", stderr(&no_zk));
     support::assert_stderr_has(&no_zk, "--zk");
-    let bad_instance = sb.run([
-        "next",
-        "--snowflake",
-        "--zk",
-        "127.0.0.1:1",
-        "--instance",
-        "nope",
-    ]);
+    let bad_instance = sb.run(support::words(
+        "next --snowflake --zk 127.0.0.1:1 --instance nope",
+    ));
     assert_eq!(
         bad_instance.status.code(),
         Some(2),
@@ -340,14 +307,10 @@ fn registry_choice_errors_are_usage_errors() {
     // A worker id from the config file loses to --zk on the command line.
     std::fs::write(sb.path().join("leaf.toml"), "[snowflake]\nworker_id = 3\n").unwrap();
     let zk = ZkServer::shared();
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "choice",
-    ]);
+    let out = sb.run(support::words(&format!(
+        "next --snowflake --zk {} --name choice",
+        zk.hosts()
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     assert_eq!(

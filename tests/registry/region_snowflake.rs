@@ -294,14 +294,9 @@ fn decode_shows_the_region_of_a_snowflake_id() {
     }
     let out = sb
         .leafctl()
-        .args([
-            "decode",
-            "--regions",
-            "8",
-            &id.to_string(),
-            "--output",
-            "tsv",
-        ])
+        .args(support::words(&format!(
+            "decode --regions 8 {id} --output tsv"
+        )))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -324,15 +319,9 @@ fn decode_shows_the_region_of_a_snowflake_id() {
     // --around with a region: every worker of the slice, in SQL.
     let out = sb
         .leafctl()
-        .args([
-            "decode",
-            "--around",
-            &id.to_string(),
-            "--region",
-            "3",
-            "--regions",
-            "8",
-        ])
+        .args(support::words(&format!(
+            "decode --around {id} --region 3 --regions 8"
+        )))
         .args(["--output", "json"])
         .output()
         .unwrap();
@@ -368,29 +357,17 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     let hosts = zk.hosts();
     // A server started without a region holds worker id 0 ...
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "--zk",
-        &hosts,
-        "serve",
-        "--snowflake",
-        "--instance",
-        "10.8.0.1:8080",
-    ]);
+    cmd.args(support::words(&format!(
+        "--zk {hosts} serve --snowflake --instance 10.8.0.1:8080"
+    )));
     let server = support::serve::Server::start(cmd);
     assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 0);
     // ... when region 1 of 2 starts using the same ZooKeeper (worker id 512).
     let out = sb
         .leafctl()
-        .args([
-            "--region",
-            "1",
-            "--regions",
-            "2",
-            "next",
-            "--snowflake",
-            "--zk",
-            &hosts,
-        ])
+        .args(support::words(&format!(
+            "--region 1 --regions 2 next --snowflake --zk {hosts}"
+        )))
         .args(["--instance", "10.8.0.2:8080"])
         .output()
         .unwrap();
@@ -399,16 +376,9 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
 
     let list = sb
         .leafctl()
-        .args([
-            "workers",
-            "list",
-            "--zk",
-            &hosts,
-            "--regions",
-            "2",
-            "--output",
-            "json",
-        ])
+        .args(support::words(&format!(
+            "workers list --zk {hosts} --regions 2 --output json"
+        )))
         .output()
         .unwrap();
     let rows = support::json(&list);
@@ -475,14 +445,9 @@ fn doctor_reports_a_leaf_server_on_a_regions_forever_tree() {
     // leafctl's own forever holder (it keeps a temporary node while it runs).
     let mut cmd = sb.leafctl_std();
     cmd.args(region)
-        .args([
-            "--zk",
-            &hosts,
-            "serve",
-            "--snowflake",
-            "--registry",
-            "forever",
-        ])
+        .args(support::words(&format!(
+            "--zk {hosts} serve --snowflake --registry forever"
+        )))
         .args(["--instance", "10.6.0.1:8080"]);
     let server = support::serve::Server::start(cmd);
     assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 512);

@@ -115,14 +115,10 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
     let sb = support::Sandbox::new();
     let out = sb
         .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--etcd",
-            &etcd.endpoints(),
-            "--name",
-            "paused",
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --etcd {} --name paused",
+            etcd.endpoints()
+        )))
         .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
         .output()
         .unwrap();

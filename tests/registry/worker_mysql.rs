@@ -57,18 +57,9 @@ fn the_cli_uses_the_mysql_registry() {
     let out = sb
         .leafctl()
         .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args([
-            "next",
-            "--snowflake",
-            "--registry",
-            "mysql",
-            "--db",
-            &url,
-            "--instance",
-            "10.22.0.1:8080",
-            "-n",
-            "5",
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --registry mysql --db {url} --instance 10.22.0.1:8080 -n 5"
+        )))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -76,16 +76,9 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     let name = init(pg);
     let url = pg.url(&name);
     let sb = Sandbox::new();
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--db",
-        &url,
-        "--instance",
-        "10.22.0.1:8080",
-        "-n",
-        "5",
-    ]);
+    let out = sb.run(support::words(&format!(
+        "next --snowflake --db {url} --instance 10.22.0.1:8080 -n 5"
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
@@ -99,14 +92,9 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     // A holder that keeps running: stdout is a pipe nobody reads, so it blocks once full.
     let mut child = sb
         .leafctl_std()
-        .args([
-            "next",
-            "--snowflake",
-            "--registry",
-            "postgres",
-            "--db",
-            &url,
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --registry postgres --db {url}"
+        )))
         .args(["--instance", "10.22.0.2:8080", "-n", "100000000"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

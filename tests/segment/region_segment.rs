@@ -118,12 +118,8 @@ fn two_regions(dbs: &Dbs) {
     // `serve --segment` of each region: IDs of its block, the seeded tag included.
     for (url, r) in [(old, 0u32), (new, 1)] {
         let mut cmd = sb.leafctl_std();
-        cmd.args(["serve", "--segment", "--db", url]).args([
-            "--region",
-            &r.to_string(),
-            "--regions",
-            "2",
-        ]);
+        cmd.args(["serve", "--segment", "--db", url])
+            .args(support::words(&format!("--region {r} --regions 2")));
         let server = Server::start(cmd);
         for tag in ["order", "pay"] {
             let got = server.get(&format!("/api/segment/get/{tag}")).id();

@@ -476,14 +476,9 @@ fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let out = leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--db",
-            &url,
-            "--instance",
-            "10.36.0.1:8080",
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --db {url} --instance 10.36.0.1:8080"
+        )))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -843,15 +838,9 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
 #[test]
 fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
     let sb = Sandbox::new();
-    let out = sb.run([
-        "decode",
-        "--around",
-        "507f1f77bcf86cd799439011",
-        "--window",
-        "1s",
-        "--output",
-        "json",
-    ]);
+    let out = sb.run(support::words(
+        "decode --around 507f1f77bcf86cd799439011 --window 1s --output json",
+    ));
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["min_id"], "507f1f760000000000000000");
@@ -872,13 +861,9 @@ fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
         stdout(&text)
     );
     // A snowflake has no MongoDB line.
-    let out = sb.run([
-        "decode",
-        "--around",
-        "1864829180581093376",
-        "--output",
-        "json",
-    ]);
+    let out = sb.run(support::words(
+        "decode --around 1864829180581093376 --output json",
+    ));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("mongo").is_none(), "{v}");
 }
@@ -958,14 +943,9 @@ fn readyz_says_when_the_snowflake_layout_runs_out() {
     let now_ms = chrono::Utc::now().timestamp_millis();
     let epoch = now_ms - (1i64 << 35) + 100 * 86_400_000;
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "serve",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "--layout",
-        "35,10,18",
-    ])
+    cmd.args(support::words(
+        "serve --snowflake --worker-id 1 --layout 35,10,18",
+    ))
     .args(["--epoch", &epoch.to_string()]);
     let s = Server::start(cmd);
     let r = s.get("/readyz");
@@ -982,14 +962,9 @@ fn readyz_says_when_the_snowflake_layout_runs_out() {
 
     let sb = Sandbox::new();
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "serve",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "--preset",
-        "baidu",
-    ]);
+    cmd.args(support::words(
+        "serve --snowflake --worker-id 1 --preset baidu",
+    ));
     let s = Server::start(cmd);
     let r = s.get("/readyz");
     assert_eq!(r.status, 503);

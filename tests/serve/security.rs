@@ -310,14 +310,9 @@ fn zookeeper_nodes_cannot_be_changed_or_deleted_without_the_credentials() {
     // and Leaf without any (it writes /snowflake/NAME/forever/...), still get their namespace.
     let other = sb
         .leafctl()
-        .args([
-            "--zk",
-            &hosts,
-            "--name",
-            "other-team",
-            "next",
-            "--snowflake",
-        ])
+        .args(support::words(&format!(
+            "--zk {hosts} --name other-team next --snowflake"
+        )))
         .env("LEAF_ZK_AUTH", "team2:an0ther-pw")
         .timeout(Duration::from_secs(60))
         .output()
@@ -407,14 +402,9 @@ fn no_secret_appears_in_output_logs_or_errors() {
 
     // serve -vvv: the token and the password in no answer and no log line.
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "-vvv",
-        "serve",
-        "--segment",
-        "--snowflake",
-        "--name",
-        "leak-serve",
-    ])
+    cmd.args(support::words(
+        "-vvv serve --segment --snowflake --name leak-serve",
+    ))
     .env("LEAF_DB", db.url(&name))
     .env("LEAF_DB_PASSWORD", db_password)
     .env("LEAF_SERVE_TOKEN", token)

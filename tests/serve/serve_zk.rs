@@ -78,14 +78,11 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     let zk = ZkServer::start();
     let sb = Sandbox::new();
     let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000").args([
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "expiry",
-        "serve",
-        "--snowflake",
-    ]);
+    cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000")
+        .args(support::words(&format!(
+            "--zk {} --name expiry serve --snowflake",
+            zk.hosts()
+        )));
     let s = Server::start(cmd);
     let path = "/api/snowflake/get/k";
     let old = s.get(&format!("{path}?count=20000")).ids();
@@ -123,16 +120,10 @@ fn sigterm_gives_the_lease_back_at_once() {
     s.stop_cleanly();
 
     // Nobody holds it any more ...
-    let out = sb.run([
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "release",
-        "workers",
-        "list",
-        "--output",
-        "json",
-    ]);
+    let out = sb.run(support::words(&format!(
+        "--zk {} --name release workers list --output json",
+        zk.hosts()
+    )));
     assert!(out.status.success(), "{out:?}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in rows.as_array().unwrap() {
@@ -143,16 +134,10 @@ fn sigterm_gives_the_lease_back_at_once() {
     let out = sb
         .leafctl()
         .timeout(Duration::from_secs(60))
-        .args([
-            "--zk",
-            &zk.hosts(),
-            "--name",
-            "release",
-            "next",
-            "--snowflake",
-            "-n",
-            "3",
-        ])
+        .args(support::words(&format!(
+            "--zk {} --name release next --snowflake -n 3",
+            zk.hosts()
+        )))
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");

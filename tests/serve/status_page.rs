@@ -29,18 +29,7 @@ fn chromium() -> PathBuf {
 /// run within it), with the flags a closed machine needs, plus `extra`.
 fn headless(url: &str, profile: &Path, extra: &[&str]) -> std::process::Output {
     let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--virtual-time-budget=8000",
-        ])
+        .args(support::words("--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars --virtual-time-budget=8000"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(extra)
         .arg(url)

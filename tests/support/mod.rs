@@ -202,6 +202,12 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     ready()
 }
 
+/// The arguments of a command line written as one: `line` split at white space
+/// (`sb.run(support::words("next --snowflake -n 3"))`), for arguments that hold none.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

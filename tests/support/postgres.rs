@@ -179,14 +179,10 @@ impl Postgres {
         let replica = Postgres::in_new_dir();
         let out = replica
             .as_postgres(bin("pg_basebackup"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &primary.port.to_string(),
-                "-U",
-                "postgres",
-            ])
+            .args(super::words(&format!(
+                "-h 127.0.0.1 -p {} -U postgres",
+                primary.port
+            )))
             .arg("-D")
             .arg(replica.data())
             .args(["-R", "-c", "fast", "-X", "stream"])
@@ -236,12 +232,9 @@ impl Postgres {
     /// `program` run as the `postgres` user, in the temp dir.
     fn as_postgres(&self, program: PathBuf) -> Command {
         let mut cmd = Command::new("setpriv");
-        cmd.args([
-            "--reuid=postgres",
-            "--regid=postgres",
-            "--init-groups",
-            "--",
-        ])
+        cmd.args(super::words(
+            "--reuid=postgres --regid=postgres --init-groups --",
+        ))
         .arg(program)
         .current_dir(&self.dir)
         .env("HOME", &self.dir)
