@@ -501,15 +501,13 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
             }));
     }
     // decode --from/--to: one row, in the same forms.
-    let out = sb
-        .leafctl()
-        .args(support::words(
-            "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z",
-        ))
-        .args(["--output", "tsv"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(
+                "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z",
+            ))
+            .args(["--output", "tsv"]),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "from\tto\tmin_id\tmax_id");

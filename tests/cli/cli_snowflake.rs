@@ -46,13 +46,11 @@ fn json_output_is_an_array_of_decimal_strings() {
 fn tsv_and_ndjson_stream_ids_too() {
     let sb = Sandbox::new();
     let run = |format: &str| {
-        let out = sb
-            .leafctl()
-            .args(["next", "--snowflake", "--worker-id", "3", "-n", "4"])
-            .args(["--output", format])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = support::run_ok(
+            sb.leafctl()
+                .args(["next", "--snowflake", "--worker-id", "3", "-n", "4"])
+                .args(["--output", format]),
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let tsv = run("tsv");
@@ -89,13 +87,11 @@ fn presets_put_the_worker_where_decode_finds_it() {
         ]);
         assert!(out.status.success(), "{preset}: {}", stderr(&out));
         let ids = parse_ids(&out.stdout);
-        let dec = sb
-            .leafctl()
-            .args(["decode", "--preset", preset, "--output", "json"])
-            .arg(ids[1].to_string())
-            .output()
-            .unwrap();
-        assert!(dec.status.success(), "{preset}: {}", stderr(&dec));
+        let dec = support::run_ok(
+            sb.leafctl()
+                .args(["decode", "--preset", preset, "--output", "json"])
+                .arg(ids[1].to_string()),
+        );
         let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
         assert_eq!(v[0]["worker"].to_string(), worker, "{preset}");
     }
@@ -401,13 +397,11 @@ fn config_precedence_is_flag_env_file_default() {
         "[snowflake]\nworker_id = 3\nname = \"orders\"\n[db]\npassword = \"s3cret\"\n",
     )
     .unwrap();
-    let out = sb
-        .leafctl()
-        .args(["config", "show", "--output", "json"])
-        .env("LEAF_WORKER_ID", "4")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["config", "show", "--output", "json"])
+            .env("LEAF_WORKER_ID", "4"),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("s3cret"), "password leaked: {text}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -249,13 +249,7 @@ fn write_log(sb: &Sandbox) -> (std::path::PathBuf, [u64; 3]) {
 fn scan_annotates_each_line_in_place() {
     let sb = Sandbox::new();
     let (path, ids) = write_log(&sb);
-    let out = sb
-        .leafctl()
-        .args(["decode", "--scan"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(sb.leafctl().args(["decode", "--scan"]).arg(&path));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains('\x1b'), "no colour off a terminal");
     let lines: Vec<&str> = text.lines().collect();

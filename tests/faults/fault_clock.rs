@@ -176,8 +176,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
     // ... and a clock past the recorded hour goes on after it.
     let mut next = sb.leafctl_std();
     next.args(["next", "--snowflake", "--worker-id", "5", "-n", "100"]);
-    let out = under_faketime(&next, "+3610").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(under_faketime(&next, "+3610"));
     let later = parse_ids(&out.stdout);
     assert!(later[0] > *ahead.iter().max().unwrap());
     ids.extend(later);

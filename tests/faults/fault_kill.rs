@@ -17,7 +17,7 @@ use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::{Server, signal};
 use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, parse_ids, stderr};
+use support::{Sandbox, assert_unique, parse_ids};
 
 /// A sandbox plus the environment a scenario runs in (database, ZooKeeper settings).
 struct Env {
@@ -70,8 +70,7 @@ impl Env {
     }
 
     fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = self.cmd(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let out = support::run_ok(self.cmd(args));
         out.stdout
     }
 

@@ -45,8 +45,7 @@ impl<'a> Env<'a> {
     }
 
     fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = self.cmd(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let out = support::run_ok(self.cmd(args));
         out.stdout
     }
 

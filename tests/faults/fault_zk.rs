@@ -416,11 +416,7 @@ fn leases_and_forever_nodes_on_one_name_never_share_a_worker_id() {
     assert_eq!(worker_of(later[0]), 1);
     after_on_each_worker(&ids, &later);
     ids.extend(later);
-    let out = host
-        .cmd(&["next", "--snowflake", "-n", "10"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(host.cmd(&["next", "--snowflake", "-n", "10"]));
     let leased = parse_ids(&out.stdout);
     assert_eq!(worker_of(leased[0]), 2);
     ids.extend(leased);

@@ -110,13 +110,11 @@ fn a_frozen_mysql_registry_is_a_503_within_a_second() {
     let name = db.fresh_db();
     let url = db.url(&name);
     let sb = Sandbox::new();
-    let init = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["db", "init", "--db", &url])
-        .output()
-        .unwrap();
-    assert!(init.status.success());
+    support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["db", "init", "--db", &url]),
+    );
     let server = serve(&sb, &["--registry", "mysql", "--db", &url]);
     frozen_registry_answers_within_a_second("MySQL", server, || db.pause(), || db.resume());
 }

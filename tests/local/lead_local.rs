@@ -142,15 +142,13 @@ fn out_of_range_leads_are_usage_errors() {
 fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
     let sb = Sandbox::new();
     let run = |lead: &str, n: &str| {
-        let out = sb
-            .leafctl()
-            .args(support::words(
-                "next --snowflake --worker-id 3 --seq-start zero",
-            ))
-            .args(["-n", n, "--max-lead", lead])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = support::run_ok(
+            sb.leafctl()
+                .args(support::words(
+                    "next --snowflake --worker-id 3 --seq-start zero",
+                ))
+                .args(["-n", n, "--max-lead", lead]),
+        );
         (parse_ids(&out.stdout), now_ms())
     };
     // 400,000 IDs are 98 ms of sequence numbers.
@@ -201,14 +199,12 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         "the batch ran ahead of the clock"
     );
     // Rerun at once with the lead: continues after the reservation, without a long wait.
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "4", "-n", "1000"])
-        .args(SMALL)
-        .args(["--max-lead", "20000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--worker-id", "4", "-n", "1000"])
+            .args(SMALL)
+            .args(["--max-lead", "20000"]),
+    );
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max, "repeated a time of the killed run");
     // Without a lead: waits for the clock to pass the record, or refuses a wait over 10 s.
@@ -235,26 +231,22 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
 fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
     let sb = Sandbox::new();
     // 20,000 IDs of a 4-per-ms layout: 5 s of times, issued in much less.
-    let out = sb
-        .leafctl()
-        .args(support::words(
-            "next --snowflake --worker-id 2 --seq-start zero",
-        ))
-        .args(SMALL)
-        .args(["-n", "20000", "--max-lead", "10000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(
+                "next --snowflake --worker-id 2 --seq-start zero",
+            ))
+            .args(SMALL)
+            .args(["-n", "20000", "--max-lead", "10000"]),
+    );
     let last = *parse_ids(&out.stdout).last().unwrap();
     let at = small_time(last);
-    let dec = sb
-        .leafctl()
-        .args(["decode", "--output", "json"])
-        .args(SMALL)
-        .arg(last.to_string())
-        .output()
-        .unwrap();
-    assert!(dec.status.success(), "{}", stderr(&dec));
+    let dec = support::run_ok(
+        sb.leafctl()
+            .args(["decode", "--output", "json"])
+            .args(SMALL)
+            .arg(last.to_string()),
+    );
     let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
     assert_eq!(v[0]["timestamp_ms"], at);
     assert_eq!(v[0]["worker"], 2);
@@ -328,14 +320,12 @@ fn a_wait_after_a_run_with_a_lead_is_explained() {
         "zero",
     ];
     // 8,000 IDs of a 4-per-ms layout: 2 s of times, issued in a fraction of that.
-    let out = sb
-        .leafctl()
-        .args(base)
-        .args(SMALL)
-        .args(["-n", "8000", "--max-lead", "3000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(sb.leafctl().args(base).args(SMALL).args([
+        "-n",
+        "8000",
+        "--max-lead",
+        "3000",
+    ]));
     let last = *parse_ids(&out.stdout).last().unwrap();
     let started = std::time::Instant::now();
     let out = sb

@@ -441,13 +441,7 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     let sb = Sandbox::new();
     let props = sb.path().join("leaf.properties");
     std::fs::write(&props, LEAF_SAMPLE).unwrap();
-    let out = sb
-        .leafctl()
-        .args(["config", "import-leaf"])
-        .arg(&props)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(sb.leafctl().args(["config", "import-leaf"]).arg(&props));
     let toml_text = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!toml_text.contains("leafpw123") && !stderr.contains("leafpw123"));
@@ -455,14 +449,12 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     let cfg = sb.path().join("leaf.toml");
     std::fs::write(&cfg, &toml_text).unwrap();
     // The result is a config leafctl reads: check what it resolves to.
-    let out = sb
-        .leafctl()
-        .args(["--config"])
-        .arg(&cfg)
-        .args(["config", "show", "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["--config"])
+            .arg(&cfg)
+            .args(["config", "show", "--output", "json"]),
+    );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let get = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(get("db.url"), "mysql://root@localhost:3306/leaf_test");
@@ -475,13 +467,11 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     assert_eq!(get("serve.listen"), "0.0.0.0:8089");
 
     // Standard input, JSON, and a bad file.
-    let out = sb
-        .leafctl()
-        .args(["config", "import-leaf", "-", "--output", "json"])
-        .write_stdin(LEAF_SAMPLE)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["config", "import-leaf", "-", "--output", "json"])
+            .write_stdin(LEAF_SAMPLE),
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["config"]["serve"]["segment"], true);
     assert!(j["notes"].as_array().unwrap().len() >= 2);

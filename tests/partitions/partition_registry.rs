@@ -303,8 +303,7 @@ fn database_registry_cut_off(what: &str, registry: &str, url: &str, ha: &Host, h
         c
     };
     let (sa, sbx) = (Sandbox::new(), Sandbox::new());
-    let init = hb.wrap(&cmd(&sbx, &["db", "init"])).output().unwrap();
-    assert!(init.status.success(), "{init:?}");
+    support::run_ok(hb.wrap(&cmd(&sbx, &["db", "init"])));
     let serve = ["serve", "--snowflake", "--registry", registry, "--instance"];
     let a = Server::start_at(ha, {
         let mut c = cmd(&sa, &serve);

@@ -227,24 +227,21 @@ fn list_and_reclaim_live_and_expired_ids() {
     drop(g);
 
     // An expired id: its last holder ran with a clock 40 s behind and finished long "ago".
-    let old = under_faketime(&sb.leafctl_std(), "-40s")
-        .args(["next", "--snowflake", "--etcd", &ep, "--name", "expired"])
-        .args(["--instance", "10.52.0.2:8080"])
-        .output()
-        .unwrap();
-    assert!(old.status.success(), "{}", stderr(&old));
+    support::run_ok(
+        under_faketime(&sb.leafctl_std(), "-40s")
+            .args(["next", "--snowflake", "--etcd", &ep, "--name", "expired"])
+            .args(["--instance", "10.52.0.2:8080"]),
+    );
     let rows = list(&sb, etcd, "expired");
     assert_eq!(rows[0]["status"], "stale", "{rows}");
     assert_eq!(rows[0]["held"], false);
-    let by_identity = sb
-        .leafctl()
-        .args(support::words(&format!(
-            "workers reclaim 10.52.0.2:8080 --yes --etcd {ep}"
-        )))
-        .args(["--name", "expired"])
-        .output()
-        .unwrap();
-    assert!(by_identity.status.success(), "{}", stderr(&by_identity));
+    let by_identity = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "workers reclaim 10.52.0.2:8080 --yes --etcd {ep}"
+            )))
+            .args(["--name", "expired"]),
+    );
     assert!(
         String::from_utf8_lossy(&by_identity.stdout).contains("already free"),
         "{}",
@@ -500,13 +497,14 @@ fn https_endpoints_with_a_ca_file() {
     let sb = Sandbox::new();
     let ep = etcd.endpoints();
     assert!(ep.starts_with("https://"), "{ep}");
-    let with_ca = sb
-        .leafctl()
-        .env("LEAF_ETCD_CA_FILE", &certs.ca)
-        .args(["next", "--snowflake", "--etcd", &ep, "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(with_ca.status.success(), "{}", stderr(&with_ca));
+    let with_ca = support::run_ok(sb.leafctl().env("LEAF_ETCD_CA_FILE", &certs.ca).args([
+        "next",
+        "--snowflake",
+        "--etcd",
+        &ep,
+        "-n",
+        "3",
+    ]));
     assert_eq!(parse_ids(&with_ca.stdout).len(), 3);
     // The CA from the config file works the same.
     std::fs::write(

@@ -50,14 +50,12 @@ fn global_options_go_before_or_after_the_subcommand() {
         zk.hosts()
     )));
     assert!(after.status.success(), "{}", stderr(&after));
-    let env = sb
-        .leafctl()
-        .env("LEAF_ZK", zk.hosts())
-        .env("LEAF_NAME", "globals")
-        .args(["next", "--snowflake", "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(env.status.success(), "{}", stderr(&env));
+    let env = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_ZK", zk.hosts())
+            .env("LEAF_NAME", "globals")
+            .args(["next", "--snowflake", "-n", "3"]),
+    );
     let mut ids = parse_ids(&before.stdout);
     ids.extend(parse_ids(&after.stdout));
     ids.extend(parse_ids(&env.stdout));
@@ -178,25 +176,21 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     support::assert_stderr_has(&refused, "--force");
     assert!(lease.check().is_ok(), "the holder keeps its lease");
 
-    let dry = sb
-        .leafctl()
-        .args(["workers", "reclaim", "0", "--force", "--zk", &zk.hosts()])
-        .args(["--name", "reclaim"])
-        .output()
-        .unwrap();
-    assert!(dry.status.success(), "{}", stderr(&dry));
+    let dry = support::run_ok(
+        sb.leafctl()
+            .args(["workers", "reclaim", "0", "--force", "--zk", &zk.hosts()])
+            .args(["--name", "reclaim"]),
+    );
     assert!(String::from_utf8_lossy(&dry.stdout).contains("would delete the lease"));
 
-    let forced = sb
-        .leafctl()
-        .args(support::words(&format!(
-            "workers reclaim 0 --force --yes --zk {}",
-            zk.hosts()
-        )))
-        .args(["--name", "reclaim"])
-        .output()
-        .unwrap();
-    assert!(forced.status.success(), "{}", stderr(&forced));
+    let forced = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "workers reclaim 0 --force --yes --zk {}",
+                zk.hosts()
+            )))
+            .args(["--name", "reclaim"]),
+    );
     assert!(
         stderr(&forced).contains("warning"),
         "says what could go wrong"
@@ -218,13 +212,11 @@ fn reclaim_tidies_a_stale_forever_node() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
     // A forever node that last reported a minute ago and has no live process.
-    let stale = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "tidy"])
-        .args(["--registry", "forever", "--instance", "10.44.0.1:8080"])
-        .output()
-        .unwrap();
-    assert!(stale.status.success(), "{}", stderr(&stale));
+    support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "tidy"])
+            .args(["--registry", "forever", "--instance", "10.44.0.1:8080"]),
+    );
     let reclaim = || {
         sb.leafctl()
             .args(["workers", "reclaim", "10.44.0.1:8080", "--yes"])
@@ -263,13 +255,11 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
     assert_eq!(v["ok"], true, "{v}");
     assert!(v["zk_offset_ms"].as_i64().unwrap().abs() < 5_000);
 
-    let show = sb
-        .leafctl()
-        .env("LEAF_ZK_AUTH", "leaf:topsecret")
-        .args(["config", "show", "--zk", "zk1:2181", "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(show.status.success(), "{}", stderr(&show));
+    let show = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_ZK_AUTH", "leaf:topsecret")
+            .args(["config", "show", "--zk", "zk1:2181", "--output", "json"]),
+    );
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(!text.contains("topsecret"), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();

@@ -193,13 +193,12 @@ fn mysql_tables_lease_only_inside_their_regions_slice() {
     let urls = [0, 1].map(|_| {
         let name = db.fresh_db();
         let url = db.url(&name);
-        let out = Sandbox::new()
-            .leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(["db", "init", "--db", &url])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "db init: {}", stderr(&out));
+        support::run_ok(
+            Sandbox::new()
+                .leafctl()
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(["db", "init", "--db", &url]),
+        );
         vec!["--registry".to_string(), "mysql".into(), "--db".into(), url]
     });
     two_regions_never_collide(urls);
@@ -211,12 +210,7 @@ fn postgres_tables_lease_only_inside_their_regions_slice() {
     let urls = [0, 1].map(|_| {
         let name = pg.fresh_db();
         let url = pg.url(&name);
-        let out = Sandbox::new()
-            .leafctl()
-            .args(["db", "init", "--db", &url])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "db init: {}", stderr(&out));
+        support::run_ok(Sandbox::new().leafctl().args(["db", "init", "--db", &url]));
         vec![
             "--registry".to_string(),
             "postgres".into(),
@@ -363,15 +357,13 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     let server = support::serve::Server::start(cmd);
     assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 0);
     // ... when region 1 of 2 starts using the same ZooKeeper (worker id 512).
-    let out = sb
-        .leafctl()
-        .args(support::words(&format!(
-            "--region 1 --regions 2 next --snowflake --zk {hosts}"
-        )))
-        .args(["--instance", "10.8.0.2:8080"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "--region 1 --regions 2 next --snowflake --zk {hosts}"
+            )))
+            .args(["--instance", "10.8.0.2:8080"]),
+    );
     assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 512);
 
     let list = sb

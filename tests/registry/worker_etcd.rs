@@ -15,7 +15,6 @@ use leafctl::worker::{
 };
 use support::etcd::{EtcdServer, opts};
 use support::snowflake::{issue, leaf, now_ms, system, time_of, zero_start};
-use support::stderr;
 
 /// The contract's etcd: the shared server; leases stored as keys under `/leafctl/NAME/leases/`.
 fn leases() -> crate::lease::Leases {
@@ -113,16 +112,14 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
     );
     // Another process takes the id: it starts after everything the first holder issued.
     let sb = support::Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(support::words(&format!(
-            "next --snowflake --etcd {} --name paused",
-            etcd.endpoints()
-        )))
-        .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "next --snowflake --etcd {} --name paused",
+                etcd.endpoints()
+            )))
+            .args(["--instance", "10.9.0.2:8080", "-n", "1000"]),
+    );
     let second = support::parse_ids(&out.stdout);
     assert_eq!(second.len(), 1_000);
     assert!(

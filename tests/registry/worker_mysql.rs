@@ -10,19 +10,17 @@ use leafctl::snowflake::{Clock, FakeClock, SystemClock};
 use leafctl::worker::{REPORT_INTERVAL_MS, Registry, WorkerGenerator, WorkerStatus};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::snowflake::{issue, leaf, system, time_of, zero_start};
-use support::{Sandbox, parse_ids, stderr};
+use support::{Sandbox, parse_ids};
 
 fn init(db: &MariaDb) -> String {
     let name = db.fresh_db();
     let url = db.url(&name);
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["db", "init", "--db", &url])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "db init: {}", stderr(&out));
+    support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["db", "init", "--db", &url]),
+    );
     let tables = db.root_sql(Some(&name), "SHOW TABLES");
     assert!(tables.contains("leaf_alloc"), "{tables}");
     assert!(tables.contains("leaf_workerid_alloc"), "{tables}");
@@ -54,27 +52,23 @@ fn the_cli_uses_the_mysql_registry() {
     let name = init(db);
     let url = db.url(&name);
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(support::words(&format!(
-            "next --snowflake --registry mysql --db {url} --instance 10.22.0.1:8080 -n 5"
-        )))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(support::words(&format!(
+                "next --snowflake --registry mysql --db {url} --instance 10.22.0.1:8080 -n 5"
+            ))),
+    );
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     for id in ids {
         assert_eq!(leaf().decode(id).unwrap().worker, 1);
     }
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["workers", "list", "--db", &url, "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["workers", "list", "--db", &url, "--output", "json"]),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1);
@@ -89,13 +83,11 @@ fn the_cli_uses_the_mysql_registry() {
 
 /// `workers list --db URL --output json` as parsed rows.
 fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["workers", "list", "--db", url, "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["workers", "list", "--db", url, "--output", "json"]),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
 }

@@ -14,12 +14,12 @@ use support::{Sandbox, parse_ids, stderr, wait_until};
 /// A fresh database with both tables made by `leafctl db init`.
 fn init(pg: &Postgres) -> String {
     let name = pg.fresh_db();
-    let out = Sandbox::new()
-        .leafctl()
-        .args(["db", "init", "--db", &pg.url(&name)])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "db init: {}", stderr(&out));
+
+    support::run_ok(
+        Sandbox::new()
+            .leafctl()
+            .args(["db", "init", "--db", &pg.url(&name)]),
+    );
     let tables = pg.sql(
         Some(&name),
         "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'",
@@ -49,12 +49,13 @@ fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn db_init_prints_the_worker_table_for_postgres() {
-    let out = Sandbox::new()
-        .leafctl()
-        .args(["db", "init", "--print", "--db", "postgres://leaf@db/leaf"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(Sandbox::new().leafctl().args([
+        "db",
+        "init",
+        "--print",
+        "--db",
+        "postgres://leaf@db/leaf",
+    ]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("CREATE TABLE IF NOT EXISTS leaf_alloc ("),
@@ -146,13 +147,11 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     assert!(rows[0]["last_seen"].is_null(), "{rows:?}");
     assert!(rows[0]["reserved_until"].is_string(), "{rows:?}");
     // A new identity takes the reclaimed id at once (not 9 s after the killed holder's report).
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--db", &url])
-        .args(["--instance", "10.22.0.3:8080", "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--db", &url])
+            .args(["--instance", "10.22.0.3:8080", "-n", "3"]),
+    );
     let again = parse_ids(&out.stdout);
     assert!(
         again

@@ -77,12 +77,7 @@ support::segment_contract::segment_store_contract!(fixture);
 fn leafs_own_table_and_readme_row_work_untouched() {
     let env = Env::new();
     env.db.root_sql(Some(&env.name), LEAF_ROW);
-    let out = env
-        .leafctl()
-        .args(["next", "leaf-segment-test", "-n", "5"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(env.leafctl().args(["next", "leaf-segment-test", "-n", "5"]));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3, 4, 5]);
     assert_eq!(env.max_id("leaf-segment-test"), 6);
 

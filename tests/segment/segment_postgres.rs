@@ -346,15 +346,13 @@ fn failures_are_clear_bounded_and_never_show_the_password() {
         );
     }
     // The right password (from LEAF_DB_PASSWORD) logs in with SCRAM.
-    let out = env
-        .sandbox
-        .leafctl()
-        .env("LEAF_DB", pg.url_for("leaf_pw", &env.name))
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["tag", "list"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    support::run_ok(
+        env.sandbox
+            .leafctl()
+            .env("LEAF_DB", pg.url_for("leaf_pw", &env.name))
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["tag", "list"]),
+    );
 }
 
 /// A frozen server (SIGSTOP) is an error within seconds, not a hang; once it answers again the
@@ -412,13 +410,11 @@ fn tls_modes_are_libpqs() {
             .output()
             .unwrap()
     };
-    let init = sb
-        .leafctl()
-        .env("LEAF_DB", format!("{base}?sslmode=require"))
-        .args(["db", "init"])
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "{}", stderr(&init));
+    support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB", format!("{base}?sslmode=require"))
+            .args(["db", "init"]),
+    );
     for ok in [
         format!("{base}?sslmode=require"),
         format!("{base}?sslmode=verify-full&sslrootcert={ca}"),

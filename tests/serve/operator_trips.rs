@@ -258,14 +258,12 @@ fn a_broken_config_file_does_not_stop_decode() {
     let sb = Sandbox::new();
     let cfg = sb.path().join("broken.toml");
     std::fs::write(&cfg, "[snowflake]\npreset = \"discord\"\nbogus = 1\n").unwrap();
-    let out = sb
-        .leafctl()
-        .arg("--config")
-        .arg(&cfg)
-        .args(["decode", "4194308101"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(
+        sb.leafctl()
+            .arg("--config")
+            .arg(&cfg)
+            .args(["decode", "4194308101"]),
+    );
     assert!(stdout(&out).contains("2010-11-04T01:42:55.657Z"));
     let err = stderr(&out);
     assert!(
@@ -391,13 +389,11 @@ fn postgres_over_a_socket_and_passwords_from_files() {
     // From a file (one trailing line break dropped), and from systemd's credentials.
     let file = sb.path().join("pw");
     std::fs::write(&file, format!("{PASSWORD}\n")).unwrap();
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD_FILE", &file)
-        .args(["tag", "list", "--db", &tcp_url, "--output", "ndjson"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD_FILE", &file)
+            .args(["tag", "list", "--db", &tcp_url, "--output", "ndjson"]),
+    );
     assert!(stdout(&out).contains("\"sock\""));
     let creds = sb.path().join("creds");
     std::fs::create_dir(&creds).unwrap();
@@ -470,18 +466,10 @@ fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
         c.env("LEAF_DB_PASSWORD", PASSWORD);
         c
     };
-    let out = leafctl()
-        .args(["db", "init", "--db", &url])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = leafctl()
-        .args(support::words(&format!(
-            "next --snowflake --db {url} --instance 10.36.0.1:8080"
-        )))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    support::run_ok(leafctl().args(["db", "init", "--db", &url]));
+    let out = support::run_ok(leafctl().args(support::words(&format!(
+        "next --snowflake --db {url} --instance 10.36.0.1:8080"
+    ))));
     assert_eq!(support::parse_ids(&out.stdout).len(), 1);
     let out = leafctl()
         .args(["workers", "list", "--db", &url, "--output", "json"])
@@ -569,15 +557,14 @@ fn decodes_times_only_example_prints_times_only() {
     .unwrap();
     let bin = assert_cmd::cargo::cargo_bin("leafctl");
     let run = command.replacen("leafctl", &bin.display().to_string(), 1);
-    let out = std::process::Command::new("sh")
-        .args(["-c", &run])
-        .current_dir(sb.path())
-        .env("HOME", sb.path())
-        .env("XDG_CONFIG_HOME", sb.path())
-        .env_remove("LEAF_CONFIG")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        std::process::Command::new("sh")
+            .args(["-c", &run])
+            .current_dir(sb.path())
+            .env("HOME", sb.path())
+            .env("XDG_CONFIG_HOME", sb.path())
+            .env_remove("LEAF_CONFIG"),
+    );
     assert_eq!(
         stdout(&out),
         "2010-11-04T01:42:55.657Z\n2012-03-03T13:01:20.453Z\n"
@@ -685,13 +672,11 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     let etcd = EtcdServer::shared();
     let ep = etcd.endpoints();
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--etcd", &ep, "--name", "issue36"])
-        .args(["--instance", "10.36.0.2:8080"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--etcd", &ep, "--name", "issue36"])
+            .args(["--instance", "10.36.0.2:8080"]),
+    );
     let reclaim = |extra: &[&str]| {
         sb.leafctl()
             .args([
@@ -751,13 +736,7 @@ fn notes_and_warnings_are_json_when_the_output_is() {
         &["tag", "list"],
         &["tag", "show", "nearly"],
     ] {
-        let out = sb
-            .leafctl()
-            .args(["--output", "json"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
+        let out = support::run_ok(sb.leafctl().args(["--output", "json"]).args(args));
         let err = stderr(&out);
         assert!(!err.is_empty(), "{args:?}: something to say");
         for line in err.lines() {
@@ -785,14 +764,12 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
     )
     .unwrap();
     let scan = |extra: &[&str]| {
-        let out = sb
-            .leafctl()
-            .args(["decode", "--scan", "--output", "ndjson"])
-            .args(extra)
-            .arg(&log)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let out = support::run_ok(
+            sb.leafctl()
+                .args(["decode", "--scan", "--output", "ndjson"])
+                .args(extra)
+                .arg(&log),
+        );
         stdout(&out)
             .lines()
             .map(|l| {
@@ -873,13 +850,11 @@ fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
 #[test]
 fn scan_says_how_many_id_length_numbers_it_passed_over() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["decode", "--scan"])
-        .write_stdin("n 9000000000000000000 m 100000000000000000 id 2124080376837046272\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["decode", "--scan"])
+            .write_stdin("n 9000000000000000000 m 100000000000000000 id 2124080376837046272\n"),
+    );
     assert!(stdout(&out).contains("2124080376837046272 [2026-11-21T10:00:00.000Z"));
     let err = stderr(&out);
     assert!(

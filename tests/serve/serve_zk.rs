@@ -131,16 +131,14 @@ fn sigterm_gives_the_lease_back_at_once() {
     }
     // ... and the next holder gets the same id at once, after every time the server used.
     let t = Instant::now();
-    let out = sb
-        .leafctl()
-        .timeout(Duration::from_secs(60))
-        .args(support::words(&format!(
-            "--zk {} --name release next --snowflake -n 3",
-            zk.hosts()
-        )))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(
+        sb.leafctl()
+            .timeout(Duration::from_secs(60))
+            .args(support::words(&format!(
+                "--zk {} --name release next --snowflake -n 3",
+                zk.hosts()
+            ))),
+    );
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     let next = support::parse_ids(&out.stdout);
     assert_eq!(worker_of(next[0]), worker);

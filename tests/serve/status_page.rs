@@ -56,14 +56,12 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
     let url = db.url(&name);
     let sb = Sandbox::new();
     let leafctl = |args: &[&str]| {
-        let out = sb
-            .leafctl()
-            .env("LEAF_DB", &url)
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        support::run_ok(
+            sb.leafctl()
+                .env("LEAF_DB", &url)
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(args),
+        );
     };
     leafctl(&["db", "init"]);
     leafctl(&["tag", "add", "order", "--step", "1000"]);

@@ -208,6 +208,47 @@ pub fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
 
+/// A command [`run_ok`] can run: leafctl's (assert_cmd) or any other (std), owned or borrowed.
+pub trait Runnable {
+    /// Runs the command to the end: its output, and how to name it in a failure.
+    fn run_to_end(&mut self) -> (std::process::Output, String);
+}
+
+impl Runnable for Command {
+    fn run_to_end(&mut self) -> (std::process::Output, String) {
+        let name = format!("{self:?}");
+        (self.output().expect("run the command"), name)
+    }
+}
+
+impl Runnable for std::process::Command {
+    fn run_to_end(&mut self) -> (std::process::Output, String) {
+        let name = format!("{self:?}");
+        (self.output().expect("run the command"), name)
+    }
+}
+
+impl<R: Runnable + ?Sized> Runnable for &mut R {
+    fn run_to_end(&mut self) -> (std::process::Output, String) {
+        (**self).run_to_end()
+    }
+}
+
+/// Runs `cmd` to the end and asserts that it succeeded (showing the command, its status, stdout
+/// and stderr when not): its output.
+#[track_caller]
+pub fn run_ok(mut cmd: impl Runnable) -> std::process::Output {
+    let (out, name) = cmd.run_to_end();
+    assert!(
+        out.status.success(),
+        "{name} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out)
+    );
+    out
+}
+
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
