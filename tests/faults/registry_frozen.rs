@@ -107,14 +107,8 @@ fn serve(sb: &Sandbox, args: &[&str]) -> Server {
 #[test]
 fn a_frozen_mysql_registry_is_a_503_within_a_second() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
     let sb = Sandbox::new();
-    support::run_ok(
-        sb.leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(["db", "init", "--db", &url]),
-    );
+    let (_, url) = db.initialized_db(&sb);
     let server = serve(&sb, &["--registry", "mysql", "--db", &url]);
     frozen_registry_answers_within_a_second("MySQL", server, || db.pause(), || db.resume());
 }

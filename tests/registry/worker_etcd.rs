@@ -226,16 +226,21 @@ fn authentication_wrong_password_refused_and_never_shown() {
     let records = EtcdLeaseRegistry::new(good.clone()).list(now_ms()).unwrap();
     assert!(records[0].held);
 
+    // Acquiring with `o` fails, as an authentication error: that error.
+    let auth_error = |o: &EtcdOptions| {
+        let e = EtcdLeaseRegistry::new(o.clone())
+            .acquire(&IssueOptions::new(leaf()))
+            .err()
+            .expect("acquire refused");
+        assert!(
+            matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
+            "{e:?}"
+        );
+        e
+    };
     let mut wrong = good.clone();
     wrong.password = Some("not-the-Pw-42".into());
-    let e = EtcdLeaseRegistry::new(wrong.clone())
-        .acquire(&IssueOptions::new(leaf()))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
-        "{e:?}"
-    );
+    let e = auth_error(&wrong);
     let text = format!("{e} {e:?}");
     assert!(
         text.contains("root") && !text.contains("not-the-Pw-42"),
@@ -250,14 +255,7 @@ fn authentication_wrong_password_refused_and_never_shown() {
     let mut anonymous = good.clone();
     anonymous.user = None;
     anonymous.password = None;
-    let e = EtcdLeaseRegistry::new(anonymous)
-        .acquire(&IssueOptions::new(leaf()))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
-        "{e:?}"
-    );
+    let e = auth_error(&anonymous);
     assert!(e.to_string().contains("LEAF_ETCD_PASSWORD"), "{e}");
     lease.finish(None).unwrap();
 }

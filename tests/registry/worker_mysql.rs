@@ -13,14 +13,7 @@ use support::snowflake::{issue, leaf, system, time_of, zero_start};
 use support::{Sandbox, parse_ids};
 
 fn init(db: &MariaDb) -> String {
-    let name = db.fresh_db();
-    let url = db.url(&name);
-    let sb = Sandbox::new();
-    support::run_ok(
-        sb.leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(["db", "init", "--db", &url]),
-    );
+    let (name, _) = db.initialized_db(&Sandbox::new());
     let tables = db.root_sql(Some(&name), "SHOW TABLES");
     assert!(tables.contains("leaf_alloc"), "{tables}");
     assert!(tables.contains("leaf_workerid_alloc"), "{tables}");

@@ -363,13 +363,7 @@ fn a_frozen_server_is_an_error_within_seconds() {
     let name = pg.fresh_db();
     let url = pg.url(&name);
     let sb = Sandbox::new();
-    let run = |args: &[&str]| {
-        sb.leafctl()
-            .env("LEAF_DB", &url)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| run_on(&sb, &url, args);
     assert!(run(&["db", "init"]).status.success());
     assert!(run(&["tag", "add", "f", "--step", "10"]).status.success());
     let mut ids = parse_ids(&run(&["next", "f", "-n", "5"]).stdout);
@@ -453,13 +447,7 @@ fn host_lists_and_a_failover_that_loses_claims() {
         replica.port, primary.port
     );
     let sb = Sandbox::new();
-    let run = |args: &[&str]| {
-        sb.leafctl()
-            .env("LEAF_DB", &url)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| run_on(&sb, &url, args);
     let ok = |args: &[&str]| {
         let out = run(args);
         assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
@@ -572,4 +560,13 @@ fn a_claim_is_one_round_trip() {
     let (custom, table_step) = support::round_trips_per_claim(&proxy, &store, "rt");
     eprintln!("round trips per claim: {custom} (given size), {table_step} (table step)");
     assert_eq!((custom, table_step), (1.0, 1.0));
+}
+
+/// `leafctl ARGS` in `sb` on the database `url` (LEAF_DB), run to the end.
+fn run_on(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Output {
+    sb.leafctl()
+        .env("LEAF_DB", url)
+        .args(args)
+        .output()
+        .expect("run leafctl")
 }

@@ -285,6 +285,19 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
         name
     }
 
+    /// A new database that `leafctl db init` (run in `sb`, which must succeed) prepared: its
+    /// name and URL.
+    pub fn initialized_db(&self, sb: &super::Sandbox) -> (String, String) {
+        let name = self.fresh_db();
+        let url = self.url(&name);
+        super::run_ok(
+            sb.leafctl()
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(["db", "init", "--db", &url]),
+        );
+        (name, url)
+    }
+
     /// The URL leafctl connects with (no password: that comes from LEAF_DB_PASSWORD).
     pub fn url(&self, db: &str) -> String {
         format!("mysql://leaf@{}/{db}", self.place.hostport(self.port))
