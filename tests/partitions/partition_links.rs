@@ -52,6 +52,17 @@ fn db_cmd(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Command {
     c
 }
 
+/// A segment server on `place` over the database `url` (tag `cut` added) under load, once it
+/// has given 100 answers and 2 s more: its sandbox, the server and the load.
+fn segment_server_under_load(place: &Place, url: &str) -> (Sandbox, Server, Load) {
+    let sb = sandbox_with_cut_tag(place, url);
+    let a = Server::start_at(place, db_cmd(&sb, url, &["serve", "--segment"]));
+    let la = load(place, a.addr, SEG);
+    assert!(la.wait_for_answers(100, Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_secs(2));
+    (sb, a, la)
+}
+
 /// A sandbox that ran `db init` and `tag add cut --step 2000` on database `url` from `place`.
 fn sandbox_with_cut_tag(place: &Place, url: &str) -> Sandbox {
     let sb = Sandbox::new();
@@ -192,11 +203,7 @@ fn a_segment_server_cut_off_from_mariadb_serves_its_buffers_then_503_then_recove
     let db = MariaDb::start_at(&store, &[]);
     let name = db.fresh_db();
     let url = db.url(&name);
-    let sb = sandbox_with_cut_tag(&ha, &url);
-    let a = Server::start_at(&ha, db_cmd(&sb, &url, &["serve", "--segment"]));
-    let la = load(&ha, a.addr, SEG);
-    assert!(la.wait_for_answers(100, Duration::from_secs(30)));
-    std::thread::sleep(Duration::from_secs(2));
+    let (_sb, a, la) = segment_server_under_load(&ha, &url);
 
     let (cut_at, cut) = (la.elapsed(), Instant::now());
     ha.cut();
@@ -275,11 +282,7 @@ fn a_segment_server_whose_galera_node_is_cut_off_moves_on_to_another_node() {
     let cluster = Galera::start_at(&[&nodes[0], &nodes[1], &nodes[2]]);
     let name = cluster.nodes[0].fresh_db();
     let url = cluster.url_list(&[0, 1, 2], &name);
-    let sb = sandbox_with_cut_tag(&ha, &url);
-    let a = Server::start_at(&ha, db_cmd(&sb, &url, &["serve", "--segment"]));
-    let la = load(&ha, a.addr, SEG);
-    assert!(la.wait_for_answers(100, Duration::from_secs(30)));
-    std::thread::sleep(Duration::from_secs(2));
+    let (_sb, a, la) = segment_server_under_load(&ha, &url);
 
     let (cut_at, cut) = (la.elapsed(), Instant::now());
     nodes[0].cut();

@@ -293,6 +293,22 @@ impl EtcdServer {
     }
 
     /// The member that is leader now (each running member asked at its own place).
+    /// The election under load: after 3 s of it, kills the leader (noting when in `killed_at`),
+    /// and after 8 s more sets `stop`.
+    pub fn kill_leader_under_load(
+        &self,
+        killed_at: &std::sync::Mutex<Option<std::time::Instant>>,
+        stop: &std::sync::atomic::AtomicBool,
+    ) {
+        std::thread::sleep(Duration::from_secs(3));
+        let leader = self.leader().expect("a leader");
+        eprintln!("killing leader {}", leader.name);
+        leader.kill();
+        *killed_at.lock().unwrap() = Some(std::time::Instant::now());
+        std::thread::sleep(Duration::from_secs(8));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub fn leader(&self) -> Option<&EtcdMember> {
         self.members
             .iter()
