@@ -18,13 +18,20 @@ fn serve(sb: &Sandbox, url: &str, args: &[&str]) -> Server {
     Server::start(cmd)
 }
 
+/// A fresh database with Leaf's own table (LEAF_DDL) and `row` inserted into it: its name and
+/// URL.
+fn leaf_table_db(db: &MariaDb, row: &str) -> (String, String) {
+    let name = db.fresh_db();
+    db.root_sql(Some(&name), LEAF_DDL);
+    db.root_sql(Some(&name), row);
+    let url = db.url(&name);
+    (name, url)
+}
+
 #[test]
 fn two_servers_share_leafs_table_without_a_duplicate() {
     let db = MariaDb::shared();
-    let name = db.fresh_db();
-    db.root_sql(Some(&name), LEAF_DDL);
-    db.root_sql(Some(&name), LEAF_ROW);
-    let url = db.url(&name);
+    let (_, url) = leaf_table_db(db, LEAF_ROW);
     let sb = Sandbox::new();
     let a = serve(&sb, &url, &["--segment"]);
     let b = serve(&sb, &url, &["--segment"]);
@@ -65,13 +72,10 @@ fn two_servers_share_leafs_table_without_a_duplicate() {
 #[test]
 fn database_down_answers_from_buffers_then_503_then_recovers() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    db.root_sql(Some(&name), LEAF_DDL);
-    db.root_sql(
-        Some(&name),
+    let (_, url) = leaf_table_db(
+        &db,
         "insert into leaf_alloc(biz_tag, max_id, step) values('down', 1, 1000)",
     );
-    let url = db.url(&name);
     let sb = Sandbox::new();
     let s = serve(&sb, &url, &["--segment"]);
     let path = "/api/segment/get/down";
@@ -146,13 +150,10 @@ fn database_down_answers_from_buffers_then_503_then_recovers() {
 #[test]
 fn a_graceful_restart_gives_back_what_never_went_out() {
     let db = MariaDb::shared();
-    let name = db.fresh_db();
-    db.root_sql(Some(&name), LEAF_DDL);
-    db.root_sql(
-        Some(&name),
+    let (name, url) = leaf_table_db(
+        db,
         "insert into leaf_alloc(biz_tag, max_id, step) values ('restart', 1, 1000)",
     );
-    let url = db.url(&name);
     let sb = Sandbox::new();
     let path = "/api/segment/get/restart";
 
