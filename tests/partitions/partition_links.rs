@@ -201,8 +201,7 @@ fn a_segment_server_cut_off_from_mariadb_serves_its_buffers_then_503_then_recove
     let net = Net::new();
     let (store, ha) = (net.host(), net.host());
     let db = MariaDb::start_at(&store, &[]);
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (name, url) = db.fresh_db_url();
     let (_sb, a, la) = segment_server_under_load(&ha, &url);
 
     let (cut_at, cut) = (la.elapsed(), Instant::now());
@@ -476,8 +475,7 @@ fn a_bad_link_to_mariadb_and_etcd_never_duplicates_and_recovers() {
     let hd = net.impaired_host();
     let db = MariaDb::start_at(&store, &[]);
     let etcd = support::etcd::EtcdServer::cluster_at(&[&store]);
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let sb = sandbox_with_cut_tag(&hd, &url);
     let mut c = db_cmd(&sb, &url, &["serve", "--segment", "--snowflake"]);
     c.args(["--etcd", &etcd.endpoints(), "--name", "bad"])

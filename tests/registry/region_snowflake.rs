@@ -191,8 +191,7 @@ fn etcd_leases_stay_in_their_regions_and_the_mark_refuses_others() {
 fn mysql_tables_lease_only_inside_their_regions_slice() {
     let db = MariaDb::shared();
     let urls = [0, 1].map(|_| {
-        let name = db.fresh_db();
-        let url = db.url(&name);
+        let (_, url) = db.fresh_db_url();
         support::run_ok(
             Sandbox::new()
                 .leafctl()
@@ -208,8 +207,7 @@ fn mysql_tables_lease_only_inside_their_regions_slice() {
 fn postgres_tables_lease_only_inside_their_regions_slice() {
     let pg = Postgres::shared();
     let urls = [0, 1].map(|_| {
-        let name = pg.fresh_db();
-        let url = pg.url(&name);
+        let (_, url) = pg.fresh_db_url();
         support::run_ok(Sandbox::new().leafctl().args(["db", "init", "--db", &url]));
         vec![
             "--registry".to_string(),

@@ -13,8 +13,7 @@ use support::{assert_unique, wait_until};
 #[test]
 fn keeps_issuing_then_says_not_ready_then_recovers() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let admin = MysqlStore::open(&url, Some(PASSWORD)).unwrap();
     admin.init_schema().unwrap();
     admin.add("down", 1, 1000, None, false).unwrap();
@@ -110,8 +109,7 @@ fn a_batch_larger_than_the_buffers_during_an_outage_costs_serve_nothing() {
     use support::serve::Server;
 
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let admin = MysqlStore::open(&url, Some(PASSWORD)).unwrap();
     admin.init_schema().unwrap();
     admin.add("order", 1, 2000, None, false).unwrap();

@@ -360,8 +360,7 @@ fn failures_are_clear_bounded_and_never_show_the_password() {
 #[test]
 fn a_frozen_server_is_an_error_within_seconds() {
     let pg = Postgres::start();
-    let name = pg.fresh_db();
-    let url = pg.url(&name);
+    let (_, url) = pg.fresh_db_url();
     let sb = Sandbox::new();
     let run = |args: &[&str]| run_on(&sb, &url, args);
     assert!(run(&["db", "init"]).status.success());

@@ -458,8 +458,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
 fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
     use support::mariadb::{MariaDb, PASSWORD};
     let db = MariaDb::shared();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let sb = Sandbox::new();
     let leafctl = || {
         let mut c = sb.leafctl();

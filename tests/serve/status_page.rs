@@ -52,8 +52,7 @@ fn row<'a>(dom: &'a str, tag_attr: &str) -> &'a str {
 #[test]
 fn the_status_page_renders_every_tag_in_a_real_browser() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let sb = Sandbox::new();
     let leafctl = |args: &[&str]| {
         support::run_ok(

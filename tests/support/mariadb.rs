@@ -277,6 +277,13 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
             .unwrap_or_else(|_| panic!("max_id of {tag:?} in {db}: {out:?}"))
     }
 
+    /// A new empty database: its name and [`Self::url`].
+    pub fn fresh_db_url(&self) -> (String, String) {
+        let name = self.fresh_db();
+        let url = self.url(&name);
+        (name, url)
+    }
+
     /// A new empty database; returns its name.
     pub fn fresh_db(&self) -> String {
         let n = self.next_db.fetch_add(1, Ordering::SeqCst);

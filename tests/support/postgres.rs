@@ -367,6 +367,13 @@ impl Postgres {
             .unwrap_or_else(|_| panic!("max_id of {tag:?} in {db}: {out:?}"))
     }
 
+    /// A new empty database: its name and [`Self::url`].
+    pub fn fresh_db_url(&self) -> (String, String) {
+        let name = self.fresh_db();
+        let url = self.url(&name);
+        (name, url)
+    }
+
     /// A new empty database (`leaf_1`, `leaf_2`, ...) owned by `leaf`; returns its name.
     pub fn fresh_db(&self) -> String {
         let name = format!("leaf_{}", self.next_db.fetch_add(1, Ordering::SeqCst) + 1);
