@@ -9,7 +9,7 @@ use leafctl::snowflake::{Clock, FakeClock};
 use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
-use support::snowflake::{SMALL, now_ms, small_time, time_of, zero_start};
+use support::snowflake::{SMALL, next_block_ahead, now_ms, small_time, time_of, zero_start};
 use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids, stderr};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
@@ -37,11 +37,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     // 5,000 full ticks with the clock standing still but for 1 ms per 10 blocks: the lead is
     // used up, then the generator waits for the clock.
     for i in 0..5_000 {
-        let b = g.next_block(4096).unwrap();
-        assert!(b.first > last);
-        last = b.last();
-        let t = time_of(b.first);
-        assert!(t <= clock.now_ms() + lead as i64, "{t} beyond the lead");
+        let t = next_block_ahead(&g, &mut last, &*clock, lead);
         let on_disk = read_state(&path).unwrap().unwrap();
         assert!(!on_disk.clean);
         assert!(

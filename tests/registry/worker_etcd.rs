@@ -14,7 +14,7 @@ use leafctl::worker::{
     SupervisedGenerator, WorkerError, WorkerGenerator, WorkerRegistry,
 };
 use support::etcd::{EtcdServer, opts};
-use support::snowflake::{issue, leaf, now_ms, system, time_of, zero_start};
+use support::snowflake::{issue, leaf, next_block_ahead, now_ms, system, time_of, zero_start};
 
 /// The contract's etcd: the shared server; leases stored as keys under `/leafctl/NAME/leases/`.
 fn leases() -> crate::lease::Leases {
@@ -469,11 +469,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let mut last = 0;
     // 3,000 ticks' worth with the clock standing still but for 1 ms per 20 blocks.
     for i in 0..3_000 {
-        let b = g.next_block(4096).unwrap();
-        assert!(b.first > last);
-        last = b.last();
-        let at = time_of(b.first);
-        assert!(at <= clock.now_ms() + lead as i64);
+        let at = next_block_ahead(&g, &mut last, &*clock, lead);
         if i % 50 == 0 || i == 2_999 {
             let r = recorded(worker);
             assert!(r > at, "block at {at} returned before reserved_until ({r})");

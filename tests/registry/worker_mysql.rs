@@ -9,7 +9,7 @@ use leafctl::db::mysql::{MysqlOptions, MysqlRegistry};
 use leafctl::snowflake::{Clock, FakeClock, SystemClock};
 use leafctl::worker::{REPORT_INTERVAL_MS, Registry, WorkerGenerator, WorkerStatus};
 use support::mariadb::{MariaDb, PASSWORD};
-use support::snowflake::{issue, leaf, system, time_of, zero_start};
+use support::snowflake::{issue, leaf, next_block_ahead, system, time_of, zero_start};
 use support::{Sandbox, parse_ids};
 
 fn init(db: &MariaDb) -> String {
@@ -178,11 +178,7 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     // 2,000 ticks' worth with the clock standing still: the lead is used, each time recorded in
     // the row before its IDs come back.
     for i in 0..2_000 {
-        let b = g.next_block(4096).unwrap();
-        assert!(b.first > last);
-        last = b.last();
-        let at = time_of(b.first);
-        assert!(at <= clock.now_ms() + lead as i64);
+        let at = next_block_ahead(&g, &mut last, &*clock, lead);
         if i % 50 == 0 || i == 1_999 {
             let recorded = max_timestamp();
             assert!(
