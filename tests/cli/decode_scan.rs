@@ -146,10 +146,7 @@ fn without_a_layout_an_implausible_number_is_read_under_the_most_plausible_one()
         (Some(1341), Some(7))
     );
     let err = stderr(&out);
-    assert!(
-        err.contains("is no leaf ID") && err.contains("read as instagram"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["is no leaf ID", "read as instagram"]);
     // Named explicitly, leaf stays leaf, and the error says what would fit.
     sb.leafctl()
         .args(["decode", "--preset", "leaf", &id.to_string()])
@@ -293,10 +290,7 @@ fn scan_records_carry_file_line_and_column() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "a missing file is bad input");
     let err = stderr(&out);
-    assert!(
-        err.contains("cannot open") && err.contains("missing.log"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["cannot open", "missing.log"]);
     let recs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -468,10 +462,12 @@ fn decode_and_guess_agree_and_a_mastodon_id_is_noted() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("2011-09-07T07:48:28.712Z"));
     let err = stderr(&out);
-    assert!(
-        err.contains("--guess ranks mastodon first (2023-11-03T05:56:19.583Z)")
-            && err.contains("--preset mastodon"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &[
+            "--guess ranks mastodon first (2023-11-03T05:56:19.583Z)",
+            "--preset mastodon",
+        ],
     );
     // A Leaf ID of today has no note.
     let out = sb.run(["decode", &leaf_id(60_000, 3, 2000).to_string()]);

@@ -148,14 +148,8 @@ echo $? > "$O/third.rc"
         read(&o, "second.err")
     );
     let err = read(&o, "second.err");
-    assert!(
-        err.contains("No space left on device") && err.contains("snowflake-leaf-5"),
-        "{err}"
-    );
-    assert!(
-        err.contains("hint:") && err.contains("full or read-only state directory"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["No space left on device", "snowflake-leaf-5"]);
+    support::assert_contains_all(&err, &["hint:", "full or read-only state directory"]);
     assert!(read(&o, "second").is_empty(), "no ID without a reservation");
     assert_eq!(
         read(&o, "before"),
@@ -338,9 +332,9 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
     let err = err_reader.join().unwrap();
     assert!(announced, "no waiting notice: {err}");
     assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("in use by another leafctl process") && err.contains(&format!("pid {pid}")),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["in use by another leafctl process", &format!("pid {pid}")],
     );
     assert!(!ids.is_empty());
     let after = parse_ids(&out.stdout);

@@ -216,10 +216,7 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         assert_eq!(out.status.code(), Some(1));
         assert!(out.stdout.is_empty());
         let err = stderr(&out);
-        assert!(
-            err.contains("behind") && err.contains("--max-lead"),
-            "{err}"
-        );
+        support::assert_contains_all(&err, &["behind", "--max-lead"]);
     }
 }
 

@@ -212,10 +212,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     let out = leafctl().arg("serve").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains("--segment") && err.contains("--snowflake"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["--segment", "--snowflake"]);
     let out = leafctl()
         .args(["serve", "--segment", "--listen", "localhost"])
         .output()
@@ -307,10 +304,7 @@ fn the_token_guards_every_route_but_health() {
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.contains("serve.token") && shown.contains("***"),
-        "{shown}"
-    );
+    support::assert_contains_all(&shown, &["serve.token", "***"]);
     assert!(!shown.contains(token));
 
     let log = s.stop_cleanly();

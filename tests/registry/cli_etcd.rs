@@ -183,10 +183,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     assert!(r["reserved_until"].is_string(), "{r}");
     let text = sb.run(["workers", "list", "--etcd", &ep, "--name", "reclaim"]);
     let t = String::from_utf8_lossy(&text.stdout);
-    assert!(
-        t.contains("10.52.0.1:8080") && t.contains("live") && t.contains("etcd"),
-        "{t}"
-    );
+    support::assert_contains_all(&t, &["10.52.0.1:8080", "live", "etcd"]);
 
     let reclaim = |extra: &[&str]| {
         sb.leafctl()
@@ -445,10 +442,7 @@ fn registry_choice_with_etcd() {
         &[],
     );
     assert_eq!(c, Some(2), "{e}");
-    assert!(
-        e.contains("etcd endpoints") && e.contains("--registry"),
-        "{e}"
-    );
+    support::assert_contains_all(&e, &["etcd endpoints", "--registry"]);
     let (c, e) = code(
         &[
             "next",

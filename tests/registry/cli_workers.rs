@@ -163,7 +163,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
 
     let text = sb.run(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"]);
     let t = String::from_utf8_lossy(&text.stdout);
-    assert!(t.contains("10.43.0.1:8080") && t.contains("live"), "{t}");
+    support::assert_contains_all(&t, &["10.43.0.1:8080", "live"]);
 
     let refused = sb
         .leafctl()

@@ -406,10 +406,7 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     let out = doctor(&["--region", "0", "--regions", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("region 1 of 2") && err.contains("region 0 of 2"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["region 1 of 2", "region 0 of 2"]);
     // Once the region-less server is gone, its record is history: region 1's view is clean.
     drop(server);
     let clean = support::wait_until(std::time::Duration::from_secs(20), || {
@@ -466,10 +463,7 @@ fn doctor_reports_a_leaf_server_on_a_regions_forever_tree() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["outside_slice"], serde_json::json!([1]), "{report}");
     let err = stderr(&out);
-    assert!(
-        err.contains("10.6.0.2:8080") && err.contains("worker id 1"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["10.6.0.2:8080", "worker id 1"]);
     assert!(
         !err.contains("10.6.0.1:8080"),
         "leafctl's holder is not Leaf's: {err}"

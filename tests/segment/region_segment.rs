@@ -164,9 +164,9 @@ fn two_regions(dbs: &Dbs) {
     let out = run(&sb, old, Some(1), &["next", "order"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("belongs to region 0 of 2") && err.contains("this process is region 1 of 2"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["belongs to region 0 of 2", "this process is region 1 of 2"],
     );
     assert!(
         !err.contains(&format!(":{PASSWORD}@")),

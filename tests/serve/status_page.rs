@@ -160,10 +160,7 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
     assert!(dom.contains("id=\"sf-worker\">4<"), "{dom}");
     // Running out, shown before it happens (issue 36): the tag's mark, the layout's years.
     let nearly = row(&dom, "nearly");
-    assert!(
-        nearly.contains("pill warn headroom\"") && nearly.contains(">running out<"),
-        "{nearly}"
-    );
+    support::assert_contains_all(&nearly, &["pill warn headroom\"", ">running out<"]);
     assert!(!order.contains("running out"), "{order}");
     let left = dom
         .split("id=\"sf-left\">")

@@ -261,6 +261,14 @@ pub fn assert_stderr_has(out: &std::process::Output, part: &str) {
     assert!(err.contains(part), "{part:?} missing from stderr: {err}");
 }
 
+/// Asserts that `text` contains each of `parts`, naming the missing one and showing `text`.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+}
+
 /// A finished process's stdout as JSON, once it is known to have succeeded.
 pub fn json(out: &std::process::Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));
