@@ -63,13 +63,7 @@ fn in_private_mount(sb: &Sandbox, script: &str) -> std::process::Output {
         .env("D", sb.state_dir())
         .env("O", &out_dir)
         .stdin(Stdio::null());
-    let out = cmd.output().expect("run unshare");
-    assert!(
-        out.status.success(),
-        "the script failed: {}\n{}",
-        stderr(&out),
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let out = support::run_ok(cmd);
     out
 }
 

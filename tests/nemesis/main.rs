@@ -424,8 +424,7 @@ fn read_and_drop(addr: SocketAddr, path: &str, limit: u64) -> Vec<u64> {
 
 /// Runs `cmd` at `place`; it must succeed.
 fn ok_at(place: &Place, cmd: Command) {
-    let out = place.wrap(&cmd).output().expect("run leafctl");
-    assert!(out.status.success(), "{cmd:?}: {}", stderr(&out));
+    support::run_ok(place.wrap(&cmd));
 }
 
 /// Everything a fault can reach.

@@ -15,7 +15,7 @@ use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::serve::{LEASE_REFUSALS, Server};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, stderr, wait_until};
+use support::{Sandbox, assert_unique, wait_until};
 
 /// ZooKeeper session timeout of the snowflake server on the bad link.
 const SESSION_MS: u64 = 4_000;
@@ -76,13 +76,7 @@ fn sandbox_with_cut_tag(place: &Place, url: &str) -> Sandbox {
 
 /// Runs a leafctl command at `place`, which must succeed.
 fn ok_at(place: &Place, cmd: std::process::Command) {
-    let out = place.wrap(&cmd).output().expect("run leafctl");
-    assert!(
-        out.status.success(),
-        "{:?}: {}",
-        cmd.get_args().collect::<Vec<_>>(),
-        stderr(&out)
-    );
+    support::run_ok(place.wrap(&cmd));
 }
 
 fn ms(d: Duration) -> String {

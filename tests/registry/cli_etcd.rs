@@ -81,11 +81,7 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
 
     // Two seconds behind the first holder's last time: waits it out, then issues after it.
     let t0 = Instant::now();
-    let behind = under_faketime(&sb.leafctl_std(), "-2s")
-        .args(args)
-        .output()
-        .expect("run faketime (Debian package faketime)");
-    assert!(behind.status.success(), "{}", stderr(&behind));
+    let behind = support::run_ok(under_faketime(&sb.leafctl_std(), "-2s").args(args));
     let behind_ids = parse_ids(&behind.stdout);
     assert_eq!(
         leaf().decode(behind_ids[0]).unwrap().worker,

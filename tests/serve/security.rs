@@ -11,7 +11,7 @@ use std::time::Duration;
 use support::mariadb::{self, MariaDb};
 use support::serve::Server;
 use support::zookeeper::{RawZk, ZkServer};
-use support::{Sandbox, parse_ids, stderr};
+use support::{Sandbox, parse_ids};
 use zookeeper_client as zkc;
 
 /// The ZooKeeper credentials leafctl runs with in this binary's tests (they share one server, and
@@ -28,12 +28,7 @@ fn text(out: &Output) -> String {
 }
 
 fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run openssl (is it installed?)");
-    assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+    support::run_ok(Command::new("openssl").args(args).current_dir(dir));
 }
 
 struct Certs {

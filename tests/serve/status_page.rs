@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;
-use support::{Sandbox, stderr, wait_until};
+use support::{Sandbox, wait_until};
 
 /// A tag that is valid (no whitespace) and would be markup if the page wrote it as HTML.
 const HTML_TAG: &str = "<img/src=x/onerror=document.title='owned'>";
@@ -28,14 +28,11 @@ fn chromium() -> PathBuf {
 /// Runs headless Chromium on `url` with a fixed clock budget (timers, the page's refreshes,
 /// run within it), with the flags a closed machine needs, plus `extra`.
 fn headless(url: &str, profile: &Path, extra: &[&str]) -> std::process::Output {
-    let out = Command::new(chromium())
+    let out = support::run_ok(Command::new(chromium())
         .args(support::words("--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars --virtual-time-budget=8000"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium");
-    assert!(out.status.success(), "chromium failed: {}", stderr(&out));
+        .arg(url));
     out
 }
 

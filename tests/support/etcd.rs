@@ -371,16 +371,11 @@ impl Certs {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
         let run = |args: &[&str]| {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(d)
-                .stdin(Stdio::null())
-                .output()
-                .expect("run openssl (Debian package openssl)");
-            assert!(
-                out.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            super::run_ok(
+                Command::new("openssl")
+                    .args(args)
+                    .current_dir(d)
+                    .stdin(Stdio::null()),
             );
         };
         run(&[

@@ -101,18 +101,13 @@ impl MariaDb {
         // collide on their temporary tables.
         static BOOTSTRAP: Mutex<()> = Mutex::new(());
         let _one = BOOTSTRAP.lock().unwrap_or_else(|p| p.into_inner());
-        let out = Command::new(tool("mariadb-install-db"))
-            .arg("--user=root")
-            .arg(format!("--tmpdir={}", db.dir.join("tmp").display()))
-            .arg(format!("--datadir={}", db.dir.join("data").display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db")
-            .output()
-            .expect("run mariadb-install-db (is mariadb-server installed?)");
-        assert!(
-            out.status.success(),
-            "mariadb-install-db failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        super::run_ok(
+            Command::new(tool("mariadb-install-db"))
+                .arg("--user=root")
+                .arg(format!("--tmpdir={}", db.dir.join("tmp").display()))
+                .arg(format!("--datadir={}", db.dir.join("data").display()))
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db"),
         );
         db
     }
@@ -254,15 +249,7 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
 
     /// Runs SQL as root over the socket and returns the tab-separated output.
     pub fn root_sql(&self, db: Option<&str>, sql: &str) -> String {
-        let out = self
-            .root_sql_command(db, sql)
-            .output()
-            .expect("run mariadb");
-        assert!(
-            out.status.success(),
-            "SQL failed: {sql}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = super::run_ok(self.root_sql_command(db, sql));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 

@@ -217,14 +217,22 @@ pub trait Runnable {
 impl Runnable for Command {
     fn run_to_end(&mut self) -> (std::process::Output, String) {
         let name = format!("{self:?}");
-        (self.output().expect("run the command"), name)
+        let out = self.output();
+        (
+            out.unwrap_or_else(|e| panic!("cannot run {name} ({e}): is it installed?")),
+            name,
+        )
     }
 }
 
 impl Runnable for std::process::Command {
     fn run_to_end(&mut self) -> (std::process::Output, String) {
         let name = format!("{self:?}");
-        (self.output().expect("run the command"), name)
+        let out = self.output();
+        (
+            out.unwrap_or_else(|e| panic!("cannot run {name} ({e}): is it installed?")),
+            name,
+        )
     }
 }
 
