@@ -192,21 +192,13 @@ fn from_to_gives_the_bounding_ids() {
     );
     assert!(l.decode(hi + 1).map(|p| l.unix_ms(p.ticks) > to).unwrap());
 
-    sb.leafctl()
-        .args(["decode", "--from", "2026-11-21", "--to", "2026-11-20"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("before --from"));
-    sb.leafctl()
-        .args(["decode", "--from", "not-a-time"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("invalid --from"));
-    sb.leafctl()
-        .args(["decode", "--from", "2026-11-21"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("WHERE id BETWEEN"));
+    sb.assert_refused(
+        ["decode", "--from", "2026-11-21", "--to", "2026-11-20"],
+        2,
+        "before --from",
+    );
+    sb.assert_refused(["decode", "--from", "not-a-time"], 2, "invalid --from");
+    sb.assert_prints(["decode", "--from", "2026-11-21"], "WHERE id BETWEEN");
 
     // A date as --to is the whole day (issue 18 #8).
     let day = json(&sb.run(support::words(

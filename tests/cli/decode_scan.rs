@@ -89,11 +89,11 @@ fn values_without_a_time_are_named_with_what_would_fit() {
         .stderr(predicate::str::contains("16 characters"))
         .stderr(predicate::str::contains("a ULID (26 characters"));
     // A ULID past the largest one the spec allows.
-    sb.leafctl()
-        .args(["decode", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("larger than the largest ULID"));
+    sb.assert_refused(
+        ["decode", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"],
+        2,
+        "larger than the largest ULID",
+    );
 }
 
 #[test]
@@ -423,22 +423,22 @@ fn around_gives_the_workers_range_and_its_sql() {
         .stdout(predicate::str::contains(
             "WHERE id BETWEEN '017f22e2-75c8-7000-8000-000000000000' AND '017f22e2-7d98-7fff-bfff-ffffffffffff'",
         ));
-    sb.leafctl()
-        .args(["decode", "--around", "C232AB00-9414-11EC-B3C8-9F6BDECED846"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("do not sort by time"));
-    sb.leafctl()
-        .args([
+    sb.assert_refused(
+        ["decode", "--around", "C232AB00-9414-11EC-B3C8-9F6BDECED846"],
+        2,
+        "do not sort by time",
+    );
+    sb.assert_refused(
+        [
             "decode",
             "--around",
             &id.to_string(),
             "--window",
             "ten minutes",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("10m"));
+        ],
+        2,
+        "10m",
+    );
 }
 
 /// Issue 36, items 13 and 15: without a preset, `decode` and `decode --guess` judge a number by
