@@ -41,7 +41,6 @@ fn load(addr: SocketAddr, stop: Arc<AtomicBool>, limit: Duration) -> JoinHandle<
     })
 }
 
-/// The scenario for one registry: `start` launches a server on the shared name.
 /// Starts `leafctl ARGS` (with `env` set) as a server: the first time in one sandbox, every
 /// later time in a second one (the frozen holder and its would-be successor).
 fn holders_in_turn(env: (&'static str, &'static str), args: String) -> impl Fn() -> Server {
@@ -59,6 +58,7 @@ fn holders_in_turn(env: (&'static str, &'static str), args: String) -> impl Fn()
     }
 }
 
+/// The scenario for one registry: `start` launches a server on the shared name.
 fn frozen_holder_never_shares_its_worker_id(ttl: Duration, start: impl Fn() -> Server) {
     let a = start();
     let before = a.get(PATH).ids();

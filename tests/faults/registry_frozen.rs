@@ -118,8 +118,7 @@ fn a_frozen_postgres_registry_is_a_503_within_a_second() {
     let pg = Postgres::start();
     let url = pg.url(&pg.fresh_db());
     let sb = Sandbox::new();
-    let init = sb.run(["db", "init", "--db", &url]);
-    assert!(init.status.success());
+    support::run_ok(sb.leafctl().args(["db", "init", "--db", &url]));
     let server = serve(&sb, &["--registry", "postgres", "--db", &url]);
     frozen_registry_answers_within_a_second("PostgreSQL", server, || pg.pause(), || pg.resume());
 }

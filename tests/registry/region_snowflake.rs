@@ -268,45 +268,29 @@ fn decode_shows_the_region_of_a_snowflake_id() {
     // Worker 389 is region 3 of 8 (384..512) and region 0 of 2.
     let id = (1_000_000u64 << 22) | (389 << 12) | 5;
     for (n, want) in [("8", 3), ("2", 0), ("4", 1)] {
-        let out = sb
-            .leafctl()
-            .args([
-                "decode",
-                "--regions",
-                n,
-                &id.to_string(),
-                "--output",
-                "json",
-            ])
-            .output()
-            .unwrap();
+        let out = sb.run([
+            "decode",
+            "--regions",
+            n,
+            &id.to_string(),
+            "--output",
+            "json",
+        ]);
         let rows = support::json(&out);
         assert_eq!(rows[0]["worker"], 389);
         assert_eq!(rows[0]["region"], want, "{n} regions: {rows}");
     }
-    let out = sb
-        .leafctl()
-        .args(support::words(&format!(
-            "decode --regions 8 {id} --output tsv"
-        )))
-        .output()
-        .unwrap();
+    let out = sb.run(support::words(&format!(
+        "decode --regions 8 {id} --output tsv"
+    )));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(text.lines().next().unwrap().ends_with("\tregion"), "{text}");
     assert!(text.lines().nth(1).unwrap().ends_with("\t3"), "{text}");
     // Without --regions nothing changes: no region column.
-    let out = sb
-        .leafctl()
-        .args(["decode", &id.to_string(), "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", &id.to_string(), "--output", "json"]);
     assert!(support::json(&out)[0].get("region").is_none());
     // A bad count is refused.
-    let out = sb
-        .leafctl()
-        .args(["decode", "--regions", "9", &id.to_string()])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", "--regions", "9", &id.to_string()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // --around with a region: every worker of the slice, in SQL.
     let out = sb
@@ -364,13 +348,9 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     );
     assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 512);
 
-    let list = sb
-        .leafctl()
-        .args(support::words(&format!(
-            "workers list --zk {hosts} --regions 2 --output json"
-        )))
-        .output()
-        .unwrap();
+    let list = sb.run(support::words(&format!(
+        "workers list --zk {hosts} --regions 2 --output json"
+    )));
     let rows = support::json(&list);
     let regions: Vec<(u64, u64)> = rows
         .as_array()

@@ -43,6 +43,15 @@ impl Env {
         c
     }
 
+    /// `leafctl ARGS` on this database, run to the end.
+    fn run<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.leafctl().args(args).output().expect("run leafctl")
+    }
+
     fn store(&self) -> MysqlStore {
         MysqlStore::open(&self.url, Some(PASSWORD)).unwrap()
     }
@@ -88,11 +97,7 @@ fn leafs_own_table_and_readme_row_work_untouched() {
         .unwrap();
     assert_eq!((c.start, c.end, c.table_step), (6, 2006, 2000));
 
-    let out = env
-        .leafctl()
-        .args(["tag", "list", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = env.run(["tag", "list", "--output", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["tag"], "leaf-segment-test");
     assert_eq!(v[0]["max_id"], "2006");
@@ -308,19 +313,11 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
         .args(["tag", "add", "big", "--start", "9223372036854775800"])
         .assert()
         .success();
-    let out = env
-        .leafctl()
-        .args(["next", "big", "-n", "8"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "big", "-n", "8"]);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("exhausted"));
     assert_eq!(env.max_id("big"), 9223372036854775800);
-    let out = env
-        .leafctl()
-        .args(["next", "big", "-n", "7"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "big", "-n", "7"]);
     assert_eq!(code(&out), 0);
     assert_eq!(
         parse_ids(&out.stdout).last(),
@@ -328,7 +325,7 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
         "the last ID below 2^63-1"
     );
     assert_eq!(env.max_id("big"), i64::MAX);
-    let out = env.leafctl().args(["next", "big"]).output().unwrap();
+    let out = env.run(["next", "big"]);
     assert_eq!(code(&out), 1);
     // Library: the same refusal with the table's step.
     assert!(matches!(
@@ -351,10 +348,9 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
 #[test]
 fn a_removed_and_readded_tag_issues_no_id_twice() {
     let env = Env::new();
-    support::removed_and_readded_tags_issue_no_id_twice(
-        &|args| env.leafctl().args(args).output().unwrap(),
-        &|| Box::new(env.store()),
-    );
+    support::removed_and_readded_tags_issue_no_id_twice(&|args| env.run(args), &|| {
+        Box::new(env.store())
+    });
     // Leaf's servers read leaf_alloc alone, which the tombstones are not in.
     let rows = env
         .db
@@ -519,18 +515,10 @@ fn json_output_and_unique_ids_across_many_small_claims() {
         .args(["tag", "add", "j", "--start", "0", "--desc", "json"])
         .assert()
         .success();
-    let out = env
-        .leafctl()
-        .args(["next", "j", "-n", "3", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "j", "-n", "3", "--output", "json"]);
     let v: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v, ["0", "1", "2"]);
-    let out = env
-        .leafctl()
-        .args(["tag", "show", "j", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = env.run(["tag", "show", "j", "--output", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["max_id"], "3");
     assert_eq!(v["description"], "json");
@@ -567,11 +555,7 @@ fn write_conflicts_are_retried_then_reported_once() {
          END //",
     );
     // Two conflicts, then the claim goes through: no error, the IDs follow on.
-    let out = env
-        .leafctl()
-        .args(["next", "c", "-n", "3"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "c", "-n", "3"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3]);
     assert_eq!(env.max_id("c"), 4);
@@ -580,7 +564,7 @@ fn write_conflicts_are_retried_then_reported_once() {
     env.db
         .root_sql(Some(&env.name), "UPDATE conflicts SET n = -1");
     let started = Instant::now();
-    let out = env.leafctl().args(["next", "c"]).output().unwrap();
+    let out = env.run(["next", "c"]);
     let err = stderr(&out);
     assert_eq!(code(&out), 1, "{err}");
     assert!(out.stdout.is_empty());

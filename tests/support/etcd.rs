@@ -280,11 +280,7 @@ impl EtcdServer {
 
     /// All client endpoints, comma-separated.
     pub fn endpoints(&self) -> String {
-        self.members
-            .iter()
-            .map(EtcdMember::endpoint)
-            .collect::<Vec<_>>()
-            .join(",")
+        super::comma_list(self.members.iter().map(EtcdMember::endpoint))
     }
 
     /// The first member.

@@ -285,6 +285,11 @@ pub fn run_ok(mut cmd: impl Runnable) -> std::process::Output {
     out
 }
 
+/// `items` joined with commas (a host or endpoint list).
+pub fn comma_list(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(",")
+}
+
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
