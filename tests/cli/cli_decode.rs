@@ -193,12 +193,12 @@ fn from_to_gives_the_bounding_ids() {
     assert!(l.decode(hi + 1).map(|p| l.unix_ms(p.ticks) > to).unwrap());
 
     sb.assert_refused(
-        ["decode", "--from", "2026-11-21", "--to", "2026-11-20"],
+        &["decode", "--from", "2026-11-21", "--to", "2026-11-20"],
         2,
         "before --from",
     );
-    sb.assert_refused(["decode", "--from", "not-a-time"], 2, "invalid --from");
-    sb.assert_prints(["decode", "--from", "2026-11-21"], "WHERE id BETWEEN");
+    sb.assert_refused(&["decode", "--from", "not-a-time"], 2, "invalid --from");
+    sb.assert_prints(&["decode", "--from", "2026-11-21"], "WHERE id BETWEEN");
 
     // A date as --to is the whole day (issue 18 #8).
     let day = json(&sb.run(support::words(

@@ -440,7 +440,7 @@ fn config_precedence_is_flag_env_file_default() {
     let out = sb.run(["next", "--snowflake"]);
     assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 3);
     std::fs::write(&cfg, "[snowflake]\nworker_id = \"three\"\n").unwrap();
-    sb.assert_refused(["next", "--snowflake"], 2, "leaf.toml");
+    sb.assert_refused(&["next", "--snowflake"], 2, "leaf.toml");
 }
 
 /// The progress bar of a long `next` (issue 18 #11): none when the IDs go to the terminal the

@@ -90,7 +90,7 @@ fn values_without_a_time_are_named_with_what_would_fit() {
         .stderr(predicate::str::contains("a ULID (26 characters"));
     // A ULID past the largest one the spec allows.
     sb.assert_refused(
-        ["decode", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"],
+        &["decode", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"],
         2,
         "larger than the largest ULID",
     );
@@ -424,12 +424,12 @@ fn around_gives_the_workers_range_and_its_sql() {
             "WHERE id BETWEEN '017f22e2-75c8-7000-8000-000000000000' AND '017f22e2-7d98-7fff-bfff-ffffffffffff'",
         ));
     sb.assert_refused(
-        ["decode", "--around", "C232AB00-9414-11EC-B3C8-9F6BDECED846"],
+        &["decode", "--around", "C232AB00-9414-11EC-B3C8-9F6BDECED846"],
         2,
         "do not sort by time",
     );
     sb.assert_refused(
-        [
+        &[
             "decode",
             "--around",
             &id.to_string(),

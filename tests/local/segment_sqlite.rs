@@ -69,7 +69,7 @@ fn the_embedded_default_creates_its_own_database() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n4\n5\n6\n");
     let out = sb.run(["next", "order", "-n", "2", "--output", "ndjson"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "\"7\"\n\"8\"\n");
-    sb.assert_prints(["config", "show"], "leafctl/leaf.db");
+    sb.assert_prints(&["config", "show"], "leafctl/leaf.db");
 }
 
 #[test]
@@ -345,14 +345,14 @@ fn generators_on_one_thread_never_see_each_others_tags() {
 #[test]
 fn hints_are_shell_quoted_and_invisible_tags_are_refused() {
     let sb = Sandbox::new();
-    sb.assert_prints(["tag", "add", "a;b"], "next: leafctl next 'a;b'\n");
-    sb.assert_prints(["tag", "add", "$(id)"], "next: leafctl next '$(id)'\n");
+    sb.assert_prints(&["tag", "add", "a;b"], "next: leafctl next 'a;b'\n");
+    sb.assert_prints(&["tag", "add", "$(id)"], "next: leafctl next '$(id)'\n");
     sb.assert_prints(
-        ["tag", "add", "plain-tag.1"],
+        &["tag", "add", "plain-tag.1"],
         "next: leafctl next plain-tag.1\n",
     );
     for invisible in ["\u{200b}", "or\u{200d}der", "\u{feff}order"] {
-        sb.assert_refused(["tag", "add", invisible], 2, "invisible characters");
+        sb.assert_refused(&["tag", "add", invisible], 2, "invisible characters");
     }
     let out = sb.run(["tag", "list", "--output", "json"]);
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

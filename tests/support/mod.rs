@@ -74,30 +74,16 @@ impl Sandbox {
 
     /// Runs `leafctl ARGS`, which must exit with `code` and say `part` on stderr.
     #[track_caller]
-    pub fn assert_refused<I, S>(&self, args: I, code: i32, part: &str)
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<std::ffi::OsStr>,
-    {
-        self.leafctl()
-            .args(args)
-            .assert()
-            .code(code)
-            .stderr(predicates::str::contains(part));
+    pub fn assert_refused(&self, args: &[&str], code: i32, part: &str) {
+        let refused = self.leafctl().args(args).assert().code(code);
+        refused.stderr(predicates::str::contains(part));
     }
 
     /// Runs `leafctl ARGS`, which must succeed and print `part` on stdout.
     #[track_caller]
-    pub fn assert_prints<I, S>(&self, args: I, part: &str)
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<std::ffi::OsStr>,
-    {
-        self.leafctl()
-            .args(args)
-            .assert()
-            .success()
-            .stdout(predicates::str::contains(part));
+    pub fn assert_prints(&self, args: &[&str], part: &str) {
+        let done = self.leafctl().args(args).assert().success();
+        done.stdout(predicates::str::contains(part));
     }
 
     /// The same as [`Sandbox::leafctl`], as a std Command (for processes run concurrently).
