@@ -3,7 +3,6 @@
 use crate::support;
 
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 use leafctl::snowflake::{Layout, Preset};
@@ -256,19 +255,9 @@ fn faketime_an_hour_back_is_refused_end_to_end() {
 #[test]
 fn a_closed_pipe_ends_quietly_with_success() {
     let sb = Sandbox::new();
-    let mut child = sb
-        .leafctl_std()
-        .args(["next", "--snowflake", "--worker-id", "9", "-n", "2000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    // The reader is dropped here, like `| head -1`.
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "--snowflake", "--worker-id", "9", "-n", "2000000"]);
+    let (first, out) = support::head_1(cmd);
     assert!(first.trim().parse::<u64>().is_ok());
     assert!(
         out.status.success(),

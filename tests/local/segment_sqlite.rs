@@ -533,18 +533,9 @@ fn output_failures_are_errors_that_count_the_ids_not_written() {
     assert_eq!(next_id(), 100_004, "the unwritten IDs are skipped");
 
     // The reader goes away part-way (`| head -1`): exit 0, and a note counts the rest.
-    let mut child = sb
-        .leafctl_std()
-        .args(["next", "out", "-n", "1000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "out", "-n", "1000000"]);
+    let (first, out) = support::head_1(cmd);
     assert_eq!(first.trim(), "100005");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(

@@ -276,6 +276,24 @@ pub fn comma_list(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(",")
 }
 
+/// Runs `cmd` as `cmd | head -1` does: reads the first line of its stdout, then closes the
+/// pipe, and waits for it to end. The line, and how it ended (with its stderr).
+pub fn head_1(mut cmd: std::process::Command) -> (String, std::process::Output) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut first)
+        .expect("read the first line");
+    // The reader is dropped here, like `| head -1`.
+    let out = child.wait_with_output().expect("wait for the command");
+    (first, out)
+}
+
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
