@@ -583,12 +583,7 @@ fn registries_that_accept_but_never_answer_fail_in_bounded_time() {
         ),
     ] {
         let start = Instant::now();
-        let out = sb
-            .leafctl()
-            .args(&args)
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
+        let out = sb.run_bounded(&args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         support::assert_contains_all(&err, &[needle, "hint:"]);

@@ -21,6 +21,8 @@ use support::zookeeper::ZkServer;
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 const PATH: &str = "/api/snowflake/get/k";
+/// A batch of 100 snowflake IDs.
+const BATCH: &str = "/api/snowflake/get/k?count=100";
 
 fn metric(s: &Server, name: &str) -> u64 {
     let body = s.get("/metrics").body;
@@ -59,7 +61,7 @@ fn answers_again(s: &Server) -> Vec<u64> {
     let mut got = Vec::new();
     assert!(
         wait_until(Duration::from_secs(10), || {
-            let r = s.get(&format!("{PATH}?count=100"));
+            let r = s.get(BATCH);
             if r.status == 200 {
                 got = r.ids();
             }
@@ -72,12 +74,18 @@ fn answers_again(s: &Server) -> Vec<u64> {
     got
 }
 
+/// `serve --snowflake --worker-id WORKER` in `sb` on a clock of its own: the clock, the server.
+fn serve_on_a_clock_file(sb: &Sandbox, worker: &str) -> (ClockFile, Server) {
+    let clock = ClockFile::new(sb.path());
+    let s = clock.serve(sb, &["serve", "--snowflake", "--worker-id", worker]);
+    (clock, s)
+}
+
 #[test]
 fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_clock_returns() {
     let sb = Sandbox::new();
-    let clock = ClockFile::new(sb.path());
-    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "4"]);
-    let mut ids = s.get(&format!("{PATH}?count=100")).ids();
+    let (clock, s) = serve_on_a_clock_file(&sb, "4");
+    let mut ids = s.get(BATCH).ids();
 
     // Back 3 ms, ten times, under load: each is waited out, nothing is refused.
     let load = Load::start(s.addr, PATH, 3, 10, Duration::ZERO, Duration::from_secs(60));
@@ -142,12 +150,11 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
 #[test]
 fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour() {
     let sb = Sandbox::new();
-    let clock = ClockFile::new(sb.path());
-    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "5"]);
-    let mut ids = s.get(&format!("{PATH}?count=100")).ids();
+    let (clock, s) = serve_on_a_clock_file(&sb, "5");
+    let mut ids = s.get(BATCH).ids();
 
     clock.set("+3600");
-    let ahead = s.get(&format!("{PATH}?count=100")).ids();
+    let ahead = s.get(BATCH).ids();
     assert!(
         time_of(ahead[0]) > now_ms() + 3_500_000,
         "issued an hour ahead"
@@ -194,9 +201,9 @@ fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
         &sb,
         &["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"],
     );
-    let mut ids = s.get(&format!("{PATH}?count=100")).ids();
+    let mut ids = s.get(BATCH).ids();
     clock.set("+3600");
-    ids.extend(s.get(&format!("{PATH}?count=100")).ids());
+    ids.extend(s.get(BATCH).ids());
     clock.set("+0");
     refused_backwards(&s);
     s.stop_cleanly();

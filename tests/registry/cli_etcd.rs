@@ -112,17 +112,12 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     let sb = Sandbox::new();
     let port = free_port();
     let t0 = Instant::now();
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--etcd",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out = sb.run_bounded([
+        "next",
+        "--snowflake",
+        "--etcd",
+        &format!("127.0.0.1:{port}"),
+    ]);
     let took = t0.elapsed();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
@@ -139,12 +134,7 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     assert!(ok.status.success(), "{}", stderr(&ok));
     etcd.first().kill();
     let t0 = Instant::now();
-    let out = sb
-        .leafctl()
-        .args(["workers", "list", "--etcd", &ep])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out = sb.run_bounded(["workers", "list", "--etcd", &ep]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     support::assert_stderr_has(&out, "cannot reach etcd");
     assert!(t0.elapsed() < Duration::from_secs(10));
@@ -507,12 +497,7 @@ fn https_endpoints_with_a_ca_file() {
     std::fs::remove_file(sb.path().join("leaf.toml")).unwrap();
 
     // Without the CA the server's certificate is not trusted: a clear error, no ID.
-    let without = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--etcd", &ep])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let without = sb.run_bounded(["next", "--snowflake", "--etcd", &ep]);
     assert_eq!(without.status.code(), Some(1), "{}", stderr(&without));
     support::assert_stderr_has(&without, "TLS");
     support::assert_stderr_has(&without, "ca_file");

@@ -67,12 +67,7 @@ fn global_options_go_before_or_after_the_subcommand() {
 fn zookeeper_unreachable_is_a_clear_runtime_error() {
     let sb = Sandbox::new();
     let hosts = format!("127.0.0.1:{}", free_port());
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--zk", &hosts])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out = sb.run_bounded(["next", "--snowflake", "--zk", &hosts]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("cannot reach ZooKeeper"), "{err}");

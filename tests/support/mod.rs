@@ -86,6 +86,17 @@ impl Sandbox {
         done.stdout(predicates::str::contains(part));
     }
 
+    /// [`Sandbox::run`], killed after 60 s (a hang fails the test instead of stalling it).
+    pub fn run_bounded<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.leafctl();
+        cmd.args(args).timeout(Duration::from_secs(60));
+        cmd.output().expect("run leafctl")
+    }
+
     /// The same as [`Sandbox::leafctl`], as a std Command (for processes run concurrently).
     pub fn leafctl_std(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leafctl"));
