@@ -32,8 +32,7 @@ fn decodes_a_known_id_to_json() {
 #[test]
 fn text_output_off_a_terminal_is_tab_separated_with_a_header() {
     let sb = Sandbox::new();
-    let out = sb.run(["decode", &KNOWN.to_string()]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["decode", &KNOWN.to_string()]);
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
     assert_eq!(lines.len(), 2, "{text}");

@@ -14,8 +14,7 @@ use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids, s
 #[test]
 fn issues_ascending_ids_for_the_worker() {
     let sb = Sandbox::new();
-    let out = sb.run(["next", "--snowflake", "--worker-id", "7", "-n", "5000"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "7", "-n", "5000"]);
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
@@ -28,10 +27,9 @@ fn issues_ascending_ids_for_the_worker() {
 #[test]
 fn json_output_is_an_array_of_decimal_strings() {
     let sb = Sandbox::new();
-    let out = sb.run(support::words(
+    let out = sb.run_ok(support::words(
         "next --snowflake --worker-id 1 -n 3 --output json",
     ));
-    assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 3);
@@ -74,7 +72,7 @@ fn presets_put_the_worker_where_decode_finds_it() {
     let sb = Sandbox::new();
     // (Baidu's default layout is out of time: see a_layout_out_of_time_refuses_instead_of_wrapping.)
     for (preset, worker) in [("discord", "9"), ("sonyflake", "65000")] {
-        let out = sb.run([
+        let out = sb.run_ok([
             "next",
             "--snowflake",
             "--preset",
@@ -84,7 +82,6 @@ fn presets_put_the_worker_where_decode_finds_it() {
             "-n",
             "2",
         ]);
-        assert!(out.status.success(), "{preset}: {}", stderr(&out));
         let ids = parse_ids(&out.stdout);
         let dec = support::run_ok(
             sb.leafctl()
@@ -153,8 +150,7 @@ fn back_to_back_runs_never_repeat_an_id() {
     let sb = Sandbox::new();
     let mut all = Vec::new();
     for _ in 0..20 {
-        let out = sb.run(["next", "--snowflake", "--worker-id", "3", "-n", "50"]);
-        assert!(out.status.success());
+        let out = sb.run_ok(["next", "--snowflake", "--worker-id", "3", "-n", "50"]);
         all.extend(parse_ids(&out.stdout));
     }
     assert_unique(&mut all);
@@ -223,15 +219,13 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
     let sb = Sandbox::new();
     let bound = now_ms() + 300;
     write_state(&sb, 5, bound, false);
-    let out = sb.run(["next", "--snowflake", "--worker-id", "5"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "5"]);
     let id = parse_ids(&out.stdout)[0];
     assert!(time_of(id) >= bound);
 
     let bound = now_ms() + 3;
     write_state(&sb, 6, bound, true);
-    let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "6"]);
     let id = parse_ids(&out.stdout)[0];
     assert!(time_of(id) >= bound);
 }

@@ -210,8 +210,7 @@ fn guess_ranks_every_layout_and_says_why() {
 fn guess_marks_a_worker_this_host_issued_with() {
     let sb = Sandbox::new();
     // Issue a few IDs as worker 7, which leaves its state file in the sandbox's state dir.
-    let out = sb.run(["next", "--snowflake", "--worker-id", "7", "-n", "1"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "7", "-n", "1"]);
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let rows = ndjson(&sb.run(["decode", "--guess", "--output", "ndjson", &id]));
     assert_eq!(rows[0]["layout"], "leaf");
@@ -389,10 +388,9 @@ fn scan_streams_and_ends_quietly_under_head() {
 fn around_gives_the_workers_range_and_its_sql() {
     let sb = Sandbox::new();
     let id = leaf_id(3_600_000, 7, 5);
-    let out = sb.run(support::words(&format!(
+    let out = sb.run_ok(support::words(&format!(
         "decode --around {id} --window 1m --output json"
     )));
-    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let l = Layout::preset(Preset::Leaf);
     let lo: u64 = v["min_id"].as_str().unwrap().parse().unwrap();
@@ -458,8 +456,7 @@ fn decode_and_guess_agree_and_a_mastodon_id_is_noted() {
             .stderr(predicate::str::contains("below 2^31"));
     }
     // mastodon.social, created_at 2023-11-03T05:56:19.586Z.
-    let out = sb.run(["decode", "111345072838007286"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["decode", "111345072838007286"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("2011-09-07T07:48:28.712Z"));
     let err = stderr(&out);
     support::assert_contains_all(

@@ -167,8 +167,7 @@ echo $? > "$O/third.rc"
 #[test]
 fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     let sb = Sandbox::new();
-    let first = sb.run(["next", "--snowflake", "--worker-id", "6", "-n", "3"]);
-    assert!(first.status.success(), "{}", stderr(&first));
+    let first = sb.run_ok(["next", "--snowflake", "--worker-id", "6", "-n", "3"]);
     let good = std::fs::read_to_string(state_file(&sb, 6)).unwrap();
     let cut = good.len() / 2;
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -227,8 +226,7 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     }
     // Put back, it is accepted, and the run continues after the first.
     std::fs::write(state_file(&sb, 6), &good).unwrap();
-    let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "6"]);
     assert!(parse_ids(&out.stdout)[0] > *parse_ids(&first.stdout).last().unwrap());
 }
 

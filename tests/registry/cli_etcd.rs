@@ -74,8 +74,7 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
         "-n",
         "1000",
     ];
-    let first = sb.run(args);
-    assert!(first.status.success(), "{}", stderr(&first));
+    let first = sb.run_ok(args);
     let first_ids = parse_ids(&first.stdout);
     let first_max = *first_ids.iter().max().unwrap();
 
@@ -130,8 +129,7 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     // A stopped server behind an endpoint that answered a moment ago: the same.
     let etcd = EtcdServer::start();
     let ep = etcd.endpoints();
-    let ok = sb.run(["next", "--snowflake", "--etcd", &ep]);
-    assert!(ok.status.success(), "{}", stderr(&ok));
+    sb.run_ok(["next", "--snowflake", "--etcd", &ep]);
     etcd.first().kill();
     let t0 = Instant::now();
     let out = sb.run_bounded(["workers", "list", "--etcd", &ep]);
@@ -282,10 +280,9 @@ fn a_killed_holders_lease_expires_and_the_next_run_starts_after_it() {
                 .timestamp_millis()
         })
         .unwrap();
-    let next = sb.run(support::words(&format!(
+    let next = sb.run_ok(support::words(&format!(
         "next --snowflake --etcd {ep} --name crash -n 5"
     )));
-    assert!(next.status.success(), "{}", stderr(&next));
     for id in parse_ids(&next.stdout) {
         let p = leaf().decode(id).unwrap();
         assert_eq!(p.worker, 0);

@@ -40,16 +40,14 @@ fn eight_concurrent_leased_processes_never_share_an_id() {
 fn global_options_go_before_or_after_the_subcommand() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let before = sb.run(support::words(&format!(
+    let before = sb.run_ok(support::words(&format!(
         "--zk {} --name globals next --snowflake",
         zk.hosts()
     )));
-    assert!(before.status.success(), "{}", stderr(&before));
-    let after = sb.run(support::words(&format!(
+    let after = sb.run_ok(support::words(&format!(
         "next --snowflake --zk {} --name globals",
         zk.hosts()
     )));
-    assert!(after.status.success(), "{}", stderr(&after));
     let env = support::run_ok(
         sb.leafctl()
             .env("LEAF_ZK", zk.hosts())
@@ -106,8 +104,7 @@ fn faketime_behind_the_stored_time_is_refused() {
             "-n",
             "10",
         ];
-        let ok = sb.run(args);
-        assert!(ok.status.success(), "{registry}: {}", stderr(&ok));
+        sb.run_ok(args);
         let behind = under_faketime(&sb.leafctl_std(), "-1h")
             .args(args)
             .output()
@@ -244,8 +241,7 @@ fn reclaim_tidies_a_stale_forever_node() {
 fn doctor_compares_clocks_and_config_show_redacts_auth() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let out = sb.run(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true, "{v}");
     assert!(v["zk_offset_ms"].as_i64().unwrap().abs() < 5_000);
@@ -292,19 +288,17 @@ fn registry_choice_errors_are_usage_errors() {
     // A worker id from the config file loses to --zk on the command line.
     std::fs::write(sb.path().join("leaf.toml"), "[snowflake]\nworker_id = 3\n").unwrap();
     let zk = ZkServer::shared();
-    let out = sb.run(support::words(&format!(
+    let out = sb.run_ok(support::words(&format!(
         "next --snowflake --zk {} --name choice",
         zk.hosts()
     )));
-    assert!(out.status.success(), "{}", stderr(&out));
     let id = parse_ids(&out.stdout)[0];
     assert_eq!(
         leaf().decode(id).unwrap().worker,
         0,
         "leased, not the file's 3"
     );
-    let local = sb.run(["next", "--snowflake"]);
-    assert!(local.status.success(), "{}", stderr(&local));
+    let local = sb.run_ok(["next", "--snowflake"]);
     assert_eq!(
         leaf().decode(parse_ids(&local.stdout)[0]).unwrap().worker,
         3

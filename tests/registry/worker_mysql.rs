@@ -32,8 +32,7 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
 #[test]
 fn db_init_prints_the_worker_table_for_mysql() {
     let sb = Sandbox::new();
-    let out = sb.run(["db", "init", "--print", "--db", "mysql://leaf@db/leaf"]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["db", "init", "--print", "--db", "mysql://leaf@db/leaf"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc`"));
     assert!(text.contains("`ip_port` varchar(127) NOT NULL"));

@@ -41,8 +41,7 @@ fn registry(url: &str, instance: &str) -> PostgresRegistry {
 }
 
 fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
-    let out = sb.run(["workers", "list", "--db", url, "--output", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["workers", "list", "--db", url, "--output", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
 }
@@ -77,10 +76,9 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     let name = init(pg);
     let url = pg.url(&name);
     let sb = Sandbox::new();
-    let out = sb.run(support::words(&format!(
+    let out = sb.run_ok(support::words(&format!(
         "next --snowflake --db {url} --instance 10.22.0.1:8080 -n 5"
     )));
-    assert!(out.status.success(), "{}", stderr(&out));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     assert!(ids.iter().all(|&id| leaf().decode(id).unwrap().worker == 1));

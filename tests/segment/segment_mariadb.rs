@@ -141,8 +141,7 @@ fn db_init_is_idempotent_and_its_printed_ddl_is_leafs_table() {
         .assert()
         .success();
 
-    let out = sb.run(["db", "init", "--print", "--db", &url]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["db", "init", "--print", "--db", &url]);
     let ddl = String::from_utf8(out.stdout).unwrap();
     let other = db.fresh_db();
     db.root_sql(Some(&other), &ddl);

@@ -16,8 +16,7 @@ fn an_empty_tag_list_prints_rows_not_prose() {
     let sb = Sandbox::with_tag("order", "1000");
     let header = "tag\tmax_id\tstep\tdescription\tupdate_time\tids_left\theadroom\n";
     for format in ["text", "tsv"] {
-        let out = sb.run(["tag", "list", "--prefix", "nomatch", "--output", format]);
-        assert!(out.status.success(), "{out:?}");
+        let out = sb.run_ok(["tag", "list", "--prefix", "nomatch", "--output", format]);
         assert_eq!(stdout(&out), header, "{format}");
         let err = stderr(&out);
         assert!(
@@ -80,8 +79,7 @@ fn tags_running_out_are_visible_before_they_fail() {
         .assert()
         .success();
 
-    let out = sb.run(["tag", "show", "nearly", "--output", "json"]);
-    assert!(out.status.success(), "{out:?}");
+    let out = sb.run_ok(["tag", "show", "nearly", "--output", "json"]);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["ids_left"], "806");
     assert_eq!(j["claims_left"], "0");
@@ -141,8 +139,7 @@ fn tags_running_out_are_visible_before_they_fail() {
 fn piped_tables_have_no_box_and_no_future_ages() {
     let sb = Sandbox::with_tag("order", "1000");
     for args in [&["tag", "show", "order"][..], &["config", "show"]] {
-        let out = sb.run(args);
-        assert!(out.status.success(), "{args:?}: {out:?}");
+        let out = sb.run_ok(args);
         let text = stdout(&out);
         assert!(
             !text.contains('│') && !text.contains('┆') && !text.contains('─'),
@@ -303,8 +300,7 @@ fn a_broken_config_file_does_not_stop_decode() {
 #[test]
 fn ignored_flags_are_refused() {
     let sb = Sandbox::new();
-    let out = sb.run(["-q", "tag", "add", "demo"]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["-q", "tag", "add", "demo"]);
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     for (args, flag) in [
         (
@@ -354,8 +350,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
     let db = pg.fresh_db();
     let dir = pg.dir().to_string_lossy().replace('/', "%2F");
     let socket_url = format!("postgres://leaf@{dir}:{}/{db}", pg.port);
-    let out = sb.run(["db", "init", "--db", &socket_url]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["db", "init", "--db", &socket_url]);
     assert!(stdout(&out).contains(&socket_url), "{}", stdout(&out));
     sb.leafctl()
         .args(["tag", "add", "sock", "--db", &socket_url])
@@ -697,8 +692,7 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     assert!(stdout(&done).contains("already free"), "{}", stdout(&done));
 
     // "For registries, ids in use of the total": `workers list` says it on stderr.
-    let list = sb.run(["workers", "list", "--etcd", &ep, "--name", "issue36"]);
-    assert!(list.status.success(), "{}", stderr(&list));
+    let list = sb.run_ok(["workers", "list", "--etcd", &ep, "--name", "issue36"]);
     let err = stderr(&list);
     assert!(
         err.starts_with("note: ")
@@ -709,8 +703,7 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     let quiet = sb.run(["-q", "workers", "list", "--etcd", &ep, "--name", "issue36"]);
     assert!(quiet.stderr.is_empty(), "{}", stderr(&quiet));
     // Nothing registered, piped: the header alone on stdout, the sentence on stderr (item 3).
-    let empty = sb.run(["workers", "list", "--etcd", &ep, "--name", "issue36-none"]);
-    assert!(empty.status.success(), "{}", stderr(&empty));
+    let empty = sb.run_ok(["workers", "list", "--etcd", &ep, "--name", "issue36-none"]);
     assert_eq!(
         stdout(&empty),
         "worker\tidentity\tmode\tlast report\tstatus\n"
@@ -814,10 +807,9 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
 #[test]
 fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
     let sb = Sandbox::new();
-    let out = sb.run(support::words(
+    let out = sb.run_ok(support::words(
         "decode --around 507f1f77bcf86cd799439011 --window 1s --output json",
     ));
-    assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["min_id"], "507f1f760000000000000000");
     assert_eq!(v["max_id"], "507f1f78ffffffffffffffff");
@@ -993,8 +985,7 @@ fn guess_on_real_ids_ranks_as_measured() {
     let sb = Sandbox::new();
     let mut rates: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
     for (kind, id, created) in fixtures {
-        let out = sb.run(["decode", "--guess", "--output", "ndjson", id]);
-        assert!(out.status.success(), "{id}: {}", stderr(&out));
+        let out = sb.run_ok(["decode", "--guess", "--output", "ndjson", id]);
         let rows: Vec<serde_json::Value> = stdout(&out)
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())

@@ -120,11 +120,10 @@ fn sigterm_gives_the_lease_back_at_once() {
     s.stop_cleanly();
 
     // Nobody holds it any more ...
-    let out = sb.run(support::words(&format!(
+    let out = sb.run_ok(support::words(&format!(
         "--zk {} --name release workers list --output json",
         zk.hosts()
     )));
-    assert!(out.status.success(), "{out:?}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in rows.as_array().unwrap() {
         assert_eq!(r["held"], false, "{r}");

@@ -86,6 +86,16 @@ impl Sandbox {
         done.stdout(predicates::str::contains(part));
     }
 
+    /// [`Sandbox::run`], which must succeed ([`run_ok`]).
+    #[track_caller]
+    pub fn run_ok<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        run_ok(self.leafctl().args(args))
+    }
+
     /// [`Sandbox::run`], killed after 60 s (a hang fails the test instead of stalling it).
     pub fn run_bounded<I, S>(&self, args: I) -> std::process::Output
     where
