@@ -74,6 +74,15 @@ fn answers_again(s: &Server) -> Vec<u64> {
     got
 }
 
+/// The number after "by " in a refusal's message (how far back the clock went).
+fn amount_in(msg: &str) -> i64 {
+    msg.split("by ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no amount in {msg:?}"))
+}
+
 /// `serve --snowflake --worker-id WORKER` in `sb` on a clock of its own: the clock, the server.
 fn serve_on_a_clock_file(sb: &Sandbox, worker: &str) -> (ClockFile, Server) {
     let clock = ClockFile::new(sb.path());
@@ -105,12 +114,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
     }
     for (code, msg) in &seen.errors {
         assert_eq!(code, "clock_backwards", "{msg}");
-        let by: i64 = msg
-            .split("by ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no amount in {msg:?}"));
+        let by = amount_in(&msg);
         assert!(
             by > leafctl::snowflake::MAX_TOLERATED_ROLLBACK_MS,
             "a {by} ms step was refused: {msg}"
@@ -130,12 +134,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
         let before = *ids.iter().max().unwrap();
         clock.set(offset);
         let msg = refused_backwards(&s);
-        let by: i64 = msg
-            .split("by ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no amount in {msg:?}"));
+        let by = amount_in(&msg);
         assert!((ms - 1_000..ms + 1_000).contains(&by), "{msg}");
         clock.set("-0.030");
         let after = answers_again(&s);

@@ -414,27 +414,13 @@ fn registry_choice_with_etcd() {
         (out.status.code(), stderr(&out))
     };
     let (c, e) = code(
-        &[
-            "next",
-            "--snowflake",
-            "--etcd",
-            "127.0.0.1:1",
-            "--zk",
-            "127.0.0.1:2",
-        ],
+        &support::words("next --snowflake --etcd 127.0.0.1:1 --zk 127.0.0.1:2"),
         &[],
     );
     assert_eq!(c, Some(2), "{e}");
     support::assert_contains_all(&e, &["etcd endpoints", "--registry"]);
     let (c, e) = code(
-        &[
-            "next",
-            "--snowflake",
-            "--etcd",
-            "127.0.0.1:1",
-            "--worker-id",
-            "3",
-        ],
+        &support::words("next --snowflake --etcd 127.0.0.1:1 --worker-id 3"),
         &[],
     );
     assert_eq!(c, Some(2), "{e}");
@@ -454,14 +440,7 @@ fn registry_choice_with_etcd() {
     );
     assert_eq!(c, Some(2), "{e}");
     let (c, e) = code(
-        &[
-            "workers",
-            "list",
-            "--etcd",
-            "127.0.0.1:1",
-            "--zk",
-            "127.0.0.1:2",
-        ],
+        &support::words("workers list --etcd 127.0.0.1:1 --zk 127.0.0.1:2"),
         &[],
     );
     assert_eq!(c, Some(2), "{e}");

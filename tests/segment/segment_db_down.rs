@@ -106,7 +106,6 @@ fn keeps_issuing_then_says_not_ready_then_recovers() {
 #[test]
 fn a_batch_larger_than_the_buffers_during_an_outage_costs_serve_nothing() {
     use support::Sandbox;
-    use support::serve::Server;
 
     let db = MariaDb::start();
     let (_, url) = db.fresh_db_url();
@@ -114,11 +113,7 @@ fn a_batch_larger_than_the_buffers_during_an_outage_costs_serve_nothing() {
     admin.init_schema().unwrap();
     admin.add("order", 1, 2000, None, false).unwrap();
     let sb = Sandbox::new();
-    let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_DB", &url)
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["serve", "--segment"]);
-    let server = Server::start(cmd);
+    let server = support::mariadb::serve_segment(&sb, &url);
     let single = "/api/segment/get/order";
     let mut ids: Vec<u64> = (0..300).map(|_| server.get(single).id()).collect();
     assert_eq!(ids, (1..=300).collect::<Vec<u64>>());

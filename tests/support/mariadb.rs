@@ -476,3 +476,12 @@ impl Replicated {
         )
     }
 }
+
+/// `serve --segment` in `sb` on the MariaDB database `url`.
+pub fn serve_segment(sb: &super::Sandbox, url: &str) -> super::serve::Server {
+    let mut cmd = sb.leafctl_std();
+    cmd.env("LEAF_DB", url)
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["serve", "--segment"]);
+    super::serve::Server::start(cmd)
+}
