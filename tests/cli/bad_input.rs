@@ -194,15 +194,16 @@ fn bad_ids_for_decode_are_reported_one_by_one() {
         })
         .collect();
     assert_eq!(out.status.code(), Some(2), "{err}");
-    for needle in [
-        "\"\": empty value",
-        "\"garbage\": not a number",
-        "\"-1\": negative",
-        "\"18446744073709551616\": over 2^63-1",
-        "4 of 5 values are not IDs",
-    ] {
-        assert!(err.contains(needle), "{needle:?} not in {err}");
-    }
+    support::assert_contains_all(
+        &err,
+        &[
+            "\"\": empty value",
+            "\"garbage\": not a number",
+            "\"-1\": negative",
+            "\"18446744073709551616\": over 2^63-1",
+            "4 of 5 values are not IDs",
+        ],
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["id"], good);
     assert_eq!(v.as_array().unwrap().len(), 1);

@@ -118,14 +118,15 @@ fn bad_values_are_reported_and_good_ones_still_printed() {
     assert_eq!(v[0]["id"], KNOWN.to_string());
     // With --output json every error is a JSON object on its own line (issue 36, item 11).
     let err = json_error_messages(&out);
-    for needle in [
-        "\"abc\": not a number",
-        "\"-5\": negative",
-        "\"9223372036854775808\": over 2^63-1",
-        "\"0xnope\"",
-    ] {
-        assert!(err.contains(needle), "missing {needle:?} in {err}");
-    }
+    support::assert_contains_all(
+        &err,
+        &[
+            "\"abc\": not a number",
+            "\"-5\": negative",
+            "\"9223372036854775808\": over 2^63-1",
+            "\"0xnope\"",
+        ],
+    );
 }
 
 #[test]

@@ -27,10 +27,9 @@ fn issues_ascending_ids_for_the_worker() {
 #[test]
 fn json_output_is_an_array_of_decimal_strings() {
     let sb = Sandbox::new();
-    let out = sb.run_ok(support::words(
+    let v = support::json(&sb.run(support::words(
         "next --snowflake --worker-id 1 -n 3 --output json",
-    ));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    )));
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 3);
     for x in arr {
@@ -205,13 +204,11 @@ fn a_clock_far_behind_the_recorded_time_is_refused() {
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains("clock moved backwards"));
     write_state(&sb, 4, now_ms() + 3_600_000, false);
-    sb.leafctl()
-        .args(["next", "--snowflake", "--worker-id", "4"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "behind the last time worker id 4 issued",
-        ));
+    sb.assert_refused(
+        &["next", "--snowflake", "--worker-id", "4"],
+        1,
+        "behind the last time worker id 4 issued",
+    );
 }
 
 #[test]

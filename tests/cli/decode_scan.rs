@@ -197,13 +197,11 @@ fn guess_ranks_every_layout_and_says_why() {
             .contains("the configured layout")
     );
     // A small number is no ID of any layout: exit 2, named.
-    sb.leafctl()
-        .args(["decode", "--guess", "12345"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "no known layout gives it a plausible time",
-        ));
+    sb.assert_refused(
+        &["decode", "--guess", "12345"],
+        2,
+        "no known layout gives it a plausible time",
+    );
 }
 
 #[test]
@@ -388,10 +386,9 @@ fn scan_streams_and_ends_quietly_under_head() {
 fn around_gives_the_workers_range_and_its_sql() {
     let sb = Sandbox::new();
     let id = leaf_id(3_600_000, 7, 5);
-    let out = sb.run_ok(support::words(&format!(
+    let v = support::json(&sb.run(support::words(&format!(
         "decode --around {id} --window 1m --output json"
-    )));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    ))));
     let l = Layout::preset(Preset::Leaf);
     let lo: u64 = v["min_id"].as_str().unwrap().parse().unwrap();
     let hi: u64 = v["max_id"].as_str().unwrap().parse().unwrap();

@@ -489,14 +489,15 @@ fn the_systemd_unit_verifies() {
         "/contrib/leafctl.service"
     ))
     .unwrap();
-    for needed in [
-        "DynamicUser=yes",
-        "StateDirectory=leafctl",
-        "NoNewPrivileges=yes",
-        "serve",
-    ] {
-        assert!(unit.contains(needed), "{needed} missing");
-    }
+    support::assert_contains_all(
+        &unit,
+        &[
+            "DynamicUser=yes",
+            "StateDirectory=leafctl",
+            "NoNewPrivileges=yes",
+            "serve",
+        ],
+    );
     // Point ExecStart at the binary under test, then let systemd check the unit.
     let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("leafctl");

@@ -241,8 +241,7 @@ fn reclaim_tidies_a_stale_forever_node() {
 fn doctor_compares_clocks_and_config_show_redacts_auth() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let out = sb.run_ok(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::json(&sb.run(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]));
     assert_eq!(v["ok"], true, "{v}");
     assert!(v["zk_offset_ms"].as_i64().unwrap().abs() < 5_000);
 

@@ -41,8 +41,7 @@ fn registry(url: &str, instance: &str) -> PostgresRegistry {
 }
 
 fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
-    let out = sb.run_ok(["workers", "list", "--db", url, "--output", "json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::json(&sb.run(["workers", "list", "--db", url, "--output", "json"]));
     v.as_array().unwrap().clone()
 }
 

@@ -17,9 +17,7 @@ fn a_terminal_gets_the_bordered_table() {
     let shown = on_a_terminal(&sb, &format!("decode {KNOWN} {}", KNOWN + 1), None);
     assert_contains_all(&shown, &["┌", "└"]);
     let header = shown.lines().find(|l| l.contains("time (UTC)")).unwrap();
-    for col in ["id", "age", "worker", "sequence"] {
-        assert!(header.contains(col), "{header}");
-    }
+    assert_contains_all(&header, &["id", "age", "worker", "sequence"]);
     let row = shown
         .lines()
         .find(|l| l.contains(&KNOWN.to_string()))
