@@ -335,6 +335,19 @@ pub fn assert_contains_all(text: &str, parts: &[&str]) {
     }
 }
 
+/// The stderr of a run whose reader went away (`| head`): it must begin with the note saying
+/// so and contain each of `parts`.
+#[track_caller]
+pub fn assert_reader_gone_note(out: &std::process::Output, parts: &[&str]) -> String {
+    let err = stderr(out);
+    assert!(
+        err.starts_with("note: the reader of standard output went away: the last "),
+        "{err}"
+    );
+    assert_contains_all(&err, parts);
+    err
+}
+
 /// A finished process's stdout as JSON, once it is known to have succeeded.
 pub fn json(out: &std::process::Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));
