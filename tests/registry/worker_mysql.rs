@@ -41,8 +41,7 @@ fn db_init_prints_the_worker_table_for_mysql() {
 #[test]
 fn the_cli_uses_the_mysql_registry() {
     let db = MariaDb::shared();
-    let name = init(db);
-    let url = db.url(&name);
+    let url = db.url(&init(db));
     let sb = Sandbox::new();
     let out = support::run_ok(
         sb.leafctl()
@@ -112,8 +111,7 @@ fn a_row_is_live_exactly_while_its_named_lock_is_held() {
 #[test]
 fn a_killed_cli_holder_stops_being_live_when_its_connection_goes() {
     let db = MariaDb::shared();
-    let name = init(db);
-    let url = db.url(&name);
+    let url = db.url(&init(db));
     let sb = Sandbox::new();
     // A holder that keeps running: stdout is a pipe nobody reads, so it blocks once it is full.
     let mut child = sb

@@ -72,8 +72,7 @@ fn db_init_prints_the_worker_table_for_postgres() {
 #[test]
 fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() {
     let pg = Postgres::shared();
-    let name = init(pg);
-    let url = pg.url(&name);
+    let url = pg.url(&init(pg));
     let sb = Sandbox::new();
     let out = sb.run_ok(support::words(&format!(
         "next --snowflake --db {url} --instance 10.22.0.1:8080 -n 5"

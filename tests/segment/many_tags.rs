@@ -52,8 +52,7 @@ fn peak_rss(pid: u32) -> usize {
 #[test]
 fn every_answer_stays_bounded_with_fifty_thousand_tags() {
     let db = MariaDb::shared();
-    let name = table(db);
-    let url = db.url(&name);
+    let url = db.url(&table(db));
     let sb = Sandbox::new();
     let s = support::mariadb::serve_segment(&sb, &url);
 
