@@ -12,10 +12,7 @@ use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
 use support::faketime::under_faketime;
 use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
 use support::zookeeper::ZkServer;
-use support::{
-    Sandbox, assert_unique, config_row, free_port, parse_ids, run_concurrently, stderr,
-    workers_list,
-};
+use support::{Sandbox, config_row, free_port, parse_ids, run_concurrently, stderr, workers_list};
 
 #[test]
 fn eight_concurrent_leased_processes_never_share_an_id() {
@@ -57,8 +54,7 @@ fn global_options_go_before_or_after_the_subcommand() {
     let mut ids = parse_ids(&before.stdout);
     ids.extend(parse_ids(&after.stdout));
     ids.extend(parse_ids(&env.stdout));
-    assert_eq!(ids.len(), 5);
-    assert_unique(&mut ids);
+    support::assert_n_unique(&mut ids, 5);
 }
 
 #[test]

@@ -382,8 +382,7 @@ fn a_frozen_server_is_an_error_within_seconds() {
     let out = run(&["next", "f", "-n", "5"]);
     assert!(out.status.success(), "{}", stderr(&out));
     ids.extend(parse_ids(&out.stdout));
-    assert_eq!(ids.len(), 10);
-    assert_unique(&mut ids);
+    support::assert_n_unique(&mut ids, 10);
 }
 
 /// `sslmode` as libpq reads it: require encrypts without checking; verify-full checks the chain

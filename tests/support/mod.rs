@@ -424,6 +424,13 @@ pub fn assert_unique(ids: &mut [u64]) {
     }
 }
 
+/// Asserts that there are `n` IDs, no one twice (sorts them).
+#[track_caller]
+pub fn assert_n_unique(ids: &mut [u64], n: usize) {
+    assert_eq!(ids.len(), n, "how many IDs");
+    assert_unique(ids);
+}
+
 /// Starts `next` for a huge batch ahead of the clock, reads until `read_at_least` IDs came out
 /// (the pipe paces it: it is still issuing), kills it with SIGKILL, and returns every complete
 /// line it wrote.
