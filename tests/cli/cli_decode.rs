@@ -553,21 +553,20 @@ fn output_failures_never_panic_and_end_with_a_documented_code() {
         assert_eq!(status.code(), Some(2), "{status}");
     }
     // Stdout full: exit 3 with the reason; stdout gone: exit 0.
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["decode", "2125018011969523729"])
-        .stderr(Stdio::piped());
-    redirect(&mut cmd, 1, Sink::Full);
-    let out = cmd.output().unwrap();
+    let decode_into = |sink| {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["decode", "2125018011969523729"])
+            .stderr(Stdio::piped());
+        redirect(&mut cmd, 1, sink);
+        cmd.output().expect("run leafctl decode")
+    };
+    let out = decode_into(Sink::Full);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     support::assert_stderr_has(
         &out,
         "cannot write to standard output: No space left on device",
     );
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["decode", "2125018011969523729"])
-        .stderr(Stdio::piped());
-    redirect(&mut cmd, 1, Sink::DeadPipe);
-    let out = cmd.output().unwrap();
+    let out = decode_into(Sink::DeadPipe);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
