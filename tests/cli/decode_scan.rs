@@ -31,7 +31,13 @@ fn text_ids_decode_by_their_shape() {
         .leafctl()
         .args(["decode", "--output", "ndjson"])
         // RFC 9562 A.6 (v7) and A.1 (v1); ulid/spec; segmentio/ksuid's README; MongoDB's manual.
-        .args(support::words("017F22E2-79B0-7CC3-98C4-DC0C0C07398F C232AB00-9414-11EC-B3C8-9F6BDECED846 01ARYZ6S41TSV4RRFFQ69G5FAV 0ujtsYcgvSTl8PAuAdqWYSMnLOv 507f191e810c19729de860ea"))
+        .args([
+            "017F22E2-79B0-7CC3-98C4-DC0C0C07398F",
+            "C232AB00-9414-11EC-B3C8-9F6BDECED846",
+            "01ARYZ6S41TSV4RRFFQ69G5FAV",
+            "0ujtsYcgvSTl8PAuAdqWYSMnLOv",
+            "507f191e810c19729de860ea",
+        ])
         .output()
         .unwrap();
     let v = ndjson(&out);

@@ -114,7 +114,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
     }
     for (code, msg) in &seen.errors {
         assert_eq!(code, "clock_backwards", "{msg}");
-        let by = amount_in(&msg);
+        let by = amount_in(msg);
         assert!(
             by > leafctl::snowflake::MAX_TOLERATED_ROLLBACK_MS,
             "a {by} ms step was refused: {msg}"

@@ -63,8 +63,7 @@ fn in_private_mount(sb: &Sandbox, script: &str) -> std::process::Output {
         .env("D", sb.state_dir())
         .env("O", &out_dir)
         .stdin(Stdio::null());
-    let out = support::run_ok(cmd);
-    out
+    support::run_ok(cmd)
 }
 
 fn read(dir: &Path, file: &str) -> String {

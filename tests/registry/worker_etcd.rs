@@ -351,7 +351,7 @@ fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
             }
         });
 
-        cluster.kill_leader_under_load(&killed_at, &stop);
+        cluster.kill_leader_under_load(&killed_at, stop);
     });
     let mut ids = all_ids.into_inner().unwrap();
     eprintln!(

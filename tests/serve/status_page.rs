@@ -28,12 +28,21 @@ fn chromium() -> PathBuf {
 /// Runs headless Chromium on `url` with a fixed clock budget (timers, the page's refreshes,
 /// run within it), with the flags a closed machine needs, plus `extra`.
 fn headless(url: &str, profile: &Path, extra: &[&str]) -> std::process::Output {
-    let out = support::run_ok(Command::new(chromium())
-        .args(support::words("--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars --virtual-time-budget=8000"))
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url));
-    out
+    support::run_ok(
+        Command::new(chromium())
+            .args(support::words(
+                "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run",
+            ))
+            .args(support::words(
+                "--disable-background-networking --disable-component-update --disable-sync",
+            ))
+            .args(support::words(
+                "--hide-scrollbars --virtual-time-budget=8000",
+            ))
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(extra)
+            .arg(url),
+    )
 }
 
 /// The text of the `<tr>` of a tag in the dumped DOM.
@@ -157,7 +166,7 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
     assert!(dom.contains("id=\"sf-worker\">4<"), "{dom}");
     // Running out, shown before it happens (issue 36): the tag's mark, the layout's years.
     let nearly = row(&dom, "nearly");
-    support::assert_contains_all(&nearly, &["pill warn headroom\"", ">running out<"]);
+    support::assert_contains_all(nearly, &["pill warn headroom\"", ">running out<"]);
     assert!(!order.contains("running out"), "{order}");
     let left = dom
         .split("id=\"sf-left\">")

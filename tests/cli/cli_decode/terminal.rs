@@ -17,12 +17,12 @@ fn a_terminal_gets_the_bordered_table() {
     let shown = on_a_terminal(&sb, &format!("decode {KNOWN} {}", KNOWN + 1), None);
     assert_contains_all(&shown, &["┌", "└"]);
     let header = shown.lines().find(|l| l.contains("time (UTC)")).unwrap();
-    assert_contains_all(&header, &["id", "age", "worker", "sequence"]);
+    assert_contains_all(header, &["id", "age", "worker", "sequence"]);
     let row = shown
         .lines()
         .find(|l| l.contains(&KNOWN.to_string()))
         .unwrap_or_else(|| panic!("no row for {KNOWN} in {shown}"));
-    assert_contains_all(&row, &["2010-11-04T01:42:55.657Z", "ago"]);
+    assert_contains_all(row, &["2010-11-04T01:42:55.657Z", "ago"]);
     assert!(!shown.contains('\t'));
 
     // --output tsv on a terminal: the stable form, no table.
