@@ -32,8 +32,7 @@ fn decodes_a_known_id_to_json() {
 #[test]
 fn text_output_off_a_terminal_is_tab_separated_with_a_header() {
     let sb = Sandbox::new();
-    let out = sb.run(["decode", &KNOWN.to_string()]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["decode", &KNOWN.to_string()]);
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
     assert_eq!(lines.len(), 2, "{text}");
@@ -78,14 +77,9 @@ fn sonyflake_reports_the_machine_id() {
     let sb = Sandbox::new();
     let l = Layout::preset(Preset::Sonyflake);
     let id = l.encode(100, 0xBEEF, 7).unwrap();
-    let v = json(&sb.run([
-        "decode",
-        "--preset",
-        "sonyflake",
-        "--output",
-        "json",
-        &id.to_string(),
-    ]));
+    let v = json(&sb.run(support::words(&format!(
+        "decode --preset sonyflake --output json {id}"
+    ))));
     assert_eq!(v[0]["worker"], 0xBEEF);
     assert_eq!(v[0]["sequence"], 7);
     assert_eq!(v[0]["time"], "2014-09-01T00:00:01.000Z");
@@ -98,15 +92,9 @@ fn custom_layouts_decode() {
     let id: u64 = (500 << 23) | (3 << 12) | 2;
     let v = json(
         &sb.leafctl()
-            .args([
-                "decode",
-                "--epoch",
-                "2020-01-01T00:00:00Z",
-                "--layout",
-                "40,11,12",
-                "--unit-ms",
-                "10",
-            ])
+            .args(support::words(
+                "decode --epoch 2020-01-01T00:00:00Z --layout 40,11,12 --unit-ms 10",
+            ))
             .args(["--output", "json", &id.to_string()])
             .output()
             .unwrap(),
@@ -121,30 +109,24 @@ fn custom_layouts_decode() {
 #[test]
 fn bad_values_are_reported_and_good_ones_still_printed() {
     let sb = Sandbox::new();
-    let out = sb.run([
-        "decode",
-        "--output",
-        "json",
-        "abc",
-        &KNOWN.to_string(),
-        "-5",
-        "9223372036854775808",
-        "0xnope",
-    ]);
+    let out = sb.run(support::words(&format!(
+        "decode --output json abc {KNOWN} -5 9223372036854775808 0xnope"
+    )));
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
     assert_eq!(v[0]["id"], KNOWN.to_string());
     // With --output json every error is a JSON object on its own line (issue 36, item 11).
     let err = json_error_messages(&out);
-    for needle in [
-        "\"abc\": not a number",
-        "\"-5\": negative",
-        "\"9223372036854775808\": over 2^63-1",
-        "\"0xnope\"",
-    ] {
-        assert!(err.contains(needle), "missing {needle:?} in {err}");
-    }
+    support::assert_contains_all(
+        &err,
+        &[
+            "\"abc\": not a number",
+            "\"-5\": negative",
+            "\"9223372036854775808\": over 2^63-1",
+            "\"0xnope\"",
+        ],
+    );
 }
 
 #[test]
@@ -191,15 +173,9 @@ fn nothing_to_decode_is_an_empty_answer() {
 #[test]
 fn from_to_gives_the_bounding_ids() {
     let sb = Sandbox::new();
-    let v = json(&sb.run([
-        "decode",
-        "--from",
-        "2026-11-21T10:00:00Z",
-        "--to",
-        "2026-11-21T11:00:00Z",
-        "--output",
-        "json",
-    ]));
+    let v = json(&sb.run(support::words(
+        "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z --output json",
+    )));
     let l = Layout::preset(Preset::Leaf);
     let lo: u64 = v["min_id"].as_str().unwrap().parse().unwrap();
     let hi: u64 = v["max_id"].as_str().unwrap().parse().unwrap();
@@ -216,32 +192,18 @@ fn from_to_gives_the_bounding_ids() {
     );
     assert!(l.decode(hi + 1).map(|p| l.unix_ms(p.ticks) > to).unwrap());
 
-    sb.leafctl()
-        .args(["decode", "--from", "2026-11-21", "--to", "2026-11-20"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("before --from"));
-    sb.leafctl()
-        .args(["decode", "--from", "not-a-time"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("invalid --from"));
-    sb.leafctl()
-        .args(["decode", "--from", "2026-11-21"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("WHERE id BETWEEN"));
+    sb.assert_refused(
+        &["decode", "--from", "2026-11-21", "--to", "2026-11-20"],
+        2,
+        "before --from",
+    );
+    sb.assert_refused(&["decode", "--from", "not-a-time"], 2, "invalid --from");
+    sb.assert_prints(&["decode", "--from", "2026-11-21"], "WHERE id BETWEEN");
 
     // A date as --to is the whole day (issue 18 #8).
-    let day = json(&sb.run([
-        "decode",
-        "--from",
-        "2026-11-21",
-        "--to",
-        "2026-11-21",
-        "--output",
-        "json",
-    ]));
+    let day = json(&sb.run(support::words(
+        "decode --from 2026-11-21 --to 2026-11-21 --output json",
+    )));
     assert_eq!(day["to"], "2026-11-21T23:59:59.999Z", "{day}");
     let hi: u64 = day["max_id"].as_str().unwrap().parse().unwrap();
     let top = l.decode(hi).unwrap();
@@ -531,32 +493,22 @@ fn tsv_and_ndjson_are_for_commands_that_print_rows() {
             }));
     }
     // decode --from/--to: one row, in the same forms.
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--from",
-            "2026-11-21T10:00:00Z",
-            "--to",
-            "2026-11-21T11:00:00Z",
-        ])
-        .args(["--output", "tsv"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(
+                "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z",
+            ))
+            .args(["--output", "tsv"]),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "from\tto\tmin_id\tmax_id");
     assert!(lines[1].starts_with("2026-11-21T10:00:00.000Z\t2026-11-21T11:00:00.000Z\t"));
     let out = sb
         .leafctl()
-        .args([
-            "decode",
-            "--from",
-            "2026-11-21T10:00:00Z",
-            "--to",
-            "2026-11-21T11:00:00Z",
-        ])
+        .args(support::words(
+            "decode --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z",
+        ))
         .args(["--output", "ndjson"])
         .output()
         .unwrap();
@@ -601,21 +553,20 @@ fn output_failures_never_panic_and_end_with_a_documented_code() {
         assert_eq!(status.code(), Some(2), "{status}");
     }
     // Stdout full: exit 3 with the reason; stdout gone: exit 0.
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["decode", "2125018011969523729"])
-        .stderr(Stdio::piped());
-    redirect(&mut cmd, 1, Sink::Full);
-    let out = cmd.output().unwrap();
+    let decode_into = |sink| {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["decode", "2125018011969523729"])
+            .stderr(Stdio::piped());
+        redirect(&mut cmd, 1, sink);
+        cmd.output().expect("run leafctl decode")
+    };
+    let out = decode_into(Sink::Full);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     support::assert_stderr_has(
         &out,
         "cannot write to standard output: No space left on device",
     );
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["decode", "2125018011969523729"])
-        .stderr(Stdio::piped());
-    redirect(&mut cmd, 1, Sink::DeadPipe);
-    let out = cmd.output().unwrap();
+    let out = decode_into(Sink::DeadPipe);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }

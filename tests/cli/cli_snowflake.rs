@@ -3,7 +3,6 @@
 use crate::support;
 
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 use leafctl::snowflake::{Layout, Preset};
@@ -15,8 +14,7 @@ use support::{Sandbox, assert_unique, config_row, on_a_terminal_of, parse_ids, s
 #[test]
 fn issues_ascending_ids_for_the_worker() {
     let sb = Sandbox::new();
-    let out = sb.run(["next", "--snowflake", "--worker-id", "7", "-n", "5000"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "7", "-n", "5000"]);
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
@@ -29,18 +27,9 @@ fn issues_ascending_ids_for_the_worker() {
 #[test]
 fn json_output_is_an_array_of_decimal_strings() {
     let sb = Sandbox::new();
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "-n",
-        "3",
-        "--output",
-        "json",
-    ]);
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::json(&sb.run(support::words(
+        "next --snowflake --worker-id 1 -n 3 --output json",
+    )));
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 3);
     for x in arr {
@@ -53,13 +42,11 @@ fn json_output_is_an_array_of_decimal_strings() {
 fn tsv_and_ndjson_stream_ids_too() {
     let sb = Sandbox::new();
     let run = |format: &str| {
-        let out = sb
-            .leafctl()
-            .args(["next", "--snowflake", "--worker-id", "3", "-n", "4"])
-            .args(["--output", format])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = support::run_ok(
+            sb.leafctl()
+                .args(["next", "--snowflake", "--worker-id", "3", "-n", "4"])
+                .args(["--output", format]),
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let tsv = run("tsv");
@@ -84,7 +71,7 @@ fn presets_put_the_worker_where_decode_finds_it() {
     let sb = Sandbox::new();
     // (Baidu's default layout is out of time: see a_layout_out_of_time_refuses_instead_of_wrapping.)
     for (preset, worker) in [("discord", "9"), ("sonyflake", "65000")] {
-        let out = sb.run([
+        let out = sb.run_ok([
             "next",
             "--snowflake",
             "--preset",
@@ -94,15 +81,12 @@ fn presets_put_the_worker_where_decode_finds_it() {
             "-n",
             "2",
         ]);
-        assert!(out.status.success(), "{preset}: {}", stderr(&out));
         let ids = parse_ids(&out.stdout);
-        let dec = sb
-            .leafctl()
-            .args(["decode", "--preset", preset, "--output", "json"])
-            .arg(ids[1].to_string())
-            .output()
-            .unwrap();
-        assert!(dec.status.success(), "{preset}: {}", stderr(&dec));
+        let dec = support::run_ok(
+            sb.leafctl()
+                .args(["decode", "--preset", preset, "--output", "json"])
+                .arg(ids[1].to_string()),
+        );
         let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
         assert_eq!(v[0]["worker"].to_string(), worker, "{preset}");
     }
@@ -113,14 +97,9 @@ fn a_layout_out_of_time_refuses_instead_of_wrapping() {
     // Baidu's default layout holds 2^28 seconds from 2016-05-20+08:00: it ran out in November 2024.
     let sb = Sandbox::new();
     sb.leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--preset",
-            "baidu",
-            "--worker-id",
-            "1",
-        ])
+        .args(support::words(
+            "next --snowflake --preset baidu --worker-id 1",
+        ))
         .assert()
         .code(1)
         .stdout(predicate::str::is_empty())
@@ -133,14 +112,9 @@ fn a_layout_out_of_time_refuses_instead_of_wrapping() {
     // Its IDs from before then still decode.
     let l = Layout::preset(Preset::Baidu);
     let id = l.encode(l.max_ticks(), 4_000_000, 8191).unwrap();
-    let out = sb.run([
-        "decode",
-        "--preset",
-        "baidu",
-        "--output",
-        "json",
-        &id.to_string(),
-    ]);
+    let out = sb.run(support::words(&format!(
+        "decode --preset baidu --output json {id}"
+    )));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["time"], "2024-11-20T13:24:15.000Z");
     assert_eq!(v[0]["worker"], 4_000_000);
@@ -166,8 +140,7 @@ fn two_concurrent_processes_with_one_worker_id_never_collide() {
     assert!(b.status.success(), "{}", stderr(&b));
     let mut all = parse_ids(&a.stdout);
     all.extend(parse_ids(&b.stdout));
-    assert_eq!(all.len(), 400_000);
-    assert_unique(&mut all);
+    support::assert_n_unique(&mut all, 400_000);
 }
 
 #[test]
@@ -175,8 +148,7 @@ fn back_to_back_runs_never_repeat_an_id() {
     let sb = Sandbox::new();
     let mut all = Vec::new();
     for _ in 0..20 {
-        let out = sb.run(["next", "--snowflake", "--worker-id", "3", "-n", "50"]);
-        assert!(out.status.success());
+        let out = sb.run_ok(["next", "--snowflake", "--worker-id", "3", "-n", "50"]);
         all.extend(parse_ids(&out.stdout));
     }
     assert_unique(&mut all);
@@ -231,13 +203,11 @@ fn a_clock_far_behind_the_recorded_time_is_refused() {
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains("clock moved backwards"));
     write_state(&sb, 4, now_ms() + 3_600_000, false);
-    sb.leafctl()
-        .args(["next", "--snowflake", "--worker-id", "4"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "behind the last time worker id 4 issued",
-        ));
+    sb.assert_refused(
+        &["next", "--snowflake", "--worker-id", "4"],
+        1,
+        "behind the last time worker id 4 issued",
+    );
 }
 
 #[test]
@@ -245,15 +215,13 @@ fn a_small_step_back_or_a_crashed_reservation_is_waited_out() {
     let sb = Sandbox::new();
     let bound = now_ms() + 300;
     write_state(&sb, 5, bound, false);
-    let out = sb.run(["next", "--snowflake", "--worker-id", "5"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "5"]);
     let id = parse_ids(&out.stdout)[0];
     assert!(time_of(id) >= bound);
 
     let bound = now_ms() + 3;
     write_state(&sb, 6, bound, true);
-    let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "6"]);
     let id = parse_ids(&out.stdout)[0];
     assert!(time_of(id) >= bound);
 }
@@ -277,19 +245,9 @@ fn faketime_an_hour_back_is_refused_end_to_end() {
 #[test]
 fn a_closed_pipe_ends_quietly_with_success() {
     let sb = Sandbox::new();
-    let mut child = sb
-        .leafctl_std()
-        .args(["next", "--snowflake", "--worker-id", "9", "-n", "2000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    // The reader is dropped here, like `| head -1`.
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "--snowflake", "--worker-id", "9", "-n", "2000000"]);
+    let (first, out) = support::head_1(cmd);
     assert!(first.trim().parse::<u64>().is_ok());
     assert!(
         out.status.success(),
@@ -298,12 +256,12 @@ fn a_closed_pipe_ends_quietly_with_success() {
         stderr(&out)
     );
     // A note counts the IDs issued but not written (snowflake IDs are never issued again).
-    let err = stderr(&out);
-    assert!(
-        err.starts_with("note: the reader of standard output went away: the last ")
-            && err.contains("IDs issued were not written")
-            && err.contains("of the 2000000 asked for were not issued"),
-        "{err}"
+    support::assert_reader_gone_note(
+        &out,
+        &[
+            "IDs issued were not written",
+            "of the 2000000 asked for were not issued",
+        ],
     );
     // The next run still starts after the IDs that were issued.
     let next = sb.run(["next", "--snowflake", "--worker-id", "9"]);
@@ -418,13 +376,11 @@ fn config_precedence_is_flag_env_file_default() {
         "[snowflake]\nworker_id = 3\nname = \"orders\"\n[db]\npassword = \"s3cret\"\n",
     )
     .unwrap();
-    let out = sb
-        .leafctl()
-        .args(["config", "show", "--output", "json"])
-        .env("LEAF_WORKER_ID", "4")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["config", "show", "--output", "json"])
+            .env("LEAF_WORKER_ID", "4"),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("s3cret"), "password leaked: {text}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -463,11 +419,7 @@ fn config_precedence_is_flag_env_file_default() {
     let out = sb.run(["next", "--snowflake"]);
     assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 3);
     std::fs::write(&cfg, "[snowflake]\nworker_id = \"three\"\n").unwrap();
-    sb.leafctl()
-        .args(["next", "--snowflake"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("leaf.toml"));
+    sb.assert_refused(&["next", "--snowflake"], 2, "leaf.toml");
 }
 
 /// The progress bar of a long `next` (issue 18 #11): none when the IDs go to the terminal the

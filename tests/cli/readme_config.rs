@@ -2,7 +2,7 @@
 
 use crate::support;
 
-use support::{Sandbox, config_row, stderr};
+use support::{Sandbox, config_row};
 
 #[test]
 fn the_readme_config_sample_parses() {
@@ -16,15 +16,13 @@ fn the_readme_config_sample_parses() {
     let sb = Sandbox::new();
     let path = sb.path().join("sample.toml");
     std::fs::write(&path, sample).unwrap();
-    let out = sb
-        .leafctl()
-        .args(["config", "show", "--output", "json", "--config"])
-        .arg(&path)
-        .env("LEAF_DB_PASSWORD", "not-shown")
-        .env_remove("LEAF_STATE_DIR")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["config", "show", "--output", "json", "--config"])
+            .arg(&path)
+            .env("LEAF_DB_PASSWORD", "not-shown")
+            .env_remove("LEAF_STATE_DIR"),
+    );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let value = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(value("snowflake.worker_id"), "1");
@@ -40,12 +38,7 @@ fn the_readme_documents_every_declared_setting() {
     let readme = include_str!("../../README.md");
     let start = readme.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let sample = &readme[start..start + readme[start..].find("```").expect("its end")];
-    let out = Sandbox::new()
-        .leafctl()
-        .args(["config", "show", "--help"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(Sandbox::new().leafctl().args(["config", "show", "--help"]));
     let help = String::from_utf8_lossy(&out.stdout);
     let declared: Vec<(String, Option<String>)> = help
         .lines()

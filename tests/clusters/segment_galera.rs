@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
 use support::serve::{Answer, Server, two_loads_each};
-use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -55,13 +55,7 @@ impl Env {
     }
 
     fn ok(&self, node: usize, args: &[&str]) -> Output {
-        let out = self.cmd(node, args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "leafctl {args:?} on node {node}: {}",
-            stderr(&out)
-        );
-        out
+        support::run_ok(self.cmd(node, args))
     }
 
     /// The tag's max_id as node `node` sees it.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use support::etcd::EtcdServer;
 use support::patroni::PatroniCluster;
 use support::serve::{Answer, Server, two_loads_each};
-use support::{Sandbox, assert_unique, stderr, wait_until};
+use support::{Sandbox, assert_unique, wait_until};
 
 /// How long after the promotion every server may still fail a request: its next claim finds
 /// the old leader gone (refused at once) and connects to the next host of its list.
@@ -33,14 +33,7 @@ fn three_servers_ride_out_a_leader_lost_and_its_return_as_a_replica() {
     };
     let sb = Sandbox::new();
     for args in [&["db", "init"][..], &["tag", "add", "s", "--step", "200"]] {
-        let out = sb
-            .leafctl()
-            .arg("--db")
-            .arg(url(0))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        support::run_ok(sb.leafctl().arg("--db").arg(url(0)).args(args));
     }
     let servers: Vec<Server> = (0..3)
         .map(|i| {

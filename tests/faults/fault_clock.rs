@@ -21,6 +21,8 @@ use support::zookeeper::ZkServer;
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
 const PATH: &str = "/api/snowflake/get/k";
+/// A batch of 100 snowflake IDs.
+const BATCH: &str = "/api/snowflake/get/k?count=100";
 
 fn metric(s: &Server, name: &str) -> u64 {
     let body = s.get("/metrics").body;
@@ -59,7 +61,7 @@ fn answers_again(s: &Server) -> Vec<u64> {
     let mut got = Vec::new();
     assert!(
         wait_until(Duration::from_secs(10), || {
-            let r = s.get(&format!("{PATH}?count=100"));
+            let r = s.get(BATCH);
             if r.status == 200 {
                 got = r.ids();
             }
@@ -72,12 +74,27 @@ fn answers_again(s: &Server) -> Vec<u64> {
     got
 }
 
+/// The number after "by " in a refusal's message (how far back the clock went).
+fn amount_in(msg: &str) -> i64 {
+    msg.split("by ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no amount in {msg:?}"))
+}
+
+/// `serve --snowflake --worker-id WORKER` in `sb` on a clock of its own: the clock, the server.
+fn serve_on_a_clock_file(sb: &Sandbox, worker: &str) -> (ClockFile, Server) {
+    let clock = ClockFile::new(sb.path());
+    let s = clock.serve(sb, &["serve", "--snowflake", "--worker-id", worker]);
+    (clock, s)
+}
+
 #[test]
 fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_clock_returns() {
     let sb = Sandbox::new();
-    let clock = ClockFile::new(sb.path());
-    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "4"]);
-    let mut ids = s.get(&format!("{PATH}?count=100")).ids();
+    let (clock, s) = serve_on_a_clock_file(&sb, "4");
+    let mut ids = s.get(BATCH).ids();
 
     // Back 3 ms, ten times, under load: each is waited out, nothing is refused.
     let load = Load::start(s.addr, PATH, 3, 10, Duration::ZERO, Duration::from_secs(60));
@@ -97,12 +114,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
     }
     for (code, msg) in &seen.errors {
         assert_eq!(code, "clock_backwards", "{msg}");
-        let by: i64 = msg
-            .split("by ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no amount in {msg:?}"));
+        let by = amount_in(msg);
         assert!(
             by > leafctl::snowflake::MAX_TOLERATED_ROLLBACK_MS,
             "a {by} ms step was refused: {msg}"
@@ -122,12 +134,7 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
         let before = *ids.iter().max().unwrap();
         clock.set(offset);
         let msg = refused_backwards(&s);
-        let by: i64 = msg
-            .split("by ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no amount in {msg:?}"));
+        let by = amount_in(&msg);
         assert!((ms - 1_000..ms + 1_000).contains(&by), "{msg}");
         clock.set("-0.030");
         let after = answers_again(&s);
@@ -142,12 +149,11 @@ fn a_running_server_waits_out_3_ms_back_and_refuses_10_s_and_1_h_back_until_the_
 #[test]
 fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour() {
     let sb = Sandbox::new();
-    let clock = ClockFile::new(sb.path());
-    let s = clock.serve(&sb, &["serve", "--snowflake", "--worker-id", "5"]);
-    let mut ids = s.get(&format!("{PATH}?count=100")).ids();
+    let (clock, s) = serve_on_a_clock_file(&sb, "5");
+    let mut ids = s.get(BATCH).ids();
 
     clock.set("+3600");
-    let ahead = s.get(&format!("{PATH}?count=100")).ids();
+    let ahead = s.get(BATCH).ids();
     assert!(
         time_of(ahead[0]) > now_ms() + 3_500_000,
         "issued an hour ahead"
@@ -162,10 +168,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty());
-    assert!(
-        err.contains("clock moved backwards") && err.contains("hint:"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["clock moved backwards", "hint:"]);
     // ... a new server starts but refuses to issue, and says so on /readyz ...
     let mut cmd = sb.leafctl_std();
     cmd.args(["serve", "--snowflake", "--worker-id", "5"]);
@@ -176,8 +179,7 @@ fn an_hour_forward_and_back_is_refused_until_the_clock_passes_the_recorded_hour(
     // ... and a clock past the recorded hour goes on after it.
     let mut next = sb.leafctl_std();
     next.args(["next", "--snowflake", "--worker-id", "5", "-n", "100"]);
-    let out = under_faketime(&next, "+3610").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(under_faketime(&next, "+3610"));
     let later = parse_ids(&out.stdout);
     assert!(later[0] > *ahead.iter().max().unwrap());
     ids.extend(later);
@@ -198,9 +200,9 @@ fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
         &sb,
         &["--zk", &zk.hosts(), "--name", "clk", "serve", "--snowflake"],
     );
-    let mut ids = s.get(&format!("{PATH}?count=100")).ids();
+    let mut ids = s.get(BATCH).ids();
     clock.set("+3600");
-    ids.extend(s.get(&format!("{PATH}?count=100")).ids());
+    ids.extend(s.get(BATCH).ids());
     clock.set("+0");
     refused_backwards(&s);
     s.stop_cleanly();
@@ -214,9 +216,9 @@ fn a_leased_worker_id_an_hour_ahead_is_refused_by_its_next_holder() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("behind") && err.contains("reserved_until of /snowflake/clk/workers/0"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["behind", "reserved_until of /snowflake/clk/workers/0"],
     );
     assert!(err.contains("hint:"), "{err}");
     assert_unique(&mut ids);

@@ -17,7 +17,7 @@ use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::{Server, signal};
 use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, parse_ids, stderr};
+use support::{Sandbox, assert_unique, parse_ids};
 
 /// A sandbox plus the environment a scenario runs in (database, ZooKeeper settings).
 struct Env {
@@ -70,8 +70,7 @@ impl Env {
     }
 
     fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = self.cmd(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let out = support::run_ok(self.cmd(args));
         out.stdout
     }
 
@@ -332,6 +331,17 @@ fn killed_segment_servers_on_sqlite_and_mariadb_never_repeat_an_id() {
     }
 }
 
+/// Every run (the first server and each restart) issued on one worker ID, and no time of it
+/// twice.
+fn assert_one_worker_and_no_time_reused(runs: &[Vec<u64>]) {
+    let workers: Vec<u64> = runs.iter().map(|r| worker_of(r[0])).collect();
+    assert!(
+        workers.iter().all(|w| *w == workers[0]),
+        "the runs' workers: {workers:?}"
+    );
+    assert_no_time_reused(runs);
+}
+
 #[test]
 fn killed_snowflake_servers_with_local_and_mysql_worker_ids_never_repeat_an_id() {
     let local = Env::sqlite();
@@ -344,24 +354,10 @@ fn killed_snowflake_servers_with_local_and_mysql_worker_ids_never_repeat_an_id()
     assert_no_time_reused(&runs);
 
     let mysql = Env::mariadb();
-    let runs = kill_serve_under_load(
-        &mysql,
-        &[
-            "--snowflake",
-            "--registry",
-            "mysql",
-            "--instance",
-            "10.40.1.1:8080",
-        ],
-        "/api/snowflake/get/k",
-        2,
-    );
+    let args = support::words("--snowflake --registry mysql --instance 10.40.1.1:8080");
+    let runs = kill_serve_under_load(&mysql, &args, "/api/snowflake/get/k", 2);
     // The row of this identity, and its lock, come back at once to the restarted server.
-    assert!(
-        runs.iter()
-            .all(|r| worker_of(r[0]) == worker_of(runs[0][0]))
-    );
-    assert_no_time_reused(&runs);
+    assert_one_worker_and_no_time_reused(&runs);
 }
 
 #[test]
@@ -375,21 +371,7 @@ fn killed_snowflake_servers_with_zookeeper_leases_and_forever_nodes_never_repeat
     assert_no_time_reused(&runs);
 
     let forever = Env::zookeeper("serveforever");
-    let runs = kill_serve_under_load(
-        &forever,
-        &[
-            "--snowflake",
-            "--registry",
-            "forever",
-            "--instance",
-            "10.40.2.1:8080",
-        ],
-        "/api/snowflake/get/k",
-        2,
-    );
-    assert!(
-        runs.iter()
-            .all(|r| worker_of(r[0]) == worker_of(runs[0][0]))
-    );
-    assert_no_time_reused(&runs);
+    let args = support::words("--snowflake --registry forever --instance 10.40.2.1:8080");
+    let runs = kill_serve_under_load(&forever, &args, "/api/snowflake/get/k", 2);
+    assert_one_worker_and_no_time_reused(&runs);
 }

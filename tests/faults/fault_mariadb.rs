@@ -45,8 +45,7 @@ impl<'a> Env<'a> {
     }
 
     fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = self.cmd(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let out = support::run_ok(self.cmd(args));
         out.stdout
     }
 
@@ -244,10 +243,7 @@ fn a_row_locked_longer_than_the_io_timeout_is_waited_out_from_the_buffer() {
     let cli_took = started.elapsed();
     let cli_err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{cli_err}");
-    assert!(
-        cli_err.contains("locked by another session") && cli_err.contains("hint:"),
-        "{cli_err}"
-    );
+    support::assert_contains_all(&cli_err, &["locked by another session", "hint:"]);
     assert!(cli_took < Duration::from_secs(8), "{cli_took:?}");
     // The server says why its next segment is late.
     assert!(

@@ -41,6 +41,23 @@ fn load(addr: SocketAddr, stop: Arc<AtomicBool>, limit: Duration) -> JoinHandle<
     })
 }
 
+/// Starts `leafctl ARGS` (with `env` set) as a server: the first time in one sandbox, every
+/// later time in a second one (the frozen holder and its would-be successor).
+fn holders_in_turn(env: (&'static str, &'static str), args: String) -> impl Fn() -> Server {
+    let (sb_a, sb_b) = (Sandbox::new(), Sandbox::new());
+    let which = std::sync::atomic::AtomicUsize::new(0);
+    move || {
+        let sb = if which.fetch_add(1, Ordering::SeqCst) == 0 {
+            &sb_a
+        } else {
+            &sb_b
+        };
+        let mut cmd = sb.leafctl_std();
+        cmd.env(env.0, env.1).args(support::words(&args));
+        Server::start(cmd)
+    }
+}
+
 /// The scenario for one registry: `start` launches a server on the shared name.
 fn frozen_holder_never_shares_its_worker_id(ttl: Duration, start: impl Fn() -> Server) {
     let a = start();
@@ -104,51 +121,25 @@ fn frozen_holder_never_shares_its_worker_id(ttl: Duration, start: impl Fn() -> S
 #[test]
 fn a_zookeeper_lease_holder_frozen_past_its_session_timeout_never_shares_its_worker_id() {
     let zk = ZkServer::start();
-    let sb_a = Sandbox::new();
-    let sb_b = Sandbox::new();
     let hosts = zk.hosts();
-    let which = std::sync::atomic::AtomicUsize::new(0);
-    frozen_holder_never_shares_its_worker_id(Duration::from_secs(2), || {
-        let sb = if which.fetch_add(1, Ordering::SeqCst) == 0 {
-            &sb_a
-        } else {
-            &sb_b
-        };
-        let mut cmd = sb.leafctl_std();
-        cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000").args([
-            "--zk",
-            &hosts,
-            "--name",
-            "frozen",
-            "serve",
-            "--snowflake",
-        ]);
-        Server::start(cmd)
-    });
+    frozen_holder_never_shares_its_worker_id(
+        Duration::from_secs(2),
+        holders_in_turn(
+            ("LEAF_ZK_SESSION_TIMEOUT_MS", "2000"),
+            format!("--zk {hosts} --name frozen serve --snowflake"),
+        ),
+    );
 }
 
 #[test]
 fn an_etcd_lease_holder_frozen_past_its_ttl_never_shares_its_worker_id() {
     let etcd = EtcdServer::start();
-    let sb_a = Sandbox::new();
-    let sb_b = Sandbox::new();
     let endpoints = etcd.endpoints();
-    let which = std::sync::atomic::AtomicUsize::new(0);
-    frozen_holder_never_shares_its_worker_id(Duration::from_secs(3), || {
-        let sb = if which.fetch_add(1, Ordering::SeqCst) == 0 {
-            &sb_a
-        } else {
-            &sb_b
-        };
-        let mut cmd = sb.leafctl_std();
-        cmd.env("LEAF_ETCD_LEASE_TTL_MS", "3000").args([
-            "--etcd",
-            &endpoints,
-            "--name",
-            "frozen",
-            "serve",
-            "--snowflake",
-        ]);
-        Server::start(cmd)
-    });
+    frozen_holder_never_shares_its_worker_id(
+        Duration::from_secs(3),
+        holders_in_turn(
+            ("LEAF_ETCD_LEASE_TTL_MS", "3000"),
+            format!("--etcd {endpoints} --name frozen serve --snowflake"),
+        ),
+    );
 }

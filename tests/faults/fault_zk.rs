@@ -111,10 +111,7 @@ fn forever_mode_keeps_issuing_with_zookeeper_down_and_restarts_from_its_cache_on
     let refused = Server::try_start(under_faketime(&host.forever(instance), "-1h"))
         .err()
         .expect("a clock an hour behind the cache must not start");
-    assert!(
-        refused.contains("behind") && refused.contains("zk-fdown-10_60_0_1_8080.json"),
-        "{refused}"
-    );
+    support::assert_contains_all(&refused, &["behind", "zk-fdown-10_60_0_1_8080.json"]);
     assert!(refused.contains("hint:"), "{refused}");
 
     // ZooKeeper back: a normal start registers again, same worker id, later times.
@@ -261,19 +258,21 @@ fn two_forever_servers_given_one_identity_never_both_run() {
         .err()
         .expect("a second process with the same identity on this host");
     assert!(t.elapsed() < Duration::from_secs(10));
-    assert!(
-        err.contains("already in use by another live process") && err.contains("lock file"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["already in use by another live process", "lock file"],
     );
     // Another host given the same identity: refused once the ephemeral node outlives a session.
     let b = Host::new(&zk.hosts(), "twins");
     let err = Server::try_start(b.forever(instance))
         .err()
         .expect("a second process with the same identity on another host");
-    assert!(
-        err.contains("already in use by another live process")
-            && err.contains("/snowflake/twins/temporary/10.61.0.1:8080"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &[
+            "already in use by another live process",
+            "/snowflake/twins/temporary/10.61.0.1:8080",
+        ],
     );
     let out = b
         .cmd(&[
@@ -348,10 +347,7 @@ fn a_hand_made_tree_giving_two_identities_one_worker_id_is_refused() {
             err.contains("worker id 7") && err.contains("also claimed by another identity"),
             "{instance}: {err}"
         );
-        assert!(
-            err.contains("hint:") && err.contains("workers reclaim"),
-            "{err}"
-        );
+        support::assert_contains_all(&err, &["hint:", "workers reclaim"]);
         let refused = Server::try_start(host.forever(instance))
             .err()
             .expect("serve refuses too");
@@ -365,10 +361,7 @@ fn a_hand_made_tree_giving_two_identities_one_worker_id_is_refused() {
     let out = next("10.62.0.4:8080");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("worker id 4") && err.contains("10.62.0.9:8080-0000000004"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["worker id 4", "10.62.0.9:8080-0000000004"]);
 }
 
 #[test]
@@ -401,10 +394,7 @@ fn leases_and_forever_nodes_on_one_name_never_share_a_worker_id() {
     let out = forever("10.63.0.2:8080");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("worker id 1") && err.contains("a lease on the same name"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["worker id 1", "a lease on the same name"]);
     ids.extend(leased.get("/api/snowflake/get/k?count=1000").ids());
     leased.stop_cleanly();
 
@@ -416,11 +406,7 @@ fn leases_and_forever_nodes_on_one_name_never_share_a_worker_id() {
     assert_eq!(worker_of(later[0]), 1);
     after_on_each_worker(&ids, &later);
     ids.extend(later);
-    let out = host
-        .cmd(&["next", "--snowflake", "-n", "10"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(host.cmd(&["next", "--snowflake", "-n", "10"]));
     let leased = parse_ids(&out.stdout);
     assert_eq!(worker_of(leased[0]), 2);
     ids.extend(leased);

@@ -107,16 +107,8 @@ fn serve(sb: &Sandbox, args: &[&str]) -> Server {
 #[test]
 fn a_frozen_mysql_registry_is_a_503_within_a_second() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
     let sb = Sandbox::new();
-    let init = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["db", "init", "--db", &url])
-        .output()
-        .unwrap();
-    assert!(init.status.success());
+    let (_, url) = db.initialized_db(&sb);
     let server = serve(&sb, &["--registry", "mysql", "--db", &url]);
     frozen_registry_answers_within_a_second("MySQL", server, || db.pause(), || db.resume());
 }
@@ -126,8 +118,7 @@ fn a_frozen_postgres_registry_is_a_503_within_a_second() {
     let pg = Postgres::start();
     let url = pg.url(&pg.fresh_db());
     let sb = Sandbox::new();
-    let init = sb.run(["db", "init", "--db", &url]);
-    assert!(init.status.success());
+    support::run_ok(sb.leafctl().args(["db", "init", "--db", &url]));
     let server = serve(&sb, &["--registry", "postgres", "--db", &url]);
     frozen_registry_answers_within_a_second("PostgreSQL", server, || pg.pause(), || pg.resume());
 }

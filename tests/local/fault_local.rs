@@ -63,14 +63,7 @@ fn in_private_mount(sb: &Sandbox, script: &str) -> std::process::Output {
         .env("D", sb.state_dir())
         .env("O", &out_dir)
         .stdin(Stdio::null());
-    let out = cmd.output().expect("run unshare");
-    assert!(
-        out.status.success(),
-        "the script failed: {}\n{}",
-        stderr(&out),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
+    support::run_ok(cmd)
 }
 
 fn read(dir: &Path, file: &str) -> String {
@@ -148,14 +141,8 @@ echo $? > "$O/third.rc"
         read(&o, "second.err")
     );
     let err = read(&o, "second.err");
-    assert!(
-        err.contains("No space left on device") && err.contains("snowflake-leaf-5"),
-        "{err}"
-    );
-    assert!(
-        err.contains("hint:") && err.contains("full or read-only state directory"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["No space left on device", "snowflake-leaf-5"]);
+    support::assert_contains_all(&err, &["hint:", "full or read-only state directory"]);
     assert!(read(&o, "second").is_empty(), "no ID without a reservation");
     assert_eq!(
         read(&o, "before"),
@@ -179,8 +166,7 @@ echo $? > "$O/third.rc"
 #[test]
 fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     let sb = Sandbox::new();
-    let first = sb.run(["next", "--snowflake", "--worker-id", "6", "-n", "3"]);
-    assert!(first.status.success(), "{}", stderr(&first));
+    let first = sb.run_ok(["next", "--snowflake", "--worker-id", "6", "-n", "3"]);
     let good = std::fs::read_to_string(state_file(&sb, 6)).unwrap();
     let cut = good.len() / 2;
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -224,14 +210,9 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
         let out = sb
             .leafctl()
             .timeout(Duration::from_secs(30))
-            .args([
-                "serve",
-                "--snowflake",
-                "--worker-id",
-                "6",
-                "--listen",
-                "127.0.0.1:0",
-            ])
+            .args(support::words(
+                "serve --snowflake --worker-id 6 --listen 127.0.0.1:0",
+            ))
             .output()
             .unwrap();
         assert_eq!(
@@ -244,8 +225,7 @@ fn a_state_file_truncated_or_garbled_by_hand_is_refused_and_left_alone() {
     }
     // Put back, it is accepted, and the run continues after the first.
     std::fs::write(state_file(&sb, 6), &good).unwrap();
-    let out = sb.run(["next", "--snowflake", "--worker-id", "6"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["next", "--snowflake", "--worker-id", "6"]);
     assert!(parse_ids(&out.stdout)[0] > *parse_ids(&first.stdout).last().unwrap());
 }
 
@@ -301,14 +281,9 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
     let out = sb
         .leafctl()
         .timeout(Duration::from_secs(60))
-        .args([
-            "serve",
-            "--snowflake",
-            "--worker-id",
-            "7",
-            "--listen",
-            "127.0.0.1:0",
-        ])
+        .args(support::words(
+            "serve --snowflake --worker-id 7 --listen 127.0.0.1:0",
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -348,9 +323,9 @@ fn a_lock_held_by_a_stopped_process_is_refused_and_a_killed_ones_is_not_a_reset(
     let err = err_reader.join().unwrap();
     assert!(announced, "no waiting notice: {err}");
     assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("in use by another leafctl process") && err.contains(&format!("pid {pid}")),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["in use by another leafctl process", &format!("pid {pid}")],
     );
     assert!(!ids.is_empty());
     let after = parse_ids(&out.stdout);

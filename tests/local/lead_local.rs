@@ -9,7 +9,7 @@ use leafctl::snowflake::{Clock, FakeClock};
 use leafctl::worker::local::{WorkerState, read_state};
 use leafctl::worker::{LocalRegistry, WorkerGenerator};
 use predicates::prelude::*;
-use support::snowflake::{SMALL, now_ms, small_time, time_of, zero_start};
+use support::snowflake::{SMALL, next_block_ahead, now_ms, small_time, time_of, zero_start};
 use support::{Sandbox, assert_unique, config_row, killed_mid_batch, parse_ids, stderr};
 
 fn state(sb: &Sandbox, worker: u64) -> WorkerState {
@@ -37,11 +37,7 @@ fn the_state_file_covers_every_time_issued_ahead_before_the_ids_are_returned() {
     // 5,000 full ticks with the clock standing still but for 1 ms per 10 blocks: the lead is
     // used up, then the generator waits for the clock.
     for i in 0..5_000 {
-        let b = g.next_block(4096).unwrap();
-        assert!(b.first > last);
-        last = b.last();
-        let t = time_of(b.first);
-        assert!(t <= clock.now_ms() + lead as i64, "{t} beyond the lead");
+        let t = next_block_ahead(&g, &mut last, &*clock, lead);
         let on_disk = read_state(&path).unwrap().unwrap();
         assert!(!on_disk.clean);
         assert!(
@@ -142,20 +138,13 @@ fn out_of_range_leads_are_usage_errors() {
 fn a_batch_ahead_of_the_clock_then_reruns_never_repeat() {
     let sb = Sandbox::new();
     let run = |lead: &str, n: &str| {
-        let out = sb
-            .leafctl()
-            .args([
-                "next",
-                "--snowflake",
-                "--worker-id",
-                "3",
-                "--seq-start",
-                "zero",
-            ])
-            .args(["-n", n, "--max-lead", lead])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = support::run_ok(
+            sb.leafctl()
+                .args(support::words(
+                    "next --snowflake --worker-id 3 --seq-start zero",
+                ))
+                .args(["-n", n, "--max-lead", lead]),
+        );
         (parse_ids(&out.stdout), now_ms())
     };
     // 400,000 IDs are 98 ms of sequence numbers.
@@ -185,14 +174,9 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
     let sb = Sandbox::new();
     let started = now_ms();
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "4",
-        "--seq-start",
-        "zero",
-    ])
+    cmd.args(support::words(
+        "next --snowflake --worker-id 4 --seq-start zero",
+    ))
     .args(SMALL)
     .args(["-n", "1000000000", "--max-lead", "20000"]);
     // 20,000 IDs: 5 s of this layout's sequence numbers, issued within a fraction of that.
@@ -211,14 +195,12 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         "the batch ran ahead of the clock"
     );
     // Rerun at once with the lead: continues after the reservation, without a long wait.
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--worker-id", "4", "-n", "1000"])
-        .args(SMALL)
-        .args(["--max-lead", "20000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--worker-id", "4", "-n", "1000"])
+            .args(SMALL)
+            .args(["--max-lead", "20000"]),
+    );
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max, "repeated a time of the killed run");
     // Without a lead: waits for the clock to pass the record, or refuses a wait over 10 s.
@@ -234,10 +216,7 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
         assert_eq!(out.status.code(), Some(1));
         assert!(out.stdout.is_empty());
         let err = stderr(&out);
-        assert!(
-            err.contains("behind") && err.contains("--max-lead"),
-            "{err}"
-        );
+        support::assert_contains_all(&err, &["behind", "--max-lead"]);
     }
 }
 
@@ -245,31 +224,22 @@ fn kill_9_in_a_borrowed_batch_then_an_immediate_rerun_never_repeats() {
 fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
     let sb = Sandbox::new();
     // 20,000 IDs of a 4-per-ms layout: 5 s of times, issued in much less.
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--worker-id",
-            "2",
-            "--seq-start",
-            "zero",
-        ])
-        .args(SMALL)
-        .args(["-n", "20000", "--max-lead", "10000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(
+                "next --snowflake --worker-id 2 --seq-start zero",
+            ))
+            .args(SMALL)
+            .args(["-n", "20000", "--max-lead", "10000"]),
+    );
     let last = *parse_ids(&out.stdout).last().unwrap();
     let at = small_time(last);
-    let dec = sb
-        .leafctl()
-        .args(["decode", "--output", "json"])
-        .args(SMALL)
-        .arg(last.to_string())
-        .output()
-        .unwrap();
-    assert!(dec.status.success(), "{}", stderr(&dec));
+    let dec = support::run_ok(
+        sb.leafctl()
+            .args(["decode", "--output", "json"])
+            .args(SMALL)
+            .arg(last.to_string()),
+    );
     let v: serde_json::Value = serde_json::from_slice(&dec.stdout).unwrap();
     assert_eq!(v[0]["timestamp_ms"], at);
     assert_eq!(v[0]["worker"], 2);
@@ -293,14 +263,9 @@ fn decode_shows_a_time_issued_ahead_of_the_clock_as_it_is() {
 fn serve_runs_ahead_too_and_records_before_answering() {
     let sb = Sandbox::new();
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "serve",
-        "--snowflake",
-        "--worker-id",
-        "7",
-        "--seq-start",
-        "zero",
-    ])
+    cmd.args(support::words(
+        "serve --snowflake --worker-id 7 --seq-start zero",
+    ))
     .args(SMALL)
     .args(["--max-lead", "5000"]);
     let s = support::serve::Server::start(cmd);
@@ -348,14 +313,12 @@ fn a_wait_after_a_run_with_a_lead_is_explained() {
         "zero",
     ];
     // 8,000 IDs of a 4-per-ms layout: 2 s of times, issued in a fraction of that.
-    let out = sb
-        .leafctl()
-        .args(base)
-        .args(SMALL)
-        .args(["-n", "8000", "--max-lead", "3000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(sb.leafctl().args(base).args(SMALL).args([
+        "-n",
+        "8000",
+        "--max-lead",
+        "3000",
+    ]));
     let last = *parse_ids(&out.stdout).last().unwrap();
     let started = std::time::Instant::now();
     let out = sb

@@ -9,7 +9,6 @@ use std::process::Stdio;
 use leafctl::db::OpenMode;
 use leafctl::db::sqlite::SqliteStore;
 use leafctl::segment::{AllocStore, SegmentGenerator};
-use predicates::prelude::*;
 use std::time::Duration;
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
 
@@ -70,11 +69,7 @@ fn the_embedded_default_creates_its_own_database() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n4\n5\n6\n");
     let out = sb.run(["next", "order", "-n", "2", "--output", "ndjson"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "\"7\"\n\"8\"\n");
-    sb.leafctl()
-        .args(["config", "show"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("leafctl/leaf.db"));
+    sb.assert_prints(&["config", "show"], "leafctl/leaf.db");
 }
 
 #[test]
@@ -84,10 +79,7 @@ fn an_explicit_url_without_the_table_names_db_init() {
     let out = sb.run(["--db", &url, "tag", "list"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(
-        err.contains("no leaf_alloc table") && err.contains("leafctl db init"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["no leaf_alloc table", "leafctl db init"]);
     assert!(
         !sb.path().join("explicit.db").exists(),
         "nothing was created"
@@ -136,12 +128,12 @@ fn a_closed_pipe_ends_quietly() {
             continue;
         }
         // The note names the first ID not written: after every line the reader got whole.
-        let err = stderr(&out);
-        assert!(
-            err.starts_with("note: the reader of standard output went away: the last ")
-                && err.contains("of the 5000000 IDs claimed for tag p (")
-                && err.contains("to 5000000) were not written, or only partly; they are skipped"),
-            "{err}"
+        let err = support::assert_reader_gone_note(
+            &out,
+            &[
+                "of the 5000000 IDs claimed for tag p (",
+                "to 5000000) were not written, or only partly; they are skipped",
+            ],
         );
         let first_lost: u64 = err
             .split("tag p (")
@@ -353,27 +345,14 @@ fn generators_on_one_thread_never_see_each_others_tags() {
 #[test]
 fn hints_are_shell_quoted_and_invisible_tags_are_refused() {
     let sb = Sandbox::new();
-    sb.leafctl()
-        .args(["tag", "add", "a;b"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("next: leafctl next 'a;b'\n"));
-    sb.leafctl()
-        .args(["tag", "add", "$(id)"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("next: leafctl next '$(id)'\n"));
-    sb.leafctl()
-        .args(["tag", "add", "plain-tag.1"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("next: leafctl next plain-tag.1\n"));
+    sb.assert_prints(&["tag", "add", "a;b"], "next: leafctl next 'a;b'\n");
+    sb.assert_prints(&["tag", "add", "$(id)"], "next: leafctl next '$(id)'\n");
+    sb.assert_prints(
+        &["tag", "add", "plain-tag.1"],
+        "next: leafctl next plain-tag.1\n",
+    );
     for invisible in ["\u{200b}", "or\u{200d}der", "\u{feff}order"] {
-        sb.leafctl()
-            .args(["tag", "add", invisible])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("invisible characters"));
+        sb.assert_refused(&["tag", "add", invisible], 2, "invisible characters");
     }
     let out = sb.run(["tag", "list", "--output", "json"]);
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -531,10 +510,7 @@ fn output_failures_are_errors_that_count_the_ids_not_written() {
         whole.len()
     );
     assert_eq!(whole[0], 4);
-    assert!(
-        err.contains("File too large") && err.contains("IDs claimed for tag out"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["File too large", "IDs claimed for tag out"]);
     // "the last N of the 100000 IDs claimed ... (FIRST to 100003) were not written, or only
     // partly": FIRST is right after what the file holds whole, or before it.
     let lost: u64 = err
@@ -557,26 +533,18 @@ fn output_failures_are_errors_that_count_the_ids_not_written() {
     assert_eq!(next_id(), 100_004, "the unwritten IDs are skipped");
 
     // The reader goes away part-way (`| head -1`): exit 0, and a note counts the rest.
-    let mut child = sb
-        .leafctl_std()
-        .args(["next", "out", "-n", "1000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "out", "-n", "1000000"]);
+    let (first, out) = support::head_1(cmd);
     assert_eq!(first.trim(), "100005");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("note: the reader of standard output went away: the last ")
-            && stderr(&out).contains("1000000 IDs claimed for tag out")
-            && stderr(&out).contains("to 1100004)"),
-        "{}",
-        stderr(&out)
+    support::assert_contains_all(
+        &stderr(&out),
+        &[
+            "note: the reader of standard output went away: the last ",
+            "1000000 IDs claimed for tag out",
+            "to 1100004)",
+        ],
     );
     assert_eq!(next_id(), 1_100_005);
 

@@ -212,10 +212,7 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     let out = leafctl().arg("serve").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains("--segment") && err.contains("--snowflake"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["--segment", "--snowflake"]);
     let out = leafctl()
         .args(["serve", "--segment", "--listen", "localhost"])
         .output()
@@ -244,14 +241,9 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     let first = serve(&sb, &["--snowflake", "--worker-id", "4"]);
     let t = Instant::now();
     let out = leafctl()
-        .args([
-            "serve",
-            "--snowflake",
-            "--worker-id",
-            "4",
-            "--listen",
-            "127.0.0.1:0",
-        ])
+        .args(support::words(
+            "serve --snowflake --worker-id 4 --listen 127.0.0.1:0",
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -312,10 +304,7 @@ fn the_token_guards_every_route_but_health() {
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.contains("serve.token") && shown.contains("***"),
-        "{shown}"
-    );
+    support::assert_contains_all(&shown, &["serve.token", "***"]);
     assert!(!shown.contains(token));
 
     let log = s.stop_cleanly();
@@ -383,16 +372,9 @@ fn sigterm_finishes_and_records_the_last_time() {
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert!(log.contains("stopped"), "{log}");
     // The lock is free at once and the next run continues after what the server issued.
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "9",
-        "--no-wait",
-        "-n",
-        "10",
-    ]);
-    assert!(out.status.success(), "{out:?}");
+    let out = sb.run_ok(support::words(
+        "next --snowflake --worker-id 9 --no-wait -n 10",
+    ));
     let next = support::parse_ids(&out.stdout);
     assert!(next[0] > *served.iter().max().unwrap());
     served.extend(next);
@@ -452,13 +434,7 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     let sb = Sandbox::new();
     let props = sb.path().join("leaf.properties");
     std::fs::write(&props, LEAF_SAMPLE).unwrap();
-    let out = sb
-        .leafctl()
-        .args(["config", "import-leaf"])
-        .arg(&props)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(sb.leafctl().args(["config", "import-leaf"]).arg(&props));
     let toml_text = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!toml_text.contains("leafpw123") && !stderr.contains("leafpw123"));
@@ -466,14 +442,12 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     let cfg = sb.path().join("leaf.toml");
     std::fs::write(&cfg, &toml_text).unwrap();
     // The result is a config leafctl reads: check what it resolves to.
-    let out = sb
-        .leafctl()
-        .args(["--config"])
-        .arg(&cfg)
-        .args(["config", "show", "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["--config"])
+            .arg(&cfg)
+            .args(["config", "show", "--output", "json"]),
+    );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let get = |k: &str| config_row(&rows, k)["value"].clone();
     assert_eq!(get("db.url"), "mysql://root@localhost:3306/leaf_test");
@@ -486,13 +460,11 @@ fn import_leaf_turns_leafs_properties_into_a_config() {
     assert_eq!(get("serve.listen"), "0.0.0.0:8089");
 
     // Standard input, JSON, and a bad file.
-    let out = sb
-        .leafctl()
-        .args(["config", "import-leaf", "-", "--output", "json"])
-        .write_stdin(LEAF_SAMPLE)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["config", "import-leaf", "-", "--output", "json"])
+            .write_stdin(LEAF_SAMPLE),
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["config"]["serve"]["segment"], true);
     assert!(j["notes"].as_array().unwrap().len() >= 2);
@@ -517,14 +489,15 @@ fn the_systemd_unit_verifies() {
         "/contrib/leafctl.service"
     ))
     .unwrap();
-    for needed in [
-        "DynamicUser=yes",
-        "StateDirectory=leafctl",
-        "NoNewPrivileges=yes",
-        "serve",
-    ] {
-        assert!(unit.contains(needed), "{needed} missing");
-    }
+    support::assert_contains_all(
+        &unit,
+        &[
+            "DynamicUser=yes",
+            "StateDirectory=leafctl",
+            "NoNewPrivileges=yes",
+            "serve",
+        ],
+    );
     // Point ExecStart at the binary under test, then let systemd check the unit.
     let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("leafctl");
@@ -609,27 +582,15 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
         .assert()
         .success();
     sb.leafctl()
-        .args([
-            "tag",
-            "add",
-            "near",
-            "--start",
-            "9223372036854774307",
-            "--step",
-            "1000",
-        ])
+        .args(support::words(
+            "tag add near --start 9223372036854774307 --step 1000",
+        ))
         .assert()
         .success();
     sb.leafctl()
-        .args([
-            "tag",
-            "add",
-            "short",
-            "--start",
-            "9223372036854775707",
-            "--step",
-            "10",
-        ])
+        .args(support::words(
+            "tag add short --start 9223372036854775707 --step 10",
+        ))
         .assert()
         .success();
     let s = serve(&sb, &["--segment"]);

@@ -424,8 +424,7 @@ fn read_and_drop(addr: SocketAddr, path: &str, limit: u64) -> Vec<u64> {
 
 /// Runs `cmd` at `place`; it must succeed.
 fn ok_at(place: &Place, cmd: Command) {
-    let out = place.wrap(&cmd).output().expect("run leafctl");
-    assert!(out.status.success(), "{cmd:?}: {}", stderr(&out));
+    support::run_ok(place.wrap(&cmd));
 }
 
 /// Everything a fault can reach.
@@ -1153,58 +1152,23 @@ fn nemesis(run: &Run) {
     let world = &world;
     // The schedule: each step on a thread of its own, once its slot is free.
     let panicked = run_schedule(&steps, started, offset, |step| apply(step, world));
-    let healed = started.elapsed();
-    ev.note("every fault healed".into());
-
-    // Every server issues both kinds again within the bound.
-    let mut recovery = Duration::ZERO;
-    let mut problems: Vec<String> = panicked
-        .iter()
-        .map(|p| format!("applying a step failed: {p}"))
-        .collect();
-    problems.extend(ev.problems.lock().unwrap().drain(..));
-    for (i, s) in served.iter().enumerate() {
-        let ok = wait_until(RECOVERY_BOUND, || s.issuing());
-        let took = started.elapsed() - healed;
-        recovery = recovery.max(took);
-        if !ok {
-            let log = s.server.lock().unwrap().as_ref().map(Server::stderr);
-            problems.push(format!(
-                "serve {i} was not issuing both kinds {RECOVERY_BOUND:?} after the last heal; \
-                 its log:\n{}",
-                log.unwrap_or_default()
-            ));
-        }
-    }
-    stop.store(true, Ordering::SeqCst);
-    let mut history: Vec<Record> = clients
-        .into_iter()
-        .flat_map(|c| c.join().expect("client thread"))
-        .collect();
-    history.extend(ev.records.lock().unwrap().drain(..));
-    history.sort_by_key(|r| (r.sent, r.done));
+    let AfterHeal {
+        mut problems,
+        recovery,
+        history,
+    } = after_heal(&served, &panicked, &ev, started, &stop, clients);
     let caches: Vec<CacheSample> = caches
         .into_iter()
         .flat_map(|c| c.join().expect("cache sampler"))
         .collect();
     let workers = workers.join().expect("workers sampler");
-    for s in served.iter() {
-        if let Some(Err(e)) = s.stop_gracefully() {
-            problems.push(e);
-        }
-    }
+    stop_all_gracefully(&served, &mut problems);
     let seen = Seen {
-        silences: ev.silences.lock().unwrap().clone(),
-        disturbed: ev.disturbed.lock().unwrap().clone(),
-        registry_faults: ev.registry_faults.lock().unwrap().clone(),
         caches,
         workers,
-        lives: served
-            .iter()
-            .flat_map(|s| s.lives.lock().unwrap().clone())
-            .collect(),
         tag_changes: ev.tag_changes.lock().unwrap().clone(),
         fence,
+        ..seen_by(&ev, &served)
     };
     let mut verdict: Verdict = check(&history, &seen);
     verdict.problems.extend(problems);
@@ -1232,10 +1196,7 @@ fn nemesis(run: &Run) {
             *next_errors.entry(line).or_default() += 1;
         }
     }
-    let mut by_rule: std::collections::BTreeMap<&str, usize> = Default::default();
-    for p in &verdict.problems {
-        *by_rule.entry(support::nemesis::rule_of(p)).or_default() += 1;
-    }
+    let by_rule = problems_by_rule(&verdict.problems);
     let summary = serde_json::json!({
         "registry": run.kind.name(),
         "seed": run.seed,
@@ -1277,25 +1238,6 @@ fn nemesis(run: &Run) {
             .iter()
             .map(|(t, what)| format!("  {:>7.2}s {what}\n", t.as_secs_f64()))
             .collect();
-        // The first problem of each rule, then the next ones, eight in all (or one per rule).
-        let mut shown: Vec<&String> = Vec::new();
-        for rule in by_rule.keys() {
-            if let Some(p) = verdict
-                .problems
-                .iter()
-                .find(|p| support::nemesis::rule_of(p) == *rule)
-            {
-                shown.push(p);
-            }
-        }
-        for p in &verdict.problems {
-            if shown.len() >= 8.max(by_rule.len()) {
-                break;
-            }
-            if !shown.iter().any(|s| std::ptr::eq(*s, p)) {
-                shown.push(p);
-            }
-        }
         panic!(
             "the nemesis found {} problem(s) with seed {} ({} s, {} registry).\n\
              replay: {}\n\nschedule (after a {:.1} s warm-up):\n{plan}\nwhat was done:\n{done}\n\
@@ -1306,12 +1248,125 @@ fn nemesis(run: &Run) {
             run.kind.name(),
             run.replay(),
             offset.as_secs_f64(),
-            shown.iter().map(|p| format!("- {p}\n")).collect::<String>()
+            shown(&verdict.problems, &by_rule)
         );
     }
     drop(galera);
     drop(ensemble);
     drop(net);
+}
+
+/// What the end of a run found once every fault healed: the problems so far (steps that failed
+/// to apply, the events' own, servers not issuing within [`RECOVERY_BOUND`]), the longest
+/// recovery, and the whole history (the clients' and the events' records, by time).
+struct AfterHeal {
+    problems: Vec<String>,
+    recovery: Duration,
+    history: Vec<Record>,
+}
+
+/// After the schedule's last heal: waits for every server to issue both kinds again (within
+/// [`RECOVERY_BOUND`]), stops the clients and gathers their history.
+fn after_heal(
+    served: &[Served],
+    panicked: &[String],
+    ev: &Events,
+    started: Instant,
+    stop: &AtomicBool,
+    clients: Vec<JoinHandle<Vec<Record>>>,
+) -> AfterHeal {
+    let healed = started.elapsed();
+    ev.note("every fault healed".into());
+    // Every server issues both kinds again within the bound.
+    let mut recovery = Duration::ZERO;
+    let mut problems: Vec<String> = panicked
+        .iter()
+        .map(|p| format!("applying a step failed: {p}"))
+        .collect();
+    problems.extend(ev.problems.lock().unwrap().drain(..));
+    for (i, s) in served.iter().enumerate() {
+        let ok = wait_until(RECOVERY_BOUND, || s.issuing());
+        recovery = recovery.max(started.elapsed() - healed);
+        if !ok {
+            let log = s.server.lock().unwrap().as_ref().map(Server::stderr);
+            problems.push(format!(
+                "serve {i} was not issuing both kinds {RECOVERY_BOUND:?} after the last heal; \
+                 its log:\n{}",
+                log.unwrap_or_default()
+            ));
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut history: Vec<Record> = clients
+        .into_iter()
+        .flat_map(|c| c.join().expect("client thread"))
+        .collect();
+    history.extend(ev.records.lock().unwrap().drain(..));
+    history.sort_by_key(|r| (r.sent, r.done));
+    AfterHeal {
+        problems,
+        recovery,
+        history,
+    }
+}
+
+/// Stops every server gracefully; a server that did not end well is a problem.
+fn stop_all_gracefully(served: &[Served], problems: &mut Vec<String>) {
+    for s in served {
+        if let Some(Err(e)) = s.stop_gracefully() {
+            problems.push(e);
+        }
+    }
+}
+
+/// What the events and the servers saw, for the checker: no `/cache` or `workers list` samples,
+/// no tag changes and a fence of 0 (the single-region run adds its own).
+fn seen_by(ev: &Events, served: &[Served]) -> Seen {
+    Seen {
+        silences: ev.silences.lock().unwrap().clone(),
+        disturbed: ev.disturbed.lock().unwrap().clone(),
+        registry_faults: ev.registry_faults.lock().unwrap().clone(),
+        caches: Vec::new(),
+        workers: Vec::new(),
+        lives: served
+            .iter()
+            .flat_map(|s| s.lives.lock().unwrap().clone())
+            .collect(),
+        tag_changes: Vec::new(),
+        fence: Duration::ZERO,
+    }
+}
+
+/// How many problems each rule found.
+fn problems_by_rule(problems: &[String]) -> std::collections::BTreeMap<&str, usize> {
+    let mut by_rule: std::collections::BTreeMap<&str, usize> = Default::default();
+    for p in problems {
+        *by_rule.entry(support::nemesis::rule_of(p)).or_default() += 1;
+    }
+    by_rule
+}
+
+/// The problems a failed run shows: the first of each rule, then the next ones, eight in all
+/// (or one per rule), one `- ` line each.
+fn shown(problems: &[String], by_rule: &std::collections::BTreeMap<&str, usize>) -> String {
+    let mut shown: Vec<&String> = Vec::new();
+    for rule in by_rule.keys() {
+        if let Some(p) = problems
+            .iter()
+            .find(|p| support::nemesis::rule_of(p) == *rule)
+        {
+            shown.push(p);
+        }
+    }
+    for p in problems {
+        if shown.len() >= 8.max(by_rule.len()) {
+            break;
+        }
+        if !shown.iter().any(|s| std::ptr::eq(*s, p)) {
+            shown.push(p);
+        }
+    }
+    shown.iter().map(|p| format!("- {p}\n")).collect()
 }
 
 /// A multi-region run (issue 37): how many regions, the seed and the length
@@ -1485,63 +1540,22 @@ fn nemesis_regions(run: &RegionRun) {
     let world = &world;
     // The schedule: each step on a thread of its own, once its slot is free.
     let panicked = run_schedule(&steps, started, offset, |step| apply_regional(step, world));
-    let healed = started.elapsed();
-    ev.note("every fault healed".into());
-    let mut problems: Vec<String> = panicked
-        .iter()
-        .map(|p| format!("applying a step failed: {p}"))
-        .collect();
-    problems.extend(ev.problems.lock().unwrap().drain(..));
-    let mut recovery = Duration::ZERO;
-    for (i, s) in served.iter().enumerate() {
-        let ok = wait_until(RECOVERY_BOUND, || s.issuing());
-        recovery = recovery.max(started.elapsed() - healed);
-        if !ok {
-            let log = s.server.lock().unwrap().as_ref().map(Server::stderr);
-            problems.push(format!(
-                "serve {i} was not issuing both kinds {RECOVERY_BOUND:?} after the last heal; \
-                 its log:\n{}",
-                log.unwrap_or_default()
-            ));
-        }
-    }
-    stop.store(true, Ordering::SeqCst);
-    let mut history: Vec<Record> = clients
-        .into_iter()
-        .flat_map(|c| c.join().expect("client thread"))
-        .collect();
-    history.extend(ev.records.lock().unwrap().drain(..));
-    history.sort_by_key(|r| (r.sent, r.done));
-    for s in served.iter() {
-        if let Some(Err(e)) = s.stop_gracefully() {
-            problems.push(e);
-        }
-    }
+    let AfterHeal {
+        mut problems,
+        recovery,
+        history,
+    } = after_heal(&served, &panicked, &ev, started, &stop, clients);
+    stop_all_gracefully(&served, &mut problems);
     // No `/cache` or `workers list` samples here (each region has a registry of its own): the
     // buffer and worker rules are the single-region nemesis'; a fence of 0 leaves the latter out.
-    let seen = Seen {
-        silences: ev.silences.lock().unwrap().clone(),
-        disturbed: ev.disturbed.lock().unwrap().clone(),
-        registry_faults: ev.registry_faults.lock().unwrap().clone(),
-        caches: Vec::new(),
-        workers: Vec::new(),
-        lives: served
-            .iter()
-            .flat_map(|s| s.lives.lock().unwrap().clone())
-            .collect(),
-        tag_changes: Vec::new(),
-        fence: Duration::ZERO,
-    };
+    let seen = seen_by(&ev, &served);
     let mut verdict: Verdict = check(&history, &seen);
     verdict.problems.extend(problems);
     verdict
         .problems
         .extend(check_regions(&history, &region_of, run.regions));
     let count = |m| verdict.ids.get(&m).copied().unwrap_or(0);
-    let mut by_rule: std::collections::BTreeMap<&str, usize> = Default::default();
-    for p in &verdict.problems {
-        *by_rule.entry(support::nemesis::rule_of(p)).or_default() += 1;
-    }
+    let by_rule = problems_by_rule(&verdict.problems);
     let mut per_region: std::collections::BTreeMap<String, usize> = Default::default();
     for r in &history {
         if let Source::Server { index, .. } = r.source {
@@ -1591,27 +1605,17 @@ fn nemesis_regions(run: &RegionRun) {
             .iter()
             .map(|(t, what)| regional(&format!("  {:>7.2}s {what}\n", t.as_secs_f64())))
             .collect();
-        let mut shown: Vec<&String> = Vec::new();
-        for rule in by_rule.keys() {
-            if let Some(p) = verdict
-                .problems
-                .iter()
-                .find(|p| support::nemesis::rule_of(p) == *rule)
-            {
-                shown.push(p);
-            }
-        }
         panic!(
             "the multi-region nemesis found {} problem(s) with seed {} ({} s, {} regions).\n\
              replay: {}\n\nschedule (after a {:.1} s warm-up):\n{plan}\nwhat was done:\n{done}\n\
-             problems by rule: {by_rule:?}\nproblems (the first of each rule):\n{}",
+             problems by rule: {by_rule:?}\nproblems (the first of each rule, then the next ones):\n{}",
             verdict.problems.len(),
             run.seed,
             run.seconds,
             run.regions,
             run.replay(),
             offset.as_secs_f64(),
-            shown.iter().map(|p| format!("- {p}\n")).collect::<String>()
+            shown(&verdict.problems, &by_rule)
         );
     }
     drop(deployment);

@@ -15,7 +15,7 @@ use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::serve::{LEASE_REFUSALS, Server};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, stderr, wait_until};
+use support::{Sandbox, assert_unique, wait_until};
 
 /// ZooKeeper session timeout of the snowflake server on the bad link.
 const SESSION_MS: u64 = 4_000;
@@ -52,6 +52,17 @@ fn db_cmd(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Command {
     c
 }
 
+/// A segment server on `place` over the database `url` (tag `cut` added) under load, once it
+/// has given 100 answers and 2 s more: its sandbox, the server and the load.
+fn segment_server_under_load(place: &Place, url: &str) -> (Sandbox, Server, Load) {
+    let sb = sandbox_with_cut_tag(place, url);
+    let a = Server::start_at(place, db_cmd(&sb, url, &["serve", "--segment"]));
+    let la = load(place, a.addr, SEG);
+    assert!(la.wait_for_answers(100, Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_secs(2));
+    (sb, a, la)
+}
+
 /// A sandbox that ran `db init` and `tag add cut --step 2000` on database `url` from `place`.
 fn sandbox_with_cut_tag(place: &Place, url: &str) -> Sandbox {
     let sb = Sandbox::new();
@@ -65,13 +76,7 @@ fn sandbox_with_cut_tag(place: &Place, url: &str) -> Sandbox {
 
 /// Runs a leafctl command at `place`, which must succeed.
 fn ok_at(place: &Place, cmd: std::process::Command) {
-    let out = place.wrap(&cmd).output().expect("run leafctl");
-    assert!(
-        out.status.success(),
-        "{:?}: {}",
-        cmd.get_args().collect::<Vec<_>>(),
-        stderr(&out)
-    );
+    support::run_ok(place.wrap(&cmd));
 }
 
 fn ms(d: Duration) -> String {
@@ -190,13 +195,8 @@ fn a_segment_server_cut_off_from_mariadb_serves_its_buffers_then_503_then_recove
     let net = Net::new();
     let (store, ha) = (net.host(), net.host());
     let db = MariaDb::start_at(&store, &[]);
-    let name = db.fresh_db();
-    let url = db.url(&name);
-    let sb = sandbox_with_cut_tag(&ha, &url);
-    let a = Server::start_at(&ha, db_cmd(&sb, &url, &["serve", "--segment"]));
-    let la = load(&ha, a.addr, SEG);
-    assert!(la.wait_for_answers(100, Duration::from_secs(30)));
-    std::thread::sleep(Duration::from_secs(2));
+    let (name, url) = db.fresh_db_url();
+    let (_sb, a, la) = segment_server_under_load(&ha, &url);
 
     let (cut_at, cut) = (la.elapsed(), Instant::now());
     ha.cut();
@@ -275,11 +275,7 @@ fn a_segment_server_whose_galera_node_is_cut_off_moves_on_to_another_node() {
     let cluster = Galera::start_at(&[&nodes[0], &nodes[1], &nodes[2]]);
     let name = cluster.nodes[0].fresh_db();
     let url = cluster.url_list(&[0, 1, 2], &name);
-    let sb = sandbox_with_cut_tag(&ha, &url);
-    let a = Server::start_at(&ha, db_cmd(&sb, &url, &["serve", "--segment"]));
-    let la = load(&ha, a.addr, SEG);
-    assert!(la.wait_for_answers(100, Duration::from_secs(30)));
-    std::thread::sleep(Duration::from_secs(2));
+    let (_sb, a, la) = segment_server_under_load(&ha, &url);
 
     let (cut_at, cut) = (la.elapsed(), Instant::now());
     nodes[0].cut();
@@ -473,8 +469,7 @@ fn a_bad_link_to_mariadb_and_etcd_never_duplicates_and_recovers() {
     let hd = net.impaired_host();
     let db = MariaDb::start_at(&store, &[]);
     let etcd = support::etcd::EtcdServer::cluster_at(&[&store]);
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let sb = sandbox_with_cut_tag(&hd, &url);
     let mut c = db_cmd(&sb, &url, &["serve", "--segment", "--snowflake"]);
     c.args(["--etcd", &etcd.endpoints(), "--name", "bad"])
@@ -590,8 +585,7 @@ fn clients_cut_off_from_their_server_see_connection_errors_and_never_an_id_twice
     let net = Net::new();
     let (hs, hc, hother) = (net.host(), net.host(), net.host());
     let sb = Sandbox::new();
-    let add = sb.run(["tag", "add", "cut", "--step", "2000"]);
-    assert!(add.status.success(), "{add:?}");
+    sb.run_ok(["tag", "add", "cut", "--step", "2000"]);
     let mut c = sb.leafctl_std();
     c.args(["serve", "--segment", "--snowflake", "--worker-id", "5"]);
     let s = Server::start_at(&hs, c);

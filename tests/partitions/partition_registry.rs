@@ -18,7 +18,7 @@ use support::postgres::Postgres;
 use support::serve::{LEASE_REFUSALS, Server};
 use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{ZkEnsemble, ZkServer};
-use support::{Sandbox, assert_unique, stderr, wait_until};
+use support::{Sandbox, assert_unique, wait_until};
 
 /// ZooKeeper session timeout of every server here.
 const SESSION_MS: u64 = 4_000;
@@ -112,8 +112,7 @@ impl Registry {
 
 /// Runs a `workers list --output json` command at `place`; its rows.
 fn workers_at(place: &Place, cmd: std::process::Command) -> Vec<serde_json::Value> {
-    let out = place.wrap(&cmd).output().expect("run workers list");
-    assert!(out.status.success(), "workers list: {}", stderr(&out));
+    let out = support::run_ok(place.wrap(&cmd));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON rows");
     v.as_array().cloned().unwrap_or_default()
 }
@@ -303,8 +302,7 @@ fn database_registry_cut_off(what: &str, registry: &str, url: &str, ha: &Host, h
         c
     };
     let (sa, sbx) = (Sandbox::new(), Sandbox::new());
-    let init = hb.wrap(&cmd(&sbx, &["db", "init"])).output().unwrap();
-    assert!(init.status.success(), "{init:?}");
+    support::run_ok(hb.wrap(&cmd(&sbx, &["db", "init"])));
     let serve = ["serve", "--snowflake", "--registry", registry, "--instance"];
     let a = Server::start_at(ha, {
         let mut c = cmd(&sa, &serve);

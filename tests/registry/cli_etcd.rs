@@ -74,18 +74,13 @@ fn a_clock_set_back_never_reuses_an_earlier_holders_time() {
         "-n",
         "1000",
     ];
-    let first = sb.run(args);
-    assert!(first.status.success(), "{}", stderr(&first));
+    let first = sb.run_ok(args);
     let first_ids = parse_ids(&first.stdout);
     let first_max = *first_ids.iter().max().unwrap();
 
     // Two seconds behind the first holder's last time: waits it out, then issues after it.
     let t0 = Instant::now();
-    let behind = under_faketime(&sb.leafctl_std(), "-2s")
-        .args(args)
-        .output()
-        .expect("run faketime (Debian package faketime)");
-    assert!(behind.status.success(), "{}", stderr(&behind));
+    let behind = support::run_ok(under_faketime(&sb.leafctl_std(), "-2s").args(args));
     let behind_ids = parse_ids(&behind.stdout);
     assert_eq!(
         leaf().decode(behind_ids[0]).unwrap().worker,
@@ -116,17 +111,12 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     let sb = Sandbox::new();
     let port = free_port();
     let t0 = Instant::now();
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--etcd",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out = sb.run_bounded([
+        "next",
+        "--snowflake",
+        "--etcd",
+        &format!("127.0.0.1:{port}"),
+    ]);
     let took = t0.elapsed();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
@@ -139,16 +129,10 @@ fn etcd_unreachable_is_a_clear_runtime_error_in_bounded_time() {
     // A stopped server behind an endpoint that answered a moment ago: the same.
     let etcd = EtcdServer::start();
     let ep = etcd.endpoints();
-    let ok = sb.run(["next", "--snowflake", "--etcd", &ep]);
-    assert!(ok.status.success(), "{}", stderr(&ok));
+    sb.run_ok(["next", "--snowflake", "--etcd", &ep]);
     etcd.first().kill();
     let t0 = Instant::now();
-    let out = sb
-        .leafctl()
-        .args(["workers", "list", "--etcd", &ep])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out = sb.run_bounded(["workers", "list", "--etcd", &ep]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     support::assert_stderr_has(&out, "cannot reach etcd");
     assert!(t0.elapsed() < Duration::from_secs(10));
@@ -183,10 +167,7 @@ fn list_and_reclaim_live_and_expired_ids() {
     assert!(r["reserved_until"].is_string(), "{r}");
     let text = sb.run(["workers", "list", "--etcd", &ep, "--name", "reclaim"]);
     let t = String::from_utf8_lossy(&text.stdout);
-    assert!(
-        t.contains("10.52.0.1:8080") && t.contains("live") && t.contains("etcd"),
-        "{t}"
-    );
+    support::assert_contains_all(&t, &["10.52.0.1:8080", "live", "etcd"]);
 
     let reclaim = |extra: &[&str]| {
         sb.leafctl()
@@ -227,29 +208,21 @@ fn list_and_reclaim_live_and_expired_ids() {
     drop(g);
 
     // An expired id: its last holder ran with a clock 40 s behind and finished long "ago".
-    let old = under_faketime(&sb.leafctl_std(), "-40s")
-        .args(["next", "--snowflake", "--etcd", &ep, "--name", "expired"])
-        .args(["--instance", "10.52.0.2:8080"])
-        .output()
-        .unwrap();
-    assert!(old.status.success(), "{}", stderr(&old));
+    support::run_ok(
+        under_faketime(&sb.leafctl_std(), "-40s")
+            .args(["next", "--snowflake", "--etcd", &ep, "--name", "expired"])
+            .args(["--instance", "10.52.0.2:8080"]),
+    );
     let rows = list(&sb, etcd, "expired");
     assert_eq!(rows[0]["status"], "stale", "{rows}");
     assert_eq!(rows[0]["held"], false);
-    let by_identity = sb
-        .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "10.52.0.2:8080",
-            "--yes",
-            "--etcd",
-            &ep,
-        ])
-        .args(["--name", "expired"])
-        .output()
-        .unwrap();
-    assert!(by_identity.status.success(), "{}", stderr(&by_identity));
+    let by_identity = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "workers reclaim 10.52.0.2:8080 --yes --etcd {ep}"
+            )))
+            .args(["--name", "expired"]),
+    );
     assert!(
         String::from_utf8_lossy(&by_identity.stdout).contains("already free"),
         "{}",
@@ -307,17 +280,9 @@ fn a_killed_holders_lease_expires_and_the_next_run_starts_after_it() {
                 .timestamp_millis()
         })
         .unwrap();
-    let next = sb.run([
-        "next",
-        "--snowflake",
-        "--etcd",
-        &ep,
-        "--name",
-        "crash",
-        "-n",
-        "5",
-    ]);
-    assert!(next.status.success(), "{}", stderr(&next));
+    let next = sb.run_ok(support::words(&format!(
+        "next --snowflake --etcd {ep} --name crash -n 5"
+    )));
     for id in parse_ids(&next.stdout) {
         let p = leaf().decode(id).unwrap();
         assert_eq!(p.worker, 0);
@@ -392,14 +357,10 @@ fn doctor_compares_this_clock_with_live_holders_reports() {
     let sb = Sandbox::new();
     let doctor = || {
         sb.leafctl()
-            .args([
-                "workers",
-                "doctor",
-                "--etcd",
-                &etcd.endpoints(),
-                "--name",
-                "doctor",
-            ])
+            .args(support::words(&format!(
+                "workers doctor --etcd {} --name doctor",
+                etcd.endpoints()
+            )))
             .args(["--output", "json"])
             .output()
             .unwrap()
@@ -453,30 +414,13 @@ fn registry_choice_with_etcd() {
         (out.status.code(), stderr(&out))
     };
     let (c, e) = code(
-        &[
-            "next",
-            "--snowflake",
-            "--etcd",
-            "127.0.0.1:1",
-            "--zk",
-            "127.0.0.1:2",
-        ],
+        &support::words("next --snowflake --etcd 127.0.0.1:1 --zk 127.0.0.1:2"),
         &[],
     );
     assert_eq!(c, Some(2), "{e}");
-    assert!(
-        e.contains("etcd endpoints") && e.contains("--registry"),
-        "{e}"
-    );
+    support::assert_contains_all(&e, &["etcd endpoints", "--registry"]);
     let (c, e) = code(
-        &[
-            "next",
-            "--snowflake",
-            "--etcd",
-            "127.0.0.1:1",
-            "--worker-id",
-            "3",
-        ],
+        &support::words("next --snowflake --etcd 127.0.0.1:1 --worker-id 3"),
         &[],
     );
     assert_eq!(c, Some(2), "{e}");
@@ -496,14 +440,7 @@ fn registry_choice_with_etcd() {
     );
     assert_eq!(c, Some(2), "{e}");
     let (c, e) = code(
-        &[
-            "workers",
-            "list",
-            "--etcd",
-            "127.0.0.1:1",
-            "--zk",
-            "127.0.0.1:2",
-        ],
+        &support::words("workers list --etcd 127.0.0.1:1 --zk 127.0.0.1:2"),
         &[],
     );
     assert_eq!(c, Some(2), "{e}");
@@ -516,13 +453,14 @@ fn https_endpoints_with_a_ca_file() {
     let sb = Sandbox::new();
     let ep = etcd.endpoints();
     assert!(ep.starts_with("https://"), "{ep}");
-    let with_ca = sb
-        .leafctl()
-        .env("LEAF_ETCD_CA_FILE", &certs.ca)
-        .args(["next", "--snowflake", "--etcd", &ep, "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(with_ca.status.success(), "{}", stderr(&with_ca));
+    let with_ca = support::run_ok(sb.leafctl().env("LEAF_ETCD_CA_FILE", &certs.ca).args([
+        "next",
+        "--snowflake",
+        "--etcd",
+        &ep,
+        "-n",
+        "3",
+    ]));
     assert_eq!(parse_ids(&with_ca.stdout).len(), 3);
     // The CA from the config file works the same.
     std::fs::write(
@@ -535,12 +473,7 @@ fn https_endpoints_with_a_ca_file() {
     std::fs::remove_file(sb.path().join("leaf.toml")).unwrap();
 
     // Without the CA the server's certificate is not trusted: a clear error, no ID.
-    let without = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--etcd", &ep])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let without = sb.run_bounded(["next", "--snowflake", "--etcd", &ep]);
     assert_eq!(without.status.code(), Some(1), "{}", stderr(&without));
     support::assert_stderr_has(&without, "TLS");
     support::assert_stderr_has(&without, "ca_file");

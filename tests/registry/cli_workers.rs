@@ -12,10 +12,7 @@ use leafctl::worker::{WorkerRegistry, ZkLeaseRegistry, ZkOptions};
 use support::faketime::under_faketime;
 use support::snowflake::{assert_runs_apart_on_each_worker, leaf};
 use support::zookeeper::ZkServer;
-use support::{
-    Sandbox, assert_unique, config_row, free_port, parse_ids, run_concurrently, stderr,
-    workers_list,
-};
+use support::{Sandbox, config_row, free_port, parse_ids, run_concurrently, stderr, workers_list};
 
 #[test]
 fn eight_concurrent_leased_processes_never_share_an_id() {
@@ -40,49 +37,31 @@ fn eight_concurrent_leased_processes_never_share_an_id() {
 fn global_options_go_before_or_after_the_subcommand() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let before = sb.run([
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "globals",
-        "next",
-        "--snowflake",
-    ]);
-    assert!(before.status.success(), "{}", stderr(&before));
-    let after = sb.run([
-        "next",
-        "--snowflake",
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "globals",
-    ]);
-    assert!(after.status.success(), "{}", stderr(&after));
-    let env = sb
-        .leafctl()
-        .env("LEAF_ZK", zk.hosts())
-        .env("LEAF_NAME", "globals")
-        .args(["next", "--snowflake", "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(env.status.success(), "{}", stderr(&env));
+    let before = sb.run_ok(support::words(&format!(
+        "--zk {} --name globals next --snowflake",
+        zk.hosts()
+    )));
+    let after = sb.run_ok(support::words(&format!(
+        "next --snowflake --zk {} --name globals",
+        zk.hosts()
+    )));
+    let env = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_ZK", zk.hosts())
+            .env("LEAF_NAME", "globals")
+            .args(["next", "--snowflake", "-n", "3"]),
+    );
     let mut ids = parse_ids(&before.stdout);
     ids.extend(parse_ids(&after.stdout));
     ids.extend(parse_ids(&env.stdout));
-    assert_eq!(ids.len(), 5);
-    assert_unique(&mut ids);
+    support::assert_n_unique(&mut ids, 5);
 }
 
 #[test]
 fn zookeeper_unreachable_is_a_clear_runtime_error() {
     let sb = Sandbox::new();
     let hosts = format!("127.0.0.1:{}", free_port());
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--zk", &hosts])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out = sb.run_bounded(["next", "--snowflake", "--zk", &hosts]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("cannot reach ZooKeeper"), "{err}");
@@ -90,14 +69,9 @@ fn zookeeper_unreachable_is_a_clear_runtime_error() {
     // Forever mode without a cache says so.
     let out = sb
         .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--zk",
-            &hosts,
-            "--registry",
-            "forever",
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --zk {hosts} --registry forever"
+        )))
         .args(["--instance", "10.41.0.1:8080"])
         .timeout(Duration::from_secs(60))
         .output()
@@ -126,8 +100,7 @@ fn faketime_behind_the_stored_time_is_refused() {
             "-n",
             "10",
         ];
-        let ok = sb.run(args);
-        assert!(ok.status.success(), "{registry}: {}", stderr(&ok));
+        sb.run_ok(args);
         let behind = under_faketime(&sb.leafctl_std(), "-1h")
             .args(args)
             .output()
@@ -178,7 +151,7 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
 
     let text = sb.run(["workers", "list", "--zk", &zk.hosts(), "--name", "reclaim"]);
     let t = String::from_utf8_lossy(&text.stdout);
-    assert!(t.contains("10.43.0.1:8080") && t.contains("live"), "{t}");
+    support::assert_contains_all(&t, &["10.43.0.1:8080", "live"]);
 
     let refused = sb
         .leafctl()
@@ -191,30 +164,21 @@ fn list_shows_leases_and_reclaim_refuses_a_live_worker() {
     support::assert_stderr_has(&refused, "--force");
     assert!(lease.check().is_ok(), "the holder keeps its lease");
 
-    let dry = sb
-        .leafctl()
-        .args(["workers", "reclaim", "0", "--force", "--zk", &zk.hosts()])
-        .args(["--name", "reclaim"])
-        .output()
-        .unwrap();
-    assert!(dry.status.success(), "{}", stderr(&dry));
+    let dry = support::run_ok(
+        sb.leafctl()
+            .args(["workers", "reclaim", "0", "--force", "--zk", &zk.hosts()])
+            .args(["--name", "reclaim"]),
+    );
     assert!(String::from_utf8_lossy(&dry.stdout).contains("would delete the lease"));
 
-    let forced = sb
-        .leafctl()
-        .args([
-            "workers",
-            "reclaim",
-            "0",
-            "--force",
-            "--yes",
-            "--zk",
-            &zk.hosts(),
-        ])
-        .args(["--name", "reclaim"])
-        .output()
-        .unwrap();
-    assert!(forced.status.success(), "{}", stderr(&forced));
+    let forced = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "workers reclaim 0 --force --yes --zk {}",
+                zk.hosts()
+            )))
+            .args(["--name", "reclaim"]),
+    );
     assert!(
         stderr(&forced).contains("warning"),
         "says what could go wrong"
@@ -236,13 +200,11 @@ fn reclaim_tidies_a_stale_forever_node() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
     // A forever node that last reported a minute ago and has no live process.
-    let stale = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "tidy"])
-        .args(["--registry", "forever", "--instance", "10.44.0.1:8080"])
-        .output()
-        .unwrap();
-    assert!(stale.status.success(), "{}", stderr(&stale));
+    support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--zk", &zk.hosts(), "--name", "tidy"])
+            .args(["--registry", "forever", "--instance", "10.44.0.1:8080"]),
+    );
     let reclaim = || {
         sb.leafctl()
             .args(["workers", "reclaim", "10.44.0.1:8080", "--yes"])
@@ -275,19 +237,15 @@ fn reclaim_tidies_a_stale_forever_node() {
 fn doctor_compares_clocks_and_config_show_redacts_auth() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let out = sb.run(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::json(&sb.run(["workers", "doctor", "--zk", &zk.hosts(), "--output", "json"]));
     assert_eq!(v["ok"], true, "{v}");
     assert!(v["zk_offset_ms"].as_i64().unwrap().abs() < 5_000);
 
-    let show = sb
-        .leafctl()
-        .env("LEAF_ZK_AUTH", "leaf:topsecret")
-        .args(["config", "show", "--zk", "zk1:2181", "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(show.status.success(), "{}", stderr(&show));
+    let show = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_ZK_AUTH", "leaf:topsecret")
+            .args(["config", "show", "--zk", "zk1:2181", "--output", "json"]),
+    );
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(!text.contains("topsecret"), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
@@ -301,36 +259,21 @@ fn doctor_compares_clocks_and_config_show_redacts_auth() {
 #[test]
 fn registry_choice_errors_are_usage_errors() {
     let sb = Sandbox::new();
-    let both = sb.run([
-        "next",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "--zk",
-        "127.0.0.1:1",
-    ]);
+    let both = sb.run(support::words(
+        "next --snowflake --worker-id 1 --zk 127.0.0.1:1",
+    ));
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
     support::assert_stderr_has(&both, "--registry");
-    let bogus = sb.run([
-        "next",
-        "--snowflake",
-        "--registry",
-        "zookeeper",
-        "--worker-id",
-        "1",
-    ]);
+    let bogus = sb.run(support::words(
+        "next --snowflake --registry zookeeper --worker-id 1",
+    ));
     assert_eq!(bogus.status.code(), Some(2), "{}", stderr(&bogus));
     let no_zk = sb.run(["next", "--snowflake", "--registry", "lease"]);
     assert_eq!(no_zk.status.code(), Some(2), "{}", stderr(&no_zk));
     support::assert_stderr_has(&no_zk, "--zk");
-    let bad_instance = sb.run([
-        "next",
-        "--snowflake",
-        "--zk",
-        "127.0.0.1:1",
-        "--instance",
-        "nope",
-    ]);
+    let bad_instance = sb.run(support::words(
+        "next --snowflake --zk 127.0.0.1:1 --instance nope",
+    ));
     assert_eq!(
         bad_instance.status.code(),
         Some(2),
@@ -340,23 +283,17 @@ fn registry_choice_errors_are_usage_errors() {
     // A worker id from the config file loses to --zk on the command line.
     std::fs::write(sb.path().join("leaf.toml"), "[snowflake]\nworker_id = 3\n").unwrap();
     let zk = ZkServer::shared();
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "choice",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(support::words(&format!(
+        "next --snowflake --zk {} --name choice",
+        zk.hosts()
+    )));
     let id = parse_ids(&out.stdout)[0];
     assert_eq!(
         leaf().decode(id).unwrap().worker,
         0,
         "leased, not the file's 3"
     );
-    let local = sb.run(["next", "--snowflake"]);
-    assert!(local.status.success(), "{}", stderr(&local));
+    let local = sb.run_ok(["next", "--snowflake"]);
     assert_eq!(
         leaf().decode(parse_ids(&local.stdout)[0]).unwrap().worker,
         3

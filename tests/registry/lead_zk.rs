@@ -244,8 +244,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
         "reserved_until {reserved} must cover the last ID printed ({max_ms})"
     );
     let run = |lead: &str| {
-        let out = next("1000", lead).output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = support::run_ok(next("1000", lead));
         parse_ids(&out.stdout)
     };
     // At once: the dead session still holds the lease, so another worker id is used.
@@ -303,8 +302,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     };
 
     // A clean run 5 s ahead of the clock.
-    let out = next("20000", "20000").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(next("20000", "20000"));
     let first = parse_ids(&out.stdout);
     let first_max = *first.last().unwrap();
     let worker = small().decode(first_max).unwrap().worker;
@@ -330,8 +328,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     all.extend(killed.iter().copied());
     all.extend(second(killed_max));
     // The same lead continues after it.
-    let out = next("1000", "20000").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(next("1000", "20000"));
     let ids = parse_ids(&out.stdout);
     assert!(ids[0] > killed_max);
     all.extend(ids);

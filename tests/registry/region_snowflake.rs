@@ -191,15 +191,13 @@ fn etcd_leases_stay_in_their_regions_and_the_mark_refuses_others() {
 fn mysql_tables_lease_only_inside_their_regions_slice() {
     let db = MariaDb::shared();
     let urls = [0, 1].map(|_| {
-        let name = db.fresh_db();
-        let url = db.url(&name);
-        let out = Sandbox::new()
-            .leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(["db", "init", "--db", &url])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "db init: {}", stderr(&out));
+        let (_, url) = db.fresh_db_url();
+        support::run_ok(
+            Sandbox::new()
+                .leafctl()
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(["db", "init", "--db", &url]),
+        );
         vec!["--registry".to_string(), "mysql".into(), "--db".into(), url]
     });
     two_regions_never_collide(urls);
@@ -209,14 +207,8 @@ fn mysql_tables_lease_only_inside_their_regions_slice() {
 fn postgres_tables_lease_only_inside_their_regions_slice() {
     let pg = Postgres::shared();
     let urls = [0, 1].map(|_| {
-        let name = pg.fresh_db();
-        let url = pg.url(&name);
-        let out = Sandbox::new()
-            .leafctl()
-            .args(["db", "init", "--db", &url])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "db init: {}", stderr(&out));
+        let (_, url) = pg.fresh_db_url();
+        support::run_ok(Sandbox::new().leafctl().args(["db", "init", "--db", &url]));
         vec![
             "--registry".to_string(),
             "postgres".into(),
@@ -276,63 +268,36 @@ fn decode_shows_the_region_of_a_snowflake_id() {
     // Worker 389 is region 3 of 8 (384..512) and region 0 of 2.
     let id = (1_000_000u64 << 22) | (389 << 12) | 5;
     for (n, want) in [("8", 3), ("2", 0), ("4", 1)] {
-        let out = sb
-            .leafctl()
-            .args([
-                "decode",
-                "--regions",
-                n,
-                &id.to_string(),
-                "--output",
-                "json",
-            ])
-            .output()
-            .unwrap();
+        let out = sb.run([
+            "decode",
+            "--regions",
+            n,
+            &id.to_string(),
+            "--output",
+            "json",
+        ]);
         let rows = support::json(&out);
         assert_eq!(rows[0]["worker"], 389);
         assert_eq!(rows[0]["region"], want, "{n} regions: {rows}");
     }
-    let out = sb
-        .leafctl()
-        .args([
-            "decode",
-            "--regions",
-            "8",
-            &id.to_string(),
-            "--output",
-            "tsv",
-        ])
-        .output()
-        .unwrap();
+    let out = sb.run(support::words(&format!(
+        "decode --regions 8 {id} --output tsv"
+    )));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(text.lines().next().unwrap().ends_with("\tregion"), "{text}");
     assert!(text.lines().nth(1).unwrap().ends_with("\t3"), "{text}");
     // Without --regions nothing changes: no region column.
-    let out = sb
-        .leafctl()
-        .args(["decode", &id.to_string(), "--output", "json"])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", &id.to_string(), "--output", "json"]);
     assert!(support::json(&out)[0].get("region").is_none());
     // A bad count is refused.
-    let out = sb
-        .leafctl()
-        .args(["decode", "--regions", "9", &id.to_string()])
-        .output()
-        .unwrap();
+    let out = sb.run(["decode", "--regions", "9", &id.to_string()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // --around with a region: every worker of the slice, in SQL.
     let out = sb
         .leafctl()
-        .args([
-            "decode",
-            "--around",
-            &id.to_string(),
-            "--region",
-            "3",
-            "--regions",
-            "8",
-        ])
+        .args(support::words(&format!(
+            "decode --around {id} --region 3 --regions 8"
+        )))
         .args(["--output", "json"])
         .output()
         .unwrap();
@@ -368,49 +333,24 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     let hosts = zk.hosts();
     // A server started without a region holds worker id 0 ...
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "--zk",
-        &hosts,
-        "serve",
-        "--snowflake",
-        "--instance",
-        "10.8.0.1:8080",
-    ]);
+    cmd.args(support::words(&format!(
+        "--zk {hosts} serve --snowflake --instance 10.8.0.1:8080"
+    )));
     let server = support::serve::Server::start(cmd);
     assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 0);
     // ... when region 1 of 2 starts using the same ZooKeeper (worker id 512).
-    let out = sb
-        .leafctl()
-        .args([
-            "--region",
-            "1",
-            "--regions",
-            "2",
-            "next",
-            "--snowflake",
-            "--zk",
-            &hosts,
-        ])
-        .args(["--instance", "10.8.0.2:8080"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "--region 1 --regions 2 next --snowflake --zk {hosts}"
+            )))
+            .args(["--instance", "10.8.0.2:8080"]),
+    );
     assert_eq!(worker_of(parse_ids(&out.stdout)[0]), 512);
 
-    let list = sb
-        .leafctl()
-        .args([
-            "workers",
-            "list",
-            "--zk",
-            &hosts,
-            "--regions",
-            "2",
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let list = sb.run(support::words(&format!(
+        "workers list --zk {hosts} --regions 2 --output json"
+    )));
     let rows = support::json(&list);
     let regions: Vec<(u64, u64)> = rows
         .as_array()
@@ -446,10 +386,7 @@ fn workers_show_regions_and_doctor_reports_ids_outside_the_slice_and_a_foreign_m
     let out = doctor(&["--region", "0", "--regions", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("region 1 of 2") && err.contains("region 0 of 2"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["region 1 of 2", "region 0 of 2"]);
     // Once the region-less server is gone, its record is history: region 1's view is clean.
     drop(server);
     let clean = support::wait_until(std::time::Duration::from_secs(20), || {
@@ -475,14 +412,9 @@ fn doctor_reports_a_leaf_server_on_a_regions_forever_tree() {
     // leafctl's own forever holder (it keeps a temporary node while it runs).
     let mut cmd = sb.leafctl_std();
     cmd.args(region)
-        .args([
-            "--zk",
-            &hosts,
-            "serve",
-            "--snowflake",
-            "--registry",
-            "forever",
-        ])
+        .args(support::words(&format!(
+            "--zk {hosts} serve --snowflake --registry forever"
+        )))
         .args(["--instance", "10.6.0.1:8080"]);
     let server = support::serve::Server::start(cmd);
     assert_eq!(worker_of(server.get("/api/snowflake/get/k").id()), 512);
@@ -511,10 +443,7 @@ fn doctor_reports_a_leaf_server_on_a_regions_forever_tree() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["outside_slice"], serde_json::json!([1]), "{report}");
     let err = stderr(&out);
-    assert!(
-        err.contains("10.6.0.2:8080") && err.contains("worker id 1"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["10.6.0.2:8080", "worker id 1"]);
     assert!(
         !err.contains("10.6.0.1:8080"),
         "leafctl's holder is not Leaf's: {err}"

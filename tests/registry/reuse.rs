@@ -12,7 +12,7 @@ use leafctl::snowflake::{Clock, FakeClock, Layout, SystemClock};
 use leafctl::worker::{IssueOptions, Registry, WorkerError, WorkerGenerator, WorkerStatus};
 
 use crate::support::snowflake::{assert_clock_behind, issue, leaf, system, zero_start};
-use crate::support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
+use crate::support::{Sandbox, assert_contains_all, assert_unique, parse_ids, stderr, wait_until};
 
 /// One database's `leaf_workerid_alloc`: how to open its registry as an identity, and how the
 /// CLI reaches it.
@@ -334,10 +334,12 @@ pub fn killed_holders_cost_an_id_only_while_waited_out(t: &Table) {
     let plan = t.cmd(&sb, &["workers", "reclaim", "1"]);
     assert!(plan.status.success(), "{}", stderr(&plan));
     let said = String::from_utf8_lossy(&plan.stdout);
-    assert!(
-        said.contains("mark row id 1 (10.41.1.1:1) of leaf_workerid_alloc given back")
-            && said.contains("--yes"),
-        "{said}"
+    assert_contains_all(
+        &said,
+        &[
+            "mark row id 1 (10.41.1.1:1) of leaf_workerid_alloc given back",
+            "--yes",
+        ],
     );
     let out = t.cmd(&sb, &["workers", "reclaim", "1", "--yes"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -412,11 +414,13 @@ pub fn a_refused_attempt_leaves_no_row(t: &Table) {
         };
         assert!(e.store::<TableError>().is_some(), "{e}");
         let text = e.to_string();
-        assert!(
-            text.contains("no worker id of leaf_workerid_alloc is free for 10.43.0.2:1")
-                && text.contains("ids 0..=1")
-                && text.contains("nothing was written"),
-            "{text}"
+        assert_contains_all(
+            &text,
+            &[
+                "no worker id of leaf_workerid_alloc is free for 10.43.0.2:1",
+                "ids 0..=1",
+                "nothing was written",
+            ],
         );
         assert!(
             e.hint().contains("leafctl workers reclaim ID --yes"),
@@ -442,10 +446,12 @@ pub fn a_refused_attempt_leaves_no_row(t: &Table) {
     let out = t.cmd(&sb, &args);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("error: no worker id of leaf_workerid_alloc is free for 10.43.0.3:1")
-            && err.contains("hint: retry once a holder has exited"),
-        "{err}"
+    assert_contains_all(
+        &err,
+        &[
+            "error: no worker id of leaf_workerid_alloc is free for 10.43.0.3:1",
+            "hint: retry once a holder has exited",
+        ],
     );
     assert_eq!((t.rows)(), 1);
 

@@ -14,8 +14,7 @@ use leafctl::worker::{
     SupervisedGenerator, WorkerError, WorkerGenerator, WorkerRegistry,
 };
 use support::etcd::{EtcdServer, opts};
-use support::snowflake::{issue, leaf, now_ms, system, time_of, zero_start};
-use support::stderr;
+use support::snowflake::{issue, leaf, next_block_ahead, now_ms, system, time_of, zero_start};
 
 /// The contract's etcd: the shared server; leases stored as keys under `/leafctl/NAME/leases/`.
 fn leases() -> crate::lease::Leases {
@@ -113,20 +112,14 @@ fn a_paused_etcd_stops_issuing_before_the_lease_can_expire_and_the_next_holder_w
     );
     // Another process takes the id: it starts after everything the first holder issued.
     let sb = support::Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--etcd",
-            &etcd.endpoints(),
-            "--name",
-            "paused",
-        ])
-        .args(["--instance", "10.9.0.2:8080", "-n", "1000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(support::words(&format!(
+                "next --snowflake --etcd {} --name paused",
+                etcd.endpoints()
+            )))
+            .args(["--instance", "10.9.0.2:8080", "-n", "1000"]),
+    );
     let second = support::parse_ids(&out.stdout);
     assert_eq!(second.len(), 1_000);
     assert!(
@@ -233,16 +226,21 @@ fn authentication_wrong_password_refused_and_never_shown() {
     let records = EtcdLeaseRegistry::new(good.clone()).list(now_ms()).unwrap();
     assert!(records[0].held);
 
+    // Acquiring with `o` fails, as an authentication error: that error.
+    let auth_error = |o: &EtcdOptions| {
+        let e = EtcdLeaseRegistry::new(o.clone())
+            .acquire(&IssueOptions::new(leaf()))
+            .err()
+            .expect("acquire refused");
+        assert!(
+            matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
+            "{e:?}"
+        );
+        e
+    };
     let mut wrong = good.clone();
     wrong.password = Some("not-the-Pw-42".into());
-    let e = EtcdLeaseRegistry::new(wrong.clone())
-        .acquire(&IssueOptions::new(leaf()))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
-        "{e:?}"
-    );
+    let e = auth_error(&wrong);
     let text = format!("{e} {e:?}");
     assert!(
         text.contains("root") && !text.contains("not-the-Pw-42"),
@@ -257,14 +255,7 @@ fn authentication_wrong_password_refused_and_never_shown() {
     let mut anonymous = good.clone();
     anonymous.user = None;
     anonymous.password = None;
-    let e = EtcdLeaseRegistry::new(anonymous)
-        .acquire(&IssueOptions::new(leaf()))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(e.store::<EtcdError>(), Some(EtcdError::Auth { .. })),
-        "{e:?}"
-    );
+    let e = auth_error(&anonymous);
     assert!(e.to_string().contains("LEAF_ETCD_PASSWORD"), "{e}");
     lease.finish(None).unwrap();
 }
@@ -360,13 +351,7 @@ fn a_cluster_losing_its_leader_under_load_never_duplicates_and_recovers() {
             }
         });
 
-        std::thread::sleep(Duration::from_secs(3));
-        let leader = cluster.leader().expect("a leader");
-        eprintln!("killing leader {}", leader.name);
-        leader.kill();
-        *killed_at.lock().unwrap() = Some(Instant::now());
-        std::thread::sleep(Duration::from_secs(8));
-        stop.store(true, Ordering::SeqCst);
+        cluster.kill_leader_under_load(&killed_at, stop);
     });
     let mut ids = all_ids.into_inner().unwrap();
     eprintln!(
@@ -484,11 +469,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let mut last = 0;
     // 3,000 ticks' worth with the clock standing still but for 1 ms per 20 blocks.
     for i in 0..3_000 {
-        let b = g.next_block(4096).unwrap();
-        assert!(b.first > last);
-        last = b.last();
-        let at = time_of(b.first);
-        assert!(at <= clock.now_ms() + lead as i64);
+        let at = next_block_ahead(&g, &mut last, &*clock, lead);
         if i % 50 == 0 || i == 2_999 {
             let r = recorded(worker);
             assert!(r > at, "block at {at} returned before reserved_until ({r})");

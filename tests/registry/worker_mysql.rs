@@ -9,20 +9,11 @@ use leafctl::db::mysql::{MysqlOptions, MysqlRegistry};
 use leafctl::snowflake::{Clock, FakeClock, SystemClock};
 use leafctl::worker::{REPORT_INTERVAL_MS, Registry, WorkerGenerator, WorkerStatus};
 use support::mariadb::{MariaDb, PASSWORD};
-use support::snowflake::{issue, leaf, system, time_of, zero_start};
-use support::{Sandbox, parse_ids, stderr};
+use support::snowflake::{issue, leaf, next_block_ahead, system, time_of, zero_start};
+use support::{Sandbox, parse_ids};
 
 fn init(db: &MariaDb) -> String {
-    let name = db.fresh_db();
-    let url = db.url(&name);
-    let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["db", "init", "--db", &url])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "db init: {}", stderr(&out));
+    let (name, _) = db.initialized_db(&Sandbox::new());
     let tables = db.root_sql(Some(&name), "SHOW TABLES");
     assert!(tables.contains("leaf_alloc"), "{tables}");
     assert!(tables.contains("leaf_workerid_alloc"), "{tables}");
@@ -41,8 +32,7 @@ fn registry(db: &MariaDb, name: &str, instance: &str) -> MysqlRegistry {
 #[test]
 fn db_init_prints_the_worker_table_for_mysql() {
     let sb = Sandbox::new();
-    let out = sb.run(["db", "init", "--print", "--db", "mysql://leaf@db/leaf"]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["db", "init", "--print", "--db", "mysql://leaf@db/leaf"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("CREATE TABLE IF NOT EXISTS `leaf_workerid_alloc`"));
     assert!(text.contains("`ip_port` varchar(127) NOT NULL"));
@@ -51,39 +41,25 @@ fn db_init_prints_the_worker_table_for_mysql() {
 #[test]
 fn the_cli_uses_the_mysql_registry() {
     let db = MariaDb::shared();
-    let name = init(db);
-    let url = db.url(&name);
+    let url = db.url(&init(db));
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args([
-            "next",
-            "--snowflake",
-            "--registry",
-            "mysql",
-            "--db",
-            &url,
-            "--instance",
-            "10.22.0.1:8080",
-            "-n",
-            "5",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(support::words(&format!(
+                "next --snowflake --registry mysql --db {url} --instance 10.22.0.1:8080 -n 5"
+            ))),
+    );
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     for id in ids {
         assert_eq!(leaf().decode(id).unwrap().worker, 1);
     }
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["workers", "list", "--db", &url, "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["workers", "list", "--db", &url, "--output", "json"]),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 1);
@@ -98,13 +74,11 @@ fn the_cli_uses_the_mysql_registry() {
 
 /// `workers list --db URL --output json` as parsed rows.
 fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["workers", "list", "--db", url, "--output", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["workers", "list", "--db", url, "--output", "json"]),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().unwrap().clone()
 }
@@ -137,8 +111,7 @@ fn a_row_is_live_exactly_while_its_named_lock_is_held() {
 #[test]
 fn a_killed_cli_holder_stops_being_live_when_its_connection_goes() {
     let db = MariaDb::shared();
-    let name = init(db);
-    let url = db.url(&name);
+    let url = db.url(&init(db));
     let sb = Sandbox::new();
     // A holder that keeps running: stdout is a pipe nobody reads, so it blocks once it is full.
     let mut child = sb
@@ -202,11 +175,7 @@ fn max_timestamp_covers_times_issued_ahead_of_the_clock() {
     // 2,000 ticks' worth with the clock standing still: the lead is used, each time recorded in
     // the row before its IDs come back.
     for i in 0..2_000 {
-        let b = g.next_block(4096).unwrap();
-        assert!(b.first > last);
-        last = b.last();
-        let at = time_of(b.first);
-        assert!(at <= clock.now_ms() + lead as i64);
+        let at = next_block_ahead(&g, &mut last, &*clock, lead);
         if i % 50 == 0 || i == 1_999 {
             let recorded = max_timestamp();
             assert!(

@@ -14,12 +14,12 @@ use support::{Sandbox, parse_ids, stderr, wait_until};
 /// A fresh database with both tables made by `leafctl db init`.
 fn init(pg: &Postgres) -> String {
     let name = pg.fresh_db();
-    let out = Sandbox::new()
-        .leafctl()
-        .args(["db", "init", "--db", &pg.url(&name)])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "db init: {}", stderr(&out));
+
+    support::run_ok(
+        Sandbox::new()
+            .leafctl()
+            .args(["db", "init", "--db", &pg.url(&name)]),
+    );
     let tables = pg.sql(
         Some(&name),
         "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'",
@@ -41,20 +41,19 @@ fn registry(url: &str, instance: &str) -> PostgresRegistry {
 }
 
 fn list_json(sb: &Sandbox, url: &str) -> Vec<serde_json::Value> {
-    let out = sb.run(["workers", "list", "--db", url, "--output", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::json(&sb.run(["workers", "list", "--db", url, "--output", "json"]));
     v.as_array().unwrap().clone()
 }
 
 #[test]
 fn db_init_prints_the_worker_table_for_postgres() {
-    let out = Sandbox::new()
-        .leafctl()
-        .args(["db", "init", "--print", "--db", "postgres://leaf@db/leaf"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(Sandbox::new().leafctl().args([
+        "db",
+        "init",
+        "--print",
+        "--db",
+        "postgres://leaf@db/leaf",
+    ]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("CREATE TABLE IF NOT EXISTS leaf_alloc ("),
@@ -73,20 +72,11 @@ fn db_init_prints_the_worker_table_for_postgres() {
 #[test]
 fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() {
     let pg = Postgres::shared();
-    let name = init(pg);
-    let url = pg.url(&name);
+    let url = pg.url(&init(pg));
     let sb = Sandbox::new();
-    let out = sb.run([
-        "next",
-        "--snowflake",
-        "--db",
-        &url,
-        "--instance",
-        "10.22.0.1:8080",
-        "-n",
-        "5",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(support::words(&format!(
+        "next --snowflake --db {url} --instance 10.22.0.1:8080 -n 5"
+    )));
     let ids = parse_ids(&out.stdout);
     assert_eq!(ids.len(), 5);
     assert!(ids.iter().all(|&id| leaf().decode(id).unwrap().worker == 1));
@@ -99,14 +89,9 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     // A holder that keeps running: stdout is a pipe nobody reads, so it blocks once full.
     let mut child = sb
         .leafctl_std()
-        .args([
-            "next",
-            "--snowflake",
-            "--registry",
-            "postgres",
-            "--db",
-            &url,
-        ])
+        .args(support::words(&format!(
+            "next --snowflake --registry postgres --db {url}"
+        )))
         .args(["--instance", "10.22.0.2:8080", "-n", "100000000"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -158,13 +143,11 @@ fn the_cli_implies_the_registry_and_a_killed_holder_is_freed_with_its_session() 
     assert!(rows[0]["last_seen"].is_null(), "{rows:?}");
     assert!(rows[0]["reserved_until"].is_string(), "{rows:?}");
     // A new identity takes the reclaimed id at once (not 9 s after the killed holder's report).
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--db", &url])
-        .args(["--instance", "10.22.0.3:8080", "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--db", &url])
+            .args(["--instance", "10.22.0.3:8080", "-n", "3"]),
+    );
     let again = parse_ids(&out.stdout);
     assert!(
         again

@@ -7,7 +7,6 @@
 use crate::support;
 
 use support::mariadb::{MariaDb, PASSWORD};
-use support::serve::Server;
 use support::{Sandbox, stderr, wait_until};
 
 const TAGS: usize = 50_000;
@@ -53,14 +52,9 @@ fn peak_rss(pid: u32) -> usize {
 #[test]
 fn every_answer_stays_bounded_with_fifty_thousand_tags() {
     let db = MariaDb::shared();
-    let name = table(db);
-    let url = db.url(&name);
+    let url = db.url(&table(db));
     let sb = Sandbox::new();
-    let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_DB", &url)
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["serve", "--segment"]);
-    let s = Server::start(cmd);
+    let s = support::mariadb::serve_segment(&sb, &url);
 
     // A few hundred tenants ask for IDs; one tag is used up.
     for i in 1..=USED {

@@ -122,12 +122,8 @@ fn two_regions(dbs: &Dbs) {
     // `serve --segment` of each region: IDs of its block, the seeded tag included.
     for (url, r) in [(old, 0u32), (new, 1)] {
         let mut cmd = sb.leafctl_std();
-        cmd.args(["serve", "--segment", "--db", url]).args([
-            "--region",
-            &r.to_string(),
-            "--regions",
-            "2",
-        ]);
+        cmd.args(["serve", "--segment", "--db", url])
+            .args(support::words(&format!("--region {r} --regions 2")));
         let server = Server::start(cmd);
         for tag in ["order", "pay"] {
             let got = server.get(&format!("/api/segment/get/{tag}")).id();
@@ -172,9 +168,9 @@ fn two_regions(dbs: &Dbs) {
     let out = run(&sb, old, Some(1), &["next", "order"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("belongs to region 0 of 2") && err.contains("this process is region 1 of 2"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["belongs to region 0 of 2", "this process is region 1 of 2"],
     );
     assert!(
         !err.contains(&format!(":{PASSWORD}@")),

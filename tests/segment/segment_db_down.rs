@@ -13,8 +13,7 @@ use support::{assert_unique, wait_until};
 #[test]
 fn keeps_issuing_then_says_not_ready_then_recovers() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let admin = MysqlStore::open(&url, Some(PASSWORD)).unwrap();
     admin.init_schema().unwrap();
     admin.add("down", 1, 1000, None, false).unwrap();
@@ -107,20 +106,14 @@ fn keeps_issuing_then_says_not_ready_then_recovers() {
 #[test]
 fn a_batch_larger_than_the_buffers_during_an_outage_costs_serve_nothing() {
     use support::Sandbox;
-    use support::serve::Server;
 
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let admin = MysqlStore::open(&url, Some(PASSWORD)).unwrap();
     admin.init_schema().unwrap();
     admin.add("order", 1, 2000, None, false).unwrap();
     let sb = Sandbox::new();
-    let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_DB", &url)
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["serve", "--segment"]);
-    let server = Server::start(cmd);
+    let server = support::mariadb::serve_segment(&sb, &url);
     let single = "/api/segment/get/order";
     let mut ids: Vec<u64> = (0..300).map(|_| server.get(single).id()).collect();
     assert_eq!(ids, (1..=300).collect::<Vec<u64>>());

@@ -43,6 +43,15 @@ impl Env {
         c
     }
 
+    /// `leafctl ARGS` on this database, run to the end.
+    fn run<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.leafctl().args(args).output().expect("run leafctl")
+    }
+
     fn store(&self) -> MysqlStore {
         MysqlStore::open(&self.url, Some(PASSWORD)).unwrap()
     }
@@ -77,12 +86,7 @@ support::segment_contract::segment_store_contract!(fixture);
 fn leafs_own_table_and_readme_row_work_untouched() {
     let env = Env::new();
     env.db.root_sql(Some(&env.name), LEAF_ROW);
-    let out = env
-        .leafctl()
-        .args(["next", "leaf-segment-test", "-n", "5"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(env.leafctl().args(["next", "leaf-segment-test", "-n", "5"]));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3, 4, 5]);
     assert_eq!(env.max_id("leaf-segment-test"), 6);
 
@@ -93,11 +97,7 @@ fn leafs_own_table_and_readme_row_work_untouched() {
         .unwrap();
     assert_eq!((c.start, c.end, c.table_step), (6, 2006, 2000));
 
-    let out = env
-        .leafctl()
-        .args(["tag", "list", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = env.run(["tag", "list", "--output", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["tag"], "leaf-segment-test");
     assert_eq!(v[0]["max_id"], "2006");
@@ -141,8 +141,7 @@ fn db_init_is_idempotent_and_its_printed_ddl_is_leafs_table() {
         .assert()
         .success();
 
-    let out = sb.run(["db", "init", "--print", "--db", &url]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["db", "init", "--print", "--db", &url]);
     let ddl = String::from_utf8(out.stdout).unwrap();
     let other = db.fresh_db();
     db.root_sql(Some(&other), &ddl);
@@ -313,19 +312,11 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
         .args(["tag", "add", "big", "--start", "9223372036854775800"])
         .assert()
         .success();
-    let out = env
-        .leafctl()
-        .args(["next", "big", "-n", "8"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "big", "-n", "8"]);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("exhausted"));
     assert_eq!(env.max_id("big"), 9223372036854775800);
-    let out = env
-        .leafctl()
-        .args(["next", "big", "-n", "7"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "big", "-n", "7"]);
     assert_eq!(code(&out), 0);
     assert_eq!(
         parse_ids(&out.stdout).last(),
@@ -333,7 +324,7 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
         "the last ID below 2^63-1"
     );
     assert_eq!(env.max_id("big"), i64::MAX);
-    let out = env.leafctl().args(["next", "big"]).output().unwrap();
+    let out = env.run(["next", "big"]);
     assert_eq!(code(&out), 1);
     // Library: the same refusal with the table's step.
     assert!(matches!(
@@ -356,10 +347,9 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
 #[test]
 fn a_removed_and_readded_tag_issues_no_id_twice() {
     let env = Env::new();
-    support::removed_and_readded_tags_issue_no_id_twice(
-        &|args| env.leafctl().args(args).output().unwrap(),
-        &|| Box::new(env.store()),
-    );
+    support::removed_and_readded_tags_issue_no_id_twice(&|args| env.run(args), &|| {
+        Box::new(env.store())
+    });
     // Leaf's servers read leaf_alloc alone, which the tombstones are not in.
     let rows = env
         .db
@@ -401,10 +391,7 @@ fn a_removal_that_cannot_record_its_tombstone_removes_nothing() {
     let out = run(&limited, &["tag", "remove", "kept", "--yes"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("nothing was removed") && err.contains("leafctl db init"),
-        "{err}"
-    );
+    support::assert_contains_all(&err, &["nothing was removed", "leafctl db init"]);
     assert_eq!(env.max_id("kept"), 3, "the row is still there");
     // `db init` (by a user allowed to) adds the table; then the same user removes and re-adds.
     assert!(run(&env.url, &["db", "init"]).status.success());
@@ -527,18 +514,10 @@ fn json_output_and_unique_ids_across_many_small_claims() {
         .args(["tag", "add", "j", "--start", "0", "--desc", "json"])
         .assert()
         .success();
-    let out = env
-        .leafctl()
-        .args(["next", "j", "-n", "3", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "j", "-n", "3", "--output", "json"]);
     let v: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v, ["0", "1", "2"]);
-    let out = env
-        .leafctl()
-        .args(["tag", "show", "j", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = env.run(["tag", "show", "j", "--output", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["max_id"], "3");
     assert_eq!(v["description"], "json");
@@ -575,11 +554,7 @@ fn write_conflicts_are_retried_then_reported_once() {
          END //",
     );
     // Two conflicts, then the claim goes through: no error, the IDs follow on.
-    let out = env
-        .leafctl()
-        .args(["next", "c", "-n", "3"])
-        .output()
-        .unwrap();
+    let out = env.run(["next", "c", "-n", "3"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3]);
     assert_eq!(env.max_id("c"), 4);
@@ -588,13 +563,13 @@ fn write_conflicts_are_retried_then_reported_once() {
     env.db
         .root_sql(Some(&env.name), "UPDATE conflicts SET n = -1");
     let started = Instant::now();
-    let out = env.leafctl().args(["next", "c"]).output().unwrap();
+    let out = env.run(["next", "c"]);
     let err = stderr(&out);
     assert_eq!(code(&out), 1, "{err}");
     assert!(out.stdout.is_empty());
-    assert!(
-        err.contains("lost a write conflict 10 times in a row") && err.contains("error 1213"),
-        "{err}"
+    support::assert_contains_all(
+        &err,
+        &["lost a write conflict 10 times in a row", "error 1213"],
     );
     assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(err.contains("hint:"), "{err}");

@@ -346,15 +346,13 @@ fn failures_are_clear_bounded_and_never_show_the_password() {
         );
     }
     // The right password (from LEAF_DB_PASSWORD) logs in with SCRAM.
-    let out = env
-        .sandbox
-        .leafctl()
-        .env("LEAF_DB", pg.url_for("leaf_pw", &env.name))
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .args(["tag", "list"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    support::run_ok(
+        env.sandbox
+            .leafctl()
+            .env("LEAF_DB", pg.url_for("leaf_pw", &env.name))
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(["tag", "list"]),
+    );
 }
 
 /// A frozen server (SIGSTOP) is an error within seconds, not a hang; once it answers again the
@@ -362,16 +360,9 @@ fn failures_are_clear_bounded_and_never_show_the_password() {
 #[test]
 fn a_frozen_server_is_an_error_within_seconds() {
     let pg = Postgres::start();
-    let name = pg.fresh_db();
-    let url = pg.url(&name);
+    let (_, url) = pg.fresh_db_url();
     let sb = Sandbox::new();
-    let run = |args: &[&str]| {
-        sb.leafctl()
-            .env("LEAF_DB", &url)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| run_on(&sb, &url, args);
     assert!(run(&["db", "init"]).status.success());
     assert!(run(&["tag", "add", "f", "--step", "10"]).status.success());
     let mut ids = parse_ids(&run(&["next", "f", "-n", "5"]).stdout);
@@ -391,8 +382,7 @@ fn a_frozen_server_is_an_error_within_seconds() {
     let out = run(&["next", "f", "-n", "5"]);
     assert!(out.status.success(), "{}", stderr(&out));
     ids.extend(parse_ids(&out.stdout));
-    assert_eq!(ids.len(), 10);
-    assert_unique(&mut ids);
+    support::assert_n_unique(&mut ids, 10);
 }
 
 /// `sslmode` as libpq reads it: require encrypts without checking; verify-full checks the chain
@@ -412,13 +402,11 @@ fn tls_modes_are_libpqs() {
             .output()
             .unwrap()
     };
-    let init = sb
-        .leafctl()
-        .env("LEAF_DB", format!("{base}?sslmode=require"))
-        .args(["db", "init"])
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "{}", stderr(&init));
+    support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB", format!("{base}?sslmode=require"))
+            .args(["db", "init"]),
+    );
     for ok in [
         format!("{base}?sslmode=require"),
         format!("{base}?sslmode=verify-full&sslrootcert={ca}"),
@@ -457,13 +445,7 @@ fn host_lists_and_a_failover_that_loses_claims() {
         replica.port, primary.port
     );
     let sb = Sandbox::new();
-    let run = |args: &[&str]| {
-        sb.leafctl()
-            .env("LEAF_DB", &url)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| run_on(&sb, &url, args);
     let ok = |args: &[&str]| {
         let out = run(args);
         assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
@@ -612,4 +594,13 @@ fn db_init_run_eight_times_at_once_succeeds_every_time() {
         let out = list.output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
     }
+}
+
+/// `leafctl ARGS` in `sb` on the database `url` (LEAF_DB), run to the end.
+fn run_on(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Output {
+    sb.leafctl()
+        .env("LEAF_DB", url)
+        .args(args)
+        .output()
+        .expect("run leafctl")
 }

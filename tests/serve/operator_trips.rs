@@ -16,8 +16,7 @@ fn an_empty_tag_list_prints_rows_not_prose() {
     let sb = Sandbox::with_tag("order", "1000");
     let header = "tag\tmax_id\tstep\tdescription\tupdate_time\tids_left\theadroom\n";
     for format in ["text", "tsv"] {
-        let out = sb.run(["tag", "list", "--prefix", "nomatch", "--output", format]);
-        assert!(out.status.success(), "{out:?}");
+        let out = sb.run_ok(["tag", "list", "--prefix", "nomatch", "--output", format]);
         assert_eq!(stdout(&out), header, "{format}");
         let err = stderr(&out);
         assert!(
@@ -80,8 +79,7 @@ fn tags_running_out_are_visible_before_they_fail() {
         .assert()
         .success();
 
-    let out = sb.run(["tag", "show", "nearly", "--output", "json"]);
-    assert!(out.status.success(), "{out:?}");
+    let out = sb.run_ok(["tag", "show", "nearly", "--output", "json"]);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["ids_left"], "806");
     assert_eq!(j["claims_left"], "0");
@@ -141,8 +139,7 @@ fn tags_running_out_are_visible_before_they_fail() {
 fn piped_tables_have_no_box_and_no_future_ages() {
     let sb = Sandbox::with_tag("order", "1000");
     for args in [&["tag", "show", "order"][..], &["config", "show"]] {
-        let out = sb.run(args);
-        assert!(out.status.success(), "{args:?}: {out:?}");
+        let out = sb.run_ok(args);
         let text = stdout(&out);
         assert!(
             !text.contains('│') && !text.contains('┆') && !text.contains('─'),
@@ -245,10 +242,8 @@ fn errors_are_json_when_the_output_is() {
     // Text stays text.
     let out = sb.run(["next", "nosuch"]);
     let err = stderr(&out);
-    assert!(
-        err.starts_with("error: ") && err.contains("\n  hint: "),
-        "{err}"
-    );
+    assert!(err.starts_with("error: "), "{err}");
+    support::assert_contains_all(&err, &["\n  hint: "]);
 }
 
 /// Item 4: a config file with an error stops the commands that depend on it, with a hint that
@@ -258,22 +253,16 @@ fn a_broken_config_file_does_not_stop_decode() {
     let sb = Sandbox::new();
     let cfg = sb.path().join("broken.toml");
     std::fs::write(&cfg, "[snowflake]\npreset = \"discord\"\nbogus = 1\n").unwrap();
-    let out = sb
-        .leafctl()
-        .arg("--config")
-        .arg(&cfg)
-        .args(["decode", "4194308101"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(
+        sb.leafctl()
+            .arg("--config")
+            .arg(&cfg)
+            .args(["decode", "4194308101"]),
+    );
     assert!(stdout(&out).contains("2010-11-04T01:42:55.657Z"));
     let err = stderr(&out);
-    assert!(
-        err.starts_with("warning: config file")
-            && err.contains("line 3")
-            && err.contains("decode runs without it"),
-        "{err}"
-    );
+    assert!(err.starts_with("warning: config file"), "{err}");
+    support::assert_contains_all(&err, &["line 3", "decode runs without it"]);
     // Other commands stop, and the hint's way out works.
     let out = sb
         .leafctl()
@@ -305,8 +294,7 @@ fn a_broken_config_file_does_not_stop_decode() {
 #[test]
 fn ignored_flags_are_refused() {
     let sb = Sandbox::new();
-    let out = sb.run(["-q", "tag", "add", "demo"]);
-    assert!(out.status.success());
+    let out = sb.run_ok(["-q", "tag", "add", "demo"]);
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     for (args, flag) in [
         (
@@ -356,8 +344,7 @@ fn postgres_over_a_socket_and_passwords_from_files() {
     let db = pg.fresh_db();
     let dir = pg.dir().to_string_lossy().replace('/', "%2F");
     let socket_url = format!("postgres://leaf@{dir}:{}/{db}", pg.port);
-    let out = sb.run(["db", "init", "--db", &socket_url]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(["db", "init", "--db", &socket_url]);
     assert!(stdout(&out).contains(&socket_url), "{}", stdout(&out));
     sb.leafctl()
         .args(["tag", "add", "sock", "--db", &socket_url])
@@ -391,13 +378,11 @@ fn postgres_over_a_socket_and_passwords_from_files() {
     // From a file (one trailing line break dropped), and from systemd's credentials.
     let file = sb.path().join("pw");
     std::fs::write(&file, format!("{PASSWORD}\n")).unwrap();
-    let out = sb
-        .leafctl()
-        .env("LEAF_DB_PASSWORD_FILE", &file)
-        .args(["tag", "list", "--db", &tcp_url, "--output", "ndjson"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD_FILE", &file)
+            .args(["tag", "list", "--db", &tcp_url, "--output", "ndjson"]),
+    );
     assert!(stdout(&out).contains("\"sock\""));
     let creds = sb.path().join("creds");
     std::fs::create_dir(&creds).unwrap();
@@ -462,31 +447,17 @@ fn postgres_over_a_socket_and_passwords_from_files() {
 fn mysql_alone_picks_its_registry_and_its_errors_are_words() {
     use support::mariadb::{MariaDb, PASSWORD};
     let db = MariaDb::shared();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let sb = Sandbox::new();
     let leafctl = || {
         let mut c = sb.leafctl();
         c.env("LEAF_DB_PASSWORD", PASSWORD);
         c
     };
-    let out = leafctl()
-        .args(["db", "init", "--db", &url])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = leafctl()
-        .args([
-            "next",
-            "--snowflake",
-            "--db",
-            &url,
-            "--instance",
-            "10.36.0.1:8080",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    support::run_ok(leafctl().args(["db", "init", "--db", &url]));
+    let out = support::run_ok(leafctl().args(support::words(&format!(
+        "next --snowflake --db {url} --instance 10.36.0.1:8080"
+    ))));
     assert_eq!(support::parse_ids(&out.stdout).len(), 1);
     let out = leafctl()
         .args(["workers", "list", "--db", &url, "--output", "json"])
@@ -574,15 +545,14 @@ fn decodes_times_only_example_prints_times_only() {
     .unwrap();
     let bin = assert_cmd::cargo::cargo_bin("leafctl");
     let run = command.replacen("leafctl", &bin.display().to_string(), 1);
-    let out = std::process::Command::new("sh")
-        .args(["-c", &run])
-        .current_dir(sb.path())
-        .env("HOME", sb.path())
-        .env("XDG_CONFIG_HOME", sb.path())
-        .env_remove("LEAF_CONFIG")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        std::process::Command::new("sh")
+            .args(["-c", &run])
+            .current_dir(sb.path())
+            .env("HOME", sb.path())
+            .env("XDG_CONFIG_HOME", sb.path())
+            .env_remove("LEAF_CONFIG"),
+    );
     assert_eq!(
         stdout(&out),
         "2010-11-04T01:42:55.657Z\n2012-03-03T13:01:20.453Z\n"
@@ -690,13 +660,11 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     let etcd = EtcdServer::shared();
     let ep = etcd.endpoints();
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["next", "--snowflake", "--etcd", &ep, "--name", "issue36"])
-        .args(["--instance", "10.36.0.2:8080"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    support::run_ok(
+        sb.leafctl()
+            .args(["next", "--snowflake", "--etcd", &ep, "--name", "issue36"])
+            .args(["--instance", "10.36.0.2:8080"]),
+    );
     let reclaim = |extra: &[&str]| {
         sb.leafctl()
             .args([
@@ -718,20 +686,20 @@ fn reclaiming_a_free_etcd_id_says_so_before_and_after() {
     assert!(stdout(&done).contains("already free"), "{}", stdout(&done));
 
     // "For registries, ids in use of the total": `workers list` says it on stderr.
-    let list = sb.run(["workers", "list", "--etcd", &ep, "--name", "issue36"]);
-    assert!(list.status.success(), "{}", stderr(&list));
+    let list = sb.run_ok(["workers", "list", "--etcd", &ep, "--name", "issue36"]);
     let err = stderr(&list);
-    assert!(
-        err.starts_with("note: ")
-            && err.contains(" of 1024 worker ids in use (live or held) under ")
-            && err.contains(", 1 registered; the leaf layout holds 1024"),
-        "{err}"
+    assert!(err.starts_with("note: "), "{err}");
+    support::assert_contains_all(
+        &err,
+        &[
+            " of 1024 worker ids in use (live or held) under ",
+            ", 1 registered; the leaf layout holds 1024",
+        ],
     );
     let quiet = sb.run(["-q", "workers", "list", "--etcd", &ep, "--name", "issue36"]);
     assert!(quiet.stderr.is_empty(), "{}", stderr(&quiet));
     // Nothing registered, piped: the header alone on stdout, the sentence on stderr (item 3).
-    let empty = sb.run(["workers", "list", "--etcd", &ep, "--name", "issue36-none"]);
-    assert!(empty.status.success(), "{}", stderr(&empty));
+    let empty = sb.run_ok(["workers", "list", "--etcd", &ep, "--name", "issue36-none"]);
     assert_eq!(
         stdout(&empty),
         "worker\tidentity\tmode\tlast report\tstatus\n"
@@ -756,13 +724,7 @@ fn notes_and_warnings_are_json_when_the_output_is() {
         &["tag", "list"],
         &["tag", "show", "nearly"],
     ] {
-        let out = sb
-            .leafctl()
-            .args(["--output", "json"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
+        let out = support::run_ok(sb.leafctl().args(["--output", "json"]).args(args));
         let err = stderr(&out);
         assert!(!err.is_empty(), "{args:?}: something to say");
         for line in err.lines() {
@@ -790,14 +752,12 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
     )
     .unwrap();
     let scan = |extra: &[&str]| {
-        let out = sb
-            .leafctl()
-            .args(["decode", "--scan", "--output", "ndjson"])
-            .args(extra)
-            .arg(&log)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let out = support::run_ok(
+            sb.leafctl()
+                .args(["decode", "--scan", "--output", "ndjson"])
+                .args(extra)
+                .arg(&log),
+        );
         stdout(&out)
             .lines()
             .map(|l| {
@@ -843,16 +803,9 @@ fn scan_windows_can_be_chosen_and_base64_is_no_ksuid() {
 #[test]
 fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
     let sb = Sandbox::new();
-    let out = sb.run([
-        "decode",
-        "--around",
-        "507f1f77bcf86cd799439011",
-        "--window",
-        "1s",
-        "--output",
-        "json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.run_ok(support::words(
+        "decode --around 507f1f77bcf86cd799439011 --window 1s --output json",
+    ));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["min_id"], "507f1f760000000000000000");
     assert_eq!(v["max_id"], "507f1f78ffffffffffffffff");
@@ -872,13 +825,9 @@ fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
         stdout(&text)
     );
     // A snowflake has no MongoDB line.
-    let out = sb.run([
-        "decode",
-        "--around",
-        "1864829180581093376",
-        "--output",
-        "json",
-    ]);
+    let out = sb.run(support::words(
+        "decode --around 1864829180581093376 --output json",
+    ));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("mongo").is_none(), "{v}");
 }
@@ -888,21 +837,18 @@ fn around_an_objectid_filters_by_process_and_gives_a_mongodb_query() {
 #[test]
 fn scan_says_how_many_id_length_numbers_it_passed_over() {
     let sb = Sandbox::new();
-    let out = sb
-        .leafctl()
-        .args(["decode", "--scan"])
-        .write_stdin("n 9000000000000000000 m 100000000000000000 id 2124080376837046272\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = support::run_ok(
+        sb.leafctl()
+            .args(["decode", "--scan"])
+            .write_stdin("n 9000000000000000000 m 100000000000000000 id 2124080376837046272\n"),
+    );
     assert!(stdout(&out).contains("2124080376837046272 [2026-11-21T10:00:00.000Z"));
     let err = stderr(&out);
     assert!(
-        err.starts_with("note: 2 numbers of 18-19 digits (the length of leaf IDs) not read as IDs")
-            && err.contains("--preset")
-            && err.contains("--since/--until"),
+        err.starts_with("note: 2 numbers of 18-19 digits (the length of leaf IDs) not read as IDs"),
         "{err}"
     );
+    support::assert_contains_all(&err, &["--preset", "--since/--until"]);
     let out = sb
         .leafctl()
         .args(["decode", "--scan"])
@@ -958,14 +904,9 @@ fn readyz_says_when_the_snowflake_layout_runs_out() {
     let now_ms = chrono::Utc::now().timestamp_millis();
     let epoch = now_ms - (1i64 << 35) + 100 * 86_400_000;
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "serve",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "--layout",
-        "35,10,18",
-    ])
+    cmd.args(support::words(
+        "serve --snowflake --worker-id 1 --layout 35,10,18",
+    ))
     .args(["--epoch", &epoch.to_string()]);
     let s = Server::start(cmd);
     let r = s.get("/readyz");
@@ -982,14 +923,9 @@ fn readyz_says_when_the_snowflake_layout_runs_out() {
 
     let sb = Sandbox::new();
     let mut cmd = sb.leafctl_std();
-    cmd.args([
-        "serve",
-        "--snowflake",
-        "--worker-id",
-        "1",
-        "--preset",
-        "baidu",
-    ]);
+    cmd.args(support::words(
+        "serve --snowflake --worker-id 1 --preset baidu",
+    ));
     let s = Server::start(cmd);
     let r = s.get("/readyz");
     assert_eq!(r.status, 503);
@@ -1044,8 +980,7 @@ fn guess_on_real_ids_ranks_as_measured() {
     let sb = Sandbox::new();
     let mut rates: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
     for (kind, id, created) in fixtures {
-        let out = sb.run(["decode", "--guess", "--output", "ndjson", id]);
-        assert!(out.status.success(), "{id}: {}", stderr(&out));
+        let out = sb.run_ok(["decode", "--guess", "--output", "ndjson", id]);
         let rows: Vec<serde_json::Value> = stdout(&out)
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())

@@ -73,13 +73,7 @@ fn two_servers_on_a_cluster_losing_its_leader_under_load_never_duplicate_and_res
                 }
             });
         }
-        std::thread::sleep(Duration::from_secs(3));
-        let leader = cluster.leader().expect("a leader");
-        eprintln!("killing leader {}", leader.name);
-        leader.kill();
-        *killed_at.lock().unwrap() = Some(Instant::now());
-        std::thread::sleep(Duration::from_secs(8));
-        stop.store(true, Ordering::SeqCst);
+        cluster.kill_leader_under_load(&killed_at, &stop);
     });
     let mut ids = ids.into_inner().unwrap();
     eprintln!(

@@ -18,13 +18,20 @@ fn serve(sb: &Sandbox, url: &str, args: &[&str]) -> Server {
     Server::start(cmd)
 }
 
+/// A fresh database with Leaf's own table (LEAF_DDL) and `row` inserted into it: its name and
+/// URL.
+fn leaf_table_db(db: &MariaDb, row: &str) -> (String, String) {
+    let name = db.fresh_db();
+    db.root_sql(Some(&name), LEAF_DDL);
+    db.root_sql(Some(&name), row);
+    let url = db.url(&name);
+    (name, url)
+}
+
 #[test]
 fn two_servers_share_leafs_table_without_a_duplicate() {
     let db = MariaDb::shared();
-    let name = db.fresh_db();
-    db.root_sql(Some(&name), LEAF_DDL);
-    db.root_sql(Some(&name), LEAF_ROW);
-    let url = db.url(&name);
+    let (_, url) = leaf_table_db(db, LEAF_ROW);
     let sb = Sandbox::new();
     let a = serve(&sb, &url, &["--segment"]);
     let b = serve(&sb, &url, &["--segment"]);
@@ -32,8 +39,7 @@ fn two_servers_share_leafs_table_without_a_duplicate() {
     let tag = "/api/segment/get/leaf-segment-test";
     let mut ids = hammer(&[a.addr, b.addr], 6, 300, tag);
     // 6 threads x (270 single IDs + 30 batches of 100).
-    assert_eq!(ids.len(), 6 * (270 + 30 * 100));
-    assert_unique(&mut ids);
+    support::assert_n_unique(&mut ids, 6 * (270 + 30 * 100));
     assert!(ids[0] >= 1, "Leaf's row starts at max_id 1");
 
     // /db shows Leaf's row as both servers left it.
@@ -65,13 +71,10 @@ fn two_servers_share_leafs_table_without_a_duplicate() {
 #[test]
 fn database_down_answers_from_buffers_then_503_then_recovers() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    db.root_sql(Some(&name), LEAF_DDL);
-    db.root_sql(
-        Some(&name),
+    let (_, url) = leaf_table_db(
+        &db,
         "insert into leaf_alloc(biz_tag, max_id, step) values('down', 1, 1000)",
     );
-    let url = db.url(&name);
     let sb = Sandbox::new();
     let s = serve(&sb, &url, &["--segment"]);
     let path = "/api/segment/get/down";
@@ -102,10 +105,7 @@ fn database_down_answers_from_buffers_then_503_then_recovers() {
     unavailable.assert_error(503, "not_ready");
     assert_eq!(unavailable.header("retry-after"), Some("1"));
     let msg = unavailable.json()["error"].as_str().unwrap().to_string();
-    assert!(
-        msg.contains("down") && msg.contains("cannot reach"),
-        "{msg}"
-    );
+    support::assert_contains_all(&msg, &["down", "cannot reach"]);
     let ready = s.get("/readyz");
     assert_eq!(ready.status, 503, "{ready:?}");
     assert!(ready.body.contains("down"), "{ready:?}");
@@ -146,13 +146,10 @@ fn database_down_answers_from_buffers_then_503_then_recovers() {
 #[test]
 fn a_graceful_restart_gives_back_what_never_went_out() {
     let db = MariaDb::shared();
-    let name = db.fresh_db();
-    db.root_sql(Some(&name), LEAF_DDL);
-    db.root_sql(
-        Some(&name),
+    let (name, url) = leaf_table_db(
+        db,
         "insert into leaf_alloc(biz_tag, max_id, step) values ('restart', 1, 1000)",
     );
-    let url = db.url(&name);
     let sb = Sandbox::new();
     let path = "/api/segment/get/restart";
 

@@ -67,8 +67,7 @@ fn two_leased_servers_in_one_zookeeper_never_share_an_id() {
     let wb = worker_of(b.get("/api/snowflake/get/k").id());
     assert_ne!(wa, wb, "distinct worker ids");
     let mut ids = hammer(&[a.addr, b.addr], 6, 300, "/api/snowflake/get/k");
-    assert_eq!(ids.len(), 6 * (270 + 30 * 100));
-    assert_unique(&mut ids);
+    support::assert_n_unique(&mut ids, 6 * (270 + 30 * 100));
     let workers: std::collections::BTreeSet<u64> = ids.iter().map(|&i| worker_of(i)).collect();
     assert_eq!(workers, [wa, wb].into_iter().collect());
 }
@@ -78,14 +77,11 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
     let zk = ZkServer::start();
     let sb = Sandbox::new();
     let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000").args([
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "expiry",
-        "serve",
-        "--snowflake",
-    ]);
+    cmd.env("LEAF_ZK_SESSION_TIMEOUT_MS", "2000")
+        .args(support::words(&format!(
+            "--zk {} --name expiry serve --snowflake",
+            zk.hosts()
+        )));
     let s = Server::start(cmd);
     let path = "/api/snowflake/get/k";
     let old = s.get(&format!("{path}?count=20000")).ids();
@@ -123,39 +119,24 @@ fn sigterm_gives_the_lease_back_at_once() {
     s.stop_cleanly();
 
     // Nobody holds it any more ...
-    let out = sb.run([
-        "--zk",
-        &zk.hosts(),
-        "--name",
-        "release",
-        "workers",
-        "list",
-        "--output",
-        "json",
-    ]);
-    assert!(out.status.success(), "{out:?}");
+    let out = sb.run_ok(support::words(&format!(
+        "--zk {} --name release workers list --output json",
+        zk.hosts()
+    )));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in rows.as_array().unwrap() {
         assert_eq!(r["held"], false, "{r}");
     }
     // ... and the next holder gets the same id at once, after every time the server used.
     let t = Instant::now();
-    let out = sb
-        .leafctl()
-        .timeout(Duration::from_secs(60))
-        .args([
-            "--zk",
-            &zk.hosts(),
-            "--name",
-            "release",
-            "next",
-            "--snowflake",
-            "-n",
-            "3",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = support::run_ok(
+        sb.leafctl()
+            .timeout(Duration::from_secs(60))
+            .args(support::words(&format!(
+                "--zk {} --name release next --snowflake -n 3",
+                zk.hosts()
+            ))),
+    );
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     let next = support::parse_ids(&out.stdout);
     assert_eq!(worker_of(next[0]), worker);

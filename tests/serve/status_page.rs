@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use support::mariadb::{MariaDb, PASSWORD};
 use support::serve::Server;
-use support::{Sandbox, stderr, wait_until};
+use support::{Sandbox, wait_until};
 
 /// A tag that is valid (no whitespace) and would be markup if the page wrote it as HTML.
 const HTML_TAG: &str = "<img/src=x/onerror=document.title='owned'>";
@@ -28,26 +28,21 @@ fn chromium() -> PathBuf {
 /// Runs headless Chromium on `url` with a fixed clock budget (timers, the page's refreshes,
 /// run within it), with the flags a closed machine needs, plus `extra`.
 fn headless(url: &str, profile: &Path, extra: &[&str]) -> std::process::Output {
-    let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--virtual-time-budget=8000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium");
-    assert!(out.status.success(), "chromium failed: {}", stderr(&out));
-    out
+    support::run_ok(
+        Command::new(chromium())
+            .args(support::words(
+                "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run",
+            ))
+            .args(support::words(
+                "--disable-background-networking --disable-component-update --disable-sync",
+            ))
+            .args(support::words(
+                "--hide-scrollbars --virtual-time-budget=8000",
+            ))
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(extra)
+            .arg(url),
+    )
 }
 
 /// The text of the `<tr>` of a tag in the dumped DOM.
@@ -63,18 +58,15 @@ fn row<'a>(dom: &'a str, tag_attr: &str) -> &'a str {
 #[test]
 fn the_status_page_renders_every_tag_in_a_real_browser() {
     let db = MariaDb::start();
-    let name = db.fresh_db();
-    let url = db.url(&name);
+    let (_, url) = db.fresh_db_url();
     let sb = Sandbox::new();
     let leafctl = |args: &[&str]| {
-        let out = sb
-            .leafctl()
-            .env("LEAF_DB", &url)
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        support::run_ok(
+            sb.leafctl()
+                .env("LEAF_DB", &url)
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(args),
+        );
     };
     leafctl(&["db", "init"]);
     leafctl(&["tag", "add", "order", "--step", "1000"]);
@@ -174,10 +166,7 @@ fn the_status_page_renders_every_tag_in_a_real_browser() {
     assert!(dom.contains("id=\"sf-worker\">4<"), "{dom}");
     // Running out, shown before it happens (issue 36): the tag's mark, the layout's years.
     let nearly = row(&dom, "nearly");
-    assert!(
-        nearly.contains("pill warn headroom\"") && nearly.contains(">running out<"),
-        "{nearly}"
-    );
+    support::assert_contains_all(nearly, &["pill warn headroom\"", ">running out<"]);
     assert!(!order.contains("running out"), "{order}");
     let left = dom
         .split("id=\"sf-left\">")

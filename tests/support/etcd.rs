@@ -280,11 +280,7 @@ impl EtcdServer {
 
     /// All client endpoints, comma-separated.
     pub fn endpoints(&self) -> String {
-        self.members
-            .iter()
-            .map(EtcdMember::endpoint)
-            .collect::<Vec<_>>()
-            .join(",")
+        super::comma_list(self.members.iter().map(EtcdMember::endpoint))
     }
 
     /// The first member.
@@ -293,6 +289,22 @@ impl EtcdServer {
     }
 
     /// The member that is leader now (each running member asked at its own place).
+    /// The election under load: after 3 s of it, kills the leader (noting when in `killed_at`),
+    /// and after 8 s more sets `stop`.
+    pub fn kill_leader_under_load(
+        &self,
+        killed_at: &std::sync::Mutex<Option<std::time::Instant>>,
+        stop: &std::sync::atomic::AtomicBool,
+    ) {
+        std::thread::sleep(Duration::from_secs(3));
+        let leader = self.leader().expect("a leader");
+        eprintln!("killing leader {}", leader.name);
+        leader.kill();
+        *killed_at.lock().unwrap() = Some(std::time::Instant::now());
+        std::thread::sleep(Duration::from_secs(8));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub fn leader(&self) -> Option<&EtcdMember> {
         self.members
             .iter()
@@ -355,16 +367,11 @@ impl Certs {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
         let run = |args: &[&str]| {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(d)
-                .stdin(Stdio::null())
-                .output()
-                .expect("run openssl (Debian package openssl)");
-            assert!(
-                out.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            super::run_ok(
+                Command::new("openssl")
+                    .args(args)
+                    .current_dir(d)
+                    .stdin(Stdio::null()),
             );
         };
         run(&[

@@ -21,12 +21,8 @@ use super::serve::Server;
 /// opens a semaphore named after its process id, which a killed run leaves behind, and a later
 /// wrapper given the same id fails with "sem_open: File exists".
 pub fn under_faketime(cmd: &Command, offset: &str) -> Command {
-    let mut c = Command::new(cmd.get_program());
-    c.args(cmd.get_args());
-    super::copy_env(cmd, &mut c);
-    c.env("LD_PRELOAD", libfaketime())
-        .env("FAKETIME", offset)
-        .env("DONT_FAKE_MONOTONIC", "1");
+    let mut c = preloaded(cmd);
+    c.env("FAKETIME", offset);
     c
 }
 
@@ -34,12 +30,19 @@ pub fn under_faketime(cmd: &Command, offset: &str) -> Command {
 /// `FAKETIME_TIMESTAMP_FILE`), so a test can step the clock of the running process by
 /// rewriting the file (`+0`, `-10s`, `+1h`, ...). The monotonic clock is left alone.
 pub fn with_clock_file(cmd: &Command, file: &Path) -> Command {
+    let mut c = preloaded(cmd);
+    c.env("FAKETIME_TIMESTAMP_FILE", file)
+        .env("FAKETIME_NO_CACHE", "1");
+    c
+}
+
+/// A copy of `cmd` (program, arguments, environment, working directory) with libfaketime
+/// preloaded and the monotonic clock left alone; the caller says how to fake the clock.
+fn preloaded(cmd: &Command) -> Command {
     let mut c = Command::new(cmd.get_program());
     c.args(cmd.get_args());
     super::copy_env(cmd, &mut c);
     c.env("LD_PRELOAD", libfaketime())
-        .env("FAKETIME_TIMESTAMP_FILE", file)
-        .env("FAKETIME_NO_CACHE", "1")
         .env("DONT_FAKE_MONOTONIC", "1");
     c
 }

@@ -101,18 +101,13 @@ impl MariaDb {
         // collide on their temporary tables.
         static BOOTSTRAP: Mutex<()> = Mutex::new(());
         let _one = BOOTSTRAP.lock().unwrap_or_else(|p| p.into_inner());
-        let out = Command::new(tool("mariadb-install-db"))
-            .arg("--user=root")
-            .arg(format!("--tmpdir={}", db.dir.join("tmp").display()))
-            .arg(format!("--datadir={}", db.dir.join("data").display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db")
-            .output()
-            .expect("run mariadb-install-db (is mariadb-server installed?)");
-        assert!(
-            out.status.success(),
-            "mariadb-install-db failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        super::run_ok(
+            Command::new(tool("mariadb-install-db"))
+                .arg("--user=root")
+                .arg(format!("--tmpdir={}", db.dir.join("tmp").display()))
+                .arg(format!("--datadir={}", db.dir.join("data").display()))
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db"),
         );
         db
     }
@@ -254,15 +249,7 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
 
     /// Runs SQL as root over the socket and returns the tab-separated output.
     pub fn root_sql(&self, db: Option<&str>, sql: &str) -> String {
-        let out = self
-            .root_sql_command(db, sql)
-            .output()
-            .expect("run mariadb");
-        assert!(
-            out.status.success(),
-            "SQL failed: {sql}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = super::run_ok(self.root_sql_command(db, sql));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -277,12 +264,32 @@ if [ "$cmd" != keep ]; then rm -rf "$D"; fi
             .unwrap_or_else(|_| panic!("max_id of {tag:?} in {db}: {out:?}"))
     }
 
+    /// A new empty database: its name and [`Self::url`].
+    pub fn fresh_db_url(&self) -> (String, String) {
+        let name = self.fresh_db();
+        let url = self.url(&name);
+        (name, url)
+    }
+
     /// A new empty database; returns its name.
     pub fn fresh_db(&self) -> String {
         let n = self.next_db.fetch_add(1, Ordering::SeqCst);
         let name = format!("t{}_{n}", std::process::id());
         self.root_sql(None, &format!("CREATE DATABASE `{name}`"));
         name
+    }
+
+    /// A new database that `leafctl db init` (run in `sb`, which must succeed) prepared: its
+    /// name and URL.
+    pub fn initialized_db(&self, sb: &super::Sandbox) -> (String, String) {
+        let name = self.fresh_db();
+        let url = self.url(&name);
+        super::run_ok(
+            sb.leafctl()
+                .env("LEAF_DB_PASSWORD", PASSWORD)
+                .args(["db", "init", "--db", &url]),
+        );
+        (name, url)
     }
 
     /// The URL leafctl connects with (no password: that comes from LEAF_DB_PASSWORD).
@@ -468,4 +475,13 @@ impl Replicated {
             self.primary.port, self.replica.port
         )
     }
+}
+
+/// `serve --segment` in `sb` on the MariaDB database `url`.
+pub fn serve_segment(sb: &super::Sandbox, url: &str) -> super::serve::Server {
+    let mut cmd = sb.leafctl_std();
+    cmd.env("LEAF_DB", url)
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["serve", "--segment"]);
+    super::serve::Server::start(cmd)
 }

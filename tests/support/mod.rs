@@ -72,6 +72,41 @@ impl Sandbox {
         self.leafctl().args(args).output().unwrap()
     }
 
+    /// Runs `leafctl ARGS`, which must exit with `code` and say `part` on stderr.
+    #[track_caller]
+    pub fn assert_refused(&self, args: &[&str], code: i32, part: &str) {
+        let refused = self.leafctl().args(args).assert().code(code);
+        refused.stderr(predicates::str::contains(part));
+    }
+
+    /// Runs `leafctl ARGS`, which must succeed and print `part` on stdout.
+    #[track_caller]
+    pub fn assert_prints(&self, args: &[&str], part: &str) {
+        let done = self.leafctl().args(args).assert().success();
+        done.stdout(predicates::str::contains(part));
+    }
+
+    /// [`Sandbox::run`], which must succeed ([`run_ok`]).
+    #[track_caller]
+    pub fn run_ok<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        run_ok(self.leafctl().args(args))
+    }
+
+    /// [`Sandbox::run`], killed after 60 s (a hang fails the test instead of stalling it).
+    pub fn run_bounded<I, S>(&self, args: I) -> std::process::Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.leafctl();
+        cmd.args(args).timeout(Duration::from_secs(60));
+        cmd.output().expect("run leafctl")
+    }
+
     /// The same as [`Sandbox::leafctl`], as a std Command (for processes run concurrently).
     pub fn leafctl_std(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leafctl"));
@@ -202,6 +237,84 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     ready()
 }
 
+/// The arguments of a command line written as one: `line` split at white space
+/// (`sb.run(support::words("next --snowflake -n 3"))`), for arguments that hold none.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// A command [`run_ok`] can run: leafctl's (assert_cmd) or any other (std), owned or borrowed.
+pub trait Runnable {
+    /// Runs the command to the end: its output, and how to name it in a failure.
+    fn run_to_end(&mut self) -> (std::process::Output, String);
+}
+
+impl Runnable for Command {
+    fn run_to_end(&mut self) -> (std::process::Output, String) {
+        let name = format!("{self:?}");
+        let out = self.output();
+        (
+            out.unwrap_or_else(|e| panic!("cannot run {name} ({e}): is it installed?")),
+            name,
+        )
+    }
+}
+
+impl Runnable for std::process::Command {
+    fn run_to_end(&mut self) -> (std::process::Output, String) {
+        let name = format!("{self:?}");
+        let out = self.output();
+        (
+            out.unwrap_or_else(|e| panic!("cannot run {name} ({e}): is it installed?")),
+            name,
+        )
+    }
+}
+
+impl<R: Runnable + ?Sized> Runnable for &mut R {
+    fn run_to_end(&mut self) -> (std::process::Output, String) {
+        (**self).run_to_end()
+    }
+}
+
+/// Runs `cmd` to the end and asserts that it succeeded (showing the command, its status, stdout
+/// and stderr when not): its output.
+#[track_caller]
+pub fn run_ok(mut cmd: impl Runnable) -> std::process::Output {
+    let (out, name) = cmd.run_to_end();
+    assert!(
+        out.status.success(),
+        "{name} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out)
+    );
+    out
+}
+
+/// `items` joined with commas (a host or endpoint list).
+pub fn comma_list(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(",")
+}
+
+/// Runs `cmd` as `cmd | head -1` does: reads the first line of its stdout, then closes the
+/// pipe, and waits for it to end. The line, and how it ended (with its stderr).
+pub fn head_1(mut cmd: std::process::Command) -> (String, std::process::Output) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut first)
+        .expect("read the first line");
+    // The reader is dropped here, like `| head -1`.
+    let out = child.wait_with_output().expect("wait for the command");
+    (first, out)
+}
+
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -212,6 +325,27 @@ pub fn stderr(out: &std::process::Output) -> String {
 pub fn assert_stderr_has(out: &std::process::Output, part: &str) {
     let err = stderr(out);
     assert!(err.contains(part), "{part:?} missing from stderr: {err}");
+}
+
+/// Asserts that `text` contains each of `parts`, naming the missing one and showing `text`.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+}
+
+/// The stderr of a run whose reader went away (`| head`): it must begin with the note saying
+/// so and contain each of `parts`.
+#[track_caller]
+pub fn assert_reader_gone_note(out: &std::process::Output, parts: &[&str]) -> String {
+    let err = stderr(out);
+    assert!(
+        err.starts_with("note: the reader of standard output went away: the last "),
+        "{err}"
+    );
+    assert_contains_all(&err, parts);
+    err
 }
 
 /// A finished process's stdout as JSON, once it is known to have succeeded.
@@ -288,6 +422,13 @@ pub fn assert_unique(ids: &mut [u64]) {
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
         panic!("duplicate ID {} among {before}", w[0]);
     }
+}
+
+/// Asserts that there are `n` IDs, no one twice (sorts them).
+#[track_caller]
+pub fn assert_n_unique(ids: &mut [u64], n: usize) {
+    assert_eq!(ids.len(), n, "how many IDs");
+    assert_unique(ids);
 }
 
 /// Starts `next` for a huge batch ahead of the clock, reads until `read_at_least` IDs came out

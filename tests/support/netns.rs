@@ -149,17 +149,7 @@ pub fn ip_tool() -> PathBuf {
 
 /// Runs `ip ARGS`, panicking with its stderr when it fails.
 fn ip(args: &[&str]) {
-    let out = Command::new(ip_tool())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::run_ok(Command::new(ip_tool()).args(args).stdin(Stdio::null()));
 }
 
 /// Deletes a namespace name (best effort: used on cleanup).
@@ -351,17 +341,11 @@ impl Net {
             &router_if,
         ]);
         ip(&["-n", &self.switch, "link", "set", &router_if, "up"]);
-        let out = Command::new(ip_tool())
-            .args(["netns", "exec", &self.switch, "sysctl", "-qw"])
-            .arg("net.ipv4.ip_forward=1")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run sysctl in the router's namespace");
-        assert!(
-            out.status.success(),
-            "sysctl net.ipv4.ip_forward=1 in {}: {}",
-            self.switch,
-            String::from_utf8_lossy(&out.stderr)
+        super::run_ok(
+            Command::new(ip_tool())
+                .args(["netns", "exec", &self.switch, "sysctl", "-qw"])
+                .arg("net.ipv4.ip_forward=1")
+                .stdin(Stdio::null()),
         );
         Uplink {
             control,

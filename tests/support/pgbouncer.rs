@@ -54,13 +54,9 @@ impl PgBouncer {
             .expect("chown");
         assert!(chown.success());
         let child = Command::new("setpriv")
-            .args([
-                "--reuid=postgres",
-                "--regid=postgres",
-                "--init-groups",
-                "--",
-                "pgbouncer",
-            ])
+            .args(super::words(
+                "--reuid=postgres --regid=postgres --init-groups -- pgbouncer",
+            ))
             .arg(dir.join("pgbouncer.ini"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

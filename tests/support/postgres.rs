@@ -125,18 +125,12 @@ impl Postgres {
     fn start_with_at(tls: Option<&Certs>, place: &Place) -> Postgres {
         let mut pg = Postgres::in_new_dir();
         pg.place = place.clone();
-        let initdb = pg
-            .as_postgres(bin("initdb"))
-            .arg("-D")
-            .arg(pg.data())
-            .args(["-U", "postgres", "--auth-local=trust", "--auth-host=trust"])
-            .args(["-E", "UTF8", "--locale=C", "--no-sync"])
-            .output()
-            .expect("run initdb (is postgresql-15 installed?)");
-        assert!(
-            initdb.status.success(),
-            "initdb failed: {}",
-            String::from_utf8_lossy(&initdb.stderr)
+        super::run_ok(
+            pg.as_postgres(bin("initdb"))
+                .arg("-D")
+                .arg(pg.data())
+                .args(["-U", "postgres", "--auth-local=trust", "--auth-host=trust"])
+                .args(["-E", "UTF8", "--locale=C", "--no-sync"]),
         );
         let conf_path = pg.data().join("postgresql.conf");
         let mut conf = std::fs::OpenOptions::new()
@@ -177,25 +171,16 @@ impl Postgres {
     /// later, or never if the primary dies first.
     pub fn replica_of(primary: &Postgres) -> Postgres {
         let replica = Postgres::in_new_dir();
-        let out = replica
-            .as_postgres(bin("pg_basebackup"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &primary.port.to_string(),
-                "-U",
-                "postgres",
-            ])
-            .arg("-D")
-            .arg(replica.data())
-            .args(["-R", "-c", "fast", "-X", "stream"])
-            .output()
-            .expect("run pg_basebackup");
-        assert!(
-            out.status.success(),
-            "pg_basebackup failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        super::run_ok(
+            replica
+                .as_postgres(bin("pg_basebackup"))
+                .args(super::words(&format!(
+                    "-h 127.0.0.1 -p {} -U postgres",
+                    primary.port
+                )))
+                .arg("-D")
+                .arg(replica.data())
+                .args(["-R", "-c", "fast", "-X", "stream"]),
         );
         // The copy holds the primary's fresh databases: new ones get names after theirs.
         let made = primary.next_db.load(Ordering::SeqCst);
@@ -236,12 +221,9 @@ impl Postgres {
     /// `program` run as the `postgres` user, in the temp dir.
     fn as_postgres(&self, program: PathBuf) -> Command {
         let mut cmd = Command::new("setpriv");
-        cmd.args([
-            "--reuid=postgres",
-            "--regid=postgres",
-            "--init-groups",
-            "--",
-        ])
+        cmd.args(super::words(
+            "--reuid=postgres --regid=postgres --init-groups --",
+        ))
         .arg(program)
         .current_dir(&self.dir)
         .env("HOME", &self.dir)
@@ -355,12 +337,7 @@ impl Postgres {
     /// Runs `sql` as the superuser over the socket; its output (unaligned, tuples only,
     /// `|` between columns), trimmed. Panics with psql's stderr if it fails.
     pub fn sql(&self, db: Option<&str>, sql: &str) -> String {
-        let out = self.sql_command(db, sql).output().expect("run psql");
-        assert!(
-            out.status.success(),
-            "SQL failed: {sql}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = super::run_ok(self.sql_command(db, sql));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
@@ -372,6 +349,13 @@ impl Postgres {
         );
         out.parse()
             .unwrap_or_else(|_| panic!("max_id of {tag:?} in {db}: {out:?}"))
+    }
+
+    /// A new empty database: its name and [`Self::url`].
+    pub fn fresh_db_url(&self) -> (String, String) {
+        let name = self.fresh_db();
+        let url = self.url(&name);
+        (name, url)
     }
 
     /// A new empty database (`leaf_1`, `leaf_2`, ...) owned by `leaf`; returns its name.

@@ -164,8 +164,7 @@ pub fn eight_processes_on_one_tag_are_contiguous_unique_and_bounded(db: &Segment
         );
     }
     let mut all = runs.concat();
-    assert_eq!(all.len(), 8 * N);
-    assert_unique(&mut all);
+    super::assert_n_unique(&mut all, 8 * N);
     let max_id = (db.max_id)("busy") as u64;
     assert_eq!(
         max_id,
@@ -205,8 +204,7 @@ pub fn two_generators_share_a_tag_without_duplicates(db: &SegmentDb) {
         .into_iter()
         .flat_map(|t| t.join().unwrap())
         .collect();
-    assert_eq!(all.len(), 120_000);
-    assert_unique(&mut all);
+    super::assert_n_unique(&mut all, 120_000);
     let max_id = (db.max_id)("shared") as u64;
     assert!(all.iter().all(|&id| (1..max_id).contains(&id)));
 }

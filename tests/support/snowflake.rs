@@ -48,6 +48,18 @@ pub fn zero_start(clock: Arc<dyn Clock>) -> IssueOptions {
 
 /// A layout with 4 IDs per ms (Leaf's epoch, 10 worker bits, 2 sequence bits), so that any
 /// producer outruns the clock at once: batches are ahead of it whatever the speed of the machine.
+/// The next block of 4,096 IDs from `g`: it must come after `last` (then set to the block's
+/// last ID), at a time at most `lead` ms ahead of `clock`. Returns that time.
+#[track_caller]
+pub fn next_block_ahead(g: &WorkerGenerator, last: &mut u64, clock: &dyn Clock, lead: u64) -> i64 {
+    let b = g.next_block(4096).unwrap();
+    assert!(b.first > *last, "block at {} not after {last}", b.first);
+    *last = b.last();
+    let t = time_of(b.first);
+    assert!(t <= clock.now_ms() + lead as i64, "{t} beyond the lead");
+    t
+}
+
 pub fn small() -> Layout {
     Layout::custom(LEAF_EPOCH_MS, 51, 10, 2, 1).unwrap()
 }

@@ -292,11 +292,7 @@ impl ZkEnsemble {
 
     /// Every member's `IP:PORT`, comma-separated.
     pub fn hosts(&self) -> String {
-        self.members
-            .iter()
-            .map(ZkServer::hosts)
-            .collect::<Vec<_>>()
-            .join(",")
+        super::comma_list(self.members.iter().map(ZkServer::hosts))
     }
 
     /// The index of the member that leads now, if any.

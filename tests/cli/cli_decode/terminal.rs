@@ -1,7 +1,7 @@
 //! (Part of the cli_decode test binary.) Black-box tests of `leafctl decode` at a terminal: the bordered table, rows shown as they
 //! arrive, and numbers never split however narrow the terminal.
 
-use crate::support::{Sandbox, on_a_terminal_of};
+use crate::support::{Sandbox, assert_contains_all, on_a_terminal_of};
 
 /// Worker 1, sequence 5, 1000 ms after Leaf's epoch (2010-11-04T01:42:55.657Z).
 const KNOWN: u64 = (1000 << 22) | (1 << 12) | 5;
@@ -15,19 +15,14 @@ fn on_a_terminal(sb: &Sandbox, args: &str, stdin: Option<&std::path::Path>) -> S
 fn a_terminal_gets_the_bordered_table() {
     let sb = Sandbox::new();
     let shown = on_a_terminal(&sb, &format!("decode {KNOWN} {}", KNOWN + 1), None);
-    assert!(shown.contains('┌') && shown.contains('└'), "{shown}");
+    assert_contains_all(&shown, &["┌", "└"]);
     let header = shown.lines().find(|l| l.contains("time (UTC)")).unwrap();
-    for col in ["id", "age", "worker", "sequence"] {
-        assert!(header.contains(col), "{header}");
-    }
+    assert_contains_all(header, &["id", "age", "worker", "sequence"]);
     let row = shown
         .lines()
         .find(|l| l.contains(&KNOWN.to_string()))
         .unwrap_or_else(|| panic!("no row for {KNOWN} in {shown}"));
-    assert!(
-        row.contains("2010-11-04T01:42:55.657Z") && row.contains("ago"),
-        "{row}"
-    );
+    assert_contains_all(row, &["2010-11-04T01:42:55.657Z", "ago"]);
     assert!(!shown.contains('\t'));
 
     // --output tsv on a terminal: the stable form, no table.
