@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
 use support::serve::{Answer, Server, two_loads_each};
-use support::{Sandbox, assert_unique, parse_ids, wait_until};
+use support::{Sandbox, assert_unique, parse_ids, spawn_piped, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -80,13 +80,7 @@ fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
     let mut retries = 0;
     for _round in 0..20 {
         let children: Vec<_> = (0..6)
-            .map(|i| {
-                env.cmd(i % 2, &["next", "g", "-n", "1"])
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
+            .map(|i| spawn_piped(&mut env.cmd(i % 2, &["next", "g", "-n", "1"])))
             .collect();
         for child in children {
             let out = child.wait_with_output().unwrap();
@@ -146,14 +140,7 @@ fn tag_commands_on_other_nodes_during_claims_all_succeed() {
         let running: Vec<_> = children
             .into_iter()
             .enumerate()
-            .map(|(i, mut c)| {
-                let child = c
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap();
-                (i < 3, child)
-            })
+            .map(|(i, mut c)| (i < 3, spawn_piped(&mut c)))
             .collect();
         for (is_next, child) in running {
             let out = child.wait_with_output().unwrap();

@@ -48,12 +48,7 @@ fn leaf_routes_answer_as_leaf_does() {
 
     // /cache: Leaf's SegmentBufferView fields, IDs as strings; HTML for a browser.
     let cache = s.get("/cache").json();
-    let entry = cache
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["key"] == "order")
-        .expect("order in /cache");
+    let entry = support::serve::entry(&cache, "order");
     for k in [
         "initOk",
         "nextReady",

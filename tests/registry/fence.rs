@@ -10,7 +10,7 @@ use std::sync::Arc;
 use leafctl::snowflake::{Clock, FakeClock, SnowflakeError};
 use leafctl::worker::{IssueError, Registry, StateError, WorkerError, WorkerGenerator};
 
-use crate::support::snowflake::{issue, now_ms, zero_start};
+use crate::support::snowflake::{issue, issue_over_ms, now_ms, zero_start};
 
 /// Opens the registry of an identity (`ip:port`) on one store.
 pub type Open = Box<dyn Fn(&str) -> Box<dyn Registry>>;
@@ -34,23 +34,27 @@ pub enum Behind {
     Refuses,
 }
 
-/// Generates one `#[test]` a check of the contract: `$fixture()` is a function of the invoking
-/// module that returns a fresh [`Fixture`].
+/// Generates module `$module` with one `#[test]` a check of the contract, each on a fresh
+/// fixture made by `$fixture` (an expression read in this file's scope).
 macro_rules! fence_contract {
-    ($fixture:ident) => {
+    ($module:ident: $fixture:expr) => {
         /// The fence contract (`tests/registry/fence.rs`) on this registry.
-        mod contract {
-            use crate::fence as c;
+        mod $module {
+            use super::*;
+
+            fn fixture() -> Fixture {
+                $fixture
+            }
 
             #[test]
             fn a_crashed_holder_is_waited_out_by_its_successor() {
-                c::a_crashed_holder_is_waited_out_by_its_successor(&super::$fixture());
+                super::a_crashed_holder_is_waited_out_by_its_successor(&fixture());
             }
 
             #[test]
             fn a_clean_finish_records_its_last_time_and_a_clock_far_behind_it_is_refused() {
-                c::a_clean_finish_records_its_last_time_and_a_clock_far_behind_it_is_refused(
-                    &super::$fixture(),
+                super::a_clean_finish_records_its_last_time_and_a_clock_far_behind_it_is_refused(
+                    &fixture(),
                 );
             }
         }
@@ -96,11 +100,7 @@ pub fn a_crashed_holder_is_waited_out_by_its_successor(f: &Fixture) {
     let t = now_ms();
     let clock = Arc::new(FakeClock::new(t));
     let a = WorkerGenerator::start(&*(f.open)(IDENTITY), &zero_start(clock.clone())).unwrap();
-    let mut a_ids = Vec::new();
-    for _ in 0..50 {
-        a_ids.extend(issue(&a, 3));
-        clock.advance_ms(1);
-    }
+    let a_ids = issue_over_ms(&a, &clock, 50, 3);
     let a_worker = a.worker();
     drop(a);
 
@@ -162,154 +162,108 @@ pub fn a_clean_finish_records_its_last_time_and_a_clock_far_behind_it_is_refused
     assert_refused(f, &clock);
 }
 
-/// ZooKeeper's leases (`/snowflake/{name}/leases`).
-mod zk_lease {
-    use leafctl::worker::ZkLeaseRegistry;
-
-    use crate::support::zookeeper::{ZkServer, opts};
-
-    fn fixture() -> super::Fixture {
-        let zk = ZkServer::shared();
-        let state = tempfile::tempdir().unwrap();
-        let name = super::fresh_name("lease");
-        super::Fixture {
-            open: Box::new(move |identity| {
-                Box::new(ZkLeaseRegistry::new(opts(
-                    zk,
-                    &name,
-                    identity,
-                    state.path(),
-                )))
-            }),
-            behind: super::Behind::WaitsOut,
-        }
+/// A registry on the shared ZooKeeper under a fresh name, made by `make` from its options.
+fn on_zookeeper(
+    what: &str,
+    make: fn(leafctl::worker::ZkOptions) -> Box<dyn Registry>,
+    behind: Behind,
+) -> Fixture {
+    let zk = crate::support::zookeeper::ZkServer::shared();
+    let state = tempfile::tempdir().unwrap();
+    let name = fresh_name(what);
+    Fixture {
+        open: Box::new(move |identity| {
+            make(crate::support::zookeeper::opts(
+                zk,
+                &name,
+                identity,
+                state.path(),
+            ))
+        }),
+        behind,
     }
-
-    fence_contract!(fixture);
 }
 
-/// Leaf's forever tree (`/snowflake/{name}/forever`).
-mod zk_forever {
-    use leafctl::worker::ZkForeverRegistry;
-
-    use crate::support::zookeeper::{ZkServer, opts};
-
-    fn fixture() -> super::Fixture {
-        let zk = ZkServer::shared();
-        let state = tempfile::tempdir().unwrap();
-        let name = super::fresh_name("forever");
-        super::Fixture {
-            open: Box::new(move |identity| {
-                Box::new(ZkForeverRegistry::new(opts(
-                    zk,
-                    &name,
-                    identity,
-                    state.path(),
-                )))
-            }),
-            behind: super::Behind::Refuses,
-        }
+/// etcd's leases (`/leafctl/{name}/leases/`) on the shared etcd under a fresh name.
+fn on_etcd() -> Fixture {
+    let endpoints = crate::support::etcd::EtcdServer::shared().endpoints();
+    let name = fresh_name("etcd");
+    Fixture {
+        open: Box::new(move |identity| {
+            let options = crate::support::etcd::opts(&endpoints, &name, identity);
+            Box::new(leafctl::worker::EtcdLeaseRegistry::new(options))
+        }),
+        behind: Behind::WaitsOut,
     }
-
-    fence_contract!(fixture);
 }
 
-/// etcd's leases (`/leafctl/{name}/leases/`).
-mod etcd {
-    use leafctl::worker::EtcdLeaseRegistry;
-
-    use crate::support::etcd::{EtcdServer, opts};
-
-    fn fixture() -> super::Fixture {
-        let endpoints = EtcdServer::shared().endpoints();
-        let name = super::fresh_name("etcd");
-        super::Fixture {
-            open: Box::new(move |identity| {
-                Box::new(EtcdLeaseRegistry::new(opts(&endpoints, &name, identity)))
-            }),
-            behind: super::Behind::WaitsOut,
-        }
-    }
-
-    fence_contract!(fixture);
-}
-
-/// MySQL's `leaf_workerid_alloc` (on MariaDB).
-mod mysql {
-    use leafctl::db::mysql::{MysqlOptions, MysqlRegistry};
-
+/// MySQL's `leaf_workerid_alloc` in a fresh database on the shared MariaDB.
+fn on_mariadb() -> Fixture {
     use crate::support::mariadb::{MariaDb, PASSWORD};
-
-    fn fixture() -> super::Fixture {
-        let db = MariaDb::shared();
-        let url = db.url(&db.fresh_db());
-        super::db_init(&url, Some(PASSWORD));
-        super::Fixture {
-            open: Box::new(move |identity| {
-                Box::new(MysqlRegistry::new(MysqlOptions {
-                    url: url.clone(),
-                    password: Some(PASSWORD.into()),
-                    identity: identity.parse().unwrap(),
-                    wait_timeout: Some(leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT),
-                }))
-            }),
-            behind: super::Behind::WaitsOut,
-        }
+    use leafctl::db::mysql::{MysqlOptions, MysqlRegistry};
+    let db = MariaDb::shared();
+    let url = db.url(&db.fresh_db());
+    db_init(&url, Some(PASSWORD));
+    Fixture {
+        open: Box::new(move |identity| {
+            Box::new(MysqlRegistry::new(MysqlOptions {
+                url: url.clone(),
+                password: Some(PASSWORD.into()),
+                identity: identity.parse().unwrap(),
+                wait_timeout: Some(leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT),
+            }))
+        }),
+        behind: Behind::WaitsOut,
     }
-
-    fence_contract!(fixture);
 }
 
-/// PostgreSQL's `leaf_workerid_alloc`.
-mod postgres {
+/// PostgreSQL's `leaf_workerid_alloc` in a fresh database on the shared server.
+fn on_postgres() -> Fixture {
     use leafctl::db::postgres::{PostgresOptions, PostgresRegistry};
-
-    use crate::support::postgres::Postgres;
-
-    fn fixture() -> super::Fixture {
-        let pg = Postgres::shared();
-        let url = pg.url(&pg.fresh_db());
-        super::db_init(&url, None);
-        super::Fixture {
-            open: Box::new(move |identity| {
-                let options = PostgresOptions::new(
-                    &url,
-                    None,
-                    identity.parse().unwrap(),
-                    Some(leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT),
-                )
-                .unwrap();
-                Box::new(PostgresRegistry::new(options))
-            }),
-            behind: super::Behind::WaitsOut,
-        }
+    let pg = crate::support::postgres::Postgres::shared();
+    let url = pg.url(&pg.fresh_db());
+    db_init(&url, None);
+    Fixture {
+        open: Box::new(move |identity| {
+            let wait = Some(leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT);
+            let options = PostgresOptions::new(&url, None, identity.parse().unwrap(), wait);
+            Box::new(PostgresRegistry::new(options.unwrap()))
+        }),
+        behind: Behind::WaitsOut,
     }
-
-    fence_contract!(fixture);
 }
 
-/// The local registry: the operator's `--worker-id` and a state directory (the identity is
-/// the machine's; the id is the one given).
-mod local {
-    use leafctl::worker::LocalRegistry;
-
-    fn fixture() -> super::Fixture {
-        let state = tempfile::tempdir().unwrap();
-        super::Fixture {
-            open: Box::new(move |_identity| {
-                Box::new(LocalRegistry {
-                    state_dir: state.path().to_path_buf(),
-                    name: "fence".into(),
-                    worker: 7,
-                    no_wait: false,
-                })
-            }),
-            behind: super::Behind::Refuses,
-        }
+/// The local registry: the operator's `--worker-id` (7) and a fresh state directory (the
+/// identity is the machine's; the id is the one given).
+fn on_local_state() -> Fixture {
+    let state = tempfile::tempdir().unwrap();
+    Fixture {
+        open: Box::new(move |_identity| {
+            Box::new(leafctl::worker::LocalRegistry {
+                state_dir: state.path().to_path_buf(),
+                name: "fence".into(),
+                worker: 7,
+                no_wait: false,
+            })
+        }),
+        behind: Behind::Refuses,
     }
-
-    fence_contract!(fixture);
 }
+
+fence_contract!(zk_lease: on_zookeeper(
+    "lease",
+    |o| Box::new(leafctl::worker::ZkLeaseRegistry::new(o)),
+    Behind::WaitsOut
+));
+fence_contract!(zk_forever: on_zookeeper(
+    "forever",
+    |o| Box::new(leafctl::worker::ZkForeverRegistry::new(o)),
+    Behind::Refuses
+));
+fence_contract!(etcd: on_etcd());
+fence_contract!(mysql: on_mariadb());
+fence_contract!(postgres: on_postgres());
+fence_contract!(local: on_local_state());
 
 /// A name no other test uses: `{what}-{pid}-{n}`.
 fn fresh_name(what: &str) -> String {

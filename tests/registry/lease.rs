@@ -12,7 +12,9 @@ use leafctl::worker::{
     IssueOptions, Registry, RegistryKind, WorkerGenerator, WorkerLease, WorkerRecord,
 };
 
-use crate::support::snowflake::{assert_clock_behind, issue, leaf, now_ms, zero_start};
+use crate::support::snowflake::{
+    assert_clock_behind, issue, issue_over_ms, leaf, now_ms, zero_start,
+};
 use crate::support::wait_until;
 
 /// Opens the registry of `name` (a worker-id space) as identity `ip:port`.
@@ -139,11 +141,7 @@ pub fn lease_handoff_never_reuses_a_timestamp(f: &Leases) {
 
     // A issues over 50 ms and "crashes" (no finish): its reservation stays on the server.
     let a = WorkerGenerator::start(&*reg, &zero_start(clock.clone())).unwrap();
-    let mut a_ids = Vec::new();
-    for _ in 0..50 {
-        a_ids.extend(issue(&a, 3));
-        clock.advance_ms(1);
-    }
+    let a_ids = issue_over_ms(&a, &clock, 50, 3);
     let a_worker = a.worker();
     drop(a);
     assert!(f.reserved_until("handoff", a_worker).unwrap() >= t + 49);

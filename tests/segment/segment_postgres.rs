@@ -10,7 +10,7 @@ use leafctl::db::postgres::PostgresStore;
 use leafctl::segment::{AllocStore, SegmentError};
 use support::etcd::Certs;
 use support::postgres::{PASSWORD, Postgres};
-use support::{Sandbox, assert_unique, parse_ids, stderr};
+use support::{Sandbox, assert_unique, parse_ids, spawn_piped, stderr};
 
 struct Env {
     pg: &'static Postgres,
@@ -576,10 +576,7 @@ fn db_init_run_eight_times_at_once_succeeds_every_time() {
                 if let Some(r) = region {
                     cmd.args(["--region", r, "--regions", "2"]);
                 }
-                cmd.stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
+                spawn_piped(&mut cmd)
             })
             .collect();
         for child in children {

@@ -11,7 +11,7 @@ use crate::support;
 use support::etcd::EtcdServer;
 use support::mariadb::{MariaDb, PASSWORD};
 use support::postgres::Postgres;
-use support::serve::Server;
+use support::serve::{Server, entry};
 use support::snowflake::worker_of;
 use support::zookeeper::ZkServer;
 use support::{Sandbox, assert_unique, stderr};
@@ -87,12 +87,7 @@ fn routes_answer_alike(b: &Backends) {
 
     // /db: the tag's row, its max_id above every ID issued; ready; the counters count.
     let db = s.get("/db").json();
-    let row = db
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["key"] == "order")
-        .unwrap_or_else(|| panic!("order in /db: {db}"));
+    let row = entry(&db, "order");
     assert_eq!(row["step"], 100, "{row}");
     let max_id: u64 = row["maxId"].as_str().unwrap().parse().unwrap();
     assert!(max_id > highest, "{row}");
@@ -142,28 +137,26 @@ fn sqlite_and_the_local_registry() {
     });
 }
 
-#[test]
-fn mariadb_and_zookeeper_leases() {
+/// MariaDB with the shared ZooKeeper's registry `registry` (`lease` or `forever`).
+fn mariadb_and_zookeeper(registry: &str) {
     let (url, env) = mariadb();
     let zk = ZkServer::shared().hosts();
-    let name = fresh_name("lease");
+    let name = fresh_name(registry);
     routes_answer_alike(&Backends {
         flags: strings(&["--db", &url, "--zk", &zk, "--name", &name]),
-        snowflake: Vec::new(),
+        snowflake: strings(&["--registry", registry]),
         env,
     });
 }
 
 #[test]
+fn mariadb_and_zookeeper_leases() {
+    mariadb_and_zookeeper("lease");
+}
+
+#[test]
 fn mariadb_and_leafs_forever_tree() {
-    let (url, env) = mariadb();
-    let zk = ZkServer::shared().hosts();
-    let name = fresh_name("forever");
-    routes_answer_alike(&Backends {
-        flags: strings(&["--db", &url, "--zk", &zk, "--name", &name]),
-        snowflake: strings(&["--registry", "forever"]),
-        env,
-    });
+    mariadb_and_zookeeper("forever");
 }
 
 #[test]

@@ -315,6 +315,15 @@ pub fn head_1(mut cmd: std::process::Command) -> (String, std::process::Output) 
     (first, out)
 }
 
+/// Starts `cmd` with its stdout and stderr piped (processes run at once, each then read with
+/// `wait_with_output`).
+pub fn spawn_piped(cmd: &mut std::process::Command) -> std::process::Child {
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn leafctl")
+}
+
 /// What a finished process wrote to stderr, as text (for assertion messages and `contains`).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

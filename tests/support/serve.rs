@@ -89,6 +89,13 @@ impl Response {
     }
 }
 
+/// The entry of Leaf's `/cache` or `/db` list (an array of objects) whose `key` is `key`.
+pub fn entry<'a>(list: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .and_then(|all| all.iter().find(|e| e["key"] == key))
+        .unwrap_or_else(|| panic!("no entry {key:?} in {list}"))
+}
+
 /// Sends one request and reads the whole response (`Connection: close`).
 pub fn http(
     addr: SocketAddr,

@@ -72,6 +72,21 @@ pub fn small_time(id: u64) -> i64 {
 /// The command-line flags of [`small`].
 pub const SMALL: [&str; 2] = ["--layout", "51,10,2"];
 
+/// IDs from `g` over `ms` ms of the fake `clock`: `per_ms` each ms, then one ms on.
+pub fn issue_over_ms(
+    g: &WorkerGenerator,
+    clock: &leafctl::snowflake::FakeClock,
+    ms: u32,
+    per_ms: u64,
+) -> Vec<u64> {
+    let mut ids = Vec::new();
+    for _ in 0..ms {
+        ids.extend(issue(g, per_ms));
+        clock.advance_ms(1);
+    }
+    ids
+}
+
 /// `n` IDs from `g`, in as many blocks as it takes.
 pub fn issue(g: &WorkerGenerator, n: u64) -> Vec<u64> {
     let mut out = Vec::new();
