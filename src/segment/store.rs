@@ -651,6 +651,12 @@ pub(crate) enum Attempt {
     Failed(SegmentError),
 }
 
+impl From<SegmentError> for Attempt {
+    fn from(e: SegmentError) -> Attempt {
+        Attempt::Failed(e)
+    }
+}
+
 /// A claim (or a tag command) tried until it ends: a lost write conflict is tried again after
 /// a jittered wait (up to [`CONFLICT_TRIES`] times), a host that cannot serve hands over to the
 /// next host of the list (`advance`; each other host once per try), anything else is the
@@ -700,17 +706,18 @@ pub(crate) fn with_retries<T>(
 
 /// A bump tried until it ends: `read` gives the tag's max_id (`None`: unknown tag), `set`
 /// moves it from the value read to `to` in one compare-and-set statement (`false`: a claim
-/// moved it meanwhile, so look again). Never moves a tag down.
-pub(crate) fn bump_with_retries(
+/// moved it meanwhile, so look again). Never moves a tag down. `E` is the stores' error, or an
+/// [`Attempt`] when the whole bump is one try of [`with_retries`].
+pub(crate) fn bump_with_retries<E: From<SegmentError>>(
     db: &str,
     tag: &str,
     to: i64,
-    mut read: impl FnMut() -> Result<Option<i64>, SegmentError>,
-    mut set: impl FnMut(i64) -> Result<bool, SegmentError>,
-) -> Result<i64, SegmentError> {
+    mut read: impl FnMut() -> Result<Option<i64>, E>,
+    mut set: impl FnMut(i64) -> Result<bool, E>,
+) -> Result<i64, E> {
     for _ in 0..CONFLICT_TRIES {
         let Some(max_id) = read()? else {
-            return Err(unknown_tag(tag, db));
+            return Err(unknown_tag(tag, db).into());
         };
         check_bump(tag, max_id, to)?;
         if max_id == to || set(max_id)? {
@@ -722,7 +729,8 @@ pub(crate) fn bump_with_retries(
         db: db.to_string(),
         tries: CONFLICT_TRIES,
         detail: "the tag was claimed from between every read and update".into(),
-    })
+    }
+    .into())
 }
 
 /// [`SegmentError::UnknownTag`] for `tag` in `db`.

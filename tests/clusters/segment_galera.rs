@@ -117,10 +117,11 @@ fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
     }
 }
 
-/// Operators change a tag's step on nodes 1 and 2 while claims run on node 0: on Galera the
-/// `UPDATE`s certify against each other, and the loser gets error 1213 as a claim does. Every
-/// run succeeds (tag commands are tried again as claims are; before, `set-step` gave up at the
-/// first conflict), no ID repeats, and the step ends as the last command left it.
+/// Operators change a tag's step and bump it on nodes 1 and 2 while claims run on node 0: on
+/// Galera the `UPDATE`s certify against each other, and the loser gets error 1213 as a claim
+/// does. Every run succeeds (tag commands are tried again as claims are; before, `set-step` and
+/// `bump` gave up at the first conflict), no ID repeats, the row ends above the last bump, and
+/// the step ends as the last command left it.
 #[test]
 fn tag_commands_on_other_nodes_during_claims_all_succeed() {
     let _one = serial();
@@ -137,6 +138,8 @@ fn tag_commands_on_other_nodes_during_claims_all_succeed() {
             let step = (100 + round).to_string();
             children.push(env.cmd(node, &["tag", "set-step", "s", &step]));
         }
+        let to = (1_000_000_000 + round * 1_000_000).to_string();
+        children.push(env.cmd(2, &["tag", "bump", "s", "--to", &to]));
         let running: Vec<_> = children
             .into_iter()
             .enumerate()
@@ -157,17 +160,20 @@ fn tag_commands_on_other_nodes_during_claims_all_succeed() {
         }
     }
     eprintln!(
-        "90 runs (45 next, 45 set-step): {retries} conflicts retried, {} failed",
+        "105 runs (45 next, 45 set-step, 15 bump): {retries} conflicts retried, {} failed",
         failures.len()
     );
     assert!(
         failures.is_empty(),
-        "{} of 90 runs failed, e.g.: {}",
+        "{} of 105 runs failed, e.g.: {}",
         failures.len(),
         failures[0]
     );
     assert_eq!(ids.len(), 45);
     assert_unique(&mut ids);
+    // The last bump moved the row to at least 1,014,000,000; claims went on above it.
+    let max_id = env.max_id(0, "s");
+    assert!(max_id >= 1_014_000_000, "{max_id}");
     let shown = env.ok(2, &["tag", "show", "s", "--output", "json"]);
     let row: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(row["step"], 114, "{row}");

@@ -606,30 +606,32 @@ impl AllocStore for MysqlStore {
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        let Checked { conn, poison, .. } = self.conn()?;
-        let conn = std::cell::RefCell::new(conn);
-        bump_with_retries(
-            &self.name,
-            tag,
-            to,
-            || {
-                let rows: Vec<i64> = conn
-                    .borrow_mut()
-                    .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
-                    .map_err(|e| self.fail(&poison, e))?;
-                Ok(rows.first().copied())
-            },
-            // One autocommit statement that can only move the row forward.
-            |max_id| {
-                let mut conn = conn.borrow_mut();
-                conn.exec_drop(
-                    "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
-                    (to, tag, max_id),
-                )
-                .map_err(|e| self.fail(&poison, e))?;
-                Ok(conn.affected_rows() == 1)
-            },
-        )
+        self.command(tag, |Checked { conn, poison, host }| {
+            let (poison, host) = (*poison, *host);
+            let conn = std::cell::RefCell::new(conn);
+            bump_with_retries(
+                &self.name,
+                tag,
+                to,
+                || {
+                    let rows: Vec<i64> = conn
+                        .borrow_mut()
+                        .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
+                        .map_err(|e| self.attempt(&poison, host, e))?;
+                    Ok(rows.first().copied())
+                },
+                // One autocommit statement that can only move the row forward.
+                |max_id| {
+                    let mut conn = conn.borrow_mut();
+                    conn.exec_drop(
+                        "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+                        (to, tag, max_id),
+                    )
+                    .map_err(|e| self.attempt(&poison, host, e))?;
+                    Ok(conn.affected_rows() == 1)
+                },
+            )
+        })
     }
 }
 
