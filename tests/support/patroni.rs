@@ -341,6 +341,20 @@ impl PatroniCluster {
         )
     }
 
+    /// Whether node `i` is a primary that can commit now: out of recovery, and with
+    /// `synchronous_mode` a synchronous standby streaming from it (else every commit waits
+    /// for one, and so does every claim).
+    pub fn commits(&self, i: usize) -> bool {
+        self.try_sql(
+            i,
+            "postgres",
+            "SELECT NOT pg_is_in_recovery() AND (current_setting('synchronous_standby_names') = '' \
+             OR EXISTS (SELECT 1 FROM pg_stat_replication \
+             WHERE sync_state IN ('sync', 'quorum') AND state = 'streaming'))",
+        )
+        .is_ok_and(|t| t == "t")
+    }
+
     /// The same, panicking when it fails.
     pub fn sql(&self, i: usize, db: &str, sql: &str) -> String {
         self.try_sql(i, db, sql)
