@@ -13,7 +13,6 @@ pub mod mysql;
 pub mod postgres;
 pub mod regions;
 pub mod sqlite;
-mod table_lease;
 pub(crate) mod table_registry;
 
 use std::sync::Mutex;

@@ -1,30 +1,28 @@
 //! The worker-id registry's store on MySQL: its statements for
-//! [`TableLease`](crate::db::table_lease::TableLease), the fenced-lease protocol's store on one
-//! dedicated connection (see [`super::registry`] for the protocol as a whole).
+//! [`TableLease`](crate::db::table_registry::TableLease), the fenced-lease protocol's store on one
+//! dedicated connection, and the registry's [`acquire`](crate::worker::WorkerRegistry::acquire),
+//! which builds it (see [`super::registry`] for the protocol as a whole).
+
+use std::ops::Range;
+use std::sync::Arc;
 
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
-use super::registry::{LOCK_WAIT_S, MysqlOptions};
-use std::ops::Range;
-
-use crate::db::table_lease::{Listed, NewRow, RowSql, registered_meanwhile};
-use crate::db::table_registry::{self as table, LockHolder};
-use crate::worker::WorkerError;
-use crate::worker::lease::{Write, Written};
+use super::registry::{LOCK_WAIT_S, MysqlOptions, MysqlRegistry, lock_name_sql};
+use crate::db::table_registry::{
+    self as table, Listed, LockHolder, NewRow, RowSql, TableLease, registered_meanwhile,
+};
+use crate::worker::lease::{FencedLease, Write, Written};
+use crate::worker::{IssueOptions, WorkerError, WorkerLease, WorkerRegistry};
 
 /// One dedicated connection: it holds the row's named lock for as long as it lives (the store
-/// is [`TableLease`](crate::db::table_lease::TableLease) of it).
+/// is [`TableLease`](crate::db::table_registry::TableLease) of it).
 pub(crate) struct MysqlLeaseStore {
     pub(super) opts: MysqlOptions,
     pub(super) conn: LockHolder<Conn, mysql::Error>,
     /// `CONNECTION_ID()` at connect: every fenced statement must run on that server connection.
     pub(super) connection_id: u64,
-}
-
-/// The named lock of row `id` in SQL, from a placeholder or a column.
-pub(super) fn lock_name_sql(id: &str) -> String {
-    format!("LEFT(CONCAT('leafctl_worker_', {id}, '_', DATABASE()), 64)")
 }
 
 /// A new row of this identity (`ip`, `port`, `ip_port`, `max_timestamp`); a row of it already
@@ -379,5 +377,54 @@ impl RowSql for MysqlLeaseStore {
 
     fn fail(&self, action: &'static str, reason: String) -> WorkerError {
         self.opts.fail(action, reason)
+    }
+}
+
+// Taking a worker id is building this store: it lives here, beside the statements it runs,
+// so the registry's other file (listing, reclaiming) needs nothing of this one.
+impl WorkerRegistry for MysqlRegistry {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (layout, clock, max_lead_ms) =
+            (&options.layout, options.clock.clone(), options.max_lead_ms);
+        let mut conn = self.opts.connect()?;
+        // One statement reads the server connection's id and takes a named lock on it: a
+        // proxy that multiplexes (ProxySQL) pins the connection that ran a GET_LOCK to this
+        // client from then on, so the id read is the one every later statement must run on.
+        // (ProxySQL answers the exact text `SELECT CONNECTION_ID()` itself, with its own id.)
+        let rows: Vec<(u64, Option<i64>)> = conn
+            .query(
+                "SELECT CONNECTION_ID(), GET_LOCK(CONCAT('leafctl_connection_', CONNECTION_ID()), 0)",
+            )
+            .map_err(|e| self.opts.fail("read CONNECTION_ID()", e))?;
+        let (connection_id, pinned) = rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| self.opts.fail("read CONNECTION_ID()", "no answer row"))?;
+        if pinned != Some(1) {
+            return Err(self.opts.fail(
+                "read CONNECTION_ID()",
+                format!(
+                    "the named lock leafctl_connection_{connection_id} is held by another connection: a proxy in front of MySQL runs this registry's statements on a connection it does not keep for it; connect the worker registry to MySQL directly"
+                ),
+            ));
+        }
+        let store = MysqlLeaseStore {
+            conn: LockHolder::new(conn, {
+                let o = self.opts.clone();
+                Box::new(move |action, e| match e {
+                    Some(e) => o.db_fail(action, &e),
+                    None => o.fail(action, "the connection is closed"),
+                })
+            }),
+            connection_id,
+            opts: self.opts.clone(),
+        };
+        Ok(Arc::new(FencedLease::acquire(
+            TableLease::new(store, self.opts.identity.clone(), clock.clone()),
+            layout,
+            options.region,
+            clock,
+            max_lead_ms,
+        )?))
     }
 }

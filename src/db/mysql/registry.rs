@@ -23,22 +23,17 @@
 //! once a connection used `GET_LOCK`: it disables multiplexing for it) is refused at the first
 //! such statement, naming the proxy.
 
-use crate::worker::IssueOptions;
-use std::sync::Arc;
 use std::time::Duration;
 
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
-use super::lease_store::{MysqlLeaseStore, lock_name_sql};
 use super::url::{self as mysql_url, scrub};
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
-use crate::db::table_lease::TableLease;
-use crate::db::table_registry::{self as table, LockHolder};
-use crate::worker::lease::FencedLease;
+use crate::db::table_registry::{self as table};
 use crate::worker::{
     Identity, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
-    WorkerLease, WorkerRecord, WorkerRegistry,
+    WorkerRecord,
 };
 
 /// How long (s) a start waits for the named lock of its row before saying another live process
@@ -134,7 +129,7 @@ impl MysqlOptions {
     }
 
     /// One connection with the shared URL reading and timeouts (see [`super::url`]).
-    fn connect(&self) -> Result<Conn, WorkerError> {
+    pub(super) fn connect(&self) -> Result<Conn, WorkerError> {
         let target = mysql_url::parse(&self.url, self.password.as_deref())
             .map_err(|reason| self.fail("connect", reason))?;
         // Several hosts: the first that answers (a new connection per use, so a lost one moves
@@ -169,13 +164,18 @@ pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError>
         .map_err(|e| o.db_fail("create leaf_workerid_alloc", &e))
 }
 
+/// The named lock of row `id` in SQL, from a placeholder or a column.
+pub(super) fn lock_name_sql(id: &str) -> String {
+    format!("LEFT(CONCAT('leafctl_worker_', {id}, '_', DATABASE()), 64)")
+}
+
 /// The `leaf_workerid_alloc` registry.
 pub struct MysqlRegistry {
-    opts: MysqlOptions,
+    pub(super) opts: MysqlOptions,
 }
 
 impl MysqlRegistry {
-    /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
+    /// A registry on `opts` (nothing is contacted until [`acquire`](crate::worker::WorkerRegistry::acquire)).
     pub fn new(opts: MysqlOptions) -> MysqlRegistry {
         MysqlRegistry { opts }
     }
@@ -266,52 +266,5 @@ impl Registry for MysqlRegistry {
             }
         };
         Ok(table::deleted(record, changed))
-    }
-}
-
-impl WorkerRegistry for MysqlRegistry {
-    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (layout, clock, max_lead_ms) =
-            (&options.layout, options.clock.clone(), options.max_lead_ms);
-        let mut conn = self.opts.connect()?;
-        // One statement reads the server connection's id and takes a named lock on it: a
-        // proxy that multiplexes (ProxySQL) pins the connection that ran a GET_LOCK to this
-        // client from then on, so the id read is the one every later statement must run on.
-        // (ProxySQL answers the exact text `SELECT CONNECTION_ID()` itself, with its own id.)
-        let rows: Vec<(u64, Option<i64>)> = conn
-            .query(
-                "SELECT CONNECTION_ID(), GET_LOCK(CONCAT('leafctl_connection_', CONNECTION_ID()), 0)",
-            )
-            .map_err(|e| self.opts.fail("read CONNECTION_ID()", e))?;
-        let (connection_id, pinned) = rows
-            .into_iter()
-            .next()
-            .ok_or_else(|| self.opts.fail("read CONNECTION_ID()", "no answer row"))?;
-        if pinned != Some(1) {
-            return Err(self.opts.fail(
-                "read CONNECTION_ID()",
-                format!(
-                    "the named lock leafctl_connection_{connection_id} is held by another connection: a proxy in front of MySQL runs this registry's statements on a connection it does not keep for it; connect the worker registry to MySQL directly"
-                ),
-            ));
-        }
-        let store = MysqlLeaseStore {
-            conn: LockHolder::new(conn, {
-                let o = self.opts.clone();
-                Box::new(move |action, e| match e {
-                    Some(e) => o.db_fail(action, &e),
-                    None => o.fail(action, "the connection is closed"),
-                })
-            }),
-            connection_id,
-            opts: self.opts.clone(),
-        };
-        Ok(Arc::new(FencedLease::acquire(
-            TableLease::new(store, self.opts.identity.clone(), clock.clone()),
-            layout,
-            options.region,
-            clock,
-            max_lead_ms,
-        )?))
     }
 }

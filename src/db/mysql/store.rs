@@ -5,8 +5,8 @@ use mysql::prelude::Queryable;
 use mysql::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
 use super::conn::{Checked, Poison};
-use super::error::{ER_LOCK_DEADLOCK, host_cannot_serve, map_connect_error, map_error};
 use super::url as mysql_url;
+use super::{ER_LOCK_DEADLOCK, host_cannot_serve, map_connect_error, map_error};
 use crate::db::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
 use crate::db::{PageParam, page_query};

@@ -18,8 +18,8 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres::types::{ToSql, Type};
 
-use super::error::{FailureKind, PgFailure};
 use super::url::{PgTarget, SslMode, is_socket_dir};
+use super::{FailureKind, PgFailure};
 use crate::db::{IO_TIMEOUT, LOCK_WAIT_TIMEOUT_S};
 
 /// A value bound to a statement. Integers are sent as `bigint` and text as `text`; the SQL

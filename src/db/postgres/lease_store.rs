@@ -1,23 +1,26 @@
 //! The worker-id registry's store on PostgreSQL: its statements for
-//! [`TableLease`](crate::db::table_lease::TableLease), the fenced-lease protocol's store on one
-//! dedicated session (see [`super::registry`] for the protocol as a whole).
+//! [`TableLease`](crate::db::table_registry::TableLease), the fenced-lease protocol's store on one
+//! dedicated session, and the registry's [`acquire`](crate::worker::WorkerRegistry::acquire),
+//! which builds it (see [`super::registry`] for the protocol as a whole).
 
+use std::ops::Range;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::PgFailure;
 use super::conn::{Param, PgConn};
-use super::error::PgFailure;
 use super::registry::{
-    LOCK_CLASS, LOCK_WAIT, Marker, PostgresOptions, SHARED_SESSION_FIX, fail, fenced, held_by_me,
+    LOCK_CLASS, LOCK_WAIT, Marker, PostgresOptions, PostgresRegistry, SHARED_SESSION_FIX, fail,
+    fenced, held_by_me, key,
 };
-use std::ops::Range;
-
-use crate::db::table_lease::{Listed, NewRow, RowSql, registered_meanwhile};
-use crate::db::table_registry::{self as table, LockHolder};
-use crate::worker::WorkerError;
-use crate::worker::lease::{Write, Written};
+use crate::db::table_registry::{
+    self as table, Listed, LockHolder, NewRow, RowSql, TableLease, registered_meanwhile,
+};
+use crate::worker::lease::{FencedLease, Write, Written};
+use crate::worker::{IssueOptions, WorkerError, WorkerLease, WorkerRegistry};
 
 /// One dedicated session: it holds the row's advisory lock for as long as it lives (the store
-/// is [`TableLease`](crate::db::table_lease::TableLease) of it).
+/// is [`TableLease`](crate::db::table_registry::TableLease) of it).
 pub(crate) struct PostgresLeaseStore {
     pub(super) opts: PostgresOptions,
     pub(super) conn: LockHolder<PgConn, PgFailure>,
@@ -56,10 +59,6 @@ fn silent_sql(now_ms: i64) -> String {
         table::SILENT_MS,
         now_ms.saturating_sub(table::SILENT_MS)
     )
-}
-
-pub(super) fn key(id: u64) -> i64 {
-    i64::try_from(id).unwrap_or(i64::MAX)
 }
 
 impl PostgresLeaseStore {
@@ -405,5 +404,33 @@ impl RowSql for PostgresLeaseStore {
 
     fn fail(&self, action: &'static str, reason: String) -> WorkerError {
         fail(action, reason)
+    }
+}
+
+// Taking a worker id is building this store: it lives here, beside the statements it runs,
+// so the registry's other file (listing, reclaiming) needs nothing of this one.
+impl WorkerRegistry for PostgresRegistry {
+    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
+        let (conn, marker) = self.opts.connect_own()?;
+        let store = PostgresLeaseStore {
+            conn: LockHolder::new(
+                conn,
+                Box::new(|action, e| {
+                    fail(
+                        action,
+                        e.map_or("the connection is closed".into(), |e| e.to_string()),
+                    )
+                }),
+            ),
+            marker,
+            opts: self.opts.clone(),
+        };
+        Ok(Arc::new(FencedLease::acquire(
+            TableLease::new(store, self.opts.identity.clone(), options.clock.clone()),
+            &options.layout,
+            options.region,
+            options.clock.clone(),
+            options.max_lead_ms,
+        )?))
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The worker id is the row's `id` (a `bigserial`: the sequence never hands a value out twice,
 //! like MySQL's AUTO_INCREMENT), looked up by `ip_port`; a new identity takes the lowest row
-//! whose holder is gone, and a row is inserted only when none is (see `table.rs`). This is the
+//! whose holder is gone, and a row is inserted only when none is (see `db/table_registry.rs`). This is the
 //! PostgreSQL store of the fenced-lease protocol (`src/worker/lease`): the claim is the session
 //! advisory lock `(0x4C454146, id)` ("LEAF") held by one dedicated connection, so a second live
 //! process with the same identity refuses to start; `max_timestamp` is read under that lock and
@@ -38,21 +38,16 @@
 //! can pass a fenced write on `r`, however a pool spreads the statements of the others. (`txid` must stay below 2^48, 65,536 wraparounds of 32-bit
 //! xids; past it the registry refuses rather than truncate the key.)
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::conn::PgConn;
-use super::lease_store::{PostgresLeaseStore, key};
 use super::url::{PgTarget, parse};
 use crate::db::LOCK_WAIT_TIMEOUT_S;
 use crate::db::MIN_REGISTRY_WAIT_TIMEOUT;
 use crate::db::first_answering;
-use crate::db::table_lease::TableLease;
-use crate::db::table_registry::{self as table, LockHolder};
-use crate::worker::lease::FencedLease;
+use crate::db::table_registry::{self as table};
 use crate::worker::{
-    IssueOptions, Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError,
-    WorkerLease, WorkerRecord, WorkerRegistry,
+    Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError, WorkerRecord,
 };
 
 /// The first key of every worker id's advisory lock: "LEAF" in ASCII.
@@ -248,7 +243,7 @@ impl PostgresOptions {
     /// A connection whose server session is proven this process's own (see the module's
     /// documentation): its marker taken, its `idle_session_timeout` and `lock_timeout` set and
     /// read back. Refused, naming the pool, when the session holds another marker or lacks ours.
-    fn connect_own(&self) -> Result<(PgConn, Marker), WorkerError> {
+    pub(super) fn connect_own(&self) -> Result<(PgConn, Marker), WorkerError> {
         let c = self.connect()?;
         let asked = self
             .wait_timeout
@@ -349,13 +344,17 @@ pub fn init_schema(url: &str, password: Option<&str>) -> Result<(), WorkerError>
     }
 }
 
+pub(super) fn key(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
+}
+
 /// The `leaf_workerid_alloc` registry on PostgreSQL.
 pub struct PostgresRegistry {
-    opts: PostgresOptions,
+    pub(super) opts: PostgresOptions,
 }
 
 impl PostgresRegistry {
-    /// A registry on `opts` (nothing is contacted until [`WorkerRegistry::acquire`]).
+    /// A registry on `opts` (nothing is contacted until [`acquire`](crate::worker::WorkerRegistry::acquire)).
     pub fn new(opts: PostgresOptions) -> PostgresRegistry {
         PostgresRegistry { opts }
     }
@@ -454,32 +453,6 @@ impl Registry for PostgresRegistry {
             )
             .map_err(|f| fail("delete from leaf_workerid_alloc", f))?;
         Ok(table::deleted(record, deleted))
-    }
-}
-
-impl WorkerRegistry for PostgresRegistry {
-    fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (conn, marker) = self.opts.connect_own()?;
-        let store = PostgresLeaseStore {
-            conn: LockHolder::new(
-                conn,
-                Box::new(|action, e| {
-                    fail(
-                        action,
-                        e.map_or("the connection is closed".into(), |e| e.to_string()),
-                    )
-                }),
-            ),
-            marker,
-            opts: self.opts.clone(),
-        };
-        Ok(Arc::new(FencedLease::acquire(
-            TableLease::new(store, self.opts.identity.clone(), options.clock.clone()),
-            &options.layout,
-            options.region,
-            options.clock.clone(),
-            options.max_lead_ms,
-        )?))
     }
 }
 

@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::conn::{Param, PgConn, numbered};
-use super::error::{PgFailure, segment_error};
 use super::url::{PgTarget, parse};
+use super::{PgFailure, segment_error};
 use crate::db::HostChoice;
 use crate::db::redact_url;
 use crate::db::{PageParam, page_query};
