@@ -1,8 +1,6 @@
 //! What merely looks like an ID to [`super::Scanner`]: runs of base64 text that parse as a KSUID
 //! or ULID, and Unix times in nanoseconds that read as snowflake IDs.
 
-use super::scan::{ALNUM, CLASS};
-
 /// Shortest alphanumeric run across a `/` that makes a token part of base64 text rather than a
 /// URL path (path segments are words and IDs; base64 runs on).
 const BASE64_NEIGHBOUR: usize = 16;
@@ -19,7 +17,7 @@ pub(super) fn in_base64(text: &[u8], start: usize, end: usize) -> bool {
     if before == Some(b'+') || matches!(after, Some(b'+' | b'=')) {
         return true;
     }
-    let alnum = |b: &u8| CLASS[*b as usize] & ALNUM != 0;
+    let alnum = |b: &u8| b.is_ascii_alphanumeric();
     let run_before = |at: usize| text[..at].iter().rev().take_while(|b| alnum(b)).count();
     let run_after = |at: usize| text[at..].iter().take_while(|b| alnum(b)).count();
     if (before == Some(b'/') && run_before(start - 1) >= BASE64_NEIGHBOUR)

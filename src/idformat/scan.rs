@@ -23,7 +23,7 @@ pub const DEFAULT_LOOKBACK_MS: i64 = 10 * 365 * 24 * 3600 * 1000;
 /// Size of one block read from the input.
 const BLOCK: usize = 256 * 1024;
 
-pub(super) const ALNUM: u8 = 1;
+const ALNUM: u8 = 1;
 const DIGIT: u8 = 2;
 const HEX: u8 = 4;
 const CROCK: u8 = 8;
@@ -31,7 +31,7 @@ const CROCK: u8 = 8;
 const BREAK: u8 = 16;
 
 /// The class bits of every byte.
-pub(super) static CLASS: [u8; 256] = {
+static CLASS: [u8; 256] = {
     let mut t = [BREAK; 256];
     let mut b = 0;
     while b < 256 {

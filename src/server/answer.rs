@@ -13,8 +13,7 @@ use super::LeafService;
 use super::body::Body;
 use super::conn::{HeaderWait, mono_ns};
 use super::error::ApiError;
-use super::handlers::{healthz, status_page};
-use super::reply::one_id;
+use super::reply::{healthz, one_id, status_page};
 use super::request::wants_status_json;
 use super::route::{Route, route_of};
 

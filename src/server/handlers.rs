@@ -14,26 +14,12 @@ use super::answer::Step;
 use super::body::Body;
 use super::error::{ApiError, issue_error, segment_error};
 use super::listing::{Broke, listing};
-use super::reply::{TEXT, id_lines, json, one_id, respond_with};
+use super::reply::{id_lines, json, one_id, respond_with};
 use super::request::{key_of, parse_count, query_param, status_query, wants_html};
 use super::route::{Route, not_found};
 use super::status::{Inputs, StatusReport, TagQuery};
 use crate::segment::{LeafAlloc, RowPages, SegmentBufferView, TagFilter, validate_tag};
 use crate::snowflake::IdBlock;
-
-/// `/healthz`: the process answers.
-pub(super) fn healthz() -> Response<Body> {
-    respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())
-}
-
-/// `/` for a browser: the status page, which fetches its figures as JSON.
-pub(super) fn status_page() -> Response<Body> {
-    respond_with(
-        StatusCode::OK,
-        "text/html; charset=utf-8",
-        super::status::PAGE.as_bytes().to_vec(),
-    )
-}
 
 /// A Unix time in ms as `/decodeSnowflakeId` shows it, in local time (as Leaf).
 fn local_time(unix_ms: i64) -> String {

@@ -1,4 +1,5 @@
-//! The responses every answer is built from: their content types, one ID, lines of IDs, JSON.
+//! The responses every answer is built from: their content types, one ID, lines of IDs, JSON,
+//! and the two fixed pages (`/healthz`, the status page for a browser).
 
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
@@ -48,4 +49,18 @@ pub(super) fn id_lines(count: u64, ids: impl IntoIterator<Item = u64>) -> Respon
 /// `value` as a JSON answer.
 pub(super) fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
     respond_with(status, JSON, serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// `/healthz`: the process answers.
+pub(super) fn healthz() -> Response<Body> {
+    respond_with(StatusCode::OK, TEXT, b"ok\n".to_vec())
+}
+
+/// `/` for a browser: the status page, which fetches its figures as JSON.
+pub(super) fn status_page() -> Response<Body> {
+    respond_with(
+        StatusCode::OK,
+        "text/html; charset=utf-8",
+        super::status::PAGE.as_bytes().to_vec(),
+    )
 }

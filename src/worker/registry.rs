@@ -223,6 +223,15 @@ impl RegistrySettings {
     }
 }
 
+/// The average of the peers' clock offsets (ms), for a [`ClockReport`]; none without peers.
+pub(crate) fn average(v: &[i64]) -> Option<i64> {
+    if v.is_empty() {
+        None
+    } else {
+        Some((v.iter().map(|&t| t as i128).sum::<i128>() / v.len() as i128) as i64)
+    }
+}
+
 /// How this host's clock compares with a registry's and its live holders' (`workers doctor`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClockReport {

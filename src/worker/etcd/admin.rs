@@ -14,7 +14,7 @@ use super::options::EtcdOptions;
 use super::session::EtcdSession;
 use crate::worker::node::NodeData;
 use crate::worker::record::WorkerRecord;
-use crate::worker::zookeeper::admin::average;
+use crate::worker::registry::average;
 use crate::worker::{
     ClockReport, REPORT_INTERVAL_MS, RegionMark, Registry, RegistryKind, WorkerError,
 };

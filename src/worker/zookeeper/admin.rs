@@ -4,9 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::forever::ZkForeverRegistry;
 use super::lease::ZkLeaseRegistry;
-use super::session::{ZkOptions, ZkSession, parse_forever_child};
+use super::session::{ZkOptions, ZkSession, live_peer_offsets, parse_forever_child};
 use crate::worker::node::NodeData;
 use crate::worker::record::{WorkerRecord, status_of};
+use crate::worker::registry::average;
 use crate::worker::{ClockReport, Registry, RegistryKind};
 use crate::worker::{RegionMark, WorkerError};
 
@@ -151,50 +152,6 @@ impl ZkAdmin {
             ok: zk_offset.abs() <= max && peer_offset.is_none_or(|o| o.abs() <= max),
         })
     }
-}
-
-pub(crate) fn average(v: &[i64]) -> Option<i64> {
-    if v.is_empty() {
-        None
-    } else {
-        Some((v.iter().map(|&t| t as i128).sum::<i128>() / v.len() as i128) as i64)
-    }
-}
-
-/// Clock offsets (reported time minus ZooKeeper's time of the write, ms) of peers whose nodes
-/// ZooKeeper saw written in the 10 s before `zk_now_ms` (forever nodes and leases), except
-/// `skip_identity`. Comparing each report with the server's own timestamp of the same write
-/// removes the age of the report from the comparison.
-pub(crate) fn live_peer_offsets(
-    s: &ZkSession,
-    root: &str,
-    zk_now_ms: i64,
-    skip_identity: Option<&str>,
-) -> Result<Vec<i64>, WorkerError> {
-    const RECENT_MS: i64 = 10_000;
-    let mut out = Vec::new();
-    let mut consider = |path: String, identity: Option<String>| -> Result<(), WorkerError> {
-        if identity.is_some() && identity.as_deref() == skip_identity {
-            return Ok(());
-        }
-        if let Some((data, stat)) = s.get(&path)?
-            && zk_now_ms - stat.mtime <= RECENT_MS
-            && let Ok(d) = NodeData::parse(&data)
-            && d.timestamp > 0
-        {
-            out.push(d.timestamp - stat.mtime);
-        }
-        Ok(())
-    };
-    for child in s.children(&format!("{root}/forever"))? {
-        if let Some((identity, _)) = parse_forever_child(&child) {
-            consider(format!("{root}/forever/{child}"), Some(identity))?;
-        }
-    }
-    for child in s.children(&format!("{root}/workers"))? {
-        consider(format!("{root}/workers/{child}"), None)?;
-    }
-    Ok(out)
 }
 
 /// What reclaiming `record` does in a ZooKeeper tree, in words.

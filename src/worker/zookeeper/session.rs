@@ -6,6 +6,7 @@
 //! longer than the session timeout.
 
 use super::error::ZkError;
+use crate::worker::node::NodeData;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -498,6 +499,42 @@ pub(crate) fn parse_forever_child(child: &str) -> Option<(String, u64)> {
         return None;
     }
     Some((identity.to_string(), seq.parse().ok()?))
+}
+
+/// Clock offsets (reported time minus ZooKeeper's time of the write, ms) of peers whose nodes
+/// ZooKeeper saw written in the 10 s before `zk_now_ms` (forever nodes and leases), except
+/// `skip_identity`. Comparing each report with the server's own timestamp of the same write
+/// removes the age of the report from the comparison.
+pub(crate) fn live_peer_offsets(
+    s: &ZkSession,
+    root: &str,
+    zk_now_ms: i64,
+    skip_identity: Option<&str>,
+) -> Result<Vec<i64>, WorkerError> {
+    const RECENT_MS: i64 = 10_000;
+    let mut out = Vec::new();
+    let mut consider = |path: String, identity: Option<String>| -> Result<(), WorkerError> {
+        if identity.is_some() && identity.as_deref() == skip_identity {
+            return Ok(());
+        }
+        if let Some((data, stat)) = s.get(&path)?
+            && zk_now_ms - stat.mtime <= RECENT_MS
+            && let Ok(d) = NodeData::parse(&data)
+            && d.timestamp > 0
+        {
+            out.push(d.timestamp - stat.mtime);
+        }
+        Ok(())
+    };
+    for child in s.children(&format!("{root}/forever"))? {
+        if let Some((identity, _)) = parse_forever_child(&child) {
+            consider(format!("{root}/forever/{child}"), Some(identity))?;
+        }
+    }
+    for child in s.children(&format!("{root}/workers"))? {
+        consider(format!("{root}/workers/{child}"), None)?;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -11,9 +11,10 @@ use crate::region::RegionError;
 use crate::snowflake::Clock;
 use crate::worker::lease::{Record, wait_out};
 use crate::worker::node::NodeData;
-use crate::worker::zookeeper::admin::{average, live_peer_offsets};
+use crate::worker::registry::average;
 use crate::worker::zookeeper::cache::{CacheFile, WorkerCache};
 use crate::worker::zookeeper::error::{ZkError, parse_node};
+use crate::worker::zookeeper::session::live_peer_offsets;
 use crate::worker::zookeeper::session::{ZkSession, parse_forever_child};
 use crate::worker::{LEASE_WINDOW_MS, WorkerError};
 
