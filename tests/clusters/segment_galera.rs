@@ -267,3 +267,80 @@ fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
     );
     assert_unique(&mut ids);
 }
+
+/// Sets `wsrep_reject_queries` back to NONE on a node when dropped, even when the test fails.
+struct RejectingQueries<'a>(&'a Galera, usize);
+
+impl RejectingQueries<'_> {
+    /// Node `i` keeps its connections and its place in the cluster but answers every query
+    /// with error 1047, as a node that is rejoining (or outside the primary component) does.
+    fn start(cluster: &Galera, i: usize) -> RejectingQueries<'_> {
+        cluster.nodes[i].root_sql(None, "SET GLOBAL wsrep_reject_queries = ALL");
+        RejectingQueries(cluster, i)
+    }
+}
+
+impl Drop for RejectingQueries<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.nodes[self.1]
+            .root_sql_command(None, "SET GLOBAL wsrep_reject_queries = NONE")
+            .output();
+    }
+}
+
+/// A URL's first node that accepts connections but refuses every query (error 1047, as a
+/// rejoining node does) is passed over by what a user runs with a host list: `next`, `tag
+/// list`, `tag set-step`, and `serve`'s start and its IDs. Each is answered by the next node,
+/// and no ID repeats.
+#[test]
+fn a_first_node_that_refuses_queries_is_passed_over_by_next_tag_commands_and_serve() {
+    let _one = serial();
+    let env = Env::new();
+    env.ok(0, &["tag", "add", "r", "--step", "100"]);
+    let before = parse_ids(&env.ok(1, &["next", "r", "-n", "3"]).stdout);
+    let url = env.cluster.url_list(&[0, 1, 2], &env.name);
+    let run = |args: &[&str]| {
+        let mut c = env.sandbox.leafctl_std();
+        c.arg("--db")
+            .arg(&url)
+            .args(args)
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .env("LEAF_LOG", "leafctl=debug");
+        support::run_ok(c)
+    };
+    let _rejecting = RejectingQueries::start(env.cluster, 0);
+    let refused = env.cmd(0, &["tag", "list"]).output().unwrap();
+    assert!(
+        !refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("1047"),
+        "node 0 alone should refuse with 1047: {}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    let mut ids = before;
+    ids.extend(parse_ids(&run(&["next", "r", "-n", "250"]).stdout));
+    let listed = String::from_utf8_lossy(&run(&["tag", "list"]).stdout).into_owned();
+    assert!(listed.contains('r'), "tag list: {listed}");
+    run(&["tag", "set-step", "r", "50"]);
+    assert_eq!(
+        env.cluster.nodes[1]
+            .root_sql(
+                Some(&env.name),
+                "SELECT step FROM leaf_alloc WHERE biz_tag = 'r'"
+            )
+            .trim(),
+        "50"
+    );
+
+    let mut c = env.sandbox.leafctl_std();
+    c.args(["--db", &url, "serve", "--segment"])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=info");
+    let server = Server::try_start(c).unwrap_or_else(|e| panic!("serve did not start: {e}"));
+    for _ in 0..20 {
+        let r = server.get("/api/segment/get/r");
+        assert_eq!(r.status, 200, "{}", r.body);
+        ids.push(r.body.trim().parse().unwrap());
+    }
+    server.stop_cleanly();
+    assert_unique(&mut ids);
+}

@@ -342,6 +342,20 @@ impl MysqlStore {
         )
     }
 
+    /// Statements that read, or write what running them again leaves the same, run where a
+    /// claim would: on the next host of the list when this one cannot serve (a Galera node
+    /// that is rejoining answers 1047 to every query), as a tag command is. `what` names them
+    /// in a conflict's message.
+    fn on_a_host<T>(
+        &self,
+        what: &str,
+        mut once: impl FnMut(&mut mysql::PooledConn) -> Result<T, mysql::Error>,
+    ) -> Result<T, SegmentError> {
+        self.command(what, |Checked { conn, poison, host }| {
+            once(conn).map_err(|e| self.attempt(poison, *host, e))
+        })
+    }
+
     /// One try of `add_tag` on `checked` ([`MysqlStore::command`]).
     fn add_tag_once(&self, checked: &mut Checked, new: &NewTag<'_>) -> Result<Added, Attempt> {
         let &NewTag {
@@ -467,13 +481,13 @@ impl AllocStore for MysqlStore {
     }
 
     fn init_schema(&self) -> Result<(), SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        for ddl in MYSQL_DDL {
-            conn.query_drop(ddl).map_err(|e| self.fail(&poison, e))?;
-        }
-        Ok(())
+        // `CREATE TABLE IF NOT EXISTS`: running it again changes nothing.
+        self.on_a_host("", |conn| {
+            for ddl in MYSQL_DDL {
+                conn.query_drop(ddl)?;
+            }
+            Ok(())
+        })
     }
 
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
@@ -491,34 +505,25 @@ impl AllocStore for MysqlStore {
     }
 
     fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
         let like = page.filter.like_pattern();
         let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
-        let rows: Vec<Row> = conn.exec(sql, params).map_err(|e| self.fail(&poison, e))?;
+        let rows: Vec<Row> = self.on_a_host("", |conn| conn.exec(&sql, params.clone()))?;
         Ok(rows.into_iter().map(row).collect())
     }
 
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
         let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
-        conn.exec(sql, params).map_err(|e| self.fail(&poison, e))
+        self.on_a_host("", |conn| conn.exec(&sql, params.clone()))
     }
 
     fn tags_fingerprint(&self) -> Result<Option<TagsFingerprint>, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
         // The server reads the names and sends two numbers.
-        let rows: Vec<(i64, u64)> = conn
-            .query(
+        let rows: Vec<(i64, u64)> = self.on_a_host("", |conn| {
+            conn.query(
                 "SELECT COUNT(*), CAST(COALESCE(BIT_XOR(CRC32(biz_tag)), 0) AS UNSIGNED) \
                  FROM leaf_alloc",
             )
-            .map_err(|e| self.fail(&poison, e))?;
+        })?;
         Ok(rows.first().map(|&(count, checksum)| TagsFingerprint {
             count: u64::try_from(count).unwrap_or(0),
             checksum,
@@ -526,12 +531,9 @@ impl AllocStore for MysqlStore {
     }
 
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        let rows: Vec<Row> = conn
-            .exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
-            .map_err(|e| self.fail(&poison, e))?;
+        let rows: Vec<Row> = self.on_a_host(tag, |conn| {
+            conn.exec(format!("{ROW_SQL} WHERE biz_tag = ?"), (tag,))
+        })?;
         Ok(rows.into_iter().next().map(row))
     }
 
@@ -551,52 +553,44 @@ impl AllocStore for MysqlStore {
     }
 
     fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        conn.exec_drop(
-            "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
-            (to, tag, from),
-        )
-        .map_err(|e| self.fail(&poison, e))?;
-        // `to` differs from `from`, so a matched row is a changed row.
-        Ok(conn.affected_rows() == 1)
+        // A compare-and-set: run again after it committed, it finds max_id moved and changes
+        // nothing (the range is then not handed back, a gap and never a repeat).
+        self.on_a_host(tag, |conn| {
+            conn.exec_drop(
+                "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+                (to, tag, from),
+            )?;
+            // `to` differs from `from`, so a matched row is a changed row.
+            Ok(conn.affected_rows() == 1)
+        })
     }
 
     fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        // information_schema first: no error to tell apart when the table was never made.
-        let exists: Vec<i64> = conn
-            .query(
+        let rows: Vec<(i64, i64)> = self.on_a_host("", |conn| {
+            // information_schema first: no error to tell apart when the table was never made.
+            let exists: Vec<i64> = conn.query(
                 "SELECT COUNT(*) FROM information_schema.tables \
                  WHERE table_schema = DATABASE() AND table_name = 'leaf_region'",
-            )
-            .map_err(|e| self.fail(&poison, e))?;
-        if exists.first().copied().unwrap_or(0) == 0 {
-            return Ok(None);
-        }
-        let rows: Vec<(i64, i64)> = conn
-            .query("SELECT region, regions FROM leaf_region WHERE id = 1")
-            .map_err(|e| self.fail(&poison, e))?;
+            )?;
+            if exists.first().copied().unwrap_or(0) == 0 {
+                return Ok(Vec::new());
+            }
+            conn.query("SELECT region, regions FROM leaf_region WHERE id = 1")
+        })?;
         rows.first()
             .map(|&(r, n)| crate::db::region_of_row(&self.name, r, n))
             .transpose()
     }
 
     fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        conn.query_drop(MYSQL_REGION_DDL)
-            .map_err(|e| self.fail(&poison, e))?;
-        conn.exec_drop(
-            "INSERT IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?, ?)",
-            (region.index(), region.count()),
-        )
-        .map_err(|e| self.fail(&poison, e))?;
-        Ok(())
+        // A create if missing and an insert that keeps a row already there: again, the same.
+        self.on_a_host("", |conn| {
+            conn.query_drop(MYSQL_REGION_DDL)?;
+            conn.exec_drop(
+                "INSERT IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?, ?)",
+                (region.index(), region.count()),
+            )
+        })
     }
 
     crate::segment::store::bounds_in_field!();
