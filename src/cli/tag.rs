@@ -457,7 +457,7 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
                         (true, _) => format!(
                             "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl{} next {}",
                             outcome.start,
-                            ctx.settings.region_flags_for_next(),
+                            ctx.settings.flags_for_next(),
                             tag_for_shell(&tag)
                         ),
                         (false, Some(r)) => format!(

@@ -340,6 +340,28 @@ fn generators_on_one_thread_never_see_each_others_tags() {
     assert_eq!(b.next_id("shared").unwrap(), 1_000_100);
 }
 
+/// `tag add` suggests the command that issues the tag's IDs, and the suggestion works as printed:
+/// given `--db`, it carries the URL (a password in it left out), so pasted it opens the
+/// database the tag was added to, not the default one.
+#[test]
+fn the_next_command_tag_add_suggests_issues_from_the_same_database() {
+    let sb = Sandbox::new();
+    let url = format!("sqlite://{}", sb.path().join("elsewhere.db").display());
+    sb.run_ok(["--db", &url, "db", "init"]);
+    let out = sb.run_ok(["--db", &url, "tag", "add", "order", "--start", "7000"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let suggested = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("next: "))
+        .unwrap_or_else(|| panic!("no suggested command in {text:?}"));
+    assert_eq!(suggested, format!("leafctl --db {url} next order"));
+    let args: Vec<&str> = support::words(suggested).into_iter().skip(1).collect();
+    let ids = support::parse_ids(&sb.run_ok(&args).stdout);
+    assert_eq!(ids, [7000], "{suggested}");
+    // Without --db the default database has no such tag: the flag is what makes it work.
+    sb.assert_refused(&["next", "order"], 2, "unknown tag \"order\" in sqlite:");
+}
+
 /// The command a hint prints can be pasted into a shell as it is (issue 18 #13), and a tag of
 /// invisible characters is refused like whitespace (#14).
 #[test]

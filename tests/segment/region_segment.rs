@@ -100,9 +100,13 @@ fn two_regions(dbs: &Dbs) {
     for (url, r) in [(old, 0), (new, 1)] {
         let out = run(&sb, url, Some(r), &["tag", "add", "pay", "--step", "7"]);
         assert!(out.status.success(), "{}", stderr(&out));
-        // The next command it suggests carries the region, without which it would be refused.
+        // The next command it suggests carries the database and the region, without which it
+        // would open another database or be refused.
         let said = String::from_utf8_lossy(&out.stdout);
-        let next = format!("next: leafctl --region {r} --regions 2 next pay\n");
+        let next = format!(
+            "next: leafctl --db {} --region {r} --regions 2 next pay\n",
+            leafctl::db::url_without_password(url)
+        );
         assert!(said.contains(&next), "{said}");
     }
     let mut pay: Vec<u64> = Vec::new();

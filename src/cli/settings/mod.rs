@@ -154,16 +154,22 @@ impl Settings {
             .collect()
     }
 
-    /// ` --region R --regions N` when the region came from the command line, else empty: what
-    /// a command suggested next must carry to open the same region's stores (from the
-    /// environment or the config file it is found again).
-    pub fn region_flags_for_next(&self) -> String {
-        match self.region {
-            Some(r) if self.given.contains(&"region") || self.given.contains(&"regions") => {
-                format!(" --region {} --regions {}", r.index(), r.count())
-            }
-            _ => String::new(),
+    /// The flags a command suggested next must carry to open the same stores: ` --db URL`
+    /// (without its password) when the database came from the command line, and ` --region R
+    /// --regions N` when the region did, each quoted for a shell. From the environment or the
+    /// config file they are found again.
+    pub fn flags_for_next(&self) -> String {
+        let mut flags = String::new();
+        if self.given.contains(&"db.url") {
+            let url = leafctl::db::url_without_password(&self.db_url.value);
+            flags.push_str(&format!(" --db {}", leafctl::segment::tag_for_shell(&url)));
         }
+        if let Some(r) = self.region
+            && (self.given.contains(&"region") || self.given.contains(&"regions"))
+        {
+            flags.push_str(&format!(" --region {} --regions {}", r.index(), r.count()));
+        }
+        flags
     }
 }
 
