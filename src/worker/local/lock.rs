@@ -1,4 +1,5 @@
-//! Waiting for the lock another process holds, and telling a stopped holder from a busy one.
+//! Waiting for the lock another process holds, telling a stopped holder from a busy one, and a
+//! lock this process released from one another holds.
 
 use std::fs::{self, File, TryLockError};
 use std::path::Path;
@@ -50,6 +51,30 @@ pub(super) fn wait_for_lock(
         }
     }
 }
+
+/// Takes the lock; when this very process is its recorded holder (it released it a moment ago)
+/// and it is still taken, tries again for up to [`RELEASED_HERE_GRACE`]. A lock (`flock`)
+/// belongs to the open file, which a child process being started by another thread shares until
+/// it runs its program: for that moment the released lock stays taken, and a run of this process
+/// that takes it again at once (a restart in a library user, `--no-wait`) would be refused as if
+/// another process held it.
+pub(super) fn try_lock_released_here(lock: &File, lock_path: &Path) -> Result<(), TryLockError> {
+    let deadline = std::time::Instant::now() + RELEASED_HERE_GRACE;
+    loop {
+        match lock.try_lock() {
+            Err(TryLockError::WouldBlock)
+                if std::time::Instant::now() < deadline
+                    && lock_holder(lock_path) == Some(std::process::id()) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long a lock this process released may stay taken by a child starting meanwhile.
+const RELEASED_HERE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The process id the holder of a lock file wrote into it, if readable.
 fn lock_holder(lock_path: &Path) -> Option<u32> {

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::lock::wait_for_lock;
+use super::lock::{try_lock_released_here, wait_for_lock};
 use crate::snowflake::MAX_LEAD_MS;
 use crate::worker::WorkerError;
 use crate::worker::files::{StateError, ensure_dir, io, open_lock_file, write_atomically};
@@ -74,7 +74,7 @@ impl LocalStore {
         ensure_dir(&self.dir)?;
         let lock = open_lock_file(&self.lock_path)
             .map_err(io("cannot open lock file", &self.lock_path))?;
-        match lock.try_lock() {
+        match try_lock_released_here(&lock, &self.lock_path) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 wait_for_lock(

@@ -242,3 +242,38 @@ fn a_record_further_ahead_than_its_run_could_put_it_is_refused() {
     // A lead that covers it continues at once (the IDs stay within this run's lead).
     successor(&dir, &clock, 10_000, 12_000 + RESERVATION_WINDOW_MS - 1);
 }
+
+/// A lock this process released stays taken while a child process started meanwhile (by any
+/// thread) still shares its open file, until the child runs its program or exits. Taking the
+/// worker id again at once with `no_wait` then waits for that moment (up to 1 s) instead of
+/// being refused as if another process held it. The child here keeps the lock's file open for
+/// 300 ms, as a child that is slow to start would.
+#[test]
+fn a_lock_released_while_a_child_shares_its_file_is_taken_again_with_no_wait() {
+    use std::os::unix::process::CommandExt;
+    let (dir, clock) = fresh();
+    let first = lease(&dir, &clock, 4, 0).unwrap();
+    let lock_path = dir.path().join("snowflake-leaf-4.lock");
+    let fd: i32 = fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| fs::read_link(e.path()).is_ok_and(|p| p == lock_path))
+        .and_then(|e| e.file_name().to_str()?.parse().ok())
+        .expect("the lease's lock file is open");
+    let mut command = std::process::Command::new("sleep");
+    command.arg("0.3");
+    // SAFETY: fcntl is async-signal-safe; it only clears close-on-exec on `fd` in the child.
+    unsafe {
+        command.pre_exec(move || {
+            libc::fcntl(fd, libc::F_SETFD, 0);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    first.finish(None).unwrap();
+    drop(first);
+    let again = lease(&dir, &clock, 4, 0);
+    let _ = child.wait();
+    let again = again.unwrap_or_else(|e| panic!("refused after its own release: {e}"));
+    again.finish(None).unwrap();
+}
