@@ -149,6 +149,8 @@ impl SegmentGenerator {
         // Keep the buffers filling for the single-ID path meanwhile.
         request_preload(&buffer, inner);
         if let Some(refused) = buffer.batch_refusal(count) {
+            // As for a single ID (`take::next_slow`): the answer and the troubled list agree.
+            inner.update_troubled(&buffer);
             return Err(refused);
         }
         let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;

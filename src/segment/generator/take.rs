@@ -52,7 +52,12 @@ fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentE
         if let Some(id) = take(buffer, inner) {
             return Ok(id);
         }
-        match buffer.slow_path(deadline)? {
+        let slow = buffer.slow_path(deadline).inspect_err(|_| {
+            // The loader wakes this caller before it lists the tag as troubled: list it here
+            // too, so what `/metrics` and the status page say next agrees with this answer.
+            inner.update_troubled(buffer);
+        })?;
+        match slow {
             Slow::Retry => {}
             Slow::StartLoad => {
                 if inner.tx.send(Msg::Load(buffer.clone())).is_err() {

@@ -101,3 +101,26 @@ fn an_unknown_tag_asked_for_while_down_is_unreachable_not_unknown() {
     store.add("new", 7, 10, None, false).unwrap();
     assert_eq!(g.next_id("new").unwrap(), 7);
 }
+
+/// A caller told a tag is used up finds it among the troubled tags at once (what `/metrics` and
+/// the status page list as needing attention), not only once the loader, which woke the caller
+/// before it updated that list, gets to it. 300 tags, each used up at its first load.
+#[test]
+fn a_tag_a_caller_was_told_is_used_up_is_troubled_as_the_answer_returns() {
+    let rows: Vec<(String, i64, i64)> = (0..300)
+        .map(|i| (format!("t{i:03}"), i64::MAX, 10))
+        .collect();
+    let rows: Vec<(&str, i64, i64)> = rows.iter().map(|(t, s, n)| (t.as_str(), *s, *n)).collect();
+    let store = table(&rows);
+    let g = builder(&store).build().unwrap();
+    for &(tag, _, _) in &rows {
+        match g.next_id(tag) {
+            Err(SegmentError::Exhausted { .. }) => {}
+            other => panic!("{tag}: {other:?}"),
+        }
+        assert!(
+            g.troubled().iter().any(|v| v.tag == tag),
+            "{tag} was answered used up but is not troubled yet"
+        );
+    }
+}
