@@ -9,9 +9,11 @@ use super::*;
 #[test]
 fn an_idle_buffer_goes_and_its_tag_claims_anew_above_its_old_ids() {
     let store = table(&[("a", 1, 100), ("b", 1, 100)]);
+    // Idle for 1 s, not 0: with 0 a refresh between two of the 30 calls below (a thread
+    // descheduled for a few ms on a busy machine) drops the buffer in the middle of them.
     let g = builder(&store)
         .refresh_interval(Duration::from_millis(2))
-        .idle_timeout(Duration::ZERO)
+        .idle_timeout(Duration::from_secs(1))
         .build()
         .unwrap();
     assert_eq!(
@@ -52,7 +54,9 @@ fn an_idle_buffer_goes_and_its_tag_claims_anew_above_its_old_ids() {
 #[test]
 fn a_buffer_in_use_is_not_dropped() {
     let store = table(&[("t", 1, 1000)]);
-    let idle = Duration::from_millis(150);
+    // Far above the 2 ms between calls, so only a stall of the whole test thread longer than
+    // this (not seen) could pass for idleness.
+    let idle = Duration::from_millis(500);
     let g = builder(&store)
         .refresh_interval(Duration::from_millis(2))
         .idle_timeout(idle)
