@@ -2,7 +2,7 @@
 //! segment store ([`PostgresStore`]) and the worker-id registry ([`PostgresRegistry`]).
 //!
 //! The folder's failures live here, at its root, beside its map: PostgreSQL's failures, sorted
-//! by what the caller can do about them ([`FailureKind`]), as the connection, the segment store
+//! by what the caller can do about them (`FailureKind`), as the connection, the segment store
 //! and the registry's lease store read them.
 
 pub(super) mod conn;
