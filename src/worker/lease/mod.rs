@@ -114,9 +114,8 @@ pub(crate) struct LeaseCore<S: LeaseStore> {
 /// after `record` (a predecessor's bound: every earlier time may have been used), or fails with
 /// `behind(now)` when the record is further ahead of the clock than its writer could have put it
 /// (its allowance, else [`MAX_RESERVATION_WAIT_MS`]). An exact record of a run without a lead
-/// (allowance 0) ahead by a step the generator waits out
-/// ([`MAX_TOLERATED_ROLLBACK_MS`](crate::snowflake::MAX_TOLERATED_ROLLBACK_MS)) is left to it;
-/// further ahead, it is refused here like any other.
+/// (allowance 0) is left to the generator, which waits out a step back of a few ms and refuses a
+/// larger one.
 pub(crate) fn wait_out(
     clock: &dyn Clock,
     worker: u64,
@@ -154,10 +153,7 @@ pub(crate) fn wait_out(
         clock.sleep_until_ms(until);
         return Ok(());
     }
-    // An exact record of a run without a lead: a step back the generator waits out (a few ms)
-    // is left to it; a larger one is this clock behind, refused here at the start rather than
-    // at every ID until the clock passes it.
-    if record.ahead_allowance_ms == Some(0) && wait <= crate::snowflake::MAX_TOLERATED_ROLLBACK_MS {
+    if record.ahead_allowance_ms == Some(0) {
         return Ok(());
     }
     Err(behind(now))
