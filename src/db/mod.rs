@@ -7,6 +7,16 @@
 //! place a URL becomes a backend), the choice of host among a URL's list and the failover
 //! between them ([`FAILBACK_AFTER`]), the timeouts, the redaction of passwords
 //! ([`redact_url`]) and the rules of the worker-id table ([`TableError`]).
+//!
+//! ## Following one database
+//!
+//! A database with a worker-id registry (MySQL, PostgreSQL) has the same files: `mod.rs` (the
+//! folder's map and its failures), `url.rs` (its URL, host list and TLS options), `conn.rs` (a
+//! connection whose every statement is bounded), `store.rs` (the segment store), `registry.rs`
+//! (listing and reclaiming worker ids, the session) and `lease_store.rs` (taking and holding one,
+//! by the table's rules in `table_registry.rs`). With this file and `table_registry.rs`, that is
+//! all the database does: eight files, none of them another database's. SQLite, without a
+//! registry, is one file.
 
 pub mod jdbc;
 pub mod mysql;
