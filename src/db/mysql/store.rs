@@ -553,16 +553,20 @@ impl AllocStore for MysqlStore {
     }
 
     fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
-        // A compare-and-set: run again after it committed, it finds max_id moved and changes
-        // nothing (the range is then not handed back, a gap and never a repeat).
-        self.on_a_host(tag, |conn| {
-            conn.exec_drop(
-                "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
-                (to, tag, from),
-            )?;
-            // `to` differs from `from`, so a matched row is a changed row.
-            Ok(conn.affected_rows() == 1)
-        })
+        // Tried once, on the host in use, and never again (unlike every other statement here):
+        // it moves max_id down, so a second try after an answer lost with its host could find
+        // max_id back at `from` after someone else's claim above `to` and hand that claim's
+        // range out again. A hand-back that fails leaves a gap, never a repeat.
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        conn.exec_drop(
+            "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+            (to, tag, from),
+        )
+        .map_err(|e| self.fail(&poison, e))?;
+        // `to` differs from `from`, so a matched row is a changed row.
+        Ok(conn.affected_rows() == 1)
     }
 
     fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
