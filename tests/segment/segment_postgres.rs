@@ -54,6 +54,72 @@ impl Env {
     }
 }
 
+/// Tag commands on PostgreSQL are tried as claims are, as on MySQL: a `set-step` or a `bump` that
+/// loses a serialization conflict (40001) twice runs again and succeeds unseen; one that loses
+/// every try is one error naming the conflict after 10 tries, exit 1, nothing changed. A trigger
+/// that raises 40001 while a sequence (which no rollback undoes) counts the tries stands in for
+/// the conflicts of a PostgreSQL-wire engine, which PostgreSQL itself rarely gives a single-row
+/// update.
+#[test]
+fn tag_commands_that_lose_a_conflict_are_retried_then_reported_once() {
+    let env = Env::new();
+    env.ok(&["tag", "add", "c", "--step", "10"]);
+    let sql = |q: &str| env.pg.sql(Some(&env.name), q);
+    sql(
+        "CREATE SEQUENCE tries; CREATE TABLE lose_until (n bigint NOT NULL); \
+         INSERT INTO lose_until VALUES (0); \
+         CREATE FUNCTION lose() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$ \
+         BEGIN IF nextval('tries') <= (SELECT n FROM lose_until) THEN \
+         RAISE EXCEPTION 'could not serialize access due to concurrent update' \
+         USING ERRCODE = '40001'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER lose BEFORE UPDATE ON leaf_alloc FOR EACH ROW EXECUTE FUNCTION lose()",
+    );
+    let lose_next = |n: i64| {
+        sql(&format!(
+            "UPDATE lose_until SET n = {n}; SELECT setval('tries', 1, false)"
+        ));
+    };
+    let step = || sql("SELECT step FROM leaf_alloc WHERE biz_tag = 'c'");
+
+    // Two conflicts, then each command goes through: no error, the change made.
+    lose_next(2);
+    env.ok(&["tag", "set-step", "c", "50"]);
+    assert_eq!(step(), "50");
+    lose_next(2);
+    env.ok(&["tag", "bump", "c", "--to", "5000"]);
+    assert_eq!(env.max_id("c"), 5000);
+
+    // Every try conflicts: one clear error after the last try, nothing changed.
+    lose_next(1_000_000_000);
+    for args in [
+        &["tag", "set-step", "c", "70"][..],
+        &["tag", "bump", "c", "--to", "9000"],
+    ] {
+        let started = Instant::now();
+        let out = env.run(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        support::assert_contains_all(
+            &err,
+            &[
+                "lost a write conflict 10 times in a row",
+                "could not serialize",
+                "hint:",
+            ],
+        );
+        assert_eq!(err.matches("error:").count(), 1, "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "bounded backoff"
+        );
+    }
+    assert_eq!(
+        (step().as_str(), env.max_id("c")),
+        ("50", 5000),
+        "nothing changed"
+    );
+}
+
 /// The contract's database: a fresh one with the table made by `leafctl db init`.
 fn fixture() -> support::segment_contract::SegmentDb {
     let env = Env::new();

@@ -221,16 +221,7 @@ impl PostgresStore {
             }
         };
         let conn = self.conn().map_err(Attempt::Failed)?;
-        let host = conn.host;
-        let attempt = |f: PgFailure| {
-            if f.is_conflict() {
-                Attempt::Conflict(f.to_string())
-            } else if f.host_cannot_serve() {
-                Attempt::HostDown(self.err(f), host)
-            } else {
-                Attempt::Failed(self.err(f))
-            }
-        };
+        let attempt = |f: PgFailure| self.attempt(conn.host, f);
         let rows = conn
             .query(
                 CLAIM_SQL,
@@ -278,6 +269,37 @@ impl PostgresStore {
         check_claim(tag, &self.bounds, max_id, custom.unwrap_or(table_step))
             .map_err(Attempt::Failed)?;
         Err(Attempt::Conflict("the row changed during the claim".into()))
+    }
+
+    /// How a statement's failure on host `host` ends one try of a claim or a tag command: a lost
+    /// conflict (40001 serialization, 40P01 deadlock: nothing was written), a host that cannot
+    /// serve (a standby, shutting down, gone), or the answer.
+    fn attempt(&self, host: usize, f: PgFailure) -> Attempt {
+        if f.is_conflict() {
+            Attempt::Conflict(f.to_string())
+        } else if f.host_cannot_serve() {
+            Attempt::HostDown(self.err(f), host)
+        } else {
+            Attempt::Failed(self.err(f))
+        }
+    }
+
+    /// A tag command tried as a claim is ([`with_retries`]), as on MySQL: `once` is one try of
+    /// its statements on a connection to the host in use; a lost conflict runs it again after a
+    /// jittered wait, a host that cannot serve hands it to the next host of the list. Only for
+    /// commands that are safe to run twice (each try reads what it changes afresh).
+    fn command<T>(
+        &self,
+        tag: &str,
+        mut once: impl FnMut(&Lease<'_>) -> Result<T, Attempt>,
+    ) -> Result<T, SegmentError> {
+        with_retries(
+            self.name(),
+            tag,
+            self.active.len(),
+            || once(&self.conn().map_err(Attempt::Failed)?),
+            |host, e| self.advance(host, e),
+        )
     }
 
     /// Whether a table of that name is visible on the search path.
@@ -568,14 +590,15 @@ impl AllocStore for PostgresStore {
     }
 
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        let conn = self.conn()?;
-        let changed = conn
-            .execute(
+        // Setting the same step again changes nothing: safe to try again.
+        let changed = self.command(tag, |conn| {
+            conn.execute(
                 "UPDATE leaf_alloc SET step = $1::bigint, update_time = CURRENT_TIMESTAMP \
                  WHERE biz_tag = $2::text",
                 vec![step.into(), tag.into()],
             )
-            .map_err(|f| self.err(f))?;
+            .map_err(|f| self.attempt(conn.host, f))
+        })?;
         if changed == 0 {
             return Err(unknown_tag(tag, self.name()));
         }
@@ -695,28 +718,39 @@ impl AllocStore for PostgresStore {
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        let conn = self.conn()?;
-        bump_with_retries(
-            self.name(),
-            tag,
-            to,
-            || {
-                let sql = "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text";
-                self.first_value(&conn, sql, vec![tag.into()])
-            },
-            // One autocommit statement that can only move the row forward.
-            |max_id| {
-                let changed = conn
-                    .execute(
-                        "UPDATE leaf_alloc SET max_id = $1::bigint, \
-                         update_time = CURRENT_TIMESTAMP \
-                         WHERE biz_tag = $2::text AND max_id = $3::bigint",
-                        vec![to.into(), tag.into(), max_id.into()],
-                    )
-                    .map_err(|f| self.err(f))?;
-                Ok(changed == 1)
-            },
-        )
+        // The whole read-and-compare-and-set is one try: it only moves the row forward, so a
+        // try again after a lost answer finds the row at `to` and is done.
+        self.command(tag, |conn| {
+            let attempt = |f: PgFailure| self.attempt(conn.host, f);
+            bump_with_retries(
+                self.name(),
+                tag,
+                to,
+                || {
+                    let rows = conn
+                        .query(
+                            "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text",
+                            vec![tag.into()],
+                        )
+                        .map_err(attempt)?;
+                    rows.first()
+                        .map(|r| r.try_get(0).map_err(|e| Attempt::Failed(self.decode(e))))
+                        .transpose()
+                },
+                // One autocommit statement that can only move the row forward.
+                |max_id| {
+                    let changed = conn
+                        .execute(
+                            "UPDATE leaf_alloc SET max_id = $1::bigint, \
+                             update_time = CURRENT_TIMESTAMP \
+                             WHERE biz_tag = $2::text AND max_id = $3::bigint",
+                            vec![to.into(), tag.into(), max_id.into()],
+                        )
+                        .map_err(attempt)?;
+                    Ok(changed == 1)
+                },
+            )
+        })
     }
 }
 
