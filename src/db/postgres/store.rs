@@ -305,23 +305,25 @@ impl PostgresStore {
     /// Whether a table of that name is visible on the search path.
     fn table_exists(&self, table: &str) -> Result<bool, SegmentError> {
         let sql = "SELECT to_regclass($1::text) IS NOT NULL";
-        let exists = self.first_value(&self.conn()?, sql, vec![table.into()])?;
+        let exists = self.first_value(&self.conn()?, sql, vec![table.into()], |f| self.err(f))?;
         Ok(exists.unwrap_or(false))
     }
 
-    /// The first column of the first row `sql` answers on `conn`, if it answers one.
-    fn first_value<T>(
+    /// The first column of the first row `sql` answers on `conn`, if it answers one; a failed
+    /// statement is `fail`'s error (a store error, or how it ends one try of a command).
+    fn first_value<T, E: From<SegmentError>>(
         &self,
         conn: &Lease<'_>,
         sql: &str,
         params: Vec<Param>,
-    ) -> Result<Option<T>, SegmentError>
+        fail: impl FnOnce(PgFailure) -> E,
+    ) -> Result<Option<T>, E>
     where
         T: for<'r> tokio_postgres::types::FromSql<'r>,
     {
-        let rows = conn.query(sql, params).map_err(|f| self.err(f))?;
+        let rows = conn.query(sql, params).map_err(fail)?;
         rows.first()
-            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+            .map(|r| r.try_get(0).map_err(|e| E::from(self.decode(e))))
             .transpose()
     }
 
@@ -397,8 +399,12 @@ impl PostgresStore {
     fn removed_max_id(&self, tag: &str) -> Result<Option<i64>, SegmentError> {
         let sql =
             "SELECT NULLIF(max_id, $2::bigint) FROM leaf_alloc_removed WHERE biz_tag = $1::text";
-        let removed: Option<Option<i64>> =
-            self.first_value(&self.conn()?, sql, vec![tag.into(), NO_TOMBSTONE.into()])?;
+        let removed: Option<Option<i64>> = self.first_value(
+            &self.conn()?,
+            sql,
+            vec![tag.into(), NO_TOMBSTONE.into()],
+            |f| self.err(f),
+        )?;
         Ok(removed.flatten())
     }
 
@@ -727,15 +733,8 @@ impl AllocStore for PostgresStore {
                 tag,
                 to,
                 || {
-                    let rows = conn
-                        .query(
-                            "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text",
-                            vec![tag.into()],
-                        )
-                        .map_err(attempt)?;
-                    rows.first()
-                        .map(|r| r.try_get(0).map_err(|e| Attempt::Failed(self.decode(e))))
-                        .transpose()
+                    let sql = "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text";
+                    self.first_value(conn, sql, vec![tag.into()], attempt)
                 },
                 // One autocommit statement that can only move the row forward.
                 |max_id| {
