@@ -344,14 +344,15 @@ impl MysqlStore {
 
     /// Statements that read, or write what running them again leaves the same, run where a
     /// claim would: on the next host of the list when this one cannot serve (a Galera node
-    /// that is rejoining answers 1047 to every query), as a tag command is. `what` names them
-    /// in a conflict's message.
+    /// that is rejoining answers 1047 to every query), as a tag command is. `tag`: the tag they
+    /// concern, for a conflict's message (empty for statements over the whole table, which
+    /// take no row locks a conflict could come from).
     fn on_a_host<T>(
         &self,
-        what: &str,
+        tag: &str,
         mut once: impl FnMut(&mut mysql::PooledConn) -> Result<T, mysql::Error>,
     ) -> Result<T, SegmentError> {
-        self.command(what, |Checked { conn, poison, host }| {
+        self.command(tag, |Checked { conn, poison, host }| {
             once(conn).map_err(|e| self.attempt(poison, *host, e))
         })
     }
