@@ -345,8 +345,7 @@ impl MysqlStore {
     /// Statements that read, or write what running them again leaves the same, run where a
     /// claim would: on the next host of the list when this one cannot serve (a Galera node
     /// that is rejoining answers 1047 to every query), as a tag command is. `tag`: the tag they
-    /// concern, for a conflict's message (empty for statements over the whole table, which
-    /// take no row locks a conflict could come from).
+    /// concern, for a conflict's message (empty for statements not about one tag).
     fn on_a_host<T>(
         &self,
         tag: &str,
