@@ -257,27 +257,15 @@ pub const MIN_REGISTRY_WAIT_TIMEOUT: Duration = Duration::from_secs(6);
 /// (one year), applied to every database.
 pub const MAX_REGISTRY_WAIT_TIMEOUT_S: u64 = 31_536_000;
 
-/// Hides the password of `scheme://user:password@host/...` for messages.
+/// Hides the passwords of a URL (`user:password@`, a `password` query parameter) for messages.
 pub fn redact_url(url: &str) -> String {
-    with_password(url, ":***@")
-}
-
-/// `url` with its password (if it has one) replaced by what stands between user and host in
-/// `between` (`":***@"`, or `"@"` to leave it out).
-fn with_password(url: &str, between: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://")
-        && let Some((creds, host)) = rest.rsplit_once('@')
-        && let Some((user, _)) = creds.split_once(':')
-    {
-        return format!("{scheme}://{user}{between}{host}");
-    }
-    url.to_string()
+    crate::text::url_hiding_password(url, Some("***"))
 }
 
 /// `url` with its password left out (`scheme://user@host/...`), for a command to suggest: the
 /// password comes from `LEAF_DB_PASSWORD` or a password file, never from a printed line.
 pub fn url_without_password(url: &str) -> String {
-    with_password(url, "@")
+    crate::text::url_hiding_password(url, None)
 }
 
 /// The region a `leaf_region` row holds (`region`, `regions`); a row that is no region is

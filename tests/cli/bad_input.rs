@@ -269,6 +269,27 @@ fn bad_ids_for_decode_are_reported_one_by_one() {
     }
 }
 
+/// A URL refused for a typo in its query never shows a password given in that query (the MySQL
+/// driver reads `password=`), in any case of the key, nor one in the user part.
+#[test]
+fn a_refused_url_never_shows_its_password() {
+    let sb = Sandbox::new();
+    for url in [
+        "mysql://u@127.0.0.1:1/d?password=hunter22q&tsl=true",
+        "mysql://u@127.0.0.1:1/d?PASSWORD=hunter22q&tsl=true",
+        "mysql://u:hunter22q@127.0.0.1:1/d?tsl=true",
+        "postgres://u@127.0.0.1:1/d?password=hunter22q",
+    ] {
+        let out = sb.run(["--db", url, "tag", "list"]);
+        assert_usage_error(&out, "unknown parameter", url);
+        let err = stderr(&out);
+        assert!(
+            !err.contains("hunter22q") && err.contains("***"),
+            "{url}: {err}"
+        );
+    }
+}
+
 #[test]
 fn bad_config_files_are_usage_errors_on_one_line() {
     let sb = Sandbox::new();
