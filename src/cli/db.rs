@@ -106,7 +106,12 @@ pub fn open(ctx: &Context) -> anyhow::Result<Box<dyn AllocStore>> {
         OpenMode::Existing
     };
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    Ok(DbAddress::parse(&s.db_url.value)?.open_in_region(password, mode, s.region)?)
+    let (store, to_record) =
+        DbAddress::parse(&s.db_url.value)?.open_in_region_unrecorded(password, mode, s.region)?;
+    if to_record.is_some() {
+        ctx.region_to_record.set(to_record);
+    }
+    Ok(store)
 }
 
 #[derive(Serialize)]

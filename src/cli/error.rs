@@ -219,8 +219,14 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         E::OutsideBlock { tag, floor, .. } => {
             let t = leafctl::segment::tag_for_shell(tag);
             format!(
-                "the row was not made in this region (a tag added before the region was set, a database restored from another region's backup): if this database is this region's, and no ID of the tag at or above {floor} was issued anywhere, move it into the block with `leafctl tag bump {t} {floor}`; `leafctl region check` compares the regions' databases"
+                "the row was not made in this region (a tag added before the region was set, a database restored from another region's backup): if this database is this region's, and no ID of the tag at or above {floor} was issued anywhere, move it into the block with `leafctl tag bump {t} --to {floor}` (without --region/--regions while the database records no region); `leafctl region check` compares the regions' databases"
             )
+        }
+        E::TooFew { left, .. } => format!(
+            "ask for {left} or fewer; then move the tag's users to a new tag (`leafctl tag add NEW`)"
+        ),
+        E::RemovedBelowBlock { .. } => {
+            "this database issued IDs of another region's block: make it that region's (`leafctl region show` says what it records), or give this region a database of its own (`leafctl region add --from THIS_URL --db NEW_URL ...` seeds one)".into()
         }
         E::Region(r) => r.hint(),
         E::SameRegion { .. } => {

@@ -134,6 +134,20 @@ pub struct Context {
     pub rows: RowFormat,
     pub quiet: bool,
     pub settings: Settings,
+    /// The region given to a database that records none yet ([`db::open`]): recorded once the
+    /// command succeeded, so a refused command records nothing.
+    pub region_to_record: std::cell::Cell<Option<leafctl::segment::RegionToRecord>>,
+}
+
+impl Context {
+    /// Records the region [`db::open`] left to record, if any: once the command succeeded (or,
+    /// for `serve`, started).
+    pub fn record_region(&self, store: &dyn leafctl::segment::AllocStore) -> anyhow::Result<()> {
+        if let Some(r) = self.region_to_record.take() {
+            r.record(store)?;
+        }
+        Ok(())
+    }
 }
 
 fn init_logging(verbose: u8, quiet: bool) {
@@ -206,8 +220,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         rows: cli.global.output,
         quiet: cli.global.quiet,
         settings,
+        region_to_record: std::cell::Cell::new(None),
     };
-    match cli.command {
+    let outcome = match cli.command {
         Command::Next(args) => next::run(&ctx, args),
         Command::Serve(_) => serve::run(&ctx),
         Command::Decode(args) => decode::run(&ctx, args),
@@ -216,7 +231,16 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Region(cmd) => region::run(&ctx, cmd),
         Command::Workers(cmd) => workers::run(&ctx, cmd),
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
+    };
+    // A region given to a database that records none is recorded once the command succeeded.
+    if outcome.is_ok() && ctx.region_to_record.get().is_some() {
+        let s = &ctx.settings;
+        let password = s.db_password.as_ref().map(|p| p.value.as_str());
+        let store =
+            leafctl::db::DbAddress::parse(&s.db_url.value)?.open_for_inspection(password)?;
+        ctx.record_region(store.as_ref())?;
     }
+    outcome
 }
 
 /// The command's name as typed, subcommand included (`tag show`), for messages.

@@ -112,6 +112,10 @@ struct AddReport {
     new: Mark,
     tags_added: u64,
     tags_existing: Vec<String>,
+    /// Removed tags whose tombstones were carried over (their IDs reached the new block).
+    tombstones_carried: u64,
+    /// Tags not added: a removed tag of the name used the new block up.
+    tags_used_up: Vec<String>,
 }
 
 fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
@@ -131,9 +135,16 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
             "give --db the new region's own database",
         ));
     }
-    // The old database first: nothing is written to the new one when the old one is refused.
+    // Both databases are checked before either records its region: a refused `region add`
+    // records nothing anywhere.
     let prepared = regions::prepare_old_region(old.as_ref(), region)?;
-    let new = new_address.open_in_region(password, OpenMode::CreateSchema, Some(region))?;
+    let (new, new_to_record) =
+        new_address.open_in_region_unrecorded(password, OpenMode::CreateSchema, Some(region))?;
+    regions::check_carry(old.as_ref(), prepared.region, new.as_ref())?;
+    prepared.record(old.as_ref())?;
+    if let Some(r) = new_to_record {
+        r.record(new.as_ref())?;
+    }
     new_address.init_registry_table(password)?;
     let quiet = ctx.quiet;
     let seeded = regions::seed_tags(old.as_ref(), new.as_ref(), |done| {
@@ -147,6 +158,8 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
         new: mark(new.describe(), Some(region)),
         tags_added: seeded.added,
         tags_existing: seeded.existing,
+        tombstones_carried: seeded.tombstones,
+        tags_used_up: seeded.used_up,
     };
     match ctx.output {
         OutputFormat::Json => print_json(&report),
@@ -163,6 +176,19 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
                 report.tags_added,
                 region.segment_block().start,
             );
+            if report.tombstones_carried > 0 {
+                text.push_str(&format!(
+                    "\n{} removed tag(s) had issued IDs in the new block: their tombstones were carried over, so a re-add there starts above them",
+                    report.tombstones_carried
+                ));
+            }
+            if !report.tags_used_up.is_empty() {
+                text.push_str(&format!(
+                    "\n{} tag(s) were not added: a removed tag of the name issued IDs up to the new block's end, so the name has none left there: {}",
+                    report.tags_used_up.len(),
+                    excerpt_list(&report.tags_used_up)
+                ));
+            }
             if !report.tags_existing.is_empty() {
                 text.push_str(&format!(
                     "\n{} tag(s) were there already and were left as they are: {}",

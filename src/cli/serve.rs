@@ -94,6 +94,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         let generator = SegmentGenerator::builder(Arc::from(store))
             .on_load(observer)
             .build()?;
+        // Started: a region given to a database that records none is recorded now.
+        ctx.record_region(generator.store())?;
         let tags = generator.tag_count();
         modes.push(format!(
             "segment on {} ({tags} tag{})",

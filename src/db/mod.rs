@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use self::mysql::{MysqlOptions, MysqlRegistry};
 use self::postgres::{PostgresOptions, PostgresRegistry};
 use crate::region::Region;
-use crate::segment::{AllocStore, SegmentError};
+use crate::segment::{AllocStore, RegionToRecord, SegmentError};
 use crate::worker::{Registry, RegistryKind, RegistrySettings, WorkerError};
 pub use table_registry::TableError;
 
@@ -380,9 +380,24 @@ impl DbAddress {
         mode: OpenMode,
         region: Option<Region>,
     ) -> Result<Box<dyn AllocStore>, SegmentError> {
-        let mut store = (self.database.open_store)(&self.url, password, mode)?;
-        crate::segment::enter_region(store.as_mut(), region)?;
+        let (store, to_record) = self.open_in_region_unrecorded(password, mode, region)?;
+        if let Some(r) = to_record {
+            r.record(store.as_ref())?;
+        }
         Ok(store)
+    }
+
+    /// [`DbAddress::open_in_region`] for a command that may still be refused: a region the
+    /// database does not record yet is returned, to record once the command succeeded.
+    pub fn open_in_region_unrecorded(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+        region: Option<Region>,
+    ) -> Result<(Box<dyn AllocStore>, Option<RegionToRecord>), SegmentError> {
+        let mut store = (self.database.open_store)(&self.url, password, mode)?;
+        let to_record = crate::segment::enter_region(store.as_mut(), region)?;
+        Ok((store, to_record))
     }
 
     /// Opens the segment store without checking the region recorded in it, and without confining
@@ -404,7 +419,10 @@ impl DbAddress {
         region: Option<Region>,
     ) -> Result<(), SegmentError> {
         let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
-        crate::segment::check_region(store.as_ref(), region)
+        match crate::segment::check_region(store.as_ref(), region)? {
+            Some(r) => r.record(store.as_ref()),
+            None => Ok(()),
+        }
     }
 
     /// The statements that record `region` in a new database (`leafctl db init --print` with a

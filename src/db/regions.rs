@@ -9,24 +9,36 @@ use serde::Serialize;
 
 use crate::region::{Region, RegionError};
 use crate::segment::{
-    AllocStore, Bounds, NewTag, RowPages, SegmentError, StartAt, TagFilter, add_tag, check_region,
+    AllocStore, Bounds, NewTag, RegionToRecord, RemovedPages, RowPages, SegmentError, StartAt,
+    TagFilter, Tombstone, add_tag, check_region,
 };
 
-/// What [`prepare_old_region`] found or did in the database of the deployment a region is added
-/// to.
+/// What [`prepare_old_region`] found in the database of the deployment a region is added to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OldRegion {
     /// The region the old database belongs to.
     pub region: Region,
-    /// Whether it was recorded just now (the deployment had no regions before).
+    /// Whether it is to be recorded now (the deployment had no regions before): recorded by
+    /// [`OldRegion::record`] once the new database was checked too.
     pub recorded_now: bool,
 }
 
-/// Makes the old database of a deployment a region beside `new` (the region being added): a
-/// database without a mark becomes region 0 of `new`'s count, once every tag's max_id is checked
-/// to lie in region 0's block (a tag above it would overlap another region's IDs: refused,
-/// naming it, with nothing recorded); a database with a mark must have `new`'s count and
-/// another number.
+impl OldRegion {
+    /// Records the old database's region when it records none yet.
+    pub fn record(&self, old: &dyn AllocStore) -> Result<(), SegmentError> {
+        if self.recorded_now {
+            RegionToRecord(self.region).record(old)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that the old database of a deployment can be a region beside `new` (the region being
+/// added), recording nothing: a database without a mark is to become region 0 of `new`'s count,
+/// once every tag's max_id is checked to lie in region 0's block (a tag above it would overlap
+/// another region's IDs: refused, naming it); a database with a mark must have `new`'s count
+/// and another number. The caller records it ([`OldRegion::record`]) once the new database was
+/// checked as well, so a refused `region add` records nothing anywhere.
 pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion, SegmentError> {
     let name = old.describe();
     if let Some(recorded) = old.recorded_region()? {
@@ -58,7 +70,8 @@ pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion
             }
         }
     }
-    check_region(old, Some(zero))?;
+    // Nothing is recorded here: the region to record is the one checked.
+    let _ = check_region(old, Some(zero))?;
     Ok(OldRegion {
         region: zero,
         recorded_now: true,
@@ -72,12 +85,23 @@ pub struct Seeded {
     pub added: u64,
     /// Tags the new region's table had already (a re-run): left as they were.
     pub existing: Vec<String>,
+    /// Tombstones carried over: removed tags whose IDs reached the new region's block, so that a
+    /// re-add of the name there starts above them.
+    pub tombstones: u64,
+    /// Tags not added: a removed tag of the name issued IDs up to the new block's end, so the
+    /// name has none left there.
+    pub used_up: Vec<String>,
 }
 
 /// Adds every tag of `old` (its step and description) to `new`, whose store is confined to the
 /// new region ([`crate::segment::enter_region`]): each starts at the start of the new region's
 /// block, which lies above every ID the old region's block holds. A tag `new` has already is left
 /// and reported, so a re-run is safe. `progress` is told the number of tags done after each.
+///
+/// A removed tag of `old` whose IDs reached the new block (its tombstone above the old block's
+/// end and the new block's start: a tag added with a high `--start` before the old database
+/// recorded a region) leaves its tombstone in `new` too, first, so a `tag add` of the name in the new region
+/// starts above every ID it issued (or is refused when none are left in the block).
 pub fn seed_tags(
     old: &dyn AllocStore,
     new: &dyn AllocStore,
@@ -90,6 +114,15 @@ pub fn seed_tags(
         }));
     }
     let mut seeded = Seeded::default();
+    // A removed tag of the old region issued IDs inside its block only, unless it did so before
+    // the old database recorded its region: only a tombstone above its block's end reached
+    // another block.
+    if let Some(old_region) = old.recorded_region()? {
+        for removed in check_carry(old, old_region, new)? {
+            carry_tombstone(new, &removed)?;
+            seeded.tombstones += 1;
+        }
+    }
     let mut done = 0;
     for page in RowPages::new(old, TagFilter::All) {
         for row in page? {
@@ -102,17 +135,79 @@ pub fn seed_tags(
                     description: row.description.as_deref(),
                     if_not_exists: true,
                 },
-            )?;
-            if outcome.added {
-                seeded.added += 1;
-            } else {
-                seeded.existing.push(row.tag);
+            );
+            match outcome {
+                Ok(a) if a.added => seeded.added += 1,
+                Ok(_) => seeded.existing.push(row.tag),
+                // A removed tag of the name used the new block up: the name has no IDs there.
+                Err(SegmentError::OutsideBlock { .. }) => seeded.used_up.push(row.tag),
+                Err(e) => return Err(e),
             }
             done += 1;
             progress(done);
         }
     }
     Ok(seeded)
+}
+
+/// The tombstones of `old` (whose region is `old_region`) that [`seed_tags`] carries to `new`:
+/// those above the old block's end and the new block's start. Refused, before anything is
+/// recorded, when `new` has a tag of such a name below the tombstone: it may have issued IDs
+/// the removed tag issued. `region add` calls it before it records either region.
+pub fn check_carry(
+    old: &dyn AllocStore,
+    old_region: Region,
+    new: &dyn AllocStore,
+) -> Result<Vec<Tombstone>, SegmentError> {
+    let old_ceiling = Bounds::of(Some(old_region)).ceiling;
+    let floor = new.bounds().floor;
+    let mut carried = Vec::new();
+    for page in RemovedPages::new(old) {
+        for removed in page? {
+            if removed.max_id <= floor || removed.max_id <= old_ceiling {
+                continue;
+            }
+            if let Some(row) = new.get(&removed.tag)?
+                && row.max_id < removed.max_id
+            {
+                return Err(SegmentError::BelowRemoved {
+                    tag: removed.tag,
+                    db: new.describe(),
+                    start: row.max_id,
+                    removed_max_id: removed.max_id,
+                });
+            }
+            carried.push(removed);
+        }
+    }
+    Ok(carried)
+}
+
+/// Leaves `removed`'s tombstone in `new` with the stores' own statements: the name added at the
+/// tombstone's max_id and removed again, which records it (the highest, when `new` has one
+/// already). A name `new` has as a tag is left as it is when the tag starts at or above the
+/// tombstone (a re-run), and refused when below it: it may issue IDs the removed tag issued.
+fn carry_tombstone(new: &dyn AllocStore, removed: &Tombstone) -> Result<(), SegmentError> {
+    let added = new.add_tag(&NewTag {
+        tag: &removed.tag,
+        start: StartAt::Reuse(removed.max_id),
+        step: 1,
+        description: None,
+        if_not_exists: true,
+    })?;
+    if added.added {
+        new.remove(&removed.tag)?;
+        return Ok(());
+    }
+    match new.get(&removed.tag)? {
+        Some(row) if row.max_id < removed.max_id => Err(SegmentError::BelowRemoved {
+            tag: removed.tag.clone(),
+            db: new.describe(),
+            start: row.max_id,
+            removed_max_id: removed.max_id,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// One region's database as [`check_regions`] reads it.
@@ -124,6 +219,8 @@ pub struct RegionDb {
     pub region: Option<Region>,
     /// Its tags' max_ids.
     pub max_ids: BTreeMap<String, i64>,
+    /// Its removed tags' tombstones (the max_id each reached).
+    pub removed: BTreeMap<String, i64>,
 }
 
 impl RegionDb {
@@ -136,10 +233,17 @@ impl RegionDb {
                 max_ids.insert(row.tag, row.max_id);
             }
         }
+        let mut removed = BTreeMap::new();
+        for page in RemovedPages::new(store) {
+            for t in page? {
+                removed.insert(t.tag, t.max_id);
+            }
+        }
         Ok(RegionDb {
             database: store.describe(),
             region,
             max_ids,
+            removed,
         })
     }
 }
@@ -233,6 +337,39 @@ pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
             }
         }
     }
+    // A removed tag whose IDs reached past its region's block: every region whose block they
+    // reached must start that name above them (a tombstone or a tag at or above its max_id, or
+    // above the block's end), else it may issue them again.
+    for d in dbs {
+        let Some(region) = d.region else { continue };
+        let ceiling = Bounds::of(Some(region)).ceiling;
+        for (tag, &reached) in d.removed.iter().filter(|&(_, &m)| m > ceiling) {
+            for other in dbs {
+                let Some(theirs) = other.region else { continue };
+                let block = Bounds::of(Some(theirs));
+                if theirs == region || block.floor >= reached {
+                    continue;
+                }
+                let needed = reached.min(block.ceiling);
+                let held = [other.removed.get(tag), other.max_ids.get(tag)]
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .max();
+                if held.is_none_or(|h| h < needed) {
+                    error(
+                        "removed_tag",
+                        format!(
+                            "{}: removed tag {tag:?} issued IDs up to {}, inside {theirs}'s block, but {} does not start {tag:?} above them: it can issue them again (run `leafctl region add` again, or add {tag:?} there with --start {needed})",
+                            d.database,
+                            reached - 1,
+                            other.database
+                        ),
+                    );
+                }
+            }
+        }
+    }
     let all: BTreeSet<&String> = dbs.iter().flat_map(|d| d.max_ids.keys()).collect();
     for tag in all {
         let missing: Vec<&str> = dbs
@@ -277,6 +414,9 @@ mod tests {
                 recorded_now: true
             }
         );
+        // Checked, not recorded: `region add` records once the new database passed its checks.
+        assert_eq!(old.recorded_region().unwrap(), None);
+        prepared.record(&old).unwrap();
         assert_eq!(old.recorded_region().unwrap(), Some(region(0, 2)));
         let mut new = MemoryStore::new();
         enter_region(&mut new, Some(r1)).unwrap();
@@ -325,6 +465,7 @@ mod tests {
             database: name.into(),
             region: r,
             max_ids: tags.iter().map(|(t, m)| (t.to_string(), *m)).collect(),
+            removed: BTreeMap::new(),
         }
     }
 

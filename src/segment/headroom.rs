@@ -58,7 +58,12 @@ impl Headroom {
     /// The headroom of a row inside `bounds`: IDs up to their ceiling (the end of the region's
     /// block with a region); a max_id outside them counts as nothing left.
     pub fn within(bounds: &Bounds, max_id: i64, step: i64) -> Headroom {
-        let ids_left = bounds.ids_left(max_id);
+        Headroom::of_left(bounds.ids_left(max_id), step)
+    }
+
+    /// The headroom of `ids_left` IDs (a server's: its buffers' and the table's) at `step`.
+    pub fn of_left(ids_left: i64, step: i64) -> Headroom {
+        let ids_left = ids_left.max(0);
         let claims_left = ids_left / step.max(1);
         let status = if ids_left == 0 {
             HeadroomStatus::Exhausted

@@ -4,17 +4,23 @@
 //! same checks against real servers in the integration tests.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::store::{Added, Bounds, NewTag, check_claim, unknown_tag};
-use super::{AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, validate_step};
+use super::store::{Added, Bounds, NewTag, bounds_in_field, check_claim, unknown_tag};
+use super::{
+    AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, Tombstone, validate_step,
+};
 use crate::region::Region;
 
-/// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound.
+/// `leaf_alloc` in a map, with faults to inject: down, slow, rows rewound. Each
+/// [`MemoryStore::connection`] is another handle on the same table with bounds of its own, as
+/// two processes opening one database are.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
+    /// Where this handle's claims stay ([`AllocStore::confine`]).
+    bounds: Bounds,
 }
 
 #[derive(Debug, Default)]
@@ -30,14 +36,21 @@ struct State {
     claims: u64,
     /// `leaf_region`'s row.
     region: Option<Region>,
-    /// Where claims stay ([`AllocStore::confine`]).
-    bounds: Bounds,
 }
 
 impl MemoryStore {
     /// An empty table.
     pub fn new() -> MemoryStore {
         MemoryStore::default()
+    }
+
+    /// Another handle on the same table, not confined to any bounds: what a second process
+    /// opening the same database gets.
+    pub fn connection(&self) -> MemoryStore {
+        MemoryStore {
+            state: self.state.clone(),
+            bounds: Bounds::UNBOUNDED,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -97,7 +110,7 @@ impl AllocStore for MemoryStore {
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         self.lock().claims += 1;
         let mut st = self.open()?;
-        let bounds = st.bounds;
+        let bounds = self.bounds;
         let row = st
             .rows
             .get_mut(tag)
@@ -146,6 +159,24 @@ impl AllocStore for MemoryStore {
             .filter(|r| page.filter.matches(&r.tag))
             .take(page.limit)
             .cloned()
+            .collect())
+    }
+
+    fn removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        let st = self.open()?;
+        Ok(st
+            .removed
+            .iter()
+            .filter(|(t, _)| after.is_none_or(|a| t.as_str() > a))
+            .take(limit)
+            .map(|(tag, max_id)| Tombstone {
+                tag: tag.clone(),
+                max_id: *max_id,
+            })
             .collect())
     }
 
@@ -224,13 +255,7 @@ impl AllocStore for MemoryStore {
         Ok(())
     }
 
-    fn confine(&mut self, bounds: Bounds) {
-        self.lock().bounds = bounds;
-    }
-
-    fn bounds(&self) -> Bounds {
-        self.lock().bounds
-    }
+    bounds_in_field!();
 }
 
 #[cfg(test)]

@@ -25,8 +25,9 @@ pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
 pub use store::{
     Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, Pages, REGION_TABLE,
-    REMOVED_TABLE, ROWS_PER_PAGE, RowPages, RowsPage, StartAt, TAGS_PER_PAGE, TagFilter, TagPages,
-    TagsFingerprint, add_tag, bump_tag, check_region, enter_region,
+    REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord, RemovedPages, RowPages, RowsPage, StartAt,
+    TAGS_PER_PAGE, TagFilter, TagPages, TagsFingerprint, Tombstone, add_tag, bump_tag, check_fits,
+    check_region, enter_region,
 };
 
 use crate::region::{Region, RegionError};
@@ -100,6 +101,19 @@ pub enum SegmentError {
         /// The highest max_id a claim may end at ([`Bounds::ceiling`]).
         ceiling: i64,
     },
+    /// A batch asked for more IDs than the server's buffers and the table have left together
+    /// (near 2^63-1, or the end of the region's block); a smaller one still fits.
+    #[error(
+        "tag {tag:?} has {left} IDs left, fewer than the {count} asked for; nothing was taken (ask for {left} or fewer)"
+    )]
+    TooFew {
+        /// The tag.
+        tag: String,
+        /// The batch asked for.
+        count: u64,
+        /// IDs left: the buffers' and the table's.
+        left: u64,
+    },
     /// The row's max_id lies outside this region's block (a tag made before the region was
     /// set, a database restored from another region): nothing was claimed.
     #[error(
@@ -116,6 +130,21 @@ pub enum SegmentError {
         floor: i64,
         /// The block's end.
         ceiling: i64,
+    },
+    /// A database that records no region holds the tombstone of a removed tag below the block of
+    /// the region it was given: that tag issued IDs another region's block holds.
+    #[error(
+        "removed tag {tag:?} issued IDs below {max_id}, below {region}'s block (which starts at {floor}): another region issues those; refused, nothing was recorded"
+    )]
+    RemovedBelowBlock {
+        /// The removed tag.
+        tag: String,
+        /// Its tombstone's max_id.
+        max_id: i64,
+        /// The region given.
+        region: Region,
+        /// The block's start.
+        floor: i64,
     },
     /// The database is recorded for another region (or for one, and this process has none).
     #[error(transparent)]

@@ -138,6 +138,15 @@ pub(crate) fn names_removed_table(detail: &str) -> bool {
     detail.contains(REMOVED_TABLE)
 }
 
+/// A removed tag's tombstone: its name and the max_id it reached, the first ID it never issued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tombstone {
+    /// The removed tag.
+    pub tag: String,
+    /// The highest max_id the name reached before a removal.
+    pub max_id: i64,
+}
+
 /// How many IDs a claim takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Increment {
@@ -213,6 +222,15 @@ pub trait AllocStore: Send + Sync {
     /// pages. A [`TagFilter`] other than `All` may be applied loosely by the database (a `LIKE`
     /// that ignores case); [`RowPages`] applies it exactly.
     fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError>;
+    /// Up to `limit` tombstones of removed tags (`leaf_alloc_removed`) whose tags come after
+    /// `after`, in the database's order of `biz_tag`: one page of [`RemovedPages`]. None when the
+    /// table is missing (a database made before tombstones has none). Regions read them: a
+    /// removed tag's IDs count as issued wherever regions are set up or checked.
+    fn removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError>;
     /// Up to `limit` tags after `after`, in the database's order: a page of the tag list (see
     /// [`TagPages`]).
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError>;
@@ -351,29 +369,80 @@ pub fn bump_tag(store: &dyn AllocStore, tag: &str, to: i64) -> Result<i64, Segme
 /// without regions never sees it.
 pub const REGION_TABLE: &str = "leaf_region";
 
-/// Checks the region recorded in `store` against `region` (this process's, if any), records it
-/// when the store holds none yet, and confines the store's claims to the region's block: what
-/// every opening of a segment store goes through. A store of another region, or of a region
-/// when `region` is none, is refused ([`SegmentError::Region`]), naming both.
+/// A region a store was opened in ([`enter_region`]) that the store does not record yet: the
+/// command that opened it records it with [`RegionToRecord::record`] once it has succeeded, so a
+/// refused command records nothing (issue 45).
+#[must_use = "a region given to a database that records none is recorded once the command succeeded"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegionToRecord(pub Region);
+
+impl RegionToRecord {
+    /// Records the region in `store`, unless a region is recorded there already: the first
+    /// writer wins, and what the table holds then counts (another region is refused).
+    pub fn record(self, store: &dyn AllocStore) -> Result<(), SegmentError> {
+        let name = store.describe();
+        store.record_region(self.0)?;
+        crate::region::check_recorded(&name, store.recorded_region()?, Some(self.0))?;
+        Ok(())
+    }
+}
+
+/// Checks the region recorded in `store` against `region` (this process's, if any) and confines
+/// the store's claims to the region's block: what every opening of a segment store goes through.
+/// A store of another region, or of a region when `region` is none, is refused
+/// ([`SegmentError::Region`]), naming both. A store that records no region yet, given one, must
+/// hold nothing outside its block ([`check_fits`]); the region is then returned to record once
+/// the command succeeded.
 pub fn enter_region(
     store: &mut dyn AllocStore,
     region: Option<Region>,
-) -> Result<(), SegmentError> {
-    check_region(&*store, region)?;
+) -> Result<Option<RegionToRecord>, SegmentError> {
+    let to_record = check_region(&*store, region)?;
     store.confine(Bounds::of(region));
-    Ok(())
+    Ok(to_record)
 }
 
 /// The recorded-region check of [`enter_region`] without confining the store: for a database
 /// used as a worker-id registry, whose claims are not segment claims.
-pub fn check_region(store: &dyn AllocStore, region: Option<Region>) -> Result<(), SegmentError> {
+pub fn check_region(
+    store: &dyn AllocStore,
+    region: Option<Region>,
+) -> Result<Option<RegionToRecord>, SegmentError> {
     let name = store.describe();
     if crate::region::check_recorded(&name, store.recorded_region()?, region)?
         && let Some(mine) = region
     {
-        store.record_region(mine)?;
-        // Another process may have recorded its region first: what the table holds now counts.
-        crate::region::check_recorded(&name, store.recorded_region()?, region)?;
+        check_fits(store, mine)?;
+        return Ok(Some(RegionToRecord(mine)));
+    }
+    Ok(None)
+}
+
+/// Whether a database that records no region may become `region`'s: every tag's max_id lies in
+/// the region's block (else its claims are refused for good, or it issued another block's IDs),
+/// and no removed tag issued IDs below the block (another region issues those). A removed tag
+/// above the block's end is let through: a re-add here is refused as outside the block, and
+/// `region add` carries the tombstone to the regions above ([`crate::db::regions`]).
+pub fn check_fits(store: &dyn AllocStore, region: Region) -> Result<(), SegmentError> {
+    let bounds = Bounds::of(Some(region));
+    for page in RowPages::new(store, TagFilter::All) {
+        for row in page? {
+            if let Some(e) = bounds.outside(&row.tag, row.max_id) {
+                return Err(e);
+            }
+        }
+    }
+    for page in RemovedPages::new(store) {
+        for removed in page? {
+            if removed.max_id < bounds.floor {
+                return Err(SegmentError::RemovedBelowBlock {
+                    tag: removed.tag,
+                    max_id: removed.max_id,
+                    region,
+                    floor: bounds.floor,
+                });
+            }
+        }
     }
     Ok(())
 }
@@ -537,6 +606,23 @@ type FetchPage<S, T> = fn(&S, &TagFilter, Option<&str>) -> Result<Vec<T>, Segmen
 pub type RowPages<'a, S> = Pages<'a, S, LeafAlloc>;
 /// The tags of a table, [`TAGS_PER_PAGE`] at a time ([`AllocStore::tags_page`]).
 pub type TagPages<'a, S> = Pages<'a, S, String>;
+/// The tombstones of a table, [`ROWS_PER_PAGE`] at a time ([`AllocStore::removed_page`]).
+pub type RemovedPages<'a, S> = Pages<'a, S, Tombstone>;
+
+impl<'a, S: AllocStore + ?Sized> Pages<'a, S, Tombstone> {
+    /// Every tombstone of `store`.
+    pub fn new(store: &'a S) -> Self {
+        Pages {
+            store,
+            fetch: |s, _, after| s.removed_page(after, ROWS_PER_PAGE),
+            tag_of: |t| &t.tag,
+            filter: TagFilter::All,
+            size: ROWS_PER_PAGE,
+            after: None,
+            done: false,
+        }
+    }
+}
 
 impl<'a, S: AllocStore + ?Sized> Pages<'a, S, LeafAlloc> {
     /// The rows of `store` that pass `filter`.

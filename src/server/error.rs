@@ -98,9 +98,9 @@ pub(super) fn segment_error(e: SegmentError) -> ApiError {
             "unknown_tag",
             format!("unknown tag {tag:?}"),
         ),
-        SegmentError::InvalidTag { .. } | SegmentError::InvalidCount(_) => {
-            ApiError::bad_request(e.to_string())
-        }
+        SegmentError::InvalidTag { .. }
+        | SegmentError::InvalidCount(_)
+        | SegmentError::TooFew { .. } => ApiError::bad_request(e.to_string()),
         // Used up for good: no retry hint.
         SegmentError::Exhausted {
             max_id, ceiling, ..

@@ -10,6 +10,7 @@ mod support;
 
 mod fault_local;
 mod lead_local;
+mod model;
 mod segment_sqlite;
 mod serve_http;
 mod snowflake_lead;

@@ -7,6 +7,7 @@ pub mod faketime;
 pub mod fault;
 pub mod galera;
 pub mod mariadb;
+pub mod model;
 pub mod nemesis;
 pub mod netns;
 pub mod patroni;

@@ -15,8 +15,8 @@ use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, unknown_tag, with_retries,
 };
 use crate::segment::{
-    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
-    StartAt, TagsFingerprint,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REMOVED_TABLE, RowsPage,
+    SegmentError, StartAt, TagsFingerprint, Tombstone,
 };
 
 /// Leaf's table exactly as its `scripts/leaf_alloc.sql` creates it (plus `IF NOT EXISTS`), so a
@@ -509,6 +509,26 @@ impl AllocStore for MysqlStore {
         let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
         let rows: Vec<Row> = self.on_a_host("", |conn| conn.exec(&sql, params.clone()))?;
         Ok(rows.into_iter().map(row).collect())
+    }
+
+    fn removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        let select = format!("SELECT biz_tag, max_id FROM {REMOVED_TABLE}");
+        let (sql, params) = page_query(&select, after, None, limit);
+        match self.on_a_host("", |conn| {
+            conn.exec::<(String, i64), _, _>(&sql, params.clone())
+        }) {
+            Ok(rows) => Ok(rows
+                .into_iter()
+                .map(|(tag, max_id)| Tombstone { tag, max_id })
+                .collect()),
+            // A database made before tombstones: none.
+            Err(SegmentError::MissingTable { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
     }
 
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {

@@ -15,8 +15,8 @@ use crate::segment::store::{
     with_retries,
 };
 use crate::segment::{
-    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REGION_TABLE, RowsPage,
-    SegmentError, StartAt, TagsFingerprint,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REGION_TABLE, REMOVED_TABLE,
+    RowsPage, SegmentError, StartAt, TagsFingerprint, Tombstone,
 };
 
 /// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
@@ -549,6 +549,34 @@ impl AllocStore for PostgresStore {
         let like = page.filter.like_pattern();
         let (sql, params) = pg_page(ROW_SQL, like.as_deref(), page.after, page.limit);
         self.rows(&sql, params)
+    }
+
+    fn removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        // The sentinel rows `tag add` writes for names never removed are no tombstones.
+        let select = format!(
+            "SELECT biz_tag::text, max_id FROM {REMOVED_TABLE} WHERE max_id <> {NO_TOMBSTONE}"
+        );
+        let (sql, params) = pg_page(&select, None, after, limit);
+        let sql = sql.replacen(" WHERE biz_tag >", " AND biz_tag >", 1);
+        let conn = self.conn()?;
+        let rows = match conn.query(&sql, params) {
+            Ok(rows) => rows,
+            // A database made before tombstones: none.
+            Err(f) if f.code() == Some("42P01") => return Ok(Vec::new()),
+            Err(f) => return Err(self.err(f)),
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(Tombstone {
+                    tag: r.try_get(0).map_err(|e| self.decode(e))?,
+                    max_id: r.try_get(1).map_err(|e| self.decode(e))?,
+                })
+            })
+            .collect()
     }
 
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {

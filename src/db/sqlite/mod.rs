@@ -11,7 +11,8 @@ use crate::db::{PageParam, page_query};
 use crate::region::Region;
 use crate::segment::store::{check_bump, check_claim, names_removed_table, unknown_tag};
 use crate::segment::{
-    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, RowsPage, SegmentError,
+    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REMOVED_TABLE, RowsPage,
+    SegmentError, Tombstone,
 };
 
 /// The same table in SQLite's types; `update_time` is UTC text, set by every write.
@@ -297,6 +298,33 @@ impl AllocStore for SqliteStore {
         conn.query_row(&format!("{ROW_SQL} WHERE biz_tag = ?1"), params![tag], row)
             .optional()
             .map_err(|e| self.err(e))
+    }
+
+    fn removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        let conn = self.lock();
+        let select = format!("SELECT biz_tag, max_id FROM {REMOVED_TABLE}");
+        let (sql, params) = page_query(&select, after, None, limit);
+        let mut stmt = match conn.prepare(&sql) {
+            Ok(stmt) => stmt,
+            // A file made before tombstones: none.
+            Err(e) if e.to_string().contains("no such table") => return Ok(Vec::new()),
+            Err(e) => return Err(self.err(e)),
+        };
+        let tombstones = stmt
+            .query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                Ok(Tombstone {
+                    tag: r.get(0)?,
+                    max_id: r.get(1)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(tombstones)
     }
 
     fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {

@@ -139,9 +139,24 @@ impl SegmentBuffer {
                     ..
                 } = e
                 {
+                    let buffered = self.buffered_locked(&st);
                     // Said once: a used-up tag stays used up.
                     if st.exhausted.replace((max_id, increment, ceiling)).is_none() {
-                        tracing::warn!("tag {:?} is used up: {msg}", self.tag);
+                        if buffered == 0 {
+                            tracing::warn!("tag {:?} is used up: {msg}", self.tag);
+                        } else {
+                            tracing::warn!(
+                                "tag {:?} has no IDs left to claim; the last {buffered} in this                                  server's buffers are issued, then it is used up",
+                                self.tag
+                            );
+                        }
+                    }
+                    // Not a failure while the buffers still issue: the tag is running out.
+                    if buffered > 0 {
+                        st.loading = false;
+                        self.next_busy.store(true, SeqCst);
+                        self.changed.notify_all();
+                        return None;
                     }
                 } else {
                     tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);

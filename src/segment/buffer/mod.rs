@@ -373,10 +373,29 @@ impl SegmentBuffer {
         total.saturating_sub(self.sampled.swap(total, SeqCst))
     }
 
-    /// Whether an operator should look at the tag: its last load failed, or it is used up.
+    /// Whether an operator should look at the tag: its last load failed, or it is used up (the
+    /// table's range and the buffers).
     pub(crate) fn needs_attention(&self) -> bool {
         let st = self.lock();
-        st.last_error.is_some() || st.exhausted.is_some()
+        st.last_error.is_some() || (st.exhausted.is_some() && self.buffered_locked(&st) == 0)
+    }
+
+    /// IDs the buffers hold once a load under way has ended (waiting until `deadline` at most):
+    /// an answer that says how many IDs are left counts a claim in flight once, in the buffers.
+    pub(crate) fn buffered_after_load(&self, deadline: Instant) -> u64 {
+        let mut st = self.lock();
+        while st.loading {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        self.buffered_locked(&st)
     }
 
     /// Whether a load is queued or running now.
@@ -402,7 +421,8 @@ impl SegmentBuffer {
             step: st.step,
             min_step: st.min_step,
             last_error: st.last_error.clone(),
-            exhausted: st.exhausted.is_some(),
+            exhausted: st.exhausted.is_some() && self.buffered_locked(&st) == 0,
+            buffered: self.buffered_locked(&st),
             step_reason: st.step_reason,
             last_error_unix_ms: st.last_error.as_ref().and(st.last_failure_unix_ms),
         }

@@ -36,8 +36,11 @@ pub struct SegmentBufferView {
     pub min_step: i64,
     /// The last load failure, cleared by the next success.
     pub last_error: Option<String>,
-    /// The tag is used up: no ID is left below 2^63-1 (not a failure to recover from).
+    /// The tag is used up: no ID is left below 2^63-1 (or its region's block's end), in the
+    /// table or in the buffers (not a failure to recover from).
     pub exhausted: bool,
+    /// IDs the buffers hold: the current segment's rest and the loaded next one.
+    pub buffered: u64,
     /// Why the step last became what it is (doubled, kept, halved, the table's).
     pub step_reason: &'static str,
     /// When the last failure happened (Unix ms), while it is the last outcome.
@@ -69,6 +72,7 @@ impl SegmentBufferView {
             min_step: 0,
             last_error: None,
             exhausted: false,
+            buffered: 0,
             step_reason: "",
             last_error_unix_ms: None,
             issued: 0,
@@ -86,18 +90,20 @@ impl SegmentBufferView {
         cur.value >= cur.max && !self.next_ready && self.last_error.is_some() && !self.exhausted
     }
 
-    /// A loaded tag's room left in its 63-bit range (its region's block with a region), from the highest max_id this buffer
-    /// claimed (the end of its newest segment) and the step its next claim starts from; `None`
-    /// before a segment was loaded.
+    /// A loaded tag's room left: the IDs its buffers hold and those its 63-bit range (its
+    /// region's block with a region) holds above the highest max_id this buffer claimed (the end
+    /// of its newest segment), with the step its next claim starts from; `None` before a segment
+    /// was loaded.
     pub fn headroom(&self) -> Option<Headroom> {
         if !self.init_ok {
             return None;
         }
         let max_id = self.segments.iter().map(|s| s.max).max().unwrap_or(0);
         let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
-        Some(Headroom::within(
-            &self.bounds,
-            max_id,
+        let table = self.bounds.ids_left(max_id);
+        let buffered = i64::try_from(self.buffered).unwrap_or(i64::MAX);
+        Some(Headroom::of_left(
+            table.saturating_add(buffered),
             self.step.max(self.min_step),
         ))
     }
@@ -106,7 +112,8 @@ impl SegmentBufferView {
     /// `went_backwards` is whether the claim guard refuses the tag now
     /// ([`crate::segment::ClaimGuard::refusals`]).
     pub fn health(&self, went_backwards: bool) -> TagHealth {
-        if self.exhausted {
+        // Used up: said by the last load, or nothing left by this server's own count.
+        if self.exhausted || self.headroom().is_some_and(|h| h.ids_left == 0) {
             TagHealth::Exhausted
         } else if went_backwards {
             TagHealth::WentBackwards

@@ -24,7 +24,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use builder::SegmentGeneratorBuilder;
 pub use hand_back::HandBack;
@@ -160,6 +160,9 @@ impl SegmentGenerator {
         match claim {
             // A claim is above every range claimed before it, so the IDs ascend.
             Ok(claim) => Ok(std::iter::once(claim.start..claim.end).collect()),
+            Err(SegmentError::Exhausted {
+                max_id, ceiling, ..
+            }) => self.batch_at_the_end(&buffer, count, max_id, ceiling),
             Err(e) if e.is_transient() => Err(SegmentError::BatchNotReady {
                 tag: tag.to_string(),
                 count,
@@ -168,6 +171,80 @@ impl SegmentGenerator {
             }),
             Err(e) => Err(e),
         }
+    }
+
+    /// A batch the table alone cannot cover (its range ends first): the buffers' IDs and the
+    /// table's last ones together, ascending, or [`SegmentError::TooFew`] naming how many are
+    /// left when even both fall short. The table's rest is claimed first and the difference
+    /// taken from the buffers; when single IDs took those meanwhile, the rest goes back to the
+    /// table (one compare-and-set, as a graceful stop does) and the batch is refused with what
+    /// is left then.
+    fn batch_at_the_end(
+        &self,
+        buffer: &Arc<SegmentBuffer>,
+        count: u64,
+        max_id: i64,
+        ceiling: i64,
+    ) -> Result<Vec<Range<u64>>, SegmentError> {
+        let inner = &*self.inner;
+        // What is left is read again when refusing: the loader may have moved the table's last
+        // IDs into the buffers since the claim failed, and they count once.
+        let too_few = || {
+            let buffered = buffer.buffered_after_load(Instant::now() + inner.wait);
+            SegmentError::TooFew {
+                tag: buffer.tag().to_string(),
+                count,
+                left: buffered.saturating_add(self.table_left(buffer.tag())),
+            }
+        };
+        let table_left = u64::try_from(ceiling.saturating_sub(max_id)).unwrap_or(0);
+        if buffer.buffered().saturating_add(table_left) < count {
+            return Err(too_few());
+        }
+        let rest = match i64::try_from(table_left) {
+            Ok(0) | Err(_) => None,
+            Ok(n) => match inner.claim(buffer, Increment::Custom(n)) {
+                Ok(claim) => Some(claim),
+                // Another claimant took the table's rest meanwhile.
+                Err(SegmentError::Exhausted { .. }) => return Err(too_few()),
+                Err(e) => return Err(e),
+            },
+        };
+        let from_table = rest.map_or(0, |c| c.len());
+        let wanted = count.saturating_sub(from_table);
+        let taken = if wanted == 0 {
+            Some((Vec::new(), false))
+        } else {
+            buffer.try_take_exact(wanted)
+        };
+        match (taken, rest) {
+            (Some((mut ranges, _)), rest) => {
+                if let Some(claim) = rest {
+                    buffer.finish_batch(&Ok(claim));
+                    ranges.push(claim.start..claim.end);
+                }
+                Ok(ranges)
+            }
+            (None, Some(claim)) => {
+                let (from, to) = (claim.end as i64, claim.start as i64);
+                if let Err(e) = inner.store.hand_back(buffer.tag(), from, to) {
+                    tracing::warn!(
+                        "handing tag {:?}'s last {} IDs back failed (skipped, never issued): {e}",
+                        buffer.tag(),
+                        claim.len()
+                    );
+                }
+                Err(too_few())
+            }
+            (None, None) => Err(too_few()),
+        }
+    }
+
+    /// IDs the table has left for `tag` inside the store's bounds (0 when it cannot be read).
+    fn table_left(&self, tag: &str) -> u64 {
+        let store = &*self.inner.store;
+        let max_id = store.get(tag).ok().flatten().map_or(i64::MAX, |r| r.max_id);
+        u64::try_from(store.bounds().ids_left(max_id)).unwrap_or(0)
     }
 
     /// Every row of the table, in memory at once (Leaf's `/db` page on a small table; a long

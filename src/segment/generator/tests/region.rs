@@ -46,8 +46,9 @@ fn singles_use_the_block_to_its_last_id_and_stop_there() {
     assert_eq!(max_id(&store, "t"), block.end);
 }
 
-/// A batch larger than what is left of the block is refused whole; the table does not move past
-/// the block, and what is left is still issued.
+/// A batch larger than what is left of the block is refused whole, saying how many are left
+/// (issue 45: it was called exhausted); the table does not move past the block, and what is
+/// left is still issued.
 #[test]
 fn a_batch_past_the_block_end_is_refused_without_crossing() {
     let (store, block, g) = near_the_block_end("b", 8, 3);
@@ -56,16 +57,22 @@ fn a_batch_past_the_block_end_is_refused_without_crossing() {
         assert!(Instant::now() < until, "no answer within {PATIENCE:?}");
         match g.next_ids("b", 20) {
             Ok(r) => panic!("a batch of 20 with 8 left: {r:?}"),
-            Err(e @ SegmentError::Exhausted { .. }) => break e,
+            Err(e @ SegmentError::TooFew { .. }) => break e,
             Err(_) => std::thread::sleep(Duration::from_millis(2)),
         }
     };
     assert!(
-        refused
-            .to_string()
-            .contains("the end of the region's block"),
+        matches!(
+            refused,
+            SegmentError::TooFew {
+                count: 20,
+                left: 8,
+                ..
+            }
+        ),
         "{refused}"
     );
+    assert!(refused.to_string().contains("has 8 IDs left"), "{refused}");
     assert!(max_id(&store, "b") <= block.end);
     let mut ids = Vec::new();
     while ids.len() < 8 {
