@@ -27,7 +27,8 @@ Examples:
 Each region keeps its own leaf_alloc and issues segment IDs from its own block below 2^53:
 region r of N owns [r * 2^(53-b), (r+1) * 2^(53-b)), b the bits that number N regions (1 for 2,
 2 for 3-4, 3 for 5-8). A database records its region in the table leaf_region the first time a
-command is given --region/--regions with it; a command given another region, or none, refuses it.
+command given --region/--regions with it succeeds (a refused one records nothing); a command given
+another region, or none, refuses it.
 Passwords: LEAF_DB_PASSWORD applies to --db; the other URLs carry their own (user:password@).";
 
 #[derive(Debug, Subcommand)]
