@@ -593,7 +593,10 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
     // A batch larger than what is left: a 400 saying so, not "used up".
     let r = s.get("/api/segment/get/short?count=1000");
     r.assert_error(400, "bad_request");
-    assert!(r.body.contains("fewer IDs are left"), "{r:?}");
+    assert!(
+        r.body.contains("has 100 IDs left, fewer than the 1000 asked for"),
+        "the refusal says how many are left: {r:?}"
+    );
     assert_eq!(
         s.get("/api/segment/get/short").status,
         200,
