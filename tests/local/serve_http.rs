@@ -594,7 +594,8 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
     let r = s.get("/api/segment/get/short?count=1000");
     r.assert_error(400, "bad_request");
     assert!(
-        r.body.contains("has 100 IDs left, fewer than the 1000 asked for"),
+        r.body
+            .contains("has 100 IDs left, fewer than the 1000 asked for"),
         "the refusal says how many are left: {r:?}"
     );
     assert_eq!(

@@ -8,6 +8,7 @@
 mod support;
 
 mod many_tags;
+mod model;
 mod region_segment;
 mod segment_db_down;
 mod segment_failover;

@@ -703,8 +703,9 @@ fn settle(generator: &SegmentGenerator) {
     }
 }
 
-/// The proptest configuration of a run: `cases` cases, shrinking bounded in time, and the
-/// seed from `LEAF_MODEL_SEED` when given (a failure prints the seed to rerun).
+/// The proptest configuration of a run: `cases` cases and shrinking bounded in time. Proptest's
+/// own variables still apply (`PROPTEST_CASES` for more cases, `PROPTEST_RNG_SEED` to fix the
+/// seed); a failure prints the shrunk operations, which become an ordinary test.
 pub fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
