@@ -180,6 +180,8 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         | E::UnknownTag { .. }
         | E::TagExists { .. }
         | E::BelowRemoved { .. }
+        | E::GivenOutsideBlock { .. }
+        | E::NameUsedUp { .. }
         | E::Region(_)
         | E::SameRegion { .. }
         | E::BumpDown { .. } => EXIT_USAGE,
@@ -216,18 +218,52 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
                 "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
             }
         }
-        E::OutsideBlock { tag, floor, .. } => {
-            let t = leafctl::segment::tag_for_shell(tag);
-            format!(
-                "the row was not made in this region (a tag added before the region was set, a database restored from another region's backup): if this database is this region's, and no ID of the tag at or above {floor} was issued anywhere, move it into the block with `leafctl tag bump {t} --to {floor}` (without --region/--regions while the database records no region); `leafctl region check` compares the regions' databases"
-            )
+        E::OutsideBlock {
+            tag,
+            max_id,
+            floor,
+            ceiling,
+            recorded,
+            ..
+        } => {
+            // A database that records no region yet is repaired without region flags (opened
+            // in the region, it is refused for this very row).
+            let (db, region) = HINT_FLAGS.get().cloned().unwrap_or_default();
+            let flags = if *recorded { db + &region } else { db };
+            outside_block_hint(tag, *max_id, (*floor, *ceiling), &flags)
         }
+        E::GivenOutsideBlock {
+            tag,
+            option,
+            floor,
+            ceiling,
+            ..
+        } => {
+            let t = leafctl::segment::tag_for_shell(tag);
+            if *option == "--to" {
+                format!(
+                    "give --to between {floor} and {ceiling}; {} gives its max_id",
+                    command(&format!("tag show {t}"))
+                )
+            } else {
+                format!(
+                    "give --start between {floor} and {}, or leave it out to start at the block's start ({})",
+                    ceiling - 1,
+                    command(&format!("tag add {t}"))
+                )
+            }
+        }
+        E::NameUsedUp { .. } => format!(
+            "give the tag another name here ({} shows the names in use)",
+            command("tag list")
+        ),
         E::TooFew { left, .. } => format!(
             "ask for {left} or fewer; then move the tag's users to a new tag (`leafctl tag add NEW`)"
         ),
-        E::RemovedBelowBlock { .. } => {
-            "this database issued IDs of another region's block: make it that region's (`leafctl region show` says what it records), or give this region a database of its own (`leafctl region add --from THIS_URL --db NEW_URL ...` seeds one)".into()
-        }
+        E::RemovedBelowBlock { .. } => format!(
+            "this database issued IDs of another region's block: make it that region's ({} says what it records), or give this region a database of its own (`leafctl region add --from URL --db NEW_URL --region R --regions N` seeds one from this one)",
+            command("region show")
+        ),
         E::Region(r) => r.hint(),
         E::SameRegion { .. } => {
             "give the new region a number no database records (`leafctl region check URL...` lists them)".into()
@@ -249,21 +285,15 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             Ok(address) => address.database().tls_advice(detail).into(),
             Err(_) => "give the CA that signed the server's certificate in the URL, and a host name that certificate carries".into(),
         },
-        E::AccessDenied { .. } => {
-            match DB_PASSWORD_FROM.get() {
-                Some(from) => format!(
-                    "check the user in the URL, its rights on the database, and the password (given by {from})"
-                ),
-                None => format!(
-                    "check the user in the URL; no password was given: give it with {PASSWORD_WAYS}"
-                ),
-            }
-        }
+        E::AccessDenied { .. } => access_hint(DB_PASSWORD_FROM.get().map(String::as_str)),
         E::Database { .. } => "check the database server's log".into(),
         E::WentBackwards { tag, mark, .. } => {
             format!(
-                "once the database holds what it should, move the tag past every issued ID with `leafctl tag bump {} --to {mark}` (or higher, if other claimants claimed more), then retry",
-                leafctl::segment::tag_for_shell(tag)
+                "once the database holds what it should, move the tag past every issued ID with {} (or higher, if other claimants claimed more), then retry",
+                command(&format!(
+                    "tag bump {} --to {mark}",
+                    leafctl::segment::tag_for_shell(tag)
+                ))
             )
         }
         E::FileAccess { path, .. } => {
@@ -283,7 +313,8 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         } => {
             let t = leafctl::segment::tag_for_shell(tag);
             format!(
-                "leave out --start to continue from {removed_max_id} (`leafctl tag add {t}`), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids"
+                "leave out --start to continue from {removed_max_id} ({}), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids",
+                command(&format!("tag add {t}"))
             )
         }
         E::NoRemovedTable { .. } => {
@@ -353,6 +384,54 @@ static DB_PASSWORD_FROM: std::sync::OnceLock<String> = std::sync::OnceLock::new(
 /// Records where the database password came from (once), so an access error's hint names it.
 pub fn set_db_password_source(source: String) {
     let _ = DB_PASSWORD_FROM.set(source);
+}
+
+/// The flags a command suggested in a hint must carry to open the same stores
+/// ([`Settings::flags_for_next`](super::settings::Settings::flags_for_next)): the database's and
+/// the region's, each empty when not given on the command line; unset until the settings are.
+static HINT_FLAGS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+
+/// Records (once) the flags that this run's hints put into the commands they suggest: the
+/// database's (` --db URL`) and the region's (` --region R --regions N`).
+pub fn set_hint_flags(db: String, region: String) {
+    let _ = HINT_FLAGS.set((db, region));
+}
+
+/// `leafctl ARGS` as a hint prints it: with the flags that open the same stores, so that the
+/// command runs as printed (`leafctl --db URL --region 1 --regions 2 tag bump ...`).
+fn command(args: &str) -> String {
+    let (db, region) = HINT_FLAGS.get().cloned().unwrap_or_default();
+    format!("`leafctl{db}{region} {args}`")
+}
+
+/// The hint of a tag whose row lies outside a region's block `[floor, ceiling)`, its commands
+/// run with `flags` (` --db URL ...`, which open that database). Below the block, a bump moves
+/// it in; above it, the tag issued IDs of the blocks above, and no bump (which never moves
+/// down) repairs that.
+pub fn outside_block_hint(tag: &str, max_id: i64, block: (i64, i64), flags: &str) -> String {
+    let t = leafctl::segment::tag_for_shell(tag);
+    let (floor, ceiling) = block;
+    if max_id > ceiling {
+        return format!(
+            "the tag issued IDs up to {max_id}, above this region's block (which ends at {ceiling}): the regions above issue those. This database can be this region's only without the tag: move its users to a new tag, then remove it (`leafctl{flags} tag remove {t} --yes`); its tombstone keeps the name above every ID it issued, and `region add` carries it to the regions above"
+        );
+    }
+    format!(
+        "the row was not made in this region (a tag added before the region was set, a database restored from another region's backup): if this database is this region's, and no ID of the tag at or above {floor} was issued anywhere, move it into the block with `leafctl{flags} tag bump {t} --to {floor}`; `leafctl region check URL OTHER_URL...` compares the regions' databases"
+    )
+}
+
+/// The hint of a refused login: what to check, naming where the password tried came from
+/// (`None`: no password was given).
+pub fn access_hint(password_from: Option<&str>) -> String {
+    match password_from {
+        Some(from) => format!(
+            "check the user in the URL, its rights on the database, and the password (given by {from})"
+        ),
+        None => format!(
+            "check the user in the URL; no password was given: give it with {PASSWORD_WAYS}"
+        ),
+    }
 }
 
 /// Ways to give the database password, for hints.

@@ -215,6 +215,10 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     if let Some(from) = settings.db_password_source() {
         error::set_db_password_source(from);
     }
+    error::set_hint_flags(
+        settings.db_flag_for_next(),
+        settings.region_flags_for_next(),
+    );
     let ctx = Context {
         output,
         rows: cli.global.output,

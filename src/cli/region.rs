@@ -7,10 +7,11 @@ use leafctl::db::DbAddress;
 use leafctl::db::OpenMode;
 use leafctl::db::regions::{self, Finding, RegionDb, Severity};
 use leafctl::region::Region;
+use leafctl::segment::{AllocStore, SegmentError};
 use serde::Serialize;
 
 use super::Context;
-use super::error::{AlreadyReported, EXIT_RUNTIME, usage};
+use super::error::{AlreadyReported, CliError, EXIT_RUNTIME, usage};
 use super::output::{OutputFormat, print_json, print_text};
 
 const EXAMPLES: &str = "\
@@ -29,7 +30,8 @@ region r of N owns [r * 2^(53-b), (r+1) * 2^(53-b)), b the bits that number N re
 2 for 3-4, 3 for 5-8). A database records its region in the table leaf_region the first time a
 command given --region/--regions with it succeeds (a refused one records nothing); a command given
 another region, or none, refuses it.
-Passwords: LEAF_DB_PASSWORD applies to --db; the other URLs carry their own (user:password@).";
+Passwords: LEAF_DB_PASSWORD (or the configured password) applies to --db, and to --from and
+region check's URLs unless a URL carries its own (user:password@).";
 
 #[derive(Debug, Subcommand)]
 pub enum RegionCommand {
@@ -129,7 +131,7 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     };
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
     let new_address = DbAddress::parse(&s.db_url.value)?;
-    let old = DbAddress::parse(from)?.open_for_inspection(None)?;
+    let old = open_other(ctx, from)?;
     if new_address.redacted() == old.describe() {
         return Err(usage(
             format!("--from and --db are the same database ({})", old.describe()),
@@ -138,7 +140,30 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     }
     // Both databases are checked before either records its region: a refused `region add`
     // records nothing anywhere.
-    let prepared = regions::prepare_old_region(old.as_ref(), region)?;
+    let prepared = regions::prepare_old_region(old.as_ref(), region).map_err(|e| match e {
+        // The repair is the old database's: its hint names --from's URL.
+        SegmentError::OutsideBlock {
+            ref tag,
+            max_id,
+            floor,
+            ceiling,
+            ..
+        } => {
+            let url = leafctl::db::url_without_password(from);
+            let flags = format!(" --db {}", leafctl::segment::tag_for_shell(&url));
+            anyhow::Error::new(CliError {
+                usage: false,
+                hint: Some(super::error::outside_block_hint(
+                    tag,
+                    max_id,
+                    (floor, ceiling),
+                    &flags,
+                )),
+                message: e.to_string(),
+            })
+        }
+        e => e.into(),
+    })?;
     let (new, new_to_record) =
         new_address.open_in_region_unrecorded(password, OpenMode::CreateSchema, Some(region))?;
     regions::check_carry(old.as_ref(), prepared.region, new.as_ref())?;
@@ -224,10 +249,36 @@ struct CheckReport {
     findings: Vec<Finding>,
 }
 
+/// Opens a database other than `--db` (`--from`, `region check`'s URLs) to read it: with the
+/// password its URL carries, else with the one given for `--db` (`LEAF_DB_PASSWORD`, a password
+/// file, the config), so one password serves databases of one user. A refused login names the
+/// password that was tried.
+fn open_other(ctx: &Context, url: &str) -> anyhow::Result<Box<dyn AllocStore>> {
+    let s = &ctx.settings;
+    let own = leafctl::db::url_has_password(url);
+    let given = s.db_password.as_ref().filter(|_| !own);
+    let opened = DbAddress::parse(url)?.open_for_inspection(given.map(|p| p.value.as_str()));
+    opened.map_err(|e| match e {
+        SegmentError::AccessDenied { .. } => {
+            let from = if own {
+                Some("the URL".to_string())
+            } else {
+                given.and_then(|_| s.db_password_source())
+            };
+            anyhow::Error::new(CliError {
+                usage: false,
+                hint: Some(super::error::access_hint(from.as_deref())),
+                message: e.to_string(),
+            })
+        }
+        e => e.into(),
+    })
+}
+
 fn check(ctx: &Context, urls: &[String]) -> anyhow::Result<()> {
     let mut dbs = Vec::with_capacity(urls.len());
     for url in urls {
-        let store = DbAddress::parse(url)?.open_for_inspection(None)?;
+        let store = open_other(ctx, url)?;
         dbs.push(RegionDb::read(store.as_ref())?);
     }
     let findings = regions::check_regions(&dbs);

@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal};
 use clap::Subcommand;
 use leafctl::segment::{
     AllocStore, Bounds, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, NewTag,
-    RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
+    RemovedPages, RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
 };
 use serde::Serialize;
 
@@ -568,19 +568,38 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             }
             let store = db::open(ctx)?;
             let r = store.remove(&tag)?;
+            // The tombstone keeps the highest max_id the name ever reached, which is above
+            // this row's after a re-add with --reuse-removed-ids: say what was kept.
+            let mut kept = r.max_id;
+            for page in RemovedPages::new(store.as_ref()) {
+                if let Some(t) = page?.into_iter().find(|t| t.tag == tag) {
+                    kept = kept.max(t.max_id);
+                    break;
+                }
+            }
             match ctx.output {
                 OutputFormat::Json => {
                     #[derive(Serialize)]
                     struct Removed {
                         removed: bool,
+                        /// The tombstone kept: the highest max_id the name reached.
+                        tombstone: String,
                         #[serde(flatten)]
                         row: RowJson,
                     }
                     print_json(&Removed {
                         removed: true,
+                        tombstone: kept.to_string(),
                         row: row_json(&r, &store.bounds()),
                     })
                 }
+                OutputFormat::Text if kept > r.max_id => print_text(&format!(
+                    "removed tag {tag}; its final max_id was {}, and leaf_alloc_removed keeps \
+                     {kept}, the highest it reached before (`leafctl tag add {}` continues above \
+                     every ID the name issued)",
+                    r.max_id,
+                    tag_for_shell(&tag)
+                )),
                 OutputFormat::Text => print_text(&format!(
                     "removed tag {tag}; its final max_id was {} (kept in leaf_alloc_removed: \
                      `leafctl tag add {}` continues above every ID it issued)",

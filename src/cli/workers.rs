@@ -229,7 +229,7 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                     ));
                 }
             };
-            let what = registry.reclaim_plan(&record);
+            let plan = registry.reclaim_plan(&record);
             if record.is_live(now) && !force {
                 return Err(CliError {
                     usage: false,
@@ -250,14 +250,11 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 }
                 .into());
             }
-            // An etcd id no lease holds is free already: reclaiming it deletes nothing, so the
-            // dry run says so rather than promising a revocation --yes would not do.
-            if !yes && record.mode == RegistryKind::Etcd && !record.held {
-                return print_text(&format!(
-                    "worker id {} is already free (no etcd lease holds it); --yes would change nothing",
-                    record.worker
-                ));
-            }
+            // An id free already: the dry run says so rather than promising a change that
+            // --yes would not make, and --yes changes nothing.
+            let Some(what) = plan else {
+                return free_already(ctx, &record, yes);
+            };
             if !yes {
                 return print_text(&format!("would {what}\nrun again with --yes to do it"));
             }
@@ -286,114 +283,162 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 }),
             }
         }
-        WorkersCommand::Doctor => {
-            let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-            let registry = inspected(ctx)?;
-            let report = registry.clock_report(&|| clock.now_ms())?;
-            let regions = region_check(ctx, registry.as_ref(), clock.now_ms())?;
-            let verdict = match (report.ok, report.store_offset_ms.is_some(), report.peers) {
-                _ if !regions.problems.is_empty() => {
-                    format!("FAIL: {}", regions.problems.join("\nFAIL: "))
-                }
-                (false, _, _) => {
-                    "FAIL: this host's clock is off; fix NTP before starting a generator here"
-                        .to_string()
-                }
-                (true, true, _) => format!(
-                    "ok: this host's clock agrees with {} and the live peers",
-                    report.store
-                ),
-                (true, false, 0) => format!(
-                    "ok: no live peers to compare with ({} does not report its clock)",
-                    report.store
-                ),
-                (true, false, _) => "ok: this host's clock agrees with the live peers".into(),
-            };
-            match ctx.output {
-                OutputFormat::Json => print_json(&serde_json::json!({
-                    "zk_offset_ms": report.store_offset_ms,
-                    "round_trip_ms": report.round_trip_ms,
-                    "peers": report.peers,
-                    "peer_offset_ms": report.peer_offset_ms,
-                    "max_skew_ms": report.max_skew_ms,
-                    "region_mark": regions.mark.as_ref().and_then(|m| m.recorded).map(region::to_record),
-                    "region_checked": regions.checked.map(region::to_record),
-                    "outside_slice": regions.outside,
-                    "problems": regions.problems,
-                    "ok": report.ok && regions.problems.is_empty(),
-                }))?,
-                OutputFormat::Text => {
-                    let mut t = table(&["check", "result"]);
-                    t.add_row(vec![
-                        format!("clock vs {}", report.store),
-                        match report.store_offset_ms {
-                            Some(o) => format!("{o:+} ms (round trip {} ms)", report.round_trip_ms),
-                            None => format!(
-                                "not available: {} does not report its clock (round trip {} ms)",
-                                report.store, report.round_trip_ms
-                            ),
-                        },
-                    ]);
-                    t.add_row(vec![
-                        "clock vs live peers".to_string(),
-                        match report.peer_offset_ms {
-                            Some(o) => format!("{o:+} ms (average of {} peers)", report.peers),
-                            None => "no live peers".into(),
-                        },
-                    ]);
-                    t.add_row(vec![
-                        "threshold".to_string(),
-                        format!("{} ms", report.max_skew_ms),
-                    ]);
-                    if let Some(m) = &regions.mark {
-                        t.add_row(vec![
-                            "region mark".to_string(),
-                            match m.recorded {
-                                Some(r) => format!("{r} ({})", m.place),
-                                None => format!("none recorded ({})", m.place),
-                            },
-                        ]);
-                    }
-                    if let Some(r) = regions.checked {
-                        t.add_row(vec![
-                            format!("worker ids outside {r}'s slice"),
-                            if regions.outside.is_empty() {
-                                "none".to_string()
-                            } else {
-                                regions
-                                    .outside
-                                    .iter()
-                                    .map(u64::to_string)
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            },
-                        ]);
-                    }
-                    print_text(&format!("{}\n{verdict}", render(t)))?;
-                }
+        WorkersCommand::Doctor => doctor(ctx),
+    }
+}
+
+/// `workers reclaim` of an id free already: nothing to do, said the same way with and without
+/// `--yes`.
+fn free_already(ctx: &Context, record: &WorkerRecord, yes: bool) -> anyhow::Result<()> {
+    match ctx.output {
+        OutputFormat::Json if yes => print_json(&serde_json::json!({
+            "worker": record.worker,
+            "identity": record.identity,
+            "mode": record.mode.to_string(),
+            "deleted": [],
+        })),
+        _ => print_text(&format!(
+            "worker id {} is already free ({}: no process holds it and it was given back); reclaiming it changes nothing, with or without --yes",
+            record.worker, record.location
+        )),
+    }
+}
+
+/// `workers doctor`: this host's clock against the registry's and the live holders' (where
+/// the registry keeps clocks), and the registry's region mark and worker ids against the region.
+fn doctor(ctx: &Context) -> anyhow::Result<()> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let registry = inspected(ctx)?;
+    let report = registry.clock_report(&|| clock.now_ms())?;
+    let regions = region_check(ctx, registry.as_ref(), clock.now_ms())?;
+    let verdict = if !regions.problems.is_empty() {
+        format!("FAIL: {}", regions.problems.join("\nFAIL: "))
+    } else {
+        match &report {
+            None => format!(
+                "ok: the {} registry keeps no clocks to compare with; its worker ids and region agree with this host's",
+                registry.kind()
+            ),
+            Some(r) if !r.ok => {
+                "FAIL: this host's clock is off; fix NTP before starting a generator here".into()
             }
-            if !regions.problems.is_empty() {
-                return Err(CliError {
-                    usage: false,
-                    message: format!("region check failed: {}", regions.problems.join("; ")),
-                    hint: Some(
-                        "point each region's processes at their own registry with their own --region; reclaim worker ids outside the slice once their holders are gone (`leafctl workers reclaim ID --yes`)"
-                            .into(),
-                    ),
-                }
-                .into());
-            }
-            if report.ok {
-                Ok(())
-            } else {
-                Err(CliError {
-                    usage: false,
-                    message: "clock check failed".into(),
-                    hint: Some("check NTP on this host (chronyc tracking / timedatectl)".into()),
-                }
-                .into())
-            }
+            Some(r) if r.store_offset_ms.is_some() => format!(
+                "ok: this host's clock agrees with {} and the live peers",
+                r.store
+            ),
+            Some(r) if r.peers == 0 => format!(
+                "ok: no live peers to compare with ({} does not report its clock)",
+                r.store
+            ),
+            Some(_) => "ok: this host's clock agrees with the live peers".into(),
         }
+    };
+    match ctx.output {
+        OutputFormat::Json => print_json(&serde_json::json!({
+            "registry": registry.kind().name(),
+            "clocks_compared": report.is_some(),
+            "zk_offset_ms": report.as_ref().and_then(|r| r.store_offset_ms),
+            "round_trip_ms": report.as_ref().map(|r| r.round_trip_ms),
+            "peers": report.as_ref().map(|r| r.peers),
+            "peer_offset_ms": report.as_ref().and_then(|r| r.peer_offset_ms),
+            "max_skew_ms": report.as_ref().map(|r| r.max_skew_ms),
+            "region_mark": regions.mark.as_ref().and_then(|m| m.recorded).map(region::to_record),
+            "region_checked": regions.checked.map(region::to_record),
+            "outside_slice": regions.outside,
+            "problems": regions.problems,
+            "ok": report.as_ref().is_none_or(|r| r.ok) && regions.problems.is_empty(),
+        }))?,
+        OutputFormat::Text => {
+            let mut t = table(&["check", "result"]);
+            match &report {
+                Some(report) => clock_rows(&mut t, report),
+                None => {
+                    t.add_row(vec![
+                        "clocks".to_string(),
+                        format!(
+                            "not compared: the {} registry keeps no clocks",
+                            registry.kind()
+                        ),
+                    ]);
+                }
+            }
+            region_rows(&mut t, &regions);
+            print_text(&format!("{}\n{verdict}", render(t)))?;
+        }
+    }
+    if !regions.problems.is_empty() {
+        return Err(CliError {
+            usage: false,
+            message: format!("region check failed: {}", regions.problems.join("; ")),
+            hint: Some(
+                "point each region's processes at their own registry with their own --region; reclaim worker ids outside the slice once their holders are gone (`leafctl workers reclaim ID --yes`)"
+                    .into(),
+            ),
+        }
+        .into());
+    }
+    if report.as_ref().is_none_or(|r| r.ok) {
+        Ok(())
+    } else {
+        Err(CliError {
+            usage: false,
+            message: "clock check failed".into(),
+            hint: Some("check NTP on this host (chronyc tracking / timedatectl)".into()),
+        }
+        .into())
+    }
+}
+
+/// `workers doctor`'s rows of the clock comparison.
+fn clock_rows(t: &mut comfy_table::Table, report: &leafctl::worker::ClockReport) {
+    t.add_row(vec![
+        format!("clock vs {}", report.store),
+        match report.store_offset_ms {
+            Some(o) => format!("{o:+} ms (round trip {} ms)", report.round_trip_ms),
+            None => format!(
+                "not available: {} does not report its clock (round trip {} ms)",
+                report.store, report.round_trip_ms
+            ),
+        },
+    ]);
+    t.add_row(vec![
+        "clock vs live peers".to_string(),
+        match report.peer_offset_ms {
+            Some(o) => format!("{o:+} ms (average of {} peers)", report.peers),
+            None => "no live peers".into(),
+        },
+    ]);
+    t.add_row(vec![
+        "threshold".to_string(),
+        format!("{} ms", report.max_skew_ms),
+    ]);
+}
+
+/// `workers doctor`'s rows of the region check.
+fn region_rows(t: &mut comfy_table::Table, regions: &RegionCheck) {
+    if let Some(m) = &regions.mark {
+        t.add_row(vec![
+            "region mark".to_string(),
+            match m.recorded {
+                Some(r) => format!("{r} ({})", m.place),
+                None => format!("none recorded ({})", m.place),
+            },
+        ]);
+    }
+    if let Some(r) = regions.checked {
+        t.add_row(vec![
+            format!("worker ids outside {r}'s slice"),
+            if regions.outside.is_empty() {
+                "none".to_string()
+            } else {
+                regions
+                    .outside
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        ]);
     }
 }
 

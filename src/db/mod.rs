@@ -268,6 +268,13 @@ pub fn url_without_password(url: &str) -> String {
     crate::text::url_hiding_password(url, None)
 }
 
+/// Whether a URL carries a password (in its user part, or a `password` query parameter): it is
+/// then the URL's own, and a password given beside it (`LEAF_DB_PASSWORD`) does not apply to it
+/// unless it is the `--db` URL.
+pub fn url_has_password(url: &str) -> bool {
+    crate::text::url_password(url).is_some()
+}
+
 /// The region a `leaf_region` row holds (`region`, `regions`); a row that is no region is
 /// refused, naming the database.
 pub(crate) fn region_of_row(

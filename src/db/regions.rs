@@ -65,7 +65,10 @@ pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion
     let bounds = Bounds::of(Some(zero));
     for page in RowPages::new(old, TagFilter::All) {
         for row in page? {
-            if let Some(e) = bounds.outside(&row.tag, row.max_id) {
+            if let Some(mut e) = bounds.outside(&row.tag, row.max_id) {
+                if let SegmentError::OutsideBlock { recorded, .. } = &mut e {
+                    *recorded = false;
+                }
                 return Err(e);
             }
         }
@@ -140,7 +143,7 @@ pub fn seed_tags(
                 Ok(a) if a.added => seeded.added += 1,
                 Ok(_) => seeded.existing.push(row.tag),
                 // A removed tag of the name used the new block up: the name has no IDs there.
-                Err(SegmentError::OutsideBlock { .. }) => seeded.used_up.push(row.tag),
+                Err(SegmentError::NameUsedUp { .. }) => seeded.used_up.push(row.tag),
                 Err(e) => return Err(e),
             }
             done += 1;

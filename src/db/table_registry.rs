@@ -250,21 +250,24 @@ pub(crate) struct Pick {
 }
 
 /// `workers reclaim`'s plan for a row of `leaf_workerid_alloc` (`db`: MySQL, PostgreSQL).
-pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> String {
+pub(crate) fn reclaim_plan(db: &str, record: &WorkerRecord) -> Option<String> {
     if record.held {
-        format!(
+        Some(format!(
             "delete row id {id} ({who}) of leaf_workerid_alloc, so its holder stops at its next report; \
              the id is retired ({db} never hands it out again: its max_timestamp goes with the row)",
             id = record.worker,
             who = record.identity
-        )
+        ))
+    } else if record.last_seen_ms.is_none() {
+        // Given back already (update_time NULL): marking it again changes nothing.
+        None
     } else {
-        format!(
+        Some(format!(
             "mark row id {id} ({who}) of leaf_workerid_alloc given back: the next new identity takes \
              worker id {id} (the row keeps its max_timestamp, which that holder waits out)",
             id = record.worker,
             who = record.identity
-        )
+        ))
     }
 }
 

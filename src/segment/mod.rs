@@ -130,6 +130,9 @@ pub enum SegmentError {
         floor: i64,
         /// The block's end.
         ceiling: i64,
+        /// Whether the database records the region already (else it records none yet: the
+        /// repair, `tag bump`, then runs without region flags).
+        recorded: bool,
     },
     /// A database that records no region holds the tombstone of a removed tag below the block of
     /// the region it was given: that tag issued IDs another region's block holds.
@@ -145,6 +148,40 @@ pub enum SegmentError {
         region: Region,
         /// The block's start.
         floor: i64,
+    },
+    /// A `--start` or `--to` given for a tag lies outside the region's block: the tag would
+    /// issue another region's IDs. What was asked is wrong; nothing was changed.
+    #[error(
+        "{option} {given} lies outside {region}'s block [{floor}, {ceiling}): tag {tag:?} in this region issues only IDs of its block; refused, nothing was changed"
+    )]
+    GivenOutsideBlock {
+        /// The tag.
+        tag: String,
+        /// The option that gave the value (`--start`, `--to`).
+        option: &'static str,
+        /// The value given.
+        given: i64,
+        /// This process's region.
+        region: Region,
+        /// The block's start.
+        floor: i64,
+        /// The block's end.
+        ceiling: i64,
+    },
+    /// A removed tag of this name issued IDs up to the end of the region's block (its tombstone
+    /// lies at or above the block's end): the name has no IDs left in this region.
+    #[error(
+        "tag {tag:?} was removed at max_id {removed_max_id}, at or above the end of {region}'s block ({ceiling}): the name has no IDs left in this region; refused, nothing was changed"
+    )]
+    NameUsedUp {
+        /// The tag name.
+        tag: String,
+        /// The tombstone's max_id.
+        removed_max_id: i64,
+        /// This process's region.
+        region: Region,
+        /// The block's end.
+        ceiling: i64,
     },
     /// The database is recorded for another region (or for one, and this process has none).
     #[error(transparent)]

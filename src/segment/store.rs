@@ -305,7 +305,8 @@ pub(crate) use bounds_in_field;
 
 /// Adds a tag inside the store's [`Bounds`]: what `tag add` and `region add` go through. With a
 /// region, [`StartAt::Default`] starts at the block's start (1 in region 0's, as without regions), or above a removed tag's tombstone
-/// in the block), and a start outside the block is refused ([`SegmentError::OutsideBlock`]);
+/// in the block), and a start outside the block is refused ([`SegmentError::GivenOutsideBlock`],
+/// or [`SegmentError::NameUsedUp`] when a removed tag of the name used the block up);
 /// without one it is [`AllocStore::add_tag`] as it is.
 pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, SegmentError> {
     let bounds = store.bounds();
@@ -313,20 +314,19 @@ pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, Segmen
         return store.add_tag(new);
     };
     // A start at the block's end would leave the tag no ID: outside too.
-    let outside = |start: i64| {
-        (!(bounds.floor..bounds.ceiling).contains(&start)).then(|| SegmentError::OutsideBlock {
-            tag: new.tag.into(),
-            max_id: start,
-            region,
-            floor: bounds.floor,
-            ceiling: bounds.ceiling,
-        })
-    };
+    let inside = |start: i64| (bounds.floor..bounds.ceiling).contains(&start);
     match new.start {
-        StartAt::Given(s) | StartAt::Reuse(s) => match outside(s) {
-            Some(e) => Err(e),
-            None => store.add_tag(new),
-        },
+        StartAt::Given(s) | StartAt::Reuse(s) if !inside(s) => {
+            Err(SegmentError::GivenOutsideBlock {
+                tag: new.tag.into(),
+                option: "--start",
+                given: s,
+                region,
+                floor: bounds.floor,
+                ceiling: bounds.ceiling,
+            })
+        }
+        StartAt::Given(_) | StartAt::Reuse(_) => store.add_tag(new),
         StartAt::Default => {
             // Region 0's block starts at 0; its tags start at 1, as they do without regions.
             let at_floor = NewTag {
@@ -336,8 +336,13 @@ pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, Segmen
             match store.add_tag(&at_floor) {
                 // A removed tag of the name issued IDs in the block: continue above them.
                 Err(SegmentError::BelowRemoved { removed_max_id, .. }) => {
-                    if let Some(e) = outside(removed_max_id) {
-                        return Err(e);
+                    if !inside(removed_max_id) {
+                        return Err(SegmentError::NameUsedUp {
+                            tag: new.tag.into(),
+                            removed_max_id,
+                            region,
+                            ceiling: bounds.ceiling,
+                        });
                     }
                     store.add_tag(&NewTag {
                         start: StartAt::Given(removed_max_id),
@@ -351,15 +356,22 @@ pub fn add_tag(store: &dyn AllocStore, new: &NewTag<'_>) -> Result<Added, Segmen
 }
 
 /// Moves a tag's max_id forward to `to` ([`AllocStore::bump`]) inside the store's [`Bounds`]:
-/// with a region, a `to` outside its block is refused ([`SegmentError::OutsideBlock`]) before
+/// with a region, a `to` outside its block is refused ([`SegmentError::GivenOutsideBlock`]) before
 /// anything changes, so the table never points into another region's block (where Leaf's own
 /// servers, which know no regions, would issue from).
 pub fn bump_tag(store: &dyn AllocStore, tag: &str, to: i64) -> Result<i64, SegmentError> {
     let bounds = store.bounds();
-    if bounds.region.is_some()
-        && let Some(e) = bounds.outside(tag, to)
+    if let Some(region) = bounds.region
+        && !bounds.holds(to)
     {
-        return Err(e);
+        return Err(SegmentError::GivenOutsideBlock {
+            tag: tag.into(),
+            option: "--to",
+            given: to,
+            region,
+            floor: bounds.floor,
+            ceiling: bounds.ceiling,
+        });
     }
     store.bump(tag, to)
 }
@@ -427,7 +439,10 @@ pub fn check_fits(store: &dyn AllocStore, region: Region) -> Result<(), SegmentE
     let bounds = Bounds::of(Some(region));
     for page in RowPages::new(store, TagFilter::All) {
         for row in page? {
-            if let Some(e) = bounds.outside(&row.tag, row.max_id) {
+            if let Some(mut e) = bounds.outside(&row.tag, row.max_id) {
+                if let SegmentError::OutsideBlock { recorded, .. } = &mut e {
+                    *recorded = false;
+                }
                 return Err(e);
             }
         }
@@ -902,6 +917,7 @@ impl Bounds {
                 region,
                 floor: self.floor,
                 ceiling: self.ceiling,
+                recorded: true,
             },
             None => SegmentError::BadRow {
                 tag: tag.into(),

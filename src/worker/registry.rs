@@ -267,9 +267,10 @@ pub trait Registry: WorkerRegistry {
         Err(self.cannot("list worker ids"))
     }
 
-    /// What [`Registry::reclaim`] would do with `record`, in words.
-    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
-        format!("forget worker id {}", record.worker)
+    /// What [`Registry::reclaim`] would do with `record`, in words; `None` when the id is free
+    /// already and reclaiming it would change nothing (the dry run and `--yes` then agree).
+    fn reclaim_plan(&self, record: &WorkerRecord) -> Option<String> {
+        Some(format!("forget worker id {}", record.worker))
     }
 
     /// Why a held record is live, in words (`workers reclaim` refusing it).
@@ -290,13 +291,12 @@ pub trait Registry: WorkerRegistry {
         Ok(None)
     }
 
-    /// Compares this host's clock with the store's and the live holders'.
-    fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
+    /// Compares this host's clock with the store's and the live holders'; `None` for a
+    /// registry that keeps no clocks to compare with (the database tables, the local file),
+    /// whose other checks (`workers doctor`'s region check) still run.
+    fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<Option<ClockReport>, WorkerError> {
         let _ = now_ms;
-        Err(WorkerError::setting(
-            "workers doctor needs ZooKeeper or etcd",
-            "pass --zk HOST:PORT (or LEAF_ZK / zk.hosts), or --etcd ENDPOINTS (or LEAF_ETCD / etcd.endpoints)",
-        ))
+        Ok(None)
     }
 
     /// The error of an inspection this kind does not offer.

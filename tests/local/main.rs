@@ -11,6 +11,7 @@ mod support;
 mod fault_local;
 mod lead_local;
 mod model;
+mod seams;
 mod segment_sqlite;
 mod serve_http;
 mod snowflake_lead;

@@ -281,3 +281,52 @@ fn on_fresh_table(check: fn(&reuse::Table)) {
 }
 
 reuse::table_registry_contract!(on_fresh_table);
+
+/// Issue 45 #6: `workers doctor` runs on a database registry (the region section sends
+/// operators there): it compares no clocks (the table keeps none) and checks the live ids
+/// against the region's slice. And `workers reclaim` of a row given back already says the same
+/// with and without --yes: nothing to do.
+#[test]
+fn doctor_checks_a_database_registry_and_reclaim_agrees_with_its_dry_run() {
+    let db = MariaDb::shared();
+    let name = init(db);
+    let url = db.url(&name);
+    let sb = Sandbox::new();
+    let leafctl = |args: &str| {
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(support::words(args))
+            .output()
+            .unwrap()
+    };
+    let reg = registry(db, &name, "10.23.9.1:8080");
+    let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
+    issue(&g, 3);
+
+    let out = leafctl(&format!("workers doctor --db {url} --output json"));
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let v = support::json(&out);
+    assert_eq!(v["registry"], "mysql", "{v}");
+    assert_eq!(v["clocks_compared"], false, "{v}");
+    assert_eq!(v["ok"], true, "{v}");
+    // Worker id 1 is live and lies outside region 1 of 2's slice: the check finds it.
+    let out = leafctl(&format!("workers doctor --db {url} --region 1 --regions 2"));
+    assert_eq!(out.status.code(), Some(1), "{}", support::stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("live worker id 1"), "{said}");
+    assert!(said.contains("not compared"), "{said}");
+
+    // Given back on a clean exit: free already, and the dry run says what --yes does.
+    g.finish().unwrap();
+    drop(g);
+    for args in ["workers reclaim 1", "workers reclaim 1 --yes"] {
+        let out = leafctl(&format!("{args} --db {url}"));
+        assert!(out.status.success(), "{args}: {}", support::stderr(&out));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("worker id 1 is already free"),
+            "{args}: {said}"
+        );
+        assert!(!said.contains("would"), "{args}: {said}");
+    }
+}

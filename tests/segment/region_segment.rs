@@ -211,9 +211,10 @@ fn two_regions(dbs: &Dbs) {
         }
     }
 
-    // A start outside the block is refused; the block's last IDs are issued, never crossed.
+    // A start outside the block is refused, as a usage error (issue 45 #6); the block's last
+    // IDs are issued, never crossed.
     let out = run(&sb, new, Some(1), &["tag", "add", "low", "--start", "5"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("outside region 1 of 2's block"),
         "{}",
@@ -221,7 +222,7 @@ fn two_regions(dbs: &Dbs) {
     );
     let past = (BLOCK1.1 + 1).to_string();
     let out = run(&sb, new, Some(1), &["tag", "bump", "order", "--to", &past]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("outside region 1 of 2's block"),
         "{}",
@@ -302,20 +303,31 @@ fn two_regions(dbs: &Dbs) {
         .collect();
     assert_eq!(kinds, ["duplicate"], "{report}");
 
-    // A tag made before its database was recorded as region 0, above region 0's block.
+    // A tag made before its database was given a region, above region 0's block: the database
+    // is not recorded as region 0 (issue 45: a region is recorded only where every row fits),
+    // and `region check` says it belongs to no region.
     let stray = dbs.stray.as_str();
     assert!(run(&sb, stray, None, &["db", "init"]).status.success());
     let above = (BLOCK1.0 + 5).to_string();
     let out = run(&sb, stray, None, &["tag", "add", "big", "--start", &above]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(run(&sb, stray, Some(0), &["db", "init"]).status.success());
-    let out = run(&sb, stray, Some(0), &["next", "big"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("outside region 0 of 2's block"),
-        "{}",
-        stderr(&out)
-    );
+    for args in [&["db", "init"][..], &["next", "big"]] {
+        let out = run(&sb, stray, Some(0), args);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("outside region 0 of 2's block")
+                && stderr(&out).contains("tag remove big --yes"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let shown = json(&run(
+        &sb,
+        stray,
+        None,
+        &["region", "show", "--output", "json"],
+    ));
+    assert_eq!(shown["region"], serde_json::Value::Null, "{shown}");
     let out = check(&[stray, new]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -324,7 +336,7 @@ fn two_regions(dbs: &Dbs) {
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f["kind"] == "outside_block" && f["severity"] == "error"),
+            .any(|f| f["kind"] == "unrecorded" && f["severity"] == "error"),
         "{report}"
     );
     // And `region add` from such a database (no mark yet) is refused before anything is written.
@@ -431,4 +443,56 @@ fn the_printed_ddl_records_the_region_for_a_dba() {
     let out = run(&sb, &url, Some(1), &["tag", "add", "order"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(max_id(&sb, &url, Some(1), "order"), BLOCK1.0);
+}
+
+/// Issue 45 #6: `region add --from` and `region check` take LEAF_DB_PASSWORD for a URL without
+/// a password of its own (one password serves one user's databases), and a refused login's
+/// hint names the password that was tried: the URL's own, or LEAF_DB_PASSWORD.
+#[test]
+fn region_urls_without_a_password_take_leaf_db_password() {
+    let db = MariaDb::shared();
+    let (old, new) = (db.url(&db.fresh_db()), db.url(&db.fresh_db()));
+    let sb = Sandbox::new();
+    let leafctl = |args: &str| {
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(support::words(args))
+            .output()
+            .unwrap()
+    };
+    let ok = |args: &str| {
+        let out = leafctl(args);
+        assert!(out.status.success(), "{args}: {}", stderr(&out));
+        out
+    };
+    ok(&format!("--db {old} db init"));
+    ok(&format!("--db {old} tag add order"));
+    ok(&format!("--db {old} next order -n 3"));
+    ok(&format!(
+        "region add --from {old} --db {new} --region 1 --regions 2"
+    ));
+    ok(&format!("region check {old} {new}"));
+
+    // A wrong password in the URL: refused, and the hint says the URL's was tried.
+    let wrong = old.replacen("leaf@", "leaf:wrong@", 1);
+    let out = leafctl(&format!("region check {wrong} {new}"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(given by the URL)"),
+        "{}",
+        stderr(&out)
+    );
+    // A wrong LEAF_DB_PASSWORD: the hint names it.
+    let out = sb
+        .leafctl()
+        .env("LEAF_DB_PASSWORD", "wrong")
+        .args(support::words(&format!("region check {old} {new}")))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(given by LEAF_DB_PASSWORD)"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -764,3 +764,16 @@ pub fn round_trips_per_claim(
     };
     (per(Increment::Custom(1000)), per(Increment::TableStep))
 }
+
+/// The commands a hint on `stderr` suggests (each `leafctl ...` between backticks on a `hint:`
+/// line), as argument lists without the leading `leafctl`: a test runs them as printed.
+/// Placeholders (`TAG`, `NEW`, `URL`) are left in; a test that meets one fails to run it.
+pub fn hinted_commands(stderr: &str) -> Vec<Vec<String>> {
+    stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("hint: "))
+        .flat_map(|hint| hint.split('`').skip(1).step_by(2))
+        .filter_map(|cmd| cmd.strip_prefix("leafctl "))
+        .map(|args| args.split_whitespace().map(str::to_string).collect())
+        .collect()
+}

@@ -159,17 +159,28 @@ impl Settings {
     /// --regions N` when the region did, each quoted for a shell. From the environment or the
     /// config file they are found again.
     pub fn flags_for_next(&self) -> String {
-        let mut flags = String::new();
-        if self.given.contains(&"db.url") {
-            let url = leafctl::db::url_without_password(&self.db_url.value);
-            flags.push_str(&format!(" --db {}", leafctl::segment::tag_for_shell(&url)));
+        self.db_flag_for_next() + &self.region_flags_for_next()
+    }
+
+    /// ` --db URL` (without its password, quoted for a shell) when the database came from the
+    /// command line, else empty: [`Settings::flags_for_next`]'s first part.
+    pub fn db_flag_for_next(&self) -> String {
+        if !self.given.contains(&"db.url") {
+            return String::new();
         }
-        if let Some(r) = self.region
-            && (self.given.contains(&"region") || self.given.contains(&"regions"))
-        {
-            flags.push_str(&format!(" --region {} --regions {}", r.index(), r.count()));
+        let url = leafctl::db::url_without_password(&self.db_url.value);
+        format!(" --db {}", leafctl::segment::tag_for_shell(&url))
+    }
+
+    /// ` --region R --regions N` when the region came from the command line, else empty:
+    /// [`Settings::flags_for_next`]'s second part.
+    pub fn region_flags_for_next(&self) -> String {
+        match self.region {
+            Some(r) if self.given.contains(&"region") || self.given.contains(&"regions") => {
+                format!(" --region {} --regions {}", r.index(), r.count())
+            }
+            _ => String::new(),
         }
-        flags
     }
 }
 

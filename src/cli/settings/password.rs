@@ -88,17 +88,11 @@ pub fn source(password: Option<&Resolved<String>>, url: &str) -> Option<String> 
             Origin::File => "the config file".to_string(),
             other => other.to_string(),
         }),
-        None if url_has_password(url) => Some("the URL in --db/LEAF_DB/db.url".to_string()),
+        None if leafctl::db::url_has_password(url) => {
+            Some("the URL in --db/LEAF_DB/db.url".to_string())
+        }
         None => None,
     }
-}
-
-/// Whether a URL carries a password (`scheme://user:password@host...`).
-fn url_has_password(url: &str) -> bool {
-    url.split_once("://")
-        .and_then(|(_, rest)| rest.split('/').next())
-        .and_then(|authority| authority.rsplit_once('@'))
-        .is_some_and(|(creds, _)| creds.contains(':'))
 }
 
 /// Warns when a config file that holds a secret can be read by other users.

@@ -219,7 +219,7 @@ impl Registry for MysqlRegistry {
             .collect())
     }
 
-    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+    fn reclaim_plan(&self, record: &WorkerRecord) -> Option<String> {
         table::reclaim_plan("MySQL", record)
     }
 

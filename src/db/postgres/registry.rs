@@ -403,7 +403,7 @@ impl Registry for PostgresRegistry {
             .collect()
     }
 
-    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
+    fn reclaim_plan(&self, record: &WorkerRecord) -> Option<String> {
         table::reclaim_plan("PostgreSQL", record)
     }
 

@@ -212,11 +212,12 @@ impl Registry for EtcdLeaseRegistry {
         EtcdAdmin::connect(self.options())?.list(now_ms)
     }
 
-    fn reclaim_plan(&self, record: &WorkerRecord) -> String {
-        format!(
+    /// An id no lease holds is free already: reclaiming it deletes nothing.
+    fn reclaim_plan(&self, record: &WorkerRecord) -> Option<String> {
+        record.held.then(|| format!(
             "revoke the etcd lease holding worker id {} ({}); its holder stops issuing at its next keep-alive, and reserved_until stays, so the next holder still starts after it",
             record.worker, record.location
-        )
+        ))
     }
 
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
@@ -225,8 +226,10 @@ impl Registry for EtcdLeaseRegistry {
 
     /// etcd does not report its own clock: the live holders' reports are watched for one
     /// report interval and compared with ours.
-    fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
-        EtcdAdmin::connect(self.options())?.clock_report(now_ms)
+    fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<Option<ClockReport>, WorkerError> {
+        EtcdAdmin::connect(self.options())?
+            .clock_report(now_ms)
+            .map(Some)
     }
 
     fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {

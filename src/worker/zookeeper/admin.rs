@@ -184,16 +184,21 @@ macro_rules! zookeeper_registry {
                 ZkAdmin::connect(self.options())?.list(now_ms)
             }
 
-            fn reclaim_plan(&self, record: &WorkerRecord) -> String {
-                reclaim_plan(record)
+            fn reclaim_plan(&self, record: &WorkerRecord) -> Option<String> {
+                Some(reclaim_plan(record))
             }
 
             fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
                 ZkAdmin::connect(self.options())?.reclaim(record)
             }
 
-            fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<ClockReport, WorkerError> {
-                ZkAdmin::connect(self.options())?.clock_report(now_ms)
+            fn clock_report(
+                &self,
+                now_ms: &dyn Fn() -> i64,
+            ) -> Result<Option<ClockReport>, WorkerError> {
+                ZkAdmin::connect(self.options())?
+                    .clock_report(now_ms)
+                    .map(Some)
             }
 
             fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
