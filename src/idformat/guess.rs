@@ -18,6 +18,9 @@ pub struct LocalWorker {
     pub worker: u64,
     /// Every ID it issued has a time below this Unix ms.
     pub issued_below_ms: i64,
+    /// No ID it issued has a time below this Unix ms (`None`: the state file, of an earlier
+    /// version, does not say, and the host is credited with nothing).
+    pub issued_from_ms: Option<i64>,
     /// The state file.
     pub path: PathBuf,
 }
@@ -43,6 +46,7 @@ pub fn local_workers(state_dir: &Path) -> Vec<LocalWorker> {
                 name: st.name,
                 worker: st.worker_id,
                 issued_below_ms: st.issued_below_ms,
+                issued_from_ms: st.issued_from_ms,
                 path,
             });
         }
@@ -239,16 +243,20 @@ fn judge(d: Decoded, number: Option<u64>, opts: &GuessOptions) -> Candidate {
                 score += 5;
                 reasons.push("leafctl's default layout".into());
             }
+            // Only a time the worker id really issued at on this host earns the credit: the
+            // state file bounds them on both sides.
             if let (true, Some(w)) = (plausible, d.worker)
-                && let Some(lw) = opts
-                    .local
-                    .iter()
-                    .find(|lw| lw.worker == w && d.unix_ms < lw.issued_below_ms + FUTURE_SLACK_MS)
+                && let Some(lw) = opts.local.iter().find(|lw| {
+                    lw.worker == w
+                        && lw.issued_from_ms.is_some_and(|from| d.unix_ms >= from)
+                        && d.unix_ms < lw.issued_below_ms + FUTURE_SLACK_MS
+                })
             {
                 score += 40;
                 reasons.push(format!(
-                    "{} {w} issued IDs on this host until {} ({})",
+                    "{} {w} issued IDs on this host from {} until {} ({})",
                     l.worker_name(),
+                    rfc3339(lw.issued_from_ms.unwrap_or(lw.issued_below_ms)),
                     rfc3339(lw.issued_below_ms),
                     lw.path.display()
                 ));
@@ -388,17 +396,26 @@ mod tests {
             name: "leaf".into(),
             worker: 9,
             issued_below_ms: now,
+            issued_from_ms: Some(now - 7_200_000),
             path: PathBuf::from("snowflake-leaf-9.json"),
         }];
         let ranked = guess(id.to_string().as_bytes(), &o).unwrap();
         assert!(
             ranked[0]
                 .reason()
-                .contains("worker 9 issued IDs on this host"),
+                .contains("worker 9 issued IDs on this host from"),
             "{}",
             ranked[0].reason()
         );
         assert_eq!(ranked[0].score, 20 + 30 + 40);
+        // Issue 45 #4: a time before the worker id's first use on this host earns nothing,
+        // and nor does a state file that does not say when that was.
+        for from in [Some(now - 1_800_000), None] {
+            o.local[0].issued_from_ms = from;
+            let ranked = guess(id.to_string().as_bytes(), &o).unwrap();
+            assert!(!ranked[0].reason().contains("on this host"), "{from:?}");
+            assert_eq!(ranked[0].score, 20 + 30, "{from:?}");
+        }
     }
 
     #[test]

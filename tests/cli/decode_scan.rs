@@ -222,6 +222,22 @@ fn guess_marks_a_worker_this_host_issued_with() {
     let why = rows[0]["why"].as_str().unwrap();
     assert!(why.contains("worker 7 issued IDs on this host"), "{why}");
     assert!(why.contains("snowflake-leaf-7.json"), "{why}");
+
+    // Issue 45 #4: an ID whose Leaf reading (worker 1, 2015) predates worker 1's first use on
+    // this host earns no credit from it: the Sonyflake reading of 2025 stays first.
+    sb.run_ok(["next", "--snowflake", "--worker-id", "1", "-n", "1"]);
+    let rows = ndjson(&sb.run([
+        "decode",
+        "--guess",
+        "--output",
+        "ndjson",
+        "569093904138244660",
+    ]));
+    assert_eq!(rows[0]["layout"], "sonyflake", "{rows:?}");
+    for row in &rows {
+        let why = row["why"].as_str().unwrap_or_default();
+        assert!(!why.contains("on this host"), "{row}");
+    }
 }
 
 fn write_log(sb: &Sandbox) -> (std::path::PathBuf, [u64; 3]) {

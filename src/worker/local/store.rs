@@ -34,6 +34,12 @@ pub struct WorkerState {
     /// that much further ahead of its clock. Absent (0) for runs without a lead.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_lead_ms: u64,
+    /// No ID issued with this worker id has a time below this Unix ms: the clock when the state
+    /// file was first written (IDs never go below the clock they were issued at). `decode
+    /// --guess` credits this host only for times between it and `issued_below_ms`. Absent in
+    /// files of earlier versions, which then start it at their next write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_from_ms: Option<i64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -54,6 +60,8 @@ pub(crate) struct LocalStore {
     lock_path: PathBuf,
     pub(super) state_path: PathBuf,
     lock: Mutex<Option<File>>,
+    /// The state file's `issued_from_ms`, read with the record, kept by every write.
+    issued_from_ms: Mutex<Option<i64>>,
 }
 
 impl LocalStore {
@@ -67,6 +75,7 @@ impl LocalStore {
             lock_path: dir.join(format!("{stem}.lock")),
             state_path: dir.join(format!("{stem}.json")),
             lock: Mutex::new(None),
+            issued_from_ms: Mutex::new(None),
         }
     }
 
@@ -123,6 +132,10 @@ impl LocalStore {
                 ),
             });
         }
+        *self
+            .issued_from_ms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = state.issued_from_ms;
         // How far ahead of its clock the previous run could have put the record.
         let prev_lead = state.max_lead_ms.min(MAX_LEAD_MS) as i64;
         Ok(Record {
@@ -152,12 +165,25 @@ impl LeaseStore for LocalStore {
     }
 
     fn write(&self, _claim: &(), _expected: i64, w: &Write) -> Result<Written, WorkerError> {
+        // The first write of a worker id's file starts its `issued_from_ms`: the clock now, or
+        // less (a reservation lies at most its window and lead ahead of the clock).
+        let issued_from_ms = *self
+            .issued_from_ms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| {
+                let reserved_from = w.reserved_until - RESERVATION_WINDOW_MS - w.lead_ms.max(0);
+                reserved_from.min(crate::snowflake::Clock::now_ms(
+                    &crate::snowflake::SystemClock,
+                ))
+            });
         let state = WorkerState {
             name: self.name.clone(),
             worker_id: self.worker,
             issued_below_ms: w.reserved_until,
             clean: w.exact,
             max_lead_ms: w.lead_ms.max(0) as u64,
+            issued_from_ms: Some(issued_from_ms),
         };
         write_atomically(&self.state_path, &state)?;
         Ok(Written::Applied { version: 0 })
