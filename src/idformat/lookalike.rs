@@ -5,6 +5,33 @@
 /// URL path (path segments are words and IDs; base64 runs on).
 const BASE64_NEIGHBOUR: usize = 16;
 
+/// The longest prefix word a base64url-alphabet run may carry before an ID (`evt_`, `order-`):
+/// prefixed IDs stay IDs.
+const PREFIX_WORD: usize = 24;
+
+/// Whether the letters-and-digits token `text[start..end]` is a piece of a base64url token (a
+/// JWT's signature, a URL-safe key: letters, digits, `-` and `_`), issue 45 #5: the run of that
+/// alphabet around it goes on after it, or before it in more than a prefix word of lowercase
+/// letters ending in `-` or `_` (`evt_ID`, `order-ID` stay IDs). Random base64url breaks into
+/// base62 runs at its `-` and `_`, and 27-character ones parse as KSUIDs.
+fn in_base64url(text: &[u8], start: usize, end: usize) -> bool {
+    let url_safe = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_');
+    if text.get(end).is_some_and(|b| matches!(b, b'-' | b'_')) {
+        return true;
+    }
+    let before = text[..start]
+        .iter()
+        .rev()
+        .take_while(|b| url_safe(b))
+        .count();
+    if before == 0 {
+        return false;
+    }
+    let prefix = &text[start - before..start];
+    let word = |b: &u8| b.is_ascii_lowercase() || matches!(b, b'-' | b'_');
+    !(before <= PREFIX_WORD && prefix.iter().all(word) && prefix[0].is_ascii_lowercase())
+}
+
 /// Whether the letters-and-digits token `text[start..end]` is a piece of base64 text (a key, a
 /// signature, an image inline) rather than a ULID or KSUID of its own: it touches `+`, or is
 /// followed by `=` (base64's own character and its padding; `key=ID` stays an ID), or across a
@@ -23,6 +50,9 @@ pub(super) fn in_base64(text: &[u8], start: usize, end: usize) -> bool {
     if (before == Some(b'/') && run_before(start - 1) >= BASE64_NEIGHBOUR)
         || (after == Some(b'/') && run_after(end + 1) >= BASE64_NEIGHBOUR)
     {
+        return true;
+    }
+    if in_base64url(text, start, end) {
         return true;
     }
     // A line of base64 alone, as PEM and MIME wrap it (64 or 76 columns): the token is a piece

@@ -543,6 +543,62 @@ mod tests {
         }
     }
 
+    /// Issue 45 #5: log lines carrying JWTs (base64url: random signatures that break into
+    /// base62 runs at `-` and `_`) yield no KSUIDs or ULIDs, while prefixed KSUIDs (`evt_ID`,
+    /// `order-ID`) are still found.
+    #[test]
+    fn base64url_tokens_yield_no_ksuids_and_prefixed_ids_stay() {
+        const URL_SAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut token = |n: usize| -> String {
+            (0..n)
+                .map(|_| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    URL_SAFE[(x >> 58) as usize] as char
+                })
+                .collect()
+        };
+        let mut text = String::new();
+        for _ in 0..20_000 {
+            text.push_str(&format!(
+                "INFO authorization=\"Bearer eyJhbGciOiJIUzI1NiJ9.{}.{}\" ok\n",
+                token(48),
+                token(43)
+            ));
+        }
+        let s = Scanner::new(NamedLayout::preset(Preset::Leaf), NOW);
+        let mut hits = Vec::new();
+        s.find(text.as_bytes(), false, |a, b, d| {
+            if matches!(d.format, Format::Ksuid | Format::Ulid) {
+                hits.push(text[a..b].to_string());
+            }
+        });
+        let shaped = text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter_map(|tok| parse_ksuid(tok.as_bytes()).ok())
+            .filter(|k| s.in_window(decode_ksuid(k)).is_some())
+            .count();
+        assert!(shaped > 10, "the text exercises the problem: {shaped}");
+        assert!(
+            hits.is_empty(),
+            "{} false hits: {:?}",
+            hits.len(),
+            &hits[..hits.len().min(5)]
+        );
+        let k = "0ujtsYcgvSTl8PAuAdqWYSMnLOv";
+        for line in [
+            format!("event evt_{k} sent"),
+            format!("see order-{k}"),
+            format!("id={k}"),
+        ] {
+            let mut found = 0;
+            s.find(line.as_bytes(), false, |_, _, d| {
+                found += usize::from(d.format == Format::Ksuid);
+            });
+            assert_eq!(found, 1, "{line}");
+        }
+    }
+
     #[test]
     fn ids_of_every_kind_are_found_with_their_lines_and_columns() {
         let id = leaf_id(NOW - 60_000, 7, 3);
