@@ -148,6 +148,19 @@ impl Context {
         }
         Ok(())
     }
+
+    /// [`Context::record_region`] in the database the settings name, opened for it: where no
+    /// store is at hand (a database used as the worker-id registry, the end of a command).
+    pub fn record_region_in_db(&self) -> anyhow::Result<()> {
+        if self.region_to_record.get().is_none() {
+            return Ok(());
+        }
+        let s = &self.settings;
+        let password = s.db_password.as_ref().map(|p| p.value.as_str());
+        let store =
+            leafctl::db::DbAddress::parse(&s.db_url.value)?.open_for_inspection(password)?;
+        self.record_region(store.as_ref())
+    }
 }
 
 fn init_logging(verbose: u8, quiet: bool) {
@@ -237,12 +250,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Config(cmd) => config_cmd::run(&ctx, cmd),
     };
     // A region given to a database that records none is recorded once the command succeeded.
-    if outcome.is_ok() && ctx.region_to_record.get().is_some() {
-        let s = &ctx.settings;
-        let password = s.db_password.as_ref().map(|p| p.value.as_str());
-        let store =
-            leafctl::db::DbAddress::parse(&s.db_url.value)?.open_for_inspection(password)?;
-        ctx.record_region(store.as_ref())?;
+    if outcome.is_ok() {
+        ctx.record_region_in_db()?;
     }
     outcome
 }

@@ -79,7 +79,10 @@ fn check_db_region(ctx: &Context, kind: RegistryKind) -> anyhow::Result<()> {
         return Ok(());
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    DbAddress::parse(&s.db_url.value)?.check_region(password, s.region)?;
+    // Recorded once the command succeeded (`serve`: started), as a segment store's region.
+    if let Some(r) = DbAddress::parse(&s.db_url.value)?.check_region(password, s.region)? {
+        ctx.region_to_record.set(Some(r));
+    }
     Ok(())
 }
 

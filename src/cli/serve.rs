@@ -108,6 +108,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         // A server never waits for a local worker id another process holds: it fails at once.
         let registry = super::registry::registry(ctx, true, local.port())?;
         let generator = SupervisedGenerator::start(registry, super::registry::issue_options(ctx))?;
+        // Started: a region given to a registry database that records none is recorded now.
+        ctx.record_region_in_db()?;
         let status = generator.status();
         modes.push(format!(
             "snowflake worker id {} ({})",

@@ -417,19 +417,17 @@ impl DbAddress {
         (self.database.open_store)(&self.url, password, OpenMode::Existing)
     }
 
-    /// Checks the region recorded in the database against `region` (recording it when the
-    /// database has none), as [`DbAddress::open_in_region`] does: for a database used only as
-    /// a worker-id registry.
+    /// Checks the region recorded in the database against `region`, as
+    /// [`DbAddress::open_in_region_unrecorded`] does: for a database used only as a worker-id
+    /// registry. A region the database does not record yet is returned, for the caller to record
+    /// once its command succeeded ([`RegionToRecord::record`]).
     pub fn check_region(
         &self,
         password: Option<&str>,
         region: Option<Region>,
-    ) -> Result<(), SegmentError> {
+    ) -> Result<Option<RegionToRecord>, SegmentError> {
         let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
-        match crate::segment::check_region(store.as_ref(), region)? {
-            Some(r) => r.record(store.as_ref()),
-            None => Ok(()),
-        }
+        crate::segment::check_region(store.as_ref(), region)
     }
 
     /// The statements that record `region` in a new database (`leafctl db init --print` with a

@@ -330,3 +330,40 @@ fn doctor_checks_a_database_registry_and_reclaim_agrees_with_its_dry_run() {
         assert!(!said.contains("would"), "{args}: {said}");
     }
 }
+
+/// Issue 45 #2 on the registry path: `next --snowflake` with a region, refused after the
+/// database's region was checked, records nothing; the same command done right records it.
+#[test]
+fn a_refused_snowflake_run_records_no_region_in_the_registry_database() {
+    let db = MariaDb::shared();
+    let url = db.url(&init(db));
+    let sb = Sandbox::new();
+    let leafctl = |args: &str| {
+        sb.leafctl()
+            .env("LEAF_DB_PASSWORD", PASSWORD)
+            .args(support::words(&format!("--db {url} {args}")))
+            .output()
+            .unwrap()
+    };
+    let shown = || {
+        let out = leafctl("region show --output json");
+        assert!(out.status.success(), "{}", support::stderr(&out));
+        support::json(&out)["region"].clone()
+    };
+    // A layout whose 1 worker bit holds no slice for region 3 of 4: refused once the
+    // registry's database was checked.
+    let next = "--regions 4 --region 3 next --snowflake --registry mysql \
+                --instance 10.23.8.1:8080 -n 2";
+    let refused = leafctl(&format!("{next} --layout 60,1,2"));
+    assert!(!refused.status.success(), "{}", support::stderr(&refused));
+    assert!(refused.stdout.is_empty());
+    assert_eq!(
+        shown(),
+        serde_json::Value::Null,
+        "a refused run recorded the region"
+    );
+    let done = leafctl(next);
+    assert!(done.status.success(), "{}", support::stderr(&done));
+    assert_eq!(parse_ids(&done.stdout).len(), 2);
+    assert_eq!(shown(), 3);
+}
