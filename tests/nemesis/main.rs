@@ -647,6 +647,21 @@ fn after_step(step: &Step, began: Duration, ev: &Events) {
     }
 }
 
+/// Runs `cmd` (a `leafctl` command, wrapped for its host) to the end, killed after 20 s.
+fn bounded(mut cmd: Command) -> std::process::Output {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().expect("spawn leafctl");
+    let (code, stdout, stderr) = bounded_output(child, Duration::from_secs(20));
+    use std::os::unix::process::ExitStatusExt;
+    std::process::Output {
+        status: std::process::ExitStatus::from_raw(code.map_or(9, |c| c << 8)),
+        stdout,
+        stderr,
+    }
+}
+
 /// Runs `leafctl tag ...` at the operator's host until it succeeds (bounded by
 /// `OPERATOR_BOUND`): each failure must say `error:` (a problem otherwise), and one still
 /// failing at the bound is a problem. A bump reads the tag's `max_id` first.
@@ -657,25 +672,30 @@ fn operate(ops: &Host, url: &str, tag: &'static str, op: TagOp, ev: &Events) {
         c.env("LEAF_DB", url)
             .env("LEAF_DB_PASSWORD", PASSWORD)
             .args(args);
-        let mut c = ops.wrap(&c);
-        c.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let child = c.spawn().expect("spawn leafctl tag");
-        let (code, stdout, stderr) = bounded_output(child, Duration::from_secs(20));
-        use std::os::unix::process::ExitStatusExt;
-        std::process::Output {
-            status: std::process::ExitStatus::from_raw(code.map_or(9, |c| c << 8)),
-            stdout,
-            stderr,
-        }
+        bounded(ops.wrap(&c))
     };
+    operate_by(&leafctl, tag, op, ev, false);
+}
+
+/// [`operate`] with `leafctl` running each command. `lenient` (the multi-region operator, whose
+/// model of a region's tags is approximate): a re-add is `--if-not-exists`, and the removal of
+/// a tag that is not there is done already.
+fn operate_by(
+    leafctl: &dyn Fn(&[&str]) -> std::process::Output,
+    tag: &'static str,
+    op: TagOp,
+    ev: &Events,
+    lenient: bool,
+) {
     if matches!(op, TagOp::Add | TagOp::ReAdd | TagOp::Remove) {
         ev.tag_changes.lock().unwrap().push((ev.now(), tag));
     }
     let deadline = Instant::now() + OPERATOR_BOUND;
     loop {
         let out = match op {
+            TagOp::Add | TagOp::ReAdd if lenient => {
+                leafctl(&["tag", "add", tag, "--step", "100", "--if-not-exists"])
+            }
             TagOp::Add | TagOp::ReAdd => leafctl(&["tag", "add", tag, "--step", "100"]),
             TagOp::Remove => leafctl(&["tag", "remove", tag, "--yes"]),
             TagOp::SetStep(n) => leafctl(&["tag", "set-step", tag, &n.to_string()]),
@@ -720,6 +740,12 @@ fn operate(ops: &Host, url: &str, tag: &'static str, op: TagOp, ev: &Events) {
             return;
         }
         let first = said.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+        if lenient && out.status.code() == Some(2) && first.contains("unknown tag") {
+            ev.note(format!(
+                "  tag {tag} ({op:?}): not there, nothing to do: {first}"
+            ));
+            return;
+        }
         ev.note(format!("  tag {tag} ({op:?}) failed: {first}"));
         if Instant::now() > deadline {
             ev.problems.lock().unwrap().push(format!(
@@ -728,6 +754,70 @@ fn operate(ops: &Host, url: &str, tag: &'static str, op: TagOp, ev: &Events) {
             return;
         }
         std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// How long the multi-region operator retries `region add` across the WAN: past the longest
+/// region cut (30 s) and its heal.
+const REGION_ADD_BOUND: Duration = Duration::from_secs(75);
+
+/// Re-runs `region add --from` region 0's database `--db` region `r`'s, from region `r`'s
+/// database host, until it succeeds or is refused for what the databases hold (a named error
+/// that is no failure to reach a database: noted; `region add` checks both before it records
+/// or seeds anything). A failure without an error line, or one to reach a database still at
+/// `REGION_ADD_BOUND`, is a problem.
+fn region_add(deployment: &Deployment, r: usize, ev: &Events) {
+    let (old, site) = (&deployment.sites[0], &deployment.sites[r]);
+    let home = Sandbox::new();
+    let deadline = Instant::now() + REGION_ADD_BOUND;
+    for tag in &TAGS[1..] {
+        ev.tag_changes.lock().unwrap().push((ev.now(), tag));
+    }
+    loop {
+        let mut c = site.leafctl(&home);
+        c.args(["region", "add", "--from", &old.db_url, "--db", &site.db_url]);
+        c.args(["--output", "json"]);
+        let out = bounded(site.db_host.wrap(&c));
+        let said = stderr(&out);
+        if out.status.success() {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            ev.note(format!(
+                "  region add {r}: {} tag(s) added, {} tombstone(s) carried, used up {}",
+                v["tags_added"], v["tombstones_carried"], v["tags_used_up"]
+            ));
+            return;
+        }
+        let error = said
+            .lines()
+            .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .and_then(|v| v["error"]["message"].as_str().map(str::to_string));
+        let Some(error) = error else {
+            ev.problems.lock().unwrap().push(format!(
+                "`leafctl region add` to region {r} failed without an error: {:?} {said:?}",
+                out.status
+            ));
+            return;
+        };
+        let unreachable = [
+            "cannot reach",
+            "does not respond",
+            "timed out",
+            "connection",
+        ]
+        .iter()
+        .any(|w| error.to_lowercase().contains(w));
+        if !unreachable {
+            ev.note(format!("  region add {r} refused: {error}"));
+            return;
+        }
+        ev.note(format!("  region add {r} failed: {error}"));
+        if Instant::now() > deadline {
+            ev.problems.lock().unwrap().push(format!(
+                "`leafctl region add` to region {r} still failed after {REGION_ADD_BOUND:?}: {error}"
+            ));
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(2));
     }
 }
 
@@ -1319,8 +1409,8 @@ fn stop_all_gracefully(served: &[Served], problems: &mut Vec<String>) {
     }
 }
 
-/// What the events and the servers saw, for the checker: no `/cache` or `workers list` samples,
-/// no tag changes and a fence of 0 (the single-region run adds its own).
+/// What the events and the servers saw, for the checker: no `/cache` or `workers list` samples
+/// and a fence of 0 (the single-region run adds its own); the operator's tag changes.
 fn seen_by(ev: &Events, served: &[Served]) -> Seen {
     Seen {
         silences: ev.silences.lock().unwrap().clone(),
@@ -1332,7 +1422,7 @@ fn seen_by(ev: &Events, served: &[Served]) -> Seen {
             .iter()
             .flat_map(|s| s.lives.lock().unwrap().clone())
             .collect(),
-        tag_changes: Vec::new(),
+        tag_changes: ev.tag_changes.lock().unwrap().clone(),
         fence: Duration::ZERO,
     }
 }
@@ -1446,6 +1536,17 @@ fn apply_regional(step: &Step, w: &RegionWorld<'_>) {
                 hold();
                 deployment.heal(r);
             }
+            Fault::RegionTag { region, tag, op } => {
+                let site = &deployment.sites[region];
+                let home = Sandbox::new();
+                let leafctl = |args: &[&str]| {
+                    let mut c = site.leafctl(&home);
+                    c.args(args);
+                    bounded(site.db_host.wrap(&c))
+                };
+                operate_by(&leafctl, TAGS[tag], op, ev, true);
+            }
+            Fault::RegionAdd { region } => region_add(deployment, region, ev),
             other => panic!("not a fault of the multi-region nemesis: {other}"),
         }
     }
@@ -1456,7 +1557,8 @@ fn apply_regional(step: &Step, w: &RegionWorld<'_>) {
 /// PostgreSQL, ZooKeeper or etcd, and two `serve --region r --regions N` on impaired links,
 /// with clocks of their own), a 50 ms WAN between them, and a seeded schedule of region
 /// partitions beside the faults of one server or of a region's database or registry, batches
-/// and restarts (`support::nemesis::region_schedule`). The checker reads every answer of every
+/// on every tag, restarts, and an operator who removes, re-adds, bumps and re-steps tags in each
+/// region and re-runs `region add` (`support::nemesis::region_schedule`). The checker reads every answer of every
 /// region: no ID twice (segment IDs per tag, snowflake IDs over every server of every region),
 /// the rest of its rules that need no sample of one registry, and the region rules
 /// (`check_regions`): each ID inside its region's worker slice or segment block.
@@ -2270,9 +2372,18 @@ mod checker {
             "kill registry member",
             "kill galera node",
             "batch",
+            "tag remove",
+            "tag re-add",
+            "tag bump",
+            "region add",
         ] {
             assert!(kinds.contains(k), "{k} never drawn: {kinds:?}");
         }
+        // Batches ask for the tags the operator removes and re-adds too.
+        assert!(
+            runs.iter()
+                .any(|x| matches!(x.fault, Fault::Batch { tag: 1.., .. }))
+        );
         for x in &runs {
             match x.fault {
                 Fault::CutRegion(r)
@@ -2289,6 +2400,11 @@ mod checker {
                 | Fault::ClockStep { server: i, .. }
                 | Fault::Batch { server: i, .. }
                 | Fault::Restart { server: i, .. } => assert!(i < 6, "{}", x.fault),
+                // The operator never touches the main tag, and adds regions above region 0.
+                Fault::RegionTag { region, tag, .. } => {
+                    assert!(region < 3 && (1..TAGS.len()).contains(&tag), "{}", x.fault)
+                }
+                Fault::RegionAdd { region } => assert!((1..3).contains(&region), "{}", x.fault),
                 other => panic!("not of the multi-region world: {other}"),
             }
         }

@@ -21,6 +21,9 @@
 //!    and the table;
 //! 5. when `region check` says the regions are set up right, using every region (each name
 //!    added where missing, then IDs taken) repeats no ID.
+//!
+//! `docs/seams.md` lists every meeting of two capabilities and what checks it: this model or a
+//! named test. A new capability adds its rows there.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;

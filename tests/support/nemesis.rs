@@ -96,6 +96,17 @@ pub enum Fault {
     /// SIGTERM a `serve`, wait for its exit, start it again; `new_identity`: under a new
     /// `--instance` (a pod with a new IP), else under the same one.
     Restart { server: usize, new_identity: bool },
+    /// The multi-region nemesis (issue 45): `leafctl tag ...` on `TAGS[tag]` in region
+    /// `region`'s database, with the region's flags, from its database host.
+    RegionTag {
+        region: usize,
+        tag: usize,
+        op: TagOp,
+    },
+    /// The multi-region nemesis: `leafctl region add --from` region 0's database `--db` region
+    /// `region`'s (`region` > 0), as an operator re-runs it to seed the tags region 0 has: it
+    /// re-adds the tags removed in that region (above their tombstones) and carries tombstones.
+    RegionAdd { region: usize },
 }
 
 /// An operator's `leafctl tag` command.
@@ -158,7 +169,7 @@ impl Fault {
             Fault::Batch { outage: false, .. } => "batch",
             Fault::Batch { outage: true, .. } => "batch in an outage",
             Fault::DropBatch { .. } => "client drops mid-batch",
-            Fault::Tag { op, .. } => match op {
+            Fault::Tag { op, .. } | Fault::RegionTag { op, .. } => match op {
                 TagOp::Add => "tag add",
                 TagOp::ReAdd => "tag re-add",
                 TagOp::Remove => "tag remove",
@@ -172,6 +183,7 @@ impl Fault {
             Fault::Restart {
                 new_identity: true, ..
             } => "restart as a new identity",
+            Fault::RegionAdd { .. } => "region add",
         }
     }
 
@@ -183,6 +195,8 @@ impl Fault {
                 | Fault::DropBatch { .. }
                 | Fault::Tag { .. }
                 | Fault::Restart { .. }
+                | Fault::RegionTag { .. }
+                | Fault::RegionAdd { .. }
         )
     }
 
@@ -213,7 +227,7 @@ impl Fault {
             Fault::KillServer(i) | Fault::PauseServer(i) => Slot::Process(i),
             Fault::Restart { server, .. } => Slot::Process(server),
             Fault::Batch { .. } | Fault::DropBatch { .. } => Slot::Free,
-            Fault::Tag { .. } => Slot::Operator,
+            Fault::Tag { .. } | Fault::RegionTag { .. } | Fault::RegionAdd { .. } => Slot::Operator,
             Fault::CutServer(i)
             | Fault::LossyServer { server: i, .. }
             | Fault::SlowServer { server: i, .. } => Slot::Link(i),
@@ -307,6 +321,19 @@ impl fmt::Display for Fault {
                 } else {
                     ""
                 }
+            ),
+            Fault::RegionTag { region, tag, op } => {
+                let what = match op {
+                    TagOp::Add | TagOp::ReAdd => format!("tag add {} --if-not-exists", TAGS[tag]),
+                    TagOp::Remove => format!("tag remove {} --yes", TAGS[tag]),
+                    TagOp::Bump { by } => format!("tag bump {} --to max_id+{by}", TAGS[tag]),
+                    TagOp::SetStep(n) => format!("tag set-step {} {n}", TAGS[tag]),
+                };
+                write!(f, "{what} in region {region}")
+            }
+            Fault::RegionAdd { region } => write!(
+                f,
+                "region add --from region 0's database --db region {region}'s"
             ),
         }
     }
@@ -404,9 +431,10 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
 /// region's single database and registry (pause; kill and restart, a registry only where it is
 /// ZooKeeper: even regions), a region is cut off from every other region
 /// for 5-30 s (regions cut at once overlap: two regions cut leave no two regions joined with two
-/// or three regions). Actions: batches of 1..=10,000 IDs from any server every 0.5-3 s, and a
-/// graceful restart every 3-8 s where the server's process slot is free (half under a new
-/// identity). One seed gives one schedule.
+/// or three regions). Actions: batches of 1..=10,000 IDs of any tag from any server every 0.5-3
+/// s, the operator's tag commands and `region add` ([`region_operator`]), and a graceful restart
+/// every 3-8 s where the server's process slot is free (half under a new identity). One seed
+/// gives one schedule.
 pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) -> Vec<Step> {
     let mut rng = Rng::new(seed ^ 0x7265_6769_6F6E);
     let mut steps = Vec::new();
@@ -461,11 +489,17 @@ pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) 
     while at < end {
         let server = rng.range(0, servers as u64 - 1) as usize;
         let count = batch_size(&mut rng, 1, 10_000);
+        // Half on the main tag, half on the tags the operator removes and re-adds.
+        let tag = if rng.range(0, 1) == 0 {
+            0
+        } else {
+            rng.range(1, TAGS.len() as u64 - 1) as usize
+        };
         steps.push(Step {
             at: Duration::from_millis(at),
             fault: Fault::Batch {
                 server,
-                tag: 0,
+                tag,
                 count,
                 outage: false,
             },
@@ -473,6 +507,7 @@ pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) 
         });
         at += rng.range(500, 3_000);
     }
+    steps.extend(region_operator(&mut rng, end, regions));
     let mut at = rng.range(2_000, 5_000);
     while at < end {
         let server = rng.range(0, servers as u64 - 1) as usize;
@@ -498,6 +533,62 @@ pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) 
     }
     steps.sort_by_key(|s| s.at);
     steps
+}
+
+/// What the operator of a multi-region run does (issue 45), every 2-6 s from 1-4 s on: in a
+/// region's database, removes, re-adds, bumps and re-steps the extra tags (every tag is in every
+/// region at the start; the main one is never touched), and now and then re-runs `region add`
+/// from region 0 to another region, which seeds the tags removed there again. The operator's
+/// model of each region's tags is approximate (a `region add` may be refused), so a re-add is
+/// `--if-not-exists` and a removal of an absent tag counts as done.
+fn region_operator(rng: &mut Rng, end: u64, regions: usize) -> Vec<Step> {
+    let mut present = vec![[true; TAGS.len()]; regions];
+    let mut removed = vec![[false; TAGS.len()]; regions];
+    let mut out = Vec::new();
+    let mut at = rng.range(1_000, 4_000);
+    while at < end {
+        let region = rng.range(0, regions as u64 - 1) as usize;
+        let fault = if region > 0 && rng.range(0, 4) == 0 {
+            // What region 0 has, region `region` has after it.
+            for tag in 1..TAGS.len() {
+                present[region][tag] |= present[0][tag];
+            }
+            Fault::RegionAdd { region }
+        } else {
+            let tag = rng.range(1, TAGS.len() as u64 - 1) as usize;
+            let op = if !present[region][tag] {
+                if removed[region][tag] {
+                    TagOp::ReAdd
+                } else {
+                    TagOp::Add
+                }
+            } else {
+                match rng.range(0, 3) {
+                    0 | 1 => TagOp::Remove,
+                    2 => TagOp::Bump {
+                        by: rng.range(1, 1_000_000),
+                    },
+                    _ => TagOp::SetStep(*rng.pick(&[10, 100, 1_000, 5_000])),
+                }
+            };
+            match op {
+                TagOp::Remove => {
+                    present[region][tag] = false;
+                    removed[region][tag] = true;
+                }
+                TagOp::Add | TagOp::ReAdd => present[region][tag] = true,
+                _ => {}
+            }
+            Fault::RegionTag { region, tag, op }
+        };
+        out.push(Step {
+            at: Duration::from_millis(at),
+            fault,
+            hold: Duration::ZERO,
+        });
+        at += rng.range(2_000, 6_000);
+    }
+    out
 }
 
 /// The region rules of a multi-region run (regions of `count`, server `i` in region
