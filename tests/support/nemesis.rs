@@ -550,8 +550,9 @@ fn region_operator(rng: &mut Rng, end: u64, regions: usize) -> Vec<Step> {
         let region = rng.range(0, regions as u64 - 1) as usize;
         let fault = if region > 0 && rng.range(0, 4) == 0 {
             // What region 0 has, region `region` has after it.
-            for tag in 1..TAGS.len() {
-                present[region][tag] |= present[0][tag];
+            let first = present[0];
+            for (to, from) in present[region].iter_mut().zip(first).skip(1) {
+                *to |= from;
             }
             Fault::RegionAdd { region }
         } else {
