@@ -32,8 +32,8 @@ Examples:
   leafctl next --snowflake --worker-id 1 -n 3 --output json
   leafctl next --snowflake --worker-id 1 -n 3 --output tsv     an id header, then one per line
   leafctl next --snowflake --worker-id 5 --preset discord
-  leafctl next --snowflake --worker-id 1 -n 100000000 --max-lead 30000 > ids.txt
-                                                      run up to 30 s ahead of the clock
+  leafctl next --snowflake --worker-id 1 -n 10000000 --max-lead 3000 > ids.txt
+                                                      run up to 3 s ahead of the clock
   leafctl next --snowflake --zk zk1:2181,zk2:2181 -n 100     lease a free worker id, issue, release
   leafctl --zk zk1:2181 --name order next --snowflake --registry forever --instance 10.0.0.5:8080
   leafctl next --snowflake --etcd http://etcd1:2379,http://etcd2:2379   the same lease, on etcd

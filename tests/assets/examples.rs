@@ -334,7 +334,7 @@ fn run_example(world: &mut World, line: &str) -> (Option<i32>, String, String) {
 }
 
 /// The last `n` lines of `text`, saying how many were left out: an example's output may be
-/// millions of lines (`next -n 100000000`), too many for a failure message.
+/// millions of lines (`next -n 10000000`), too many for a failure message.
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let skip = lines.len().saturating_sub(n);
