@@ -299,3 +299,55 @@ fn registry_choice_errors_are_usage_errors() {
         3
     );
 }
+
+/// Issue 45 #6: `workers doctor` compares this host with the holders live now. One that exited
+/// a moment ago (its release wrote its node) is no peer; a live one counts however long ago it
+/// last wrote (before: only nodes written in the last 10 s counted).
+#[test]
+fn doctor_compares_with_the_holders_live_now() {
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    let name = "doctorpeers";
+    sb.run_ok([
+        "next",
+        "--snowflake",
+        "--zk",
+        &zk.hosts(),
+        "--name",
+        name,
+        "-n",
+        "1",
+    ]);
+    let doctor = || {
+        support::json(&sb.run([
+            "workers",
+            "doctor",
+            "--zk",
+            &zk.hosts(),
+            "--name",
+            name,
+            "--output",
+            "json",
+        ]))
+    };
+    let v = doctor();
+    assert_eq!(v["peers"], 0, "an exited holder is no peer: {v}");
+
+    let state = tempfile::tempdir().unwrap();
+    let opts = ZkOptions::new(
+        &zk.hosts(),
+        name,
+        "10.43.9.1:8080".parse().unwrap(),
+        state.path(),
+    );
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let lease = ZkLeaseRegistry::new(opts)
+        .acquire(&IssueOptions::new(leaf()).clock(clock.clone()))
+        .unwrap();
+    lease.extend(clock.now_ms()).unwrap();
+    std::thread::sleep(Duration::from_secs(11));
+    let v = doctor();
+    assert_eq!(v["peers"], 1, "a live holder is a peer: {v}");
+    assert_eq!(v["ok"], true, "{v}");
+    drop(lease);
+}

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::forever::ZkForeverRegistry;
 use super::lease::ZkLeaseRegistry;
-use super::session::{ZkOptions, ZkSession, live_peer_offsets, parse_forever_child};
+use super::session::{ZkOptions, ZkSession, parse_forever_child};
 use crate::worker::node::NodeData;
 use crate::worker::record::{WorkerRecord, status_of};
 use crate::worker::registry::average;
@@ -129,7 +129,35 @@ impl ZkAdmin {
         Ok(deleted)
     }
 
-    /// Compares our clock with ZooKeeper's and with the live peers' reports.
+    /// The clock offsets of the holders live now (their clock minus ZooKeeper's when they last
+    /// wrote their node: the lease's own node or its worker node, whichever is newer), however
+    /// long ago that was. A holder that exited is no peer, though it wrote a moment ago; a
+    /// forever node without leafctl's temporary node counts while it reported within 9 s (Leaf's
+    /// own servers hold nothing else).
+    fn live_holders_offsets(&self, now_ms: i64) -> Result<Vec<i64>, WorkerError> {
+        let root = self.opts.root();
+        let mut out = Vec::new();
+        for r in self.list(now_ms)?.iter().filter(|r| r.is_live(now_ms)) {
+            let mut paths = vec![r.location.clone()];
+            if r.mode == RegistryKind::ZkLease {
+                paths.push(format!("{root}/leases/{}", r.worker));
+            }
+            let mut newest: Option<(i64, i64)> = None;
+            for path in paths {
+                if let Some((data, stat)) = self.session.get(&path)?
+                    && let Ok(d) = NodeData::parse(&data)
+                    && d.timestamp > 0
+                    && newest.is_none_or(|(mtime, _)| stat.mtime > mtime)
+                {
+                    newest = Some((stat.mtime, d.timestamp - stat.mtime));
+                }
+            }
+            out.extend(newest.map(|(_, offset)| offset));
+        }
+        Ok(out)
+    }
+
+    /// Compares our clock with ZooKeeper's and with the live holders' reports.
     pub(crate) fn clock_report(
         &self,
         now_ms: &dyn Fn() -> i64,
@@ -137,7 +165,7 @@ impl ZkAdmin {
         let root = self.opts.root();
         let (before, zk_ms, after) = self.session.server_time(&root, now_ms)?;
         let ours = before + (after - before) / 2;
-        let peers = live_peer_offsets(&self.session, &root, zk_ms, None)?;
+        let peers = self.live_holders_offsets(ours)?;
         let zk_offset = ours - zk_ms;
         // Ours relative to ZooKeeper, minus theirs relative to ZooKeeper.
         let peer_offset = average(&peers).map(|avg| zk_offset - avg);
