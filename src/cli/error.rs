@@ -195,25 +195,31 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         E::InvalidStart(_) => "pick a start of 0 or more".into(),
         E::InvalidCount(_) => "ask for fewer IDs".into(),
         E::InvalidUrl { .. } => format!("use {}", leafctl::db::url_forms_after("--db ")),
-        E::UnknownTag { .. } => {
-            "add it with `leafctl tag add TAG`; `leafctl tag list` shows the tags there are".into()
-        }
+        E::UnknownTag { tag, .. } => format!(
+            "add it with {}; {} shows the tags there are",
+            command(&format!("tag add {}", leafctl::segment::tag_for_shell(tag))),
+            command("tag list")
+        ),
         E::TagExists { .. } => {
             "pass --if-not-exists to accept an existing tag, or pick another name".into()
         }
         E::Exhausted {
+            tag,
             max_id,
             increment,
             ceiling,
-            ..
         } => {
             let left = ceiling.saturating_sub(*max_id).max(0);
             if *increment > 1 && left > 0 {
                 format!(
-                    "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag (`leafctl tag show` says how many are left)"
+                    "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag ({} says how many are left)",
+                    command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
                 )
             } else if *ceiling < i64::MAX {
-                "the tag has used up its region's block: move its users to a new tag (a region's tags share its block; `leafctl tag list` shows how many IDs each has left)".to_string()
+                format!(
+                    "the tag has used up its region's block: move its users to a new tag (a region's tags share its block; {} shows how many IDs each has left)",
+                    command("tag list")
+                )
             } else {
                 "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
             }
@@ -271,9 +277,10 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         E::BadRow { .. } => {
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database".into()
         }
-        E::MissingTable { .. } => {
-            "create it with `leafctl db init` (or have a DBA run `leafctl db init --print`)".into()
-        }
+        E::MissingTable { .. } => format!(
+            "create it with {} (or have a DBA run `leafctl db init --print`)",
+            command("db init")
+        ),
         E::Unreachable { .. } => {
             "check that the database server is up and the host and port in --db/LEAF_DB are right".into()
         }
@@ -317,12 +324,14 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
                 command(&format!("tag add {t}"))
             )
         }
-        E::NoRemovedTable { .. } => {
-            "run `leafctl db init` as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again".into()
-        }
-        E::BumpDown { .. } => {
-            "a tag only moves forward; `leafctl tag show TAG` gives its max_id".into()
-        }
+        E::NoRemovedTable { .. } => format!(
+            "run {} as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again",
+            command("db init")
+        ),
+        E::BumpDown { tag, .. } => format!(
+            "a tag only moves forward; {} gives its max_id",
+            command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
+        ),
         E::Marks { .. } => {
             "check the state directory's permissions, or point --state-dir elsewhere".into()
         }

@@ -259,3 +259,36 @@ fn region_add_over_a_tag_above_the_old_block_hints_a_removal_that_runs() {
     ));
     support::assert_n_unique(&mut ids, 4);
 }
+
+/// The hints of the everyday refusals run as printed, with the flags that open the same
+/// database: an unknown tag (its `tag add`), a bump down (its `tag show`), a batch past the
+/// end of a tag's range (its `tag show`).
+#[test]
+fn everyday_hints_run_as_printed() {
+    let sb = Sandbox::new();
+    let url = db(&sb, "e.db");
+    let err = refused(&sb, &url, "next nosuch", 2);
+    let hinted = hinted_commands(&err);
+    assert_eq!(hinted.len(), 2, "{err}");
+    for command in &hinted {
+        let out = sb.run(command);
+        assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+    }
+    ok(&sb, &url, "next nosuch");
+
+    ok(&sb, &url, "tag add t --start 100");
+    let err = refused(&sb, &url, "tag bump t --to 5", 2);
+    let shown = run_the_hint(&sb, &err);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("100"),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+
+    let near = i64::MAX - 10;
+    ok(&sb, &url, &format!("tag add end --start {near}"));
+    let err = refused(&sb, &url, "next end -n 20", 1);
+    assert!(err.contains("ask for at most 10"), "{err}");
+    run_the_hint(&sb, &err);
+    assert_eq!(parse_ids(&ok(&sb, &url, "next end -n 10").stdout).len(), 10);
+}

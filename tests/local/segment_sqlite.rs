@@ -84,10 +84,10 @@ fn an_explicit_url_without_the_table_names_db_init() {
         !sb.path().join("explicit.db").exists(),
         "nothing was created"
     );
-    sb.leafctl()
-        .args(["db", "init", "--db", &url])
-        .assert()
-        .success();
+    // The hint's command, run as printed, makes the table in that database.
+    let hinted = support::hinted_commands(&err);
+    assert_eq!(hinted[0], ["--db", &url, "db", "init"], "{err}");
+    sb.run_ok(&hinted[0]);
     sb.leafctl()
         .args(["tag", "list", "--db", &url, "--output", "json"])
         .assert()
