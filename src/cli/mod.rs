@@ -187,6 +187,19 @@ fn init_logging(verbose: u8, quiet: bool) {
 }
 
 fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    // Every command but `serve` writes its result to standard output: closed at start (`>&-`),
+    // it could not say what it did, so it does nothing (exit 3). `/dev/null`, in either mode, is
+    // a place to discard output.
+    if output::closed_at_start(1) && !matches!(cli.command, Command::Serve(_)) {
+        let what = match cli.command {
+            Command::Next(_) => "nothing was claimed",
+            _ => "nothing was done",
+        };
+        return Err(error::OutputFailed {
+            message: format!("standard output is closed; {what}"),
+        }
+        .into());
+    }
     let explicit = match (&cli.global.config, env_var("LEAF_CONFIG")) {
         (Some(p), _) => Some((p.clone(), Origin::Flag)),
         (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),

@@ -13,3 +13,4 @@ mod cli_snowflake;
 mod decode_scan;
 mod generated_assets;
 mod readme_config;
+mod start_matrix;

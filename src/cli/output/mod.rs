@@ -48,14 +48,49 @@ pub enum StdoutProblem {
     Fails(io::Error),
 }
 
-/// Checks, before anything is claimed, that standard output can be written: open for writing,
-/// not closed at start (Rust's runtime puts a closed descriptor 0-2 on `/dev/null`, opened
-/// read-write, where a shell's `>/dev/null` opens it write-only), accepting an empty write
-/// (`/dev/full` refuses even that), and for a pipe, still read.
+/// Descriptors 1 and 2 as the process found them when it started, before Rust's runtime put
+/// `/dev/null` (opened read-write) in place of a closed one: afterwards a closed descriptor
+/// and a `/dev/null` that a parent gave (Python's `subprocess.DEVNULL`, Node's `'ignore'`,
+/// also read-write) cannot be told apart.
+static CLOSED_AT_START: [std::sync::atomic::AtomicBool; 3] = [
+    std::sync::atomic::AtomicBool::new(false),
+    std::sync::atomic::AtomicBool::new(false),
+    std::sync::atomic::AtomicBool::new(false),
+];
+
+/// Records which of descriptors 0-2 are closed. Run from `.init_array`, which the C runtime
+/// calls before `main`, and so before Rust's runtime opens `/dev/null` in their place.
+#[cfg(target_os = "linux")]
+extern "C" fn record_closed_descriptors() {
+    for (fd, closed) in CLOSED_AT_START.iter().enumerate() {
+        // SAFETY: fcntl(2) with F_GETFD only reads the descriptor's flags.
+        let open = unsafe { libc::fcntl(fd as libc::c_int, libc::F_GETFD) } != -1;
+        closed.store(!open, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static RECORD_CLOSED_DESCRIPTORS: extern "C" fn() = record_closed_descriptors;
+
+/// Whether descriptor `fd` (0-2) was closed when leafctl started.
+pub fn closed_at_start(fd: usize) -> bool {
+    CLOSED_AT_START
+        .get(fd)
+        .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Checks, before anything is claimed, that standard output can be written: not closed at
+/// start ([`closed_at_start`]: `/dev/null` in either mode is a place to discard output), open
+/// for writing, accepting an empty write (`/dev/full` refuses even that), and for a pipe,
+/// still read.
 pub fn check_stdout() -> Result<(), StdoutProblem> {
+    if closed_at_start(1) {
+        return Err(StdoutProblem::Closed);
+    }
     #[cfg(unix)]
     {
-        use std::os::unix::fs::FileTypeExt;
         // SAFETY: fcntl(2) with F_GETFL on descriptor 1 only reads its flags.
         let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
         if flags == -1 || flags & libc::O_ACCMODE == libc::O_RDONLY {
@@ -65,15 +100,6 @@ pub fn check_stdout() -> Result<(), StdoutProblem> {
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         if unsafe { libc::fstat(1, &mut st) } == -1 {
             return Err(StdoutProblem::Closed);
-        }
-        let is_char = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
-        if is_char && flags & libc::O_ACCMODE == libc::O_RDWR {
-            let null = std::fs::metadata("/dev/null")
-                .ok()
-                .filter(|m| m.file_type().is_char_device());
-            if null.is_some_and(|m| std::os::unix::fs::MetadataExt::rdev(&m) == st.st_rdev) {
-                return Err(StdoutProblem::Closed);
-            }
         }
         // SAFETY: a write(2) of zero bytes from a valid (empty) buffer changes nothing.
         if unsafe { libc::write(1, b"".as_ptr().cast(), 0) } == -1 {
