@@ -213,7 +213,11 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let out = leafctl().args(["serve", "--snowflake"]).output().unwrap();
+    // On a port of its own: the default 8080 may be taken on a test machine.
+    let out = leafctl()
+        .args(["serve", "--snowflake", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "no worker id: {out:?}");
     let out = leafctl()
         .arg("serve")
