@@ -75,7 +75,7 @@ fn import_leaf(ctx: &Context, file: &std::path::Path) -> anyhow::Result<()> {
         OutputFormat::Text => {
             if !ctx.quiet {
                 for note in &imported.notes {
-                    stderr!("note: {note}");
+                    super::error::note(note);
                 }
             }
             print_text(imported.to_toml().trim_end())

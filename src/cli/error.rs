@@ -482,6 +482,16 @@ pub fn note(text: &str) {
     }
 }
 
+/// What a long command is doing or has done (`serve` listening, handing back, stopped; `region
+/// add`'s progress): the text as it is, or `{"progress":"..."}` under `--output json`, so stderr
+/// stays JSON lines.
+pub fn progress(text: &str) {
+    match style() {
+        ErrorStyle::Json => stderr!("{}", serde_json::json!({ "progress": text })),
+        ErrorStyle::Text => stderr!("{text}"),
+    }
+}
+
 /// A warning on stderr in this run's style: `warning: TEXT`, or `{"warning":"TEXT"}`.
 pub fn warning(text: &str) {
     match style() {

@@ -163,7 +163,52 @@ impl Context {
     }
 }
 
-fn init_logging(verbose: u8, quiet: bool) {
+/// A log line as one JSON object (`{"level":"warn","message":"...",...}`): what `--output json`
+/// and `--output ndjson` make of `serve`'s and the generators' logs, so every stderr line is one.
+struct JsonLogLine;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for JsonLogLine
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        /// Collects an event's fields as JSON values.
+        struct Fields(serde_json::Map<String, serde_json::Value>);
+        impl tracing::field::Visit for Fields {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                self.0.insert(field.name().into(), value.into());
+            }
+            fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+                self.0.insert(field.name().into(), value.into());
+            }
+            fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+                self.0.insert(field.name().into(), value.into());
+            }
+            fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+                self.0.insert(field.name().into(), value.into());
+            }
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0
+                    .insert(field.name().into(), format!("{value:?}").into());
+            }
+        }
+        let mut fields = Fields(serde_json::Map::new());
+        fields.0.insert(
+            "level".into(),
+            event.metadata().level().as_str().to_lowercase().into(),
+        );
+        event.record(&mut fields);
+        writeln!(writer, "{}", serde_json::Value::Object(fields.0))
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool, json: bool) {
     let level = match (quiet, verbose) {
         (true, _) => "error",
         (false, 0) => "warn",
@@ -173,6 +218,14 @@ fn init_logging(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("LEAF_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("leafctl={level}")));
+    if json {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .event_format(JsonLogLine)
+            .try_init();
+        return;
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -307,11 +360,15 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => clap_exit(e),
     };
-    init_logging(cli.global.verbose, cli.global.quiet);
     let style = match cli.global.output {
         RowFormat::Json | RowFormat::Ndjson => error::ErrorStyle::Json,
         RowFormat::Text | RowFormat::Tsv => error::ErrorStyle::Text,
     };
+    init_logging(
+        cli.global.verbose,
+        cli.global.quiet,
+        style == error::ErrorStyle::Json,
+    );
     error::set_style(style);
     match run(cli, &matches) {
         Ok(()) => ExitCode::SUCCESS,

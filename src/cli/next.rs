@@ -149,7 +149,9 @@ fn check_stdout_before_claiming() -> anyhow::Result<()> {
 fn unwritten(ctx: &Context, e: std::io::Error, unwritten: String) -> anyhow::Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         if !ctx.quiet {
-            stderr!("note: the reader of standard output went away: {unwritten}");
+            super::error::note(&format!(
+                "the reader of standard output went away: {unwritten}"
+            ));
         }
         return ClosedPipe.into();
     }

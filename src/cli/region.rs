@@ -175,7 +175,7 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     let quiet = ctx.quiet;
     let seeded = regions::seed_tags(old.as_ref(), new.as_ref(), |done| {
         if !quiet && done % 1000 == 0 {
-            stderr!("region add: {done} tags seeded");
+            super::error::progress(&format!("region add: {done} tags seeded"));
         }
     })?;
     let report = AddReport {

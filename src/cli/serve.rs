@@ -130,7 +130,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let shutdown = async move {
         let signals = server::shutdown_signals();
         if !quiet {
-            stderr!("{listening}");
+            super::error::progress(&listening);
         }
         signals.await
     };
@@ -142,18 +142,18 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         && !ctx.quiet
         && h.returned + h.wasted > 0
     {
-        stderr!(
+        super::error::progress(&format!(
             "leafctl serve: gave {} unused IDs of {} tags back to the table; {} could not go back and are skipped{}",
             h.returned,
             h.tags,
             h.wasted,
             h.error.map(|e| format!(" ({e})")).unwrap_or_default()
-        );
+        ));
     }
     served?;
     finished?;
     if !ctx.quiet {
-        stderr!("leafctl serve: stopped");
+        super::error::progress("leafctl serve: stopped");
     }
     Ok(())
 }

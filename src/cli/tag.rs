@@ -13,7 +13,7 @@ use super::db;
 use super::error::usage;
 use super::output::{
     Framing, OutputFormat, RowFormat, RowWriter, age, print_json, print_text, render, rfc3339_ms,
-    stderr_line, table, write_err,
+    table, write_err,
 };
 use super::{Context, whole_number};
 
@@ -301,8 +301,8 @@ fn list(
         print_text(&render(t))?;
         low.warn(quiet);
         if more {
-            stderr_line(&format!(
-                "note: the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
+            super::error::note(&format!(
+                "the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
                  --prefix TEXT or --match GLOB narrows the list"
             ));
         }
@@ -419,15 +419,15 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             if added && !ctx.quiet {
                 match (outcome.removed_max_id, at) {
                     (Some(r), StartAt::Reuse(s)) if s < r => {
-                        stderr_line(&format!(
-                            "warning: tag {tag} was removed at max_id {r}; starting at {s} \
+                        super::error::warning(&format!(
+                            "tag {tag} was removed at max_id {r}; starting at {s} \
                              (--reuse-removed-ids) issues IDs {s}..{} again",
                             r - 1
                         ));
                     }
                     (Some(r), StartAt::Default) => {
-                        stderr_line(&format!(
-                            "note: tag {tag} was removed before at max_id {r}; it continues \
+                        super::error::note(&format!(
+                            "tag {tag} was removed before at max_id {r}; it continues \
                              from there, so no ID it issued is issued again"
                         ));
                     }

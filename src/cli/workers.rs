@@ -259,10 +259,10 @@ pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
                 return print_text(&format!("would {what}\nrun again with --yes to do it"));
             }
             if record.is_live(now) && !ctx.quiet {
-                stderr!(
-                    "warning: worker id {} is live; if its process keeps running, it and the next holder may issue the same IDs",
+                super::error::warning(&format!(
+                    "worker id {} is live; if its process keeps running, it and the next holder may issue the same IDs",
                     record.worker
-                );
+                ));
             }
             let deleted = registry.reclaim(&record)?;
             match ctx.output {

@@ -659,3 +659,39 @@ fn sigterm_right_after_the_listening_line_is_a_graceful_stop() {
         assert!(log.contains("leafctl serve: stopped"), "{log}");
     }
 }
+
+/// Issue 46 #1: under `--output json` every line on stderr is one JSON object: `serve`'s
+/// listening and stopping lines, its logs (a used-up tag's warning), the hand-back, and a
+/// re-added tag's note.
+#[test]
+fn under_output_json_every_stderr_line_is_json() {
+    let sb = Sandbox::with_tag("ok", "100");
+    sb.leafctl()
+        .args(["tag", "add", "tail", "--start", "9223372036854775807"])
+        .assert()
+        .success();
+    let s = serve(&sb, &["--segment", "--output", "json"]);
+    assert_eq!(s.get("/api/segment/get/ok").status, 200);
+    s.get("/api/segment/get/tail")
+        .assert_error(410, "exhausted");
+    let log = s.stop_cleanly();
+    sb.leafctl()
+        .args(["tag", "remove", "ok", "--yes"])
+        .assert()
+        .success();
+    let readd = sb.run(["tag", "add", "ok", "--output", "json"]);
+    assert!(readd.status.success(), "{}", stderr(&readd));
+    let all = format!("{log}\n{}", stderr(&readd));
+    let mut kinds = Vec::new();
+    for line in all.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}\n{all}"));
+        let object = v
+            .as_object()
+            .unwrap_or_else(|| panic!("not an object: {line}"));
+        kinds.extend(object.keys().cloned());
+    }
+    for kind in ["progress", "level", "note"] {
+        assert!(kinds.iter().any(|k| k == kind), "no {kind:?} line: {all}");
+    }
+}

@@ -303,9 +303,9 @@ impl Printer {
     #[cold]
     fn switch_to_tsv(&mut self) -> anyhow::Result<()> {
         if !self.quiet {
-            stderr!(
-                "note: more than {TABLE_MAX_ROWS} IDs: printing tab-separated lines instead of a table (as --output tsv does)"
-            );
+            crate::cli::error::note(&format!(
+                "more than {TABLE_MAX_ROWS} IDs: printing tab-separated lines instead of a table (as --output tsv does)"
+            ));
         }
         let mut w = RowWriter::new(io::stdout().lock(), Framing::Tsv, &self.columns);
         if let Sink::Table(rows) = &self.sink {

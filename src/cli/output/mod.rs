@@ -20,7 +20,6 @@ pub use digits::push_decimal;
 pub use format::{OutputFormat, RowFormat};
 pub use ids::*;
 pub use progress::*;
-pub use stderr::stderr_line;
 pub use table::*;
 pub use times::*;
 

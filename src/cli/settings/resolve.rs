@@ -101,11 +101,10 @@ impl<'a> Resolver<'a> {
                 } else {
                     "read as"
                 };
-                stderr!(
-                    "note: {old} in the config file is deprecated ({read} {}); write {} instead",
-                    s.key,
-                    s.key
-                );
+                crate::cli::error::note(&format!(
+                    "{old} in the config file is deprecated ({read} {}); write {} instead",
+                    s.key, s.key
+                ));
             }
             value = value.or_else(|| self.file.get(old));
         }
