@@ -151,7 +151,16 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         ));
     }
     served?;
-    finished?;
+    // The last issued time could not be recorded (the registry paused or cut off as the server
+    // stops): the reservation recorded before the IDs went out stays, so the worker id's next
+    // holder waits it out and no ID repeats. A stop on SIGTERM is still a clean one (exit 0).
+    if let Err(e) = finished
+        && !ctx.quiet
+    {
+        super::error::warning(&format!(
+            "could not record the last issued time at the stop ({e}); the worker id's reservation stays recorded, so its next holder waits it out"
+        ));
+    }
     if !ctx.quiet {
         super::error::progress("leafctl serve: stopped");
     }
