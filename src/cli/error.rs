@@ -285,7 +285,7 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
             "check that the database server is up and the host and port in --db/LEAF_DB are right".into()
         }
         E::Busy { .. } => {
-            "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see SHOW PROCESSLIST and information_schema.innodb_trx, then retry".into()
+            "another session holds leaf_alloc's row (SELECT ... FOR UPDATE) or the server is overloaded: see MySQL's SHOW PROCESSLIST and information_schema.innodb_trx, or PostgreSQL's pg_stat_activity and pg_locks, then retry".into()
         }
         // The database's own advice (how its server turns TLS on, how its URL names a CA).
         E::TlsRefused { db, detail } => match leafctl::db::DbAddress::parse(db) {

@@ -809,7 +809,9 @@ mod fuzz {
             password in "[A-Z][A-Za-z0-9]{7,12}",
             rest in "[a-z0-9./:]{0,20}",
         ) {
-            prop_assume!(!["mysql", "mariadb", "sqlite"].contains(&scheme.as_str()));
+            prop_assume!(
+                !["mysql", "mariadb", "postgres", "postgresql", "sqlite"].contains(&scheme.as_str())
+            );
             let url = format!("{scheme}://{user}:{password}@{rest}");
             let r = open_store(&url, None, OpenMode::Existing);
             match r {

@@ -8,7 +8,7 @@
 //! every name reads memory in order instead of chasing a pointer per tag). Adding or removing
 //! one tag changes one shard in place (no copy of the table), and a listing (`/cache`, the
 //! status page) takes one shard's lock at a time. Requests rarely come here: each thread
-//! remembers the buffers it used last (see `generator.rs`).
+//! remembers the buffers it used last (see `generator/recent.rs`).
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};

@@ -127,7 +127,7 @@ impl Drop for Lease<'_> {
 
 impl PostgresStore {
     /// Connects to `postgres://user[:password]@host[:port][,host[:port]...]/database[?...]`
-    /// (libpq's URL form, see `src/pg.rs`); `password`, when given, replaces one in the URL.
+    /// (libpq's URL form, see `src/db/postgres/url.rs`); `password`, when given, replaces one in the URL.
     pub fn open(url: &str, password: Option<&str>) -> Result<PostgresStore, SegmentError> {
         let target = parse(url, password).map_err(|reason| SegmentError::InvalidUrl {
             url: redact_url(url),
