@@ -1253,10 +1253,11 @@ fn nemesis(run: &Run) {
         .collect();
     let workers = workers.join().expect("workers sampler");
     stop_all_gracefully(&served, &mut problems);
+    // `seen_by` reads the tag changes too (one lock at a time: a guard held in this struct
+    // expression while `seen_by` takes the same lock would never be released).
     let seen = Seen {
         caches,
         workers,
-        tag_changes: ev.tag_changes.lock().unwrap().clone(),
         fence,
         ..seen_by(&ev, &served)
     };
