@@ -292,13 +292,7 @@ fn doctor_checks_a_database_registry_and_reclaim_agrees_with_its_dry_run() {
     let name = init(db);
     let url = db.url(&name);
     let sb = Sandbox::new();
-    let leafctl = |args: &str| {
-        sb.leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(support::words(args))
-            .output()
-            .unwrap()
-    };
+    let leafctl = |args: &str| support::mariadb::leafctl_with_password(&sb, args);
     let reg = registry(db, &name, "10.23.9.1:8080");
     let g = WorkerGenerator::start(&reg, &zero_start(system())).unwrap();
     issue(&g, 3);
@@ -338,13 +332,8 @@ fn a_refused_snowflake_run_records_no_region_in_the_registry_database() {
     let db = MariaDb::shared();
     let url = db.url(&init(db));
     let sb = Sandbox::new();
-    let leafctl = |args: &str| {
-        sb.leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(support::words(&format!("--db {url} {args}")))
-            .output()
-            .unwrap()
-    };
+    let leafctl =
+        |args: &str| support::mariadb::leafctl_with_password(&sb, &format!("--db {url} {args}"));
     let shown = || {
         let out = leafctl("region show --output json");
         assert!(out.status.success(), "{}", support::stderr(&out));

@@ -453,13 +453,7 @@ fn region_urls_without_a_password_take_leaf_db_password() {
     let db = MariaDb::shared();
     let (old, new) = (db.url(&db.fresh_db()), db.url(&db.fresh_db()));
     let sb = Sandbox::new();
-    let leafctl = |args: &str| {
-        sb.leafctl()
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(support::words(args))
-            .output()
-            .unwrap()
-    };
+    let leafctl = |args: &str| support::mariadb::leafctl_with_password(&sb, args);
     let ok = |args: &str| {
         let out = leafctl(args);
         assert!(out.status.success(), "{args}: {}", stderr(&out));

@@ -485,3 +485,13 @@ pub fn serve_segment(sb: &super::Sandbox, url: &str) -> super::serve::Server {
         .args(["serve", "--segment"]);
     super::serve::Server::start(cmd)
 }
+
+/// Runs `leafctl LINE` (split at white space) in `sb` with the private server's password in
+/// `LEAF_DB_PASSWORD`, as a reader of the README has it: its status, stdout and stderr.
+pub fn leafctl_with_password(sb: &super::Sandbox, line: &str) -> std::process::Output {
+    sb.leafctl()
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(super::words(line))
+        .output()
+        .expect("run leafctl")
+}
