@@ -169,9 +169,13 @@ fn snowflake_class_and_hint(e: &SnowflakeError) -> (u8, Option<String>) {
 }
 
 fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
+    (segment_class(e), Some(segment_hint(e)))
+}
+
+/// What was asked wrongly is a usage error; the rest went wrong at run time.
+fn segment_class(e: &SegmentError) -> u8 {
     use SegmentError as E;
-    // What was asked wrongly is a usage error; the rest went wrong at run time.
-    let code = match e {
+    match e {
         E::InvalidTag { .. }
         | E::InvalidStep(_)
         | E::InvalidStart(_)
@@ -186,8 +190,13 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         | E::SameRegion { .. }
         | E::BumpDown { .. } => EXIT_USAGE,
         _ => EXIT_RUNTIME,
-    };
-    let hint: String = match e {
+    }
+}
+
+/// What to do about a segment error.
+fn segment_hint(e: &SegmentError) -> String {
+    use SegmentError as E;
+    match e {
         E::InvalidTag { .. } => {
             "a tag has 1 to 128 characters and no whitespace, e.g. order or leaf-segment-test".into()
         }
@@ -224,56 +233,15 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
                 "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
             }
         }
-        E::OutsideBlock {
-            tag,
-            max_id,
-            floor,
-            ceiling,
-            recorded,
-            ..
-        } => {
-            // A database that records no region yet is repaired without region flags (opened
-            // in the region, it is refused for this very row).
-            let (db, region) = HINT_FLAGS.get().cloned().unwrap_or_default();
-            let flags = if *recorded { db + &region } else { db };
-            outside_block_hint(tag, *max_id, (*floor, *ceiling), &flags)
-        }
-        E::GivenOutsideBlock {
-            tag,
-            option,
-            floor,
-            ceiling,
-            ..
-        } => {
-            let t = leafctl::segment::tag_for_shell(tag);
-            if *option == "--to" {
-                format!(
-                    "give --to between {floor} and {ceiling}; {} gives its max_id",
-                    command(&format!("tag show {t}"))
-                )
-            } else {
-                format!(
-                    "give --start between {floor} and {}, or leave it out to start at the block's start ({})",
-                    ceiling - 1,
-                    command(&format!("tag add {t}"))
-                )
-            }
-        }
-        E::NameUsedUp { .. } => format!(
-            "give the tag another name here ({} shows the names in use)",
-            command("tag list")
-        ),
         E::TooFew { left, .. } => format!(
             "ask for {left} or fewer; then move the tag's users to a new tag (`leafctl tag add NEW`)"
         ),
-        E::RemovedBelowBlock { .. } => format!(
-            "this database issued IDs of another region's block: make it that region's ({} says what it records), or give this region a database of its own (`leafctl region add --from URL --db NEW_URL --region R --regions N` seeds one from this one)",
-            command("region show")
-        ),
-        E::Region(r) => r.hint(),
-        E::SameRegion { .. } => {
-            "give the new region a number no database records (`leafctl region check URL...` lists them)".into()
-        }
+        E::OutsideBlock { .. }
+        | E::GivenOutsideBlock { .. }
+        | E::NameUsedUp { .. }
+        | E::RemovedBelowBlock { .. }
+        | E::Region(_)
+        | E::SameRegion { .. } => region_hint(e),
         E::BadRow { .. } => {
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database".into()
         }
@@ -349,8 +317,63 @@ fn segment_class_and_hint(e: &SegmentError) -> (u8, Option<String>) {
         E::Stopped { .. } => {
             "the generator was stopped; start it again (a new one claims anew)".into()
         }
-    };
-    (code, Some(hint))
+    }
+}
+
+/// The hints of a region's refusals: a row or a value outside its block, a name used up in it,
+/// a database of another region.
+fn region_hint(e: &SegmentError) -> String {
+    use SegmentError as E;
+    match e {
+        E::OutsideBlock {
+            tag,
+            max_id,
+            floor,
+            ceiling,
+            recorded,
+            ..
+        } => {
+            // A database that records no region yet is repaired without region flags (opened
+            // in the region, it is refused for this very row).
+            let (db, region) = HINT_FLAGS.get().cloned().unwrap_or_default();
+            let flags = if *recorded { db + &region } else { db };
+            outside_block_hint(tag, *max_id, (*floor, *ceiling), &flags)
+        }
+        E::GivenOutsideBlock {
+            tag,
+            option,
+            floor,
+            ceiling,
+            ..
+        } => {
+            let t = leafctl::segment::tag_for_shell(tag);
+            if *option == "--to" {
+                format!(
+                    "give --to between {floor} and {ceiling}; {} gives its max_id",
+                    command(&format!("tag show {t}"))
+                )
+            } else {
+                format!(
+                    "give --start between {floor} and {}, or leave it out to start at the block's start ({})",
+                    ceiling - 1,
+                    command(&format!("tag add {t}"))
+                )
+            }
+        }
+        E::NameUsedUp { .. } => format!(
+            "give the tag another name here ({} shows the names in use)",
+            command("tag list")
+        ),
+        E::RemovedBelowBlock { .. } => format!(
+            "this database issued IDs of another region's block: make it that region's ({} says what it records), or give this region a database of its own (`leafctl region add --from URL --db NEW_URL --region R --regions N` seeds one from this one)",
+            command("region show")
+        ),
+        E::Region(r) => r.hint(),
+        E::SameRegion { .. } => {
+            "give the new region a number no database records (`leafctl region check URL...` lists them)".into()
+        }
+        other => format!("{other}; `leafctl region --help` says how regions work"),
+    }
 }
 
 /// How an error is written on stderr.
