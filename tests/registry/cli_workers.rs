@@ -351,3 +351,53 @@ fn doctor_compares_with_the_holders_live_now() {
     assert_eq!(v["ok"], true, "{v}");
     drop(lease);
 }
+
+/// Issue 46 #1, the matrix's registry command: `workers list` under a stdout closed at start
+/// (exit 3, nothing done), `/dev/null` read-write as Python's `subprocess.DEVNULL` opens it and
+/// write-only (exit 0), full (exit 3) and a pipe (exit 0, the listing).
+#[test]
+fn workers_list_under_every_stdout() {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let zk = ZkServer::shared();
+    let sb = Sandbox::new();
+    let open = |path: &str, read: bool| -> Stdio {
+        std::fs::OpenOptions::new()
+            .read(read)
+            .write(true)
+            .open(path)
+            .unwrap()
+            .into()
+    };
+    let run = |stdout: Option<Stdio>| {
+        let mut cmd = sb.leafctl_std();
+        cmd.args(["workers", "list", "--zk", &zk.hosts(), "--name", "matrix"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped());
+        match stdout {
+            Some(s) => {
+                cmd.stdout(s);
+            }
+            None => {
+                // SAFETY: close(2) between fork and exec, on the child's own descriptor.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        libc::close(1);
+                        Ok(())
+                    });
+                }
+            }
+        }
+        cmd.output().unwrap()
+    };
+    for (cell, stdout, want) in [
+        ("closed", None, 3),
+        ("/dev/null read-write", Some(open("/dev/null", true)), 0),
+        ("/dev/null write-only", Some(open("/dev/null", false)), 0),
+        ("/dev/full", Some(open("/dev/full", false)), 3),
+        ("a pipe", Some(Stdio::piped()), 0),
+    ] {
+        let out = run(stdout);
+        assert_eq!(out.status.code(), Some(want), "{cell}: {}", stderr(&out));
+    }
+}
