@@ -240,10 +240,17 @@ pub fn lost_claims_are_refused_until_bumped(run: &dyn Fn(&[&str]) -> Output, mut
         "starting at 6",
         "up to 11",
         "failover",
-        "leafctl tag bump f --to 11",
     ] {
         assert!(err.contains(part), "{part:?} missing: {err}");
     }
+    // The hint's command carries the flags that open this database (`--db URL` when given).
+    let hinted = super::hinted_commands(&err);
+    assert!(
+        hinted
+            .first()
+            .is_some_and(|c| c.ends_with(&["tag", "bump", "f", "--to", "11"].map(String::from))),
+        "the hint's bump: {err}"
+    );
 
     let out = run(&["tag", "bump", "f", "--to", "5"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
