@@ -391,85 +391,14 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             reuse_removed_ids,
             desc,
             if_not_exists,
-        } => {
-            check_tag(&tag)?;
-            if desc.as_ref().is_some_and(|d| d.chars().count() > 256) {
-                return Err(usage(
-                    "the description is longer than 256 characters",
-                    "shorten --desc",
-                ));
-            }
-            let at = match (start, reuse_removed_ids) {
-                (None, _) => StartAt::Default,
-                (Some(s), false) => StartAt::Given(s),
-                (Some(s), true) => StartAt::Reuse(s),
-            };
-            let store = db::open(ctx)?;
-            let outcome = leafctl::segment::add_tag(
-                &*store,
-                &NewTag {
-                    tag: &tag,
-                    start: at,
-                    step,
-                    description: desc.as_deref(),
-                    if_not_exists,
-                },
-            )?;
-            let added = outcome.added;
-            if added && !ctx.quiet {
-                match (outcome.removed_max_id, at) {
-                    (Some(r), StartAt::Reuse(s)) if s < r => {
-                        super::error::warning(&format!(
-                            "tag {tag} was removed at max_id {r}; starting at {s} \
-                             (--reuse-removed-ids) issues IDs {s}..{} again",
-                            r - 1
-                        ));
-                    }
-                    (Some(r), StartAt::Default) => {
-                        super::error::note(&format!(
-                            "tag {tag} was removed before at max_id {r}; it continues \
-                             from there, so no ID it issued is issued again"
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            let row = store.get(&tag)?;
-            match ctx.output {
-                OutputFormat::Json => {
-                    #[derive(Serialize)]
-                    struct Added {
-                        added: bool,
-                        #[serde(flatten)]
-                        row: Option<RowJson>,
-                        removed_max_id: Option<String>,
-                    }
-                    print_json(&Added {
-                        added,
-                        row: row.as_ref().map(|r| row_json(r, &store.bounds())),
-                        removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
-                    })
-                }
-                // -q prints only results: the confirmation is no result (the exit code is).
-                OutputFormat::Text if ctx.quiet => Ok(()),
-                OutputFormat::Text => {
-                    let text = match (added, row) {
-                        (true, _) => format!(
-                            "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl{} next {}",
-                            outcome.start,
-                            ctx.settings.flags_for_next(),
-                            tag_for_shell(&tag)
-                        ),
-                        (false, Some(r)) => format!(
-                            "tag {tag} already exists (max_id {}, step {}); left unchanged",
-                            r.max_id, r.step
-                        ),
-                        (false, None) => format!("tag {tag} already exists; left unchanged"),
-                    };
-                    print_text(&text)
-                }
-            }
-        }
+        } => add(
+            ctx,
+            tag,
+            step,
+            (start, reuse_removed_ids),
+            desc,
+            if_not_exists,
+        ),
         TagCommand::List { prefix, glob } => {
             let filter = match (prefix, glob) {
                 (Some(p), _) => TagFilter::Prefix(p),
@@ -479,135 +408,237 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             let store = db::open(ctx)?;
             list(&*store, &filter, ctx.rows, ctx.quiet)
         }
-        TagCommand::Show { tag } => {
-            check_tag(&tag)?;
-            let store = db::open(ctx)?;
-            let Some(r) = store.get(&tag)? else {
-                return Err(leafctl::segment::SegmentError::UnknownTag {
-                    tag,
-                    db: store.describe(),
-                }
-                .into());
-            };
-            let bounds = store.bounds();
-            let h = Headroom::within(&bounds, r.max_id, r.step);
-            match ctx.output {
-                OutputFormat::Json => print_json(&row_json(&r, &bounds))?,
-                OutputFormat::Text => {
-                    let mut t = table(&["key", "value"]);
-                    t.add_row(vec!["tag".to_string(), r.tag.clone()]);
-                    t.add_row(vec!["max_id".to_string(), r.max_id.to_string()]);
-                    t.add_row(vec!["step".to_string(), r.step.to_string()]);
-                    t.add_row(vec![
-                        "description".to_string(),
-                        r.description.clone().unwrap_or_default(),
-                    ]);
-                    t.add_row(vec!["updated".to_string(), updated(&r)]);
-                    t.add_row(vec!["ids_left".to_string(), h.ids_left.to_string()]);
-                    t.add_row(vec!["claims_left".to_string(), h.claims_left.to_string()]);
-                    t.add_row(vec!["headroom".to_string(), h.status.as_str().to_string()]);
-                    print_text(&render(t))?
-                }
-            }
-            if let Some(w) = h.warning(&r.tag, r.step)
-                && !ctx.quiet
-            {
-                super::error::warning(&w);
-            }
-            Ok(())
-        }
-        TagCommand::SetStep { tag, step } => {
-            check_tag(&tag)?;
-            let store = db::open(ctx)?;
-            store.set_step(&tag, step)?;
-            match ctx.output {
-                OutputFormat::Json => {
-                    let r = store.get(&tag)?;
-                    print_json(&r.as_ref().map(|r| row_json(r, &store.bounds())))
-                }
-                OutputFormat::Text => print_text(&format!(
-                    "tag {tag}: step is now {step} (servers use it from their next segment)"
-                )),
-            }
-        }
-        TagCommand::Bump { tag, to } => {
-            check_tag(&tag)?;
-            let store = db::open(ctx)?;
-            let from = leafctl::segment::bump_tag(&*store, &tag, to)?;
-            match ctx.output {
-                OutputFormat::Json => {
-                    #[derive(Serialize)]
-                    struct Bumped {
-                        tag: String,
-                        from: String,
-                        max_id: String,
-                        changed: bool,
-                    }
-                    print_json(&Bumped {
-                        tag,
-                        from: from.to_string(),
-                        max_id: to.to_string(),
-                        changed: from != to,
-                    })
-                }
-                OutputFormat::Text if from == to => print_text(&format!(
-                    "tag {tag}: max_id is already {to}; left unchanged"
-                )),
-                OutputFormat::Text => print_text(&format!(
-                    "tag {tag}: max_id moved from {from} to {to}; the next claim starts at {to}"
-                )),
-            }
-        }
-        TagCommand::Remove { tag, yes } => {
-            check_tag(&tag)?;
-            if !yes {
-                return Err(usage(
-                    format!("refusing to remove tag {tag} without --yes"),
-                    "servers stop issuing its IDs once they see it gone; its final max_id is kept, so re-adding it continues from there; pass --yes",
+        TagCommand::Show { tag } => show(ctx, tag),
+        TagCommand::SetStep { tag, step } => set_step(ctx, tag, step),
+        TagCommand::Bump { tag, to } => bump(ctx, tag, to),
+        TagCommand::Remove { tag, yes } => remove(ctx, tag, yes),
+    }
+}
+
+/// `tag add`: the tag made (or found, with --if-not-exists), with a note when a removed tag of
+/// the name left IDs behind.
+fn add(
+    ctx: &Context,
+    tag: String,
+    step: i64,
+    start: (Option<i64>, bool),
+    desc: Option<String>,
+    if_not_exists: bool,
+) -> anyhow::Result<()> {
+    let (start, reuse_removed_ids) = start;
+    check_tag(&tag)?;
+    if desc.as_ref().is_some_and(|d| d.chars().count() > 256) {
+        return Err(usage(
+            "the description is longer than 256 characters",
+            "shorten --desc",
+        ));
+    }
+    let at = match (start, reuse_removed_ids) {
+        (None, _) => StartAt::Default,
+        (Some(s), false) => StartAt::Given(s),
+        (Some(s), true) => StartAt::Reuse(s),
+    };
+    let store = db::open(ctx)?;
+    let outcome = leafctl::segment::add_tag(
+        &*store,
+        &NewTag {
+            tag: &tag,
+            start: at,
+            step,
+            description: desc.as_deref(),
+            if_not_exists,
+        },
+    )?;
+    let added = outcome.added;
+    if added && !ctx.quiet {
+        match (outcome.removed_max_id, at) {
+            (Some(r), StartAt::Reuse(s)) if s < r => {
+                super::error::warning(&format!(
+                    "tag {tag} was removed at max_id {r}; starting at {s} \
+                     (--reuse-removed-ids) issues IDs {s}..{} again",
+                    r - 1
                 ));
             }
-            let store = db::open(ctx)?;
-            let r = store.remove(&tag)?;
-            // The tombstone keeps the highest max_id the name ever reached, which is above
-            // this row's after a re-add with --reuse-removed-ids: say what was kept.
-            let mut kept = r.max_id;
-            for page in RemovedPages::new(store.as_ref()) {
-                if let Some(t) = page?.into_iter().find(|t| t.tag == tag) {
-                    kept = kept.max(t.max_id);
-                    break;
-                }
+            (Some(r), StartAt::Default) => {
+                super::error::note(&format!(
+                    "tag {tag} was removed before at max_id {r}; it continues \
+                     from there, so no ID it issued is issued again"
+                ));
             }
-            match ctx.output {
-                OutputFormat::Json => {
-                    #[derive(Serialize)]
-                    struct Removed {
-                        removed: bool,
-                        /// The tombstone kept: the highest max_id the name reached.
-                        tombstone: String,
-                        #[serde(flatten)]
-                        row: RowJson,
-                    }
-                    print_json(&Removed {
-                        removed: true,
-                        tombstone: kept.to_string(),
-                        row: row_json(&r, &store.bounds()),
-                    })
-                }
-                OutputFormat::Text if kept > r.max_id => print_text(&format!(
-                    "removed tag {tag}; its final max_id was {}, and leaf_alloc_removed keeps \
-                     {kept}, the highest it reached before (`leafctl tag add {}` continues above \
-                     every ID the name issued)",
-                    r.max_id,
-                    tag_for_shell(&tag)
-                )),
-                OutputFormat::Text => print_text(&format!(
-                    "removed tag {tag}; its final max_id was {} (kept in leaf_alloc_removed: \
-                     `leafctl tag add {}` continues above every ID it issued)",
-                    r.max_id,
-                    tag_for_shell(&tag)
-                )),
-            }
+            _ => {}
         }
+    }
+    let row = store.get(&tag)?;
+    match ctx.output {
+        OutputFormat::Json => {
+            #[derive(Serialize)]
+            struct Added {
+                added: bool,
+                #[serde(flatten)]
+                row: Option<RowJson>,
+                removed_max_id: Option<String>,
+            }
+            print_json(&Added {
+                added,
+                row: row.as_ref().map(|r| row_json(r, &store.bounds())),
+                removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
+            })
+        }
+        // -q prints only results: the confirmation is no result (the exit code is).
+        OutputFormat::Text if ctx.quiet => Ok(()),
+        OutputFormat::Text => {
+            let text = match (added, row) {
+                (true, _) => format!(
+                    "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl{} next {}",
+                    outcome.start,
+                    ctx.settings.flags_for_next(),
+                    tag_for_shell(&tag)
+                ),
+                (false, Some(r)) => format!(
+                    "tag {tag} already exists (max_id {}, step {}); left unchanged",
+                    r.max_id, r.step
+                ),
+                (false, None) => format!("tag {tag} already exists; left unchanged"),
+            };
+            print_text(&text)
+        }
+    }
+}
+
+/// `tag show`: one tag's row.
+fn show(ctx: &Context, tag: String) -> anyhow::Result<()> {
+    check_tag(&tag)?;
+    let store = db::open(ctx)?;
+    let Some(r) = store.get(&tag)? else {
+        return Err(leafctl::segment::SegmentError::UnknownTag {
+            tag,
+            db: store.describe(),
+        }
+        .into());
+    };
+    let bounds = store.bounds();
+    let h = Headroom::within(&bounds, r.max_id, r.step);
+    match ctx.output {
+        OutputFormat::Json => print_json(&row_json(&r, &bounds))?,
+        OutputFormat::Text => {
+            let mut t = table(&["key", "value"]);
+            t.add_row(vec!["tag".to_string(), r.tag.clone()]);
+            t.add_row(vec!["max_id".to_string(), r.max_id.to_string()]);
+            t.add_row(vec!["step".to_string(), r.step.to_string()]);
+            t.add_row(vec![
+                "description".to_string(),
+                r.description.clone().unwrap_or_default(),
+            ]);
+            t.add_row(vec!["updated".to_string(), updated(&r)]);
+            t.add_row(vec!["ids_left".to_string(), h.ids_left.to_string()]);
+            t.add_row(vec!["claims_left".to_string(), h.claims_left.to_string()]);
+            t.add_row(vec!["headroom".to_string(), h.status.as_str().to_string()]);
+            print_text(&render(t))?
+        }
+    }
+    if let Some(w) = h.warning(&r.tag, r.step)
+        && !ctx.quiet
+    {
+        super::error::warning(&w);
+    }
+    Ok(())
+}
+
+/// `tag set-step`: a tag's step for the next claims.
+fn set_step(ctx: &Context, tag: String, step: i64) -> anyhow::Result<()> {
+    check_tag(&tag)?;
+    let store = db::open(ctx)?;
+    store.set_step(&tag, step)?;
+    match ctx.output {
+        OutputFormat::Json => {
+            let r = store.get(&tag)?;
+            print_json(&r.as_ref().map(|r| row_json(r, &store.bounds())))
+        }
+        OutputFormat::Text => print_text(&format!(
+            "tag {tag}: step is now {step} (servers use it from their next segment)"
+        )),
+    }
+}
+
+/// `tag bump`: a tag's max_id moved forward, never down.
+fn bump(ctx: &Context, tag: String, to: i64) -> anyhow::Result<()> {
+    check_tag(&tag)?;
+    let store = db::open(ctx)?;
+    let from = leafctl::segment::bump_tag(&*store, &tag, to)?;
+    match ctx.output {
+        OutputFormat::Json => {
+            #[derive(Serialize)]
+            struct Bumped {
+                tag: String,
+                from: String,
+                max_id: String,
+                changed: bool,
+            }
+            print_json(&Bumped {
+                tag,
+                from: from.to_string(),
+                max_id: to.to_string(),
+                changed: from != to,
+            })
+        }
+        OutputFormat::Text if from == to => print_text(&format!(
+            "tag {tag}: max_id is already {to}; left unchanged"
+        )),
+        OutputFormat::Text => print_text(&format!(
+            "tag {tag}: max_id moved from {from} to {to}; the next claim starts at {to}"
+        )),
+    }
+}
+
+/// `tag remove`: a tag deleted, its tombstone kept.
+fn remove(ctx: &Context, tag: String, yes: bool) -> anyhow::Result<()> {
+    check_tag(&tag)?;
+    if !yes {
+        return Err(usage(
+            format!("refusing to remove tag {tag} without --yes"),
+            "servers stop issuing its IDs once they see it gone; its final max_id is kept, so re-adding it continues from there; pass --yes",
+        ));
+    }
+    let store = db::open(ctx)?;
+    let r = store.remove(&tag)?;
+    // The tombstone keeps the highest max_id the name ever reached, which is above
+    // this row's after a re-add with --reuse-removed-ids: say what was kept.
+    let mut kept = r.max_id;
+    for page in RemovedPages::new(store.as_ref()) {
+        if let Some(t) = page?.into_iter().find(|t| t.tag == tag) {
+            kept = kept.max(t.max_id);
+            break;
+        }
+    }
+    match ctx.output {
+        OutputFormat::Json => {
+            #[derive(Serialize)]
+            struct Removed {
+                removed: bool,
+                /// The tombstone kept: the highest max_id the name reached.
+                tombstone: String,
+                #[serde(flatten)]
+                row: RowJson,
+            }
+            print_json(&Removed {
+                removed: true,
+                tombstone: kept.to_string(),
+                row: row_json(&r, &store.bounds()),
+            })
+        }
+        OutputFormat::Text if kept > r.max_id => print_text(&format!(
+            "removed tag {tag}; its final max_id was {}, and leaf_alloc_removed keeps \
+             {kept}, the highest it reached before (`leafctl tag add {}` continues above \
+             every ID the name issued)",
+            r.max_id,
+            tag_for_shell(&tag)
+        )),
+        OutputFormat::Text => print_text(&format!(
+            "removed tag {tag}; its final max_id was {} (kept in leaf_alloc_removed: \
+             `leafctl tag add {}` continues above every ID it issued)",
+            r.max_id,
+            tag_for_shell(&tag)
+        )),
     }
 }
 

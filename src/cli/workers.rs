@@ -130,160 +130,172 @@ fn row(r: &WorkerRecord, ctx: &Context) -> Row {
 }
 
 pub fn run(ctx: &Context, cmd: WorkersCommand) -> anyhow::Result<()> {
-    let clock = SystemClock;
     match cmd {
-        WorkersCommand::List => {
-            let registry = inspected(ctx)?;
-            let now = clock.now_ms();
-            let records = registry.list(now)?;
-            // Running out visible before it happens: how many of the layout's worker ids are
-            // taken (live or held), on stderr so the rows stay rows.
-            if !ctx.quiet {
-                let layout = &ctx.settings.layout.value;
-                let total = layout.layout.max_worker().saturating_add(1);
-                let mut in_use: Vec<u64> = records
-                    .iter()
-                    .filter(|r| r.held || r.is_live(now))
-                    .map(|r| r.worker)
-                    .collect();
-                in_use.sort_unstable();
-                in_use.dedup();
-                super::error::note(&format!(
-                    "{} of {total} worker ids in use (live or held) under {}, {} registered; the {} layout holds {total}",
-                    in_use.len(),
-                    registry.place(),
-                    records.len(),
-                    layout.label
-                ));
-            }
-            match ctx.output {
-                OutputFormat::Json => {
-                    print_json(&records.iter().map(|r| row(r, ctx)).collect::<Vec<_>>())
-                }
-                OutputFormat::Text => {
-                    let mut columns = vec!["worker", "identity", "mode", "last report", "status"];
-                    if ctx.settings.region_count.is_some() {
-                        columns.push("region");
-                    }
-                    let mut t = table(&columns);
-                    if records.is_empty() {
-                        let what = format!("no worker ids registered under {}", registry.place());
-                        // On a terminal a sentence; piped, rows were promised: the header alone,
-                        // the sentence on stderr (as `tag list`).
-                        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-                            return print_text(&what);
-                        }
-                        if !ctx.quiet {
-                            super::error::note(&what);
-                        }
-                        return print_text(&render(t));
-                    }
-                    for r in &records {
-                        let mut cells = vec![
-                            r.worker.to_string(),
-                            r.identity.clone(),
-                            r.mode.to_string(),
-                            r.last_seen_ms
-                                .map(|ms| format!("{} ({})", rfc3339_ms(ms), age(ms, now)))
-                                .unwrap_or_else(|| "-".into()),
-                            r.status.to_string(),
-                        ];
-                        if let Some(reg) = row(r, ctx).region {
-                            cells.push(reg.map_or("-".into(), |i| i.to_string()));
-                        }
-                        t.add_row(cells);
-                    }
-                    print_text(&render(t))
-                }
-            }
-        }
+        WorkersCommand::List => list(ctx),
         WorkersCommand::Reclaim {
             target,
             yes,
             force,
             mode,
-        } => {
-            let registry = inspected(ctx)?;
-            let now = clock.now_ms();
-            let matches: Vec<WorkerRecord> = registry
-                .list(now)?
-                .into_iter()
-                .filter(|r| match target.parse::<u64>() {
-                    Ok(id) => r.worker == id,
-                    Err(_) => r.identity == target,
-                })
-                .filter(|r| mode.is_none_or(|m| r.mode == m))
-                .collect();
-            let record = match matches.as_slice() {
-                [] => {
-                    return Err(usage(
-                        format!("no worker {target:?} under {}", registry.place()),
-                        "`leafctl workers list` shows the worker ids there are",
-                    ));
-                }
-                [one] => one.clone(),
-                _ => {
-                    return Err(usage(
-                        format!("{target:?} matches {} worker entries", matches.len()),
-                        "pass --mode forever or --mode lease, or name the identity IP:PORT",
-                    ));
-                }
-            };
-            let plan = registry.reclaim_plan(&record);
-            if record.is_live(now) && !force {
-                return Err(CliError {
-                    usage: false,
-                    message: format!(
-                        "worker id {} ({}) is live: {}; reclaiming it could let two generators share the id",
-                        record.worker,
-                        record.identity,
-                        if record.held {
-                            registry.held_because(&record)
-                        } else {
-                            "it reported within the last 9 s"
-                        }
-                    ),
-                    hint: Some(
-                        "stop that process first; --force overrides, at the risk of duplicate IDs if it is still running"
-                            .into(),
-                    ),
-                }
-                .into());
-            }
-            // An id free already: the dry run says so rather than promising a change that
-            // --yes would not make, and --yes changes nothing.
-            let Some(what) = plan else {
-                return free_already(ctx, &record, yes);
-            };
-            if !yes {
-                return print_text(&format!("would {what}\nrun again with --yes to do it"));
-            }
-            if record.is_live(now) && !ctx.quiet {
-                super::error::warning(&format!(
-                    "worker id {} is live; if its process keeps running, it and the next holder may issue the same IDs",
-                    record.worker
-                ));
-            }
-            let deleted = registry.reclaim(&record)?;
-            match ctx.output {
-                OutputFormat::Json => print_json(&serde_json::json!({
-                    "worker": record.worker,
-                    "identity": record.identity,
-                    "mode": record.mode.to_string(),
-                    "deleted": deleted,
-                })),
-                OutputFormat::Text => print_text(&if deleted.is_empty() {
-                    format!("worker id {} was already free", record.worker)
-                } else {
-                    format!(
-                        "reclaimed worker id {}: deleted {}",
-                        record.worker,
-                        deleted.join(", ")
-                    )
-                }),
-            }
-        }
+        } => reclaim(ctx, &target, yes, force, mode),
         WorkersCommand::Doctor => doctor(ctx),
+    }
+}
+
+/// `workers list`: every worker id the registry knows, with its holder and status.
+fn list(ctx: &Context) -> anyhow::Result<()> {
+    let clock = SystemClock;
+    let registry = inspected(ctx)?;
+    let now = clock.now_ms();
+    let records = registry.list(now)?;
+    // Running out visible before it happens: how many of the layout's worker ids are
+    // taken (live or held), on stderr so the rows stay rows.
+    if !ctx.quiet {
+        let layout = &ctx.settings.layout.value;
+        let total = layout.layout.max_worker().saturating_add(1);
+        let mut in_use: Vec<u64> = records
+            .iter()
+            .filter(|r| r.held || r.is_live(now))
+            .map(|r| r.worker)
+            .collect();
+        in_use.sort_unstable();
+        in_use.dedup();
+        super::error::note(&format!(
+            "{} of {total} worker ids in use (live or held) under {}, {} registered; the {} layout holds {total}",
+            in_use.len(),
+            registry.place(),
+            records.len(),
+            layout.label
+        ));
+    }
+    match ctx.output {
+        OutputFormat::Json => print_json(&records.iter().map(|r| row(r, ctx)).collect::<Vec<_>>()),
+        OutputFormat::Text => {
+            let mut columns = vec!["worker", "identity", "mode", "last report", "status"];
+            if ctx.settings.region_count.is_some() {
+                columns.push("region");
+            }
+            let mut t = table(&columns);
+            if records.is_empty() {
+                let what = format!("no worker ids registered under {}", registry.place());
+                // On a terminal a sentence; piped, rows were promised: the header alone,
+                // the sentence on stderr (as `tag list`).
+                if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                    return print_text(&what);
+                }
+                if !ctx.quiet {
+                    super::error::note(&what);
+                }
+                return print_text(&render(t));
+            }
+            for r in &records {
+                let mut cells = vec![
+                    r.worker.to_string(),
+                    r.identity.clone(),
+                    r.mode.to_string(),
+                    r.last_seen_ms
+                        .map(|ms| format!("{} ({})", rfc3339_ms(ms), age(ms, now)))
+                        .unwrap_or_else(|| "-".into()),
+                    r.status.to_string(),
+                ];
+                if let Some(reg) = row(r, ctx).region {
+                    cells.push(reg.map_or("-".into(), |i| i.to_string()));
+                }
+                t.add_row(cells);
+            }
+            print_text(&render(t))
+        }
+    }
+}
+
+/// `workers reclaim`: frees one worker id (a dry run without --yes), refusing a live one
+/// unless --force.
+fn reclaim(
+    ctx: &Context,
+    target: &str,
+    yes: bool,
+    force: bool,
+    mode: Option<RegistryKind>,
+) -> anyhow::Result<()> {
+    let clock = SystemClock;
+    let registry = inspected(ctx)?;
+    let now = clock.now_ms();
+    let matches: Vec<WorkerRecord> = registry
+        .list(now)?
+        .into_iter()
+        .filter(|r| match target.parse::<u64>() {
+            Ok(id) => r.worker == id,
+            Err(_) => r.identity == target,
+        })
+        .filter(|r| mode.is_none_or(|m| r.mode == m))
+        .collect();
+    let record = match matches.as_slice() {
+        [] => {
+            return Err(usage(
+                format!("no worker {target:?} under {}", registry.place()),
+                "`leafctl workers list` shows the worker ids there are",
+            ));
+        }
+        [one] => one.clone(),
+        _ => {
+            return Err(usage(
+                format!("{target:?} matches {} worker entries", matches.len()),
+                "pass --mode forever or --mode lease, or name the identity IP:PORT",
+            ));
+        }
+    };
+    let plan = registry.reclaim_plan(&record);
+    if record.is_live(now) && !force {
+        return Err(CliError {
+            usage: false,
+            message: format!(
+                "worker id {} ({}) is live: {}; reclaiming it could let two generators share the id",
+                record.worker,
+                record.identity,
+                if record.held {
+                    registry.held_because(&record)
+                } else {
+                    "it reported within the last 9 s"
+                }
+            ),
+            hint: Some(
+                "stop that process first; --force overrides, at the risk of duplicate IDs if it is still running"
+                    .into(),
+            ),
+        }
+        .into());
+    }
+    // An id free already: the dry run says so rather than promising a change that
+    // --yes would not make, and --yes changes nothing.
+    let Some(what) = plan else {
+        return free_already(ctx, &record, yes);
+    };
+    if !yes {
+        return print_text(&format!("would {what}\nrun again with --yes to do it"));
+    }
+    if record.is_live(now) && !ctx.quiet {
+        super::error::warning(&format!(
+            "worker id {} is live; if its process keeps running, it and the next holder may issue the same IDs",
+            record.worker
+        ));
+    }
+    let deleted = registry.reclaim(&record)?;
+    match ctx.output {
+        OutputFormat::Json => print_json(&serde_json::json!({
+            "worker": record.worker,
+            "identity": record.identity,
+            "mode": record.mode.to_string(),
+            "deleted": deleted,
+        })),
+        OutputFormat::Text => print_text(&if deleted.is_empty() {
+            format!("worker id {} was already free", record.worker)
+        } else {
+            format!(
+                "reclaimed worker id {}: deleted {}",
+                record.worker,
+                deleted.join(", ")
+            )
+        }),
     }
 }
 
