@@ -129,201 +129,222 @@ impl Collector for StateCollector {
             &issued,
         )?;
         if let (Some(segment), Some((views, attention))) = (self.segment.get(), reported) {
-            let totals = segment.totals();
-            encode_one(
-                &mut encoder,
-                "segment_all_tags_ids_issued",
-                "Segment IDs handed out over every tag",
-                &ConstCounter::new(totals.issued),
-            )?;
-            encode_one(
-                &mut encoder,
-                "segment_all_tags_claims",
-                "Segment claims over every tag (background loads and batch claims)",
-                &ConstCounter::new(totals.claims),
-            )?;
-            encode_one(
-                &mut encoder,
-                "segment_all_tags_claim_failures",
-                "Segment claims that failed, over every tag",
-                &ConstCounter::new(totals.claim_failures),
-            )?;
-            encode_one(
-                &mut encoder,
-                "segment_tags",
-                "Tags the server knows (rows of leaf_alloc)",
-                &gauge(totals.tags),
-            )?;
-            encode_one(
-                &mut encoder,
-                "segment_tags_buffered",
-                "Tags with buffers (asked for since start, not dropped as idle)",
-                &gauge(totals.buffered),
-            )?;
-            let needing = Family::<StateLabels, Gauge>::default();
-            for (health, n) in attention.by_health() {
-                needing
-                    .get_or_create(&StateLabels {
-                        state: health.name(),
-                    })
-                    .set(i64::try_from(n).unwrap_or(i64::MAX));
-            }
-            encode_family(
-                &mut encoder,
-                "segment_tags_needing_attention",
-                "Tags whose claims went backwards, whose last load failed, or used up",
-                &needing,
-            )?;
-            encode_one(
-                &mut encoder,
-                "segment_tags_reported",
-                "Tags with series of their own in this scrape (serve.metrics_tags caps it)",
-                &gauge(views.len() as u64),
-            )?;
-            let loads = Family::<TagLabels, Counter>::default();
-            let failures = Family::<TagLabels, Counter>::default();
-            let last_load = Family::<TagLabels, Gauge<f64, AtomicU64>>::default();
-            let step = Family::<TagLabels, Gauge>::default();
-            let left = Family::<SegmentLabels, Gauge>::default();
-            let next_ready = Family::<TagLabels, Gauge>::default();
-            let loading = Family::<TagLabels, Gauge>::default();
-            let range_left = Family::<TagLabels, Gauge>::default();
-            let claims_left = Family::<TagLabels, Gauge>::default();
-            for v in &views {
-                if let Some(h) = v.headroom() {
-                    let tag = TagLabels { tag: v.tag.clone() };
-                    range_left.get_or_create(&tag).set(h.ids_left);
-                    claims_left.get_or_create(&tag).set(h.claims_left);
-                }
-                let tag = TagLabels { tag: v.tag.clone() };
-                loads.get_or_create(&tag).inc_by(v.claims);
-                failures.get_or_create(&tag).inc_by(v.claim_failures);
-                if let Some(us) = v.last_claim_us {
-                    last_load.get_or_create(&tag).set(us as f64 / 1e6);
-                }
-                step.get_or_create(&tag).set(v.step);
-                next_ready.get_or_create(&tag).set(i64::from(v.next_ready));
-                loading.get_or_create(&tag).set(i64::from(v.loading));
-                let current = v.segments[v.pos & 1];
-                let other = v.segments[(v.pos + 1) & 1];
-                let remaining = |s: crate::segment::SegmentView| {
-                    i64::try_from(s.max.saturating_sub(s.value)).unwrap_or(i64::MAX)
-                };
-                left.get_or_create(&SegmentLabels {
-                    tag: v.tag.clone(),
-                    segment: "current",
-                })
-                .set(remaining(current));
-                left.get_or_create(&SegmentLabels {
-                    tag: v.tag.clone(),
-                    segment: "next",
-                })
-                .set(if v.next_ready { remaining(other) } else { 0 });
-            }
-            encode_family(
-                &mut encoder,
-                "segment_loads",
-                "Segment claims in the allocation table (background loads and batch claims), by tag",
-                &loads,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_load_failures",
-                "Segment claims that failed, by tag",
-                &failures,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_last_load_seconds",
-                "How long the tag's last segment claim took",
-                &last_load,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_step",
-                "Size the next dynamic claim starts from, by tag",
-                &step,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_ids_left",
-                "IDs left in the current and the loaded next segment, by tag",
-                &left,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_range_ids_left",
-                "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
-                &range_left,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_range_claims_left",
-                "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
-                &claims_left,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_next_ready",
-                "1 when the next segment is loaded, by tag",
-                &next_ready,
-            )?;
-            encode_family(
-                &mut encoder,
-                "segment_loading",
-                "1 while a claim for the next segment is under way, by tag",
-                &loading,
-            )?;
-            encode_one(
-                &mut encoder,
-                "segment_claims_went_backwards",
-                "Claims refused because they came back below an earlier claim of the tag (the table lost claims)",
-                &ConstCounter::new(segment.guard().refused_total()),
-            )?;
+            encode_segment(&mut encoder, segment, &views, &attention)?;
         }
         if let Some(snowflake) = self.snowflake.get() {
-            let (waited, refused) = snowflake.rollbacks();
-            encode_one(
-                &mut encoder,
-                "snowflake_clock_rollbacks_waited",
-                "Small backward clock steps waited out",
-                &ConstCounter::new(waited),
-            )?;
-            encode_one(
-                &mut encoder,
-                "snowflake_clock_rollbacks_refused",
-                "Backward clock steps refused (requests answered 503)",
-                &ConstCounter::new(refused),
-            )?;
-            let status = snowflake.status();
-            let now_ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            encode_one(
-                &mut encoder,
-                "snowflake_layout_seconds_left",
-                "Seconds until the layout's time runs out (its last representable time minus now); no ID can be issued after it",
-                &ConstGauge::new(snowflake.layout().last_unix_ms().saturating_sub(now_ms) / 1000),
-            )?;
-            encode_one(
-                &mut encoder,
-                "snowflake_worker_id",
-                "The worker id held, -1 when none",
-                &ConstGauge::new(status.worker.map_or(-1, |w| w as i64)),
-            )?;
-            encode_one(
-                &mut encoder,
-                "snowflake_lease_held",
-                "1 when a usable worker lease is held",
-                &ConstGauge::new(i64::from(status.problem.is_none())),
-            )?;
-            encode_one(
-                &mut encoder,
-                "snowflake_lease_acquisitions",
-                "Worker ids acquired since start (more than 1 after a lost lease)",
-                &ConstCounter::new(status.acquisitions),
-            )?;
+            encode_snowflake(&mut encoder, snowflake)?;
         }
         Ok(())
     }
+}
+
+/// The segment generator's series: totals, the tags that need attention, and each reported
+/// tag's buffers and headroom.
+fn encode_segment(
+    encoder: &mut DescriptorEncoder,
+    segment: &SegmentGenerator,
+    views: &[SegmentBufferView],
+    attention: &AttentionCounts,
+) -> fmt::Result {
+    let totals = segment.totals();
+    encode_one(
+        encoder,
+        "segment_all_tags_ids_issued",
+        "Segment IDs handed out over every tag",
+        &ConstCounter::new(totals.issued),
+    )?;
+    encode_one(
+        encoder,
+        "segment_all_tags_claims",
+        "Segment claims over every tag (background loads and batch claims)",
+        &ConstCounter::new(totals.claims),
+    )?;
+    encode_one(
+        encoder,
+        "segment_all_tags_claim_failures",
+        "Segment claims that failed, over every tag",
+        &ConstCounter::new(totals.claim_failures),
+    )?;
+    encode_one(
+        encoder,
+        "segment_tags",
+        "Tags the server knows (rows of leaf_alloc)",
+        &gauge(totals.tags),
+    )?;
+    encode_one(
+        encoder,
+        "segment_tags_buffered",
+        "Tags with buffers (asked for since start, not dropped as idle)",
+        &gauge(totals.buffered),
+    )?;
+    let needing = Family::<StateLabels, Gauge>::default();
+    for (health, n) in attention.by_health() {
+        needing
+            .get_or_create(&StateLabels {
+                state: health.name(),
+            })
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+    encode_family(
+        encoder,
+        "segment_tags_needing_attention",
+        "Tags whose claims went backwards, whose last load failed, or used up",
+        &needing,
+    )?;
+    encode_one(
+        encoder,
+        "segment_tags_reported",
+        "Tags with series of their own in this scrape (serve.metrics_tags caps it)",
+        &gauge(views.len() as u64),
+    )?;
+    let loads = Family::<TagLabels, Counter>::default();
+    let failures = Family::<TagLabels, Counter>::default();
+    let last_load = Family::<TagLabels, Gauge<f64, AtomicU64>>::default();
+    let step = Family::<TagLabels, Gauge>::default();
+    let left = Family::<SegmentLabels, Gauge>::default();
+    let next_ready = Family::<TagLabels, Gauge>::default();
+    let loading = Family::<TagLabels, Gauge>::default();
+    let range_left = Family::<TagLabels, Gauge>::default();
+    let claims_left = Family::<TagLabels, Gauge>::default();
+    for v in views {
+        if let Some(h) = v.headroom() {
+            let tag = TagLabels { tag: v.tag.clone() };
+            range_left.get_or_create(&tag).set(h.ids_left);
+            claims_left.get_or_create(&tag).set(h.claims_left);
+        }
+        let tag = TagLabels { tag: v.tag.clone() };
+        loads.get_or_create(&tag).inc_by(v.claims);
+        failures.get_or_create(&tag).inc_by(v.claim_failures);
+        if let Some(us) = v.last_claim_us {
+            last_load.get_or_create(&tag).set(us as f64 / 1e6);
+        }
+        step.get_or_create(&tag).set(v.step);
+        next_ready.get_or_create(&tag).set(i64::from(v.next_ready));
+        loading.get_or_create(&tag).set(i64::from(v.loading));
+        let current = v.segments[v.pos & 1];
+        let other = v.segments[(v.pos + 1) & 1];
+        let remaining = |s: crate::segment::SegmentView| {
+            i64::try_from(s.max.saturating_sub(s.value)).unwrap_or(i64::MAX)
+        };
+        left.get_or_create(&SegmentLabels {
+            tag: v.tag.clone(),
+            segment: "current",
+        })
+        .set(remaining(current));
+        left.get_or_create(&SegmentLabels {
+            tag: v.tag.clone(),
+            segment: "next",
+        })
+        .set(if v.next_ready { remaining(other) } else { 0 });
+    }
+    encode_family(
+        encoder,
+        "segment_loads",
+        "Segment claims in the allocation table (background loads and batch claims), by tag",
+        &loads,
+    )?;
+    encode_family(
+        encoder,
+        "segment_load_failures",
+        "Segment claims that failed, by tag",
+        &failures,
+    )?;
+    encode_family(
+        encoder,
+        "segment_last_load_seconds",
+        "How long the tag's last segment claim took",
+        &last_load,
+    )?;
+    encode_family(
+        encoder,
+        "segment_step",
+        "Size the next dynamic claim starts from, by tag",
+        &step,
+    )?;
+    encode_family(
+        encoder,
+        "segment_ids_left",
+        "IDs left in the current and the loaded next segment, by tag",
+        &left,
+    )?;
+    encode_family(
+        encoder,
+        "segment_range_ids_left",
+        "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
+        &range_left,
+    )?;
+    encode_family(
+        encoder,
+        "segment_range_claims_left",
+        "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
+        &claims_left,
+    )?;
+    encode_family(
+        encoder,
+        "segment_next_ready",
+        "1 when the next segment is loaded, by tag",
+        &next_ready,
+    )?;
+    encode_family(
+        encoder,
+        "segment_loading",
+        "1 while a claim for the next segment is under way, by tag",
+        &loading,
+    )?;
+    encode_one(
+        encoder,
+        "segment_claims_went_backwards",
+        "Claims refused because they came back below an earlier claim of the tag (the table lost claims)",
+        &ConstCounter::new(segment.guard().refused_total()),
+    )?;
+    Ok(())
+}
+
+/// The snowflake generator's series: clock rollbacks, the layout's time left, the worker lease.
+fn encode_snowflake(
+    encoder: &mut DescriptorEncoder,
+    snowflake: &SupervisedGenerator,
+) -> fmt::Result {
+    let (waited, refused) = snowflake.rollbacks();
+    encode_one(
+        encoder,
+        "snowflake_clock_rollbacks_waited",
+        "Small backward clock steps waited out",
+        &ConstCounter::new(waited),
+    )?;
+    encode_one(
+        encoder,
+        "snowflake_clock_rollbacks_refused",
+        "Backward clock steps refused (requests answered 503)",
+        &ConstCounter::new(refused),
+    )?;
+    let status = snowflake.status();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    encode_one(
+        encoder,
+        "snowflake_layout_seconds_left",
+        "Seconds until the layout's time runs out (its last representable time minus now); no ID can be issued after it",
+        &ConstGauge::new(snowflake.layout().last_unix_ms().saturating_sub(now_ms) / 1000),
+    )?;
+    encode_one(
+        encoder,
+        "snowflake_worker_id",
+        "The worker id held, -1 when none",
+        &ConstGauge::new(status.worker.map_or(-1, |w| w as i64)),
+    )?;
+    encode_one(
+        encoder,
+        "snowflake_lease_held",
+        "1 when a usable worker lease is held",
+        &ConstGauge::new(i64::from(status.problem.is_none())),
+    )?;
+    encode_one(
+        encoder,
+        "snowflake_lease_acquisitions",
+        "Worker ids acquired since start (more than 1 after a lost lease)",
+        &ConstCounter::new(status.acquisitions),
+    )?;
+    Ok(())
 }
