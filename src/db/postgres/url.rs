@@ -148,11 +148,53 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
             *host_port = port;
         }
     }
+    let ConnectOptions {
+        ssl,
+        root_cert,
+        connect_timeout,
+        application_name,
+        read_write,
+    } = connect_options(query, list.len(), &scrub_url)?;
+    let name = target_name(&user, &list, &dbname);
+    Ok(PgTarget {
+        hosts: list,
+        password: password.map(str::to_string).or(url_pass),
+        user,
+        dbname,
+        ssl,
+        root_cert,
+        connect_timeout,
+        application_name,
+        read_write,
+        name,
+        tls: Arc::default(),
+        pooler_refuses_options: Arc::default(),
+    })
+}
+
+/// The connection options of a URL's query (everything but the parameters that stand in for
+/// its parts): TLS, the CA file, the connect timeout, the application name, and whether only a
+/// writable host will do (by default with more than one of `hosts`).
+struct ConnectOptions {
+    ssl: SslMode,
+    root_cert: Option<PathBuf>,
+    connect_timeout: Duration,
+    application_name: String,
+    read_write: bool,
+}
+
+/// Reads [`ConnectOptions`] from `query`; an unknown parameter or value is refused, its text
+/// passed through `scrub_url` (which hides the URL's password).
+fn connect_options(
+    query: Option<&str>,
+    hosts: usize,
+    scrub_url: &dyn Fn(String) -> String,
+) -> Result<ConnectOptions, String> {
     let mut ssl = SslMode::Prefer;
     let mut root_cert = None;
     let mut connect_timeout = CONNECT_TIMEOUT;
     let mut application_name = "leafctl".to_string();
-    let mut read_write = list.len() > 1;
+    let mut read_write = hosts > 1;
     for pair in query
         .into_iter()
         .flat_map(|q| q.split('&'))
@@ -226,6 +268,17 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
             SslMode::VerifyCa
         };
     }
+    Ok(ConnectOptions {
+        ssl,
+        root_cert,
+        connect_timeout,
+        application_name,
+        read_write,
+    })
+}
+
+/// The name a target is shown by: its URL without the password, hosts as the URL can carry them.
+fn target_name(user: &str, list: &[(String, u16)], dbname: &str) -> String {
     let names: Vec<String> = list
         .iter()
         .map(|(h, p)| {
@@ -239,21 +292,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
             }
         })
         .collect();
-    let name = format!("postgres://{user}@{}/{dbname}", names.join(","));
-    Ok(PgTarget {
-        hosts: list,
-        password: password.map(str::to_string).or(url_pass),
-        user,
-        dbname,
-        ssl,
-        root_cert,
-        connect_timeout,
-        application_name,
-        read_write,
-        name,
-        tls: Arc::default(),
-        pooler_refuses_options: Arc::default(),
-    })
+    format!("postgres://{user}@{}/{dbname}", names.join(","))
 }
 
 /// Whether a host is the directory of a Unix socket (libpq: it starts with `/`).
