@@ -189,47 +189,51 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     };
     match ctx.output {
         OutputFormat::Json => print_json(&report),
-        OutputFormat::Text => {
-            let mut text = format!(
-                "{}{}\n{}\nadded {} tag(s) at {}",
-                mark_text(&report.old),
-                if report.old_recorded_now {
-                    " (recorded now)"
-                } else {
-                    ""
-                },
-                mark_text(&report.new),
-                report.tags_added,
-                region.segment_block().start,
-            );
-            if report.tombstones_carried > 0 {
-                text.push_str(&format!(
-                    "\n{} removed tag(s) had issued IDs in the new block: their tombstones were carried over, so a re-add there starts above them",
-                    report.tombstones_carried
-                ));
-            }
-            if !report.tags_used_up.is_empty() {
-                text.push_str(&format!(
-                    "\n{} tag(s) were not added: a removed tag of the name issued IDs up to the new block's end, so the name has none left there: {}",
-                    report.tags_used_up.len(),
-                    excerpt_list(&report.tags_used_up)
-                ));
-            }
-            if !report.tags_existing.is_empty() {
-                text.push_str(&format!(
-                    "\n{} tag(s) were there already and were left as they are: {}",
-                    report.tags_existing.len(),
-                    excerpt_list(&report.tags_existing)
-                ));
-            }
-            text.push_str(&format!(
-                "\n  next: run the new region with --region {} --regions {}",
-                region.index(),
-                region.count()
-            ));
-            print_text(&text)
-        }
+        OutputFormat::Text => print_text(&add_text(&report, region)),
     }
+}
+
+/// `region add`'s report for people: both databases' regions, what was seeded, carried and
+/// left, and how to run the new region.
+fn add_text(report: &AddReport, region: Region) -> String {
+    let mut text = format!(
+        "{}{}\n{}\nadded {} tag(s) at {}",
+        mark_text(&report.old),
+        if report.old_recorded_now {
+            " (recorded now)"
+        } else {
+            ""
+        },
+        mark_text(&report.new),
+        report.tags_added,
+        region.segment_block().start,
+    );
+    if report.tombstones_carried > 0 {
+        text.push_str(&format!(
+            "\n{} removed tag(s) had issued IDs in the new block: their tombstones were carried over, so a re-add there starts above them",
+            report.tombstones_carried
+        ));
+    }
+    if !report.tags_used_up.is_empty() {
+        text.push_str(&format!(
+            "\n{} tag(s) were not added: a removed tag of the name issued IDs up to the new block's end, so the name has none left there: {}",
+            report.tags_used_up.len(),
+            excerpt_list(&report.tags_used_up)
+        ));
+    }
+    if !report.tags_existing.is_empty() {
+        text.push_str(&format!(
+            "\n{} tag(s) were there already and were left as they are: {}",
+            report.tags_existing.len(),
+            excerpt_list(&report.tags_existing)
+        ));
+    }
+    text.push_str(&format!(
+        "\n  next: run the new region with --region {} --regions {}",
+        region.index(),
+        region.count()
+    ));
+    text
 }
 
 /// At most 10 names, then how many more.
