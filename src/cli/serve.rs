@@ -82,43 +82,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
     })?;
     let local = listener.local_addr().unwrap_or(addr);
 
-    let (metrics, observer) = LeafServiceBuilder::load_observer();
-    metrics.set_tag_limit(s.serve_metrics_tags.value);
-    let mut builder = LeafService::builder()
-        .metrics(metrics)
-        .layout(s.layout.value.layout)
-        .token(s.serve_token.as_ref().map(|t| t.value.clone()));
-    let mut modes = Vec::new();
-    if segment {
-        let store = super::db::open(ctx)?;
-        let generator = SegmentGenerator::builder(Arc::from(store))
-            .on_load(observer)
-            .build()?;
-        // Started: a region given to a database that records none is recorded now.
-        ctx.record_region(generator.store())?;
-        let tags = generator.tag_count();
-        modes.push(format!(
-            "segment on {} ({tags} tag{})",
-            generator.describe(),
-            if tags == 1 { "" } else { "s" }
-        ));
-        builder = builder.segment(generator);
-    }
-    if snowflake {
-        // A server never waits for a local worker id another process holds: it fails at once.
-        let registry = super::registry::registry(ctx, true, local.port())?;
-        let generator = SupervisedGenerator::start(registry, super::registry::issue_options(ctx))?;
-        // Started: a region given to a registry database that records none is recorded now.
-        ctx.record_region_in_db()?;
-        let status = generator.status();
-        modes.push(format!(
-            "snowflake worker id {} ({})",
-            status.worker.unwrap_or_default(),
-            status.lease.unwrap_or_default()
-        ));
-        builder = builder.snowflake(generator);
-    }
-    let service = Arc::new(builder.build());
+    let (service, modes) = start_modes(ctx, (segment, snowflake), local.port())?;
+    let service = Arc::new(service);
     let quiet = ctx.quiet;
     let listening = format!(
         "leafctl serve: listening on http://{local}: {}",
@@ -165,4 +130,52 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         super::error::progress("leafctl serve: stopped");
     }
     Ok(())
+}
+
+/// The service `serve` runs: the modes asked for (`segment`, `snowflake`), each started (a
+/// region given to a database that records none is recorded then), with what the listening
+/// line says of each. `port` is the one listened on (the default identity's port).
+fn start_modes(
+    ctx: &Context,
+    (segment, snowflake): (bool, bool),
+    port: u16,
+) -> anyhow::Result<(LeafService, Vec<String>)> {
+    let s = &ctx.settings;
+    let (metrics, observer) = LeafServiceBuilder::load_observer();
+    metrics.set_tag_limit(s.serve_metrics_tags.value);
+    let mut builder = LeafService::builder()
+        .metrics(metrics)
+        .layout(s.layout.value.layout)
+        .token(s.serve_token.as_ref().map(|t| t.value.clone()));
+    let mut modes = Vec::new();
+    if segment {
+        let store = super::db::open(ctx)?;
+        let generator = SegmentGenerator::builder(Arc::from(store))
+            .on_load(observer)
+            .build()?;
+        // Started: a region given to a database that records none is recorded now.
+        ctx.record_region(generator.store())?;
+        let tags = generator.tag_count();
+        modes.push(format!(
+            "segment on {} ({tags} tag{})",
+            generator.describe(),
+            if tags == 1 { "" } else { "s" }
+        ));
+        builder = builder.segment(generator);
+    }
+    if snowflake {
+        // A server never waits for a local worker id another process holds: it fails at once.
+        let registry = super::registry::registry(ctx, true, port)?;
+        let generator = SupervisedGenerator::start(registry, super::registry::issue_options(ctx))?;
+        // Started: a region given to a registry database that records none is recorded now.
+        ctx.record_region_in_db()?;
+        let status = generator.status();
+        modes.push(format!(
+            "snowflake worker id {} ({})",
+            status.worker.unwrap_or_default(),
+            status.lease.unwrap_or_default()
+        ));
+        builder = builder.snowflake(generator);
+    }
+    Ok((builder.build(), modes))
 }
