@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal};
 use clap::Subcommand;
 use leafctl::segment::{
     AllocStore, Bounds, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, NewTag,
-    RemovedPages, RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
+    RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
 };
 use serde::Serialize;
 
@@ -600,16 +600,10 @@ fn remove(ctx: &Context, tag: String, yes: bool) -> anyhow::Result<()> {
         ));
     }
     let store = db::open(ctx)?;
-    let r = store.remove(&tag)?;
-    // The tombstone keeps the highest max_id the name ever reached, which is above
-    // this row's after a re-add with --reuse-removed-ids: say what was kept.
-    let mut kept = r.max_id;
-    for page in RemovedPages::new(store.as_ref()) {
-        if let Some(t) = page?.into_iter().find(|t| t.tag == tag) {
-            kept = kept.max(t.max_id);
-            break;
-        }
-    }
+    let removed = store.remove(&tag)?;
+    // The tombstone keeps the highest max_id the name ever reached, which is above this row's
+    // after a re-add with --reuse-removed-ids: say what was kept.
+    let (r, kept) = (removed.row, removed.tombstone);
     match ctx.output {
         OutputFormat::Json => {
             #[derive(Serialize)]

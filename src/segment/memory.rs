@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::store::{Added, Bounds, NewTag, bounds_in_field, check_claim, unknown_tag};
+use super::store::{Added, Bounds, NewTag, Removed, bounds_in_field, check_claim, unknown_tag};
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, Tombstone, validate_step,
 };
@@ -206,7 +206,7 @@ impl AllocStore for MemoryStore {
         Ok(())
     }
 
-    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+    fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         let mut st = self.open()?;
         let row = st
             .rows
@@ -214,7 +214,8 @@ impl AllocStore for MemoryStore {
             .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
         let kept = st.removed.entry(tag.to_string()).or_insert(row.max_id);
         *kept = (*kept).max(row.max_id);
-        Ok(row)
+        let tombstone = *kept;
+        Ok(Removed { row, tombstone })
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
@@ -271,7 +272,7 @@ mod tests {
         assert!(s.add("t", 1, 10, None, false).unwrap());
         let c = s.claim("t", Increment::TableStep).unwrap();
         assert_eq!((c.start, c.end), (1, 11));
-        assert_eq!(s.remove("t").unwrap().max_id, 11);
+        assert_eq!(s.remove("t").unwrap().row.max_id, 11);
         let again = s.add_tag(&NewTag::new("t", 10)).unwrap();
         assert_eq!((again.start, again.removed_max_id), (11, Some(11)));
         assert!(matches!(

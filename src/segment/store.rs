@@ -147,6 +147,17 @@ pub struct Tombstone {
     pub max_id: i64,
 }
 
+/// What a removal did ([`AllocStore::remove`]): the row deleted, and the tombstone kept for
+/// its name, the highest max_id the name ever reached (above the row's after a re-add with
+/// `--reuse-removed-ids`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// The row as it was deleted.
+    pub row: LeafAlloc,
+    /// The tombstone's max_id now.
+    pub tombstone: i64,
+}
+
 /// How many IDs a claim takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Increment {
@@ -262,11 +273,12 @@ pub trait AllocStore: Send + Sync {
     /// Changes a tag's step.
     fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError>;
     /// Deletes a tag and returns its last row, leaving its max_id behind as a tombstone in
-    /// `leaf_alloc_removed` (the highest, if the name was removed before). The tombstone is
+    /// `leaf_alloc_removed` (the highest, if the name was removed before), and the tombstone
+    /// kept. The tombstone is
     /// committed no later than the deletion: there is never a removal without it. A missing
     /// tombstone table is created; when that fails, nothing is removed
     /// ([`SegmentError::NoRemovedTable`]).
-    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError>;
+    fn remove(&self, tag: &str) -> Result<Removed, SegmentError>;
     /// Moves a tag's max_id forward to `to` in one statement, never down: the repair after
     /// the table went backwards. Returns the max_id it had; `to` equal to it changes nothing.
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError>;

@@ -91,6 +91,11 @@ macro_rules! segment_store_contract {
             }
 
             #[test]
+            fn a_removal_reports_the_tombstone_it_keeps() {
+                c::a_removal_reports_the_tombstone_it_keeps(&super::$fixture());
+            }
+
+            #[test]
             fn removals_racing_adds_and_claims_issue_no_id_twice() {
                 let db = super::$fixture();
                 crate::support::removals_racing_adds_and_claims_issue_no_id_twice(&*db.store);
@@ -265,4 +270,25 @@ pub fn lost_claims_are_refused_until_bumped(run: &dyn Fn(&[&str]) -> Output, mut
     assert_eq!(after, vec![11, 12, 13]);
     ids.extend(after);
     assert_unique(&mut ids);
+}
+
+/// A removal reports the row it deleted and the tombstone it keeps: the highest max_id the name
+/// ever reached, above the row's after a re-add with `--reuse-removed-ids` (issue 45 #6).
+pub fn a_removal_reports_the_tombstone_it_keeps(db: &SegmentDb) {
+    use leafctl::segment::{NewTag, StartAt};
+    let store = (db.store)();
+    store.add_tag(&NewTag::new("kept", 10)).unwrap();
+    store.claim("kept", Increment::TableStep).unwrap();
+    let first = store.remove("kept").unwrap();
+    assert_eq!(first.row.max_id, 11);
+    assert_eq!(first.tombstone, 11);
+    store
+        .add_tag(&NewTag {
+            start: StartAt::Reuse(1),
+            ..NewTag::new("kept", 10)
+        })
+        .unwrap();
+    let second = store.remove("kept").unwrap();
+    assert_eq!(second.row.max_id, 1);
+    assert_eq!(second.tombstone, 11, "the highest the name reached is kept");
 }

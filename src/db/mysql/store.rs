@@ -11,6 +11,7 @@ use crate::db::HostChoice;
 use crate::db::{CONNECT_TIMEOUT, IO_TIMEOUT, redact_url};
 use crate::db::{PageParam, page_query};
 use crate::region::Region;
+use crate::segment::Removed;
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, unknown_tag, with_retries,
 };
@@ -406,7 +407,7 @@ impl MysqlStore {
     }
 
     /// One try of `remove` on `checked` ([`MysqlStore::command`]).
-    fn remove_once(&self, checked: &mut Checked, tag: &str) -> Result<LeafAlloc, Attempt> {
+    fn remove_once(&self, checked: &mut Checked, tag: &str) -> Result<Removed, Attempt> {
         // No transaction (see `claim_once`): each try records the tombstone (the highest
         // max_id seen) first, then deletes the row only if its max_id is still the one
         // recorded; a claim in between makes it look again. So the tombstone is committed
@@ -463,7 +464,19 @@ impl MysqlStore {
             )
             .map_err(|e| self.attempt(&poison, host, e))?;
             if conn.affected_rows() == 1 {
-                return Ok(row(r));
+                // The tombstone as the removal left it: the highest the name reached.
+                let kept: Vec<i64> = conn
+                    .exec(
+                        "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = ?",
+                        (tag,),
+                    )
+                    .map_err(|e| self.attempt(&poison, host, e))?;
+                let kept = kept.first().copied();
+                let row = row(r);
+                return Ok(Removed {
+                    tombstone: kept.unwrap_or(row.max_id).max(row.max_id),
+                    row,
+                });
             }
         }
         Err(Attempt::Failed(SegmentError::Conflict {
@@ -619,7 +632,7 @@ impl AllocStore for MysqlStore {
 
     crate::segment::store::bounds_in_field!();
 
-    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+    fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         self.command(tag, |checked| self.remove_once(checked, tag))
     }
 

@@ -10,6 +10,7 @@ use crate::db::HostChoice;
 use crate::db::redact_url;
 use crate::db::{PageParam, page_query};
 use crate::region::Region;
+use crate::segment::Removed;
 use crate::segment::store::{
     Attempt, CONFLICT_TRIES, bump_with_retries, check_claim, names_removed_table, unknown_tag,
     with_retries,
@@ -692,7 +693,7 @@ impl AllocStore for PostgresStore {
 
     crate::segment::store::bounds_in_field!();
 
-    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+    fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         // One statement, so one transaction: the row it reports is the row it deleted, and the
         // tombstone (the highest max_id the name reached) commits with the deletion.
         let sql = ROW_SQL
@@ -719,10 +720,16 @@ impl AllocStore for PostgresStore {
             };
             match rows {
                 Ok(rows) => {
-                    return rows
+                    let row = rows
                         .into_iter()
                         .next()
-                        .ok_or_else(|| unknown_tag(tag, self.name()));
+                        .ok_or_else(|| unknown_tag(tag, self.name()))?;
+                    // Read after the removal's commit: the highest the name reached.
+                    let kept = self.removed_max_id(tag)?.unwrap_or(row.max_id);
+                    return Ok(Removed {
+                        tombstone: kept.max(row.max_id),
+                        row,
+                    });
                 }
                 // A database made before tombstones: create the table (once), then try again.
                 Err(SegmentError::MissingTable { .. })

@@ -9,6 +9,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use crate::db::OpenMode;
 use crate::db::{PageParam, page_query};
 use crate::region::Region;
+use crate::segment::Removed;
 use crate::segment::store::{check_bump, check_claim, names_removed_table, unknown_tag};
 use crate::segment::{
     Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REMOVED_TABLE, RowsPage,
@@ -404,7 +405,7 @@ impl AllocStore for SqliteStore {
 
     crate::segment::store::bounds_in_field!();
 
-    fn remove(&self, tag: &str) -> Result<LeafAlloc, SegmentError> {
+    fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         let mut conn = self.lock();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -435,10 +436,17 @@ impl AllocStore for SqliteStore {
             params![tag, r.max_id],
         )
         .map_err(refuse)?;
+        let tombstone: i64 = tx
+            .query_row(
+                "SELECT max_id FROM leaf_alloc_removed WHERE biz_tag = ?1",
+                params![tag],
+                |c| c.get(0),
+            )
+            .map_err(|e| self.err(e))?;
         tx.execute("DELETE FROM leaf_alloc WHERE biz_tag = ?1", params![tag])
             .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
-        Ok(r)
+        Ok(Removed { row: r, tombstone })
     }
 
     fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
