@@ -103,6 +103,22 @@ impl SegmentBuffer {
 
     /// Records a batch claim made past the buffers: its IDs count as issued; a failure for a
     /// passing reason refuses the next batches ([`SegmentBuffer::batch_refusal`]).
+    /// A batch claim took the table's last IDs (its `max_id` reached `ceiling`, 2^63-1 or the
+    /// region's block end): the tag is used up once its buffers are, as a load that found
+    /// nothing left would have said.
+    pub(crate) fn note_table_used_up(&self, max_id: i64, ceiling: i64) {
+        let mut st = self.lock();
+        if st.exhausted.is_none() {
+            st.exhausted = Some((max_id, 1, ceiling));
+            // Said once, as a load that finds nothing left says it.
+            tracing::warn!(
+                "tag {:?} has no IDs left to claim (a batch took the last ones); the last {} in this server's buffers are issued, then it is used up",
+                self.tag,
+                self.buffered_locked(&st)
+            );
+        }
+    }
+
     pub(crate) fn finish_batch(&self, result: &Result<Claim, SegmentError>) {
         let mut st = self.lock();
         st.batch_probe = false;

@@ -373,11 +373,13 @@ impl SegmentBuffer {
         total.saturating_sub(self.sampled.swap(total, SeqCst))
     }
 
-    /// Whether an operator should look at the tag: its last load failed, or it is used up (the
-    /// table's range and the buffers).
-    pub(crate) fn needs_attention(&self) -> bool {
+    /// Whether the tag needs attention now or will once its buffers are used: a failing load,
+    /// or a table with nothing left to claim (its last IDs may still be buffered). The
+    /// generator keeps such a tag in its short list, so the moment single IDs use up the
+    /// buffers, what `/readyz`, `/metrics` and the status page say is already right.
+    pub(crate) fn may_need_attention(&self) -> bool {
         let st = self.lock();
-        st.last_error.is_some() || (st.exhausted.is_some() && self.buffered_locked(&st) == 0)
+        st.last_error.is_some() || st.exhausted.is_some()
     }
 
     /// IDs the buffers hold once a load under way has ended (waiting until `deadline` at most):

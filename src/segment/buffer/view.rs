@@ -108,6 +108,17 @@ impl SegmentBufferView {
         ))
     }
 
+    /// Whether this server's last claim left the table nothing to claim (2^63-1 or the region's
+    /// block end reached): the tag is used up once its buffers are.
+    pub fn table_used_up(&self) -> bool {
+        let max_id = self.segments.iter().map(|s| s.max).max().unwrap_or(0);
+        self.init_ok
+            && self
+                .bounds
+                .ids_left(i64::try_from(max_id).unwrap_or(i64::MAX))
+                == 0
+    }
+
     /// The tag's health, decided here for readiness, the status page and `/metrics` alike;
     /// `went_backwards` is whether the claim guard refuses the tag now
     /// ([`crate::segment::ClaimGuard::refusals`]).

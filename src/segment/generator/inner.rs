@@ -151,7 +151,11 @@ impl Inner {
 
     /// Keeps [`Inner::troubled`] in step with the buffer's state after a claim.
     pub(super) fn update_troubled(&self, buffer: &Arc<SegmentBuffer>) {
-        let bad = buffer.needs_attention() || self.guard.refuses(buffer.tag());
+        // Listed while it may need attention (also a table whose last IDs this server claimed:
+        // used up once the buffers are); `troubled()` judges each at reading time.
+        let bad = buffer.may_need_attention()
+            || self.guard.refuses(buffer.tag())
+            || self.bounded(buffer.view()).table_used_up();
         let mut troubled = locked(&self.troubled);
         if bad {
             troubled.insert(key(buffer), buffer.clone());

@@ -156,6 +156,13 @@ impl SegmentGenerator {
         let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;
         let claim = inner.claim(&buffer, Increment::Custom(increment));
         buffer.finish_batch(&claim);
+        if let Ok(c) = &claim {
+            let bounds = inner.store.bounds();
+            let end = i64::try_from(c.end).unwrap_or(i64::MAX);
+            if bounds.ids_left(end) == 0 {
+                buffer.note_table_used_up(end, bounds.ceiling);
+            }
+        }
         inner.update_troubled(&buffer);
         match claim {
             // A claim is above every range claimed before it, so the IDs ascend.

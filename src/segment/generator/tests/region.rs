@@ -92,3 +92,28 @@ fn a_batch_past_the_block_end_is_refused_without_crossing() {
     let h = g.view("b").and_then(|v| v.headroom()).unwrap();
     assert_eq!(h.ids_left, 0, "{h:?}");
 }
+
+/// A batch that takes the block's last IDs leaves the tag used up, and the generator's short
+/// list of tags needing attention (what `/readyz`, `/metrics` and the status page read) says
+/// so at once, before any later request fails (a seam the model of the command surface found:
+/// `/readyz` said "ok" until then).
+#[test]
+fn a_batch_that_takes_the_last_ids_lists_the_tag_as_used_up_at_once() {
+    let (_store, _block, g) = near_the_block_end("t", 3, 5);
+    let until = Instant::now() + PATIENCE;
+    let ranges = loop {
+        assert!(Instant::now() < until, "no batch within {PATIENCE:?}");
+        match g.next_ids("t", 3) {
+            Ok(ranges) => break ranges,
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    };
+    assert_eq!(ranges.iter().map(|r| r.end - r.start).sum::<u64>(), 3);
+    let listed = g.troubled();
+    assert!(
+        listed
+            .iter()
+            .any(|v| v.tag == "t" && g.health(v) == TagHealth::Exhausted),
+        "{listed:?}"
+    );
+}
