@@ -327,10 +327,17 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
         format!("FAIL: {}", regions.problems.join("\nFAIL: "))
     } else {
         match &report {
-            None => format!(
-                "ok: the {} registry keeps no clocks to compare with; its worker ids and region agree with this host's",
-                registry.kind()
-            ),
+            // Say only what was checked: without a region there is no slice to hold ids to.
+            None => match regions.checked {
+                Some(r) => format!(
+                    "ok: the {} registry keeps no clocks to compare with; its live worker ids lie in {r}'s slice",
+                    registry.kind()
+                ),
+                None => format!(
+                    "ok: the {} registry keeps no clocks to compare with, and no region is set, so nothing else was checked",
+                    registry.kind()
+                ),
+            },
             Some(r) if !r.ok => {
                 "FAIL: this host's clock is off; fix NTP before starting a generator here".into()
             }

@@ -303,6 +303,14 @@ fn doctor_checks_a_database_registry_and_reclaim_agrees_with_its_dry_run() {
     assert_eq!(v["registry"], "mysql", "{v}");
     assert_eq!(v["clocks_compared"], false, "{v}");
     assert_eq!(v["ok"], true, "{v}");
+    // Without a region, doctor says it checked nothing beyond the clocks it could not compare.
+    let out = leafctl(&format!("workers doctor --db {url}"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("no region is set, so nothing else was checked"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     // Worker id 1 is live and lies outside region 1 of 2's slice: the check finds it.
     let out = leafctl(&format!("workers doctor --db {url} --region 1 --regions 2"));
     assert_eq!(out.status.code(), Some(1), "{}", support::stderr(&out));
