@@ -151,10 +151,15 @@ pub fn run(ctx: &Context, cmd: DbCommand) -> anyhow::Result<()> {
         return print_text(&text);
     }
     let password = s.db_password.as_ref().map(|p| p.value.as_str());
-    let store = address.open_in_region(password, OpenMode::CreateSchema, s.region)?;
+    // The store's connections close before the registry's table is made on one of its own: a
+    // pool of one server connection in front (PgBouncer in session mode) would hold the second
+    // until the first closed.
+    let database = address
+        .open_in_region(password, OpenMode::CreateSchema, s.region)?
+        .describe();
     db::init_table(&s.db_url.value, password)?;
     let report = InitReport {
-        database: store.describe(),
+        database,
         table: "leaf_alloc",
         ready: true,
         region: s.region.map(|r| r.index()),

@@ -164,6 +164,9 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
         }
         e => e.into(),
     })?;
+    // The registry's table first, on a connection closed before the store opens its own (a pool
+    // of one server connection in front would hold the second until the first closed).
+    new_address.init_registry_table(password)?;
     let (new, new_to_record) =
         new_address.open_in_region_unrecorded(password, OpenMode::CreateSchema, Some(region))?;
     regions::check_carry(old.as_ref(), prepared.region, new.as_ref())?;
@@ -171,7 +174,6 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     if let Some(r) = new_to_record {
         r.record(new.as_ref())?;
     }
-    new_address.init_registry_table(password)?;
     let quiet = ctx.quiet;
     let seeded = regions::seed_tags(old.as_ref(), new.as_ref(), |done| {
         if !quiet && done % 1000 == 0 {

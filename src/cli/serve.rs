@@ -92,14 +92,29 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let options = s.http.clone();
     // Said only once SIGTERM and SIGINT lead to the graceful stop: a supervisor that stops the
     // server as soon as it says it listens must not kill it instead.
+    // The server also stops, as on SIGTERM, once the lease keeper gives up acquiring a worker
+    // id (refused in a way no retry mends): then it exits 1 with that refusal.
+    let watched = service.clone();
     let shutdown = async move {
         let signals = server::shutdown_signals();
         if !quiet {
             super::error::progress(&listening);
         }
-        signals.await
+        let gave_up = async {
+            loop {
+                if watched.snowflake().is_some_and(|g| g.gave_up().is_some()) {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        };
+        tokio::select! {
+            () = signals => {}
+            () = gave_up => {}
+        }
     };
     let served = server::run(listener, service.clone(), &options, shutdown);
+    let gave_up = service.snowflake().and_then(|g| g.gave_up());
     // Give unused segment IDs and the worker id back whatever happened to the server.
     let handed = service.hand_back_segments();
     let finished = service.finish();
@@ -116,6 +131,14 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         ));
     }
     served?;
+    if let Some(g) = gave_up {
+        return Err(CliError {
+            usage: false,
+            message: format!("leafctl serve stopped: {g}"),
+            hint: Some(g.hint),
+        }
+        .into());
+    }
     // The last issued time could not be recorded (the registry paused or cut off as the server
     // stops): the reservation recorded before the IDs went out stays, so the worker id's next
     // holder waits it out and no ID repeats. A stop on SIGTERM is still a clean one (exit 0).

@@ -20,6 +20,12 @@ pub trait StoreError: std::error::Error + Send + Sync + 'static {
     fn may_recover(&self) -> bool {
         false
     }
+    /// Whether no retry can mend it, only an operator: the store is reached in a way the
+    /// registry cannot be safe on (a pooled, shared session). A server gives up on it after a
+    /// few attempts rather than retrying for ever.
+    fn needs_operator(&self) -> bool {
+        false
+    }
 }
 
 /// A backend's error as [`WorkerError::Store`] carries it.
@@ -188,6 +194,12 @@ impl WorkerError {
     /// Whether a lease that failed its check with this error may become usable again by itself.
     pub fn may_recover(&self) -> bool {
         matches!(self, WorkerError::Store(f) if f.error.may_recover())
+    }
+
+    /// Whether no retry can mend it: a setting is wrong, or the store is reached in a way the
+    /// registry cannot be safe on ([`StoreError::needs_operator`]).
+    pub fn needs_operator(&self) -> bool {
+        self.is_usage() || matches!(self, WorkerError::Store(f) if f.error.needs_operator())
     }
 
     /// Whether what was given is wrong (a usage error, exit 2) rather than the world.

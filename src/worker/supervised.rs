@@ -20,6 +20,9 @@ use crate::snowflake::{Clock, IdBlock, Layout, MAX_TOLERATED_ROLLBACK_MS, Snowfl
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// Longest pause between two attempts to acquire a worker id.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How many acquisitions in a row refused for a reason no retry mends
+/// ([`WorkerError::needs_operator`]) the keeper makes before it gives up.
+pub const GIVE_UP_AFTER: u32 = 5;
 /// How long [`SupervisedGenerator::finish`] waits for a keeper busy acquiring.
 const STOP_WAIT: Duration = Duration::from_secs(3);
 
@@ -47,6 +50,20 @@ struct KeeperState {
     stopping: bool,
     stopped: bool,
     problem: Option<String>,
+    gave_up: Option<GaveUp>,
+}
+
+/// Why the keeper stopped acquiring: [`GIVE_UP_AFTER`] acquisitions in a row were refused for
+/// a reason no retry mends. A server stops then, with this as its error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("gave up acquiring a worker id after {attempts} refusals in a row: {reason}")]
+pub struct GaveUp {
+    /// How many acquisitions were refused.
+    pub attempts: u32,
+    /// The last refusal.
+    pub reason: String,
+    /// What to do about it.
+    pub hint: String,
 }
 
 struct Shared {
@@ -113,6 +130,8 @@ impl Shared {
 
     fn keep(&self) {
         let mut backoff = Duration::from_millis(200);
+        // Acquisitions refused in a row for a reason no retry mends.
+        let mut refused = 0;
         while self.pause(CHECK_EVERY) {
             match self.current.load_full() {
                 Some(g) => match g.lease().check() {
@@ -152,13 +171,33 @@ impl Shared {
                             g.lease().describe()
                         );
                         st.problem = None;
+                        refused = 0;
                         self.acquisitions.fetch_add(1, Ordering::Relaxed);
                         self.current.store(Some(Arc::new(g)));
                         backoff = Duration::from_millis(200);
                     }
                     Err(e) => {
                         tracing::warn!("cannot acquire a worker id yet: {e}");
-                        self.lock().problem = Some(e.to_string());
+                        let mended_only_by_hand = match &e {
+                            IssueError::Worker(w) if w.needs_operator() => Some(w.hint()),
+                            _ => None,
+                        };
+                        refused = if mended_only_by_hand.is_some() {
+                            refused + 1
+                        } else {
+                            0
+                        };
+                        let mut st = self.lock();
+                        st.problem = Some(e.to_string());
+                        if refused >= GIVE_UP_AFTER {
+                            st.gave_up = Some(GaveUp {
+                                attempts: refused,
+                                reason: e.to_string(),
+                                hint: mended_only_by_hand.unwrap_or_default(),
+                            });
+                            break;
+                        }
+                        drop(st);
                         if !self.pause(backoff) {
                             break;
                         }
@@ -274,6 +313,11 @@ impl SupervisedGenerator {
             .clone()
             .unwrap_or_else(|| "the worker id is being replaced".into());
         IssueError::Worker(WorkerError::NoLease { reason })
+    }
+
+    /// Why the keeper gave up acquiring a worker id, once it has: a server stops then.
+    pub fn gave_up(&self) -> Option<GaveUp> {
+        self.shared.lock().gave_up.clone()
     }
 
     /// The lease as the keeper sees it now.
@@ -470,6 +514,77 @@ mod tests {
         clock.set_ms(t + 1);
         let after: Vec<u64> = g.next_block(10).unwrap().into_iter().collect();
         assert!(after.iter().all(|&id| id > high), "{after:?} after {high}");
+        g.finish().unwrap();
+    }
+
+    /// Worker 0, then a refusal no retry mends (`refusal`) for every later acquisition.
+    struct RefusesAfterFirst {
+        lost: Arc<AtomicBool>,
+        attempts: AtomicU64,
+        refusal: fn() -> WorkerError,
+    }
+
+    impl WorkerRegistry for RefusesAfterFirst {
+        fn acquire(
+            &self,
+            _options: &IssueOptions,
+        ) -> Result<Arc<dyn super::super::WorkerLease>, WorkerError> {
+            if self.attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+                return Ok(Arc::new(ScriptedLease {
+                    worker: 0,
+                    lost: self.lost.clone(),
+                }));
+            }
+            Err((self.refusal)())
+        }
+    }
+
+    fn keeper_after_loss(refusal: fn() -> WorkerError) -> (SupervisedGenerator, Arc<AtomicBool>) {
+        let lost = Arc::new(AtomicBool::new(false));
+        let registry = RefusesAfterFirst {
+            lost: lost.clone(),
+            attempts: AtomicU64::new(0),
+            refusal,
+        };
+        let options = IssueOptions::new(Layout::preset(crate::snowflake::Preset::Leaf));
+        let g = SupervisedGenerator::start(Box::new(registry), options).unwrap();
+        lost.store(true, Ordering::SeqCst);
+        (g, lost)
+    }
+
+    /// Issue 46: a keeper refused for a reason no retry mends (a pooled session shared, a
+    /// setting) gives up after [`GIVE_UP_AFTER`] attempts in a row, saying why; one refused for
+    /// a reason that may pass (no free worker id) keeps trying.
+    #[test]
+    fn the_keeper_gives_up_only_on_refusals_no_retry_mends() {
+        let (g, _lost) = keeper_after_loss(|| WorkerError::Setting {
+            problem: "the session is shared".into(),
+            hint: "connect directly".into(),
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let gave_up = loop {
+            if let Some(gave_up) = g.gave_up() {
+                break gave_up;
+            }
+            assert!(Instant::now() < deadline, "never gave up: {:?}", g.status());
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(gave_up.attempts, GIVE_UP_AFTER);
+        assert!(
+            gave_up.to_string().contains("the session is shared"),
+            "{gave_up}"
+        );
+        assert_eq!(gave_up.hint, "connect directly");
+        assert!(g.next_block(1).is_err());
+        g.finish().unwrap();
+
+        let (g, _lost) = keeper_after_loss(|| WorkerError::NoFreeWorker {
+            path: "/x".into(),
+            count: 1,
+        });
+        // Past GIVE_UP_AFTER attempts (0, then pauses of 200 ms, 400 ms, 800 ms, 1.6 s).
+        std::thread::sleep(Duration::from_millis(4_500));
+        assert_eq!(g.gave_up(), None);
         g.finish().unwrap();
     }
 }

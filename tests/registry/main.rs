@@ -14,6 +14,7 @@ mod cli_workers;
 mod fence;
 mod lead_zk;
 mod lease;
+mod pooler;
 mod region_snowflake;
 mod reuse;
 mod worker_etcd;

@@ -351,6 +351,22 @@ impl Server {
         log
     }
 
+    /// Waits (at most `limit`) for the server to exit by itself: its status, `None` if it
+    /// still runs.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                std::thread::sleep(Duration::from_millis(100));
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Kills the server (SIGKILL) and reaps it.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

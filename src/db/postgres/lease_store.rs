@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::PgFailure;
-use super::conn::{Param, PgConn};
+use super::conn::Param;
 use super::registry::{
-    LOCK_CLASS, LOCK_WAIT, Marker, PostgresOptions, PostgresRegistry, SHARED_SESSION_FIX, fail,
-    fenced, held_by_me, key,
+    LOCK_CLASS, LOCK_WAIT, Marker, OwnSession, PostgresOptions, PostgresRegistry,
+    SHARED_SESSION_FIX, fail, fenced, held_by_me, key,
 };
 use crate::db::table_registry::{
     self as table, Listed, LockHolder, NewRow, RowSql, TableLease, registered_meanwhile,
@@ -23,7 +23,7 @@ use crate::worker::{IssueOptions, WorkerError, WorkerLease, WorkerRegistry};
 /// is [`TableLease`](crate::db::table_registry::TableLease) of it).
 pub(crate) struct PostgresLeaseStore {
     pub(super) opts: PostgresOptions,
-    pub(super) conn: LockHolder<PgConn, PgFailure>,
+    pub(super) conn: LockHolder<OwnSession, PgFailure>,
     /// The session marker taken at connect: every fenced statement checks it.
     pub(super) marker: Marker,
 }
@@ -349,13 +349,16 @@ impl RowSql for PostgresLeaseStore {
             });
         };
         let lost = |reason: String| {
+            // Behind a pool the server session outlives this connection: what this process
+            // holds on it goes back first (the marker with the session, see `OwnSession`).
+            let _ = self.unlock(worker, &());
             self.conn.lose();
             Ok(Written::NotHeld { reason })
         };
         match current {
             None => lost(format!("row id {worker} no longer exists")),
             Some((_, _, false)) => lost(format!(
-                "the PostgreSQL session of the worker registry is not this process's own: the server session that ran its fenced write of leaf_workerid_alloc id {worker} holds another leafctl registry's session marker, or not this one's (a transaction or statement pool shares server sessions); {SHARED_SESSION_FIX}"
+                "the PostgreSQL session of the worker registry is not this process's own: the server session that ran its fenced write of leaf_workerid_alloc id {worker} holds another process's session marker, or not this one's: a pool in transaction or statement mode gives server sessions to several clients (another process uses this one now, or was killed while using it); {SHARED_SESSION_FIX}"
             )),
             Some((_, false, true)) => lost(format!(
                 "its advisory lock (leaf_workerid_alloc id {worker}) is no longer held"
@@ -411,7 +414,8 @@ impl RowSql for PostgresLeaseStore {
 // so the registry's other file (listing, reclaiming) needs nothing of this one.
 impl WorkerRegistry for PostgresRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (conn, marker) = self.opts.connect_own()?;
+        let conn = self.opts.connect_own()?;
+        let marker = conn.marker;
         let store = PostgresLeaseStore {
             conn: LockHolder::new(
                 conn,

@@ -34,12 +34,16 @@ const POOLER_ERRORS: &[&str] = &[
     "not allowed in statement pooling mode",
 ];
 
+/// What a message that is one of PgBouncer's errors gets added: see [`pooler_note`].
+const POOLER_NOTE: &str = " (said by a connection pooler such as PgBouncer in front of PostgreSQL, not by PostgreSQL: check the pooler's settings and log)";
+
 /// A note naming the pooler when `message` is one of PgBouncer's errors.
 fn pooler_note(message: &str) -> Option<&'static str> {
     let lower = message.to_lowercase();
-    POOLER_ERRORS.iter().any(|p| lower.contains(p)).then_some(
-        " (said by a connection pooler such as PgBouncer in front of PostgreSQL, not by PostgreSQL: check the pooler's settings and log)",
-    )
+    POOLER_ERRORS
+        .iter()
+        .any(|p| lower.contains(p))
+        .then_some(POOLER_NOTE)
 }
 
 /// What went wrong with a statement or a connection, sorted by what the caller can do.
@@ -82,7 +86,7 @@ impl PgFailure {
         PgFailure::new(
             FailureKind::TimedOut,
             format!(
-                "no answer to the {what} within {} s (connected, but the server does not respond)",
+                "no answer to the {what} within {} s (connected, but nothing answers: the server is stalled, or a connection pooler in front (PgBouncer) has no server connection free for this client: its pool is full, each held by another client, as a session pool holds one for as long as its client stays connected)",
                 after.as_secs()
             ),
         )

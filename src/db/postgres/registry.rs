@@ -86,6 +86,33 @@ impl Marker {
     }
 }
 
+/// A connection whose server session carries this process's [`Marker`]. Dropping it gives the
+/// marker back while the connection is usable: behind a transaction or statement pool the server
+/// session outlives the client's connection and is handed to the next client as it is, so a
+/// marker (or a worker id's lock) left on it would refuse every process after this one.
+pub(super) struct OwnSession {
+    conn: PgConn,
+    pub(super) marker: Marker,
+}
+
+impl std::ops::Deref for OwnSession {
+    type Target = PgConn;
+    fn deref(&self) -> &PgConn {
+        &self.conn
+    }
+}
+
+impl Drop for OwnSession {
+    fn drop(&mut self) {
+        if self.conn.usable() {
+            let _ = self.conn.query(
+                &format!("SELECT pg_advisory_unlock({}::bigint)", self.marker.0),
+                vec![],
+            );
+        }
+    }
+}
+
 /// How long a start waits for its row's lock before saying another live process holds it:
 /// long enough for the server to notice a killed holder's connection is gone.
 pub(super) const LOCK_WAIT: Duration = Duration::from_secs(2);
@@ -151,6 +178,7 @@ pub enum PostgresError {
 impl StoreError for PostgresError {
     fn hint(&self) -> &'static str {
         match self {
+            PostgresError::Request { reason, .. } if said_by_a_pooler(reason) => SHARED_SESSION_FIX,
             PostgresError::Request { .. } => {
                 "check --db and that PostgreSQL is running; `leafctl db init` creates leaf_workerid_alloc"
             }
@@ -160,6 +188,20 @@ impl StoreError for PostgresError {
             }
         }
     }
+
+    /// A session shared through a pool, a pool that refuses what the registry needs, or a
+    /// session that refuses its timeout: no retry mends them, the registry's connection must.
+    fn needs_operator(&self) -> bool {
+        match self {
+            PostgresError::Request { reason, .. } => said_by_a_pooler(reason),
+            PostgresError::SharedSession { .. } | PostgresError::WaitTimeout { .. } => true,
+        }
+    }
+}
+
+/// Whether a failure's text is a connection pooler's own error (see `pooler_note`).
+fn said_by_a_pooler(reason: &str) -> bool {
+    reason.contains(super::POOLER_NOTE)
 }
 
 impl From<PostgresError> for WorkerError {
@@ -242,8 +284,9 @@ impl PostgresOptions {
 impl PostgresOptions {
     /// A connection whose server session is proven this process's own (see the module's
     /// documentation): its marker taken, its `idle_session_timeout` and `lock_timeout` set and
-    /// read back. Refused, naming the pool, when the session holds another marker or lacks ours.
-    pub(super) fn connect_own(&self) -> Result<(PgConn, Marker), WorkerError> {
+    /// read back. Refused, naming the pool, when the session holds another marker or lacks ours;
+    /// a refusal gives back the marker it took (see [`OwnSession`]).
+    pub(super) fn connect_own(&self) -> Result<OwnSession, WorkerError> {
         let c = self.connect()?;
         let asked = self
             .wait_timeout
@@ -254,7 +297,8 @@ impl PostgresOptions {
                     "SELECT t, pg_try_advisory_lock(({MARKER_TAG}::bigint << 48) | t), \
                      set_config('lock_timeout', $1::text, false), \
                      set_config('idle_session_timeout', \
-                     COALESCE($2::text, current_setting('idle_session_timeout')), false) \
+                     COALESCE($2::text, current_setting('idle_session_timeout')), false), \
+                     pg_backend_pid() \
                      FROM (SELECT txid_current() AS t) s WHERE t < (1::bigint << 48)"
                 ),
                 vec![
@@ -269,12 +313,10 @@ impl PostgresOptions {
                 "the server's transaction id is past 2^48, beyond the marker's key",
             )
         })?;
-        let txid: i64 = row
-            .try_get(0)
-            .map_err(|e| fail("take the session marker", e))?;
-        let got: bool = row
-            .try_get(1)
-            .map_err(|e| fail("take the session marker", e))?;
+        let get = |e: tokio_postgres::Error| fail("take the session marker", e);
+        let txid: i64 = row.try_get(0).map_err(get)?;
+        let got: bool = row.try_get(1).map_err(get)?;
+        let first_pid: i32 = row.try_get(4).map_err(get)?;
         let marker = Marker::for_txid(txid).ok_or_else(|| {
             fail(
                 "take the session marker",
@@ -290,7 +332,9 @@ impl PostgresOptions {
             }
             .into());
         }
-        let rows = c
+        // From here on, a refusal drops the session, which gives the marker back.
+        let session = OwnSession { conn: c, marker };
+        let rows = session
             .query(
                 &format!(
                     "SELECT {}, (SELECT setting::bigint FROM pg_settings \
@@ -308,9 +352,7 @@ impl PostgresOptions {
         let pid: i32 = row.try_get(2).map_err(|e| fail("check the session", e))?;
         if !own {
             return Err(PostgresError::SharedSession {
-                found: format!(
-                    "the server session (backend pid {pid}) that answered its second statement holds another leafctl registry's session marker, or not the one its first statement took"
-                ),
+                found: not_own_session(first_pid, pid),
             }
             .into());
         }
@@ -323,7 +365,22 @@ impl PostgresOptions {
             }
             .into());
         }
-        Ok((c, marker))
+        Ok(session)
+    }
+}
+
+/// What a registry whose second statement found its session not its own learned: its two
+/// statements ran on two server sessions (backend pids `first` and `second`), or another
+/// process's marker is on the one they ran on.
+fn not_own_session(first: i32, second: i32) -> String {
+    if first == second {
+        format!(
+            "another process's session marker is on the same server session (backend pid {first}), so a pool in front gives that session to other clients too: the other process uses it now, or was killed while using it (a transaction or statement pool does not reset a server session between clients, so what a killed client held stays on it until the pooler closes that session)"
+        )
+    } else {
+        format!(
+            "its first two statements ran on two server sessions (backend pids {first} and {second}): a pool in front hands each transaction to any of its server sessions"
+        )
     }
 }
 
@@ -415,7 +472,8 @@ impl Registry for PostgresRegistry {
     /// `max_timestamp`: the next new identity takes its id. A held row (`--force`) is deleted,
     /// so its holder stops at its next report; its id is retired with its fence.
     fn reclaim(&self, record: &WorkerRecord) -> Result<Vec<String>, WorkerError> {
-        let (c, marker) = self.opts.connect_own()?;
+        let c = self.opts.connect_own()?;
+        let marker = c.marker;
         let id = key(record.worker);
         let got = c
             .query(
