@@ -21,6 +21,19 @@ pub(super) struct ApiError {
     retry: bool,
     /// Also carry Leaf's `errorMsg` key (`/decodeSnowflakeId`).
     leaf_error_msg: bool,
+    /// A refused segment request's tag, as its buffers were when it was refused.
+    buffers: Option<Buffers>,
+}
+
+/// A tag's buffers as a refusal found them: what a checker needs to judge the refusal (a
+/// single ID refused while IDs were buffered; IDs taken from the buffers but never answered).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(super) struct Buffers {
+    /// IDs the tag's buffers held.
+    pub buffered: u64,
+    /// IDs handed out for the tag by this process since its buffers were made (from the
+    /// buffers and from batch claims).
+    pub issued: u64,
 }
 
 impl ApiError {
@@ -36,7 +49,14 @@ impl ApiError {
             message: message.into(),
             retry: status == StatusCode::SERVICE_UNAVAILABLE,
             leaf_error_msg: false,
+            buffers: None,
         }
+    }
+
+    /// Also carries the refused tag's buffers (`buffered`, `issued`).
+    pub(super) fn with_buffers(mut self, buffers: Buffers) -> ApiError {
+        self.buffers = Some(buffers);
+        self
     }
 
     /// A 400: the request itself is wrong.
@@ -68,11 +88,14 @@ impl ApiError {
             code: &'a str,
             #[serde(rename = "errorMsg", skip_serializing_if = "Option::is_none")]
             error_msg: Option<&'a str>,
+            #[serde(flatten, skip_serializing_if = "Option::is_none")]
+            buffers: Option<Buffers>,
         }
         let body = serde_json::to_vec(&ErrorBody {
             error: &self.message,
             code: self.code,
             error_msg: self.leaf_error_msg.then_some(self.message.as_str()),
+            buffers: self.buffers,
         })
         .unwrap_or_default();
         let mut r = respond_with(self.status, JSON, body);

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::LeafService;
 use super::answer::Step;
 use super::body::Body;
-use super::error::{ApiError, issue_error, segment_error};
+use super::error::{ApiError, Buffers, issue_error, segment_error};
 use super::listing::{Broke, listing};
 use super::reply::{id_lines, json, one_id, respond_with};
 use super::request::{key_of, parse_count, query_param, status_query, wants_html};
@@ -248,7 +248,9 @@ impl LeafService {
                 let tag = tag.into_owned();
                 Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
-                    let id = segment.next_id(&tag).map_err(segment_error)?;
+                    let id = segment
+                        .next_id(&tag)
+                        .map_err(|e| segment_refusal(segment, &tag, e))?;
                     Ok(one_id(id))
                 })
             }
@@ -256,8 +258,9 @@ impl LeafService {
                 let tag = tag.into_owned();
                 Step::blocking(move |this| {
                     let segment = this.segment_mode()?;
-                    let ranges: Vec<Range<u64>> =
-                        segment.next_ids(&tag, n).map_err(segment_error)?;
+                    let ranges: Vec<Range<u64>> = segment
+                        .next_ids(&tag, n)
+                        .map_err(|e| segment_refusal(segment, &tag, e))?;
                     Ok(id_lines(n, ranges.into_iter().flatten()))
                 })
             }
@@ -446,5 +449,24 @@ impl LeafService {
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
             self.metrics.encode().into_bytes(),
         )
+    }
+}
+
+/// How a refused segment request is answered: [`segment_error`], with the tag's buffers as the
+/// refusal found them (read only on this path: the answers that succeed pay nothing), so a
+/// client or a checker can judge it: a single ID is never refused while IDs are buffered, and
+/// every ID handed out was answered.
+fn segment_refusal(
+    segment: &crate::segment::SegmentGenerator,
+    tag: &str,
+    e: crate::segment::SegmentError,
+) -> ApiError {
+    let refused = segment_error(e);
+    match segment.view(tag) {
+        Some(v) => refused.with_buffers(Buffers {
+            buffered: v.buffered,
+            issued: v.issued,
+        }),
+        None => refused,
     }
 }

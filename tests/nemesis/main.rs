@@ -63,7 +63,10 @@ use support::zookeeper::ZkEnsemble;
 use support::{Sandbox, stderr, wait_until};
 
 const TAG: &str = TAGS[0];
-const SEG: &str = "/api/segment/get/nem";
+/// A tag only the start and recovery probes ask for: the checker judges what the clients asked
+/// (IDs answered against the server's own count), and a probe's answer is not in the history.
+const PROBE_TAG: &str = "nem_probe";
+const SEG: &str = "/api/segment/get/nem_probe";
 /// The snowflake layout of the run: 3 worker bits (`WORKER_IDS` ids), so restarts under new
 /// identities outnumber the ids within one short run.
 const LAYOUT: &str = "41,3,19";
@@ -367,13 +370,18 @@ impl Run {
 fn outcome_of(answer: std::io::Result<support::serve::Response>) -> Outcome {
     match answer {
         Ok(r) if r.status == 200 => Outcome::Ids(support::parse_ids(r.body.as_bytes())),
-        Ok(r) => Outcome::Refused {
-            status: r.status,
-            code: serde_json::from_str::<serde_json::Value>(&r.body)
-                .ok()
-                .and_then(|j| j["code"].as_str().map(str::to_string))
-                .unwrap_or_else(|| "not-json".into()),
-        },
+        Ok(r) => {
+            let body = serde_json::from_str::<serde_json::Value>(&r.body).ok();
+            let field = |k: &str| body.as_ref().and_then(|j| j[k].as_u64());
+            Outcome::Refused {
+                status: r.status,
+                code: body
+                    .as_ref()
+                    .and_then(|j| j["code"].as_str().map(str::to_string))
+                    .unwrap_or_else(|| "not-json".into()),
+                buffers: field("buffered").zip(field("issued")),
+            }
+        }
         Err(e) => Outcome::NoAnswer(e.kind().to_string()),
     }
 }
@@ -1112,7 +1120,11 @@ fn nemesis(run: &Run) {
         .env("LEAF_DB_PASSWORD", PASSWORD)
         .args(["db", "init"]);
     ok_at(&server_hosts[0], c);
-    for (i, tag) in TAGS[..ADDED_AT_START].iter().enumerate() {
+    for (i, tag) in TAGS[..ADDED_AT_START]
+        .iter()
+        .chain([&PROBE_TAG])
+        .enumerate()
+    {
         let mut c = setup.leafctl_std();
         c.env("LEAF_DB", url_from(0))
             .env("LEAF_DB_PASSWORD", PASSWORD)
@@ -1309,9 +1321,12 @@ fn nemesis(run: &Run) {
         "batches_beyond_buffer": verdict.beyond_buffer,
         "single_refusals_judged": verdict.refusals_judged,
         "single_refusals_while_buffered": verdict.refused_while_buffered,
+        "refusals_carrying_buffers": verdict.refusals_carrying_buffers,
+        "single_refused_with_buffered": verdict.single_refused_with_buffered,
+        "refusals_finding_ids_lost": verdict.refusals_finding_ids_lost,
         "cache_samples": seen.caches.len(),
         "worker_samples": verdict.worker_samples,
-        "worker_samples_excused": verdict.worker_samples_excused,
+        "worker_samples_after_registry_faults": verdict.worker_samples_after_registry_faults,
         "identities": verdict.identities,
         "worker_ids": WORKER_IDS,
         "most_worker_ids_held": verdict.most_held,
@@ -1565,7 +1580,7 @@ fn apply_regional(step: &Step, w: &RegionWorld<'_>) {
 /// (`check_regions`): each ID inside its region's worker slice or segment block.
 fn nemesis_regions(run: &RegionRun) {
     let deployment = Deployment::start_with(run.regions, true, true);
-    deployment.add_tags(&TAGS);
+    deployment.add_tags(&[&TAGS[..], &[PROBE_TAG]].concat());
     deployment.wan_delay(WAN_DELAY);
     let started = Instant::now();
     let mut region_of = Vec::new();
@@ -1857,6 +1872,7 @@ mod checker {
             outcome: Outcome::Refused {
                 status,
                 code: code.into(),
+                buffers: None,
             },
             ..answer(0, 0, mode, 30, &[])
         };
@@ -2100,6 +2116,7 @@ mod checker {
             outcome: Outcome::Refused {
                 status,
                 code: code.into(),
+                buffers: None,
             },
             ..tagged(tag, 0, 0, 30, &[])
         };
@@ -2133,6 +2150,7 @@ mod checker {
             outcome: Outcome::Refused {
                 status: 503,
                 code: "not_ready".into(),
+                buffers: None,
             },
             count,
             ..answer(0, 0, Mode::Segment, at, &[])
@@ -2163,6 +2181,63 @@ mod checker {
             ..none()
         };
         (h, seen)
+    }
+
+    /// Issue 46, item 4: each segment refusal carries its tag's buffers (`buffered`,
+    /// `issued`) and is judged by them, with no `/cache` sample: server 0 answered 3 IDs of the
+    /// main tag in `clean()`.
+    #[test]
+    fn every_refusal_is_judged_by_the_buffers_it_carries() {
+        let refused = |at, count, buffers| Record {
+            outcome: Outcome::Refused {
+                status: 503,
+                code: "not_ready".into(),
+                buffers: Some(buffers),
+            },
+            count,
+            ..answer(0, 0, Mode::Segment, at, &[])
+        };
+        // Everything handed out was answered, or went to a request without a complete answer.
+        let mut h = clean();
+        h.push(refused(30, 5_000, (0, 3)));
+        h.push(Record {
+            outcome: Outcome::Dropped(vec![]),
+            count: 4,
+            ..answer(0, 0, Mode::Segment, 40, &[])
+        });
+        h.push(refused(50, 1, (0, 7)));
+        let v = check(&h, &none());
+        assert!(v.problems.is_empty(), "{:?}", v.problems);
+        assert_eq!(v.refusals_carrying_buffers, 2);
+        // A failed batch that took the buffer's rest (the planted mutation): found at its own
+        // refusal, and counted again at the next.
+        let mut drained = clean();
+        drained.push(refused(30, 5_000, (0, 200)));
+        drained.push(refused(40, 1, (0, 200)));
+        let v = check(&drained, &none());
+        assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
+        assert_eq!(rule_of(&v.problems[0]), "IDs lost");
+        assert!(
+            v.problems[0].contains("197 IDs taken and never answered"),
+            "{}",
+            v.problems[0]
+        );
+        assert_eq!(v.refusals_finding_ids_lost, 2);
+        // A single ID refused while the refusal itself says IDs were buffered.
+        let mut held = clean();
+        held.push(refused(30, 1, (150, 3)));
+        let v = check(&held, &none());
+        assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
+        assert_eq!(rule_of(&v.problems[0]), "refused while buffered");
+        assert_eq!(v.single_refused_with_buffered, 1);
+        // A refusal shortly after its tag changed is not judged (the server drops the buffers
+        // of a removed tag).
+        let changed = Seen {
+            tag_changes: vec![(ms(20), TAGS[0])],
+            ..none()
+        };
+        let v = check(&drained, &changed);
+        assert!(v.problems.is_empty(), "{:?}", v.problems);
     }
 
     #[test]
@@ -2321,14 +2396,27 @@ mod checker {
             ..leak.clone()
         };
         assert!(check(&clean(), &cut).problems.is_empty());
-        // A registry fault within the fence excuses the sample (counted).
+        // A registry fault postpones expiry: a claim still live when it began (server 2's
+        // first, fenced until 27 s) may live until a fence after it healed (36 s + 7 s)...
         let registry = Seen {
-            registry_faults: vec![(ms(30_000), ms(36_000))],
+            registry_faults: vec![(ms(25_000), ms(36_000))],
             ..leak.clone()
         };
         let v = check(&clean(), &registry);
-        assert!(v.problems.is_empty());
-        assert_eq!(v.worker_samples_excused, 1);
+        assert!(v.problems.is_empty(), "{:?}", v.problems);
+        assert_eq!(
+            (v.worker_samples, v.worker_samples_after_registry_faults),
+            (3, 1)
+        );
+        // ...but a fault that began after the claim had expired excuses nothing (issue 46:
+        // such samples were excused before).
+        let late = Seen {
+            registry_faults: vec![(ms(30_000), ms(36_000))],
+            ..leak.clone()
+        };
+        let v = check(&clean(), &late);
+        assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
+        assert_eq!(rule_of(&v.problems[0]), "worker ids beyond live and fenced");
         // A new identity taking an id above every free one (a database registry that never
         // recycles): ids grow with identities, not with servers alive at once.
         let growing = Seen {

@@ -855,8 +855,13 @@ pub enum Source {
 pub enum Outcome {
     /// A 200 with these IDs (in the order of the body).
     Ids(Vec<u64>),
-    /// Not an ID: the status and the JSON body's `code` (`"not-json"` when there was none).
-    Refused { status: u16, code: String },
+    /// Not an ID: the status and the JSON body's `code` (`"not-json"` when there was none),
+    /// and for a segment tag its buffers as the refusal found them (`buffered`, `issued`).
+    Refused {
+        status: u16,
+        code: String,
+        buffers: Option<(u64, u64)>,
+    },
     /// No HTTP answer (refused, reset, timed out).
     NoAnswer(String),
     /// The client closed the connection mid-answer on purpose; the IDs it had read on complete
@@ -909,7 +914,16 @@ impl fmt::Display for Record {
                 ids.iter().min().unwrap_or(&0),
                 ids.iter().max().unwrap_or(&0)
             ),
-            Outcome::Refused { status, code } => format!("{status} {code}"),
+            Outcome::Refused {
+                status,
+                code,
+                buffers: None,
+            } => format!("{status} {code}"),
+            Outcome::Refused {
+                status,
+                code,
+                buffers: Some((buffered, issued)),
+            } => format!("{status} {code} (buffered {buffered}, issued {issued})"),
             Outcome::NoAnswer(e) => format!("no answer ({e})"),
             Outcome::Dropped(ids) => format!("dropped by the client after {} IDs", ids.len()),
             Outcome::Exited {
@@ -1040,9 +1054,16 @@ pub struct Verdict {
     pub refusals_judged: usize,
     /// Of those, the ones refused while the buffer held IDs (one problem per burst).
     pub refused_while_buffered: usize,
-    /// `workers list` samples judged, and excused (a registry fault within the fence).
+    /// Segment refusals judged by the buffers they carry (`buffered`, `issued`): every one
+    /// of a known tag; of those, single IDs refused while IDs were buffered, and refusals that
+    /// found more IDs handed out than were answered (IDs lost).
+    pub refusals_carrying_buffers: usize,
+    pub single_refused_with_buffered: usize,
+    pub refusals_finding_ids_lost: usize,
+    /// `workers list` samples judged (all of them), and of those the ones judged with a
+    /// registry fault's longer fence.
     pub worker_samples: usize,
-    pub worker_samples_excused: usize,
+    pub worker_samples_after_registry_faults: usize,
     /// The most worker ids held at once, and the distinct ones ever seen held.
     pub most_held: usize,
     pub worker_ids_seen: usize,
@@ -1182,7 +1203,7 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
                     ));
                 }
             }
-            Outcome::Refused { status, code } => {
+            Outcome::Refused { status, code, .. } => {
                 v.answers += 1;
                 *v.refusals.entry(format!("{status} {code}")).or_default() += 1;
                 let known = match r.mode {
@@ -1243,8 +1264,100 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
         }
     }
     check_buffers(history, seen, &mut v, &around);
+    check_refusal_buffers(history, seen, &mut v, &around);
     check_workers(seen, &mut v);
     v
+}
+
+/// Every refusal of a segment request carries its tag's buffers as the refusal found them
+/// (`buffered`, `issued`: see the README's error table), and each is judged by them, with no
+/// sample needed:
+/// - a single ID refused with 503 while `buffered` was above 0 is a problem;
+/// - IDs lost: `issued` counts every ID the process handed out for the tag (from its buffers
+///   and batch claims), so it can be no more than the IDs answered to requests of that process
+///   and tag sent before the refusal ended, plus the whole count of those without a complete
+///   answer (no answer, dropped). More is IDs taken and never answered (a failed batch that
+///   took the buffer's rest, say): a problem.
+///
+/// Unjudged: a refusal within [`TAG_CHANGE_SHADOW`] after its tag was removed or added (the
+/// server drops a removed tag's buffers). One problem per process and tag and rule; all are
+/// counted.
+fn check_refusal_buffers(
+    history: &[Record],
+    seen: &Seen,
+    v: &mut Verdict,
+    around: &dyn Fn(usize) -> String,
+) {
+    type Key = (usize, u32, &'static str);
+    let mut requests: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (i, r) in history.iter().enumerate() {
+        if let (Source::Server { index, incarnation }, Mode::Segment) = (r.source, r.mode) {
+            requests
+                .entry((index, incarnation, r.tag))
+                .or_default()
+                .push(i);
+        }
+    }
+    let mut reported: std::collections::HashSet<(Key, bool)> = Default::default();
+    for (key, list) in &requests {
+        for &i in list {
+            let r = &history[i];
+            let Outcome::Refused {
+                status,
+                buffers: Some((buffered, issued)),
+                ..
+            } = r.outcome
+            else {
+                continue;
+            };
+            let changed = seen
+                .tag_changes
+                .iter()
+                .any(|&(at, tag)| tag == r.tag && at <= r.done && r.sent <= at + TAG_CHANGE_SHADOW);
+            if changed {
+                continue;
+            }
+            v.refusals_carrying_buffers += 1;
+            if status == 503 && r.count == 1 && buffered > 0 {
+                v.single_refused_with_buffered += 1;
+                if reported.insert((*key, true)) {
+                    v.problems.push(format!(
+                        "serve {}#{} refused a single ID of {} (503) while its buffers held                          {buffered} IDs, as the refusal itself says:\n{}",
+                        key.0,
+                        key.1,
+                        key.2,
+                        around(i)
+                    ));
+                }
+            }
+            let (mut answered, mut unknown) = (0u64, 0u64);
+            for &j in list {
+                let o = &history[j];
+                if j == i || o.sent > r.done {
+                    continue;
+                }
+                match &o.outcome {
+                    Outcome::Ids(ids) => answered += ids.len() as u64,
+                    Outcome::NoAnswer(_) | Outcome::Dropped(_) => unknown += o.count,
+                    _ => {}
+                }
+            }
+            if issued > answered + unknown {
+                v.refusals_finding_ids_lost += 1;
+                if reported.insert((*key, false)) {
+                    v.problems.push(format!(
+                        "serve {}#{} handed out {issued} IDs of {} by its own count when it                          refused a request ({} IDs, {status}), but answered {answered} to                          requests sent before then (and up to {unknown} more to requests                          without a complete answer): {} IDs taken and never answered (lost):\n{}",
+                        key.0,
+                        key.1,
+                        key.2,
+                        r.count,
+                        issued - answered - unknown,
+                        around(i)
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// A single-ID request refused with 503 while its server's buffer held IDs for that tag.
@@ -1415,9 +1528,10 @@ fn check_buffers(
 /// show one id per process alive during it, plus one per process that ended within the fence
 /// before it (a killed holder's claim lives until its session or lease expires), plus one per
 /// server whose lease was disturbed within the fence (it may have taken a new id while its
-/// old claim expires). A sample within the fence after a registry fault is excused (a new
-/// ZooKeeper leader renews the sessions it inherits; they expire one timeout later) and
-/// counted.
+/// old claim expires). A registry fault postpones expiry (a new ZooKeeper leader renews the
+/// sessions it inherits; they expire one timeout later): a sample within the fence after one is
+/// judged with the fence reaching back from the fault's start (claims that were still live when
+/// it began may live until one fence after it healed). No sample is excused.
 fn check_workers(seen: &Seen, v: &mut Verdict) {
     let identities: std::collections::HashSet<&str> =
         seen.lives.iter().map(|l| l.identity.as_str()).collect();
@@ -1439,11 +1553,18 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
     let mut workers: Vec<&WorkerSample> = seen.workers.iter().collect();
     workers.sort_by_key(|s| s.sent);
     for s in workers {
-        let since = s.sent.saturating_sub(fence);
-        let excused = seen
+        let plain_since = s.sent.saturating_sub(fence);
+        let faults: Vec<(Duration, Duration)> = seen
             .registry_faults
             .iter()
-            .any(|&(from, to)| from <= s.done && since <= to);
+            .copied()
+            .filter(|&(from, to)| from <= s.done && plain_since <= to)
+            .collect();
+        // Claims live at a fault's start may outlive it by a fence.
+        let since = faults
+            .iter()
+            .map(|&(from, _)| from.saturating_sub(fence))
+            .fold(plain_since, Duration::min);
         let alive = seen
             .lives
             .iter()
@@ -1463,11 +1584,7 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
         disturbed.sort_unstable();
         disturbed.dedup();
         let allowed = alive + fenced + disturbed.len();
-        peak = peak.max(if excused {
-            allowed.max(s.held.len())
-        } else {
-            allowed
-        });
+        peak = peak.max(allowed);
         let highest = s.held.iter().copied().max();
         if let Some(k) = highest
             && k as usize >= peak
@@ -1481,11 +1598,10 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
                 s.sent.as_secs_f64()
             ));
         }
-        if excused {
-            v.worker_samples_excused += 1;
-            continue;
-        }
         v.worker_samples += 1;
+        if !faults.is_empty() {
+            v.worker_samples_after_registry_faults += 1;
+        }
         if s.held.len() > allowed {
             v.problems.push(format!(
                 "the registry listed {} worker ids held ({:?}) at {:.3}s-{:.3}s, but only {alive} \
@@ -1504,8 +1620,9 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
 
 /// The rule a problem broke (its kind, for the summary's counts).
 pub fn rule_of(problem: &str) -> &'static str {
-    const RULES: [(&str, &str); 12] = [
+    const RULES: [(&str, &str); 13] = [
         ("answered twice", "an ID twice"),
+        ("taken and never answered", "IDs lost"),
         ("not ascending", "snowflake IDs not ascending"),
         ("neither an ID nor", "an unknown refusal"),
         ("a 200 with", "a 200 with the wrong count"),
