@@ -1279,8 +1279,10 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
 ///   answer (no answer, dropped). More is IDs taken and never answered (a failed batch that
 ///   took the buffer's rest, say): a problem.
 ///
-/// Unjudged: a refusal within [`TAG_CHANGE_SHADOW`] after its tag was removed or added (the
-/// server drops a removed tag's buffers). One problem per process and tag and rule; all are
+/// The first rule leaves out a refusal within [`TAG_CHANGE_SHADOW`] after its tag was removed
+/// or added (the server drops a removed tag's buffers then). The second needs no such shadow:
+/// a tag's new buffers count from 0 while the answers of its old ones still count, which can
+/// only hide a loss, never invent one. One problem per process and tag and rule; all are
 /// counted.
 fn check_refusal_buffers(
     history: &[Record],
@@ -1314,15 +1316,12 @@ fn check_refusal_buffers(
                 .tag_changes
                 .iter()
                 .any(|&(at, tag)| tag == r.tag && at <= r.done && r.sent <= at + TAG_CHANGE_SHADOW);
-            if changed {
-                continue;
-            }
             v.refusals_carrying_buffers += 1;
-            if status == 503 && r.count == 1 && buffered > 0 {
+            if status == 503 && r.count == 1 && buffered > 0 && !changed {
                 v.single_refused_with_buffered += 1;
                 if reported.insert((*key, true)) {
                     v.problems.push(format!(
-                        "serve {}#{} refused a single ID of {} (503) while its buffers held                          {buffered} IDs, as the refusal itself says:\n{}",
+                        "serve {}#{} refused a single ID of {} (503) while its buffers held {buffered} IDs, as the refusal itself says:\n{}",
                         key.0,
                         key.1,
                         key.2,
@@ -1346,7 +1345,7 @@ fn check_refusal_buffers(
                 v.refusals_finding_ids_lost += 1;
                 if reported.insert((*key, false)) {
                     v.problems.push(format!(
-                        "serve {}#{} handed out {issued} IDs of {} by its own count when it                          refused a request ({} IDs, {status}), but answered {answered} to                          requests sent before then (and up to {unknown} more to requests                          without a complete answer): {} IDs taken and never answered (lost):\n{}",
+                        "serve {}#{} handed out {issued} IDs of {} by its own count when it refused a request ({} IDs, {status}), but answered {answered} to requests sent before then (and up to {unknown} more to requests without a complete answer): {} IDs taken and never answered (lost):\n{}",
                         key.0,
                         key.1,
                         key.2,
