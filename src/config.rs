@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 pub mod leaf;
 pub mod properties;
 
+// A setting's value and origin sit below every area that takes settings (`db`, `worker`), in
+// `crate::resolved`; the configuration file is one of the origins.
+pub use crate::resolved::{Origin, Resolved};
+
 /// Failures to find, read or parse the configuration file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -30,52 +34,6 @@ pub enum ConfigError {
         /// The parser's explanation, with line and column.
         message: String,
     },
-}
-
-/// Where a setting's effective value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Origin {
-    /// A command-line flag.
-    Flag,
-    /// An environment variable (named).
-    Env(String),
-    /// The configuration file.
-    File,
-    /// leafctl's built-in default.
-    Default,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Origin::Flag => f.write_str("flag"),
-            Origin::Env(var) => write!(f, "env {var}"),
-            Origin::File => f.write_str("config file"),
-            Origin::Default => f.write_str("default"),
-        }
-    }
-}
-
-impl Origin {
-    /// How strong an origin is: flag > environment > file > default.
-    pub fn rank(&self) -> u8 {
-        match self {
-            Origin::Flag => 3,
-            Origin::Env(_) => 2,
-            Origin::File => 1,
-            Origin::Default => 0,
-        }
-    }
-}
-
-/// A setting's value and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved<T> {
-    /// The effective value.
-    pub value: T,
-    /// Where it came from.
-    pub origin: Origin,
 }
 
 /// A configuration file's settings as TOML values, in the file's `[section]`s. Which keys it may

@@ -33,6 +33,8 @@ pub mod config;
 pub mod db;
 pub mod idformat;
 pub mod region;
+pub mod registries;
+pub mod resolved;
 pub mod segment;
 pub mod server;
 pub mod snowflake;

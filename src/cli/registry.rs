@@ -1,12 +1,12 @@
 //! Which worker-id registry a command uses: the kind (`--registry`, or the one the other settings
 //! imply) and the settings it is opened with. What each kind needs and does is the library's
-//! (`leafctl::worker::open`).
+//! (`leafctl::registries::open`).
 
 use std::time::Duration;
 
 use leafctl::config::Origin;
 use leafctl::db::DbAddress;
-use leafctl::worker::{self, IssueOptions, Registry, RegistryKind, RegistrySettings};
+use leafctl::worker::{IssueOptions, Registry, RegistryKind, RegistrySettings};
 
 use super::Context;
 use super::error::usage;
@@ -67,7 +67,7 @@ pub fn registry(
         None => implied_kind(ctx)?,
     };
     check_db_region(ctx, kind)?;
-    Ok(worker::open(kind, &settings(ctx, no_wait, default_port))?)
+    Ok(leafctl::registries::open(kind, &settings(ctx, no_wait, default_port))?)
 }
 
 /// For a registry kept in the database (`leaf_workerid_alloc`), the region recorded there
@@ -117,7 +117,7 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
             ));
         }
     };
-    Ok(worker::open(
+    Ok(leafctl::registries::open(
         kind,
         &settings(ctx, false, DEFAULT_INSTANCE_PORT),
     )?)

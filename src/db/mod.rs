@@ -197,7 +197,7 @@ fn table_registry(kind: RegistryKind) -> Option<TableRegistry> {
 }
 
 /// Opens the worker-id registry of `kind` kept in a database, `None` if `kind` is not a
-/// database's ([`crate::worker::open`] asks here).
+/// database's ([`crate::registries::open`] asks here).
 pub(crate) fn open_registry(
     kind: RegistryKind,
     settings: &RegistrySettings,

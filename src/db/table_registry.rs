@@ -27,13 +27,13 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::config::Resolved;
+use crate::resolved::Resolved;
 use crate::snowflake::Clock;
 use crate::worker::lease::{LeaseStore, Record, Write, Written};
 use crate::worker::record::{WorkerStatus, status_of};
 use crate::worker::{
-    Identity, LEASE_WINDOW_MS, REPORT_INTERVAL_MS, RegistryKind, RegistrySettings, StoreError,
-    StoreFailure, WorkerError, WorkerRecord,
+    Identity, LEASE_WINDOW_MS, RegistryKind, RegistrySettings, StoreError, StoreFailure,
+    WorkerError, WorkerRecord,
 };
 
 /// One row of `leaf_workerid_alloc` as `workers list` shows it. `held`: a live connection holds
@@ -71,22 +71,9 @@ pub(crate) fn record_source(worker: u64) -> String {
     format!("max_timestamp of leaf_workerid_alloc id {worker}")
 }
 
-/// What a database store's `candidates` lists last: "insert a row for this identity" (no worker
-/// id is ever `u64::MAX`, the layouts hold at most 2^22 ids). `try_claim` inserts it, checks its
-/// id against the layout and takes its lock in one transaction, so a refused attempt leaves no
-/// row behind.
-pub(crate) const NEW_ROW: u64 = u64::MAX;
-
-/// How long (ms) a row must have gone without a write (neither `update_time` nor
-/// `max_timestamp` that recent) before a new identity may take it, unless a leafctl holder gave
-/// it back (`update_time` NULL): 3 report intervals, the sign of life of NotFound9's servers,
-/// which hold no lock and rewrite `max_timestamp` every 3 s (`update_time` too, in their DDL).
-pub(crate) const SILENT_MS: i64 = 3 * REPORT_INTERVAL_MS;
-
-/// How far (ms) ahead of our clock a free row's `max_timestamp` may lie for a new identity to
-/// take it (and wait that out): one reservation window, what a killed holder leaves. A row
-/// further ahead is left for later (its fence has not passed).
-pub(crate) const REUSE_AHEAD_MS: i64 = LEASE_WINDOW_MS;
+// The reuse rules a table registry follows (which row a new identity may take, and when) are
+// the protocol's, in `crate::worker::lease`, where the simulation checks them.
+pub(crate) use crate::worker::lease::{NEW_ROW, REUSE_AHEAD_MS, SILENT_MS};
 
 /// How many free rows one acquisition lists (the lowest first); past them it inserts a row.
 pub(crate) const FREE_ROWS_LISTED: u64 = 16;

@@ -39,7 +39,7 @@ impl Identity {
     /// The identity an `--instance` setting names: `IP:PORT`, `:PORT` for this host's address
     /// with that port, or (no setting) this host's first non-loopback IPv4 and `default_port`.
     pub fn from_setting(
-        instance: Option<&crate::config::Resolved<String>>,
+        instance: Option<&crate::resolved::Resolved<String>>,
         default_port: u16,
     ) -> Result<Identity, WorkerError> {
         let Some(i) = instance else {

@@ -27,7 +27,6 @@ mod identity;
 pub(crate) mod lease;
 pub mod local;
 mod node;
-mod open;
 pub(crate) mod record;
 pub mod region_mark;
 mod registry;
@@ -47,7 +46,6 @@ pub use etcd::error::EtcdError;
 pub use files::StateError;
 pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
-pub use open::open;
 pub use record::{WorkerRecord, WorkerStatus};
 pub use region_mark::RegionMark;
 pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings};
@@ -60,6 +58,8 @@ pub use zookeeper::lease::ZkLeaseRegistry;
 pub use zookeeper::session::ZkOptions;
 
 pub use etcd::lease::EtcdLeaseRegistry;
+pub(crate) use etcd::options as etcd_options;
+pub(crate) use zookeeper::options as zookeeper_options;
 pub use etcd::options::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
 
 /// How often a running worker reports its time (Leaf: every 3 s).

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{Identity, RegionMark, WorkerError, WorkerRecord, WorkerRegistry};
-use crate::config::Resolved;
 use crate::region::Region;
+use crate::resolved::Resolved;
 use crate::snowflake::Layout;
 
 /// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a

@@ -33,6 +33,25 @@
 //! The files: `store` (what a backend implements), `fenced` (the held lease with its
 //! renewer thread); the core of the protocol is here.
 
+/// The reuse rules of a table store (`leaf_workerid_alloc` on MySQL and PostgreSQL, in
+/// `crate::db::table_registry`), here beside the protocol the simulation checks them with.
+/// What a database store's `candidates` lists last: "insert a row for this identity" (no worker
+/// id is ever `u64::MAX`, the layouts hold at most 2^22 ids). `try_claim` inserts it, checks its
+/// id against the layout and takes its lock in one transaction, so a refused attempt leaves no
+/// row behind.
+pub(crate) const NEW_ROW: u64 = u64::MAX;
+
+/// How long (ms) a row must have gone without a write (neither `update_time` nor
+/// `max_timestamp` that recent) before a new identity may take it, unless a leafctl holder gave
+/// it back (`update_time` NULL): 3 report intervals, the sign of life of NotFound9's servers,
+/// which hold no lock and rewrite `max_timestamp` every 3 s (`update_time` too, in their DDL).
+pub(crate) const SILENT_MS: i64 = 3 * super::REPORT_INTERVAL_MS;
+
+/// How far (ms) ahead of our clock a free row's `max_timestamp` may lie for a new identity to
+/// take it (and wait that out): one reservation window, what a killed holder leaves. A row
+/// further ahead is left for later (its fence has not passed).
+pub(crate) const REUSE_AHEAD_MS: i64 = super::LEASE_WINDOW_MS;
+
 mod fenced;
 pub(crate) mod keepalive;
 #[cfg(test)]

@@ -50,7 +50,7 @@ use std::sync::{Arc, Mutex};
 
 use super::keepalive::KeepAliveFence;
 use super::{Guards, LeaseCore, LeaseStore, Record, Write, Written, acquire};
-use crate::db::table_registry::{NEW_ROW, REUSE_AHEAD_MS, SILENT_MS};
+use super::{NEW_ROW, REUSE_AHEAD_MS, SILENT_MS};
 use crate::snowflake::{Clock, Layout, SeqStart};
 use crate::worker::{WorkerError, WorkerGenerator, WorkerLease};
 

@@ -1,8 +1,8 @@
 //! The one place a registry kind picks its backend: the databases' registries through their
-//! list ([`crate::db::DATABASES`]), the others here.
+//! list ([`crate::db::DATABASES`]), the others here. It sits above both `db` and `worker`
+//! (each backend implements `worker`'s protocol; `worker` never reaches up into `db`).
 
-use super::WorkerError;
-use super::registry::{Registry, RegistryKind, RegistrySettings};
+use crate::worker::{self, Registry, RegistryKind, RegistrySettings, WorkerError};
 
 /// Opens the registry of `kind` on `settings`: the one place a kind picks its backend.
 pub fn open(
@@ -13,14 +13,14 @@ pub fn open(
         return registry;
     }
     Ok(match kind {
-        RegistryKind::Local => Box::new(super::local::LocalRegistry::from_settings(settings)?),
-        RegistryKind::ZkForever => Box::new(super::ZkForeverRegistry::new(
-            super::zookeeper::options(settings, kind)?,
+        RegistryKind::Local => Box::new(worker::LocalRegistry::from_settings(settings)?),
+        RegistryKind::ZkForever => Box::new(worker::ZkForeverRegistry::new(
+            worker::zookeeper_options(settings, kind)?,
         )),
-        RegistryKind::ZkLease => Box::new(super::ZkLeaseRegistry::new(super::zookeeper::options(
+        RegistryKind::ZkLease => Box::new(worker::ZkLeaseRegistry::new(worker::zookeeper_options(
             settings, kind,
         )?)),
-        RegistryKind::Etcd => Box::new(super::EtcdLeaseRegistry::new(super::etcd::options(
+        RegistryKind::Etcd => Box::new(worker::EtcdLeaseRegistry::new(worker::etcd_options(
             settings,
         )?)),
         // A database's registry, opened above.
