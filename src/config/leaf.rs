@@ -151,21 +151,20 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
     let mut notes = Vec::new();
     let mut config = ConfigFile::default();
 
-    let segment = get("leaf.segment.enable")
-        .map(|v| parse_bool("leaf.segment.enable", v))
-        .transpose()?
-        .unwrap_or(false);
-    let snowflake = get("leaf.snowflake.enable")
-        .map(|v| parse_bool("leaf.snowflake.enable", v))
-        .transpose()?
-        .unwrap_or(false);
+    let enabled = |key: &str| -> Result<bool, ImportError> {
+        Ok(get(key)
+            .map(|v| parse_bool(key, v))
+            .transpose()?
+            .unwrap_or(false))
+    };
+    let segment = enabled("leaf.segment.enable")?;
+    let snowflake = enabled("leaf.snowflake.enable")?;
     if !segment && !snowflake {
         notes.push(
             "neither leaf.segment.enable nor leaf.snowflake.enable is true: enable a mode under [serve]"
                 .into(),
         );
     }
-
     if let Some(name) = get("leaf.name") {
         if name.contains('/') || name.chars().any(char::is_whitespace) {
             return Err(ImportError::BadValue {
@@ -176,7 +175,6 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
         }
         config.set("snowflake.name", name);
     }
-
     if let Some(url) = get("leaf.jdbc.url") {
         let (url, url_notes) = db_url(url, get("leaf.jdbc.username"))?;
         config.set("db.url", url);
@@ -187,17 +185,47 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
             "leaf.jdbc.password was not copied: give it to leafctl as LEAF_DB_PASSWORD".into(),
         );
     }
+    import_registry(&get, snowflake, &mut config, &mut notes)?;
+    import_listen(&get, &mut config, &mut notes)?;
+    for key in props.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+        notes.push(format!("{key} is not a setting leafctl knows; ignored"));
+    }
+    config.set("serve.segment", segment);
+    config.set("serve.snowflake", snowflake);
+    Ok(Imported { config, notes })
+}
 
-    let mode = get("leaf.snowflake.mode").unwrap_or("zk");
-    let port = match get("leaf.snowflake.port") {
-        Some(p) => Some(p.parse::<u16>().map_err(|_| ImportError::BadValue {
-            key: "leaf.snowflake.port".into(),
-            value: p.into(),
-            reason: "expected a port number".into(),
-        })?),
-        None => None,
-    };
-    match mode {
+/// The keys of `leaf.properties` the import translates; any other is noted as ignored.
+const KNOWN_KEYS: [&str; 10] = [
+    "leaf.name",
+    "leaf.segment.enable",
+    "leaf.jdbc.url",
+    "leaf.jdbc.username",
+    "leaf.jdbc.password",
+    "leaf.snowflake.enable",
+    "leaf.snowflake.zk.address",
+    "leaf.snowflake.port",
+    "leaf.snowflake.mode",
+    "server.port",
+];
+
+/// A port number of `key`, or the error naming it.
+fn port_of(key: &str, value: &str) -> Result<u16, ImportError> {
+    value.parse::<u16>().map_err(|_| ImportError::BadValue {
+        key: key.into(),
+        value: value.into(),
+        reason: "expected a port number".into(),
+    })
+}
+
+/// `leaf.snowflake.mode` and its settings: the registry the worker id comes from.
+fn import_registry<'a>(
+    get: &dyn Fn(&str) -> Option<&'a str>,
+    snowflake: bool,
+    config: &mut ConfigFile,
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    match get("leaf.snowflake.mode").unwrap_or("zk") {
         "zk" | "zookeeper" => {
             if let Some(address) = get("leaf.snowflake.zk.address") {
                 config.set("zk.hosts", address);
@@ -230,55 +258,40 @@ pub fn import_leaf_properties(text: &str) -> Result<Imported, ImportError> {
             }
         },
     }
-    if let Some(port) = port {
+    Ok(())
+}
+
+/// Where the server listens and the identity it names itself by: `leaf.snowflake.port`, else
+/// `server.port`, else Spring Boot's 8080, on every interface as Leaf's server.
+fn import_listen<'a>(
+    get: &dyn Fn(&str) -> Option<&'a str>,
+    config: &mut ConfigFile,
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    if let Some(port) = get("leaf.snowflake.port") {
+        let port = port_of("leaf.snowflake.port", port)?;
         // Leaf names a worker by this host's IP and this port; ":PORT" keeps that identity.
         config.set("snowflake.instance", format!(":{port}"));
         config.set("serve.listen", format!("0.0.0.0:{port}"));
         notes.push(format!(
             "serve.listen is 0.0.0.0:{port} like Leaf's server; put it behind your usual network policy or use 127.0.0.1"
         ));
-    } else {
-        // Leaf's server (Spring Boot) listens on all interfaces, on server.port or 8080: its
-        // clients are remote, so the import keeps them reaching it.
-        let (http_port, from) = match get("server.port") {
-            Some(p) => (
-                p.parse::<u16>().map_err(|_| ImportError::BadValue {
-                    key: "server.port".into(),
-                    value: p.into(),
-                    reason: "expected a port number".into(),
-                })?,
-                "server.port",
-            ),
-            None => (
-                8080,
-                "Spring Boot's default port; change it if your server.port differs",
-            ),
-        };
-        config.set("serve.listen", format!("0.0.0.0:{http_port}"));
-        notes.push(format!(
-            "serve.listen is 0.0.0.0:{http_port} like Leaf's server ({from}); put it behind your usual network policy or use 127.0.0.1"
-        ));
+        return Ok(());
     }
-
-    let known = [
-        "leaf.name",
-        "leaf.segment.enable",
-        "leaf.jdbc.url",
-        "leaf.jdbc.username",
-        "leaf.jdbc.password",
-        "leaf.snowflake.enable",
-        "leaf.snowflake.zk.address",
-        "leaf.snowflake.port",
-        "leaf.snowflake.mode",
-        "server.port",
-    ];
-    for key in props.keys().filter(|k| !known.contains(&k.as_str())) {
-        notes.push(format!("{key} is not a setting leafctl knows; ignored"));
-    }
-
-    config.set("serve.segment", segment);
-    config.set("serve.snowflake", snowflake);
-    Ok(Imported { config, notes })
+    // Leaf's server (Spring Boot) listens on all interfaces, on server.port or 8080: its
+    // clients are remote, so the import keeps them reaching it.
+    let (http_port, from) = match get("server.port") {
+        Some(p) => (port_of("server.port", p)?, "server.port"),
+        None => (
+            8080,
+            "Spring Boot's default port; change it if your server.port differs",
+        ),
+    };
+    config.set("serve.listen", format!("0.0.0.0:{http_port}"));
+    notes.push(format!(
+        "serve.listen is 0.0.0.0:{http_port} like Leaf's server ({from}); put it behind your usual network policy or use 127.0.0.1"
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

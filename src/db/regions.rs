@@ -277,14 +277,27 @@ pub struct Finding {
 /// all with the same count, no number twice, every tag's max_id inside its region's block; a tag
 /// that some regions lack is a note. The databases are compared only: nothing is written.
 pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
-    let mut found = Vec::new();
-    let mut error = |kind, message| {
-        found.push(Finding {
+    let mut errors = Vec::new();
+    check_recorded(dbs, &mut errors);
+    check_blocks(dbs, &mut errors);
+    check_removed(dbs, &mut errors);
+    let mut found: Vec<Finding> = errors
+        .into_iter()
+        .map(|(kind, message)| Finding {
             severity: Severity::Error,
             kind,
             message,
         })
-    };
+        .collect();
+    found.extend(missing_tags(dbs));
+    found
+}
+
+/// An error of [`check_regions`]: its kind and sentence.
+type Disagreement = (&'static str, String);
+
+/// Every database records a region, all with one count, no region twice.
+fn check_recorded(dbs: &[RegionDb], errors: &mut Vec<Disagreement>) {
     let counts: BTreeSet<u32> = dbs
         .iter()
         .filter_map(|d| d.region)
@@ -295,24 +308,24 @@ pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
             .iter()
             .filter_map(|d| d.region.map(|r| format!("{} is {r}", d.database)))
             .collect();
-        error(
+        errors.push((
             "count",
             format!(
                 "the databases disagree on the region count: {}",
                 each.join(", ")
             ),
-        );
+        ));
     }
     let mut by_region: BTreeMap<(u32, u32), Vec<&str>> = BTreeMap::new();
     for d in dbs {
         match d.region {
-            None => error(
+            None => errors.push((
                 "unrecorded",
                 format!(
                     "{} records no region (it belongs to no region yet)",
                     d.database
                 ),
-            ),
+            )),
             Some(r) => by_region
                 .entry((r.count(), r.index()))
                 .or_default()
@@ -321,28 +334,35 @@ pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
     }
     for ((count, index), names) in &by_region {
         if names.len() > 1 {
-            error(
+            errors.push((
                 "duplicate",
                 format!(
                     "region {index} of {count} is recorded in {} databases: {}; their IDs can collide",
                     names.len(),
                     names.join(", ")
                 ),
-            );
+            ));
         }
     }
+}
+
+/// Every tag's max_id inside its region's block.
+fn check_blocks(dbs: &[RegionDb], errors: &mut Vec<Disagreement>) {
     for d in dbs {
         let Some(region) = d.region else { continue };
         let bounds = Bounds::of(Some(region));
         for (tag, max_id) in &d.max_ids {
             if let Some(e) = bounds.outside(tag, *max_id) {
-                error("outside_block", format!("{}: {e}", d.database));
+                errors.push(("outside_block", format!("{}: {e}", d.database)));
             }
         }
     }
-    // A removed tag whose IDs reached past its region's block: every region whose block they
-    // reached must start that name above them (a tombstone or a tag at or above its max_id, or
-    // above the block's end), else it may issue them again.
+}
+
+/// A removed tag whose IDs reached past its region's block: every region whose block they
+/// reached must start that name above them (a tombstone or a tag at or above its max_id, or
+/// above the block's end), else it may issue them again.
+fn check_removed(dbs: &[RegionDb], errors: &mut Vec<Disagreement>) {
     for d in dbs {
         let Some(region) = d.region else { continue };
         let ceiling = Bounds::of(Some(region)).ceiling;
@@ -360,7 +380,7 @@ pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
                     .copied()
                     .max();
                 if held.is_none_or(|h| h < needed) {
-                    error(
+                    errors.push((
                         "removed_tag",
                         format!(
                             "{}: removed tag {tag:?} issued IDs up to {}, inside {theirs}'s block, but {} does not start {tag:?} above them: it can issue them again (run `leafctl region add` again, or add {tag:?} there with --start {needed})",
@@ -368,27 +388,30 @@ pub fn check_regions(dbs: &[RegionDb]) -> Vec<Finding> {
                             reached - 1,
                             other.database
                         ),
-                    );
+                    ));
                 }
             }
         }
     }
+}
+
+/// A note for each tag some databases lack.
+fn missing_tags(dbs: &[RegionDb]) -> Vec<Finding> {
     let all: BTreeSet<&String> = dbs.iter().flat_map(|d| d.max_ids.keys()).collect();
-    for tag in all {
-        let missing: Vec<&str> = dbs
-            .iter()
-            .filter(|d| !d.max_ids.contains_key(tag))
-            .map(|d| d.database.as_str())
-            .collect();
-        if !missing.is_empty() {
-            found.push(Finding {
+    all.into_iter()
+        .filter_map(|tag| {
+            let missing: Vec<&str> = dbs
+                .iter()
+                .filter(|d| !d.max_ids.contains_key(tag))
+                .map(|d| d.database.as_str())
+                .collect();
+            (!missing.is_empty()).then(|| Finding {
                 severity: Severity::Note,
                 kind: "missing_tag",
                 message: format!("tag {tag:?} is missing in {}", missing.join(", ")),
-            });
-        }
-    }
-    found
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -356,16 +356,7 @@ pub fn run(
         let mut http = http1::Builder::new();
         http.keep_alive(true);
         let slots = Arc::new(tokio::sync::Semaphore::new(cap));
-        // The status page's rates: the counters read once a second, off the request path.
-        let sampled = service.clone();
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(1));
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                every.tick().await;
-                sampled.sample();
-            }
-        });
+        spawn_sampler(service.clone());
         let mut warned_full = false;
         tokio::pin!(shutdown);
         loop {
@@ -400,53 +391,89 @@ pub fn run(
                             continue;
                         }
                     };
-                    let _ = stream.set_nodelay(true);
-                    let wait = Arc::new(conn::HeaderWait::new(headers_within));
-                    let svc = service.clone();
-                    let answering = wait.clone();
-                    let conn = http.serve_connection(
-                        TokioIo::new(stream),
-                        // Answered inside the call where possible, so the request (which
-                        // shares the connection's read buffer) is gone before hyper reads on.
-                        // (`req` is dropped as the closure returns.)
-                        service_fn(move |req| Answered(svc.answer(&req, Some(&answering)))),
-                    );
-                    let counted = service.clone();
-                    let closing = closing.clone();
-                    counted.open_connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    tokio::spawn(async move {
-                        let graceful = |c: std::pin::Pin<&mut _>| {
-                            http1::Connection::graceful_shutdown(c)
-                        };
-                        match conn::supervise(conn, graceful, &wait, &closing).await {
-                            conn::Ended::Finished(Ok(())) => {}
-                            conn::Ended::Finished(Err(e)) => {
-                                tracing::debug!("connection from {peer}: {e}")
-                            }
-                            conn::Ended::HeaderTimeout => tracing::debug!(
-                                "connection from {peer}: read header from client timeout"
-                            ),
-                        }
-                        counted.open_connections.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                        drop(slot);
-                    });
+                    serve_connection(stream, peer, &service, &http, headers_within, &closing, slot);
                 }
                 _ = &mut shutdown => break,
             }
         }
         drop(listener);
-        tracing::info!("shutting down: finishing in-flight requests");
-        closing.close();
-        // Every connection holds a slot until it has closed.
-        let all = u32::try_from(cap).unwrap_or(u32::MAX);
-        tokio::select! {
-            _ = slots.acquire_many(all) => {}
-            _ = tokio::time::sleep(options.drain_timeout) => {
-                tracing::warn!("in-flight requests did not finish within {:?}; closing", options.drain_timeout);
-            }
-        }
+        drain(&closing, &slots, cap, options.drain_timeout).await;
         Ok(())
     })
+}
+
+/// The status page's rates: the counters read once a second, off the request path.
+fn spawn_sampler(service: Arc<LeafService>) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(1));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            service.sample();
+        }
+    });
+}
+
+/// Serves one accepted connection on a task of its own, counted in `open_connections` and
+/// holding `slot` until it closes (see conn.rs for its header watchdog and graceful close).
+fn serve_connection(
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    service: &Arc<LeafService>,
+    http: &http1::Builder,
+    headers_within: Duration,
+    closing: &Arc<conn::Closing>,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) {
+    let _ = stream.set_nodelay(true);
+    let wait = Arc::new(conn::HeaderWait::new(headers_within));
+    let svc = service.clone();
+    let answering = wait.clone();
+    let conn = http.serve_connection(
+        TokioIo::new(stream),
+        // Answered inside the call where possible, so the request (which shares the
+        // connection's read buffer) is gone before hyper reads on. (`req` is dropped as the
+        // closure returns.)
+        service_fn(move |req| Answered(svc.answer(&req, Some(&answering)))),
+    );
+    let counted = service.clone();
+    let closing = closing.clone();
+    counted
+        .open_connections
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tokio::spawn(async move {
+        let graceful = |c: std::pin::Pin<&mut _>| http1::Connection::graceful_shutdown(c);
+        match conn::supervise(conn, graceful, &wait, &closing).await {
+            conn::Ended::Finished(Ok(())) => {}
+            conn::Ended::Finished(Err(e)) => tracing::debug!("connection from {peer}: {e}"),
+            conn::Ended::HeaderTimeout => {
+                tracing::debug!("connection from {peer}: read header from client timeout")
+            }
+        }
+        counted
+            .open_connections
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        drop(slot);
+    });
+}
+
+/// The stop: tells every connection to close and waits (at most `timeout`) until all have,
+/// each holding a slot of `slots` until then.
+async fn drain(
+    closing: &conn::Closing,
+    slots: &tokio::sync::Semaphore,
+    cap: usize,
+    timeout: Duration,
+) {
+    tracing::info!("shutting down: finishing in-flight requests");
+    closing.close();
+    let all = u32::try_from(cap).unwrap_or(u32::MAX);
+    tokio::select! {
+        _ = slots.acquire_many(all) => {}
+        _ = tokio::time::sleep(timeout) => {
+            tracing::warn!("in-flight requests did not finish within {timeout:?}; closing");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -59,8 +59,8 @@ pub use zookeeper::session::ZkOptions;
 
 pub use etcd::lease::EtcdLeaseRegistry;
 pub(crate) use etcd::options as etcd_options;
-pub(crate) use zookeeper::options as zookeeper_options;
 pub use etcd::options::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
+pub(crate) use zookeeper::options as zookeeper_options;
 
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;

@@ -146,6 +146,29 @@ fn encode_segment(
     views: &[SegmentBufferView],
     attention: &AttentionCounts,
 ) -> fmt::Result {
+    encode_segment_totals(encoder, segment, attention)?;
+    encode_one(
+        encoder,
+        "segment_tags_reported",
+        "Tags with series of their own in this scrape (serve.metrics_tags caps it)",
+        &gauge(views.len() as u64),
+    )?;
+    PerTag::of(views).encode(encoder)?;
+    encode_one(
+        encoder,
+        "segment_claims_went_backwards",
+        "Claims refused because they came back below an earlier claim of the tag (the table lost claims)",
+        &ConstCounter::new(segment.guard().refused_total()),
+    )
+}
+
+/// The series over every tag: IDs, claims and failures, tags known and buffered, and the tags
+/// needing attention by why.
+fn encode_segment_totals(
+    encoder: &mut DescriptorEncoder,
+    segment: &SegmentGenerator,
+    attention: &AttentionCounts,
+) -> fmt::Result {
     let totals = segment.totals();
     encode_one(
         encoder,
@@ -190,114 +213,124 @@ fn encode_segment(
         "segment_tags_needing_attention",
         "Tags whose claims went backwards, whose last load failed, or used up",
         &needing,
-    )?;
-    encode_one(
-        encoder,
-        "segment_tags_reported",
-        "Tags with series of their own in this scrape (serve.metrics_tags caps it)",
-        &gauge(views.len() as u64),
-    )?;
-    let loads = Family::<TagLabels, Counter>::default();
-    let failures = Family::<TagLabels, Counter>::default();
-    let last_load = Family::<TagLabels, Gauge<f64, AtomicU64>>::default();
-    let step = Family::<TagLabels, Gauge>::default();
-    let left = Family::<SegmentLabels, Gauge>::default();
-    let next_ready = Family::<TagLabels, Gauge>::default();
-    let loading = Family::<TagLabels, Gauge>::default();
-    let range_left = Family::<TagLabels, Gauge>::default();
-    let claims_left = Family::<TagLabels, Gauge>::default();
-    for v in views {
-        if let Some(h) = v.headroom() {
+    )
+}
+
+/// The series of each reported tag, filled from its view, in the order they are encoded.
+#[derive(Default)]
+struct PerTag {
+    loads: Family<TagLabels, Counter>,
+    failures: Family<TagLabels, Counter>,
+    last_load: Family<TagLabels, Gauge<f64, AtomicU64>>,
+    step: Family<TagLabels, Gauge>,
+    left: Family<SegmentLabels, Gauge>,
+    range_left: Family<TagLabels, Gauge>,
+    claims_left: Family<TagLabels, Gauge>,
+    next_ready: Family<TagLabels, Gauge>,
+    loading: Family<TagLabels, Gauge>,
+}
+
+impl PerTag {
+    /// The families of `views`' tags.
+    fn of(views: &[SegmentBufferView]) -> PerTag {
+        let f = PerTag::default();
+        for v in views {
             let tag = TagLabels { tag: v.tag.clone() };
-            range_left.get_or_create(&tag).set(h.ids_left);
-            claims_left.get_or_create(&tag).set(h.claims_left);
+            if let Some(h) = v.headroom() {
+                f.range_left.get_or_create(&tag).set(h.ids_left);
+                f.claims_left.get_or_create(&tag).set(h.claims_left);
+            }
+            f.loads.get_or_create(&tag).inc_by(v.claims);
+            f.failures.get_or_create(&tag).inc_by(v.claim_failures);
+            if let Some(us) = v.last_claim_us {
+                f.last_load.get_or_create(&tag).set(us as f64 / 1e6);
+            }
+            f.step.get_or_create(&tag).set(v.step);
+            f.next_ready
+                .get_or_create(&tag)
+                .set(i64::from(v.next_ready));
+            f.loading.get_or_create(&tag).set(i64::from(v.loading));
+            let remaining = |s: crate::segment::SegmentView| {
+                i64::try_from(s.max.saturating_sub(s.value)).unwrap_or(i64::MAX)
+            };
+            let (current, other) = (v.segments[v.pos & 1], v.segments[(v.pos + 1) & 1]);
+            let labels = |segment| SegmentLabels {
+                tag: v.tag.clone(),
+                segment,
+            };
+            f.left
+                .get_or_create(&labels("current"))
+                .set(remaining(current));
+            f.left.get_or_create(&labels("next")).set(if v.next_ready {
+                remaining(other)
+            } else {
+                0
+            });
         }
-        let tag = TagLabels { tag: v.tag.clone() };
-        loads.get_or_create(&tag).inc_by(v.claims);
-        failures.get_or_create(&tag).inc_by(v.claim_failures);
-        if let Some(us) = v.last_claim_us {
-            last_load.get_or_create(&tag).set(us as f64 / 1e6);
-        }
-        step.get_or_create(&tag).set(v.step);
-        next_ready.get_or_create(&tag).set(i64::from(v.next_ready));
-        loading.get_or_create(&tag).set(i64::from(v.loading));
-        let current = v.segments[v.pos & 1];
-        let other = v.segments[(v.pos + 1) & 1];
-        let remaining = |s: crate::segment::SegmentView| {
-            i64::try_from(s.max.saturating_sub(s.value)).unwrap_or(i64::MAX)
-        };
-        left.get_or_create(&SegmentLabels {
-            tag: v.tag.clone(),
-            segment: "current",
-        })
-        .set(remaining(current));
-        left.get_or_create(&SegmentLabels {
-            tag: v.tag.clone(),
-            segment: "next",
-        })
-        .set(if v.next_ready { remaining(other) } else { 0 });
+        f
     }
-    encode_family(
-        encoder,
-        "segment_loads",
-        "Segment claims in the allocation table (background loads and batch claims), by tag",
-        &loads,
-    )?;
-    encode_family(
-        encoder,
-        "segment_load_failures",
-        "Segment claims that failed, by tag",
-        &failures,
-    )?;
-    encode_family(
-        encoder,
-        "segment_last_load_seconds",
-        "How long the tag's last segment claim took",
-        &last_load,
-    )?;
-    encode_family(
-        encoder,
-        "segment_step",
-        "Size the next dynamic claim starts from, by tag",
-        &step,
-    )?;
-    encode_family(
-        encoder,
-        "segment_ids_left",
-        "IDs left in the current and the loaded next segment, by tag",
-        &left,
-    )?;
-    encode_family(
-        encoder,
-        "segment_range_ids_left",
-        "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
-        &range_left,
-    )?;
-    encode_family(
-        encoder,
-        "segment_range_claims_left",
-        "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
-        &claims_left,
-    )?;
-    encode_family(
-        encoder,
-        "segment_next_ready",
-        "1 when the next segment is loaded, by tag",
-        &next_ready,
-    )?;
-    encode_family(
-        encoder,
-        "segment_loading",
-        "1 while a claim for the next segment is under way, by tag",
-        &loading,
-    )?;
-    encode_one(
-        encoder,
-        "segment_claims_went_backwards",
-        "Claims refused because they came back below an earlier claim of the tag (the table lost claims)",
-        &ConstCounter::new(segment.guard().refused_total()),
-    )?;
-    Ok(())
+
+    fn encode(&self, encoder: &mut DescriptorEncoder) -> fmt::Result {
+        let counters: [(&str, &str, &Family<TagLabels, Counter>); 2] = [
+            (
+                "segment_loads",
+                "Segment claims in the allocation table (background loads and batch claims), by tag",
+                &self.loads,
+            ),
+            (
+                "segment_load_failures",
+                "Segment claims that failed, by tag",
+                &self.failures,
+            ),
+        ];
+        for (name, help, family) in counters {
+            encode_family(encoder, name, help, family)?;
+        }
+        encode_family(
+            encoder,
+            "segment_last_load_seconds",
+            "How long the tag's last segment claim took",
+            &self.last_load,
+        )?;
+        encode_family(
+            encoder,
+            "segment_step",
+            "Size the next dynamic claim starts from, by tag",
+            &self.step,
+        )?;
+        encode_family(
+            encoder,
+            "segment_ids_left",
+            "IDs left in the current and the loaded next segment, by tag",
+            &self.left,
+        )?;
+        let gauges: [(&str, &str, &Family<TagLabels, Gauge>); 4] = [
+            (
+                "segment_range_ids_left",
+                "IDs left in the tag's 63-bit range (9223372036854775807 minus its max_id as of this server's last claim), by tag; divide by the rate of leaf_ids_issued_total to see when it runs out",
+                &self.range_left,
+            ),
+            (
+                "segment_range_claims_left",
+                "Whole claims of the tag's step left in its range (a claim that does not fit fails), by tag",
+                &self.claims_left,
+            ),
+            (
+                "segment_next_ready",
+                "1 when the next segment is loaded, by tag",
+                &self.next_ready,
+            ),
+            (
+                "segment_loading",
+                "1 while a claim for the next segment is under way, by tag",
+                &self.loading,
+            ),
+        ];
+        for (name, help, family) in gauges {
+            encode_family(encoder, name, help, family)?;
+        }
+        Ok(())
+    }
 }
 
 /// The snowflake generator's series: clock rollbacks, the layout's time left, the worker lease.
