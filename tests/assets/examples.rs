@@ -1,16 +1,18 @@
 //! Every example a user can read runs as shown (issue 18): each `Examples:` line of every
 //! command's `--help` (the same text as the man pages' EXAMPLES), and each `$ ` line of the
-//! README's console blocks, whose printed output must match in shape: the same lines, the same
-//! JSON fields, the same worker ids and exit codes; IDs, times and ages may differ.
+//! console blocks of the README and of every page of `docs/` (the book, read in the order of
+//! [`book::BOOK`]), whose printed output must match in shape: the same lines, the same JSON
+//! fields, the same worker ids and exit codes; IDs, times and ages may differ.
 //!
 //! The examples name hosts a reader has (`zk1:2181`, `mysql://leaf@db:3306/leaf`,
 //! `postgres://leaf@pg/leaf`, `http://etcd1:2379`): the test rewrites them to private ZooKeeper,
 //! MariaDB, PostgreSQL and etcd instances it starts on loopback, and the few files they read to
 //! fixtures in a sandbox. A `serve`
 //! example runs in the background on a free loopback port (the `curl` lines after it talk to
-//! it) and is stopped with SIGTERM, which must end it with exit 0. Two README lines are not run,
-//! because they install a system service: they are named in [`NOT_RUN`].
+//! it) and is stopped with SIGTERM, which must end it with exit 0. A line that installs a system
+//! service is not run: it is named in [`NOT_RUN`].
 
+use crate::book;
 use crate::support;
 
 use std::io::{BufRead, BufReader};
@@ -26,7 +28,7 @@ use support::postgres::Postgres;
 use support::zookeeper::ZkServer;
 use support::{Sandbox, free_port, on_a_terminal_of};
 
-/// README lines that change the machine (a system unit), so a test does not run them.
+/// Example lines that change the machine (a system unit), so a test does not run them.
 const NOT_RUN: &[&str] = &["install -m 644 contrib/leafctl.service"];
 
 /// The sandbox and services the examples run against.
@@ -85,11 +87,11 @@ impl World {
             server: None,
         };
         world.fixtures(&name, db.port);
-        // The MySQL examples work on a database set up as their README section says.
+        // The MySQL examples work on a database set up as docs/segment.md says.
         let init = world.run(&format!("leafctl db init --db {}", world.db_url), false);
         assert_eq!(init.code, Some(0), "{}", init.stderr);
-        // The MySQL examples use a tag `order`, added there as the README's segment section
-        // says (the embedded default gets it from the `tag add` examples, run first).
+        // The MySQL examples use a tag `order`, added there as docs/segment.md says (the
+        // embedded default gets it from that page's `tag add` example, run first).
         let tag = world.run(
             &format!("leafctl tag add order --db {}", world.db_url),
             false,
@@ -195,7 +197,7 @@ impl World {
             };
         }
         let path = std::env::var("PATH").unwrap_or_default();
-        // The reader has the database password in the environment, as the README advises.
+        // The reader has the database password in the environment, as docs/segment.md advises.
         cmd.env("LEAF_DB_PASSWORD", PASSWORD)
             .env("PATH", format!("{}:{path}", self.bin_dir.display()))
             .current_dir(self.sb.path())
@@ -506,13 +508,14 @@ fn json_shape(text: &str) -> Option<String> {
     Some(out)
 }
 
-#[test]
-fn every_readme_console_example_runs_and_prints_what_it_shows() {
-    let readme = include_str!("../../README.md");
-    let mut checked = 0;
+/// A console block: its `$ ` lines, each with the lines it prints.
+type Block = Vec<(String, Vec<String>)>;
+
+/// The console blocks of a page.
+fn console_blocks(page: &str, text: &str) -> Vec<Block> {
     let mut in_block = false;
-    let mut blocks: Vec<Vec<(String, Vec<String>)>> = Vec::new();
-    for line in readme.lines() {
+    let mut blocks: Vec<Block> = Vec::new();
+    for line in text.lines() {
         if line.starts_with("```console") {
             in_block = true;
             blocks.push(Vec::new());
@@ -530,84 +533,123 @@ fn every_readme_console_example_runs_and_prints_what_it_shows() {
             block.push((cmd.to_string(), Vec::new()));
         } else if let Some(last) = block.last_mut() {
             last.1.push(line.to_string());
+        } else {
+            panic!("{page}: a console block starts with `{line}`, not with a `$ ` line");
         }
     }
-    // One sandbox for the whole README, read top to bottom as a reader trying it would.
+    for block in &blocks {
+        assert!(
+            !block.is_empty(),
+            "{page}: a console block without a `$ ` line"
+        );
+    }
+    blocks
+}
+
+#[test]
+fn every_console_example_of_the_book_runs_and_prints_what_it_shows() {
+    let pages: Vec<(&str, Vec<Block>)> = book::BOOK
+        .iter()
+        .map(|page| (*page, console_blocks(page, &book::read(page))))
+        .collect();
+    // One sandbox for the whole book, read top to bottom, page after page, as a reader trying it
+    // would.
     let mut world = World::new();
-    for block in blocks {
-        for (line, expected) in block {
-            if NOT_RUN.iter().any(|n| line.starts_with(n)) {
-                continue;
-            }
-            let cmd = command_of(&line).to_string();
-            // A table in the README is what a terminal shows: run that line at one.
-            let (code, stdout, stderr) = if expected.iter().any(|l| l.contains('┌')) {
-                let line = format!(
-                    "PATH='{}':\"$PATH\" LEAF_DB_PASSWORD={PASSWORD} {}",
-                    world.bin_dir.display(),
-                    world.rewrite(&cmd)
-                );
-                let shown = on_a_terminal_of(&world.sb, 120, &line, None);
-                (Some(0), shown, String::new())
-            } else {
-                run_example(&mut world, &cmd)
-            };
-            let shown_error = expected.iter().any(|l| l.starts_with("error:"));
-            if shown_error {
-                assert_ne!(code, Some(0), "README: `{cmd}` should fail as shown");
-            } else {
-                assert_eq!(code, Some(0), "README: `{cmd}` fails:\n{stdout}\n{stderr}");
-            }
-            if expected.is_empty() {
-                checked += 1;
-                continue;
-            }
-            // What it printed: stdout, or stderr when the README shows a note or an error (or
-            // a server's listening line).
-            let printed = if expected[0].starts_with("note:")
-                || expected[0].starts_with("error:")
-                || expected[0].starts_with("leafctl serve:")
-            {
-                stderr
-            } else {
-                stdout
-            };
-            let got: Vec<&str> = printed.lines().collect();
-            match (json_shape(&expected.join("\n")), json_shape(&printed)) {
-                (Some(want), Some(have)) => {
-                    assert_eq!(have, want, "README: `{cmd}` prints JSON of another shape")
+    let mut checked = 0;
+    let mut counts = Vec::new();
+    for (page, blocks) in pages {
+        let (mut shown, mut ran) = (0, 0);
+        for block in blocks {
+            for (line, expected) in block {
+                shown += 1;
+                if NOT_RUN.iter().any(|n| line.starts_with(n)) {
+                    continue;
                 }
-                _ => {
-                    assert_eq!(
-                        got.len(),
-                        expected.len(),
-                        "README: `{cmd}` prints {} lines, the README shows {}:\n{printed}",
-                        got.len(),
-                        expected.len()
-                    );
-                    for (have, want) in got.iter().zip(&expected) {
-                        if want.starts_with("leafctl serve: listening") {
-                            assert!(have.starts_with("leafctl serve: listening"), "{have}");
-                            continue;
-                        }
-                        assert_eq!(
-                            shape(have),
-                            shape(want),
-                            "README: `{cmd}` prints\n  {have}\nwhere it shows\n  {want}"
-                        );
-                        assert_eq!(
-                            workers_in(have),
-                            workers_in(want),
-                            "README: `{cmd}`: other worker ids in\n  {have}\nthan in\n  {want}"
-                        );
-                    }
-                }
+                check_example(&mut world, page, &line, &expected);
+                ran += 1;
             }
-            checked += 1;
+            world.stop_server();
         }
-        world.stop_server();
+        // Every example a page shows ran, but the system unit's.
+        assert!(
+            shown == 0 || ran > 0,
+            "{page}: none of its {shown} examples ran"
+        );
+        counts.push(format!("{page}: {ran} of {shown}"));
+        checked += ran;
     }
-    assert!(checked >= 30, "only {checked} README examples checked");
+    eprintln!(
+        "console examples checked: {checked} ({})",
+        counts.join(", ")
+    );
+    assert!(checked >= 30, "only {checked} console examples checked");
+}
+
+/// Runs one console example of `page` and compares what it printed with what the page shows.
+fn check_example(world: &mut World, page: &str, line: &str, expected: &[String]) {
+    let cmd = command_of(line).to_string();
+    // A table on a page is what a terminal shows: run that line at one.
+    let (code, stdout, stderr) = if expected.iter().any(|l| l.contains('┌')) {
+        let line = format!(
+            "PATH='{}':\"$PATH\" LEAF_DB_PASSWORD={PASSWORD} {}",
+            world.bin_dir.display(),
+            world.rewrite(&cmd)
+        );
+        let shown = on_a_terminal_of(&world.sb, 120, &line, None);
+        (Some(0), shown, String::new())
+    } else {
+        run_example(world, &cmd)
+    };
+    let shown_error = expected.iter().any(|l| l.starts_with("error:"));
+    if shown_error {
+        assert_ne!(code, Some(0), "{page}: `{cmd}` should fail as shown");
+    } else {
+        assert_eq!(code, Some(0), "{page}: `{cmd}` fails:\n{stdout}\n{stderr}");
+    }
+    if expected.is_empty() {
+        return;
+    }
+    // What it printed: stdout, or stderr when the page shows a note or an error (or a server's
+    // listening line).
+    let printed = if expected[0].starts_with("note:")
+        || expected[0].starts_with("error:")
+        || expected[0].starts_with("leafctl serve:")
+    {
+        stderr
+    } else {
+        stdout
+    };
+    let got: Vec<&str> = printed.lines().collect();
+    match (json_shape(&expected.join("\n")), json_shape(&printed)) {
+        (Some(want), Some(have)) => {
+            assert_eq!(have, want, "{page}: `{cmd}` prints JSON of another shape")
+        }
+        _ => {
+            assert_eq!(
+                got.len(),
+                expected.len(),
+                "{page}: `{cmd}` prints {} lines, the page shows {}:\n{printed}",
+                got.len(),
+                expected.len()
+            );
+            for (have, want) in got.iter().zip(expected) {
+                if want.starts_with("leafctl serve: listening") {
+                    assert!(have.starts_with("leafctl serve: listening"), "{have}");
+                    continue;
+                }
+                assert_eq!(
+                    shape(have),
+                    shape(want),
+                    "{page}: `{cmd}` prints\n  {have}\nwhere it shows\n  {want}"
+                );
+                assert_eq!(
+                    workers_in(have),
+                    workers_in(want),
+                    "{page}: `{cmd}`: other worker ids in\n  {have}\nthan in\n  {want}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

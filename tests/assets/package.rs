@@ -1,5 +1,6 @@
 //! `scripts/package` builds a Debian package that holds the binary, every man page, the bash/zsh/fish
-//! completions and the systemd unit (not enabled), and the binary it installs runs.
+//! completions, the README with the book it links to (docs/, RELIABILITY.md) and the systemd unit (not
+//! enabled), and the binary it installs runs.
 //!
 //! To keep the suite fast this packages the binary `cargo test` already built (the dev profile, via
 //! LEAFCTL_PACKAGE_PROFILE and LEAFCTL_PACKAGE_NO_BUILD) in a temporary target directory; a plain
@@ -226,6 +227,20 @@ fn debian_package_installs_binary_man_pages_completions_and_a_disabled_unit() {
             std::fs::read(at(dest)).unwrap()
                 == std::fs::read(repo().join("completions").join(src)).unwrap(),
             "{dest} differs from completions/{src}"
+        );
+    }
+
+    // The README and the book its map links to, beside it as in the repository.
+    let mut docs = vec!["README.md".to_string(), "RELIABILITY.md".to_string()];
+    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        docs.push(format!("docs/{name}"));
+    }
+    for doc in &docs {
+        let dest = format!("/usr/share/doc/leafctl/{doc}");
+        assert!(
+            std::fs::read(at(&dest)).ok() == Some(std::fs::read(repo().join(doc)).unwrap()),
+            "{dest} is missing from the package or differs from {doc}\n{contents}"
         );
     }
 

@@ -152,7 +152,7 @@ fn a_time_far_in_the_future_suggests_the_wrong_preset() {
 }
 
 /// Nothing to decode (an empty file, a filter that matched nothing) is an empty answer, as the
-/// README says: exit 0, nothing in text, `[]` in JSON (issue 18 #19).
+/// book says (docs/decode.md): exit 0, nothing in text, `[]` in JSON (issue 18 #19).
 #[test]
 fn nothing_to_decode_is_an_empty_answer() {
     let sb = Sandbox::new();

@@ -1,5 +1,6 @@
 //! The command line with no server: bad input, `decode` (real IDs, a terminal, `--scan`), `next
-//! --snowflake`, the README's configuration sample and the generated completions and man pages.
+//! --snowflake`, the book's configuration sample (docs/operating.md) and the generated completions and
+//! man pages.
 //! Part of `scripts/test --quick`.
 //!
 //! One test binary; each former test file is a module of it (`cargo test --test cli -- MODULE::`).

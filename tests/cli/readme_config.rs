@@ -1,18 +1,19 @@
-//! The configuration sample in the README is a file leafctl accepts, with every key it documents.
+//! The configuration sample of the book (docs/operating.md, "Configuration") is a file leafctl
+//! accepts, with every key it documents.
 
 use crate::support;
 
 use support::{Sandbox, config_row};
 
 #[test]
-fn the_readme_config_sample_parses() {
-    let readme = include_str!("../../README.md");
-    let start = readme
+fn the_books_config_sample_parses() {
+    let page = include_str!("../../docs/operating.md");
+    let start = page
         .find("```toml\n")
-        .expect("a toml block in the README")
+        .expect("a toml block in docs/operating.md")
         + "```toml\n".len();
-    let len = readme[start..].find("```").expect("the block ends");
-    let sample = &readme[start..start + len];
+    let len = page[start..].find("```").expect("the block ends");
+    let sample = &page[start..start + len];
     let sb = Sandbox::new();
     let path = sb.path().join("sample.toml");
     std::fs::write(&path, sample).unwrap();
@@ -30,14 +31,14 @@ fn the_readme_config_sample_parses() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not-shown"));
 }
 
-/// The README documents every setting as leafctl declares it (`config show --help` lists the
+/// The book documents every setting as leafctl declares it (`config show --help` lists the
 /// declarations): each key appears in the configuration sample with its environment variable,
 /// and the sample documents no key leafctl does not have.
 #[test]
-fn the_readme_documents_every_declared_setting() {
-    let readme = include_str!("../../README.md");
-    let start = readme.find("```toml\n").expect("a toml block") + "```toml\n".len();
-    let sample = &readme[start..start + readme[start..].find("```").expect("its end")];
+fn the_books_config_sample_documents_every_declared_setting() {
+    let page = include_str!("../../docs/operating.md");
+    let start = page.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let sample = &page[start..start + page[start..].find("```").expect("its end")];
     let out = support::run_ok(Sandbox::new().leafctl().args(["config", "show", "--help"]));
     let help = String::from_utf8_lossy(&out.stdout);
     let declared: Vec<(String, Option<String>)> = help
@@ -75,17 +76,19 @@ fn the_readme_documents_every_declared_setting() {
     for (key, env) in &declared {
         // The etcd password is only ever read from the environment.
         if key == "etcd.password" {
-            assert!(readme.contains("LEAF_ETCD_PASSWORD"));
+            assert!(page.contains("LEAF_ETCD_PASSWORD"));
             continue;
         }
         let line = documented
             .iter()
             .find(|(k, _)| k == key)
-            .unwrap_or_else(|| panic!("{key} is not in the README's configuration sample"));
+            .unwrap_or_else(|| {
+                panic!("{key} is not in the configuration sample of docs/operating.md")
+            });
         if let Some(env) = env {
             assert!(
                 line.1.contains(env.as_str()),
-                "{key}: the README names {env}: {}",
+                "{key}: docs/operating.md names {env}: {}",
                 line.1
             );
         }
@@ -93,7 +96,7 @@ fn the_readme_documents_every_declared_setting() {
     for (key, _) in &documented {
         assert!(
             declared.iter().any(|(k, _)| k == key),
-            "the README documents {key}, which leafctl does not declare"
+            "docs/operating.md documents {key}, which leafctl does not declare"
         );
     }
 }

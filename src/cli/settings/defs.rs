@@ -1,6 +1,7 @@
 //! Every setting, declared once: its config key, environment variable, flag, typed default,
 //! check and help ([`Setting`]), and the field of [`Values`] that holds what it resolved to.
-//! Adding a setting is one line of the table here (and its line in the README's sample).
+//! Adding a setting is one line of the table here (and its line in the configuration sample of
+//! docs/operating.md).
 
 use std::path::PathBuf;
 
