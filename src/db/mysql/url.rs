@@ -49,35 +49,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         &["mysql", "mariadb"],
         "expected mysql://user@host:port/database",
     )?;
-    let mut tls = false;
-    let mut ca_file: Option<std::path::PathBuf> = None;
-    let mut passthrough = Vec::new();
-    for pair in query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter(|p| !p.is_empty())
-    {
-        match pair.split_once('=') {
-            Some(("tls" | "ssl", v)) => {
-                tls = match v {
-                    "true" | "1" | "required" => true,
-                    "false" | "0" | "disabled" => false,
-                    other => return Err(format!("tls={other}: use true or false")),
-                }
-            }
-            Some(("ca" | "ca_file", path)) => {
-                if path.is_empty() {
-                    return Err("ca= needs the path of a PEM file of CA certificates".into());
-                }
-                let path = std::path::PathBuf::from(path);
-                if let Err(e) = std::fs::File::open(&path) {
-                    return Err(format!("cannot read the CA file {}: {e}", path.display()));
-                }
-                ca_file = Some(path);
-            }
-            _ => passthrough.push(pair),
-        }
-    }
+    let params = Params::read(query)?;
     let scrub_url = |reason: String| match url_password(url) {
         Some(p) => scrub(reason, Some(&p)),
         None => reason,
@@ -95,9 +67,9 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
     let mut first: Option<Opts> = None;
     for host in hosts {
         let mut crate_url = format!("mysql://{creds}{}{path}", host.trim());
-        if !passthrough.is_empty() {
+        if !params.passthrough.is_empty() {
             crate_url.push('?');
-            crate_url.push_str(&passthrough.join("&"));
+            crate_url.push_str(&params.passthrough.join("&"));
         }
         let opts = Opts::from_url(&crate_url).map_err(|e| scrub_url(url_error(&e)))?;
         if opts.get_db_name().is_none_or(str::is_empty) {
@@ -109,32 +81,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         } else {
             format!("{host}:{}", opts.get_tcp_port())
         });
-        let password = password
-            .map(str::to_string)
-            .or_else(|| opts.get_pass().map(str::to_string));
-        let ssl = match (ca_file.clone(), opts.get_ssl_opts().cloned()) {
-            (Some(ca), ssl) => Some(ssl.unwrap_or_default().with_root_cert_path(Some(ca))),
-            (None, None) if tls => Some(SslOpts::default()),
-            (None, ssl) => ssl,
-        };
-        builders.push(
-            OptsBuilder::from_opts(opts.clone())
-                .pass(password)
-                .prefer_socket(false)
-                .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-                .read_timeout(Some(IO_TIMEOUT))
-                .write_timeout(Some(IO_TIMEOUT))
-                .init(vec![
-                    format!(
-                        "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"
-                    ),
-                    // `tag add` reads the tombstone with a locking read inside its insert; under
-                    // READ COMMITTED (a server default some set) that read takes no gap lock, so
-                    // a first removal of the name could slip in between it and the insert.
-                    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ".to_string(),
-                ])
-                .ssl_opts(ssl),
-        );
+        builders.push(host_options(&opts, password, &params));
         first.get_or_insert(opts);
     }
     let Some(opts) = first else {
@@ -154,6 +101,79 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<MysqlTarget, St
         name,
         password,
     })
+}
+
+/// The URL's query as leafctl reads it: its own parameters (`tls`, `ca`) and the driver's.
+struct Params<'a> {
+    tls: bool,
+    ca_file: Option<std::path::PathBuf>,
+    /// The `mysql` crate's own parameters, passed on as given.
+    passthrough: Vec<&'a str>,
+}
+
+impl<'a> Params<'a> {
+    /// Reads `query`; a bad `tls` value or an unreadable CA file is an error.
+    fn read(query: Option<&'a str>) -> Result<Params<'a>, String> {
+        let mut params = Params {
+            tls: false,
+            ca_file: None,
+            passthrough: Vec::new(),
+        };
+        for pair in query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter(|p| !p.is_empty())
+        {
+            match pair.split_once('=') {
+                Some(("tls" | "ssl", v)) => {
+                    params.tls = match v {
+                        "true" | "1" | "required" => true,
+                        "false" | "0" | "disabled" => false,
+                        other => return Err(format!("tls={other}: use true or false")),
+                    }
+                }
+                Some(("ca" | "ca_file", path)) => {
+                    if path.is_empty() {
+                        return Err("ca= needs the path of a PEM file of CA certificates".into());
+                    }
+                    let path = std::path::PathBuf::from(path);
+                    if let Err(e) = std::fs::File::open(&path) {
+                        return Err(format!("cannot read the CA file {}: {e}", path.display()));
+                    }
+                    params.ca_file = Some(path);
+                }
+                _ => params.passthrough.push(pair),
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// One host's connection options: its URL's, the password given, TLS as `params` ask, and
+/// leafctl's timeouts and session settings.
+fn host_options(opts: &Opts, password: Option<&str>, params: &Params<'_>) -> OptsBuilder {
+    let password = password
+        .map(str::to_string)
+        .or_else(|| opts.get_pass().map(str::to_string));
+    let ssl = match (params.ca_file.clone(), opts.get_ssl_opts().cloned()) {
+        (Some(ca), ssl) => Some(ssl.unwrap_or_default().with_root_cert_path(Some(ca))),
+        (None, None) if params.tls => Some(SslOpts::default()),
+        (None, ssl) => ssl,
+    };
+    OptsBuilder::from_opts(opts.clone())
+        .pass(password)
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+        .read_timeout(Some(IO_TIMEOUT))
+        .write_timeout(Some(IO_TIMEOUT))
+        .init(vec![
+            format!("SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}, autocommit = 1"),
+            // `tag add` reads the tombstone with a locking read inside its insert; under
+            // READ COMMITTED (a server default some set) that read takes no gap lock, so
+            // a first removal of the name could slip in between it and the insert.
+            "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ".to_string(),
+        ])
+        .ssl_opts(ssl)
 }
 
 /// The URL parameters leafctl reads itself; the rest go to the `mysql` driver.

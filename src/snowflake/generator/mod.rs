@@ -162,6 +162,16 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// What the slow path decided for the tick it was asked about.
+enum Decided {
+    /// Issue at this tick (with the clock read at this time, ms).
+    Go(i64, u64),
+    /// It would sleep or wait on the registry, and the caller may not block.
+    WouldBlock,
+    /// It waited for the clock: read the position and decide again.
+    Again,
+}
+
 impl SnowflakeGenerator {
     /// The layout IDs are encoded with.
     pub fn layout(&self) -> &Layout {
@@ -300,7 +310,6 @@ impl SnowflakeGenerator {
     fn issue_locked(&self, max: u64, may_block: bool) -> Result<Option<IdBlock>, SnowflakeError> {
         let max = max.max(1);
         let max_seq = self.layout.max_sequence();
-        let lead = self.max_lead_ms;
         let _slow = if may_block {
             self.lock_slow()
         } else {
@@ -313,79 +322,16 @@ impl SnowflakeGenerator {
         loop {
             let word = self.position.load(Ordering::Acquire);
             let position = self.cursor.unpack(word);
-            let mut now = self.clock.now_ms();
-            let mut tick = self.layout.ticks_at(now)?;
-            if let Some((last, next_seq)) = position {
-                if tick < last {
-                    // The last issued tick is ahead of the clock. Within the lead that is the
-                    // lead at work (it is measured from the last issued time, not the clock);
-                    // beyond it the clock stepped back.
-                    let beyond = self.layout.unix_ms(last) - now - lead;
-                    if beyond > 0 {
-                        if beyond > MAX_TOLERATED_ROLLBACK_MS {
-                            self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
-                            return Err(SnowflakeError::ClockMovedBackwards { by_ms: beyond });
-                        }
-                        if !may_block {
-                            return Ok(None);
-                        }
-                        self.stats.rollbacks_waited.fetch_add(1, Ordering::Relaxed);
-                        self.clock.sleep_ms((beyond as u64) * 2);
-                        now = self.clock.now_ms();
-                        tick = self.layout.ticks_at(now)?;
-                        let beyond = self.layout.unix_ms(last) - now - lead;
-                        if tick < last && beyond > 0 {
-                            self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
-                            return Err(SnowflakeError::ClockMovedBackwards { by_ms: beyond });
-                        }
-                    }
-                    tick = tick.max(last);
-                }
-                if tick == last && next_seq > max_seq {
-                    // This tick is used up: take the next one if it is within the lead, else
-                    // wait until it is.
-                    let next_tick_ms = self.layout.unix_ms(last + 1);
-                    if last + 1 > self.layout.max_ticks() {
-                        return Err(SnowflakeError::TimeOverflow {
-                            unix_ms: next_tick_ms,
-                            last_ms: self.layout.last_unix_ms(),
-                        });
-                    }
-                    if next_tick_ms.saturating_sub(lead) > now {
-                        if !may_block {
-                            return Ok(None);
-                        }
-                        self.clock.sleep_until_ms(next_tick_ms.saturating_sub(lead));
-                        continue;
-                    }
-                    tick = last + 1;
-                }
-            }
-            let tick_ms = self.layout.unix_ms(tick);
-            if tick_ms >= self.fence_ms.load(Ordering::Acquire) {
-                let fence = self
-                    .fence
-                    .as_ref()
-                    .ok_or(SnowflakeError::FenceReached { unix_ms: tick_ms })?;
-                let new_fence = if may_block {
-                    fence.extend(tick_ms)?
-                } else {
-                    match fence.try_extend(tick_ms) {
-                        Some(Ok(new_fence)) if new_fence > tick_ms => new_fence,
-                        // Errors and "not yet" are for the blocking path to judge and report.
-                        _ => return Ok(None),
-                    }
-                };
-                if new_fence <= tick_ms {
-                    if tick_ms > now.min(self.clock.now_ms()) {
-                        // The fence cannot record times ahead of the clock just now: issue this
-                        // tick once the clock has reached it, without the lead.
-                        self.clock.sleep_until_ms(tick_ms);
-                        continue;
-                    }
-                    return Err(SnowflakeError::FenceReached { unix_ms: tick_ms });
-                }
-                self.fence_ms.fetch_max(new_fence, Ordering::AcqRel);
+            let now = self.clock.now_ms();
+            let (now, tick) = match self.next_tick(position, now, may_block)? {
+                Decided::Go(now, tick) => (now, tick),
+                Decided::WouldBlock => return Ok(None),
+                Decided::Again => continue,
+            };
+            match self.fence_tick(tick, now, may_block)? {
+                Decided::Go(..) => {}
+                Decided::WouldBlock => return Ok(None),
+                Decided::Again => continue,
             }
             let seq = match position {
                 Some((last, next_seq)) if last == tick => next_seq,
@@ -403,6 +349,101 @@ impl SnowflakeGenerator {
             }
             return self.block(tick, seq, count).map(Some);
         }
+    }
+
+    /// The tick to issue at after `position` (the last tick and its next sequence) at `now`:
+    /// the clock's, the last one within the lead, or the next one once this is used up;
+    /// waits out a small rollback, refuses a larger one and a time past the layout.
+    fn next_tick(
+        &self,
+        position: Option<(u64, u64)>,
+        mut now: i64,
+        may_block: bool,
+    ) -> Result<Decided, SnowflakeError> {
+        let lead = self.max_lead_ms;
+        let mut tick = self.layout.ticks_at(now)?;
+        let Some((last, next_seq)) = position else {
+            return Ok(Decided::Go(now, tick));
+        };
+        if tick < last {
+            // The last issued tick is ahead of the clock. Within the lead that is the lead at
+            // work (it is measured from the last issued time, not the clock); beyond it the
+            // clock stepped back.
+            let beyond = self.layout.unix_ms(last) - now - lead;
+            if beyond > 0 {
+                if beyond > MAX_TOLERATED_ROLLBACK_MS {
+                    self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
+                    return Err(SnowflakeError::ClockMovedBackwards { by_ms: beyond });
+                }
+                if !may_block {
+                    return Ok(Decided::WouldBlock);
+                }
+                self.stats.rollbacks_waited.fetch_add(1, Ordering::Relaxed);
+                self.clock.sleep_ms((beyond as u64) * 2);
+                now = self.clock.now_ms();
+                tick = self.layout.ticks_at(now)?;
+                let beyond = self.layout.unix_ms(last) - now - lead;
+                if tick < last && beyond > 0 {
+                    self.stats.rollbacks_refused.fetch_add(1, Ordering::Relaxed);
+                    return Err(SnowflakeError::ClockMovedBackwards { by_ms: beyond });
+                }
+            }
+            tick = tick.max(last);
+        }
+        if tick == last && next_seq > self.layout.max_sequence() {
+            // This tick is used up: take the next one if it is within the lead, else wait
+            // until it is.
+            let next_tick_ms = self.layout.unix_ms(last + 1);
+            if last + 1 > self.layout.max_ticks() {
+                return Err(SnowflakeError::TimeOverflow {
+                    unix_ms: next_tick_ms,
+                    last_ms: self.layout.last_unix_ms(),
+                });
+            }
+            if next_tick_ms.saturating_sub(lead) > now {
+                if !may_block {
+                    return Ok(Decided::WouldBlock);
+                }
+                self.clock.sleep_until_ms(next_tick_ms.saturating_sub(lead));
+                return Ok(Decided::Again);
+            }
+            tick = last + 1;
+        }
+        Ok(Decided::Go(now, tick))
+    }
+
+    /// Extends the fence past `tick` when it reaches it (the registry records the time before
+    /// any ID of it goes out); `Again` once the clock had to catch up with a tick the fence
+    /// could not yet record ahead of it.
+    fn fence_tick(&self, tick: u64, now: i64, may_block: bool) -> Result<Decided, SnowflakeError> {
+        let tick_ms = self.layout.unix_ms(tick);
+        if tick_ms < self.fence_ms.load(Ordering::Acquire) {
+            return Ok(Decided::Go(now, tick));
+        }
+        let fence = self
+            .fence
+            .as_ref()
+            .ok_or(SnowflakeError::FenceReached { unix_ms: tick_ms })?;
+        let new_fence = if may_block {
+            fence.extend(tick_ms)?
+        } else {
+            match fence.try_extend(tick_ms) {
+                Some(Ok(new_fence)) if new_fence > tick_ms => new_fence,
+                // Errors and "not yet" are for the blocking path to judge and report.
+                _ => return Ok(Decided::WouldBlock),
+            }
+        };
+        if new_fence <= tick_ms {
+            if tick_ms > now.min(self.clock.now_ms()) {
+                // The fence cannot record times ahead of the clock just now: issue this tick
+                // once the clock has reached it, without the lead.
+                self.clock.sleep_until_ms(tick_ms);
+                return Ok(Decided::Again);
+            }
+            return Err(SnowflakeError::FenceReached { unix_ms: tick_ms });
+        }
+        self.fence_ms.fetch_max(new_fence, Ordering::AcqRel);
+        Ok(Decided::Go(now, tick))
     }
 
     /// The IDs `seq .. seq + count` of `tick`, once the position has been moved past them.
