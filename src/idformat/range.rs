@@ -76,29 +76,7 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
     let from = d.unix_ms.saturating_sub(window_ms);
     let to = d.unix_ms.saturating_add(window_ms);
     match d.format {
-        Format::Snowflake(l) => {
-            let layout = l.layout;
-            let from = from.max(layout.epoch_ms());
-            let to = to.min(layout.last_unix_ms());
-            let worker = d.worker.unwrap_or(0);
-            let (lo, hi) = layout
-                .worker_id_range(worker, from, to)
-                .map_err(|e| IdFormatError::NotAnId(e.to_string()))?;
-            let filter = if layout.time_first() {
-                layout
-                    .worker_sql("id")
-                    .map(|expr| format!("{expr} = {worker}"))
-            } else {
-                None
-            };
-            Ok(snowflake_range(
-                from,
-                to,
-                (lo, hi),
-                filter,
-                d.worker.is_some(),
-            ))
-        }
+        Format::Snowflake(l) => snowflake_around(d, l.layout, from, to),
         Format::Uuid(7) => {
             let (from, to) = (from.clamp(0, (1 << 48) - 1), to.clamp(0, (1 << 48) - 1));
             let base = (7u128 << 76) | (0b10u128 << 62);
@@ -106,20 +84,7 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
             let hi = ((to as u128) << 80) | base | (0xfffu128 << 64) | ((1u128 << 62) - 1);
             Ok(text_range(from, to, format_uuid(lo), format_uuid(hi)))
         }
-        Format::Uuid(6) => {
-            let first = GREGORIAN_TO_UNIX_100NS;
-            let last_ms = (((1i64 << 60) - 1) - first) / 10_000;
-            let min_ms = -first / 10_000;
-            let (from, to) = (from.clamp(min_ms, last_ms), to.clamp(min_ms, last_ms));
-            let ticks = |ms: i64, end: bool| {
-                let t = ms * 10_000 + first + if end { 9_999 } else { 0 };
-                t.clamp(0, (1 << 60) - 1) as u128
-            };
-            let pack = |t: u128| ((t >> 12) << 80) | (6u128 << 76) | ((t & 0xfff) << 64);
-            let lo = pack(ticks(from, false)) | (0b10u128 << 62);
-            let hi = pack(ticks(to, true)) | (0b10u128 << 62) | ((1u128 << 62) - 1);
-            Ok(text_range(from, to, format_uuid(lo), format_uuid(hi)))
-        }
+        Format::Uuid(6) => Ok(uuid6_around(from, to)),
         Format::Uuid(_) => Err(IdFormatError::NotSortable {
             format: "uuidv1",
             why: "their time's low bits come first",
@@ -147,29 +112,79 @@ pub fn around(d: &Decoded, window_ms: i64) -> Result<Around, IdFormatError> {
                 format_ksuid(&hi),
             ))
         }
-        Format::ObjectId => {
-            let secs = |ms: i64| ms.div_euclid(1000).clamp(0, i64::from(u32::MAX)) as u64;
-            let (f, t) = (secs(from), secs(to));
-            let process = d.worker.unwrap_or(0);
-            // Bytes 5-9 are the process: between two times every process's IDs lie, so the
-            // bounds hold the whole window and a filter keeps the process's.
-            let lo = format!("{f:08x}0000000000000000");
-            let hi = format!("{t:08x}ffffffffffffffff");
-            let mongo_filter = format!(
-                "{{_id: {{$gte: ObjectId(\"{lo}\"), $lte: ObjectId(\"{hi}\")}}, $expr: {{$eq: [{{$substrCP: [{{$toString: \"$_id\"}}, 8, 10]}}, \"{process:010x}\"]}}}}"
-            );
-            Ok(Around {
-                from_ms: f as i64 * 1000,
-                to_ms: t as i64 * 1000 + 999,
-                min: lo,
-                max: hi,
-                quoted: true,
-                worker_sql: Some(format!("substr(id, 9, 10) = '{process:010x}'")),
-                per_worker: true,
-                mongo_filter: Some(mongo_filter),
-            })
-        }
+        Format::ObjectId => objectid_around(d, from, to),
     }
+}
+
+/// [`around`] for a snowflake: the window within the layout's time, the worker's bounds, and
+/// the SQL keeping the worker when the time is on top.
+fn snowflake_around(
+    d: &Decoded,
+    layout: crate::snowflake::Layout,
+    from: i64,
+    to: i64,
+) -> Result<Around, IdFormatError> {
+    let from = from.max(layout.epoch_ms());
+    let to = to.min(layout.last_unix_ms());
+    let worker = d.worker.unwrap_or(0);
+    let (lo, hi) = layout
+        .worker_id_range(worker, from, to)
+        .map_err(|e| IdFormatError::NotAnId(e.to_string()))?;
+    let filter = if layout.time_first() {
+        layout
+            .worker_sql("id")
+            .map(|expr| format!("{expr} = {worker}"))
+    } else {
+        None
+    };
+    Ok(snowflake_range(
+        from,
+        to,
+        (lo, hi),
+        filter,
+        d.worker.is_some(),
+    ))
+}
+
+/// [`around`] for a UUIDv6: the window's bounds in its reordered Gregorian time.
+fn uuid6_around(from: i64, to: i64) -> Around {
+    let first = GREGORIAN_TO_UNIX_100NS;
+    let last_ms = (((1i64 << 60) - 1) - first) / 10_000;
+    let min_ms = -first / 10_000;
+    let (from, to) = (from.clamp(min_ms, last_ms), to.clamp(min_ms, last_ms));
+    let ticks = |ms: i64, end: bool| {
+        let t = ms * 10_000 + first + if end { 9_999 } else { 0 };
+        t.clamp(0, (1 << 60) - 1) as u128
+    };
+    let pack = |t: u128| ((t >> 12) << 80) | (6u128 << 76) | ((t & 0xfff) << 64);
+    let lo = pack(ticks(from, false)) | (0b10u128 << 62);
+    let hi = pack(ticks(to, true)) | (0b10u128 << 62) | ((1u128 << 62) - 1);
+    text_range(from, to, format_uuid(lo), format_uuid(hi))
+}
+
+/// [`around`] for an ObjectId: the window's seconds, and the process's 5 bytes as SQL and a
+/// MongoDB filter.
+fn objectid_around(d: &Decoded, from: i64, to: i64) -> Result<Around, IdFormatError> {
+    let secs = |ms: i64| ms.div_euclid(1000).clamp(0, i64::from(u32::MAX)) as u64;
+    let (f, t) = (secs(from), secs(to));
+    let process = d.worker.unwrap_or(0);
+    // Bytes 5-9 are the process: between two times every process's IDs lie, so the
+    // bounds hold the whole window and a filter keeps the process's.
+    let lo = format!("{f:08x}0000000000000000");
+    let hi = format!("{t:08x}ffffffffffffffff");
+    let mongo_filter = format!(
+        "{{_id: {{$gte: ObjectId(\"{lo}\"), $lte: ObjectId(\"{hi}\")}}, $expr: {{$eq: [{{$substrCP: [{{$toString: \"$_id\"}}, 8, 10]}}, \"{process:010x}\"]}}}}"
+    );
+    Ok(Around {
+        from_ms: f as i64 * 1000,
+        to_ms: t as i64 * 1000 + 999,
+        min: lo,
+        max: hi,
+        quoted: true,
+        worker_sql: Some(format!("substr(id, 9, 10) = '{process:010x}'")),
+        per_worker: true,
+        mongo_filter: Some(mongo_filter),
+    })
 }
 
 /// A snowflake window's [`Around`]: numeric bounds `lo..=hi`, with `worker_sql` and

@@ -117,7 +117,40 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
     if dbname.is_empty() {
         return Err("no database named: write postgres://user@host:port/DATABASE".into());
     }
-    let hosts = match (hosts.trim(), host_param.as_deref()) {
+    let list = host_list(hosts, host_param.as_deref(), port_param, &scrub_url)?;
+    let ConnectOptions {
+        ssl,
+        root_cert,
+        connect_timeout,
+        application_name,
+        read_write,
+    } = connect_options(query, list.len(), &scrub_url)?;
+    let name = target_name(&user, &list, &dbname);
+    Ok(PgTarget {
+        hosts: list,
+        password: password.map(str::to_string).or(url_pass),
+        user,
+        dbname,
+        ssl,
+        root_cert,
+        connect_timeout,
+        application_name,
+        read_write,
+        name,
+        tls: Arc::default(),
+        pooler_refuses_options: Arc::default(),
+    })
+}
+
+/// The URL's hosts (or `?host=`, never both), each `name:port` decoded and parsed, with
+/// `?port=` over every host's own.
+fn host_list(
+    hosts: &str,
+    host_param: Option<&str>,
+    port_param: Option<String>,
+    scrub_url: &dyn Fn(String) -> String,
+) -> Result<Vec<(String, u16)>, String> {
+    let hosts = match (hosts.trim(), host_param) {
         (h, None) => h.to_string(),
         ("", Some(p)) => p.to_string(),
         (_, Some(_)) => {
@@ -148,28 +181,7 @@ pub(crate) fn parse(url: &str, password: Option<&str>) -> Result<PgTarget, Strin
             *host_port = port;
         }
     }
-    let ConnectOptions {
-        ssl,
-        root_cert,
-        connect_timeout,
-        application_name,
-        read_write,
-    } = connect_options(query, list.len(), &scrub_url)?;
-    let name = target_name(&user, &list, &dbname);
-    Ok(PgTarget {
-        hosts: list,
-        password: password.map(str::to_string).or(url_pass),
-        user,
-        dbname,
-        ssl,
-        root_cert,
-        connect_timeout,
-        application_name,
-        read_write,
-        name,
-        tls: Arc::default(),
-        pooler_refuses_options: Arc::default(),
-    })
+    Ok(list)
 }
 
 /// The connection options of a URL's query (everything but the parameters that stand in for
@@ -190,34 +202,39 @@ fn connect_options(
     hosts: usize,
     scrub_url: &dyn Fn(String) -> String,
 ) -> Result<ConnectOptions, String> {
-    let mut ssl = SslMode::Prefer;
-    let mut root_cert = None;
-    let mut connect_timeout = CONNECT_TIMEOUT;
-    let mut application_name = "leafctl".to_string();
-    let mut read_write = hosts > 1;
+    let mut o = ConnectOptions {
+        ssl: SslMode::Prefer,
+        root_cert: None,
+        connect_timeout: CONNECT_TIMEOUT,
+        application_name: "leafctl".to_string(),
+        read_write: hosts > 1,
+    };
     for pair in query
         .into_iter()
         .flat_map(|q| q.split('&'))
         .filter(|p| !p.is_empty())
     {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let value = decode(value)?;
+        o.set(key, decode(value)?, scrub_url)?;
+    }
+    // libpq: a root certificate given makes `prefer`/`require` check the certificate's chain.
+    if o.root_cert.is_some() && o.ssl == SslMode::Require {
+        o.ssl = SslMode::VerifyCa;
+    }
+    Ok(o)
+}
+
+impl ConnectOptions {
+    /// Sets the option `key` of the query to `value`; an unknown key or value is refused.
+    fn set(
+        &mut self,
+        key: &str,
+        value: String,
+        scrub_url: &dyn Fn(String) -> String,
+    ) -> Result<(), String> {
         match key {
-            "sslmode" => {
-                ssl = match value.as_str() {
-                    "disable" => SslMode::Disable,
-                    "allow" | "prefer" => SslMode::Prefer,
-                    "require" => SslMode::Require,
-                    "verify-ca" => SslMode::VerifyCa,
-                    "verify-full" => SslMode::VerifyFull,
-                    other => {
-                        return Err(scrub_url(format!(
-                            "sslmode={other}: use disable, prefer, require, verify-ca or verify-full"
-                        )));
-                    }
-                }
-            }
-            "sslrootcert" if value == "system" => root_cert = None,
+            "sslmode" => self.ssl = ssl_mode(&value).map_err(scrub_url)?,
+            "sslrootcert" if value == "system" => self.root_cert = None,
             "sslrootcert" => {
                 if value.is_empty() {
                     return Err(
@@ -228,7 +245,7 @@ fn connect_options(
                 if let Err(e) = std::fs::File::open(&path) {
                     return Err(format!("cannot read sslrootcert {}: {e}", path.display()));
                 }
-                root_cert = Some(path);
+                self.root_cert = Some(path);
             }
             "connect_timeout" => {
                 let secs: u64 = value
@@ -238,12 +255,12 @@ fn connect_options(
                     .ok_or_else(|| {
                         format!("connect_timeout={value}: give whole seconds from 1 to 3600")
                     })?;
-                connect_timeout = Duration::from_secs(secs);
+                self.connect_timeout = Duration::from_secs(secs);
             }
-            "application_name" => application_name = value,
+            "application_name" => self.application_name = value,
             "host" | "port" | "user" | "dbname" => {}
             "target_session_attrs" => {
-                read_write = match value.as_str() {
+                self.read_write = match value.as_str() {
                     "read-write" | "primary" => true,
                     "any" => false,
                     other => {
@@ -259,21 +276,23 @@ fn connect_options(
                 )));
             }
         }
+        Ok(())
     }
-    // libpq: a root certificate given makes `prefer`/`require` check the certificate's chain.
-    if root_cert.is_some() && matches!(ssl, SslMode::Prefer | SslMode::Require) {
-        ssl = if ssl == SslMode::Prefer {
-            SslMode::Prefer
-        } else {
-            SslMode::VerifyCa
-        };
-    }
-    Ok(ConnectOptions {
-        ssl,
-        root_cert,
-        connect_timeout,
-        application_name,
-        read_write,
+}
+
+/// libpq's `sslmode` value (`allow` read as `prefer`).
+fn ssl_mode(value: &str) -> Result<SslMode, String> {
+    Ok(match value {
+        "disable" => SslMode::Disable,
+        "allow" | "prefer" => SslMode::Prefer,
+        "require" => SslMode::Require,
+        "verify-ca" => SslMode::VerifyCa,
+        "verify-full" => SslMode::VerifyFull,
+        other => {
+            return Err(format!(
+                "sslmode={other}: use disable, prefer, require, verify-ca or verify-full"
+            ));
+        }
     })
 }
 
