@@ -332,68 +332,20 @@ pub fn scan_stream<R: Read, S: ScanSink>(
     };
     let mut skip_first = false;
     let mut last_byte = b'\n';
-    let positions = sink.wants_positions();
     loop {
         sink.flush().map_err(ScanError::Write)?;
-        let n = loop {
-            match reader.read(&mut buf[filled..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ScanError::Read(e)),
-            }
-        };
+        let n = read_some(&mut reader, &mut buf[filled..])?;
         let eof = n == 0;
         filled += n;
         stats.bytes += n as u64;
-        let cut = if eof {
-            filled
-        } else if let Some(p) = buf[..filled].iter().rposition(|&b| b == b'\n') {
-            p + 1
-        } else if filled == buf.len() {
-            match buf.iter().rposition(|&b| CLASS[b as usize] & BREAK != 0) {
-                Some(p) => p + 1,
-                None => filled,
-            }
-        } else {
+        let Some(cut) = block_end(&buf, filled, eof) else {
             continue;
         };
         let block = &buf[..cut];
         if let Some(&b) = block.last() {
             last_byte = b;
         }
-        let mut pos = 0;
-        let mut failed = None;
-        let (skipped, unix_times) = scanner.find(block, skip_first, |start, end, d| {
-            if failed.is_some() {
-                return;
-            }
-            let before = &block[pos..start];
-            let (line, column) = if positions {
-                cur.advance(before, pos);
-                (cur.line, cur.carried + (start - cur.line_start) as u64 + 1)
-            } else {
-                (0, 0)
-            };
-            let r = sink
-                .text(before)
-                .and_then(|()| sink.id(&block[start..end], line, column, d));
-            if let Err(e) = r {
-                failed = Some(e);
-            }
-            stats.ids += 1;
-            pos = end;
-        });
-        stats.skipped += skipped;
-        stats.unix_times += unix_times;
-        if let Some(e) = failed {
-            return Err(ScanError::Write(e));
-        }
-        let rest = &block[pos..];
-        cur.advance(
-            if positions { rest } else { block },
-            if positions { pos } else { 0 },
-        );
-        sink.text(rest).map_err(ScanError::Write)?;
+        scan_block(block, scanner, sink, &mut cur, skip_first, &mut stats)?;
         // The next block continues the current line.
         cur.carried += (cut - cur.line_start) as u64;
         cur.line_start = 0;
@@ -411,6 +363,80 @@ pub fn scan_stream<R: Read, S: ScanSink>(
     stats.lines = cur.line - u64::from(last_byte == b'\n');
     sink.flush().map_err(ScanError::Write)?;
     Ok(stats)
+}
+
+/// One read into `buf` (again when interrupted): how many bytes, 0 at the end.
+fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> Result<usize, ScanError> {
+    loop {
+        match reader.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ScanError::Read(e)),
+        }
+    }
+}
+
+/// Where the block of `buf[..filled]` to scan ends: after its last line, or for a line longer
+/// than the buffer after its last byte that cannot be part of an ID; `None` to read more first.
+fn block_end(buf: &[u8], filled: usize, eof: bool) -> Option<usize> {
+    if eof {
+        Some(filled)
+    } else if let Some(p) = buf[..filled].iter().rposition(|&b| b == b'\n') {
+        Some(p + 1)
+    } else if filled == buf.len() {
+        match buf.iter().rposition(|&b| CLASS[b as usize] & BREAK != 0) {
+            Some(p) => Some(p + 1),
+            None => Some(filled),
+        }
+    } else {
+        None
+    }
+}
+
+/// Passes one block's text and IDs to `sink`, in order, counting them in `stats`; `cur` follows
+/// the lines (and columns, when the sink wants positions).
+fn scan_block<S: ScanSink>(
+    block: &[u8],
+    scanner: &Scanner,
+    sink: &mut S,
+    cur: &mut Cursor,
+    skip_first: bool,
+    stats: &mut ScanStats,
+) -> Result<(), ScanError> {
+    let positions = sink.wants_positions();
+    let mut pos = 0;
+    let mut failed = None;
+    let (skipped, unix_times) = scanner.find(block, skip_first, |start, end, d| {
+        if failed.is_some() {
+            return;
+        }
+        let before = &block[pos..start];
+        let (line, column) = if positions {
+            cur.advance(before, pos);
+            (cur.line, cur.carried + (start - cur.line_start) as u64 + 1)
+        } else {
+            (0, 0)
+        };
+        let r = sink
+            .text(before)
+            .and_then(|()| sink.id(&block[start..end], line, column, d));
+        if let Err(e) = r {
+            failed = Some(e);
+        }
+        stats.ids += 1;
+        pos = end;
+    });
+    stats.skipped += skipped;
+    stats.unix_times += unix_times;
+    if let Some(e) = failed {
+        return Err(ScanError::Write(e));
+    }
+    let rest = &block[pos..];
+    cur.advance(
+        if positions { rest } else { block },
+        if positions { pos } else { 0 },
+    );
+    sink.text(rest).map_err(ScanError::Write)
 }
 
 #[cfg(test)]

@@ -154,26 +154,21 @@ pub fn decode_uuid(v: u128) -> Result<Decoded, IdFormatError> {
                 }),
             })
         }
-        2 => Err(IdFormatError::UuidWithoutTime {
-            version,
-            what: "a DCE Security UUID, whose time has its low 32 bits replaced by a local id",
-        }),
-        3 | 5 => Err(IdFormatError::UuidWithoutTime {
-            version,
-            what: "a name-based (hash) UUID",
-        }),
-        4 => Err(IdFormatError::UuidWithoutTime {
-            version,
-            what: "a random UUID",
-        }),
-        8 => Err(IdFormatError::UuidWithoutTime {
-            version,
-            what: "a vendor-specific UUID, whose layout RFC 9562 leaves open",
-        }),
         _ => Err(IdFormatError::UuidWithoutTime {
             version,
-            what: "a UUID of an unassigned version",
+            what: without_time(version),
         }),
+    }
+}
+
+/// What a UUID of `version` (none of 1, 6 and 7) is, for the error saying it holds no time.
+fn without_time(version: u8) -> &'static str {
+    match version {
+        2 => "a DCE Security UUID, whose time has its low 32 bits replaced by a local id",
+        3 | 5 => "a name-based (hash) UUID",
+        4 => "a random UUID",
+        8 => "a vendor-specific UUID, whose layout RFC 9562 leaves open",
+        _ => "a UUID of an unassigned version",
     }
 }
 

@@ -129,86 +129,122 @@ impl Shared {
     }
 
     fn keep(&self) {
-        let mut backoff = Duration::from_millis(200);
-        // Acquisitions refused in a row for a reason no retry mends.
-        let mut refused = 0;
+        let mut tries = Retries::new();
         while self.pause(CHECK_EVERY) {
-            match self.current.load_full() {
-                Some(g) => match g.lease().check() {
-                    Ok(()) => {}
-                    // A disconnected session may come back before it expires.
-                    Err(e) if e.may_recover() => {}
-                    Err(e) => {
-                        tracing::warn!(
-                            "worker id {} lost: {e}; stopped issuing, acquiring a worker id again",
-                            g.worker()
-                        );
-                        self.current.store(None);
-                        self.lock().problem = Some(e.to_string());
-                        self.retire(&g);
-                        *self.last_retired.lock().unwrap_or_else(|p| p.into_inner()) = Some(g);
-                    }
-                },
+            let go_on = match self.current.load_full() {
+                Some(g) => {
+                    self.watch(g);
+                    true
+                }
                 None => match self.acquire() {
                     Ok(g) => {
-                        // The new generator starts after the old one's last ID and carries that
-                        // point on (its own last issued time) if it is lost in turn. The old
-                        // one goes when this arm ends, after the state lock.
-                        let _old = self
-                            .last_retired
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .take();
-                        let mut st = self.lock();
-                        if st.stopping {
-                            drop(st);
-                            self.retire(&g);
-                            return;
-                        }
-                        tracing::warn!(
-                            "acquired worker id {} ({}); issuing again",
-                            g.worker(),
-                            g.lease().describe()
-                        );
-                        st.problem = None;
-                        refused = 0;
-                        self.acquisitions.fetch_add(1, Ordering::Relaxed);
-                        self.current.store(Some(Arc::new(g)));
-                        backoff = Duration::from_millis(200);
+                        tries = Retries::new();
+                        self.put_in_service(g)
                     }
-                    Err(e) => {
-                        tracing::warn!("cannot acquire a worker id yet: {e}");
-                        let mended_only_by_hand = match &e {
-                            IssueError::Worker(w) if w.needs_operator() => Some(w.hint()),
-                            _ => None,
-                        };
-                        refused = if mended_only_by_hand.is_some() {
-                            refused + 1
-                        } else {
-                            0
-                        };
-                        let mut st = self.lock();
-                        st.problem = Some(e.to_string());
-                        if refused >= GIVE_UP_AFTER {
-                            st.gave_up = Some(GaveUp {
-                                attempts: refused,
-                                reason: e.to_string(),
-                                hint: mended_only_by_hand.unwrap_or_default(),
-                            });
-                            break;
-                        }
-                        drop(st);
-                        if !self.pause(backoff) {
-                            break;
-                        }
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
-                    }
+                    Err(e) => self.refused(&e, &mut tries),
                 },
+            };
+            if !go_on {
+                break;
             }
         }
         let mut st = self.lock();
         st.stopped = true;
         self.wake.notify_all();
+    }
+
+    /// Checks the lease of `g`, the generator in service: once lost, takes it out of service
+    /// (a disconnected session that may come back before it expires is left alone).
+    fn watch(&self, g: Arc<WorkerGenerator>) {
+        match g.lease().check() {
+            Ok(()) => {}
+            Err(e) if e.may_recover() => {}
+            Err(e) => {
+                tracing::warn!(
+                    "worker id {} lost: {e}; stopped issuing, acquiring a worker id again",
+                    g.worker()
+                );
+                self.current.store(None);
+                self.lock().problem = Some(e.to_string());
+                self.retire(&g);
+                *self.last_retired.lock().unwrap_or_else(|p| p.into_inner()) = Some(g);
+            }
+        }
+    }
+
+    /// Puts a newly acquired generator in service; false (and it is given back) once stopping.
+    fn put_in_service(&self, g: WorkerGenerator) -> bool {
+        // The new generator starts after the old one's last ID and carries that point on (its
+        // own last issued time) if it is lost in turn. The old one goes when this returns,
+        // after the state lock.
+        let _old = self
+            .last_retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let mut st = self.lock();
+        if st.stopping {
+            drop(st);
+            self.retire(&g);
+            return false;
+        }
+        tracing::warn!(
+            "acquired worker id {} ({}); issuing again",
+            g.worker(),
+            g.lease().describe()
+        );
+        st.problem = None;
+        self.acquisitions.fetch_add(1, Ordering::Relaxed);
+        self.current.store(Some(Arc::new(g)));
+        true
+    }
+
+    /// An acquisition refused with `e`: noted, then a pause that grows with each refusal;
+    /// false once stopping, or once [`GIVE_UP_AFTER`] refusals in a row no retry mends.
+    fn refused(&self, e: &IssueError, tries: &mut Retries) -> bool {
+        tracing::warn!("cannot acquire a worker id yet: {e}");
+        let mended_only_by_hand = match e {
+            IssueError::Worker(w) if w.needs_operator() => Some(w.hint()),
+            _ => None,
+        };
+        tries.refused = if mended_only_by_hand.is_some() {
+            tries.refused + 1
+        } else {
+            0
+        };
+        let mut st = self.lock();
+        st.problem = Some(e.to_string());
+        if tries.refused >= GIVE_UP_AFTER {
+            st.gave_up = Some(GaveUp {
+                attempts: tries.refused,
+                reason: e.to_string(),
+                hint: mended_only_by_hand.unwrap_or_default(),
+            });
+            return false;
+        }
+        drop(st);
+        if !self.pause(tries.backoff) {
+            return false;
+        }
+        tries.backoff = (tries.backoff * 2).min(MAX_BACKOFF);
+        true
+    }
+}
+
+/// The keeper's attempts to acquire since it last held a worker id.
+struct Retries {
+    /// The pause before the next attempt.
+    backoff: Duration,
+    /// Acquisitions refused in a row for a reason no retry mends.
+    refused: u32,
+}
+
+impl Retries {
+    fn new() -> Retries {
+        Retries {
+            backoff: Duration::from_millis(200),
+            refused: 0,
+        }
     }
 }
 

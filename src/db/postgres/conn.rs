@@ -146,30 +146,10 @@ impl PgConn {
         options: &str,
         send_options: bool,
     ) -> Result<PgConn, PgFailure> {
-        let (name, port) = &target.hosts[host];
+        let (name, _) = &target.hosts[host];
         // libpq: TLS is not used over a Unix socket, whatever sslmode says.
         let socket = is_socket_dir(name);
-        let mut config = tokio_postgres::Config::new();
-        config
-            .host(name)
-            .port(*port)
-            .user(&target.user)
-            .dbname(&target.dbname)
-            .application_name(&target.application_name)
-            .connect_timeout(target.connect_timeout)
-            .keepalives_idle(Duration::from_secs(30))
-            .ssl_mode(match target.ssl {
-                _ if socket => tokio_postgres::config::SslMode::Disable,
-                SslMode::Disable => tokio_postgres::config::SslMode::Disable,
-                SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
-                _ => tokio_postgres::config::SslMode::Require,
-            });
-        if send_options {
-            config.options(format!("-c lock_timeout={LOCK_WAIT_TIMEOUT_S}s {options}").trim());
-        }
-        if let Some(p) = &target.password {
-            config.password(p);
-        }
+        let config = config_for(target, host, options, send_options);
         let password = target.password.clone();
         let tls = match target.tls.get() {
             _ if socket => None,
@@ -289,6 +269,41 @@ impl PgConn {
 
 /// The runtime every PostgreSQL connection of the process runs on: one worker thread drives
 /// the connections' sockets; statements are awaited by the calling thread.
+/// The driver's settings to connect to host `host` of `target`, with leafctl's startup options
+/// (`send_options`) and `options` besides.
+fn config_for(
+    target: &PgTarget,
+    host: usize,
+    options: &str,
+    send_options: bool,
+) -> tokio_postgres::Config {
+    let (name, port) = &target.hosts[host];
+    // libpq: TLS is not used over a Unix socket, whatever sslmode says.
+    let socket = is_socket_dir(name);
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(name)
+        .port(*port)
+        .user(&target.user)
+        .dbname(&target.dbname)
+        .application_name(&target.application_name)
+        .connect_timeout(target.connect_timeout)
+        .keepalives_idle(Duration::from_secs(30))
+        .ssl_mode(match target.ssl {
+            _ if socket => tokio_postgres::config::SslMode::Disable,
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            _ => tokio_postgres::config::SslMode::Require,
+        });
+    if send_options {
+        config.options(format!("-c lock_timeout={LOCK_WAIT_TIMEOUT_S}s {options}").trim());
+    }
+    if let Some(p) = &target.password {
+        config.password(p);
+    }
+    config
+}
+
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {

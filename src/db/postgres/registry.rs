@@ -334,39 +334,47 @@ impl PostgresOptions {
         }
         // From here on, a refusal drops the session, which gives the marker back.
         let session = OwnSession { conn: c, marker };
-        let rows = session
-            .query(
-                &format!(
-                    "SELECT {}, (SELECT setting::bigint FROM pg_settings \
-                     WHERE name = 'idle_session_timeout'), pg_backend_pid()",
-                    marker.own_session_sql()
-                ),
-                vec![],
-            )
-            .map_err(|f| fail("check the session", f))?;
-        let row = rows
-            .first()
-            .ok_or_else(|| fail("check the session", "no answer row"))?;
-        let own: bool = row.try_get(0).map_err(|e| fail("check the session", e))?;
-        let timeout: Option<i64> = row.try_get(1).map_err(|e| fail("check the session", e))?;
-        let pid: i32 = row.try_get(2).map_err(|e| fail("check the session", e))?;
-        if !own {
-            return Err(PostgresError::SharedSession {
-                found: not_own_session(first_pid, pid),
-            }
-            .into());
-        }
-        if let Some(asked) = asked
-            && timeout.and_then(|t| u128::try_from(t).ok()) != Some(asked)
-        {
-            return Err(PostgresError::WaitTimeout {
-                asked,
-                found: timeout.unwrap_or(-1),
-            }
-            .into());
-        }
+        check_own(&session, first_pid, asked)?;
         Ok(session)
     }
+}
+
+/// The registry's second statement: the session holds this process's marker and no other
+/// (else its statements ran on two server sessions, or another process's marker is on it),
+/// and its `idle_session_timeout` is the one `asked` (ms).
+fn check_own(session: &OwnSession, first_pid: i32, asked: Option<u128>) -> Result<(), WorkerError> {
+    let rows = session
+        .query(
+            &format!(
+                "SELECT {}, (SELECT setting::bigint FROM pg_settings \
+                 WHERE name = 'idle_session_timeout'), pg_backend_pid()",
+                session.marker.own_session_sql()
+            ),
+            vec![],
+        )
+        .map_err(|f| fail("check the session", f))?;
+    let row = rows
+        .first()
+        .ok_or_else(|| fail("check the session", "no answer row"))?;
+    let own: bool = row.try_get(0).map_err(|e| fail("check the session", e))?;
+    let timeout: Option<i64> = row.try_get(1).map_err(|e| fail("check the session", e))?;
+    let pid: i32 = row.try_get(2).map_err(|e| fail("check the session", e))?;
+    if !own {
+        return Err(PostgresError::SharedSession {
+            found: not_own_session(first_pid, pid),
+        }
+        .into());
+    }
+    if let Some(asked) = asked
+        && timeout.and_then(|t| u128::try_from(t).ok()) != Some(asked)
+    {
+        return Err(PostgresError::WaitTimeout {
+            asked,
+            found: timeout.unwrap_or(-1),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// What a registry whose second statement found its session not its own learned: its two
