@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use leafctl::db::{OpenMode, open_store};
+use leafctl::segment::AllocStoreExt;
 use leafctl::segment::Increment;
 
 fn env_or(name: &str, default: &str) -> String {

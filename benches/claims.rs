@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 
 use leafctl::db::open_store;
+use leafctl::segment::AllocStoreExt;
 use leafctl::segment::{AllocStore, Increment};
 
 fn env_or(name: &str, default: u64) -> u64 {

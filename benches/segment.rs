@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use leafctl::db::OpenMode;
 use leafctl::db::sqlite::SqliteStore;
+use leafctl::segment::AllocStoreExt;
 use leafctl::segment::{AllocStore, SegmentGenerator};
 
 fn generator(dir: &tempfile::TempDir) -> SegmentGenerator {

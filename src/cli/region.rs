@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::Context;
 use super::error::{AlreadyReported, CliError, EXIT_RUNTIME, usage};
 use super::output::{OutputFormat, print_json, print_text};
+use leafctl::segment::AllocStoreExt;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -16,6 +16,7 @@ use super::output::{
     table, write_err,
 };
 use super::{Context, whole_number};
+use leafctl::segment::AllocStoreExt;
 
 pub const EXAMPLES: &str = "\
 Examples:

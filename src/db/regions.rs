@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::region::{Region, RegionError};
+use crate::segment::AllocStoreExt;
 use crate::segment::{
     AllocStore, Bounds, NewTag, RegionToRecord, RemovedPages, RowPages, SegmentError, StartAt,
     TagFilter, Tombstone, add_tag, check_region,

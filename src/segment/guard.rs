@@ -257,6 +257,7 @@ mod tests {
     use super::*;
     use crate::db::OpenMode;
     use crate::db::sqlite::SqliteStore;
+    use crate::segment::AllocStoreExt;
     use crate::segment::NewTag;
 
     fn store(dir: &Path) -> SqliteStore {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::store::{Added, Bounds, NewTag, Removed, bounds_in_field, check_claim, unknown_tag};
+use super::store::{Added, Bounds, NewTag, Removed, check_claim, unknown_tag};
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, Tombstone, validate_step,
 };
@@ -19,7 +19,7 @@ use crate::region::Region;
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
-    /// Where this handle's claims stay ([`AllocStore::confine`]).
+    /// Where this handle's claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
     bounds: Bounds,
 }
 
@@ -98,6 +98,104 @@ impl MemoryStore {
     }
 }
 
+/// What the `MemoryStore` does for each [`AllocStore`] operation: its statements, one method
+/// each (the trait's methods dispatch here).
+impl MemoryStore {
+    fn read_rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let st = self.open()?;
+        Ok(st
+            .rows
+            .values()
+            .filter(|r| page.after.is_none_or(|a| r.tag.as_str() > a))
+            .filter(|r| page.filter.matches(&r.tag))
+            .take(page.limit)
+            .cloned()
+            .collect())
+    }
+
+    fn read_removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        let st = self.open()?;
+        Ok(st
+            .removed
+            .iter()
+            .filter(|(t, _)| after.is_none_or(|a| t.as_str() > a))
+            .take(limit)
+            .map(|(tag, max_id)| Tombstone {
+                tag: tag.clone(),
+                max_id: *max_id,
+            })
+            .collect())
+    }
+
+    fn read_tags_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, SegmentError> {
+        let st = self.open()?;
+        Ok(st
+            .rows
+            .keys()
+            .filter(|t| after.is_none_or(|a| t.as_str() > a))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    fn update_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        validate_step(step)?;
+        let mut st = self.open()?;
+        let row = st
+            .rows
+            .get_mut(tag)
+            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
+        row.step = step;
+        Ok(())
+    }
+
+    fn update_bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        let mut st = self.open()?;
+        let row = st
+            .rows
+            .get_mut(tag)
+            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
+        let before = row.max_id;
+        if to < before {
+            return Err(SegmentError::BumpDown {
+                tag: tag.into(),
+                max_id: before,
+                to,
+            });
+        }
+        row.max_id = to;
+        Ok(before)
+    }
+
+    fn update_hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let mut st = self.open()?;
+        match st.rows.get_mut(tag) {
+            Some(row) if row.max_id == from => {
+                row.max_id = to;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn read_region(&self) -> Result<Option<Region>, SegmentError> {
+        Ok(self.open()?.region)
+    }
+
+    fn write_region(&self, region: Region) -> Result<(), SegmentError> {
+        self.open()?.region.get_or_insert(region);
+        Ok(())
+    }
+}
+
 impl AllocStore for MemoryStore {
     fn describe(&self) -> String {
         "memory://".into()
@@ -150,60 +248,8 @@ impl AllocStore for MemoryStore {
         Ok(Added::inserted(first, removed))
     }
 
-    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let st = self.open()?;
-        Ok(st
-            .rows
-            .values()
-            .filter(|r| page.after.is_none_or(|a| r.tag.as_str() > a))
-            .filter(|r| page.filter.matches(&r.tag))
-            .take(page.limit)
-            .cloned()
-            .collect())
-    }
-
-    fn removed_page(
-        &self,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Tombstone>, SegmentError> {
-        let st = self.open()?;
-        Ok(st
-            .removed
-            .iter()
-            .filter(|(t, _)| after.is_none_or(|a| t.as_str() > a))
-            .take(limit)
-            .map(|(tag, max_id)| Tombstone {
-                tag: tag.clone(),
-                max_id: *max_id,
-            })
-            .collect())
-    }
-
-    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
-        let st = self.open()?;
-        Ok(st
-            .rows
-            .keys()
-            .filter(|t| after.is_none_or(|a| t.as_str() > a))
-            .take(limit)
-            .cloned()
-            .collect())
-    }
-
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
         Ok(self.open()?.rows.get(tag).cloned())
-    }
-
-    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        validate_step(step)?;
-        let mut st = self.open()?;
-        let row = st
-            .rows
-            .get_mut(tag)
-            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
-        row.step = step;
-        Ok(())
     }
 
     fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
@@ -218,50 +264,57 @@ impl AllocStore for MemoryStore {
         Ok(Removed { row, tombstone })
     }
 
-    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        let mut st = self.open()?;
-        let row = st
-            .rows
-            .get_mut(tag)
-            .ok_or_else(|| unknown_tag(tag, &self.describe()))?;
-        let before = row.max_id;
-        if to < before {
-            return Err(SegmentError::BumpDown {
-                tag: tag.into(),
-                max_id: before,
-                to,
-            });
-        }
-        row.max_id = to;
-        Ok(before)
-    }
-
-    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
-        let mut st = self.open()?;
-        match st.rows.get_mut(tag) {
-            Some(row) if row.max_id == from => {
-                row.max_id = to;
-                Ok(true)
+    fn page(
+        &self,
+        query: &crate::segment::PageQuery<'_>,
+    ) -> Result<crate::segment::Page, SegmentError> {
+        use crate::segment::{Page, PageQuery};
+        Ok(match query {
+            PageQuery::Rows(page) => Page::Rows(self.read_rows_page(page)?),
+            PageQuery::Tags { after, limit } => Page::Tags(self.read_tags_page(*after, *limit)?),
+            PageQuery::Removed { after, limit } => {
+                Page::Removed(self.read_removed_page(*after, *limit)?)
             }
-            _ => Ok(false),
+        })
+    }
+
+    fn update(
+        &self,
+        tag: &str,
+        update: crate::segment::RowUpdate,
+    ) -> Result<crate::segment::Updated, SegmentError> {
+        use crate::segment::{RowUpdate, Updated};
+        Ok(match update {
+            RowUpdate::Step(step) => {
+                self.update_step(tag, step)?;
+                Updated::Step
+            }
+            RowUpdate::BumpTo(to) => Updated::Bumped {
+                was: self.update_bump(tag, to)?,
+            },
+            RowUpdate::HandBack { from, to } => {
+                Updated::HandedBack(self.update_hand_back(tag, from, to)?)
+            }
+        })
+    }
+
+    fn region_mark(
+        &self,
+        record: Option<crate::region::Region>,
+    ) -> Result<Option<crate::region::Region>, SegmentError> {
+        if let Some(region) = record {
+            self.write_region(region)?;
         }
+        self.read_region()
     }
-
-    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        Ok(self.open()?.region)
-    }
-
-    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        self.open()?.region.get_or_insert(region);
-        Ok(())
-    }
-
-    bounds_in_field!();
 }
+
+crate::segment::store::bounds_in_field!(MemoryStore);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::segment::AllocStoreExt;
     use crate::segment::StartAt;
 
     /// The in-memory table keeps the rules the real ones keep: a removed and re-added tag

@@ -8,6 +8,7 @@ use std::process::Stdio;
 
 use leafctl::db::OpenMode;
 use leafctl::db::sqlite::SqliteStore;
+use leafctl::segment::AllocStoreExt;
 use leafctl::segment::{AllocStore, SegmentGenerator};
 use std::time::Duration;
 use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};

@@ -6,6 +6,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use leafctl::db::mysql::MysqlStore;
+use leafctl::segment::AllocStoreExt;
 use leafctl::segment::{AllocStore, SegmentError, SegmentGenerator};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::{assert_unique, wait_until};

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use leafctl::db::regions;
 use leafctl::region::Region;
+use leafctl::segment::AllocStoreExt;
 use leafctl::segment::{
     AllocStore, Increment, NewTag, RegionToRecord, RemovedPages, SegmentError, SegmentGenerator,
     StartAt, TagHealth, add_tag, bump_tag, enter_region,

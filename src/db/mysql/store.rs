@@ -83,7 +83,7 @@ pub struct MysqlStore {
     password: Option<String>,
     /// When a connection was last taken: one taken after a long idle time is pinged first.
     last_used: std::sync::Mutex<std::time::Instant>,
-    /// Where claims stay ([`AllocStore::confine`]).
+    /// Where claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
     bounds: Bounds,
 }
 
@@ -488,6 +488,135 @@ impl MysqlStore {
     }
 }
 
+/// What the `MysqlStore` does for each [`AllocStore`] operation: its statements, one method
+/// each (the trait's methods dispatch here).
+impl MysqlStore {
+    fn read_rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let like = page.filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
+        let rows: Vec<Row> = self.on_a_host("", |conn| conn.exec(&sql, params.clone()))?;
+        Ok(rows.into_iter().map(row).collect())
+    }
+
+    fn read_removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        let select = format!("SELECT biz_tag, max_id FROM {REMOVED_TABLE}");
+        let (sql, params) = page_query(&select, after, None, limit);
+        match self.on_a_host("", |conn| {
+            conn.exec::<(String, i64), _, _>(&sql, params.clone())
+        }) {
+            Ok(rows) => Ok(rows
+                .into_iter()
+                .map(|(tag, max_id)| Tombstone { tag, max_id })
+                .collect()),
+            // A database made before tombstones: none.
+            Err(SegmentError::MissingTable { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_tags_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, SegmentError> {
+        let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
+        self.on_a_host("", |conn| conn.exec(&sql, params.clone()))
+    }
+
+    fn update_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        let changed = self.command(tag, |Checked { conn, poison, host }| {
+            conn.exec_drop(
+                "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
+                (step, tag),
+            )
+            .map_err(|e| self.attempt(poison, *host, e))?;
+            Ok(conn.affected_rows())
+        })?;
+        if changed == 0 && self.get(tag)?.is_none() {
+            return Err(unknown_tag(tag, &self.name));
+        }
+        Ok(())
+    }
+
+    fn update_hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        // Tried once, on the host in use, and never again (unlike every other statement here):
+        // it moves max_id down, so a second try after an answer lost with its host could find
+        // max_id back at `from` after someone else's claim above `to` and hand that claim's
+        // range out again. A hand-back that fails leaves a gap, never a repeat.
+        let Checked {
+            mut conn, poison, ..
+        } = self.conn()?;
+        conn.exec_drop(
+            "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+            (to, tag, from),
+        )
+        .map_err(|e| self.fail(&poison, e))?;
+        // `to` differs from `from`, so a matched row is a changed row.
+        Ok(conn.affected_rows() == 1)
+    }
+
+    fn read_region(&self) -> Result<Option<Region>, SegmentError> {
+        let rows: Vec<(i64, i64)> = self.on_a_host("", |conn| {
+            // information_schema first: no error to tell apart when the table was never made.
+            let exists: Vec<i64> = conn.query(
+                "SELECT COUNT(*) FROM information_schema.tables \
+                 WHERE table_schema = DATABASE() AND table_name = 'leaf_region'",
+            )?;
+            if exists.first().copied().unwrap_or(0) == 0 {
+                return Ok(Vec::new());
+            }
+            conn.query("SELECT region, regions FROM leaf_region WHERE id = 1")
+        })?;
+        rows.first()
+            .map(|&(r, n)| crate::db::region_of_row(&self.name, r, n))
+            .transpose()
+    }
+
+    fn write_region(&self, region: Region) -> Result<(), SegmentError> {
+        // A create if missing and an insert that keeps a row already there: again, the same.
+        self.on_a_host("", |conn| {
+            conn.query_drop(MYSQL_REGION_DDL)?;
+            conn.exec_drop(
+                "INSERT IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?, ?)",
+                (region.index(), region.count()),
+            )
+        })
+    }
+
+    fn update_bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        self.command(tag, |Checked { conn, poison, host }| {
+            let (poison, host) = (*poison, *host);
+            let conn = std::cell::RefCell::new(conn);
+            bump_with_retries(
+                &self.name,
+                tag,
+                to,
+                || {
+                    let rows: Vec<i64> = conn
+                        .borrow_mut()
+                        .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
+                        .map_err(|e| self.attempt(&poison, host, e))?;
+                    Ok(rows.first().copied())
+                },
+                // One autocommit statement that can only move the row forward.
+                |max_id| {
+                    let mut conn = conn.borrow_mut();
+                    conn.exec_drop(
+                        "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
+                        (to, tag, max_id),
+                    )
+                    .map_err(|e| self.attempt(&poison, host, e))?;
+                    Ok(conn.affected_rows() == 1)
+                },
+            )
+        })
+    }
+}
+
 impl AllocStore for MysqlStore {
     fn describe(&self) -> String {
         self.name.clone()
@@ -517,38 +646,6 @@ impl AllocStore for MysqlStore {
         self.command(new.tag, |checked| self.add_tag_once(checked, new))
     }
 
-    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let like = page.filter.like_pattern();
-        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
-        let rows: Vec<Row> = self.on_a_host("", |conn| conn.exec(&sql, params.clone()))?;
-        Ok(rows.into_iter().map(row).collect())
-    }
-
-    fn removed_page(
-        &self,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Tombstone>, SegmentError> {
-        let select = format!("SELECT biz_tag, max_id FROM {REMOVED_TABLE}");
-        let (sql, params) = page_query(&select, after, None, limit);
-        match self.on_a_host("", |conn| {
-            conn.exec::<(String, i64), _, _>(&sql, params.clone())
-        }) {
-            Ok(rows) => Ok(rows
-                .into_iter()
-                .map(|(tag, max_id)| Tombstone { tag, max_id })
-                .collect()),
-            // A database made before tombstones: none.
-            Err(SegmentError::MissingTable { .. }) => Ok(Vec::new()),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
-        let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
-        self.on_a_host("", |conn| conn.exec(&sql, params.clone()))
-    }
-
     fn tags_fingerprint(&self) -> Result<Option<TagsFingerprint>, SegmentError> {
         // The server reads the names and sends two numbers.
         let rows: Vec<(i64, u64)> = self.on_a_host("", |conn| {
@@ -570,101 +667,56 @@ impl AllocStore for MysqlStore {
         Ok(rows.into_iter().next().map(row))
     }
 
-    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        let changed = self.command(tag, |Checked { conn, poison, host }| {
-            conn.exec_drop(
-                "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
-                (step, tag),
-            )
-            .map_err(|e| self.attempt(poison, *host, e))?;
-            Ok(conn.affected_rows())
-        })?;
-        if changed == 0 && self.get(tag)?.is_none() {
-            return Err(unknown_tag(tag, &self.name));
-        }
-        Ok(())
-    }
-
-    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
-        // Tried once, on the host in use, and never again (unlike every other statement here):
-        // it moves max_id down, so a second try after an answer lost with its host could find
-        // max_id back at `from` after someone else's claim above `to` and hand that claim's
-        // range out again. A hand-back that fails leaves a gap, never a repeat.
-        let Checked {
-            mut conn, poison, ..
-        } = self.conn()?;
-        conn.exec_drop(
-            "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
-            (to, tag, from),
-        )
-        .map_err(|e| self.fail(&poison, e))?;
-        // `to` differs from `from`, so a matched row is a changed row.
-        Ok(conn.affected_rows() == 1)
-    }
-
-    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        let rows: Vec<(i64, i64)> = self.on_a_host("", |conn| {
-            // information_schema first: no error to tell apart when the table was never made.
-            let exists: Vec<i64> = conn.query(
-                "SELECT COUNT(*) FROM information_schema.tables \
-                 WHERE table_schema = DATABASE() AND table_name = 'leaf_region'",
-            )?;
-            if exists.first().copied().unwrap_or(0) == 0 {
-                return Ok(Vec::new());
-            }
-            conn.query("SELECT region, regions FROM leaf_region WHERE id = 1")
-        })?;
-        rows.first()
-            .map(|&(r, n)| crate::db::region_of_row(&self.name, r, n))
-            .transpose()
-    }
-
-    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        // A create if missing and an insert that keeps a row already there: again, the same.
-        self.on_a_host("", |conn| {
-            conn.query_drop(MYSQL_REGION_DDL)?;
-            conn.exec_drop(
-                "INSERT IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?, ?)",
-                (region.index(), region.count()),
-            )
-        })
-    }
-
-    crate::segment::store::bounds_in_field!();
-
     fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         self.command(tag, |checked| self.remove_once(checked, tag))
     }
 
-    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        self.command(tag, |Checked { conn, poison, host }| {
-            let (poison, host) = (*poison, *host);
-            let conn = std::cell::RefCell::new(conn);
-            bump_with_retries(
-                &self.name,
-                tag,
-                to,
-                || {
-                    let rows: Vec<i64> = conn
-                        .borrow_mut()
-                        .exec("SELECT max_id FROM leaf_alloc WHERE biz_tag = ?", (tag,))
-                        .map_err(|e| self.attempt(&poison, host, e))?;
-                    Ok(rows.first().copied())
-                },
-                // One autocommit statement that can only move the row forward.
-                |max_id| {
-                    let mut conn = conn.borrow_mut();
-                    conn.exec_drop(
-                        "UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?",
-                        (to, tag, max_id),
-                    )
-                    .map_err(|e| self.attempt(&poison, host, e))?;
-                    Ok(conn.affected_rows() == 1)
-                },
-            )
+    fn page(
+        &self,
+        query: &crate::segment::PageQuery<'_>,
+    ) -> Result<crate::segment::Page, SegmentError> {
+        use crate::segment::{Page, PageQuery};
+        Ok(match query {
+            PageQuery::Rows(page) => Page::Rows(self.read_rows_page(page)?),
+            PageQuery::Tags { after, limit } => Page::Tags(self.read_tags_page(*after, *limit)?),
+            PageQuery::Removed { after, limit } => {
+                Page::Removed(self.read_removed_page(*after, *limit)?)
+            }
         })
     }
+
+    fn update(
+        &self,
+        tag: &str,
+        update: crate::segment::RowUpdate,
+    ) -> Result<crate::segment::Updated, SegmentError> {
+        use crate::segment::{RowUpdate, Updated};
+        Ok(match update {
+            RowUpdate::Step(step) => {
+                self.update_step(tag, step)?;
+                Updated::Step
+            }
+            RowUpdate::BumpTo(to) => Updated::Bumped {
+                was: self.update_bump(tag, to)?,
+            },
+            RowUpdate::HandBack { from, to } => {
+                Updated::HandedBack(self.update_hand_back(tag, from, to)?)
+            }
+        })
+    }
+
+    fn region_mark(
+        &self,
+        record: Option<crate::region::Region>,
+    ) -> Result<Option<crate::region::Region>, SegmentError> {
+        if let Some(region) = record {
+            self.write_region(region)?;
+        }
+        self.read_region()
+    }
 }
+
+crate::segment::store::bounds_in_field!(MysqlStore);
 
 impl From<PageParam> for mysql::Value {
     fn from(p: PageParam) -> mysql::Value {

@@ -82,7 +82,7 @@ const NO_TOMBSTONE: i64 = i64::MIN;
 pub struct PostgresStore {
     target: PgTarget,
     active: HostChoice<Arc<Idle>>,
-    /// Where claims stay ([`AllocStore::confine`]).
+    /// Where claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
     bounds: Bounds,
 }
 
@@ -471,6 +471,153 @@ fn pg_page(
     (sql, params.into_iter().map(Param::from).collect())
 }
 
+/// What the `PostgresStore` does for each [`AllocStore`] operation: its statements, one method
+/// each (the trait's methods dispatch here).
+impl PostgresStore {
+    fn read_rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let like = page.filter.like_pattern();
+        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), page.after, page.limit);
+        self.rows(&sql, params)
+    }
+
+    fn read_removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        // The sentinel rows `tag add` writes for names never removed are no tombstones.
+        let select = format!(
+            "SELECT biz_tag::text, max_id FROM {REMOVED_TABLE} WHERE max_id <> {NO_TOMBSTONE}"
+        );
+        let (sql, params) = pg_page(&select, None, after, limit);
+        let sql = sql.replacen(" WHERE biz_tag >", " AND biz_tag >", 1);
+        let conn = self.conn()?;
+        let rows = match conn.query(&sql, params) {
+            Ok(rows) => rows,
+            // A database made before tombstones: none.
+            Err(f) if f.code() == Some("42P01") => return Ok(Vec::new()),
+            Err(f) => return Err(self.err(f)),
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(Tombstone {
+                    tag: r.try_get(0).map_err(|e| self.decode(e))?,
+                    max_id: r.try_get(1).map_err(|e| self.decode(e))?,
+                })
+            })
+            .collect()
+    }
+
+    fn read_tags_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, SegmentError> {
+        let (sql, params) = pg_page("SELECT biz_tag::text FROM leaf_alloc", None, after, limit);
+        let conn = self.conn()?;
+        let rows = conn.query(&sql, params).map_err(|f| self.err(f))?;
+        rows.iter()
+            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
+            .collect()
+    }
+
+    fn update_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        // Setting the same step again changes nothing: safe to try again.
+        let changed = self.command(tag, |conn| {
+            conn.execute(
+                "UPDATE leaf_alloc SET step = $1::bigint, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = $2::text",
+                vec![step.into(), tag.into()],
+            )
+            .map_err(|f| self.attempt(conn.host, f))
+        })?;
+        if changed == 0 {
+            return Err(unknown_tag(tag, self.name()));
+        }
+        Ok(())
+    }
+
+    fn update_hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let conn = self.conn()?;
+        let changed = conn
+            .execute(
+                "UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = $2::text AND max_id = $3::bigint",
+                vec![to.into(), tag.into(), from.into()],
+            )
+            .map_err(|f| self.err(f))?;
+        Ok(changed == 1)
+    }
+
+    fn read_region(&self) -> Result<Option<Region>, SegmentError> {
+        if !self.table_exists(REGION_TABLE)? {
+            return Ok(None);
+        }
+        let conn = self.conn()?;
+        let rows = conn
+            .query(
+                "SELECT region::bigint, regions::bigint FROM leaf_region WHERE id = 1",
+                vec![],
+            )
+            .map_err(|f| self.err(f))?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let region: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
+        let regions: i64 = row.try_get(1).map_err(|e| self.decode(e))?;
+        crate::db::region_of_row(self.name(), region, regions).map(Some)
+    }
+
+    fn write_region(&self, region: Region) -> Result<(), SegmentError> {
+        let conn = self.conn()?;
+        match conn.execute(POSTGRES_REGION_DDL, vec![]) {
+            Ok(_) => {}
+            // Two processes of a fresh region creating the table at once.
+            Err(f) if f.lost_a_concurrent_create() => {}
+            Err(f) => return Err(self.err(f)),
+        }
+        conn.execute(
+            "INSERT INTO leaf_region (id, region, regions) VALUES (1, $1::integer, $2::integer) \
+             ON CONFLICT (id) DO NOTHING",
+            vec![
+                i64::from(region.index()).into(),
+                i64::from(region.count()).into(),
+            ],
+        )
+        .map_err(|f| self.err(f))?;
+        Ok(())
+    }
+
+    fn update_bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        // The whole read-and-compare-and-set is one try: it only moves the row forward, so a
+        // try again after a lost answer finds the row at `to` and is done.
+        self.command(tag, |conn| {
+            let attempt = |f: PgFailure| self.attempt(conn.host, f);
+            bump_with_retries(
+                self.name(),
+                tag,
+                to,
+                || {
+                    let sql = "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text";
+                    self.first_value(conn, sql, vec![tag.into()], attempt)
+                },
+                // One autocommit statement that can only move the row forward.
+                |max_id| {
+                    let changed = conn
+                        .execute(
+                            "UPDATE leaf_alloc SET max_id = $1::bigint, \
+                             update_time = CURRENT_TIMESTAMP \
+                             WHERE biz_tag = $2::text AND max_id = $3::bigint",
+                            vec![to.into(), tag.into(), max_id.into()],
+                        )
+                        .map_err(attempt)?;
+                    Ok(changed == 1)
+                },
+            )
+        })
+    }
+}
+
 impl AllocStore for PostgresStore {
     fn describe(&self) -> String {
         self.target.name.clone()
@@ -546,49 +693,6 @@ impl AllocStore for PostgresStore {
         }
     }
 
-    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let like = page.filter.like_pattern();
-        let (sql, params) = pg_page(ROW_SQL, like.as_deref(), page.after, page.limit);
-        self.rows(&sql, params)
-    }
-
-    fn removed_page(
-        &self,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Tombstone>, SegmentError> {
-        // The sentinel rows `tag add` writes for names never removed are no tombstones.
-        let select = format!(
-            "SELECT biz_tag::text, max_id FROM {REMOVED_TABLE} WHERE max_id <> {NO_TOMBSTONE}"
-        );
-        let (sql, params) = pg_page(&select, None, after, limit);
-        let sql = sql.replacen(" WHERE biz_tag >", " AND biz_tag >", 1);
-        let conn = self.conn()?;
-        let rows = match conn.query(&sql, params) {
-            Ok(rows) => rows,
-            // A database made before tombstones: none.
-            Err(f) if f.code() == Some("42P01") => return Ok(Vec::new()),
-            Err(f) => return Err(self.err(f)),
-        };
-        rows.iter()
-            .map(|r| {
-                Ok(Tombstone {
-                    tag: r.try_get(0).map_err(|e| self.decode(e))?,
-                    max_id: r.try_get(1).map_err(|e| self.decode(e))?,
-                })
-            })
-            .collect()
-    }
-
-    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
-        let (sql, params) = pg_page("SELECT biz_tag::text FROM leaf_alloc", None, after, limit);
-        let conn = self.conn()?;
-        let rows = conn.query(&sql, params).map_err(|f| self.err(f))?;
-        rows.iter()
-            .map(|r| r.try_get(0).map_err(|e| self.decode(e)))
-            .collect()
-    }
-
     fn tags_fingerprint(&self) -> Result<Option<TagsFingerprint>, SegmentError> {
         let conn = self.conn()?;
         // The server reads the names and sends two numbers. bit_xor is PostgreSQL 14's; an
@@ -623,75 +727,6 @@ impl AllocStore for PostgresStore {
             .into_iter()
             .next())
     }
-
-    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        // Setting the same step again changes nothing: safe to try again.
-        let changed = self.command(tag, |conn| {
-            conn.execute(
-                "UPDATE leaf_alloc SET step = $1::bigint, update_time = CURRENT_TIMESTAMP \
-                 WHERE biz_tag = $2::text",
-                vec![step.into(), tag.into()],
-            )
-            .map_err(|f| self.attempt(conn.host, f))
-        })?;
-        if changed == 0 {
-            return Err(unknown_tag(tag, self.name()));
-        }
-        Ok(())
-    }
-
-    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
-        let conn = self.conn()?;
-        let changed = conn
-            .execute(
-                "UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP \
-                 WHERE biz_tag = $2::text AND max_id = $3::bigint",
-                vec![to.into(), tag.into(), from.into()],
-            )
-            .map_err(|f| self.err(f))?;
-        Ok(changed == 1)
-    }
-
-    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        if !self.table_exists(REGION_TABLE)? {
-            return Ok(None);
-        }
-        let conn = self.conn()?;
-        let rows = conn
-            .query(
-                "SELECT region::bigint, regions::bigint FROM leaf_region WHERE id = 1",
-                vec![],
-            )
-            .map_err(|f| self.err(f))?;
-        let Some(row) = rows.first() else {
-            return Ok(None);
-        };
-        let region: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
-        let regions: i64 = row.try_get(1).map_err(|e| self.decode(e))?;
-        crate::db::region_of_row(self.name(), region, regions).map(Some)
-    }
-
-    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        let conn = self.conn()?;
-        match conn.execute(POSTGRES_REGION_DDL, vec![]) {
-            Ok(_) => {}
-            // Two processes of a fresh region creating the table at once.
-            Err(f) if f.lost_a_concurrent_create() => {}
-            Err(f) => return Err(self.err(f)),
-        }
-        conn.execute(
-            "INSERT INTO leaf_region (id, region, regions) VALUES (1, $1::integer, $2::integer) \
-             ON CONFLICT (id) DO NOTHING",
-            vec![
-                i64::from(region.index()).into(),
-                i64::from(region.count()).into(),
-            ],
-        )
-        .map_err(|f| self.err(f))?;
-        Ok(())
-    }
-
-    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         // One statement, so one transaction: the row it reports is the row it deleted, and the
@@ -758,35 +793,52 @@ impl AllocStore for PostgresStore {
         }
     }
 
-    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        // The whole read-and-compare-and-set is one try: it only moves the row forward, so a
-        // try again after a lost answer finds the row at `to` and is done.
-        self.command(tag, |conn| {
-            let attempt = |f: PgFailure| self.attempt(conn.host, f);
-            bump_with_retries(
-                self.name(),
-                tag,
-                to,
-                || {
-                    let sql = "SELECT max_id FROM leaf_alloc WHERE biz_tag = $1::text";
-                    self.first_value(conn, sql, vec![tag.into()], attempt)
-                },
-                // One autocommit statement that can only move the row forward.
-                |max_id| {
-                    let changed = conn
-                        .execute(
-                            "UPDATE leaf_alloc SET max_id = $1::bigint, \
-                             update_time = CURRENT_TIMESTAMP \
-                             WHERE biz_tag = $2::text AND max_id = $3::bigint",
-                            vec![to.into(), tag.into(), max_id.into()],
-                        )
-                        .map_err(attempt)?;
-                    Ok(changed == 1)
-                },
-            )
+    fn page(
+        &self,
+        query: &crate::segment::PageQuery<'_>,
+    ) -> Result<crate::segment::Page, SegmentError> {
+        use crate::segment::{Page, PageQuery};
+        Ok(match query {
+            PageQuery::Rows(page) => Page::Rows(self.read_rows_page(page)?),
+            PageQuery::Tags { after, limit } => Page::Tags(self.read_tags_page(*after, *limit)?),
+            PageQuery::Removed { after, limit } => {
+                Page::Removed(self.read_removed_page(*after, *limit)?)
+            }
         })
     }
+
+    fn update(
+        &self,
+        tag: &str,
+        update: crate::segment::RowUpdate,
+    ) -> Result<crate::segment::Updated, SegmentError> {
+        use crate::segment::{RowUpdate, Updated};
+        Ok(match update {
+            RowUpdate::Step(step) => {
+                self.update_step(tag, step)?;
+                Updated::Step
+            }
+            RowUpdate::BumpTo(to) => Updated::Bumped {
+                was: self.update_bump(tag, to)?,
+            },
+            RowUpdate::HandBack { from, to } => {
+                Updated::HandedBack(self.update_hand_back(tag, from, to)?)
+            }
+        })
+    }
+
+    fn region_mark(
+        &self,
+        record: Option<crate::region::Region>,
+    ) -> Result<Option<crate::region::Region>, SegmentError> {
+        if let Some(region) = record {
+            self.write_region(region)?;
+        }
+        self.read_region()
+    }
 }
+
+crate::segment::store::bounds_in_field!(PostgresStore);
 
 #[cfg(test)]
 mod tests {

@@ -63,7 +63,7 @@ pub struct SqliteStore {
     name: String,
     /// The file, for messages about its permissions.
     path: PathBuf,
-    /// Where claims stay ([`AllocStore::confine`]).
+    /// Where claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
     bounds: Bounds,
 }
 
@@ -185,6 +185,151 @@ impl SqliteStore {
     }
 }
 
+/// What the `SqliteStore` does for each [`AllocStore`] operation: its statements, one method
+/// each (the trait's methods dispatch here).
+impl SqliteStore {
+    fn read_rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
+        let conn = self.lock();
+        let like = page.filter.like_pattern();
+        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
+        let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(params.iter()), row)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+
+    fn read_removed_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Tombstone>, SegmentError> {
+        let conn = self.lock();
+        let select = format!("SELECT biz_tag, max_id FROM {REMOVED_TABLE}");
+        let (sql, params) = page_query(&select, after, None, limit);
+        let mut stmt = match conn.prepare(&sql) {
+            Ok(stmt) => stmt,
+            // A file made before tombstones: none.
+            Err(e) if e.to_string().contains("no such table") => return Ok(Vec::new()),
+            Err(e) => return Err(self.err(e)),
+        };
+        let tombstones = stmt
+            .query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                Ok(Tombstone {
+                    tag: r.get(0)?,
+                    max_id: r.get(1)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(tombstones)
+    }
+
+    fn read_tags_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, SegmentError> {
+        let conn = self.lock();
+        let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
+        let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let tags = stmt
+            .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(tags)
+    }
+
+    fn update_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
+        let conn = self.lock();
+        let n = conn
+            .execute(
+                "UPDATE leaf_alloc SET step = ?1, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?2",
+                params![step, tag],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(unknown_tag(tag, &self.name));
+        }
+        Ok(())
+    }
+
+    fn update_hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
+        let conn = self.lock();
+        let n = conn
+            .execute(
+                "UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = ?2 AND max_id = ?3",
+                params![to, tag, from],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    fn read_region(&self) -> Result<Option<Region>, SegmentError> {
+        let conn = self.lock();
+        let exists: Option<String> = conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_region'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let row: Option<(i64, i64)> = conn
+            .query_row(
+                "SELECT region, regions FROM leaf_region WHERE id = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        row.map(|(r, n)| crate::db::region_of_row(&self.name, r, n))
+            .transpose()
+    }
+
+    fn write_region(&self, region: Region) -> Result<(), SegmentError> {
+        let conn = self.lock();
+        conn.execute_batch(SQLITE_REGION_DDL)
+            .map_err(|e| self.err(e))?;
+        conn.execute(
+            "INSERT OR IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?1, ?2)",
+            params![region.index(), region.count()],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn update_bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let max_id = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
+        let Some(max_id) = max_id else {
+            return Err(unknown_tag(tag, &self.name));
+        };
+        check_bump(tag, max_id, to)?;
+        if max_id < to {
+            tx.execute(
+                "UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP \
+                 WHERE biz_tag = ?2",
+                params![to, tag],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))?;
+        }
+        Ok(max_id)
+    }
+}
+
 impl AllocStore for SqliteStore {
     fn describe(&self) -> String {
         self.name.clone()
@@ -281,129 +426,12 @@ impl AllocStore for SqliteStore {
         Ok(Added::inserted(first, removed))
     }
 
-    fn rows_page(&self, page: &RowsPage<'_>) -> Result<Vec<LeafAlloc>, SegmentError> {
-        let conn = self.lock();
-        let like = page.filter.like_pattern();
-        let (sql, params) = page_query(ROW_SQL, page.after, like.as_deref(), page.limit);
-        let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(params.iter()), row)
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(rows)
-    }
-
     fn get(&self, tag: &str) -> Result<Option<LeafAlloc>, SegmentError> {
         let conn = self.lock();
         conn.query_row(&format!("{ROW_SQL} WHERE biz_tag = ?1"), params![tag], row)
             .optional()
             .map_err(|e| self.err(e))
     }
-
-    fn removed_page(
-        &self,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Tombstone>, SegmentError> {
-        let conn = self.lock();
-        let select = format!("SELECT biz_tag, max_id FROM {REMOVED_TABLE}");
-        let (sql, params) = page_query(&select, after, None, limit);
-        let mut stmt = match conn.prepare(&sql) {
-            Ok(stmt) => stmt,
-            // A file made before tombstones: none.
-            Err(e) if e.to_string().contains("no such table") => return Ok(Vec::new()),
-            Err(e) => return Err(self.err(e)),
-        };
-        let tombstones = stmt
-            .query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                Ok(Tombstone {
-                    tag: r.get(0)?,
-                    max_id: r.get(1)?,
-                })
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(tombstones)
-    }
-
-    fn tags_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, SegmentError> {
-        let conn = self.lock();
-        let (sql, params) = page_query("SELECT biz_tag FROM leaf_alloc", after, None, limit);
-        let mut stmt = conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let tags = stmt
-            .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<String>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(tags)
-    }
-
-    fn set_step(&self, tag: &str, step: i64) -> Result<(), SegmentError> {
-        let conn = self.lock();
-        let n = conn
-            .execute(
-                "UPDATE leaf_alloc SET step = ?1, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?2",
-                params![step, tag],
-            )
-            .map_err(|e| self.err(e))?;
-        if n == 0 {
-            return Err(unknown_tag(tag, &self.name));
-        }
-        Ok(())
-    }
-
-    fn hand_back(&self, tag: &str, from: i64, to: i64) -> Result<bool, SegmentError> {
-        let conn = self.lock();
-        let n = conn
-            .execute(
-                "UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP \
-                 WHERE biz_tag = ?2 AND max_id = ?3",
-                params![to, tag, from],
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(n == 1)
-    }
-
-    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        let conn = self.lock();
-        let exists: Option<String> = conn
-            .query_row(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_region'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        if exists.is_none() {
-            return Ok(None);
-        }
-        let row: Option<(i64, i64)> = conn
-            .query_row(
-                "SELECT region, regions FROM leaf_region WHERE id = 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        row.map(|(r, n)| crate::db::region_of_row(&self.name, r, n))
-            .transpose()
-    }
-
-    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        let conn = self.lock();
-        conn.execute_batch(SQLITE_REGION_DDL)
-            .map_err(|e| self.err(e))?;
-        conn.execute(
-            "INSERT OR IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?1, ?2)",
-            params![region.index(), region.count()],
-        )
-        .map_err(|e| self.err(e))?;
-        Ok(())
-    }
-
-    crate::segment::store::bounds_in_field!();
 
     fn remove(&self, tag: &str) -> Result<Removed, SegmentError> {
         let mut conn = self.lock();
@@ -449,28 +477,52 @@ impl AllocStore for SqliteStore {
         Ok(Removed { row: r, tombstone })
     }
 
-    fn bump(&self, tag: &str, to: i64) -> Result<i64, SegmentError> {
-        let mut conn = self.lock();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| self.err(e))?;
-        let max_id = max_id_of(&tx, tag).map_err(|e| self.err(e))?;
-        let Some(max_id) = max_id else {
-            return Err(unknown_tag(tag, &self.name));
-        };
-        check_bump(tag, max_id, to)?;
-        if max_id < to {
-            tx.execute(
-                "UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP \
-                 WHERE biz_tag = ?2",
-                params![to, tag],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.commit().map_err(|e| self.err(e))?;
+    fn page(
+        &self,
+        query: &crate::segment::PageQuery<'_>,
+    ) -> Result<crate::segment::Page, SegmentError> {
+        use crate::segment::{Page, PageQuery};
+        Ok(match query {
+            PageQuery::Rows(page) => Page::Rows(self.read_rows_page(page)?),
+            PageQuery::Tags { after, limit } => Page::Tags(self.read_tags_page(*after, *limit)?),
+            PageQuery::Removed { after, limit } => {
+                Page::Removed(self.read_removed_page(*after, *limit)?)
+            }
+        })
+    }
+
+    fn update(
+        &self,
+        tag: &str,
+        update: crate::segment::RowUpdate,
+    ) -> Result<crate::segment::Updated, SegmentError> {
+        use crate::segment::{RowUpdate, Updated};
+        Ok(match update {
+            RowUpdate::Step(step) => {
+                self.update_step(tag, step)?;
+                Updated::Step
+            }
+            RowUpdate::BumpTo(to) => Updated::Bumped {
+                was: self.update_bump(tag, to)?,
+            },
+            RowUpdate::HandBack { from, to } => {
+                Updated::HandedBack(self.update_hand_back(tag, from, to)?)
+            }
+        })
+    }
+
+    fn region_mark(
+        &self,
+        record: Option<crate::region::Region>,
+    ) -> Result<Option<crate::region::Region>, SegmentError> {
+        if let Some(region) = record {
+            self.write_region(region)?;
         }
-        Ok(max_id)
+        self.read_region()
     }
 }
+
+crate::segment::store::bounds_in_field!(SqliteStore);
 
 impl rusqlite::ToSql for PageParam {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
@@ -484,6 +536,7 @@ impl rusqlite::ToSql for PageParam {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::segment::AllocStoreExt;
 
     #[test]
     fn claims_follow_leafs_arithmetic() {

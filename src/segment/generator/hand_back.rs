@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::SegmentGenerator;
 use super::inner::locked;
+use crate::segment::AllocStoreExt;
 use crate::segment::SegmentBuffer;
 
 /// What [`SegmentGenerator::hand_back`] gave back to the table.
@@ -29,7 +30,7 @@ impl SegmentGenerator {
     /// The loader is stopped first (a claim under way finishes and is counted), then each
     /// buffer is closed, so that no ID is taken from it after (a take that raced ahead keeps
     /// its ID, below what goes back), and its unused ranges go back newest first, each by one
-    /// compare-and-set ([`AllocStore::hand_back`](crate::segment::AllocStore::hand_back)): `max_id` moves down only while it is still
+    /// compare-and-set ([`RowUpdate::HandBack`](crate::segment::RowUpdate::HandBack)): `max_id` moves down only while it is still
     /// where our claim left it, so a claim anybody made after ours keeps everything. Gives up
     /// at the first failure that means the database is not answering, or after `within`; what
     /// could not go back is skipped for good. Afterwards every request answers

@@ -37,6 +37,7 @@ use super::{
     AllocStore, ClaimGuard, Increment, LeafAlloc, SegmentBuffer, SegmentBufferView, SegmentError,
     TagHealth,
 };
+use crate::segment::AllocStoreExt;
 
 /// How often the tag list is re-read from the table (Leaf: every minute).
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(60);
