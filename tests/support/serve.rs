@@ -548,6 +548,35 @@ pub fn load(
     })
 }
 
+/// A request loop that keeps only the IDs: `GET path` from `addr` every `pause` until `stop` is
+/// set or `limit` has passed, every ID of each 200 kept (`path` may ask for a batch) and any
+/// other answer or error passed over. Unlike [`load`] (every answer with its time, one ID each)
+/// and [`super::fault::Load`] (its own threads, stop and batches): `fault_pause` runs one of
+/// these on each of two servers sharing a worker id and stops both with one flag (issue 47
+/// moved it here from that file).
+pub fn ids_until_stopped(
+    addr: SocketAddr,
+    path: &str,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    pause: Duration,
+    limit: Duration,
+) -> std::thread::JoinHandle<Vec<u64>> {
+    let path = path.to_string();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let mut ids = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) && started.elapsed() < limit {
+            if let Ok(r) = http(addr, "GET", &path, &[])
+                && r.status == 200
+            {
+                ids.extend(r.ids());
+            }
+            std::thread::sleep(pause);
+        }
+        ids
+    })
+}
+
 /// Two [`load`] threads on each of `servers`, all asking for `path` until `stop`.
 pub fn two_loads_each(
     servers: &[Server],
