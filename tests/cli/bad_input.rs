@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::serve::{Server, http};
+use support::serve::{Serve, Server, http};
 use support::{Sandbox, parse_ids, stderr};
 
 /// Exit 2, nothing on stdout, one `error:` line naming `needle`, and a hint or clap's usage
@@ -371,19 +371,12 @@ fn get(path: &[u8]) -> Vec<u8> {
     .concat()
 }
 
-fn serve(sb: &Sandbox, env: &[(&str, &str)]) -> Server {
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["serve", "--segment", "--snowflake", "--worker-id", "2"]);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    Server::start(cmd)
-}
-
 #[test]
 fn bad_paths_and_queries_get_a_4xx_and_the_server_carries_on() {
     let sb = Sandbox::with_tag("t", "10");
-    let s = serve(&sb, &[]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "2"])
+        .start();
     let json_error = |(status, body): (u16, String), want: u16| {
         assert_eq!(status, want, "{body}");
         let j: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -463,7 +456,10 @@ fn a_thousand_idle_connections_starve_no_one_and_are_closed() {
     // This process holds the other ends; make sure it may.
     leafctl::server::raise_open_file_limit();
     let sb = Sandbox::with_tag("t", "10");
-    let s = serve(&sb, &[("LEAF_SERVE_HEADER_TIMEOUT_MS", "8000")]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "2"])
+        .env("LEAF_SERVE_HEADER_TIMEOUT_MS", "8000")
+        .start();
     let opened = Instant::now();
     let mut idle = idle_connections(s.addr, 1000);
     // One more that asked once and then stays, idle, on a kept-alive connection.
@@ -547,7 +543,10 @@ fn at_the_connection_cap_new_clients_wait_instead_of_failing() {
 #[test]
 fn a_slow_trickle_of_headers_is_cut_off() {
     let sb = Sandbox::with_tag("t", "10");
-    let s = serve(&sb, &[("LEAF_SERVE_HEADER_TIMEOUT_MS", "2000")]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "2"])
+        .env("LEAF_SERVE_HEADER_TIMEOUT_MS", "2000")
+        .start();
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
     let start = Instant::now();

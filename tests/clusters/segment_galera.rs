@@ -3,65 +3,20 @@
 
 use crate::support;
 
-use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use support::env::Env;
 use support::galera::Galera;
 use support::mariadb::PASSWORD;
 use support::serve::{Answer, Server, two_loads_each};
-use support::{Sandbox, assert_unique, parse_ids, spawn_piped, wait_until};
+use support::{assert_unique, parse_ids, spawn_piped, wait_until};
 
 /// The tests share one cluster and one of them kills a node: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A fresh database on the cluster with leaf_alloc made by `leafctl db init`.
-struct Env {
-    cluster: &'static Galera,
-    name: String,
-    sandbox: Sandbox,
-}
-
-impl Env {
-    fn new() -> Env {
-        let cluster = Galera::shared();
-        let name = cluster.nodes[0].fresh_db();
-        let env = Env {
-            cluster,
-            name,
-            sandbox: Sandbox::new(),
-        };
-        env.ok(0, &["db", "init"]);
-        env
-    }
-
-    fn url(&self, node: usize) -> String {
-        self.cluster.url(node, &self.name)
-    }
-
-    /// `leafctl --db URL(node) ARGS`.
-    fn cmd(&self, node: usize, args: &[&str]) -> std::process::Command {
-        let mut c = self.sandbox.leafctl_std();
-        c.arg("--db")
-            .arg(self.url(node))
-            .args(args)
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .env("LEAF_LOG", "leafctl=debug");
-        c
-    }
-
-    fn ok(&self, node: usize, args: &[&str]) -> Output {
-        support::run_ok(self.cmd(node, args))
-    }
-
-    /// The tag's max_id as node `node` sees it.
-    fn max_id(&self, node: usize, tag: &str) -> i64 {
-        self.cluster.nodes[node].max_id(&self.name, tag)
-    }
 }
 
 /// The issue's reproduction: six `next g -n 1` at a time, alternating between nodes 0 and 1,
@@ -72,15 +27,15 @@ impl Env {
 #[test]
 fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
     let _one = serial();
-    let env = Env::new();
-    env.ok(0, &["tag", "add", "g", "--step", "100"]);
-    let before = env.max_id(0, "g");
+    let env = Env::galera();
+    env.ok_on(0, &["tag", "add", "g", "--step", "100"]);
+    let before = env.max_id_on(0, "g");
     let mut ids = Vec::new();
     let mut failures = Vec::new();
     let mut retries = 0;
     for _round in 0..20 {
         let children: Vec<_> = (0..6)
-            .map(|i| spawn_piped(&mut env.cmd(i % 2, &["next", "g", "-n", "1"])))
+            .map(|i| spawn_piped(&mut env.cmd_on(i % 2, &["next", "g", "-n", "1"])))
             .collect();
         for child in children {
             let out = child.wait_with_output().unwrap();
@@ -96,7 +51,7 @@ fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
     }
     let printed = ids.len() as i64;
     assert_unique(&mut ids);
-    let moved = env.max_id(0, "g") - before;
+    let moved = env.max_id_on(0, "g") - before;
     assert_eq!(
         moved, printed,
         "max_id moved by {moved} but {printed} IDs were printed: a claim that never committed was issued"
@@ -113,7 +68,7 @@ fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
     );
     // The other nodes agree.
     for node in 1..3 {
-        assert_eq!(env.max_id(node, "g") - before, printed);
+        assert_eq!(env.max_id_on(node, "g") - before, printed);
     }
 }
 
@@ -125,21 +80,21 @@ fn concurrent_claims_on_two_nodes_never_repeat_and_all_commit() {
 #[test]
 fn tag_commands_on_other_nodes_during_claims_all_succeed() {
     let _one = serial();
-    let env = Env::new();
-    env.ok(0, &["tag", "add", "s", "--step", "100"]);
+    let env = Env::galera();
+    env.ok_on(0, &["tag", "add", "s", "--step", "100"]);
     let mut ids = Vec::new();
     let mut failures = Vec::new();
     let mut retries = 0;
     for round in 0..15 {
         let mut children: Vec<_> = (0..3)
-            .map(|_| env.cmd(0, &["next", "s", "-n", "1"]))
+            .map(|_| env.cmd_on(0, &["next", "s", "-n", "1"]))
             .collect();
         for node in [1, 2, 1] {
             let step = (100 + round).to_string();
-            children.push(env.cmd(node, &["tag", "set-step", "s", &step]));
+            children.push(env.cmd_on(node, &["tag", "set-step", "s", &step]));
         }
         let to = (1_000_000_000 + round * 1_000_000).to_string();
-        children.push(env.cmd(2, &["tag", "bump", "s", "--to", &to]));
+        children.push(env.cmd_on(2, &["tag", "bump", "s", "--to", &to]));
         let running: Vec<_> = children
             .into_iter()
             .enumerate()
@@ -172,9 +127,9 @@ fn tag_commands_on_other_nodes_during_claims_all_succeed() {
     assert_eq!(ids.len(), 45);
     assert_unique(&mut ids);
     // The last bump moved the row to at least 1,014,000,000; claims went on above it.
-    let max_id = env.max_id(0, "s");
+    let max_id = env.max_id_on(0, "s");
     assert!(max_id >= 1_014_000_000, "{max_id}");
-    let shown = env.ok(2, &["tag", "show", "s", "--output", "json"]);
+    let shown = env.ok_on(2, &["tag", "show", "s", "--output", "json"]);
     let row: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(row["step"], 114, "{row}");
 }
@@ -186,9 +141,9 @@ fn tag_commands_on_other_nodes_during_claims_all_succeed() {
 #[test]
 fn three_servers_survive_a_node_killed_and_use_it_again_after_its_restart() {
     let _one = serial();
-    let env = Env::new();
-    env.ok(0, &["tag", "add", "s", "--step", "200"]);
-    let cluster = env.cluster;
+    let env = Env::galera();
+    env.ok_on(0, &["tag", "add", "s", "--step", "200"]);
+    let cluster = env.db;
     let servers: Vec<Server> = (0..3)
         .map(|i| {
             let url = cluster.url_list(&[i, (i + 1) % 3, (i + 2) % 3], &env.name);
@@ -295,10 +250,10 @@ impl Drop for RejectingQueries<'_> {
 #[test]
 fn a_first_node_that_refuses_queries_is_passed_over_by_next_tag_commands_and_serve() {
     let _one = serial();
-    let env = Env::new();
-    env.ok(0, &["tag", "add", "r", "--step", "100"]);
-    let before = parse_ids(&env.ok(1, &["next", "r", "-n", "3"]).stdout);
-    let url = env.cluster.url_list(&[0, 1, 2], &env.name);
+    let env = Env::galera();
+    env.ok_on(0, &["tag", "add", "r", "--step", "100"]);
+    let before = parse_ids(&env.ok_on(1, &["next", "r", "-n", "3"]).stdout);
+    let url = env.db.url_list(&[0, 1, 2], &env.name);
     let run = |args: &[&str]| {
         let mut c = env.sandbox.leafctl_std();
         c.arg("--db")
@@ -308,8 +263,8 @@ fn a_first_node_that_refuses_queries_is_passed_over_by_next_tag_commands_and_ser
             .env("LEAF_LOG", "leafctl=debug");
         support::run_ok(c)
     };
-    let _rejecting = RejectingQueries::start(env.cluster, 0);
-    let refused = env.cmd(0, &["tag", "list"]).output().unwrap();
+    let _rejecting = RejectingQueries::start(env.db, 0);
+    let refused = env.cmd_on(0, &["tag", "list"]).output().unwrap();
     assert!(
         !refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("1047"),
         "node 0 alone should refuse with 1047: {}",
@@ -322,7 +277,7 @@ fn a_first_node_that_refuses_queries_is_passed_over_by_next_tag_commands_and_ser
     assert!(listed.contains('r'), "tag list: {listed}");
     run(&["tag", "set-step", "r", "50"]);
     assert_eq!(
-        env.cluster.nodes[1]
+        env.db.nodes[1]
             .root_sql(
                 Some(&env.name),
                 "SELECT step FROM leaf_alloc WHERE biz_tag = 'r'"

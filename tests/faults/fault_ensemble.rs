@@ -8,8 +8,8 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use support::fault::{Load, Seen};
-use support::serve::{LEASE_REFUSALS, Server, http};
+use support::fault::{Seen, Steady};
+use support::serve::{LEASE_REFUSALS, Serve, http};
 use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkEnsemble;
 use support::{Sandbox, assert_unique, wait_until};
@@ -17,26 +17,12 @@ use support::{Sandbox, assert_unique, wait_until};
 const SESSION_MS: u64 = 4_000;
 const PATH: &str = "/api/snowflake/get/k";
 
-fn serve(sb: &Sandbox, hosts: &str, name: &str, args: &[&str]) -> Server {
-    let mut c = sb.leafctl_std();
-    c.env("LEAF_ZK", hosts)
-        .env("LEAF_NAME", name)
-        .env("LEAF_ZK_SESSION_TIMEOUT_MS", SESSION_MS.to_string())
-        .args(["serve", "--snowflake"])
-        .args(args);
-    Server::start(c)
-}
-
-fn load(s: &Server) -> Load {
-    Load::start(
-        s.addr,
-        PATH,
-        2,
-        100,
-        Duration::from_millis(5),
-        Duration::from_secs(120),
-    )
-}
+/// The load on a server: two client threads, a request every 5 ms each (every 10th for 100
+/// IDs), for at most 120 s.
+const LOAD: Steady = Steady {
+    pause: Duration::from_millis(5),
+    limit: Duration::from_secs(120),
+};
 
 /// The longest stretch without an answered ID in a load's timeline (from its start to its end).
 fn longest_gap(seen: &Seen, end: Duration) -> Duration {
@@ -70,19 +56,21 @@ fn an_ensemble_losing_its_leader_then_its_quorum_never_duplicates_and_recovers()
     let hosts = ens.hosts();
     let sb = Sandbox::new();
     // Leaf's forever node first (worker 0), then a lease on the same name (which skips it).
-    let forever = serve(
-        &sb,
-        &hosts,
-        "ens",
-        &["--registry", "forever", "--instance", "10.70.0.1:8080"],
-    );
-    let lease = serve(&sb, &hosts, "ens", &[]);
+    let on_ens = Serve::snowflake(&sb)
+        .env("LEAF_ZK", &hosts)
+        .env("LEAF_NAME", "ens")
+        .env("LEAF_ZK_SESSION_TIMEOUT_MS", SESSION_MS.to_string());
+    let forever = on_ens
+        .clone()
+        .args(["--registry", "forever", "--instance", "10.70.0.1:8080"])
+        .start();
+    let lease = on_ens.start();
     let mut lease_ids: Vec<Vec<u64>> = Vec::new();
     let mut forever_ids: Vec<u64> = Vec::new();
 
     // 1. The leader dies under load: the survivors elect another; the leased server is back
     //    within a session timeout (same session), the forever server never stops.
-    let (ll, lf) = (load(&lease), load(&forever));
+    let (ll, lf) = (LOAD.on(&lease, PATH), LOAD.on(&forever, PATH));
     assert!(ll.wait_for_answers(50, Duration::from_secs(30)));
     assert!(lf.wait_for_answers(50, Duration::from_secs(30)));
     let leader = ens.leader().expect("a leader");
@@ -136,7 +124,7 @@ fn an_ensemble_losing_its_leader_then_its_quorum_never_duplicates_and_recovers()
 
     // 2. A second member dies: no quorum. The leased server stops within a session timeout (its
     //    session cannot be vouched for); the forever server goes on.
-    let (ll, lf) = (load(&lease), load(&forever));
+    let (ll, lf) = (LOAD.on(&lease, PATH), LOAD.on(&forever, PATH));
     assert!(ll.wait_for_answers(50, Duration::from_secs(30)));
     let second = (0..3)
         .find(|&i| i != leader && ens.members[i].running())

@@ -9,89 +9,15 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use support::assert_unique;
+use support::env::{Env, Tables};
 use support::fault::{Load, complete_ids};
-use support::mariadb::{MariaDb, PASSWORD};
-use support::serve::{Server, signal};
+use support::mariadb::MariaDb;
+use support::serve::signal;
 use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkServer;
-use support::{Sandbox, assert_unique, parse_ids};
-
-/// A sandbox plus the environment a scenario runs in (database, ZooKeeper settings).
-struct Env {
-    sb: Sandbox,
-    vars: Vec<(&'static str, String)>,
-}
-
-impl Env {
-    fn sqlite() -> Env {
-        Env {
-            sb: Sandbox::new(),
-            vars: Vec::new(),
-        }
-    }
-
-    /// A fresh MariaDB database with both of leafctl's tables.
-    fn mariadb() -> Env {
-        let db = MariaDb::shared();
-        let name = db.fresh_db();
-        let env = Env {
-            sb: Sandbox::new(),
-            vars: vec![
-                ("LEAF_DB", db.url(&name)),
-                ("LEAF_DB_PASSWORD", PASSWORD.to_string()),
-            ],
-        };
-        env.ok(&["db", "init"]);
-        env
-    }
-
-    /// ZooKeeper with short sessions, so a killed holder's session expires within seconds.
-    fn zookeeper(name: &str) -> Env {
-        Env {
-            sb: Sandbox::new(),
-            vars: vec![
-                ("LEAF_ZK", ZkServer::shared().hosts()),
-                ("LEAF_NAME", name.to_string()),
-                ("LEAF_ZK_SESSION_TIMEOUT_MS", "2000".to_string()),
-            ],
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = self.sb.leafctl_std();
-        for (k, v) in &self.vars {
-            c.env(k, v);
-        }
-        c.args(args);
-        c
-    }
-
-    fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = support::run_ok(self.cmd(args));
-        out.stdout
-    }
-
-    fn ids(&self, args: &[&str]) -> Vec<u64> {
-        parse_ids(&self.ok(args))
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.cmd(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    }
-
-    fn serve(&self, args: &[&str]) -> Server {
-        let mut c = self.cmd(&["serve"]);
-        c.args(args);
-        Server::start(c)
-    }
-}
 
 /// How a run is killed: after a delay from its start (perhaps before or inside its claim), or
 /// once it has printed some output.
@@ -172,7 +98,7 @@ fn killed_segment_runs_on_sqlite_never_repeat_an_id() {
 
 #[test]
 fn killed_segment_runs_on_mariadb_never_repeat_an_id() {
-    kill_segment_runs(&Env::mariadb());
+    kill_segment_runs(&Env::mariadb(MariaDb::shared(), Tables::DbInit).forget_db());
 }
 
 /// Scenario 1, snowflake mode: kills mid-run with `registry_args`, reruns at once each time;
@@ -228,7 +154,7 @@ fn killed_snowflake_runs_with_a_local_worker_id_never_repeat_an_id() {
 
 #[test]
 fn killed_snowflake_runs_with_a_zookeeper_lease_never_repeat_an_id() {
-    let env = Env::zookeeper("killlease");
+    let env = Env::zookeeper(&ZkServer::shared().hosts(), "killlease", 2_000);
     // A rerun at once finds the killed run's lease still held (its session has not expired).
     let runs = kill_snowflake_runs(&env, &[], 2);
     let workers: Vec<u64> = runs.iter().map(|r| worker_of(r[0])).collect();
@@ -249,7 +175,7 @@ fn killed_snowflake_runs_with_a_zookeeper_lease_never_repeat_an_id() {
 
 #[test]
 fn killed_snowflake_runs_in_forever_mode_never_repeat_an_id() {
-    let env = Env::zookeeper("killforever");
+    let env = Env::zookeeper(&ZkServer::shared().hosts(), "killforever", 2_000);
     let runs = kill_snowflake_runs(
         &env,
         &["--registry", "forever", "--instance", "10.40.0.1:8080"],
@@ -317,7 +243,10 @@ fn kill_serve_under_load(
 
 #[test]
 fn killed_segment_servers_on_sqlite_and_mariadb_never_repeat_an_id() {
-    for env in [Env::sqlite(), Env::mariadb()] {
+    for env in [
+        Env::sqlite(),
+        Env::mariadb(MariaDb::shared(), Tables::DbInit).forget_db(),
+    ] {
         env.ok(&["tag", "add", "served", "--step", "500"]);
         let runs = kill_serve_under_load(&env, &["--segment"], "/api/segment/get/served", 2);
         for (i, pair) in runs.windows(2).enumerate() {
@@ -353,7 +282,7 @@ fn killed_snowflake_servers_with_local_and_mysql_worker_ids_never_repeat_an_id()
     );
     assert_no_time_reused(&runs);
 
-    let mysql = Env::mariadb();
+    let mysql = Env::mariadb(MariaDb::shared(), Tables::DbInit).forget_db();
     let args = support::words("--snowflake --registry mysql --instance 10.40.1.1:8080");
     let runs = kill_serve_under_load(&mysql, &args, "/api/snowflake/get/k", 2);
     // The row of this identity, and its lock, come back at once to the restarted server.
@@ -362,7 +291,7 @@ fn killed_snowflake_servers_with_local_and_mysql_worker_ids_never_repeat_an_id()
 
 #[test]
 fn killed_snowflake_servers_with_zookeeper_leases_and_forever_nodes_never_repeat_an_id() {
-    let lease = Env::zookeeper("servelease");
+    let lease = Env::zookeeper(&ZkServer::shared().hosts(), "servelease", 2_000);
     let runs = kill_serve_under_load(&lease, &["--snowflake"], "/api/snowflake/get/k", 2);
     // A restart leases a free id while the killed server's session lives on, or the same id
     // once it expired: either way after every time reserved on it.
@@ -370,7 +299,7 @@ fn killed_snowflake_servers_with_zookeeper_leases_and_forever_nodes_never_repeat
     eprintln!("workers of the servers: {workers:?}");
     assert_no_time_reused(&runs);
 
-    let forever = Env::zookeeper("serveforever");
+    let forever = Env::zookeeper(&ZkServer::shared().hosts(), "serveforever", 2_000);
     let args = support::words("--snowflake --registry forever --instance 10.40.2.1:8080");
     let runs = kill_serve_under_load(&forever, &args, "/api/snowflake/get/k", 2);
     assert_one_worker_and_no_time_reused(&runs);

@@ -9,67 +9,18 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
+use support::env::{Env, Tables};
 use support::fault::Load;
-use support::mariadb::{MariaDb, PASSWORD};
-use support::serve::Server;
+use support::mariadb::MariaDb;
 use support::snowflake::worker_of;
-use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
-
-/// A sandbox bound to one fresh database of `db`, with leafctl's tables.
-struct Env<'a> {
-    sb: Sandbox,
-    db: &'a MariaDb,
-    name: String,
-    url: String,
-}
-
-impl<'a> Env<'a> {
-    fn new(db: &'a MariaDb) -> Env<'a> {
-        let name = db.fresh_db();
-        let env = Env {
-            sb: Sandbox::new(),
-            url: db.url(&name),
-            db,
-            name,
-        };
-        env.ok(&["db", "init"]);
-        env
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = self.sb.leafctl_std();
-        c.env("LEAF_DB", &self.url)
-            .env("LEAF_DB_PASSWORD", PASSWORD)
-            .args(args);
-        c
-    }
-
-    fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = support::run_ok(self.cmd(args));
-        out.stdout
-    }
-
-    fn serve(&self, args: &[&str]) -> Server {
-        let mut c = self.cmd(&["serve"]);
-        c.args(args);
-        Server::start(c)
-    }
-
-    fn sql(&self, sql: &str) -> String {
-        self.db.root_sql(Some(&self.name), sql)
-    }
-
-    fn max_id(&self, tag: &str) -> u64 {
-        self.db.max_id(&self.name, tag) as u64
-    }
-}
+use support::{assert_unique, stderr, wait_until};
 
 #[test]
 fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clients() {
     // A server of its own (this test restarts it), stopped when the test ends.
     let own = MariaDb::start();
     let db = &own;
-    let env = Env::new(db);
+    let env = Env::mariadb(db, Tables::DbInit);
     env.ok(&["tag", "add", "stale", "--step", "1000"]);
     let s = env.serve(&[
         "--segment",
@@ -128,7 +79,7 @@ fn a_restart_fast_enough_to_leave_stale_pooled_connections_is_invisible_to_clien
     );
     let after: Vec<u64> = seen.ids;
     assert!(
-        after.iter().any(|&id| id > max_before),
+        after.iter().any(|&id| id > max_before as u64),
         "IDs from new claims"
     );
     ids.extend(after);
@@ -171,7 +122,7 @@ struct RowLock {
 
 impl RowLock {
     /// Starts the client and returns once the row is locked (its session has gone on to sleep).
-    fn take(env: &Env, tag: &str, hold: Duration) -> RowLock {
+    fn take(env: &Env<&MariaDb>, tag: &str, hold: Duration) -> RowLock {
         let sql = format!(
             "BEGIN; SELECT max_id FROM leaf_alloc WHERE biz_tag = '{tag}' FOR UPDATE; DO SLEEP({}); COMMIT;",
             hold.as_secs_f64()
@@ -217,7 +168,7 @@ impl Drop for RowLock {
 #[test]
 fn a_row_locked_longer_than_the_io_timeout_is_waited_out_from_the_buffer() {
     let db = MariaDb::shared();
-    let env = Env::new(db);
+    let env = Env::mariadb(db, Tables::DbInit);
     env.ok(&["tag", "add", "locked", "--step", "1000"]);
     let s = env.serve(&["--segment"]);
     let path = "/api/segment/get/locked";
@@ -284,8 +235,8 @@ fn a_row_locked_longer_than_the_io_timeout_is_waited_out_from_the_buffer() {
     for _ in 0..10 {
         ids.extend(s.get(&format!("{path}?count=1000")).ids());
     }
-    ids.extend(parse_ids(&env.ok(&["next", "locked", "-n", "5"])));
-    let max_id = env.max_id("locked");
+    ids.extend(env.ids(&["next", "locked", "-n", "5"]));
+    let max_id = env.max_id("locked") as u64;
     assert!(
         ids.iter().all(|&id| id < max_id),
         "every ID below max_id {max_id}"
@@ -298,7 +249,7 @@ fn a_database_frozen_in_the_middle_of_a_claim_never_leaves_a_confused_connection
     // A server of its own (this test restarts it), stopped when the test ends.
     let own = MariaDb::start();
     let db = &own;
-    let env = Env::new(db);
+    let env = Env::mariadb(db, Tables::DbInit);
     env.ok(&["tag", "add", "frozen", "--step", "1000"]);
     let s = env.serve(&["--segment"]);
     let path = "/api/segment/get/frozen";
@@ -334,8 +285,8 @@ fn a_database_frozen_in_the_middle_of_a_claim_never_leaves_a_confused_connection
         assert!(got.windows(2).all(|w| w[0] < w[1]));
         ids.extend(got);
     }
-    ids.extend(parse_ids(&env.ok(&["next", "frozen", "-n", "5"])));
-    let max_id = env.max_id("frozen");
+    ids.extend(env.ids(&["next", "frozen", "-n", "5"]));
+    let max_id = env.max_id("frozen") as u64;
     assert!(
         ids.iter().all(|&id| id < max_id),
         "every ID below max_id {max_id}"
@@ -346,14 +297,9 @@ fn a_database_frozen_in_the_middle_of_a_claim_never_leaves_a_confused_connection
 #[test]
 fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
     let db = MariaDb::shared();
-    let a = Env::new(db);
+    let a = Env::mariadb(db, Tables::DbInit);
     // Host B: its own sandbox (state directory), the same database.
-    let b = Env {
-        sb: Sandbox::new(),
-        db,
-        name: a.name.clone(),
-        url: a.url.clone(),
-    };
+    let b = a.another_host();
     let registry =
         |identity: &'static str| vec!["--snowflake", "--registry", "mysql", "--instance", identity];
     let s = a.serve(&registry("10.50.1.1:8080"));
@@ -426,7 +372,7 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
     s.stop_cleanly();
 
     // Once A is gone, B (whose identity no row holds now) gets its own row; all IDs distinct.
-    ids.extend(parse_ids(&b.ok(&next)));
+    ids.extend(b.ids(&next));
     assert_unique(&mut ids);
 }
 
@@ -436,7 +382,7 @@ fn a_worker_row_claimed_by_another_host_is_refused_rather_than_shared() {
 #[test]
 fn readyz_answers_at_once_while_the_mysql_registry_is_frozen() {
     let own = MariaDb::start();
-    let env = Env::new(&own);
+    let env = Env::mariadb(&own, Tables::DbInit);
     let s = env.serve(&[
         "--snowflake",
         "--registry",

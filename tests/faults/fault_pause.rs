@@ -6,39 +6,22 @@
 
 use crate::support;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::Sandbox;
 use support::etcd::EtcdServer;
-use support::serve::{Server, http, signal};
+use support::serve::{Server, ids_until_stopped, signal};
 use support::snowflake::{time_of, worker_of};
 use support::zookeeper::ZkServer;
 
 const PATH: &str = "/api/snowflake/get/p?count=50";
+/// Between a load's requests.
+const PAUSE: Duration = Duration::from_millis(5);
 
 fn parts(id: u64) -> (u64, i64) {
     (worker_of(id), time_of(id))
-}
-
-/// Requests IDs from `addr` until stopped (bounded to `limit`); returns every ID it got.
-fn load(addr: SocketAddr, stop: Arc<AtomicBool>, limit: Duration) -> JoinHandle<Vec<u64>> {
-    std::thread::spawn(move || {
-        let started = Instant::now();
-        let mut ids = Vec::new();
-        while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
-            if let Ok(r) = http(addr, "GET", PATH, &[])
-                && r.status == 200
-            {
-                ids.extend(r.ids());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        ids
-    })
 }
 
 /// Starts `leafctl ARGS` (with `env` set) as a server: the first time in one sandbox, every
@@ -78,10 +61,10 @@ fn frozen_holder_never_shares_its_worker_id(ttl: Duration, start: impl Fn() -> S
     // Thawed while the second server is busy on the same worker id.
     let stop = Arc::new(AtomicBool::new(false));
     let limit = Duration::from_secs(20);
-    let load_b = load(b.addr, stop.clone(), limit);
+    let load_b = ids_until_stopped(b.addr, PATH, stop.clone(), PAUSE, limit);
     std::thread::sleep(Duration::from_millis(300));
     signal(a.pid(), libc::SIGCONT);
-    let load_a = load(a.addr, stop.clone(), limit);
+    let load_a = ids_until_stopped(a.addr, PATH, stop.clone(), PAUSE, limit);
     std::thread::sleep(ttl * 2 + Duration::from_secs(1));
     stop.store(true, Ordering::SeqCst);
     let from_b = load_b.join().expect("load b");

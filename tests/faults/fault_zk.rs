@@ -12,7 +12,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::faketime::under_faketime;
-use support::fault::{Load, after_on_each_worker};
+use support::fault::{Steady, after_on_each_worker};
 use support::serve::{LEASE_REFUSALS, Server};
 use support::snowflake::{now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
@@ -58,16 +58,12 @@ impl Host {
     }
 }
 
-fn load(s: &Server) -> Load {
-    Load::start(
-        s.addr,
-        "/api/snowflake/get/k",
-        2,
-        100,
-        Duration::from_millis(5),
-        Duration::from_secs(90),
-    )
-}
+/// The load on a server: two client threads, a request every 5 ms each (every 10th for 100
+/// IDs), for at most 90 s.
+const LOAD: Steady = Steady {
+    pause: Duration::from_millis(5),
+    limit: Duration::from_secs(90),
+};
 
 #[test]
 fn forever_mode_keeps_issuing_with_zookeeper_down_and_restarts_from_its_cache_only_when_the_clock_allows()
@@ -79,7 +75,7 @@ fn forever_mode_keeps_issuing_with_zookeeper_down_and_restarts_from_its_cache_on
     let worker = worker_of(s.get("/api/snowflake/get/k").id());
 
     // ZooKeeper dies under load: Leaf's weak dependency, the server keeps answering.
-    let l = load(&s);
+    let l = LOAD.on(&s, "/api/snowflake/get/k");
     assert!(l.wait_for_answers(50, Duration::from_secs(30)));
     zk.kill();
     std::thread::sleep(Duration::from_millis(2 * SESSION_MS + 1_000));
@@ -133,7 +129,7 @@ fn forever_mode_keeps_issuing_through_a_zookeeper_paused_past_the_session_timeou
     let host = Host::new(&zk.hosts(), "fpause");
     let instance = "10.60.1.1:8080";
     let s = Server::start(host.forever(instance));
-    let l = load(&s);
+    let l = LOAD.on(&s, "/api/snowflake/get/k");
     assert!(l.wait_for_answers(50, Duration::from_secs(30)));
     zk.pause();
     std::thread::sleep(Duration::from_millis(2 * SESSION_MS + 1_000));
@@ -174,7 +170,7 @@ fn a_leased_server_stops_before_its_session_can_expire_and_resumes_without_reusi
     let mut ids = Vec::new();
 
     for fault in ["kill", "pause"] {
-        let l = load(&s);
+        let l = LOAD.on(&s, "/api/snowflake/get/k");
         assert!(l.wait_for_answers(50, Duration::from_secs(30)));
         let at = l.elapsed();
         if fault == "kill" {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::etcd::EtcdServer;
 use support::mariadb::{MariaDb, PASSWORD};
 use support::postgres::Postgres;
-use support::serve::{Server, http};
+use support::serve::{Serve, Server, http};
 use support::zookeeper::{ZkEnsemble, ZkServer};
 use support::{Sandbox, assert_unique, wait_until};
 
@@ -95,21 +95,16 @@ fn frozen_registry_answers_within_a_second(
     assert_unique(&mut ids);
 }
 
-fn serve(sb: &Sandbox, args: &[&str]) -> Server {
-    let mut c = sb.leafctl_std();
-    c.args(["serve", "--snowflake"])
-        .args(args)
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .env("LEAF_LOG", "leafctl=warn");
-    Server::start(c)
-}
-
 #[test]
 fn a_frozen_mysql_registry_is_a_503_within_a_second() {
     let db = MariaDb::start();
     let sb = Sandbox::new();
     let (_, url) = db.initialized_db(&sb);
-    let server = serve(&sb, &["--registry", "mysql", "--db", &url]);
+    let server = Serve::snowflake(&sb)
+        .args(["--registry", "mysql", "--db", &url])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     frozen_registry_answers_within_a_second("MySQL", server, || db.pause(), || db.resume());
 }
 
@@ -119,7 +114,11 @@ fn a_frozen_postgres_registry_is_a_503_within_a_second() {
     let url = pg.url(&pg.fresh_db());
     let sb = Sandbox::new();
     support::run_ok(sb.leafctl().args(["db", "init", "--db", &url]));
-    let server = serve(&sb, &["--registry", "postgres", "--db", &url]);
+    let server = Serve::snowflake(&sb)
+        .args(["--registry", "postgres", "--db", &url])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     frozen_registry_answers_within_a_second("PostgreSQL", server, || pg.pause(), || pg.resume());
 }
 
@@ -127,7 +126,11 @@ fn a_frozen_postgres_registry_is_a_503_within_a_second() {
 fn a_frozen_etcd_is_a_503_within_a_second() {
     let etcd = EtcdServer::start();
     let sb = Sandbox::new();
-    let server = serve(&sb, &["--etcd", &etcd.endpoints()]);
+    let server = Serve::snowflake(&sb)
+        .args(["--etcd", &etcd.endpoints()])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     let member = &etcd.members[0];
     frozen_registry_answers_within_a_second("etcd", server, || member.pause(), || member.resume());
 }
@@ -136,7 +139,11 @@ fn a_frozen_etcd_is_a_503_within_a_second() {
 fn a_frozen_zookeeper_is_a_503_within_a_second() {
     let zk = ZkServer::start();
     let sb = Sandbox::new();
-    let server = serve(&sb, &["--zk", &zk.hosts()]);
+    let server = Serve::snowflake(&sb)
+        .args(["--zk", &zk.hosts()])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     frozen_registry_answers_within_a_second("ZooKeeper", server, || zk.pause(), || zk.resume());
 }
 
@@ -168,15 +175,27 @@ fn sigterm_while_frozen_is_a_clean_stop(
 fn sigterm_while_the_registry_is_frozen_is_a_clean_stop() {
     let zk = ZkServer::start();
     let sb = Sandbox::new();
-    let server = serve(&sb, &["--zk", &zk.hosts()]);
+    let server = Serve::snowflake(&sb)
+        .args(["--zk", &zk.hosts()])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     sigterm_while_frozen_is_a_clean_stop("ZooKeeper", server, || zk.pause(), || zk.resume());
     let etcd = EtcdServer::start();
-    let server = serve(&sb, &["--etcd", &etcd.endpoints()]);
+    let server = Serve::snowflake(&sb)
+        .args(["--etcd", &etcd.endpoints()])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     let member = &etcd.members[0];
     sigterm_while_frozen_is_a_clean_stop("etcd", server, || member.pause(), || member.resume());
     let db = MariaDb::start();
     let (_, url) = db.initialized_db(&sb);
-    let server = serve(&sb, &["--registry", "mysql", "--db", &url]);
+    let server = Serve::snowflake(&sb)
+        .args(["--registry", "mysql", "--db", &url])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     sigterm_while_frozen_is_a_clean_stop("MySQL", server, || db.pause(), || db.resume());
 }
 
@@ -203,7 +222,11 @@ fn session_member(zk: &ZkEnsemble, pid: u32) -> Option<usize> {
 fn sigterm_while_the_zookeeper_member_of_the_session_is_paused_is_a_clean_stop() {
     let zk = ZkEnsemble::start();
     let sb = Sandbox::new();
-    let server = serve(&sb, &["--zk", &zk.hosts(), "--instance", "10.46.5.1:8080"]);
+    let server = Serve::snowflake(&sb)
+        .args(["--zk", &zk.hosts(), "--instance", "10.46.5.1:8080"])
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .env("LEAF_LOG", "leafctl=warn")
+        .start();
     let before: Vec<u64> = (0..20)
         .flat_map(|_| server.get("/api/snowflake/get/x").ids())
         .collect();

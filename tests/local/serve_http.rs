@@ -5,19 +5,15 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use support::serve::{Server, http};
+use support::serve::{Serve, Server, http};
 use support::{Sandbox, assert_unique, config_row, stderr};
-
-fn serve(sb: &Sandbox, args: &[&str]) -> Server {
-    let mut cmd = sb.leafctl_std();
-    cmd.arg("serve").args(args);
-    Server::start(cmd)
-}
 
 #[test]
 fn leaf_routes_answer_as_leaf_does() {
     let sb = Sandbox::with_tag("order", "100");
-    let s = serve(&sb, &["--segment", "--snowflake", "--worker-id", "5"]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "5"])
+        .start();
 
     // Segment: a bare decimal ID, text/plain, ascending; any method.
     let a = s.get("/api/segment/get/order");
@@ -109,7 +105,9 @@ fn leaf_routes_answer_as_leaf_does() {
 fn batches_are_ascending_and_cross_segments() {
     // A step of 100: a batch of 1000 must cross several segments (or claim the rest at once).
     let sb = Sandbox::with_tag("batch", "100");
-    let s = serve(&sb, &["--segment", "--snowflake", "--worker-id", "6"]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "6"])
+        .start();
     // Within a batch IDs ascend; across answers they are unique (a batch larger than the
     // buffers claims its rest directly, above the buffered next segment).
     let mut all = Vec::new();
@@ -144,7 +142,7 @@ fn batches_are_ascending_and_cross_segments() {
 #[test]
 fn errors_are_never_an_id() {
     let sb = Sandbox::with_tag("order", "1000");
-    let s = serve(&sb, &["--segment"]);
+    let s = Serve::new(&sb).args(["--segment"]).start();
     s.get("/api/segment/get/nope")
         .assert_error(404, "unknown_tag");
     s.get("/api/segment/get/a%20b")
@@ -188,7 +186,9 @@ fn errors_are_never_an_id() {
     assert!(!metrics.contains("mode=\"snowflake\""), "{metrics}");
 
     // Snowflake only: segment routes say so.
-    let sf = serve(&sb, &["--snowflake", "--worker-id", "1"]);
+    let sf = Serve::new(&sb)
+        .args(["--snowflake", "--worker-id", "1"])
+        .start();
     sf.get("/api/segment/get/order")
         .assert_error(404, "mode_disabled");
     sf.get("/cache").assert_error(404, "mode_disabled");
@@ -237,7 +237,9 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
     assert!(stderr(&out).contains(&addr));
 
     // A server cannot share a local worker id with a running process: it fails at once.
-    let first = serve(&sb, &["--snowflake", "--worker-id", "4"]);
+    let first = Serve::new(&sb)
+        .args(["--snowflake", "--worker-id", "4"])
+        .start();
     let t = Instant::now();
     let out = leafctl()
         .args(support::words(
@@ -324,9 +326,8 @@ fn single_ids_that_must_wait_for_the_next_tick_never_repeat() {
     // Two sequence numbers per millisecond: with 16 clients at once most requests find the tick
     // used up and wait (one at a time, on a blocking thread) for the next one.
     let sb = Sandbox::new();
-    let s = serve(
-        &sb,
-        &[
+    let s = Serve::new(&sb)
+        .args([
             "--snowflake",
             "--worker-id",
             "3",
@@ -334,8 +335,8 @@ fn single_ids_that_must_wait_for_the_next_tick_never_repeat() {
             "52,10,1",
             "--seq-start",
             "zero",
-        ],
-    );
+        ])
+        .start();
     let addr = s.addr;
     let stop = Instant::now() + Duration::from_millis(1500);
     let clients: Vec<_> = (0..16)
@@ -364,7 +365,9 @@ fn single_ids_that_must_wait_for_the_next_tick_never_repeat() {
 #[test]
 fn sigterm_finishes_and_records_the_last_time() {
     let sb = Sandbox::new();
-    let s = serve(&sb, &["--snowflake", "--worker-id", "9"]);
+    let s = Serve::new(&sb)
+        .args(["--snowflake", "--worker-id", "9"])
+        .start();
     let mut served = s.get("/api/snowflake/get/k?count=5000").ids();
     let t = Instant::now();
     let log = s.stop_cleanly();
@@ -380,7 +383,9 @@ fn sigterm_finishes_and_records_the_last_time() {
     assert_unique(&mut served);
 
     // No access log without -v.
-    let s = serve(&sb, &["--snowflake", "--worker-id", "9"]);
+    let s = Serve::new(&sb)
+        .args(["--snowflake", "--worker-id", "9"])
+        .start();
     s.get("/api/snowflake/get/k");
     let log = s.stop_cleanly();
     assert!(!log.contains("/api/snowflake/get/k"), "{log}");
@@ -389,7 +394,9 @@ fn sigterm_finishes_and_records_the_last_time() {
 #[test]
 fn in_flight_requests_finish_on_sigterm() {
     let sb = Sandbox::with_tag("order", "1000");
-    let s = serve(&sb, &["--segment", "--snowflake", "--worker-id", "2"]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "2"])
+        .start();
     let addr = s.addr;
     // Requests in flight while SIGTERM arrives still get whole answers (or a refused connection
     // once the listener is closed), never a cut body.
@@ -533,7 +540,7 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
 #[test]
 fn errors_keep_internals_and_huge_inputs_out_of_the_body() {
     let sb = Sandbox::with_tag("order", "100");
-    let s = serve(&sb, &["--segment"]);
+    let s = Serve::new(&sb).args(["--segment"]).start();
     let r = s.get("/api/segment/get/nosuch");
     r.assert_error(404, "unknown_tag");
     assert!(r.body.contains("nosuch"), "{r:?}");
@@ -592,7 +599,7 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
         ))
         .assert()
         .success();
-    let s = serve(&sb, &["--segment"]);
+    let s = Serve::new(&sb).args(["--segment"]).start();
 
     // A batch larger than what is left: a 400 saying so, not "used up".
     let r = s.get("/api/segment/get/short?count=1000");
@@ -653,7 +660,7 @@ fn a_used_up_tag_gives_its_last_ids_then_410_without_an_outage() {
 fn sigterm_right_after_the_listening_line_is_a_graceful_stop() {
     let sb = Sandbox::with_tag("order", "100");
     for _ in 0..10 {
-        let s = serve(&sb, &["--segment"]);
+        let s = Serve::new(&sb).args(["--segment"]).start();
         let (status, log) = s.terminate();
         assert!(status.success(), "{status}: {log}");
         assert!(log.contains("leafctl serve: stopped"), "{log}");
@@ -670,7 +677,9 @@ fn under_output_json_every_stderr_line_is_json() {
         .args(["tag", "add", "tail", "--start", "9223372036854775807"])
         .assert()
         .success();
-    let s = serve(&sb, &["--segment", "--output", "json"]);
+    let s = Serve::new(&sb)
+        .args(["--segment", "--output", "json"])
+        .start();
     assert_eq!(s.get("/api/segment/get/ok").status, 200);
     s.get("/api/segment/get/tail")
         .assert_error(410, "exhausted");

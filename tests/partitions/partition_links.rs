@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use support::fault::{Load, Requests, Seen};
+use support::fault::{Load, Requests, Seen, Steady};
 use support::galera::Galera;
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
@@ -26,19 +26,12 @@ const RESUME_BOUND: Duration = Duration::from_secs(20);
 const SEG: &str = "/api/segment/get/cut";
 const SNOW: &str = "/api/snowflake/get/k";
 
-/// Two client threads at `place` asking `addr` for `path`, a request every 10 ms each (every
-/// 10th for 100 IDs), for at most 150 s.
-fn load(place: &Place, addr: std::net::SocketAddr, path: &str) -> Load {
-    Load::start_at(
-        place,
-        addr,
-        path,
-        2,
-        100,
-        Duration::from_millis(10),
-        LOAD_LIMIT,
-    )
-}
+/// The load on a server: two client threads (at a place each test names), a request every 10 ms
+/// each (every 10th for 100 IDs), for at most 150 s.
+const LOAD: Steady = Steady {
+    pause: Duration::from_millis(10),
+    limit: LOAD_LIMIT,
+};
 
 /// How long a test's load may run at most.
 const LOAD_LIMIT: Duration = Duration::from_secs(150);
@@ -57,7 +50,7 @@ fn db_cmd(sb: &Sandbox, url: &str, args: &[&str]) -> std::process::Command {
 fn segment_server_under_load(place: &Place, url: &str) -> (Sandbox, Server, Load) {
     let sb = sandbox_with_cut_tag(place, url);
     let a = Server::start_at(place, db_cmd(&sb, url, &["serve", "--segment"]));
-    let la = load(place, a.addr, SEG);
+    let la = LOAD.from(place, a.addr, SEG);
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
     std::thread::sleep(Duration::from_secs(2));
     (sb, a, la)
@@ -351,7 +344,7 @@ fn thirty_percent_loss_and_200_ms_for_20_s(hd: &Host) -> String {
 fn bad_link(hd: &Host, servers: &[OnBadLink<'_>], fault: impl FnOnce(&Host) -> String) {
     let loads: Vec<Load> = servers
         .iter()
-        .map(|s| load(&hd.place, s.server.addr, s.path))
+        .map(|s| LOAD.from(&hd.place, s.server.addr, s.path))
         .collect();
     for l in &loads {
         assert!(l.wait_for_answers(100, Duration::from_secs(30)));
@@ -598,8 +591,8 @@ fn clients_cut_off_from_their_server_see_connection_errors_and_never_an_id_twice
     let loads = [
         impatient(SEG),
         impatient(SNOW),
-        load(&hother, s.addr, SEG),
-        load(&hother, s.addr, SNOW),
+        LOAD.from(&hother, s.addr, SEG),
+        LOAD.from(&hother, s.addr, SNOW),
     ];
     for l in &loads {
         assert!(l.wait_for_answers(100, Duration::from_secs(30)));

@@ -11,11 +11,11 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::etcd::EtcdServer;
-use support::fault::{Load, Seen, after_on_each_worker, no_time_shared_on_a_worker};
+use support::fault::{Seen, Steady, after_on_each_worker, no_time_shared_on_a_worker};
 use support::mariadb::{MariaDb, PASSWORD};
 use support::netns::{Host, Net, Place};
 use support::postgres::Postgres;
-use support::serve::{LEASE_REFUSALS, Server};
+use support::serve::{LEASE_REFUSALS, Serve, Server};
 use support::snowflake::{now_ms, time_of, worker_of};
 use support::zookeeper::{ZkEnsemble, ZkServer};
 use support::{Sandbox, assert_unique, wait_until};
@@ -38,19 +38,12 @@ const SLACK: Duration = Duration::from_millis(500);
 const RESUME_BOUND: Duration = Duration::from_secs(20);
 const PATH: &str = "/api/snowflake/get/k";
 
-/// Two client threads in the server's namespace, a request every 10 ms each (every 10th for 100
-/// IDs), for at most 150 s.
-fn load(s: &Server) -> Load {
-    Load::start_at(
-        s.place(),
-        s.addr,
-        PATH,
-        2,
-        100,
-        Duration::from_millis(10),
-        Duration::from_secs(150),
-    )
-}
+/// The load on a server: two client threads in its namespace, a request every 10 ms each (every
+/// 10th for 100 IDs), for at most 150 s.
+const LOAD: Steady = Steady {
+    pause: Duration::from_millis(10),
+    limit: Duration::from_secs(150),
+};
 
 /// A worker registry as `serve` and `workers list` are given it.
 struct Registry {
@@ -94,11 +87,12 @@ impl Registry {
         c
     }
 
-    /// `serve --snowflake` with this registry at `host`.
-    fn serve(&self, sb: &Sandbox, host: &Place, extra: &[&str]) -> Server {
-        let mut c = self.cmd(sb, &["serve", "--snowflake"]);
-        c.args(extra);
-        Server::start_at(host, c)
+    /// `serve --snowflake` with this registry (its environment, its flags after `serve`), to
+    /// start at a host.
+    fn snowflake<'a>(&self, sb: &'a Sandbox) -> Serve<'a> {
+        Serve::snowflake(sb)
+            .envs(self.env.iter().map(|(k, v)| (*k, v)))
+            .args(&self.args)
     }
 
     /// `workers list --output json` run at `place`.
@@ -157,9 +151,9 @@ fn ms(d: Duration) -> String {
 /// time A reserved on it; after the heal A leases again by itself (another id, B holds A's).
 fn leased_server_cut_off(reg: &Registry, ha: &Host, hb: &Host) {
     let (sa, sbx) = (Sandbox::new(), Sandbox::new());
-    let a = reg.serve(&sa, ha, &[]);
+    let a = reg.snowflake(&sa).start_at(ha);
     let wa = worker_of(a.get(PATH).id());
-    let la = load(&a);
+    let la = LOAD.on(&a, PATH);
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
     std::thread::sleep(Duration::from_secs(1));
 
@@ -179,8 +173,8 @@ fn leased_server_cut_off(reg: &Registry, ha: &Host, hb: &Host) {
         cut.elapsed()
     );
     let freed = cut.elapsed();
-    let b = reg.serve(&sbx, hb, &[]);
-    let lb = load(&b);
+    let b = reg.snowflake(&sbx).start_at(hb);
+    let lb = LOAD.on(&b, PATH);
     assert!(
         lb.wait_for_answers(1, Duration::from_secs(30)),
         "{}",
@@ -313,7 +307,7 @@ fn database_registry_cut_off(what: &str, registry: &str, url: &str, ha: &Host, h
         c
     });
     let wa = worker_of(a.get(PATH).id());
-    let la = load(&a);
+    let la = LOAD.on(&a, PATH);
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
     std::thread::sleep(Duration::from_secs(1));
 
@@ -339,7 +333,7 @@ fn database_registry_cut_off(what: &str, registry: &str, url: &str, ha: &Host, h
         c.arg(&identity);
         c
     });
-    let lb = load(&b);
+    let lb = LOAD.on(&b, PATH);
     assert!(
         lb.wait_for_answers(1, Duration::from_secs(30)),
         "{}",
@@ -426,13 +420,12 @@ fn a_forever_server_cut_off_from_zookeeper_keeps_issuing_and_registers_again() {
     let reg = Registry::zk(&zk.hosts(), "forever");
     let identity = format!("{}:8080", ha.ip);
     let (sa, sbx) = (Sandbox::new(), Sandbox::new());
-    let a = reg.serve(
-        &sa,
-        &ha,
-        &["--registry", "forever", "--instance", &identity],
-    );
+    let a = reg
+        .snowflake(&sa)
+        .args(["--registry", "forever", "--instance", &identity])
+        .start_at(&ha);
     let wa = worker_of(a.get(PATH).id());
-    let la = load(&a);
+    let la = LOAD.on(&a, PATH);
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
     assert!(held(&reg.workers(&sbx, &hb), wa));
     std::thread::sleep(Duration::from_secs(1));
@@ -488,10 +481,10 @@ fn split_two_to_one(
     heal_check: impl Fn() -> bool,
 ) {
     let (sa, sbx) = (Sandbox::new(), Sandbox::new());
-    let a = reg.serve(&sa, majority, &[]);
-    let b = reg.serve(&sbx, minority, &[]);
+    let a = reg.snowflake(&sa).start_at(majority);
+    let b = reg.snowflake(&sbx).start_at(minority);
     b.get(PATH).id();
-    let (la, lb) = (load(&a), load(&b));
+    let (la, lb) = (LOAD.on(&a, PATH), LOAD.on(&b, PATH));
     assert!(la.wait_for_answers(100, Duration::from_secs(30)));
     assert!(lb.wait_for_answers(100, Duration::from_secs(30)));
     std::thread::sleep(Duration::from_secs(1));

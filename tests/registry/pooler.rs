@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use support::pgbouncer::PgBouncer;
 use support::postgres::Postgres;
-use support::serve::Server;
+use support::serve::Serve;
 use support::{Sandbox, parse_ids, stderr};
 
 /// A fresh database with both tables, made directly (not through the pool).
@@ -46,14 +46,6 @@ fn next(url: &str, instance: &str) -> std::process::Output {
         .args(["-n", "5"])
         .output()
         .expect("run leafctl")
-}
-
-/// `serve --snowflake` through `url` as `instance`.
-fn serve(sb: &Sandbox, url: &str, instance: &str) -> Server {
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["serve", "--snowflake"])
-        .args(["--db", url, "--instance", instance]);
-    Server::start(cmd)
 }
 
 /// `psql` as `leaf` through the pooler, running `sql`.
@@ -118,7 +110,9 @@ fn a_transaction_pool_of_one_leaves_no_lock_behind_and_refuses_only_a_shared_ses
         assert_eq!(locks(pg, &name), (0, 0), "left behind by process {i}");
     }
 
-    let server = serve(&sb, &url, "10.46.2.1:8080");
+    let server = Serve::snowflake(&sb)
+        .args(["--db", &url, "--instance", "10.46.2.1:8080"])
+        .start();
     all.push(server.get("/api/snowflake/get/a").id());
     for _ in 0..3 {
         let out = next(&url, "10.46.2.2:8080");
@@ -161,7 +155,9 @@ fn a_killed_holder_is_named_and_a_refused_serve_gives_up_without_leaking() {
     let out = next(&pg.url(&name), "10.46.3.1:8080");
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let mut server = serve(&sb, &url, "10.46.3.1:8080");
+    let mut server = Serve::snowflake(&sb)
+        .args(["--db", &url, "--instance", "10.46.3.1:8080"])
+        .start();
     assert_eq!(server.get("/api/snowflake/get/a").status, 200);
     // A marker of another process on the one server session, as a killed holder leaves it.
     let planted = psql_through(
@@ -229,7 +225,9 @@ fn statement_and_session_pools_of_one_are_named_as_such() {
         "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'",
     );
     assert_eq!(tables, "leaf_alloc,leaf_alloc_removed,leaf_workerid_alloc");
-    let server = serve(&sb, &url, "10.46.4.2:8080");
+    let server = Serve::snowflake(&sb)
+        .args(["--db", &url, "--instance", "10.46.4.2:8080"])
+        .start();
     let out = next(&url, "10.46.4.3:8080");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");

@@ -7,64 +7,25 @@ use crate::support;
 
 use std::time::Duration;
 
-use support::mariadb::{PASSWORD, Replicated};
+use support::env::Env;
 use support::serve::Server;
-use support::{Sandbox, assert_unique, parse_ids, stderr, wait_until};
-
-struct Env {
-    pair: Replicated,
-    url: String,
-    sandbox: Sandbox,
-}
-
-impl Env {
-    fn new() -> Env {
-        let pair = Replicated::start();
-        pair.primary.root_sql(None, "CREATE DATABASE leaf");
-        let env = Env {
-            url: pair.url("leaf"),
-            pair,
-            sandbox: Sandbox::new(),
-        };
-        env.ok(&["db", "init"]);
-        env
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = self.sandbox.leafctl_std();
-        c.arg("--db")
-            .arg(&self.url)
-            .args(args)
-            .env("LEAF_DB_PASSWORD", PASSWORD);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> std::process::Output {
-        let out = self.run(args);
-        assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
-        out
-    }
-}
+use support::{assert_unique, parse_ids, wait_until};
 
 /// `next` remembers (in its state directory) the highest max_id it claimed; after the failover
 /// the replica hands out a claim below it, which is refused with the tag, both values and the
 /// causes; `tag bump` repairs the tag; issuing resumes with no ID twice.
 #[test]
 fn next_refuses_a_claim_the_failover_lost_until_the_tag_is_bumped() {
-    let env = Env::new();
+    let env = Env::replicated();
     env.ok(&["tag", "add", "f", "--step", "10"]);
     let mut ids = parse_ids(&env.ok(&["next", "f", "-n", "5"]).stdout);
     assert_eq!(ids, vec![1, 2, 3, 4, 5]);
-    env.pair.sync();
+    env.db.sync();
 
-    env.pair.stop_replication();
+    env.db.stop_replication();
     ids.extend(parse_ids(&env.ok(&["next", "f", "-n", "5"]).stdout));
     assert_eq!(ids.last(), Some(&10), "claimed on the primary");
-    env.pair.fail_over();
+    env.db.fail_over();
 
     // The same URL: the primary is gone, so the replica (now writable) answers, with max_id 6.
     support::segment_contract::lost_claims_are_refused_until_bumped(&|args| env.run(args), ids);
@@ -75,11 +36,11 @@ fn next_refuses_a_claim_the_failover_lost_until_the_tag_is_bumped() {
 /// again after `tag bump`: no ID twice.
 #[test]
 fn serve_refuses_the_lost_range_for_that_tag_only() {
-    let env = Env::new();
+    let env = Env::replicated();
     env.ok(&["tag", "add", "f", "--step", "10"]);
     env.ok(&["tag", "add", "other", "--step", "10"]);
-    env.pair.sync();
-    env.pair.stop_replication();
+    env.db.sync();
+    env.db.stop_replication();
     let mut cmd = env.cmd(&["serve", "--segment"]);
     cmd.env("LEAF_LOG", "leafctl=warn");
     let server = Server::start(cmd);
@@ -90,9 +51,9 @@ fn serve_refuses_the_lost_range_for_that_tag_only() {
         ids.push(server.get("/api/segment/get/f").id());
     }
     assert!(wait_until(Duration::from_secs(10), || server.next_ready("f")));
-    let claimed = env.pair.primary.max_id("leaf", "f");
+    let claimed = env.db.primary.max_id("leaf", "f");
     assert!(claimed >= 21, "{claimed}");
-    env.pair.fail_over();
+    env.db.fail_over();
 
     // Drain f: its buffers run out; the next claim (on the replica, from 1) is refused.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

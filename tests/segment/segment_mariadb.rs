@@ -12,59 +12,14 @@ use leafctl::db::open_store;
 use leafctl::segment::{AllocStore, Increment, SegmentError, SegmentGenerator};
 use leafctl::snowflake::FakeClock;
 use predicates::prelude::*;
-use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
+use support::env::{Env, Tables};
+use support::mariadb::{LEAF_ROW, MariaDb, PASSWORD};
 use support::{Sandbox, parse_ids, stderr, wait_until};
-
-struct Env {
-    db: &'static MariaDb,
-    name: String,
-    url: String,
-    sandbox: Sandbox,
-}
-
-impl Env {
-    /// A fresh database with Leaf's table made by plain SQL.
-    fn new() -> Env {
-        let db = MariaDb::shared();
-        let name = db.fresh_db();
-        db.root_sql(Some(&name), LEAF_DDL);
-        Env {
-            url: db.url(&name),
-            db,
-            name,
-            sandbox: Sandbox::new(),
-        }
-    }
-
-    fn leafctl(&self) -> assert_cmd::Command {
-        let mut c = self.sandbox.leafctl();
-        c.env("LEAF_DB", &self.url)
-            .env("LEAF_DB_PASSWORD", PASSWORD);
-        c
-    }
-
-    /// `leafctl ARGS` on this database, run to the end.
-    fn run<I, S>(&self, args: I) -> std::process::Output
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<std::ffi::OsStr>,
-    {
-        self.leafctl().args(args).output().expect("run leafctl")
-    }
-
-    fn store(&self) -> MysqlStore {
-        MysqlStore::open(&self.url, Some(PASSWORD)).unwrap()
-    }
-
-    fn max_id(&self, tag: &str) -> i64 {
-        self.db.max_id(&self.name, tag)
-    }
-}
 
 /// The contract's database: a fresh one with Leaf's table made by plain SQL (as Leaf's users
 /// have it), then `leafctl db init` (which adds the tombstone table beside it).
 fn fixture() -> support::segment_contract::SegmentDb {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.leafctl().args(["db", "init"]).assert().success();
     let (db, name, url) = (env.db, env.name, env.url);
     let store_url = url.clone();
@@ -84,7 +39,7 @@ support::segment_contract::segment_store_contract!(fixture);
 
 #[test]
 fn leafs_own_table_and_readme_row_work_untouched() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.db.root_sql(Some(&env.name), LEAF_ROW);
     let out = support::run_ok(env.leafctl().args(["next", "leaf-segment-test", "-n", "5"]));
     assert_eq!(parse_ids(&out.stdout), vec![1, 2, 3, 4, 5]);
@@ -152,7 +107,7 @@ fn db_init_is_idempotent_and_its_printed_ddl_is_leafs_table() {
 
 #[test]
 fn preload_starts_at_ten_percent_and_the_buffer_switches() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.leafctl()
         .args(["tag", "add", "pre", "--step", "100"])
         .assert()
@@ -195,7 +150,7 @@ fn preload_starts_at_ten_percent_and_the_buffer_switches() {
 
 #[test]
 fn the_step_doubles_keeps_and_halves_with_the_clock() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.leafctl()
         .args(["tag", "add", "dyn", "--step", "100"])
         .assert()
@@ -261,7 +216,7 @@ fn code(out: &std::process::Output) -> i32 {
 
 #[test]
 fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.leafctl().args(["tag", "add", "t"]).assert().success();
 
     let cases: &[(&[&str], i32, &str)] = &[
@@ -346,7 +301,7 @@ fn bad_input_fails_with_the_right_exit_code_and_changes_nothing() {
 /// ID it issued (on Leaf's own table, to which the first removal adds leaf_alloc_removed).
 #[test]
 fn a_removed_and_readded_tag_issues_no_id_twice() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     support::removed_and_readded_tags_issue_no_id_twice(&|args| env.run(args), &|| {
         Box::new(env.store())
     });
@@ -366,7 +321,7 @@ fn a_removed_and_readded_tag_issues_no_id_twice() {
 /// refused (nothing removed) and names `leafctl db init`; after it, the removal works.
 #[test]
 fn a_removal_that_cannot_record_its_tombstone_removes_nothing() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.db.root_sql(
         None,
         &format!(
@@ -509,7 +464,7 @@ fn unreachable_servers_and_wrong_passwords_fail_fast_without_leaking_secrets() {
 
 #[test]
 fn json_output_and_unique_ids_across_many_small_claims() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.leafctl()
         .args(["tag", "add", "j", "--start", "0", "--desc", "json"])
         .assert()
@@ -538,7 +493,7 @@ fn json_output_and_unique_ids_across_many_small_claims() {
 /// raises it only on the first two tries shows the retry succeeding unseen.
 #[test]
 fn write_conflicts_are_retried_then_reported_once() {
-    let env = Env::new();
+    let env = Env::mariadb(MariaDb::shared(), Tables::LeafDdl);
     env.leafctl().args(["tag", "add", "c"]).assert().success();
     env.db.root_sql(
         Some(&env.name),

@@ -8,51 +8,10 @@ use std::time::{Duration, Instant};
 
 use leafctl::db::postgres::PostgresStore;
 use leafctl::segment::{AllocStore, SegmentError};
+use support::env::Env;
 use support::etcd::Certs;
 use support::postgres::{PASSWORD, Postgres};
 use support::{Sandbox, assert_unique, parse_ids, spawn_piped, stderr};
-
-struct Env {
-    pg: &'static Postgres,
-    name: String,
-    url: String,
-    sandbox: Sandbox,
-}
-
-impl Env {
-    /// A fresh database with the table made by `leafctl db init`.
-    fn new() -> Env {
-        let pg = Postgres::shared();
-        let name = pg.fresh_db();
-        let env = Env {
-            url: pg.url(&name),
-            pg,
-            name,
-            sandbox: Sandbox::new(),
-        };
-        env.ok(&["db", "init"]);
-        env
-    }
-
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        self.sandbox
-            .leafctl()
-            .env("LEAF_DB", &self.url)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> std::process::Output {
-        let out = self.run(args);
-        assert!(out.status.success(), "leafctl {args:?}: {}", stderr(&out));
-        out
-    }
-
-    fn max_id(&self, tag: &str) -> i64 {
-        self.pg.max_id(&self.name, tag)
-    }
-}
 
 /// Tag commands on PostgreSQL are tried as claims are, as on MySQL: a `set-step` or a `bump` that
 /// loses a serialization conflict (40001) twice runs again and succeeds unseen; one that loses
@@ -62,9 +21,9 @@ impl Env {
 /// update.
 #[test]
 fn tag_commands_that_lose_a_conflict_are_retried_then_reported_once() {
-    let env = Env::new();
+    let env = Env::postgres();
     env.ok(&["tag", "add", "c", "--step", "10"]);
-    let sql = |q: &str| env.pg.sql(Some(&env.name), q);
+    let sql = |q: &str| env.db.sql(Some(&env.name), q);
     sql(
         "CREATE SEQUENCE tries; CREATE TABLE lose_until (n bigint NOT NULL); \
          INSERT INTO lose_until VALUES (0); \
@@ -122,9 +81,9 @@ fn tag_commands_that_lose_a_conflict_are_retried_then_reported_once() {
 
 /// The contract's database: a fresh one with the table made by `leafctl db init`.
 fn fixture() -> support::segment_contract::SegmentDb {
-    let env = Env::new();
+    let env = Env::postgres();
     let store_url = env.url.clone();
-    let (pg, sql_db, max_db) = (env.pg, env.name.clone(), env.name);
+    let (pg, sql_db, max_db) = (env.db, env.name.clone(), env.name);
     support::segment_contract::SegmentDb {
         sandbox: env.sandbox,
         env: vec![("LEAF_DB", env.url)],
@@ -144,9 +103,9 @@ fn text(out: &std::process::Output) -> String {
 
 #[test]
 fn db_init_is_idempotent_and_every_tag_command_works() {
-    let env = Env::new();
+    let env = Env::postgres();
     env.ok(&["db", "init"]);
-    let columns = env.pg.sql(
+    let columns = env.db.sql(
         Some(&env.name),
         "SELECT string_agg(column_name || ':' || data_type, ',' ORDER BY ordinal_position) \
          FROM information_schema.columns WHERE table_name = 'leaf_alloc'",
@@ -157,7 +116,7 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
          update_time:timestamp with time zone"
     );
     env.ok(&["tag", "add", "order", "--step", "100", "--desc", "orders"]);
-    let out = env.run(&["tag", "add", "order"]);
+    let out = env.run(["tag", "add", "order"]);
     assert_eq!(out.status.code(), Some(2));
     support::assert_stderr_has(&out, "already exists");
     env.ok(&["tag", "add", "order", "--if-not-exists"]);
@@ -196,7 +155,7 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
     assert_eq!(tags, vec!["order", "ot_her", "other"], "byte order");
 
     // bump: up only, in one statement.
-    let out = env.run(&["tag", "bump", "order", "--to", "3"]);
+    let out = env.run(["tag", "bump", "order", "--to", "3"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     env.ok(&["tag", "bump", "order", "--to", "5000"]);
     assert_eq!(parse_ids(&env.ok(&["next", "order"]).stdout), vec![5000]);
@@ -204,7 +163,7 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
     // remove: the row it reports is the row it deleted.
     let removed = support::json(&env.ok(&["tag", "remove", "order", "--yes", "--output", "json"]));
     assert_eq!(removed["max_id"], "5001", "{removed}");
-    let out = env.run(&["next", "order"]);
+    let out = env.run(["next", "order"]);
     assert_eq!(out.status.code(), Some(2));
     support::assert_stderr_has(&out, "unknown tag \"order\"");
 }
@@ -213,11 +172,11 @@ fn db_init_is_idempotent_and_every_tag_command_works() {
 /// ID it issued.
 #[test]
 fn a_removed_and_readded_tag_issues_no_id_twice() {
-    let env = Env::new();
+    let env = Env::postgres();
     support::removed_and_readded_tags_issue_no_id_twice(&|args| env.run(args), &|| {
         Box::new(PostgresStore::open(&env.url, None).unwrap())
     });
-    let kept = env.pg.sql(
+    let kept = env.db.sql(
         Some(&env.name),
         "SELECT COUNT(*) FROM leaf_alloc_removed WHERE biz_tag = 'fresh'",
     );
@@ -232,7 +191,7 @@ fn a_removed_and_readded_tag_issues_no_id_twice() {
 #[test]
 fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
     use leafctl::segment::NewTag;
-    let env = Env::new();
+    let env = Env::postgres();
     let store = PostgresStore::open(&env.url, None).unwrap();
     store.add_tag(&NewTag::new("aba", 10)).unwrap();
     store
@@ -247,11 +206,11 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
         .parse()
         .unwrap()
     };
-    assert_eq!(tombstone(env.pg), 11);
+    assert_eq!(tombstone(env.db), 11);
     // The other client: an add at 11, then (after a pause) a claim of 11..21, the removal
     // with its tombstone, one transaction.
     let other = env
-        .pg
+        .db
         .sql_command(
             Some(&env.name),
             "BEGIN; \
@@ -272,7 +231,7 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let n: i64 = env
-                .pg
+                .db
                 .sql(
                     Some(&env.name),
                     &format!("SELECT count(*) FROM pg_stat_activity WHERE {what}"),
@@ -299,7 +258,7 @@ fn an_add_waiting_on_another_clients_add_claim_and_remove_starts_above_them() {
     waiting("wait_event_type = 'Lock' AND query NOT LIKE '%pg_sleep%'");
     let other = other.wait_with_output().unwrap();
     let added = add.join().unwrap().unwrap();
-    let left = tombstone(env.pg);
+    let left = tombstone(env.db);
     assert!(
         added.start >= left,
         "the add started at {} below the tombstone {left} (the other client {}: {})",
@@ -366,13 +325,13 @@ fn a_database_without_the_tombstone_table() {
 
 #[test]
 fn failures_are_clear_bounded_and_never_show_the_password() {
-    let env = Env::new();
+    let env = Env::postgres();
     let secret = "s3cret-Pa55";
     let dead = support::free_port();
     // Accepted by the kernel, never answered: only the timeout ends the wait.
     let black_hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent = black_hole.local_addr().unwrap().port();
-    let pg = env.pg;
+    let pg = env.db;
     let cases = [
         (
             format!("postgres://leaf:{secret}@127.0.0.1:{dead}/leaf"),
@@ -616,9 +575,9 @@ fn segment_mode_works_through_pgbouncer_in_every_pool_mode() {
 #[test]
 fn a_claim_is_one_round_trip() {
     use support::proxy::Proxy;
-    let env = Env::new();
+    let env = Env::postgres();
     env.ok(&["tag", "add", "rt", "--step", "100"]);
-    let proxy = Proxy::start(format!("127.0.0.1:{}", env.pg.port).parse().unwrap());
+    let proxy = Proxy::start(format!("127.0.0.1:{}", env.db.port).parse().unwrap());
     let url = format!("postgres://leaf@{}/{}", proxy.addr(), env.name);
     let store = PostgresStore::open(&url, None).unwrap();
     let (custom, table_step) = support::round_trips_per_claim(&proxy, &store, "rt");

@@ -8,29 +8,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use support::etcd::EtcdServer;
-use support::serve::{Server, http};
+use support::serve::{Serve, http};
 use support::snowflake::{assert_later_on_the_same_worker, worker_of};
 use support::{Sandbox, assert_unique, workers_list};
-
-fn serve(sb: &Sandbox, endpoints: &str, name: &str, ttl_ms: &str) -> Server {
-    let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_ETCD_LEASE_TTL_MS", ttl_ms).args([
-        "--etcd",
-        endpoints,
-        "--name",
-        name,
-        "serve",
-        "--snowflake",
-    ]);
-    Server::start(cmd)
-}
 
 #[test]
 fn two_servers_on_a_cluster_losing_its_leader_under_load_never_duplicate_and_resume() {
     let cluster = EtcdServer::cluster(3);
     let sb = Sandbox::new();
-    let a = serve(&sb, &cluster.endpoints(), "cluster", "4000");
-    let b = serve(&sb, &cluster.endpoints(), "cluster", "4000");
+    let on_cluster = Serve::snowflake(&sb)
+        .env("LEAF_ETCD_LEASE_TTL_MS", "4000")
+        .before(["--etcd", &cluster.endpoints(), "--name", "cluster"]);
+    let (a, b) = (on_cluster.start(), on_cluster.start());
     let wa = worker_of(a.get("/api/snowflake/get/k").id());
     let wb = worker_of(b.get("/api/snowflake/get/k").id());
     assert_ne!(wa, wb, "distinct worker ids");
@@ -100,7 +89,10 @@ fn two_servers_on_a_cluster_losing_its_leader_under_load_never_duplicate_and_res
 fn a_frozen_etcd_stops_issuing_before_the_lease_expires_and_the_server_leases_again() {
     let etcd = EtcdServer::start();
     let sb = Sandbox::new();
-    let s = serve(&sb, &etcd.endpoints(), "frozen", "3000");
+    let s = Serve::snowflake(&sb)
+        .env("LEAF_ETCD_LEASE_TTL_MS", "3000")
+        .before(["--etcd", &etcd.endpoints(), "--name", "frozen"])
+        .start();
     let path = "/api/snowflake/get/k";
     let old = s.get(&format!("{path}?count=20000")).ids();
 

@@ -6,17 +6,8 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::mariadb::{LEAF_DDL, LEAF_ROW, MariaDb, PASSWORD};
-use support::serve::{Server, hammer, http};
+use support::serve::{Serve, Server, hammer, http};
 use support::{Sandbox, assert_unique, wait_until};
-
-fn serve(sb: &Sandbox, url: &str, args: &[&str]) -> Server {
-    let mut cmd = sb.leafctl_std();
-    cmd.env("LEAF_DB", url)
-        .env("LEAF_DB_PASSWORD", PASSWORD)
-        .arg("serve")
-        .args(args);
-    Server::start(cmd)
-}
 
 /// A fresh database with Leaf's own table (LEAF_DDL) and `row` inserted into it: its name and
 /// URL.
@@ -33,8 +24,12 @@ fn two_servers_share_leafs_table_without_a_duplicate() {
     let db = MariaDb::shared();
     let (_, url) = leaf_table_db(db, LEAF_ROW);
     let sb = Sandbox::new();
-    let a = serve(&sb, &url, &["--segment"]);
-    let b = serve(&sb, &url, &["--segment"]);
+    let segment = Serve::new(&sb)
+        .env("LEAF_DB", &url)
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["--segment"]);
+    let a = segment.start();
+    let b = segment.start();
 
     let tag = "/api/segment/get/leaf-segment-test";
     let mut ids = hammer(&[a.addr, b.addr], 6, 300, tag);
@@ -76,7 +71,11 @@ fn database_down_answers_from_buffers_then_503_then_recovers() {
         "insert into leaf_alloc(biz_tag, max_id, step) values('down', 1, 1000)",
     );
     let sb = Sandbox::new();
-    let s = serve(&sb, &url, &["--segment"]);
+    let s = Serve::new(&sb)
+        .env("LEAF_DB", &url)
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["--segment"])
+        .start();
     let path = "/api/segment/get/down";
     let mut ids: Vec<u64> = (0..200).map(|_| s.get(path).id()).collect();
     // The next segment is loaded once 10% of the first is used.
@@ -151,10 +150,14 @@ fn a_graceful_restart_gives_back_what_never_went_out() {
         "insert into leaf_alloc(biz_tag, max_id, step) values ('restart', 1, 1000)",
     );
     let sb = Sandbox::new();
+    let segment = Serve::new(&sb)
+        .env("LEAF_DB", &url)
+        .env("LEAF_DB_PASSWORD", PASSWORD)
+        .args(["--segment"]);
     let path = "/api/segment/get/restart";
 
     // One server: 150 IDs (past the preload point), both segments claimed.
-    let a = serve(&sb, &url, &["--segment"]);
+    let a = segment.start();
     let mut ids: Vec<u64> = (0..150).map(|_| a.get(path).id()).collect();
     assert!(wait_until(Duration::from_secs(10), || a.next_ready("restart")));
     let claimed = db.max_id(&name, "restart") as u64;
@@ -167,7 +170,7 @@ fn a_graceful_restart_gives_back_what_never_went_out() {
         "{log}"
     );
     assert_eq!(db.max_id(&name, "restart"), 151);
-    let b = serve(&sb, &url, &["--segment"]);
+    let b = segment.start();
     assert_eq!(
         b.get(path).id(),
         151,
@@ -178,7 +181,7 @@ fn a_graceful_restart_gives_back_what_never_went_out() {
     eprintln!("one server: a restart after 150 IDs wasted {unissued} IDs before, 0 now");
 
     // Three servers, each with two segments, stopped one after another.
-    let servers: Vec<Server> = (0..3).map(|_| serve(&sb, &url, &["--segment"])).collect();
+    let servers: Vec<Server> = (0..3).map(|_| segment.start()).collect();
     for s in &servers {
         for _ in 0..150 {
             ids.push(s.get(path).id());
@@ -191,7 +194,7 @@ fn a_graceful_restart_gives_back_what_never_went_out() {
         s.stop_cleanly();
     }
     let after = db.max_id(&name, "restart") as u64;
-    let c = serve(&sb, &url, &["--segment"]);
+    let c = segment.start();
     ids.extend((0..10).map(|_| c.get(path).id()));
     assert_unique(&mut ids);
     // Every ID below max_id was issued or skipped; what went back is issued again next.

@@ -6,17 +6,10 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use support::serve::{Server, hammer};
+use support::serve::{Serve, Server, hammer};
 use support::snowflake::{assert_later_on_the_same_worker, now_ms, worker_of};
 use support::zookeeper::{RawZk, ZkServer};
 use support::{Sandbox, assert_unique};
-
-fn serve(sb: &Sandbox, zk: &ZkServer, name: &str, args: &[&str]) -> Server {
-    let mut cmd = sb.leafctl_std();
-    cmd.args(["--zk", &zk.hosts(), "--name", name, "serve", "--snowflake"])
-        .args(args);
-    Server::start(cmd)
-}
 
 #[test]
 fn a_forever_server_takes_the_worker_id_leaf_gave_its_identity() {
@@ -29,12 +22,10 @@ fn a_forever_server_takes_the_worker_id_leaf_gave_its_identity() {
     assert!(ours.ends_with("-0000000002"), "{ours}");
 
     let sb = Sandbox::new();
-    let s = serve(
-        &sb,
-        zk,
-        "leafsrv",
-        &["--registry", "forever", "--instance", "10.9.8.7:8080"],
-    );
+    let s = Serve::snowflake(&sb)
+        .before(["--zk", &zk.hosts(), "--name", "leafsrv"])
+        .args(["--registry", "forever", "--instance", "10.9.8.7:8080"])
+        .start();
     let id = s.get("/api/snowflake/get/leaf").id();
     assert_eq!(worker_of(id), 2, "Leaf's sequence is the worker id");
     let d = s
@@ -61,8 +52,8 @@ fn a_forever_server_takes_the_worker_id_leaf_gave_its_identity() {
 fn two_leased_servers_in_one_zookeeper_never_share_an_id() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let a = serve(&sb, zk, "pair", &[]);
-    let b = serve(&sb, zk, "pair", &[]);
+    let pair = Serve::snowflake(&sb).before(["--zk", &zk.hosts(), "--name", "pair"]);
+    let (a, b) = (pair.start(), pair.start());
     let wa = worker_of(a.get("/api/snowflake/get/k").id());
     let wb = worker_of(b.get("/api/snowflake/get/k").id());
     assert_ne!(wa, wb, "distinct worker ids");
@@ -113,7 +104,9 @@ fn an_expired_session_is_replaced_and_no_time_is_reused() {
 fn sigterm_gives_the_lease_back_at_once() {
     let zk = ZkServer::shared();
     let sb = Sandbox::new();
-    let s = serve(&sb, zk, "release", &[]);
+    let s = Serve::snowflake(&sb)
+        .before(["--zk", &zk.hosts(), "--name", "release"])
+        .start();
     let served = s.get("/api/snowflake/get/k?count=5000").ids();
     let worker = worker_of(served[0]);
     s.stop_cleanly();

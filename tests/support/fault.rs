@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::netns::Place;
-use super::serve::http_within;
+use super::serve::{Server, http_within};
 use super::snowflake::{time_of, worker_of};
 
 /// The IDs in what a process printed before it was killed: only lines ended by a newline count
@@ -380,6 +380,31 @@ impl Load {
         all.latencies.sort();
         all.id_spans.sort();
         all
+    }
+}
+
+/// The load the fault and partition tests put on a server while its database, registry or link
+/// fails: two client threads, each sending a request, then the next after `pause`, every 10th
+/// for 100 IDs, for at most `limit` ([`Load::start_at`]). `partition_links`,
+/// `partition_registry`, `fault_zk` and `fault_ensemble` each had it as a `fn load` of their own
+/// (issue 47); they differed in the pause and the bound, which are its fields: a file names its
+/// own as a constant and starts it with [`Steady::on`] or [`Steady::from`].
+#[derive(Clone, Copy, Debug)]
+pub struct Steady {
+    pub pause: Duration,
+    pub limit: Duration,
+}
+
+impl Steady {
+    /// The load on `server`, from clients in the server's own place (its namespace, or
+    /// loopback).
+    pub fn on(self, server: &Server, path: &str) -> Load {
+        self.from(server.place(), server.addr, path)
+    }
+
+    /// The load on `addr`, from clients at `place` (a host other than the server's).
+    pub fn from(self, place: &Place, addr: SocketAddr, path: &str) -> Load {
+        Load::start_at(place, addr, path, 2, 100, self.pause, self.limit)
     }
 }
 

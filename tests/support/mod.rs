@@ -2,6 +2,7 @@
 //! Real services live beside this file (MariaDB, ZooKeeper), one private instance per test binary.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod env;
 pub mod etcd;
 pub mod faketime;
 pub mod fault;

@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::Sandbox;
 use super::netns::Place;
 
 /// The codes of a snowflake server's refusals while it cannot vouch for its worker id.
@@ -182,6 +183,97 @@ pub fn dechunk(mut raw: &[u8]) -> Result<Vec<u8>, String> {
         }
         out.extend_from_slice(&raw[..size]);
         raw = &raw[size + 2..];
+    }
+}
+
+/// `leafctl serve` as a test starts it: the one way to put its command together. The test files
+/// each had a `fn serve` of their own (issue 47); what differed between them are the parts of this
+/// builder: leafctl's options ahead of `serve` ([`Serve::before`]: a registry given as `--zk HOSTS
+/// --name NAME`), the environment ([`Serve::env`]: a database URL and password, a session
+/// timeout, a log level), `serve`'s own arguments ([`Serve::args`]), and where it runs
+/// ([`Serve::start`] on loopback, [`Serve::start_at`] on a host of a private network). Arguments
+/// keep the order they were given in; one builder starts as many servers as a test needs.
+#[derive(Clone)]
+pub struct Serve<'a> {
+    sandbox: &'a Sandbox,
+    before: Vec<String>,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+}
+
+impl<'a> Serve<'a> {
+    /// `leafctl serve` in `sandbox` (its own HOME and state, no inherited `LEAF_*` setting).
+    pub fn new(sandbox: &'a Sandbox) -> Serve<'a> {
+        Serve {
+            sandbox,
+            before: Vec::new(),
+            env: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    /// `leafctl serve --snowflake` in `sandbox`.
+    pub fn snowflake(sandbox: &'a Sandbox) -> Serve<'a> {
+        Serve::new(sandbox).args(["--snowflake"])
+    }
+
+    /// Options of leafctl itself, given ahead of `serve` (after those given so far).
+    pub fn before<I, S>(mut self, args: I) -> Serve<'a>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.before
+            .extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+
+    /// Arguments of `serve`, after those given so far.
+    pub fn args<I, S>(mut self, args: I) -> Serve<'a>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+
+    /// An environment variable of the server's process.
+    pub fn env(mut self, key: impl AsRef<str>, value: impl AsRef<str>) -> Serve<'a> {
+        self.env
+            .push((key.as_ref().to_string(), value.as_ref().to_string()));
+        self
+    }
+
+    /// Environment variables of the server's process, set in this order.
+    pub fn envs<I, K, V>(self, vars: I) -> Serve<'a>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        vars.into_iter().fold(self, |s, (k, v)| s.env(k, v))
+    }
+
+    /// The command: `leafctl BEFORE... serve ARGS...` in the sandbox, with the environment.
+    pub fn command(&self) -> Command {
+        let mut cmd = self.sandbox.leafctl_std();
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd.args(&self.before).arg("serve").args(&self.args);
+        cmd
+    }
+
+    /// Starts the server on a free loopback port ([`Server::start`]).
+    pub fn start(&self) -> Server {
+        Server::start(self.command())
+    }
+
+    /// Starts the server at `place` ([`Server::start_at`]).
+    pub fn start_at(&self, place: &Place) -> Server {
+        Server::start_at(place, self.command())
     }
 }
 
@@ -453,6 +545,35 @@ pub fn load(
             }
         }
         seen
+    })
+}
+
+/// A request loop that keeps only the IDs: `GET path` from `addr` every `pause` until `stop` is
+/// set or `limit` has passed, every ID of each 200 kept (`path` may ask for a batch) and any
+/// other answer or error passed over. Unlike [`load`] (every answer with its time, one ID each)
+/// and [`super::fault::Load`] (its own threads, stop and batches): `fault_pause` runs one of
+/// these on each of two servers sharing a worker id and stops both with one flag (issue 47
+/// moved it here from that file).
+pub fn ids_until_stopped(
+    addr: SocketAddr,
+    path: &str,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    pause: Duration,
+    limit: Duration,
+) -> std::thread::JoinHandle<Vec<u64>> {
+    let path = path.to_string();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let mut ids = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) && started.elapsed() < limit {
+            if let Ok(r) = http(addr, "GET", &path, &[])
+                && r.status == 200
+            {
+                ids.extend(r.ids());
+            }
+            std::thread::sleep(pause);
+        }
+        ids
     })
 }
 
