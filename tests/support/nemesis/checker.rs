@@ -246,7 +246,7 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
 }
 
 /// Every refusal of a segment request carries its tag's buffers as the refusal found them
-/// (`buffered`, `issued`: see the README's error table), and each is judged by them, with no
+/// (`buffered`, `issued`: see the error table of docs/serve.md), and each is judged by them, with no
 /// sample needed:
 /// - a single ID refused with 503 while `buffered` was above 0 is a problem;
 /// - IDs lost: `issued` counts every ID the process handed out for the tag (from its buffers
