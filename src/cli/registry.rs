@@ -67,7 +67,10 @@ pub fn registry(
         None => implied_kind(ctx)?,
     };
     check_db_region(ctx, kind)?;
-    Ok(leafctl::registries::open(kind, &settings(ctx, no_wait, default_port))?)
+    Ok(leafctl::registries::open(
+        kind,
+        &settings(ctx, no_wait, default_port),
+    )?)
 }
 
 /// For a registry kept in the database (`leaf_workerid_alloc`), the region recorded there
