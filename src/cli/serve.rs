@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use leafctl::segment::SegmentGenerator;
+use leafctl::segment::{HandBack, SegmentGenerator};
 use leafctl::server::{self, LeafService, LeafServiceBuilder};
 use leafctl::worker::{SupervisedGenerator, WorkerError};
 
@@ -97,8 +97,20 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let finished = service.finish();
     if let Some(h) = handed
         && !ctx.quiet
-        && h.returned + h.wasted > 0
     {
+        report_hand_back(h);
+    }
+    served?;
+    if let Some(e) = gave_up {
+        return Err(e.into());
+    }
+    stopped(ctx, finished)
+}
+
+/// Says how many unused segment IDs went back to the table at the stop, and how many could not
+/// (nothing when there were none).
+fn report_hand_back(h: HandBack) {
+    if h.returned + h.wasted > 0 {
         super::error::progress(&format!(
             "leafctl serve: gave {} unused IDs of {} tags back to the table; {} could not go back and are skipped{}",
             h.returned,
@@ -107,11 +119,6 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
             h.error.map(|e| format!(" ({e})")).unwrap_or_default()
         ));
     }
-    served?;
-    if let Some(e) = gave_up {
-        return Err(e.into());
-    }
-    stopped(ctx, finished)
 }
 
 /// The address `--listen` (or its setting) gives, or a usage error naming where it came from.
