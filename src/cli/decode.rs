@@ -145,9 +145,33 @@ fn guess_options(ctx: &Context, now_ms: i64) -> GuessOptions {
     }
 }
 
+/// `leafctl decode`: the mode its flags choose (a time range, --around, --scan, --guess), else
+/// the IDs decoded one by one.
 pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
-    // clap lets `requires` pass when IDs are given too (they conflict with --around/--from):
-    // a flag that would be ignored is refused here instead.
+    refuse_ignored_flags(&args)?;
+    let choice = &ctx.settings.layout.value;
+    if let Some(from) = &args.from {
+        return range::range(ctx, &choice.layout, from, args.to.as_deref());
+    }
+    let now = chrono::Utc::now().timestamp_millis();
+    let opts = guess_options(ctx, now);
+    if let Some(id) = &args.around {
+        return around::run(ctx, &opts, id, args.window.unwrap_or(DEFAULT_WINDOW_MS));
+    }
+    if args.scan {
+        let window = scan_window(&args, now)?;
+        return scan::run(ctx, &opts, &args.ids, window);
+    }
+    let from_stdin = args.ids.is_empty() || args.ids == ["-"];
+    if args.guess {
+        return guess::run(ctx, &opts, &args.ids, from_stdin);
+    }
+    decode_values(ctx, &opts, &args.ids, from_stdin, now)
+}
+
+/// Refuses a flag its mode would ignore: clap lets `requires` pass when IDs are given too (they
+/// conflict with --around/--from), so the check is made here.
+fn refuse_ignored_flags(args: &DecodeArgs) -> anyhow::Result<()> {
     if args.window.is_some() && args.around.is_none() {
         return Err(usage(
             "--window only applies to --around; without it the IDs are decoded and the window ignored",
@@ -166,46 +190,48 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
             "add --from TIME for the ID range between two times, or drop --to",
         ));
     }
-    let choice = &ctx.settings.layout.value;
-    if let Some(from) = &args.from {
-        return range::range(ctx, &choice.layout, from, args.to.as_deref());
+    Ok(())
+}
+
+/// `--scan`'s window (Unix ms, inclusive) from --since and --until, or their defaults around
+/// `now`: the times an ID found in text may have.
+fn scan_window(args: &DecodeArgs, now: i64) -> anyhow::Result<(i64, i64)> {
+    let bound = |flag: &str, t: &str, parse: fn(&str) -> Result<i64, String>| {
+        parse(t).map_err(|e| {
+            usage(
+                format!("{flag} {t:?}: {e}"),
+                "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
+            )
+        })
+    };
+    let since = match &args.since {
+        Some(t) => bound("--since", t, super::time::parse_instant)?,
+        None => now.saturating_sub(leafctl::idformat::DEFAULT_LOOKBACK_MS),
+    };
+    let until = match &args.until {
+        Some(t) => bound("--until", t, super::time::parse_instant_end)?,
+        None => now.saturating_add(leafctl::idformat::FUTURE_SLACK_MS),
+    };
+    if since > until {
+        return Err(usage(
+            "--since is after --until: the window holds no time",
+            "give --since before --until",
+        ));
     }
-    let now = chrono::Utc::now().timestamp_millis();
-    let opts = guess_options(ctx, now);
-    if let Some(id) = &args.around {
-        return around::run(ctx, &opts, id, args.window.unwrap_or(DEFAULT_WINDOW_MS));
-    }
-    if args.scan {
-        let bound = |flag: &str, t: &str, parse: fn(&str) -> Result<i64, String>| {
-            parse(t).map_err(|e| {
-                usage(
-                    format!("{flag} {t:?}: {e}"),
-                    "give now, Unix ms, RFC 3339 or YYYY-MM-DD",
-                )
-            })
-        };
-        let since = match &args.since {
-            Some(t) => bound("--since", t, super::time::parse_instant)?,
-            None => now.saturating_sub(leafctl::idformat::DEFAULT_LOOKBACK_MS),
-        };
-        let until = match &args.until {
-            Some(t) => bound("--until", t, super::time::parse_instant_end)?,
-            None => now.saturating_add(leafctl::idformat::FUTURE_SLACK_MS),
-        };
-        if since > until {
-            return Err(usage(
-                "--since is after --until: the window holds no time",
-                "give --since before --until",
-            ));
-        }
-        return scan::run(ctx, &opts, &args.ids, (since, until));
-    }
-    let from_stdin = args.ids.is_empty() || args.ids == ["-"];
-    if args.guess {
-        return guess::run(ctx, &opts, &args.ids, from_stdin);
-    }
+    Ok((since, until))
+}
+
+/// Plain `decode`: each ID (the arguments, or stdin's lines) decoded and printed as it comes,
+/// then the notes and the closing hint its values call for.
+fn decode_values(
+    ctx: &Context,
+    opts: &GuessOptions,
+    ids: &[String],
+    from_stdin: bool,
+    now: i64,
+) -> anyhow::Result<()> {
     let mut d = Decoder {
-        opts: &opts,
+        opts,
         values: 0,
         bad: 0,
         guessed: 0,
@@ -228,22 +254,46 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
         }
         decode_stdin(&mut d)?;
     } else {
-        for raw in &args.ids {
+        for raw in ids {
             d.value(raw.as_bytes(), false, None)?;
         }
     }
     // No input at all (an empty file, a filter that matched nothing) is an empty answer: `[]`
     // in JSON, nothing in the other formats.
-    let (values, bad, guessed, guessed_as) = (d.values, d.bad, d.guessed, d.guessed_as);
-    let (doubted, doubted_as) = (
-        if from_stdin {
-            0
-        } else {
-            d.doubted.saturating_sub(1)
-        },
-        d.doubted_as,
-    );
+    let tally = Tally {
+        values: d.values,
+        bad: d.bad,
+        guessed: (d.guessed, d.guessed_as),
+        // The first doubted argument had a note of its own.
+        doubted: (
+            if from_stdin {
+                0
+            } else {
+                d.doubted.saturating_sub(1)
+            },
+            d.doubted_as,
+        ),
+    };
     d.printer.finish()?;
+    closing_notes(ctx, opts, &tally)
+}
+
+/// What plain `decode` counted, for the notes after the rows.
+struct Tally {
+    values: u64,
+    bad: u64,
+    /// Values read under a guessed layout, and the first such layout.
+    guessed: (u64, Option<&'static str>),
+    /// Values doubted beyond the first (which was noted as it came), and the layout ranked
+    /// first for the first.
+    doubted: (u64, Option<&'static str>),
+}
+
+/// The notes on layouts guessed and doubted, and the closing hint (exit 2) when some values
+/// were no IDs.
+fn closing_notes(ctx: &Context, opts: &GuessOptions, tally: &Tally) -> anyhow::Result<()> {
+    let (guessed, guessed_as) = tally.guessed;
+    let (doubted, doubted_as) = tally.doubted;
     if guessed > 1 && !ctx.quiet {
         super::error::note(&format!(
             "{guessed} values did not fit the default leaf layout and were read under the most plausible other one (first: {}); give --preset to choose",
@@ -259,12 +309,13 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
             doubted_as.unwrap_or("?")
         ));
     }
+    let (values, bad) = (tally.values, tally.bad);
     if bad > 0 {
         super::error::closing_hint(
             EXIT_USAGE,
             &format!(
                 "{bad} of {values} values are not IDs leafctl can read under the {} layout (see above)",
-                choice.label
+                ctx.settings.layout.value.label
             ),
         );
         return Err(AlreadyReported(EXIT_USAGE).into());

@@ -193,17 +193,54 @@ fn segment_class(e: &SegmentError) -> u8 {
     }
 }
 
-/// What to do about a segment error.
+/// What to do about a segment error: each variant's hint, those of a concern in a function of
+/// its own.
 fn segment_hint(e: &SegmentError) -> String {
     use SegmentError as E;
     match e {
         E::InvalidTag { .. } => {
-            "a tag has 1 to 128 characters and no whitespace, e.g. order or leaf-segment-test".into()
+            "a tag has 1 to 128 characters and no whitespace, e.g. order or leaf-segment-test"
+                .into()
         }
         E::InvalidStep(_) => "pick a step between 1 and 2147483647".into(),
         E::InvalidStart(_) => "pick a start of 0 or more".into(),
         E::InvalidCount(_) => "ask for fewer IDs".into(),
-        E::InvalidUrl { .. } => format!("use {}", leafctl::db::url_forms_after("--db ")),
+        E::UnknownTag { .. }
+        | E::TagExists { .. }
+        | E::Exhausted { .. }
+        | E::TooFew { .. }
+        | E::BadRow { .. }
+        | E::WentBackwards { .. }
+        | E::BelowRemoved { .. }
+        | E::BumpDown { .. } => tag_hint(e),
+        E::OutsideBlock { .. }
+        | E::GivenOutsideBlock { .. }
+        | E::NameUsedUp { .. }
+        | E::RemovedBelowBlock { .. }
+        | E::Region(_)
+        | E::SameRegion { .. } => region_hint(e),
+        E::InvalidUrl { .. }
+        | E::MissingTable { .. }
+        | E::Unreachable { .. }
+        | E::Busy { .. }
+        | E::TlsRefused { .. }
+        | E::AccessDenied { .. }
+        | E::Database { .. }
+        | E::FileAccess { .. }
+        | E::NoRemovedTable { .. } => database_hint(e),
+        E::Marks { .. }
+        | E::Conflict { .. }
+        | E::NotReady { .. }
+        | E::BatchNotReady { .. }
+        | E::Stopped { .. } => generator_hint(e),
+    }
+}
+
+/// The hints of a tag's refusals: unknown or there already, used up, gone backwards, moved the
+/// wrong way.
+fn tag_hint(e: &SegmentError) -> String {
+    use SegmentError as E;
+    match e {
         E::UnknownTag { tag, .. } => format!(
             "add it with {}; {} shows the tags there are",
             command(&format!("tag add {}", leafctl::segment::tag_for_shell(tag))),
@@ -217,34 +254,72 @@ fn segment_hint(e: &SegmentError) -> String {
             max_id,
             increment,
             ceiling,
-        } => {
-            let left = ceiling.saturating_sub(*max_id).max(0);
-            if *increment > 1 && left > 0 {
-                format!(
-                    "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag ({} says how many are left)",
-                    command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
-                )
-            } else if *ceiling < i64::MAX {
-                format!(
-                    "the tag has used up its region's block: move its users to a new tag (a region's tags share its block; {} shows how many IDs each has left)",
-                    command("tag list")
-                )
-            } else {
-                "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
-            }
-        }
+        } => exhausted_hint(tag, *max_id, *increment, *ceiling),
         E::TooFew { left, .. } => format!(
             "ask for {left} or fewer; then move the tag's users to a new tag (`leafctl tag add NEW`)"
         ),
-        E::OutsideBlock { .. }
-        | E::GivenOutsideBlock { .. }
-        | E::NameUsedUp { .. }
-        | E::RemovedBelowBlock { .. }
-        | E::Region(_)
-        | E::SameRegion { .. } => region_hint(e),
         E::BadRow { .. } => {
             "fix the row with `leafctl tag show`/`set-step`, or by hand in the database".into()
         }
+        E::WentBackwards { tag, mark, .. } => {
+            format!(
+                "once the database holds what it should, move the tag past every issued ID with {} (or higher, if other claimants claimed more), then retry",
+                command(&format!(
+                    "tag bump {} --to {mark}",
+                    leafctl::segment::tag_for_shell(tag)
+                ))
+            )
+        }
+        E::BelowRemoved {
+            tag,
+            removed_max_id,
+            ..
+        } => {
+            let t = leafctl::segment::tag_for_shell(tag);
+            format!(
+                "leave out --start to continue from {removed_max_id} ({}), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids",
+                command(&format!("tag add {t}"))
+            )
+        }
+        E::BumpDown { tag, .. } => format!(
+            "a tag only moves forward; {} gives its max_id",
+            command(&format!(
+                "tag show {}",
+                leafctl::segment::tag_for_shell(tag)
+            ))
+        ),
+        // segment_hint sends no other error here.
+        other => format!("{other}; `leafctl tag --help` says how tags work"),
+    }
+}
+
+/// The hint of a tag that cannot give `increment` more IDs below `ceiling`, at `max_id`: ask for
+/// fewer while some are left, else move to a new tag.
+fn exhausted_hint(tag: &str, max_id: i64, increment: i64, ceiling: i64) -> String {
+    let left = ceiling.saturating_sub(max_id).max(0);
+    if increment > 1 && left > 0 {
+        format!(
+            "the tag has {left} IDs left (max_id {max_id}) and {increment} do not fit: ask for at most {left}; when it is nearly used up, move to a new tag ({} says how many are left)",
+            command(&format!(
+                "tag show {}",
+                leafctl::segment::tag_for_shell(tag)
+            ))
+        )
+    } else if ceiling < i64::MAX {
+        format!(
+            "the tag has used up its region's block: move its users to a new tag (a region's tags share its block; {} shows how many IDs each has left)",
+            command("tag list")
+        )
+    } else {
+        "the tag has run out of 63-bit IDs: move its users to a new tag".to_string()
+    }
+}
+
+/// The hints of the database's refusals: a URL, a table, the server, TLS, a login, a file.
+fn database_hint(e: &SegmentError) -> String {
+    use SegmentError as E;
+    match e {
+        E::InvalidUrl { .. } => format!("use {}", leafctl::db::url_forms_after("--db ")),
         E::MissingTable { .. } => format!(
             "create it with {} (or have a DBA run `leafctl db init --print`)",
             command("db init")
@@ -262,15 +337,6 @@ fn segment_hint(e: &SegmentError) -> String {
         },
         E::AccessDenied { .. } => access_hint(DB_PASSWORD_FROM.get().map(String::as_str)),
         E::Database { .. } => "check the database server's log".into(),
-        E::WentBackwards { tag, mark, .. } => {
-            format!(
-                "once the database holds what it should, move the tag past every issued ID with {} (or higher, if other claimants claimed more), then retry",
-                command(&format!(
-                    "tag bump {} --to {mark}",
-                    leafctl::segment::tag_for_shell(tag)
-                ))
-            )
-        }
         E::FileAccess { path, .. } => {
             let dir = path
                 .parent()
@@ -281,25 +347,19 @@ fn segment_hint(e: &SegmentError) -> String {
                 path.display()
             )
         }
-        E::BelowRemoved {
-            tag,
-            removed_max_id,
-            ..
-        } => {
-            let t = leafctl::segment::tag_for_shell(tag);
-            format!(
-                "leave out --start to continue from {removed_max_id} ({}), or give --start {removed_max_id} or more; only if no ID below {removed_max_id} is in use, add --reuse-removed-ids",
-                command(&format!("tag add {t}"))
-            )
-        }
         E::NoRemovedTable { .. } => format!(
             "run {} as a user allowed to create tables (or have a DBA run the DDL of `leafctl db init --print`), then remove the tag again",
             command("db init")
         ),
-        E::BumpDown { tag, .. } => format!(
-            "a tag only moves forward; {} gives its max_id",
-            command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
-        ),
+        // segment_hint sends no other error here.
+        other => format!("{other}; check the database server's log"),
+    }
+}
+
+/// The hints of a running generator's refusals: its marks, a conflict, not ready, stopped.
+fn generator_hint(e: &SegmentError) -> String {
+    use SegmentError as E;
+    match e {
         E::Marks { .. } => {
             "check the state directory's permissions, or point --state-dir elsewhere".into()
         }
@@ -317,6 +377,8 @@ fn segment_hint(e: &SegmentError) -> String {
         E::Stopped { .. } => {
             "the generator was stopped; start it again (a new one claims anew)".into()
         }
+        // segment_hint sends no other error here.
+        other => format!("{other}; retry shortly"),
     }
 }
 

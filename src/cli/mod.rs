@@ -239,55 +239,12 @@ fn init_logging(verbose: u8, quiet: bool, json: bool) {
         .try_init();
 }
 
+/// Runs the command line's command: the refusals that come before anything is done, then the
+/// settings resolved, the command run, and a region left to record recorded once it succeeded.
 fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
-    // Every command but `serve` writes its result to standard output: closed at start (`>&-`),
-    // it could not say what it did, so it does nothing (exit 3). `/dev/null`, in either mode, is
-    // a place to discard output.
-    if output::closed_at_start(1) && !matches!(cli.command, Command::Serve(_)) {
-        let what = match cli.command {
-            Command::Next(_) => "nothing was claimed",
-            _ => "nothing was done",
-        };
-        return Err(error::OutputFailed {
-            message: format!("standard output is closed; {what}"),
-        }
-        .into());
-    }
-    let explicit = match (&cli.global.config, env_var("LEAF_CONFIG")) {
-        (Some(p), _) => Some((p.clone(), Origin::Flag)),
-        (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),
-        (None, None) => None,
-    };
-    let output = match (cli.global.output.document(), &cli.command) {
-        (Some(doc), _) => doc,
-        (None, Command::Next(_) | Command::Decode(_)) => OutputFormat::Text,
-        (None, Command::Tag(tag::TagCommand::List { .. })) => OutputFormat::Text,
-        (None, _) => {
-            return Err(error::usage(
-                format!(
-                    "--output {} is not available for `leafctl {}`",
-                    cli.global.output.name(),
-                    command_name(matches)
-                ),
-                "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode, tag list)",
-            ));
-        }
-    };
-    let loaded = match config::load(explicit, &settings::file_keys()) {
-        Ok(loaded) => loaded,
-        // `decode` issues nothing and is what an incident reaches for: a broken config file
-        // does not stop it; it says so and reads IDs under the flags, the environment or the
-        // default layout.
-        Err(e @ config::ConfigError::Parse { .. }) if matches!(cli.command, Command::Decode(_)) => {
-            if !cli.global.quiet {
-                error::warning(&format!(
-                    "{e}; decode runs without it (layout from --preset/--epoch/--layout, LEAF_* variables or the default)"
-                ));
-            }
-            config::LoadedConfig::default()
-        }
-        Err(e) => return Err(e.into()),
-    };
+    refuse_closed_stdout(&cli.command)?;
+    let output = document_format(&cli, matches)?;
+    let loaded = load_config(&cli)?;
     // `decode` and `workers` read the regions of IDs and worker ids with `--regions` alone.
     let count_alone = matches!(cli.command, Command::Decode(_) | Command::Workers(_));
     let settings = Settings::resolve(matches, loaded, count_alone)?;
@@ -320,6 +277,66 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         ctx.record_region_in_db()?;
     }
     outcome
+}
+
+/// Every command but `serve` writes its result to standard output: closed at start (`>&-`),
+/// it could not say what it did, so it does nothing (exit 3). `/dev/null`, in either mode, is
+/// a place to discard output.
+fn refuse_closed_stdout(command: &Command) -> anyhow::Result<()> {
+    if output::closed_at_start(1) && !matches!(command, Command::Serve(_)) {
+        let what = match command {
+            Command::Next(_) => "nothing was claimed",
+            _ => "nothing was done",
+        };
+        return Err(error::OutputFailed {
+            message: format!("standard output is closed; {what}"),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// The format of a command's one result (text or json): `--output` as given, text for the
+/// commands that print rows; tsv and ndjson are refused for the others.
+fn document_format(cli: &Cli, matches: &clap::ArgMatches) -> anyhow::Result<OutputFormat> {
+    match (cli.global.output.document(), &cli.command) {
+        (Some(doc), _) => Ok(doc),
+        (None, Command::Next(_) | Command::Decode(_)) => Ok(OutputFormat::Text),
+        (None, Command::Tag(tag::TagCommand::List { .. })) => Ok(OutputFormat::Text),
+        (None, _) => Err(error::usage(
+            format!(
+                "--output {} is not available for `leafctl {}`",
+                cli.global.output.name(),
+                command_name(matches)
+            ),
+            "use --output text or --output json; tsv and ndjson are for commands that print rows (next, decode, tag list)",
+        )),
+    }
+}
+
+/// The config file `--config` or `LEAF_CONFIG` names, else the first found, loaded. A file
+/// that does not parse stops every command but `decode`.
+fn load_config(cli: &Cli) -> anyhow::Result<config::LoadedConfig> {
+    let explicit = match (&cli.global.config, env_var("LEAF_CONFIG")) {
+        (Some(p), _) => Some((p.clone(), Origin::Flag)),
+        (None, Some(p)) => Some((PathBuf::from(p), Origin::Env("LEAF_CONFIG".into()))),
+        (None, None) => None,
+    };
+    match config::load(explicit, &settings::file_keys()) {
+        Ok(loaded) => Ok(loaded),
+        // `decode` issues nothing and is what an incident reaches for: a broken config file
+        // does not stop it; it says so and reads IDs under the flags, the environment or the
+        // default layout.
+        Err(e @ config::ConfigError::Parse { .. }) if matches!(cli.command, Command::Decode(_)) => {
+            if !cli.global.quiet {
+                error::warning(&format!(
+                    "{e}; decode runs without it (layout from --preset/--epoch/--layout, LEAF_* variables or the default)"
+                ));
+            }
+            Ok(config::LoadedConfig::default())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The command's name as typed, subcommand included (`tag show`), for messages.

@@ -122,6 +122,9 @@ struct AddReport {
     tags_used_up: Vec<String>,
 }
 
+/// `region add`: the old database's region recorded (region 0 when it has none), the new one
+/// (--db) made the new region's, and every old tag seeded there; both checked before either
+/// records anything.
 fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     let s = &ctx.settings;
     let Some(region) = s.region else {
@@ -141,30 +144,7 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     }
     // Both databases are checked before either records its region: a refused `region add`
     // records nothing anywhere.
-    let prepared = regions::prepare_old_region(old.as_ref(), region).map_err(|e| match e {
-        // The repair is the old database's: its hint names --from's URL.
-        SegmentError::OutsideBlock {
-            ref tag,
-            max_id,
-            floor,
-            ceiling,
-            ..
-        } => {
-            let url = leafctl::db::url_without_password(from);
-            let flags = format!(" --db {}", leafctl::segment::tag_for_shell(&url));
-            anyhow::Error::new(CliError {
-                usage: false,
-                hint: Some(super::error::outside_block_hint(
-                    tag,
-                    max_id,
-                    (floor, ceiling),
-                    &flags,
-                )),
-                message: e.to_string(),
-            })
-        }
-        e => e.into(),
-    })?;
+    let prepared = prepare_old(old.as_ref(), region, from)?;
     // The registry's table first, on a connection closed before the store opens its own (a pool
     // of one server connection in front would hold the second until the first closed).
     new_address.init_registry_table(password)?;
@@ -194,6 +174,39 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
         OutputFormat::Json => print_json(&report),
         OutputFormat::Text => print_text(&add_text(&report, region)),
     }
+}
+
+/// The old database's region for a deployment adding `region` ([`regions::prepare_old_region`]),
+/// nothing recorded yet. A tag outside the old region's block is the old database's to repair:
+/// the hint names `from`'s URL.
+fn prepare_old(
+    old: &dyn AllocStore,
+    region: Region,
+    from: &str,
+) -> anyhow::Result<regions::OldRegion> {
+    regions::prepare_old_region(old, region).map_err(|e| match e {
+        SegmentError::OutsideBlock {
+            ref tag,
+            max_id,
+            floor,
+            ceiling,
+            ..
+        } => {
+            let url = leafctl::db::url_without_password(from);
+            let flags = format!(" --db {}", leafctl::segment::tag_for_shell(&url));
+            anyhow::Error::new(CliError {
+                usage: false,
+                hint: Some(super::error::outside_block_hint(
+                    tag,
+                    max_id,
+                    (floor, ceiling),
+                    &flags,
+                )),
+                message: e.to_string(),
+            })
+        }
+        e => e.into(),
+    })
 }
 
 /// `region add`'s report for people: both databases' regions, what was seeded, carried and

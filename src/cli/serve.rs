@@ -3,9 +3,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use leafctl::segment::SegmentGenerator;
+use leafctl::segment::{HandBack, SegmentGenerator};
 use leafctl::server::{self, LeafService, LeafServiceBuilder};
-use leafctl::worker::SupervisedGenerator;
+use leafctl::worker::{SupervisedGenerator, WorkerError};
 
 use super::Context;
 use super::db::{DbExample, examples_with};
@@ -51,6 +51,8 @@ worker id back, exit 0. -v logs each request.";
 /// ones, made from their declarations; resolution reads their values.
 pub type ServeArgs = settings::Flags<{ scope::SERVE | scope::SNOWFLAKE | scope::LAYOUT }>;
 
+/// `leafctl serve`: the modes asked for started behind the bound port, served until SIGTERM or
+/// SIGINT (or the lease keeper giving up), then the segments and the worker id handed back.
 pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let s = &ctx.settings;
     let (segment, snowflake) = (s.serve_segment.value, s.serve_snowflake.value);
@@ -60,16 +62,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
             "pass --segment and/or --snowflake (or set serve.segment / serve.snowflake, LEAF_SERVE_SEGMENT / LEAF_SERVE_SNOWFLAKE)",
         ));
     }
-    let listen = &s.serve_listen;
-    let addr: SocketAddr = listen.value.parse().map_err(|_| {
-        usage(
-            format!(
-                "invalid listen address {:?} (from {})",
-                listen.value, listen.origin
-            ),
-            "give IP:PORT, e.g. --listen 127.0.0.1:8080 or --listen 0.0.0.0:8080",
-        )
-    })?;
+    let addr = listen_address(ctx)?;
     // Idle clients must not run the process out of file descriptors at a low default soft
     // limit (often 1024): take the hard limit; the connection cap stays below it.
     let fds = server::raise_open_file_limit();
@@ -84,44 +77,40 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
 
     let (service, modes) = start_modes(ctx, (segment, snowflake), local.port())?;
     let service = Arc::new(service);
-    let quiet = ctx.quiet;
     let listening = format!(
         "leafctl serve: listening on http://{local}: {}",
         modes.join(", ")
     );
     let options = s.http.clone();
-    // Said only once SIGTERM and SIGINT lead to the graceful stop: a supervisor that stops the
-    // server as soon as it says it listens must not kill it instead.
-    // The server also stops, as on SIGTERM, once the lease keeper gives up acquiring a worker
-    // id (refused in a way no retry mends): then it exits 1 with that refusal.
-    let watched = service.clone();
-    let shutdown = async move {
-        let signals = server::shutdown_signals();
-        if !quiet {
-            super::error::progress(&listening);
-        }
-        let gave_up = async {
-            loop {
-                if watched.snowflake().is_some_and(|g| g.gave_up().is_some()) {
-                    return;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
-        };
-        tokio::select! {
-            () = signals => {}
-            () = gave_up => {}
-        }
-    };
+    let shutdown = shutdown(service.clone(), ctx.quiet, listening);
     let served = server::run(listener, service.clone(), &options, shutdown);
-    let gave_up = service.snowflake().and_then(|g| g.gave_up());
+    let gave_up = service
+        .snowflake()
+        .and_then(|g| g.gave_up())
+        .map(|g| CliError {
+            usage: false,
+            message: format!("leafctl serve stopped: {g}"),
+            hint: Some(g.hint),
+        });
     // Give unused segment IDs and the worker id back whatever happened to the server.
     let handed = service.hand_back_segments();
     let finished = service.finish();
     if let Some(h) = handed
         && !ctx.quiet
-        && h.returned + h.wasted > 0
     {
+        report_hand_back(h);
+    }
+    served?;
+    if let Some(e) = gave_up {
+        return Err(e.into());
+    }
+    stopped(ctx, finished)
+}
+
+/// Says how many unused segment IDs went back to the table at the stop, and how many could not
+/// (nothing when there were none).
+fn report_hand_back(h: HandBack) {
+    if h.returned + h.wasted > 0 {
         super::error::progress(&format!(
             "leafctl serve: gave {} unused IDs of {} tags back to the table; {} could not go back and are skipped{}",
             h.returned,
@@ -130,15 +119,48 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
             h.error.map(|e| format!(" ({e})")).unwrap_or_default()
         ));
     }
-    served?;
-    if let Some(g) = gave_up {
-        return Err(CliError {
-            usage: false,
-            message: format!("leafctl serve stopped: {g}"),
-            hint: Some(g.hint),
-        }
-        .into());
+}
+
+/// The address `--listen` (or its setting) gives, or a usage error naming where it came from.
+fn listen_address(ctx: &Context) -> anyhow::Result<SocketAddr> {
+    let listen = &ctx.settings.serve_listen;
+    listen.value.parse().map_err(|_| {
+        usage(
+            format!(
+                "invalid listen address {:?} (from {})",
+                listen.value, listen.origin
+            ),
+            "give IP:PORT, e.g. --listen 127.0.0.1:8080 or --listen 0.0.0.0:8080",
+        )
+    })
+}
+
+/// What ends the serving: SIGTERM or SIGINT, or the lease keeper giving up acquiring a worker
+/// id (refused in a way no retry mends; then `serve` exits 1 with that refusal). The
+/// `listening` line is said only once the signals lead to the graceful stop: a supervisor that
+/// stops the server as soon as it says it listens must not kill it instead.
+async fn shutdown(service: Arc<LeafService>, quiet: bool, listening: String) {
+    let signals = server::shutdown_signals();
+    if !quiet {
+        super::error::progress(&listening);
     }
+    let gave_up = async {
+        loop {
+            if service.snowflake().is_some_and(|g| g.gave_up().is_some()) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    };
+    tokio::select! {
+        () = signals => {}
+        () = gave_up => {}
+    }
+}
+
+/// The end of a stop: a warning when the last issued time could not be recorded, then
+/// `stopped`.
+fn stopped(ctx: &Context, finished: Result<(), WorkerError>) -> anyhow::Result<()> {
     // The last issued time could not be recorded (the registry paused or cut off as the server
     // stops): the reservation recorded before the IDs went out stays, so the worker id's next
     // holder waits it out and no ID repeats. A stop on SIGTERM is still a clean one (exit 0).

@@ -253,62 +253,83 @@ fn list(
     format: RowFormat,
     quiet: bool,
 ) -> anyhow::Result<()> {
-    let bounds = store.bounds();
-    let mut pages = RowPages::new(store, filter.clone());
-    let mut low = LowTags::default();
-    let nothing = || {
-        let what = match filter {
-            TagFilter::All => "no tags".to_string(),
-            TagFilter::Prefix(p) => format!("no tags starting with {p:?}"),
-            TagFilter::Glob(g) => format!("no tags matching {g:?}"),
-        };
-        format!(
-            "{what} in {}; add one with `leafctl tag add TAG`",
-            store.describe()
-        )
-    };
     if format == RowFormat::Text && io::stdout().is_terminal() {
-        let mut t = table(&[
-            "tag",
-            "max_id",
-            "step",
-            "description",
-            "updated",
-            "IDs left",
-        ]);
-        let mut shown = 0;
-        let mut more = false;
-        'pages: for page in pages.by_ref() {
-            for r in page? {
-                if shown == TABLE_MAX_ROWS {
-                    more = true;
-                    break 'pages;
-                }
-                low.note(&r, &bounds);
-                t.add_row(vec![
-                    r.tag.clone(),
-                    r.max_id.to_string(),
-                    r.step.to_string(),
-                    r.description.clone().unwrap_or_default(),
-                    updated(&r),
-                    left_cell(&r, &bounds),
-                ]);
-                shown += 1;
-            }
-        }
-        if shown == 0 {
-            return print_text(&nothing());
-        }
-        print_text(&render(t))?;
-        low.warn(quiet);
-        if more {
-            super::error::note(&format!(
-                "the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
-                 --prefix TEXT or --match GLOB narrows the list"
-            ));
-        }
-        return Ok(());
+        return list_table(store, filter, quiet);
     }
+    list_rows(store, filter, format, quiet)
+}
+
+/// The sentence of a listing without rows: no tags (passing `filter`) in `store`, and how to add
+/// one.
+fn nothing_listed(store: &dyn AllocStore, filter: &TagFilter) -> String {
+    let what = match filter {
+        TagFilter::All => "no tags".to_string(),
+        TagFilter::Prefix(p) => format!("no tags starting with {p:?}"),
+        TagFilter::Glob(g) => format!("no tags matching {g:?}"),
+    };
+    format!(
+        "{what} in {}; add one with `leafctl tag add TAG`",
+        store.describe()
+    )
+}
+
+/// `tag list` on a terminal: a table of the first [`TABLE_MAX_ROWS`] tags, with a note on how to
+/// see the rest.
+fn list_table(store: &dyn AllocStore, filter: &TagFilter, quiet: bool) -> anyhow::Result<()> {
+    let bounds = store.bounds();
+    let mut low = LowTags::default();
+    let mut t = table(&[
+        "tag",
+        "max_id",
+        "step",
+        "description",
+        "updated",
+        "IDs left",
+    ]);
+    let mut shown = 0;
+    let mut more = false;
+    'pages: for page in RowPages::new(store, filter.clone()) {
+        for r in page? {
+            if shown == TABLE_MAX_ROWS {
+                more = true;
+                break 'pages;
+            }
+            low.note(&r, &bounds);
+            t.add_row(vec![
+                r.tag.clone(),
+                r.max_id.to_string(),
+                r.step.to_string(),
+                r.description.clone().unwrap_or_default(),
+                updated(&r),
+                left_cell(&r, &bounds),
+            ]);
+            shown += 1;
+        }
+    }
+    if shown == 0 {
+        return print_text(&nothing_listed(store, filter));
+    }
+    print_text(&render(t))?;
+    low.warn(quiet);
+    if more {
+        super::error::note(&format!(
+            "the first {TABLE_MAX_ROWS} tags; `--output tsv` lists every one, and \
+             --prefix TEXT or --match GLOB narrows the list"
+        ));
+    }
+    Ok(())
+}
+
+/// `tag list` as rows (TSV, a JSON array or NDJSON), each page written as it comes; with no
+/// rows, TSV's header alone and the "no tags" sentence on stderr.
+fn list_rows(
+    store: &dyn AllocStore,
+    filter: &TagFilter,
+    format: RowFormat,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let bounds = store.bounds();
+    let mut low = LowTags::default();
     let framing = match format {
         RowFormat::Json => Framing::JsonArray { pretty: true },
         RowFormat::Ndjson => Framing::Ndjson,
@@ -316,36 +337,11 @@ fn list(
     };
     let mut out = RowWriter::new(io::stdout().lock(), framing, &COLUMNS);
     let mut rows = 0u64;
-    for page in pages {
+    for page in RowPages::new(store, filter.clone()) {
         for r in page? {
             low.note(&r, &bounds);
             out.begin_row();
-            if framing == Framing::Tsv {
-                for (i, cell) in [
-                    r.tag.as_str(),
-                    &r.max_id.to_string(),
-                    &r.step.to_string(),
-                    r.description.as_deref().unwrap_or_default(),
-                    &rfc3339_s(r.update_time_s),
-                    &Headroom::within(&bounds, r.max_id, r.step)
-                        .ids_left
-                        .to_string(),
-                    Headroom::within(&bounds, r.max_id, r.step).status.as_str(),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    if i > 0 {
-                        out.buf.push(b'\t');
-                    }
-                    push_tsv_field(&mut out.buf, cell);
-                }
-            } else {
-                if matches!(framing, Framing::JsonArray { .. }) {
-                    out.buf.extend_from_slice(b"  ");
-                }
-                serde_json::to_writer(&mut out.buf, &row_json(&r, &bounds))?;
-            }
+            push_row(&mut out.buf, framing, &r, &bounds)?;
             out.end_row().map_err(write_err)?;
             rows += 1;
         }
@@ -362,10 +358,47 @@ fn list(
             io::Write::flush(&mut stdout).map_err(write_err)?;
         }
         if !quiet {
-            super::error::note(&nothing());
+            super::error::note(&nothing_listed(store, filter));
         }
     }
     low.warn(quiet);
+    Ok(())
+}
+
+/// One row of `tag list` in `framing`: its TSV fields, or its JSON object (indented inside a
+/// JSON array).
+fn push_row(
+    buf: &mut Vec<u8>,
+    framing: Framing,
+    r: &LeafAlloc,
+    bounds: &Bounds,
+) -> anyhow::Result<()> {
+    if framing == Framing::Tsv {
+        for (i, cell) in [
+            r.tag.as_str(),
+            &r.max_id.to_string(),
+            &r.step.to_string(),
+            r.description.as_deref().unwrap_or_default(),
+            &rfc3339_s(r.update_time_s),
+            &Headroom::within(bounds, r.max_id, r.step)
+                .ids_left
+                .to_string(),
+            Headroom::within(bounds, r.max_id, r.step).status.as_str(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if i > 0 {
+                buf.push(b'\t');
+            }
+            push_tsv_field(buf, cell);
+        }
+    } else {
+        if matches!(framing, Framing::JsonArray { .. }) {
+            buf.extend_from_slice(b"  ");
+        }
+        serde_json::to_writer(&mut *buf, &row_json(r, bounds))?;
+    }
     Ok(())
 }
 
@@ -450,26 +483,45 @@ fn add(
             if_not_exists,
         },
     )?;
-    let added = outcome.added;
-    if added && !ctx.quiet {
-        match (outcome.removed_max_id, at) {
-            (Some(r), StartAt::Reuse(s)) if s < r => {
-                super::error::warning(&format!(
-                    "tag {tag} was removed at max_id {r}; starting at {s} \
-                     (--reuse-removed-ids) issues IDs {s}..{} again",
-                    r - 1
-                ));
-            }
-            (Some(r), StartAt::Default) => {
-                super::error::note(&format!(
-                    "tag {tag} was removed before at max_id {r}; it continues \
-                     from there, so no ID it issued is issued again"
-                ));
-            }
-            _ => {}
-        }
+    if outcome.added && !ctx.quiet {
+        note_removed_before(&tag, outcome.removed_max_id, at);
     }
     let row = store.get(&tag)?;
+    print_added(ctx, &store.bounds(), &tag, step, &outcome, row)
+}
+
+/// Says what a removed tag of the name (which left `removed_max_id` behind) means for the tag
+/// added at `at`: IDs issued again with --reuse-removed-ids, none without.
+fn note_removed_before(tag: &str, removed_max_id: Option<i64>, at: StartAt) {
+    match (removed_max_id, at) {
+        (Some(r), StartAt::Reuse(s)) if s < r => {
+            super::error::warning(&format!(
+                "tag {tag} was removed at max_id {r}; starting at {s} \
+                 (--reuse-removed-ids) issues IDs {s}..{} again",
+                r - 1
+            ));
+        }
+        (Some(r), StartAt::Default) => {
+            super::error::note(&format!(
+                "tag {tag} was removed before at max_id {r}; it continues \
+                 from there, so no ID it issued is issued again"
+            ));
+        }
+        _ => {}
+    }
+}
+
+/// `tag add`'s result: the row (`row`, read back) with whether it was added, in JSON; in text
+/// the tag added and the command that issues from it, or the tag found.
+fn print_added(
+    ctx: &Context,
+    bounds: &Bounds,
+    tag: &str,
+    step: i64,
+    outcome: &leafctl::segment::Added,
+    row: Option<LeafAlloc>,
+) -> anyhow::Result<()> {
+    let added = outcome.added;
     match ctx.output {
         OutputFormat::Json => {
             #[derive(Serialize)]
@@ -481,7 +533,7 @@ fn add(
             }
             print_json(&Added {
                 added,
-                row: row.as_ref().map(|r| row_json(r, &store.bounds())),
+                row: row.as_ref().map(|r| row_json(r, bounds)),
                 removed_max_id: outcome.removed_max_id.map(|r| r.to_string()),
             })
         }
@@ -493,7 +545,7 @@ fn add(
                     "added tag {tag}: IDs start at {}, step {step}\n  next: leafctl{} next {}",
                     outcome.start,
                     ctx.settings.flags_for_next(),
-                    tag_for_shell(&tag)
+                    tag_for_shell(tag)
                 ),
                 (false, Some(r)) => format!(
                     "tag {tag} already exists (max_id {}, step {}); left unchanged",

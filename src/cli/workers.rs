@@ -5,7 +5,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use leafctl::region::{self, Region};
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::{RegionMark, Registry, RegistryKind, WorkerRecord};
+use leafctl::worker::{ClockReport, RegionMark, Registry, RegistryKind, WorkerRecord};
 use serde::Serialize;
 
 use super::Context;
@@ -148,64 +148,76 @@ fn list(ctx: &Context) -> anyhow::Result<()> {
     let registry = inspected(ctx)?;
     let now = clock.now_ms();
     let records = registry.list(now)?;
-    // Running out visible before it happens: how many of the layout's worker ids are
-    // taken (live or held), on stderr so the rows stay rows.
     if !ctx.quiet {
-        let layout = &ctx.settings.layout.value;
-        let total = layout.layout.max_worker().saturating_add(1);
-        let mut in_use: Vec<u64> = records
-            .iter()
-            .filter(|r| r.held || r.is_live(now))
-            .map(|r| r.worker)
-            .collect();
-        in_use.sort_unstable();
-        in_use.dedup();
-        super::error::note(&format!(
-            "{} of {total} worker ids in use (live or held) under {}, {} registered; the {} layout holds {total}",
-            in_use.len(),
-            registry.place(),
-            records.len(),
-            layout.label
-        ));
+        note_in_use(ctx, registry.as_ref(), &records, now);
     }
     match ctx.output {
         OutputFormat::Json => print_json(&records.iter().map(|r| row(r, ctx)).collect::<Vec<_>>()),
-        OutputFormat::Text => {
-            let mut columns = vec!["worker", "identity", "mode", "last report", "status"];
-            if ctx.settings.region_count.is_some() {
-                columns.push("region");
-            }
-            let mut t = table(&columns);
-            if records.is_empty() {
-                let what = format!("no worker ids registered under {}", registry.place());
-                // On a terminal a sentence; piped, rows were promised: the header alone,
-                // the sentence on stderr (as `tag list`).
-                if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-                    return print_text(&what);
-                }
-                if !ctx.quiet {
-                    super::error::note(&what);
-                }
-                return print_text(&render(t));
-            }
-            for r in &records {
-                let mut cells = vec![
-                    r.worker.to_string(),
-                    r.identity.clone(),
-                    r.mode.to_string(),
-                    r.last_seen_ms
-                        .map(|ms| format!("{} ({})", rfc3339_ms(ms), age(ms, now)))
-                        .unwrap_or_else(|| "-".into()),
-                    r.status.to_string(),
-                ];
-                if let Some(reg) = row(r, ctx).region {
-                    cells.push(reg.map_or("-".into(), |i| i.to_string()));
-                }
-                t.add_row(cells);
-            }
-            print_text(&render(t))
-        }
+        OutputFormat::Text => list_text(ctx, registry.as_ref(), &records, now),
     }
+}
+
+/// Running out visible before it happens: how many of the layout's worker ids are taken (live
+/// or held), on stderr so the rows stay rows.
+fn note_in_use(ctx: &Context, registry: &dyn Registry, records: &[WorkerRecord], now: i64) {
+    let layout = &ctx.settings.layout.value;
+    let total = layout.layout.max_worker().saturating_add(1);
+    let mut in_use: Vec<u64> = records
+        .iter()
+        .filter(|r| r.held || r.is_live(now))
+        .map(|r| r.worker)
+        .collect();
+    in_use.sort_unstable();
+    in_use.dedup();
+    super::error::note(&format!(
+        "{} of {total} worker ids in use (live or held) under {}, {} registered; the {} layout holds {total}",
+        in_use.len(),
+        registry.place(),
+        records.len(),
+        layout.label
+    ));
+}
+
+/// `workers list` as a table for people (with a region column under `--regions N`).
+fn list_text(
+    ctx: &Context,
+    registry: &dyn Registry,
+    records: &[WorkerRecord],
+    now: i64,
+) -> anyhow::Result<()> {
+    let mut columns = vec!["worker", "identity", "mode", "last report", "status"];
+    if ctx.settings.region_count.is_some() {
+        columns.push("region");
+    }
+    let mut t = table(&columns);
+    if records.is_empty() {
+        let what = format!("no worker ids registered under {}", registry.place());
+        // On a terminal a sentence; piped, rows were promised: the header alone,
+        // the sentence on stderr (as `tag list`).
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            return print_text(&what);
+        }
+        if !ctx.quiet {
+            super::error::note(&what);
+        }
+        return print_text(&render(t));
+    }
+    for r in records {
+        let mut cells = vec![
+            r.worker.to_string(),
+            r.identity.clone(),
+            r.mode.to_string(),
+            r.last_seen_ms
+                .map(|ms| format!("{} ({})", rfc3339_ms(ms), age(ms, now)))
+                .unwrap_or_else(|| "-".into()),
+            r.status.to_string(),
+        ];
+        if let Some(reg) = row(r, ctx).region {
+            cells.push(reg.map_or("-".into(), |i| i.to_string()));
+        }
+        t.add_row(cells);
+    }
+    print_text(&render(t))
 }
 
 /// `workers reclaim`: frees one worker id (a dry run without --yes), refusing a live one
@@ -220,50 +232,10 @@ fn reclaim(
     let clock = SystemClock;
     let registry = inspected(ctx)?;
     let now = clock.now_ms();
-    let matches: Vec<WorkerRecord> = registry
-        .list(now)?
-        .into_iter()
-        .filter(|r| match target.parse::<u64>() {
-            Ok(id) => r.worker == id,
-            Err(_) => r.identity == target,
-        })
-        .filter(|r| mode.is_none_or(|m| r.mode == m))
-        .collect();
-    let record = match matches.as_slice() {
-        [] => {
-            return Err(usage(
-                format!("no worker {target:?} under {}", registry.place()),
-                "`leafctl workers list` shows the worker ids there are",
-            ));
-        }
-        [one] => one.clone(),
-        _ => {
-            return Err(usage(
-                format!("{target:?} matches {} worker entries", matches.len()),
-                "pass --mode forever or --mode lease, or name the identity IP:PORT",
-            ));
-        }
-    };
+    let record = find_worker(registry.as_ref(), target, mode, now)?;
     let plan = registry.reclaim_plan(&record);
     if record.is_live(now) && !force {
-        return Err(CliError {
-            usage: false,
-            message: format!(
-                "worker id {} ({}) is live: {}; reclaiming it could let two generators share the id",
-                record.worker,
-                record.identity,
-                if record.held {
-                    registry.held_because(&record)
-                } else {
-                    "it reported within the last 9 s"
-                }
-            ),
-            hint: Some(
-                "stop that process first; --force overrides, at the risk of duplicate IDs if it is still running"
-                    .into(),
-            ),
-        }
-        .into());
+        return Err(live_refusal(registry.as_ref(), &record));
     }
     // An id free already: the dry run says so rather than promising a change that
     // --yes would not make, and --yes changes nothing.
@@ -299,6 +271,58 @@ fn reclaim(
     }
 }
 
+/// The one worker entry `target` (a worker id or an identity IP:PORT) names in `mode` (any
+/// when none), or a usage error when it names none or several.
+fn find_worker(
+    registry: &dyn Registry,
+    target: &str,
+    mode: Option<RegistryKind>,
+    now: i64,
+) -> anyhow::Result<WorkerRecord> {
+    let matches: Vec<WorkerRecord> = registry
+        .list(now)?
+        .into_iter()
+        .filter(|r| match target.parse::<u64>() {
+            Ok(id) => r.worker == id,
+            Err(_) => r.identity == target,
+        })
+        .filter(|r| mode.is_none_or(|m| r.mode == m))
+        .collect();
+    match matches.as_slice() {
+        [] => Err(usage(
+            format!("no worker {target:?} under {}", registry.place()),
+            "`leafctl workers list` shows the worker ids there are",
+        )),
+        [one] => Ok(one.clone()),
+        _ => Err(usage(
+            format!("{target:?} matches {} worker entries", matches.len()),
+            "pass --mode forever or --mode lease, or name the identity IP:PORT",
+        )),
+    }
+}
+
+/// The refusal to reclaim a live worker id without --force, saying why it counts as live.
+fn live_refusal(registry: &dyn Registry, record: &WorkerRecord) -> anyhow::Error {
+    CliError {
+        usage: false,
+        message: format!(
+            "worker id {} ({}) is live: {}; reclaiming it could let two generators share the id",
+            record.worker,
+            record.identity,
+            if record.held {
+                registry.held_because(record)
+            } else {
+                "it reported within the last 9 s"
+            }
+        ),
+        hint: Some(
+            "stop that process first; --force overrides, at the risk of duplicate IDs if it is still running"
+                .into(),
+        ),
+    }
+    .into()
+}
+
 /// `workers reclaim` of an id free already: nothing to do, said the same way with and without
 /// `--yes`.
 fn free_already(ctx: &Context, record: &WorkerRecord, yes: bool) -> anyhow::Result<()> {
@@ -323,50 +347,9 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
     let registry = inspected(ctx)?;
     let report = registry.clock_report(&|| clock.now_ms())?;
     let regions = region_check(ctx, registry.as_ref(), clock.now_ms())?;
-    let verdict = if !regions.problems.is_empty() {
-        format!("FAIL: {}", regions.problems.join("\nFAIL: "))
-    } else {
-        match &report {
-            // Say only what was checked: without a region there is no slice to hold ids to.
-            None => match regions.checked {
-                Some(r) => format!(
-                    "ok: the {} registry keeps no clocks to compare with; its live worker ids lie in {r}'s slice",
-                    registry.kind()
-                ),
-                None => format!(
-                    "ok: the {} registry keeps no clocks to compare with, and no region is set, so nothing else was checked",
-                    registry.kind()
-                ),
-            },
-            Some(r) if !r.ok => {
-                "FAIL: this host's clock is off; fix NTP before starting a generator here".into()
-            }
-            Some(r) if r.store_offset_ms.is_some() => format!(
-                "ok: this host's clock agrees with {} and the live peers",
-                r.store
-            ),
-            Some(r) if r.peers == 0 => format!(
-                "ok: no live peers to compare with ({} does not report its clock)",
-                r.store
-            ),
-            Some(_) => "ok: this host's clock agrees with the live peers".into(),
-        }
-    };
+    let kind = registry.kind();
     match ctx.output {
-        OutputFormat::Json => print_json(&serde_json::json!({
-            "registry": registry.kind().name(),
-            "clocks_compared": report.is_some(),
-            "zk_offset_ms": report.as_ref().and_then(|r| r.store_offset_ms),
-            "round_trip_ms": report.as_ref().map(|r| r.round_trip_ms),
-            "peers": report.as_ref().map(|r| r.peers),
-            "peer_offset_ms": report.as_ref().and_then(|r| r.peer_offset_ms),
-            "max_skew_ms": report.as_ref().map(|r| r.max_skew_ms),
-            "region_mark": regions.mark.as_ref().and_then(|m| m.recorded).map(region::to_record),
-            "region_checked": regions.checked.map(region::to_record),
-            "outside_slice": regions.outside,
-            "problems": regions.problems,
-            "ok": report.as_ref().is_none_or(|r| r.ok) && regions.problems.is_empty(),
-        }))?,
+        OutputFormat::Json => print_json(&doctor_json(kind, report.as_ref(), &regions))?,
         OutputFormat::Text => {
             let mut t = table(&["check", "result"]);
             match &report {
@@ -374,17 +357,73 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
                 None => {
                     t.add_row(vec![
                         "clocks".to_string(),
-                        format!(
-                            "not compared: the {} registry keeps no clocks",
-                            registry.kind()
-                        ),
+                        format!("not compared: the {kind} registry keeps no clocks"),
                     ]);
                 }
             }
             region_rows(&mut t, &regions);
+            let verdict = verdict(kind, report.as_ref(), &regions);
             print_text(&format!("{}\n{verdict}", render(t)))?;
         }
     }
+    doctor_outcome(report.as_ref(), &regions)
+}
+
+/// `workers doctor`'s last line: FAIL with each region problem, else the clocks' verdict,
+/// saying only what was checked.
+fn verdict(kind: RegistryKind, report: Option<&ClockReport>, regions: &RegionCheck) -> String {
+    if !regions.problems.is_empty() {
+        return format!("FAIL: {}", regions.problems.join("\nFAIL: "));
+    }
+    match report {
+        // Say only what was checked: without a region there is no slice to hold ids to.
+        None => match regions.checked {
+            Some(r) => format!(
+                "ok: the {kind} registry keeps no clocks to compare with; its live worker ids lie in {r}'s slice"
+            ),
+            None => format!(
+                "ok: the {kind} registry keeps no clocks to compare with, and no region is set, so nothing else was checked"
+            ),
+        },
+        Some(r) if !r.ok => {
+            "FAIL: this host's clock is off; fix NTP before starting a generator here".into()
+        }
+        Some(r) if r.store_offset_ms.is_some() => format!(
+            "ok: this host's clock agrees with {} and the live peers",
+            r.store
+        ),
+        Some(r) if r.peers == 0 => format!(
+            "ok: no live peers to compare with ({} does not report its clock)",
+            r.store
+        ),
+        Some(_) => "ok: this host's clock agrees with the live peers".into(),
+    }
+}
+
+/// `workers doctor`'s JSON: what was compared and found, and whether all is well.
+fn doctor_json(
+    kind: RegistryKind,
+    report: Option<&ClockReport>,
+    regions: &RegionCheck,
+) -> serde_json::Value {
+    serde_json::json!({
+        "registry": kind.name(),
+        "clocks_compared": report.is_some(),
+        "zk_offset_ms": report.and_then(|r| r.store_offset_ms),
+        "round_trip_ms": report.map(|r| r.round_trip_ms),
+        "peers": report.map(|r| r.peers),
+        "peer_offset_ms": report.and_then(|r| r.peer_offset_ms),
+        "max_skew_ms": report.map(|r| r.max_skew_ms),
+        "region_mark": regions.mark.as_ref().and_then(|m| m.recorded).map(region::to_record),
+        "region_checked": regions.checked.map(region::to_record),
+        "outside_slice": regions.outside,
+        "problems": regions.problems,
+        "ok": report.is_none_or(|r| r.ok) && regions.problems.is_empty(),
+    })
+}
+
+/// `workers doctor`'s exit: 1 when a region problem was found or the clock is off.
+fn doctor_outcome(report: Option<&ClockReport>, regions: &RegionCheck) -> anyhow::Result<()> {
     if !regions.problems.is_empty() {
         return Err(CliError {
             usage: false,
@@ -396,7 +435,7 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
         }
         .into());
     }
-    if report.as_ref().is_none_or(|r| r.ok) {
+    if report.is_none_or(|r| r.ok) {
         Ok(())
     } else {
         Err(CliError {
@@ -409,7 +448,7 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
 }
 
 /// `workers doctor`'s rows of the clock comparison.
-fn clock_rows(t: &mut comfy_table::Table, report: &leafctl::worker::ClockReport) {
+fn clock_rows(t: &mut comfy_table::Table, report: &ClockReport) {
     t.add_row(vec![
         format!("clock vs {}", report.store),
         match report.store_offset_ms {

@@ -42,6 +42,7 @@ const COLUMNS: [&str; 10] = [
     "why",
 ];
 
+/// Ranks each value's readings and prints them: a table per value on a terminal, else rows.
 struct GuessPrinter {
     now_ms: i64,
     /// Tables on a terminal; otherwise rows.
@@ -51,6 +52,8 @@ struct GuessPrinter {
 }
 
 impl GuessPrinter {
+    /// One input value (`line`: its line number on stdin) ranked and printed; blank lines are
+    /// skipped, and a value no layout reads plausibly is reported and counted bad.
     fn one(&mut self, raw: &[u8], line: Option<u64>, opts: &GuessOptions) -> anyhow::Result<()> {
         let v = raw.trim_ascii();
         if v.is_empty() && line.is_some() {
@@ -74,63 +77,10 @@ impl GuessPrinter {
         let plausible = ranked.iter().filter(|c| c.plausible).count();
         if plausible == 0 {
             self.bad += 1;
-            // Grouped by why: "within a day of the layout's epoch: leaf, discord; in the future: ...".
-            let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-            for c in &ranked {
-                let why = c.reasons.first().cloned().unwrap_or_default();
-                match groups.iter_mut().find(|(w, _)| *w == why) {
-                    Some((_, names)) => names.push(c.decoded.format.name()),
-                    None => groups.push((why, vec![c.decoded.format.name()])),
-                }
-            }
-            let ways: Vec<String> = groups
-                .iter()
-                .map(|(why, names)| format!("{why}: {}", names.join(", ")))
-                .collect();
-            crate::cli::error::value_error(
-                crate::cli::error::EXIT_USAGE,
-                &format!(
-                    "{at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --preset, or --epoch/--layout",
-                    ways.join("; ")
-                ),
-                None,
-            );
+            report_implausible(&at, &id, &ranked);
         }
         match &mut self.out {
-            None => {
-                let mut t = table(&[
-                    "rank",
-                    "layout",
-                    "time (UTC)",
-                    "age",
-                    "worker",
-                    "sequence",
-                    "why",
-                ]);
-                for (i, c) in ranked.iter().enumerate() {
-                    let (mut w, mut s) = (Vec::new(), Vec::new());
-                    push_worker(&mut w, &c.decoded, false);
-                    push_sequence(&mut s, &c.decoded, false);
-                    t.add_row(vec![
-                        if c.plausible {
-                            (i + 1).to_string()
-                        } else {
-                            "-".into()
-                        },
-                        c.decoded.format.name().to_string(),
-                        rfc3339_ms(c.decoded.unix_ms),
-                        age(c.decoded.unix_ms, self.now_ms),
-                        String::from_utf8_lossy(&w).into_owned(),
-                        String::from_utf8_lossy(&s).into_owned(),
-                        c.reason(),
-                    ]);
-                }
-                let of = ranked.len();
-                print_text(&format!(
-                    "{id}: {plausible} of {of} readings plausible\n{}",
-                    render(t)
-                ))
-            }
+            None => print_table(&id, &ranked, plausible, self.now_ms),
             Some((w, format)) => {
                 for (i, c) in ranked.iter().enumerate() {
                     write_candidate(w, *format, &id, i, c, self.now_ms).map_err(write_err)?;
@@ -139,6 +89,72 @@ impl GuessPrinter {
             }
         }
     }
+}
+
+/// Reports a value no layout reads plausibly, the layouts grouped by why ("within a day of the
+/// layout's epoch: leaf, discord; in the future: ...").
+fn report_implausible(at: &str, id: &str, ranked: &[Candidate]) {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for c in ranked {
+        let why = c.reasons.first().cloned().unwrap_or_default();
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) => names.push(c.decoded.format.name()),
+            None => groups.push((why, vec![c.decoded.format.name()])),
+        }
+    }
+    let ways: Vec<String> = groups
+        .iter()
+        .map(|(why, names)| format!("{why}: {}", names.join(", ")))
+        .collect();
+    crate::cli::error::value_error(
+        crate::cli::error::EXIT_USAGE,
+        &format!(
+            "{at}{id:?}: no known layout gives it a plausible time ({}); give its layout with --preset, or --epoch/--layout",
+            ways.join("; ")
+        ),
+        None,
+    );
+}
+
+/// One value's readings as a table for a terminal, under a line saying how many are plausible.
+fn print_table(
+    id: &str,
+    ranked: &[Candidate],
+    plausible: usize,
+    now_ms: i64,
+) -> anyhow::Result<()> {
+    let mut t = table(&[
+        "rank",
+        "layout",
+        "time (UTC)",
+        "age",
+        "worker",
+        "sequence",
+        "why",
+    ]);
+    for (i, c) in ranked.iter().enumerate() {
+        let (mut w, mut s) = (Vec::new(), Vec::new());
+        push_worker(&mut w, &c.decoded, false);
+        push_sequence(&mut s, &c.decoded, false);
+        t.add_row(vec![
+            if c.plausible {
+                (i + 1).to_string()
+            } else {
+                "-".into()
+            },
+            c.decoded.format.name().to_string(),
+            rfc3339_ms(c.decoded.unix_ms),
+            age(c.decoded.unix_ms, now_ms),
+            String::from_utf8_lossy(&w).into_owned(),
+            String::from_utf8_lossy(&s).into_owned(),
+            c.reason(),
+        ]);
+    }
+    let of = ranked.len();
+    print_text(&format!(
+        "{id}: {plausible} of {of} readings plausible\n{}",
+        render(t)
+    ))
 }
 
 fn write_candidate(

@@ -379,60 +379,90 @@ fn write_row(
     r: &Row,
 ) -> io::Result<()> {
     w.begin_row();
-    let b = &mut w.buf;
-    let d = &r.d;
     match style {
         Style::Tsv | Style::Aligned => {
-            let aligned = style == Style::Aligned;
-            for (field, &width) in ALIGNED.iter().enumerate() {
-                if field > 0 {
-                    b.extend_from_slice(if aligned { b"  " } else { b"\t" });
-                }
-                let from = b.len();
-                match field {
-                    0 => r.push_id(b, false),
-                    1 => times.push(b, d.unix_ms),
-                    2 => push_age(b, d.unix_ms, now_ms),
-                    3 => push_worker(b, d, false),
-                    4 => push_sequence(b, d, false),
-                    _ => b.extend_from_slice(d.format.name().as_bytes()),
-                }
-                if aligned && field < 5 {
-                    // The ID, worker and sequence right-aligned; times and ages left.
-                    pad(b, from, width, matches!(field, 0 | 3 | 4));
-                }
-            }
-            if let Some(count) = regions {
-                b.extend_from_slice(if aligned { b"  " } else { b"\t" });
-                push_region(b, d, count, false);
-            }
+            push_columns(
+                &mut w.buf,
+                style == Style::Aligned,
+                times,
+                now_ms,
+                regions,
+                r,
+            );
         }
         Style::Json | Style::Ndjson => {
-            let pretty = style == Style::Json;
-            b.extend_from_slice(if pretty {
-                b"  {\n    \"id\": \""
-            } else {
-                b"{\"id\":\""
-            });
-            r.push_id(b, true);
-            b.push(b'"');
-            if pretty {
-                push_json_fields::<true>(b, times, d);
-            } else {
-                push_json_fields::<false>(b, times, d);
-            }
-            if let Some(count) = regions {
-                b.extend_from_slice(if pretty {
-                    b",\n    \"region\": "
-                } else {
-                    b",\"region\":"
-                });
-                push_region(b, d, count, true);
-            }
-            b.extend_from_slice(if pretty { b"\n  }" } else { b"}" });
+            push_object(&mut w.buf, style == Style::Json, times, regions, r);
         }
     }
     w.end_row()
+}
+
+/// A row's fields separated by tabs, or (`aligned`) padded to [`ALIGNED`]'s widths.
+#[inline]
+fn push_columns(
+    b: &mut Vec<u8>,
+    aligned: bool,
+    times: &mut Rfc3339Ms,
+    now_ms: i64,
+    regions: Option<u32>,
+    r: &Row,
+) {
+    let d = &r.d;
+    for (field, &width) in ALIGNED.iter().enumerate() {
+        if field > 0 {
+            b.extend_from_slice(if aligned { b"  " } else { b"\t" });
+        }
+        let from = b.len();
+        match field {
+            0 => r.push_id(b, false),
+            1 => times.push(b, d.unix_ms),
+            2 => push_age(b, d.unix_ms, now_ms),
+            3 => push_worker(b, d, false),
+            4 => push_sequence(b, d, false),
+            _ => b.extend_from_slice(d.format.name().as_bytes()),
+        }
+        if aligned && field < 5 {
+            // The ID, worker and sequence right-aligned; times and ages left.
+            pad(b, from, width, matches!(field, 0 | 3 | 4));
+        }
+    }
+    if let Some(count) = regions {
+        b.extend_from_slice(if aligned { b"  " } else { b"\t" });
+        push_region(b, d, count, false);
+    }
+}
+
+/// A row as a JSON object: `pretty` as `serde_json` indents it inside an array, else compact.
+#[inline]
+fn push_object(
+    b: &mut Vec<u8>,
+    pretty: bool,
+    times: &mut Rfc3339Ms,
+    regions: Option<u32>,
+    r: &Row,
+) {
+    let d = &r.d;
+    b.extend_from_slice(if pretty {
+        b"  {\n    \"id\": \""
+    } else {
+        b"{\"id\":\""
+    });
+    r.push_id(b, true);
+    b.push(b'"');
+    if pretty {
+        push_json_fields::<true>(b, times, d);
+    } else {
+        push_json_fields::<false>(b, times, d);
+    }
+    if let Some(count) = regions {
+        b.extend_from_slice(if pretty {
+            b",\n    \"region\": "
+        } else {
+            b",\"region\":"
+        });
+        push_region(b, d, count, true);
+    }
+    b.extend_from_slice(if pretty { b"\n  }" } else { b"}" });
 }
 
 /// Prints one record (an ID range): a TSV row of `fields` under `columns`, one NDJSON line, a

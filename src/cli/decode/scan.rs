@@ -181,6 +181,7 @@ impl ScanSink for Records {
     }
 }
 
+/// Where `--scan` writes: annotated lines or records.
 enum Out {
     Annotate(Annotate),
     Records(Records),
@@ -194,14 +195,47 @@ pub(super) fn run(
     window: (i64, i64),
 ) -> anyhow::Result<()> {
     let scanner = Scanner::between(opts.configured, window.0, window.1);
+    let mut out = open_out(ctx.rows, opts.configured.name);
+    let stdin = ["-".to_string()];
+    let inputs = if files.is_empty() { &stdin[..] } else { files };
+    let mut tally = Tally::default();
+    for name in inputs {
+        scan_input(ctx, name, &scanner, &mut out, &mut tally)?;
+    }
+    match out {
+        Out::Annotate(mut a) => a.flush().map_err(write_err)?,
+        Out::Records(r) => {
+            r.w.finish().map(|_| ()).map_err(write_err)?;
+        }
+    }
+    // Said, not silent: numbers that look like IDs by length but not by time under this layout.
+    if tally.skipped > 0 && !ctx.quiet {
+        note_skipped(&scanner, tally.skipped);
+    }
+    if tally.unix_times > 0 && !ctx.quiet {
+        note_unix_times(tally.unix_times);
+    }
+    if tally.bad > 0 {
+        crate::cli::error::closing_hint(
+            EXIT_USAGE,
+            "give files that exist and can be read, or - for stdin",
+        );
+        return Err(AlreadyReported(EXIT_USAGE).into());
+    }
+    Ok(())
+}
+
+/// Where `--scan` writes for the row format `format`: the lines annotated in place for text, one
+/// record per ID otherwise. `layout` is the configured layout's name.
+fn open_out(format: RowFormat, layout: &'static str) -> Out {
     let stdout_tty = io::stdout().is_terminal();
-    let mut out = match ctx.rows {
+    match format {
         RowFormat::Text => Out::Annotate(Annotate {
             out: io::stdout().lock(),
             buf: Vec::with_capacity(FLUSH_AT * 2),
             times: Rfc3339Ms::default(),
             colour: stdout_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-            layout: opts.configured.name,
+            layout,
         }),
         format => Out::Records(Records {
             w: RowWriter::new(
@@ -217,102 +251,109 @@ pub(super) fn run(
             times: Rfc3339Ms::default(),
             file: Vec::new(),
         }),
-    };
-    let stdin = ["-".to_string()];
-    let inputs = if files.is_empty() { &stdin[..] } else { files };
-    let mut bad = 0;
-    let mut skipped = 0u64;
-    let mut unix_times = 0u64;
-    for name in inputs {
-        if let Out::Records(r) = &mut out {
-            r.file = name.as_bytes().to_vec();
+    }
+}
+
+/// What `--scan` counted over its inputs, for the notes and the exit code at its end.
+#[derive(Default)]
+struct Tally {
+    /// Inputs that could not be opened or read.
+    bad: u64,
+    /// Numbers of an ID's length whose time lies outside the window.
+    skipped: u64,
+    /// Numbers taken for Unix times in nanoseconds.
+    unix_times: u64,
+}
+
+/// Scans one input (`-`: stdin) into `out`. One that cannot be opened or read is reported and
+/// counted in `tally`, and the scan goes on; only a failed write ends it.
+fn scan_input(
+    ctx: &Context,
+    name: &str,
+    scanner: &Scanner,
+    out: &mut Out,
+    tally: &mut Tally,
+) -> anyhow::Result<()> {
+    if let Out::Records(r) = out {
+        r.file = name.as_bytes().to_vec();
+    }
+    let result = if name == "-" {
+        if io::stdin().is_terminal() && !ctx.quiet {
+            stderr!("leafctl decode --scan: reading text from stdin (Ctrl-D to end)");
         }
-        let result = if name == "-" {
-            if io::stdin().is_terminal() && !ctx.quiet {
-                stderr!("leafctl decode --scan: reading text from stdin (Ctrl-D to end)");
-            }
-            scan_one(io::stdin().lock(), &scanner, &mut out)
-        } else {
-            match File::open(name) {
-                Ok(f) => scan_one(f, &scanner, &mut out),
-                Err(e) => {
-                    bad += 1;
-                    crate::cli::error::value_error(
-                        crate::cli::error::EXIT_USAGE,
-                        &format!("cannot open {name}: {e}"),
-                        Some("check the file's path and permissions"),
-                    );
-                    continue;
-                }
-            }
-        };
-        match result {
-            Ok(stats) => {
-                skipped += stats.skipped;
-                unix_times += stats.unix_times;
-            }
-            Err(ScanError::Write(e)) => return Err(write_err(e)),
-            Err(ScanError::Read(e)) => {
-                bad += 1;
+        scan_one(io::stdin().lock(), scanner, out)
+    } else {
+        match File::open(name) {
+            Ok(f) => scan_one(f, scanner, out),
+            Err(e) => {
+                tally.bad += 1;
                 crate::cli::error::value_error(
                     crate::cli::error::EXIT_USAGE,
-                    &format!("cannot read {name}: {e}"),
-                    Some("check the file (a directory, a device that failed)"),
+                    &format!("cannot open {name}: {e}"),
+                    Some("check the file's path and permissions"),
                 );
+                return Ok(());
             }
         }
-    }
-    match out {
-        Out::Annotate(mut a) => a.flush().map_err(write_err)?,
-        Out::Records(r) => {
-            r.w.finish().map(|_| ()).map_err(write_err)?;
+    };
+    match result {
+        Ok(stats) => {
+            tally.skipped += stats.skipped;
+            tally.unix_times += stats.unix_times;
         }
-    }
-    // Said, not silent: numbers that look like IDs by length but not by time under this layout.
-    if skipped > 0 && !ctx.quiet {
-        let (lo, hi) = scanner.digit_range();
-        let digits = if lo == hi {
-            format!("{lo}")
-        } else {
-            format!("{lo}-{hi}")
-        };
-        let (from, to) = scanner.window();
-        crate::cli::error::note(&format!(
-            "{skipped} number{} of {digits} digits (the length of {} IDs) not read as IDs: under that layout {} time{} outside {} .. {}; if they are IDs, give their layout with --preset (or run --guess on one), or widen the window with --since/--until",
-            if skipped == 1 { "" } else { "s" },
-            scanner.layout().name,
-            if skipped == 1 { "its" } else { "their" },
-            if skipped == 1 { " lies" } else { "s lie" },
-            super::super::output::rfc3339_ms(from),
-            super::super::output::rfc3339_ms(to),
-        ));
-    }
-    if unix_times > 0 && !ctx.quiet {
-        crate::cli::error::note(&format!(
-            "{unix_times} number{} of 19 digits taken as Unix times in nanoseconds, not IDs (as such {} within a month of the window's end or after a key naming a time); if {}, end the window earlier with --until",
-            if unix_times == 1 { "" } else { "s" },
-            if unix_times == 1 {
-                "its time lies"
-            } else {
-                "their times lie"
-            },
-            if unix_times == 1 {
-                "it is an ID"
-            } else {
-                "they are IDs"
-            },
-        ));
-    }
-    if bad > 0 {
-        crate::cli::error::closing_hint(
-            EXIT_USAGE,
-            "give files that exist and can be read, or - for stdin",
-        );
-        return Err(AlreadyReported(EXIT_USAGE).into());
+        Err(ScanError::Write(e)) => return Err(write_err(e)),
+        Err(ScanError::Read(e)) => {
+            tally.bad += 1;
+            crate::cli::error::value_error(
+                crate::cli::error::EXIT_USAGE,
+                &format!("cannot read {name}: {e}"),
+                Some("check the file (a directory, a device that failed)"),
+            );
+        }
     }
     Ok(())
 }
 
+/// The note on `skipped` numbers of an ID's length not read as IDs: their time under the
+/// layout lies outside the scanner's window.
+fn note_skipped(scanner: &Scanner, skipped: u64) {
+    let (lo, hi) = scanner.digit_range();
+    let digits = if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo}-{hi}")
+    };
+    let (from, to) = scanner.window();
+    crate::cli::error::note(&format!(
+        "{skipped} number{} of {digits} digits (the length of {} IDs) not read as IDs: under that layout {} time{} outside {} .. {}; if they are IDs, give their layout with --preset (or run --guess on one), or widen the window with --since/--until",
+        if skipped == 1 { "" } else { "s" },
+        scanner.layout().name,
+        if skipped == 1 { "its" } else { "their" },
+        if skipped == 1 { " lies" } else { "s lie" },
+        super::super::output::rfc3339_ms(from),
+        super::super::output::rfc3339_ms(to),
+    ));
+}
+
+/// The note on `unix_times` 19-digit numbers taken for Unix times in nanoseconds, not IDs.
+fn note_unix_times(unix_times: u64) {
+    crate::cli::error::note(&format!(
+        "{unix_times} number{} of 19 digits taken as Unix times in nanoseconds, not IDs (as such {} within a month of the window's end or after a key naming a time); if {}, end the window earlier with --until",
+        if unix_times == 1 { "" } else { "s" },
+        if unix_times == 1 {
+            "its time lies"
+        } else {
+            "their times lie"
+        },
+        if unix_times == 1 {
+            "it is an ID"
+        } else {
+            "they are IDs"
+        },
+    ));
+}
+
+/// Scans one reader into whichever output `out` is.
 fn scan_one(r: impl io::Read, scanner: &Scanner, out: &mut Out) -> Result<ScanStats, ScanError> {
     match out {
         Out::Annotate(a) => scan_stream(r, scanner, a),

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use leafctl::idformat::{GuessOptions, Reading, decode_value};
+use leafctl::idformat::{GuessOptions, Reading, Value, decode_value};
 
 use super::lines::{MAX_LINE, for_each_line};
 use super::rows::{Printer, Row};
@@ -47,60 +47,75 @@ impl Decoder<'_> {
         };
         match decoded {
             Ok(value) => {
-                let at = || line.map(|n| format!("line {n}: ")).unwrap_or_default();
-                match &value.reading {
-                    Reading::AsGiven => {}
-                    Reading::Guessed {
-                        instead_of,
-                        why,
-                        plausible,
-                    } => {
-                        self.guessed += 1;
-                        let name = value.decoded.format.name();
-                        if self.guessed_as.is_none() && !self.quiet {
-                            let shown = String::from_utf8_lossy(v);
-                            let which = if *plausible == 1 {
-                                "the one plausible layout".to_string()
-                            } else {
-                                format!("the most plausible of {plausible} layouts")
-                            };
-                            super::super::error::note(&format!(
-                                "{}{shown} is no {instead_of} ID (its time would be {why}); read as {name}, {which} (--guess ranks them)",
-                                at()
-                            ));
-                        }
-                        self.guessed_as.get_or_insert(name);
-                    }
-                    Reading::Doubted { likelier, unix_ms } => {
-                        self.doubted += 1;
-                        // Said for IDs given as arguments; a stream of IDs (a log's, an export's)
-                        // is decoded quietly under the layout it was given, as before.
-                        if self.doubted_as.is_none() && !self.quiet && line.is_none() {
-                            let shown = String::from_utf8_lossy(v);
-                            super::super::error::note(&format!(
-                                "{}{shown} is read under leafctl's default {} layout, but --guess ranks {likelier} first ({}); give --preset {likelier} if that is its layout",
-                                at(),
-                                self.opts.configured.name,
-                                leafctl::idformat::rfc3339(*unix_ms),
-                            ));
-                        }
-                        self.doubted_as.get_or_insert(likelier);
-                    }
+                // The usual case, a value read as given, needs no note.
+                if !matches!(value.reading, Reading::AsGiven) {
+                    self.note_reading(v, &value, line);
                 }
                 self.printer.push(&Row::new(v, value.number, value.decoded))
             }
             Err(reason) => {
-                self.bad += 1;
-                let shown = String::from_utf8_lossy(&v[..v.len().min(64)]);
-                let more = if too_long || v.len() > 64 { "..." } else { "" };
-                let message = match line {
-                    Some(n) => format!("line {n}: {shown:?}{more}: {reason}"),
-                    None => format!("{shown:?}{more}: {reason}"),
-                };
-                super::super::error::value_error(super::super::error::EXIT_USAGE, &message, None);
+                self.bad(v, too_long, line, &reason);
                 Ok(())
             }
         }
+    }
+
+    /// Counts a value read under a layout other than the one given (guessed), or under the
+    /// default one that `--guess` ranks another layout first for (doubted); the first of each
+    /// is named in a note.
+    fn note_reading(&mut self, v: &[u8], value: &Value, line: Option<u64>) {
+        let at = || line.map(|n| format!("line {n}: ")).unwrap_or_default();
+        match &value.reading {
+            Reading::AsGiven => {}
+            Reading::Guessed {
+                instead_of,
+                why,
+                plausible,
+            } => {
+                self.guessed += 1;
+                let name = value.decoded.format.name();
+                if self.guessed_as.is_none() && !self.quiet {
+                    let shown = String::from_utf8_lossy(v);
+                    let which = if *plausible == 1 {
+                        "the one plausible layout".to_string()
+                    } else {
+                        format!("the most plausible of {plausible} layouts")
+                    };
+                    super::super::error::note(&format!(
+                        "{}{shown} is no {instead_of} ID (its time would be {why}); read as {name}, {which} (--guess ranks them)",
+                        at()
+                    ));
+                }
+                self.guessed_as.get_or_insert(name);
+            }
+            Reading::Doubted { likelier, unix_ms } => {
+                self.doubted += 1;
+                // Said for IDs given as arguments; a stream of IDs (a log's, an export's)
+                // is decoded quietly under the layout it was given, as before.
+                if self.doubted_as.is_none() && !self.quiet && line.is_none() {
+                    let shown = String::from_utf8_lossy(v);
+                    super::super::error::note(&format!(
+                        "{}{shown} is read under leafctl's default {} layout, but --guess ranks {likelier} first ({}); give --preset {likelier} if that is its layout",
+                        at(),
+                        self.opts.configured.name,
+                        leafctl::idformat::rfc3339(*unix_ms),
+                    ));
+                }
+                self.doubted_as.get_or_insert(likelier);
+            }
+        }
+    }
+
+    /// Counts a value that is no ID and reports it on stderr, with its line on stdin.
+    fn bad(&mut self, v: &[u8], too_long: bool, line: Option<u64>, reason: &str) {
+        self.bad += 1;
+        let shown = String::from_utf8_lossy(&v[..v.len().min(64)]);
+        let more = if too_long || v.len() > 64 { "..." } else { "" };
+        let message = match line {
+            Some(n) => format!("line {n}: {shown:?}{more}: {reason}"),
+            None => format!("{shown:?}{more}: {reason}"),
+        };
+        super::super::error::value_error(super::super::error::EXIT_USAGE, &message, None);
     }
 }
 

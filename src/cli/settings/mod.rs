@@ -66,18 +66,7 @@ impl Settings {
         count_alone: bool,
     ) -> anyhow::Result<Settings> {
         let mut r = Resolver::new(matches, &config.file);
-        r.shown.push(Shown {
-            key: "config",
-            value: config.path.as_ref().map(|p| p.display().to_string()),
-            source: config
-                .origin
-                .as_ref()
-                .map(|o| match o {
-                    Origin::Default => "found".to_string(),
-                    other => other.to_string(),
-                })
-                .unwrap_or_else(|| "none found".into()),
-        });
+        r.shown.push(config_row(&config));
         // Resolved in this order: the first setting refused is the one reported.
         let mut s = Settings {
             values: Values::resolve(&mut r)?,
@@ -95,34 +84,8 @@ impl Settings {
             shown: Vec::new(),
             given: Vec::new(),
         };
-        // Values are bounded by their flags' parsers and checks; the pair is checked here.
-        let number =
-            |v: &Option<Resolved<u64>>| v.as_ref().map(|r| r.value.min(u32::MAX as u64) as u32);
-        let (index, count) = (
-            number(&s.values.region_index),
-            number(&s.values.region_count),
-        );
-        s.region = match Region::from_settings(index, count) {
-            // `decode`/`workers` with `--regions N` read regions; the count is still checked.
-            Err(RegionError::HalfGiven { .. }) if count_alone && index.is_none() => {
-                count.map(|n| Region::new(0, n)).transpose()?;
-                None
-            }
-            other => other?,
-        };
-        s.region_count = count;
-        // A secret in a file others may read: say so.
-        if let Some(path) = &config.path {
-            for info in SETTINGS.iter().map(|d| d.info()) {
-                if info.secret && config.file.get(info.key).is_some() {
-                    warn_if_readable_by_others(
-                        path,
-                        info.key,
-                        info.env.unwrap_or("the environment"),
-                    );
-                }
-            }
-        }
+        (s.region, s.region_count) = region_and_count(&s.values, count_alone)?;
+        warn_of_secrets_in_file(&config);
         // In `SETTINGS` order, as `config show` lists them.
         let order = |key: &str| {
             SETTINGS
@@ -180,6 +143,54 @@ impl Settings {
                 format!(" --region {} --regions {}", r.index(), r.count())
             }
             _ => String::new(),
+        }
+    }
+}
+
+/// `config show`'s first row: the config file read, and how it was found.
+fn config_row(config: &LoadedConfig) -> Shown {
+    Shown {
+        key: "config",
+        value: config.path.as_ref().map(|p| p.display().to_string()),
+        source: config
+            .origin
+            .as_ref()
+            .map(|o| match o {
+                Origin::Default => "found".to_string(),
+                other => other.to_string(),
+            })
+            .unwrap_or_else(|| "none found".into()),
+    }
+}
+
+/// This deployment's region and the region count from `--region` and `--regions` (values
+/// bounded by their flags' parsers and checks; the pair is checked here). `count_alone`: the
+/// count may come without the region (`decode`, `workers`), and is still checked.
+fn region_and_count(
+    values: &Values,
+    count_alone: bool,
+) -> anyhow::Result<(Option<Region>, Option<u32>)> {
+    let number =
+        |v: &Option<Resolved<u64>>| v.as_ref().map(|r| r.value.min(u32::MAX as u64) as u32);
+    let (index, count) = (number(&values.region_index), number(&values.region_count));
+    let region = match Region::from_settings(index, count) {
+        // `decode`/`workers` with `--regions N` read regions; the count is still checked.
+        Err(RegionError::HalfGiven { .. }) if count_alone && index.is_none() => {
+            count.map(|n| Region::new(0, n)).transpose()?;
+            None
+        }
+        other => other?,
+    };
+    Ok((region, count))
+}
+
+/// A secret in a config file others may read: says so, for each such key.
+fn warn_of_secrets_in_file(config: &LoadedConfig) {
+    if let Some(path) = &config.path {
+        for info in SETTINGS.iter().map(|d| d.info()) {
+            if info.secret && config.file.get(info.key).is_some() {
+                warn_if_readable_by_others(path, info.key, info.env.unwrap_or("the environment"));
+            }
         }
     }
 }
