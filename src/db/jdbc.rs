@@ -27,6 +27,27 @@ pub struct FromJdbc {
     pub kept: Vec<String>,
 }
 
+/// Every host of a JDBC URL's list, each with its port (`port` when it names none), joined by
+/// commas as leafctl's URLs take them (leafctl fails over along the list too).
+fn with_ports(hosts: &str, port: u16) -> Result<String, String> {
+    let mut list = Vec::new();
+    for host in hosts.split(',') {
+        let host = host.trim();
+        if host.is_empty() || host.contains('@') {
+            return Err("expected a host name after jdbc:...://".into());
+        }
+        let has_port = host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok());
+        list.push(if has_port {
+            host.to_string()
+        } else {
+            format!("{host}:{port}")
+        });
+    }
+    Ok(list.join(","))
+}
+
 /// `jdbc:SCHEME://host[:port][,host...]/database[?params]` of a database of [`DATABASES`]
 /// with `user`, as a leafctl URL: each host with its port, the parameters that matter carried
 /// over. The error is the reason the URL cannot be read (it never quotes the URL).
@@ -55,25 +76,7 @@ pub fn from_jdbc(jdbc: &str, user: Option<&str>) -> Result<FromJdbc, String> {
     if database.is_empty() {
         return Err(no_database());
     }
-    // Every host of a list, each with its port (leafctl fails over along the list too).
-    let mut list = Vec::new();
-    for host in hosts.split(',') {
-        let host = host.trim();
-        if host.is_empty() || host.contains('@') {
-            return Err("expected a host name after jdbc:...://".into());
-        }
-        list.push(
-            if host
-                .rsplit_once(':')
-                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-            {
-                host.to_string()
-            } else {
-                format!("{host}:{}", j.port)
-            },
-        );
-    }
-    let host = list.join(",");
+    let host = with_ports(hosts, j.port)?;
     let mut kept: Vec<String> = Vec::new();
     for param in params.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = param.split_once('=').unwrap_or((param, ""));

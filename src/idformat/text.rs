@@ -89,28 +89,7 @@ pub fn parse_uuid(s: &[u8]) -> Result<u128, IdFormatError> {
 /// Other versions hold no time, and other variants than RFC 9562's are not defined here.
 pub fn decode_uuid(v: u128) -> Result<Decoded, IdFormatError> {
     let b = v.to_be_bytes();
-    if v == 0 {
-        return Err(IdFormatError::UuidWithoutTime {
-            version: 0,
-            what: "the nil UUID",
-        });
-    }
-    if v == u128::MAX {
-        return Err(IdFormatError::UuidWithoutTime {
-            version: 15,
-            what: "the max UUID",
-        });
-    }
-    let variant = b[8] >> 4;
-    if variant & 0b1100 != 0b1000 {
-        return Err(IdFormatError::UuidVariant {
-            variant: match variant {
-                0..=7 => "NCS (0xxx)",
-                12 | 13 => "Microsoft (110x)",
-                _ => "reserved (111x)",
-            },
-        });
-    }
+    check_rfc_uuid(v)?;
     let version = b[6] >> 4;
     let u = |r: std::ops::Range<usize>| b[r].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
     let clock_seq = (u64::from(b[8] & 0x3f) << 8) | u64::from(b[9]);
@@ -119,27 +98,22 @@ pub fn decode_uuid(v: u128) -> Result<Decoded, IdFormatError> {
         let unix_100ns = ticks as i64 - GREGORIAN_TO_UNIX_100NS;
         unix_100ns.div_euclid(10_000)
     };
+    let with_node = |version, ticks| Decoded {
+        format: Format::Uuid(version),
+        unix_ms: gregorian(ticks),
+        worker: Some(node),
+        sequence: Some(clock_seq),
+        random: None,
+    };
     match version {
-        1 => {
-            let ticks = ((u(6..8) & 0x0fff) << 48) | (u(4..6) << 32) | u(0..4);
-            Ok(Decoded {
-                format: Format::Uuid(1),
-                unix_ms: gregorian(ticks),
-                worker: Some(node),
-                sequence: Some(clock_seq),
-                random: None,
-            })
-        }
-        6 => {
-            let ticks = (u(0..4) << 28) | (u(4..6) << 12) | (u(6..8) & 0x0fff);
-            Ok(Decoded {
-                format: Format::Uuid(6),
-                unix_ms: gregorian(ticks),
-                worker: Some(node),
-                sequence: Some(clock_seq),
-                random: None,
-            })
-        }
+        1 => Ok(with_node(
+            1,
+            ((u(6..8) & 0x0fff) << 48) | (u(4..6) << 32) | u(0..4),
+        )),
+        6 => Ok(with_node(
+            6,
+            (u(0..4) << 28) | (u(4..6) << 12) | (u(6..8) & 0x0fff),
+        )),
         7 => {
             let rand_a = u128::from(u(6..8) & 0x0fff);
             let rand_b = v & ((1u128 << 62) - 1);
@@ -159,6 +133,33 @@ pub fn decode_uuid(v: u128) -> Result<Decoded, IdFormatError> {
             what: without_time(version),
         }),
     }
+}
+
+/// Refuses the nil and max UUIDs (no time) and the variants RFC 9562 does not define.
+fn check_rfc_uuid(v: u128) -> Result<(), IdFormatError> {
+    if v == 0 {
+        return Err(IdFormatError::UuidWithoutTime {
+            version: 0,
+            what: "the nil UUID",
+        });
+    }
+    if v == u128::MAX {
+        return Err(IdFormatError::UuidWithoutTime {
+            version: 15,
+            what: "the max UUID",
+        });
+    }
+    let variant = v.to_be_bytes()[8] >> 4;
+    if variant & 0b1100 != 0b1000 {
+        return Err(IdFormatError::UuidVariant {
+            variant: match variant {
+                0..=7 => "NCS (0xxx)",
+                12 | 13 => "Microsoft (110x)",
+                _ => "reserved (111x)",
+            },
+        });
+    }
+    Ok(())
 }
 
 /// What a UUID of `version` (none of 1, 6 and 7) is, for the error saying it holds no time.

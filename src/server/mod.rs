@@ -341,65 +341,80 @@ pub fn run(
         .map_err(ServerError::Start)?;
     listener.set_nonblocking(true).map_err(ServerError::Start)?;
     let cap = connection_cap(options.max_connections);
-    // A connection without a request's headers closes after this (idle ones too).
-    let headers_within = options.header_timeout;
     if cap < options.max_connections {
         tracing::info!(
             "at most {cap} connections at once (the open-file limit less {RESERVED_FDS})"
         );
     }
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener).map_err(ServerError::Start)?;
-        // Connections are told to close by `closing`, and the header timeout is kept by each
-        // connection's watchdog (see conn.rs), not by hyper's timer.
-        let closing = Arc::new(conn::Closing::default());
-        let mut http = http1::Builder::new();
-        http.keep_alive(true);
-        let slots = Arc::new(tokio::sync::Semaphore::new(cap));
-        spawn_sampler(service.clone());
-        let mut warned_full = false;
-        tokio::pin!(shutdown);
-        loop {
-            // A free slot first: at the cap, new clients wait in the kernel's accept queue.
-            let slot = match slots.clone().try_acquire_owned() {
-                Ok(slot) => slot,
-                Err(_) => {
-                    if !warned_full {
-                        tracing::warn!(
-                            "{cap} connections open: not accepting more until one closes \
-                             (idle ones close after {headers_within:?})"
-                        );
-                        warned_full = true;
-                    }
-                    tokio::select! {
-                        slot = slots.clone().acquire_owned() => match slot {
-                            Ok(slot) => slot,
-                            Err(_) => break, // never closed
-                        },
-                        _ = &mut shutdown => break,
-                    }
+    runtime.block_on(accept_until(listener, service, options, cap, shutdown))
+}
+
+/// The accept loop on the server's runtime: each connection served on a task of its own while
+/// a slot of `cap` is free, until `shutdown`; then the drain.
+async fn accept_until(
+    listener: std::net::TcpListener,
+    service: Arc<LeafService>,
+    options: &HttpOptions,
+    cap: usize,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    // A connection without a request's headers closes after this (idle ones too).
+    let headers_within = options.header_timeout;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(ServerError::Start)?;
+    // Connections are told to close by `closing`, and the header timeout is kept by each
+    // connection's watchdog (see conn.rs), not by hyper's timer.
+    let closing = Arc::new(conn::Closing::default());
+    let mut http = http1::Builder::new();
+    http.keep_alive(true);
+    let slots = Arc::new(tokio::sync::Semaphore::new(cap));
+    spawn_sampler(service.clone());
+    let mut warned_full = false;
+    tokio::pin!(shutdown);
+    loop {
+        // A free slot first: at the cap, new clients wait in the kernel's accept queue.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                if !warned_full {
+                    warn_full(cap, headers_within);
+                    warned_full = true;
                 }
-            };
-            tokio::select! {
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            // Out of file descriptors, say: back off instead of spinning.
-                            tracing::warn!("accepting a connection failed: {e}");
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                            continue;
-                        }
-                    };
-                    serve_connection(stream, peer, &service, &http, headers_within, &closing, slot);
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break, // never closed
+                    },
+                    _ = &mut shutdown => break,
                 }
-                _ = &mut shutdown => break,
             }
+        };
+        tokio::select! {
+            accepted = listener.accept() => {
+                match accepted {
+                    Ok((stream, peer)) => serve_connection(
+                        stream, peer, &service, &http, headers_within, &closing, slot,
+                    ),
+                    Err(e) => {
+                        // Out of file descriptors, say: back off instead of spinning.
+                        tracing::warn!("accepting a connection failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+            _ = &mut shutdown => break,
         }
-        drop(listener);
-        drain(&closing, &slots, cap, options.drain_timeout).await;
-        Ok(())
-    })
+    }
+    drop(listener);
+    drain(&closing, &slots, cap, options.drain_timeout).await;
+    Ok(())
+}
+
+/// Said once when the connection cap is reached.
+fn warn_full(cap: usize, headers_within: Duration) {
+    tracing::warn!(
+        "{cap} connections open: not accepting more until one closes \
+         (idle ones close after {headers_within:?})"
+    );
 }
 
 /// The status page's rates: the counters read once a second, off the request path.

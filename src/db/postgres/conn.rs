@@ -159,36 +159,8 @@ impl PgConn {
                 target.tls.get_or_init(|| made).clone()
             }
         };
-        let pw = password.clone();
         let wait = target.connect_timeout + IO_TIMEOUT;
-        let connected = run(async move {
-            let connect = async {
-                match tls {
-                    None => config
-                        .connect(tokio_postgres::NoTls)
-                        .await
-                        .map(|(c, conn)| {
-                            (
-                                c,
-                                tokio::spawn(async move { drop(conn.await) }).abort_handle(),
-                            )
-                        }),
-                    Some(tls) => {
-                        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(tls);
-                        config.connect(tls).await.map(|(c, conn)| {
-                            (
-                                c,
-                                tokio::spawn(async move { drop(conn.await) }).abort_handle(),
-                            )
-                        })
-                    }
-                }
-            };
-            match tokio::time::timeout(wait, connect).await {
-                Err(_) => Err(PgFailure::timed_out("connection", wait)),
-                Ok(r) => r.map_err(|e| PgFailure::from_error(&e, pw.as_deref())),
-            }
-        })?;
+        let connected = connect_within(config, tls, wait, password.clone())?;
         let conn = PgConn {
             client: Arc::new(connected.0),
             host,
@@ -269,6 +241,45 @@ impl PgConn {
 
 /// The runtime every PostgreSQL connection of the process runs on: one worker thread drives
 /// the connections' sockets; statements are awaited by the calling thread.
+/// Connects with `config` (over TLS when `tls` is given) within `wait`, the connection's task
+/// spawned on the shared runtime: the client and the handle that ends the task.
+fn connect_within(
+    config: tokio_postgres::Config,
+    tls: Option<rustls::ClientConfig>,
+    wait: Duration,
+    password: Option<String>,
+) -> Result<(tokio_postgres::Client, tokio::task::AbortHandle), PgFailure> {
+    run(async move {
+        let connect = async {
+            match tls {
+                None => config
+                    .connect(tokio_postgres::NoTls)
+                    .await
+                    .map(|(c, conn)| (c, spawned(conn))),
+                Some(tls) => {
+                    let tls = tokio_postgres_rustls::MakeRustlsConnect::new(tls);
+                    config
+                        .connect(tls)
+                        .await
+                        .map(|(c, conn)| (c, spawned(conn)))
+                }
+            }
+        };
+        match tokio::time::timeout(wait, connect).await {
+            Err(_) => Err(PgFailure::timed_out("connection", wait)),
+            Ok(r) => r.map_err(|e| PgFailure::from_error(&e, password.as_deref())),
+        }
+    })
+}
+
+/// Runs a connection's task (its socket's reads and writes) on the shared runtime.
+fn spawned<C>(conn: C) -> tokio::task::AbortHandle
+where
+    C: std::future::Future + Send + 'static,
+{
+    tokio::spawn(async move { drop(conn.await) }).abort_handle()
+}
+
 /// The driver's settings to connect to host `host` of `target`, with leafctl's startup options
 /// (`send_options`) and `options` besides.
 fn config_for(
