@@ -26,6 +26,11 @@ pub const MAX_REGIONS: u32 = 8;
 /// double) holds exactly.
 pub const SEGMENT_ID_BITS: u32 = 53;
 
+/// The smallest segment block any region count gives (that of [`MAX_REGIONS`] regions): every
+/// block boundary of every region count is a multiple of it, so a claim that crosses none of
+/// its multiples stays inside whatever block it started in.
+pub const SMALLEST_SEGMENT_BLOCK: i64 = 1 << (SEGMENT_ID_BITS - bits_for(MAX_REGIONS));
+
 /// Why a region setting or a recorded region was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegionError {
@@ -265,8 +270,9 @@ pub fn check_worker(
 }
 
 /// Bits needed to number `count` regions (ceil(log2 count)).
-fn bits_for(count: u32) -> u32 {
-    count.max(1).next_power_of_two().trailing_zeros()
+const fn bits_for(count: u32) -> u32 {
+    let count = if count == 0 { 1 } else { count };
+    count.next_power_of_two().trailing_zeros()
 }
 
 /// The one rule for a store's recorded region: `recorded` is what the store holds (none when no

@@ -1,34 +1,149 @@
-//! The one place a registry kind picks its backend: the databases' registries through their
-//! list ([`crate::db::DATABASES`]), the others here. It sits above both `db` and `worker`
-//! (each backend implements `worker`'s protocol; `worker` never reaches up into `db`).
+//! The one list of registry backends, and what is derived from it: the kind a name or a setting
+//! picks, how each opens, and every help text and message that names them. Each backend is
+//! declared in its own folder (`worker::local`, `worker::zookeeper`, `worker::etcd`, and each
+//! database's `leaf_workerid_alloc` in [`crate::db::DATABASES`]); this list sits above both
+//! `db` and `worker` (each backend implements `worker`'s protocol; `worker` never reaches up
+//! into `db`).
+//!
+//! Adding a registry (Consul, Kubernetes leases):
+//! 1. its folder, implementing [`Registry`] (and the lease protocol's store), with a
+//!    `RegistryBackend` constant naming its kind, store, flag, the setting that implies it and
+//!    how it opens;
+//! 2. its [`RegistryKind`] variant and name;
+//! 3. its line in [`backends`] below (a database's registry: its entry in `DATABASES`);
+//! 4. its settings in the CLI's settings table (`cli/settings/defs.rs`) and in
+//!    [`RegistrySettings`];
+//! 5. its test fixture in `tests/support` and the contract tests (`tests/registry/lease.rs`,
+//!    `fence.rs`).
+//!
+//! The test below fails when a kind has no backend, and when a backend's store is missing from
+//! the package description or the library's documentation; `tests/assets` checks every flag
+//! is in the help and man pages.
 
-use crate::worker::{self, Registry, RegistryKind, RegistrySettings, WorkerError};
+use crate::resolved::Origin;
+use crate::worker::{self, Registry, RegistryBackend, RegistryKind, RegistrySettings, WorkerError};
+
+/// Every registry backend, in the order help texts list them.
+pub fn backends() -> impl Iterator<Item = RegistryBackend> {
+    [
+        worker::backends::LOCAL,
+        worker::backends::ZK_FOREVER,
+        worker::backends::ZK_LEASE,
+    ]
+    .into_iter()
+    .chain(crate::db::registry_databases().map(|(_, r)| r.backend))
+    .chain([worker::backends::ETCD])
+}
+
+/// The backend of `kind`.
+pub fn backend(kind: RegistryKind) -> Result<RegistryBackend, WorkerError> {
+    backends().find(|b| b.kind == kind).ok_or_else(|| {
+        WorkerError::setting(
+            format!("no backend keeps the {kind} registry in this build"),
+            format!("use --registry {}", RegistryKind::choices()),
+        )
+    })
+}
 
 /// Opens the registry of `kind` on `settings`: the one place a kind picks its backend.
 pub fn open(
     kind: RegistryKind,
     settings: &RegistrySettings,
 ) -> Result<Box<dyn Registry>, WorkerError> {
-    if let Some(registry) = crate::db::open_registry(kind, settings) {
-        return registry;
-    }
-    Ok(match kind {
-        RegistryKind::Local => Box::new(worker::LocalRegistry::from_settings(settings)?),
-        RegistryKind::ZkForever => Box::new(worker::ZkForeverRegistry::new(
-            worker::zookeeper_options(settings, kind)?,
-        )),
-        RegistryKind::ZkLease => Box::new(worker::ZkLeaseRegistry::new(worker::zookeeper_options(
-            settings, kind,
-        )?)),
-        RegistryKind::Etcd => Box::new(worker::EtcdLeaseRegistry::new(worker::etcd_options(
-            settings,
-        )?)),
-        // A database's registry, opened above.
-        other => {
-            return Err(WorkerError::setting(
-                format!("no database keeps the {other} registry"),
-                "use another --registry",
-            ));
-        }
+    (backend(kind)?.open)(settings)
+}
+
+/// Where `kind` keeps worker ids (`ZooKeeper`, `MySQL`, ...), for messages; `None` for the
+/// local registry.
+pub fn store_of(kind: RegistryKind) -> Option<&'static str> {
+    backend(kind).ok().and_then(|b| b.store)
+}
+
+/// The stores that keep worker ids, each once: `ZooKeeper, MySQL, PostgreSQL or etcd`.
+pub fn stores() -> String {
+    or_list_once(backends().filter_map(|b| b.store))
+}
+
+/// The options that pick a registry, each once: `--worker-id, --zk, --registry mysql,
+/// --registry postgres or --etcd`.
+pub fn flags() -> String {
+    or_list_once(backends().map(|b| b.flag))
+}
+
+/// The names of the kinds whose worker ids can be listed and reclaimed (all but `local`, which
+/// keeps none but the operator's), `|`-separated: `forever|lease|mysql|postgres|etcd` (made
+/// once: clap takes it as a value name).
+pub fn modes() -> &'static str {
+    static MODES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MODES.get_or_init(|| {
+        let names: Vec<&str> = backends()
+            .filter(|b| b.store.is_some())
+            .map(|b| b.kind.name())
+            .collect();
+        names.join("|")
     })
+}
+
+/// The backends `settings` name without `--registry` (`--worker-id`, `--zk`, `--etcd`), each
+/// with what messages call its setting and where it came from.
+pub fn named_by(settings: &RegistrySettings) -> Vec<(RegistryBackend, &'static str, Origin)> {
+    backends()
+        .filter_map(|b| {
+            let implied = b.implied_by?;
+            let origin = (implied.given)(settings)?.clone();
+            Some((b, implied.what, origin))
+        })
+        .collect()
+}
+
+/// `a, b or c` of `items` in their order, each said once however often it comes.
+fn or_list_once(items: impl Iterator<Item = &'static str>) -> String {
+    let mut once: Vec<&str> = Vec::new();
+    for item in items {
+        if !once.contains(&item) {
+            once.push(item);
+        }
+    }
+    crate::text::or_list(once)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind has exactly one backend, and the list and help texts derive from it.
+    #[test]
+    fn every_kind_has_one_backend_and_help_texts_name_them_all() {
+        for kind in RegistryKind::ALL {
+            assert_eq!(backends().filter(|b| b.kind == kind).count(), 1, "{kind}");
+        }
+        assert_eq!(backends().count(), RegistryKind::ALL.len());
+        assert_eq!(stores(), "ZooKeeper, MySQL, PostgreSQL or etcd");
+        assert_eq!(
+            flags(),
+            "--worker-id, --zk, --registry mysql, --registry postgres or --etcd"
+        );
+        assert_eq!(modes(), "forever|lease|mysql|postgres|etcd");
+    }
+
+    /// A backend's store is named in the package description and the library's documentation:
+    /// adding a registry without saying so fails here.
+    #[test]
+    fn every_store_is_in_the_package_description_and_the_docs() {
+        let package = include_str!("../Cargo.toml");
+        let lib = include_str!("lib.rs");
+        let description = package
+            .split("extended-description")
+            .nth(1)
+            .and_then(|d| d.split("\"\"\"").nth(1))
+            .unwrap_or_default()
+            .replace("\\\n", "");
+        for store in backends().filter_map(|b| b.store) {
+            assert!(lib.contains(store), "lib.rs docs lack {store}");
+            assert!(
+                description.contains(store),
+                "the package description lacks {store}"
+            );
+        }
+    }
 }

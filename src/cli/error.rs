@@ -218,6 +218,7 @@ fn segment_hint(e: &SegmentError) -> String {
         | E::NameUsedUp { .. }
         | E::RemovedBelowBlock { .. }
         | E::Region(_)
+        | E::RegionRecordedSince { .. }
         | E::SameRegion { .. } => region_hint(e),
         E::InvalidUrl { .. }
         | E::MissingTable { .. }
@@ -387,6 +388,11 @@ fn generator_hint(e: &SegmentError) -> String {
 fn region_hint(e: &SegmentError) -> String {
     use SegmentError as E;
     match e {
+        E::RegionRecordedSince { region, .. } => format!(
+            "run it with --regions {} --region {} (the region its database records now)",
+            region.count(),
+            region.index()
+        ),
         E::OutsideBlock {
             tag,
             max_id,

@@ -110,7 +110,7 @@ pub enum Command {
         subcommand,
         about = format!(
             "List, reclaim and check worker ids in {}",
-            leafctl::worker::RegistryKind::stores()
+            leafctl::registries::stores()
         )
     )]
     Workers(workers::WorkersCommand),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use leafctl::config::Origin;
 use leafctl::db::DbAddress;
-use leafctl::worker::{IssueOptions, Registry, RegistryKind, RegistrySettings};
+use leafctl::worker::{IssueOptions, Registry, RegistryBackend, RegistryKind, RegistrySettings};
 
 use super::Context;
 use super::error::usage;
@@ -27,7 +27,7 @@ pub fn settings(ctx: &Context, no_wait: bool, default_port: u16) -> RegistrySett
         state_dir: s.state_dir.value.clone(),
         layout: s.layout.value.layout,
         layout_label: s.layout.value.label.clone(),
-        worker_id: s.worker_id.as_ref().map(|w| w.value),
+        worker_id: s.worker_id.clone(),
         no_wait,
         zk_hosts: s.zk_hosts.clone(),
         zk_auth: s.zk_auth.as_ref().map(|a| a.value.clone()),
@@ -89,28 +89,34 @@ fn check_db_region(ctx: &Context, kind: RegistryKind) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The registry `workers` inspects: ZooKeeper or etcd when configured (the stronger origin when
-/// both are), else an explicitly given database's table.
+/// The registry `workers` inspects: the one a setting names (ZooKeeper or etcd; the stronger
+/// origin when both are), else an explicitly given database's table.
 pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
     let s = &ctx.settings;
-    let kind = match (&s.zk_hosts, &s.etcd_endpoints) {
-        (Some(z), Some(e)) if z.origin.rank() == e.origin.rank() => {
-            return Err(usage(
-                format!(
-                    "both ZooKeeper hosts ({}) and etcd endpoints ({}) are set",
-                    z.origin, e.origin
-                ),
-                "pass only one of --zk and --etcd to say which registry to inspect",
-            ));
-        }
-        (Some(z), Some(e)) if e.origin.rank() > z.origin.rank() => RegistryKind::Etcd,
-        (None, Some(_)) => RegistryKind::Etcd,
-        // A name's ZooKeeper tree holds forever nodes and leases alike.
-        (Some(_), _) => RegistryKind::ZkLease,
-        (None, None) if s.db_url.origin != Origin::Default => {
-            leafctl::db::inspected_registry(&s.db_url.value)
-        }
-        (None, None) => {
+    let settings = settings(ctx, false, DEFAULT_INSTANCE_PORT);
+    // The local registry keeps no worker ids to inspect but the operator's.
+    let named: Vec<_> = leafctl::registries::named_by(&settings)
+        .into_iter()
+        .filter(|(b, _, _)| b.store.is_some())
+        .collect();
+    let kind = match strongest(&named, |flags| {
+        format!("pass only one of {flags} to say which registry to inspect")
+    })? {
+        Some(kind) => kind,
+        None if s.db_url.origin != Origin::Default => leafctl::db::db_registry(&s.db_url.value)
+            .ok_or_else(|| {
+                usage(
+                    format!(
+                        "{} keeps no worker ids (no leaf_workerid_alloc in a database of its kind)",
+                        leafctl::db::url_without_password(&s.db_url.value)
+                    ),
+                    format!(
+                        "pass --db {} for leaf_workerid_alloc, --zk HOST:PORT or --etcd ENDPOINTS",
+                        table_urls()
+                    ),
+                )
+            })?,
+        None => {
             return Err(usage(
                 "no registry to inspect",
                 format!(
@@ -120,63 +126,64 @@ pub fn inspected(ctx: &Context) -> anyhow::Result<Box<dyn Registry>> {
             ));
         }
     };
-    Ok(leafctl::registries::open(
-        kind,
-        &settings(ctx, false, DEFAULT_INSTANCE_PORT),
-    )?)
+    Ok(leafctl::registries::open(kind, &settings)?)
 }
 
-/// The registry the other settings imply without `--registry`: `--worker-id` (local), `--zk`
-/// (a lease) or `--etcd`, whichever has the strongest origin; a tie is a usage error.
+/// The registry the other settings imply without `--registry`: the one a setting names
+/// (`--worker-id`: local, `--zk`: a lease, `--etcd`), whichever has the strongest origin (a tie
+/// is a usage error); else a database given that keeps worker ids.
 fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
     let s = &ctx.settings;
-    let mut given = Vec::new();
-    if let Some(w) = &s.worker_id {
-        given.push((RegistryKind::Local, "a worker id", &w.origin));
-    }
-    if let Some(z) = &s.zk_hosts {
-        given.push((RegistryKind::ZkLease, "ZooKeeper hosts", &z.origin));
-    }
-    if let Some(e) = &s.etcd_endpoints {
-        given.push((RegistryKind::Etcd, "etcd endpoints", &e.origin));
-    }
+    let named = leafctl::registries::named_by(&settings(ctx, false, DEFAULT_INSTANCE_PORT));
     let db_registry = leafctl::db::db_registry(&s.db_url.value);
-    if given.is_empty()
+    if named.is_empty()
         && s.db_url.origin != Origin::Default
         && let Some(kind) = db_registry
     {
         // A database that keeps worker ids given, and nothing else: its leaf_workerid_alloc.
         return Ok(kind);
     }
-    let Some(best) = given.iter().map(|g| g.2.rank()).max() else {
+    let pick = strongest(&named, |_| {
+        format!(
+            "pass --registry {} to say which to use",
+            RegistryKind::choices()
+        )
+    })?;
+    pick.ok_or_else(|| {
         let kinds: Vec<&str> = leafctl::db::registry_databases()
-            .map(|(_, r)| r.kind.name())
+            .map(|(_, r)| r.backend.kind.name())
             .collect();
-        return Err(usage(
+        usage(
             "no worker id for snowflake mode",
             format!(
                 "pass --worker-id N (or LEAF_WORKER_ID / snowflake.worker_id); --zk HOSTS or --etcd ENDPOINTS to lease one; or --db {} for one of its leaf_workerid_alloc (--registry {})",
                 table_urls(),
                 kinds.join("|")
             ),
-        ));
+        )
+    })
+}
+
+/// The kind the setting of the strongest origin among `named` picks (`None`: none named); a
+/// tie is a usage error naming the tied settings, with `tie_hint` of their flags as the hint.
+fn strongest(
+    named: &[(RegistryBackend, &'static str, Origin)],
+    tie_hint: impl Fn(&str) -> String,
+) -> anyhow::Result<Option<RegistryKind>> {
+    let Some(best) = named.iter().map(|n| n.2.rank()).max() else {
+        return Ok(None);
     };
-    let top: Vec<_> = given.iter().filter(|g| g.2.rank() == best).collect();
+    let top: Vec<_> = named.iter().filter(|n| n.2.rank() == best).collect();
     match top.as_slice() {
-        [one] => Ok(one.0),
-        _ => Err(usage(
-            format!(
-                "both {} are set",
-                top.iter()
-                    .map(|g| format!("{} ({})", g.1, g.2))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            ),
-            format!(
-                "pass --registry {} to say which to use",
-                RegistryKind::choices()
-            ),
-        )),
+        [one] => Ok(Some(one.0.kind)),
+        _ => {
+            let said: Vec<String> = top.iter().map(|n| format!("{} ({})", n.1, n.2)).collect();
+            let flags: Vec<&str> = top.iter().map(|n| n.0.flag).collect();
+            Err(usage(
+                format!("both {} are set", said.join(" and ")),
+                tie_hint(&flags.join(" and ")),
+            ))
+        }
     }
 }
 

@@ -79,7 +79,7 @@ pub enum WorkersCommand {
         #[arg(long)]
         force: bool,
         /// Only consider this mode when a worker id exists in both
-        #[arg(long, value_name = RegistryKind::modes(), value_parser = super::parse_registry)]
+        #[arg(long, value_name = leafctl::registries::modes(), value_parser = super::parse_registry)]
         mode: Option<RegistryKind>,
     },
     /// Check this host's clock against ZooKeeper's (or etcd's holders') and the live peers' and
@@ -534,24 +534,9 @@ fn region_check(
         let slice = r.worker_slice(ctx.settings.layout.value.layout.worker_bits())?;
         // Only a live or held id can issue; a record left behind is history the slice never
         // hands out again.
-        let size = slice.end - slice.start;
         for rec in registry.list(now_ms)? {
-            // A live forever node without leafctl's temporary node is Leaf's own (Java)
-            // server: it knows no regions and issues with its node's number as the worker id.
-            let number = rec.worker.checked_sub(slice.start);
-            if rec.mode == RegistryKind::ZkForever
-                && !rec.held
-                && rec.is_live(now_ms)
-                && let Some(n) = number
-                && (r.index() != 0 || n >= size)
-            {
-                problems.push(format!(
-                    "{} reports on forever node {} without leafctl's temporary node: a Leaf server that knows no regions, issuing with worker id {n} (its node's number), outside {r}'s worker ids {} to {}; run only leafctl on a region's forever tree (Leaf's own servers are safe only in region 0, below {size} nodes); a leafctl holder that exited less than 9 s ago looks the same: run doctor again to tell",
-                    rec.identity,
-                    rec.location,
-                    slice.start,
-                    slice.end - 1
-                ));
+            if let Some((n, why)) = registry.foreign_issuer(&rec, &slice, r, now_ms) {
+                problems.push(why);
                 outside.push(n);
                 continue;
             }

@@ -246,7 +246,7 @@ fn import_registry<'a>(
         }
         other => match crate::db::registry_databases().find(|(_, r)| r.leaf_mode == Some(other)) {
             // A mode of NotFound9's fork naming a database's leaf_workerid_alloc.
-            Some((_, r)) => config.set("snowflake.registry", r.kind.name()),
+            Some((_, r)) => config.set("snowflake.registry", r.backend.kind.name()),
             None => {
                 let modes = crate::db::registry_databases().filter_map(|(_, r)| r.leaf_mode);
                 let modes: Vec<&str> = ["zk"].into_iter().chain(modes).chain(["local"]).collect();

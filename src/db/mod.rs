@@ -32,7 +32,7 @@ use self::mysql::{MysqlOptions, MysqlRegistry};
 use self::postgres::{PostgresOptions, PostgresRegistry};
 use crate::region::Region;
 use crate::segment::{AllocStore, RegionToRecord, SegmentError};
-use crate::worker::{Registry, RegistryKind, RegistrySettings, WorkerError};
+use crate::worker::{Registry, RegistryBackend, RegistryKind, RegistrySettings, WorkerError};
 pub use table_registry::TableError;
 
 /// One database leafctl can keep its tables in: the one list of them ([`DATABASES`]), which a
@@ -71,8 +71,9 @@ type OpenStore = fn(&str, Option<&str>, OpenMode) -> Result<Box<dyn AllocStore>,
 /// A database's worker-id registry: NotFound9's `leaf_workerid_alloc` in its types.
 #[derive(Debug, Clone, Copy)]
 pub struct TableRegistry {
-    /// The registry kind (`--registry mysql`).
-    pub kind: RegistryKind,
+    /// The registry as the list of registries takes it (`crate::registries`): its kind
+    /// (`--registry mysql`), store, flag and opening.
+    pub backend: RegistryBackend,
     /// The table's DDL (`leafctl db init --print`).
     pub ddl: &'static str,
     /// What keeps a row live while its holder runs (`its named lock`), for help.
@@ -81,8 +82,6 @@ pub struct TableRegistry {
     pub leaf_mode: Option<&'static str>,
     /// Creates the table when missing (`leafctl db init`).
     init: fn(&str, Option<&str>) -> Result<(), WorkerError>,
-    /// Opens the registry on a registry's settings.
-    open: fn(&RegistrySettings) -> Result<Box<dyn Registry>, WorkerError>,
 }
 
 /// Every database, in the order messages list them.
@@ -99,12 +98,17 @@ pub const DATABASES: [Database; 3] = [
         tls_advice: mysql::tls_advice,
         jdbc: Some(mysql::JDBC),
         registry: Some(TableRegistry {
-            kind: RegistryKind::Mysql,
+            backend: RegistryBackend {
+                kind: RegistryKind::Mysql,
+                store: Some("MySQL"),
+                flag: "--registry mysql",
+                implied_by: None,
+                open: |s| open_with(s, MysqlOptions::from_settings, MysqlRegistry::new),
+            },
             ddl: mysql::WORKERID_DDL,
             held_by: "its named lock",
             leaf_mode: Some("mysql"),
             init: mysql::init_schema,
-            open: |s| open_with(s, MysqlOptions::from_settings, MysqlRegistry::new),
         }),
     },
     Database {
@@ -122,12 +126,17 @@ pub const DATABASES: [Database; 3] = [
         tls_advice: postgres::tls_advice,
         jdbc: Some(postgres::JDBC),
         registry: Some(TableRegistry {
-            kind: RegistryKind::Postgres,
+            backend: RegistryBackend {
+                kind: RegistryKind::Postgres,
+                store: Some("PostgreSQL"),
+                flag: "--registry postgres",
+                implied_by: None,
+                open: |s| open_with(s, PostgresOptions::from_settings, PostgresRegistry::new),
+            },
             ddl: postgres::WORKERID_DDL,
             held_by: "its advisory lock",
             leaf_mode: None,
             init: postgres::init_schema,
-            open: |s| open_with(s, PostgresOptions::from_settings, PostgresRegistry::new),
         }),
     },
     Database {
@@ -189,20 +198,11 @@ fn open_with<O, R: Registry + 'static>(
 }
 
 /// The database registry of `kind` (`mysql`, `postgres`), if `kind` is one.
-fn table_registry(kind: RegistryKind) -> Option<TableRegistry> {
+pub(crate) fn table_registry(kind: RegistryKind) -> Option<TableRegistry> {
     DATABASES
         .iter()
         .filter_map(|d| d.registry)
-        .find(|r| r.kind == kind)
-}
-
-/// Opens the worker-id registry of `kind` kept in a database, `None` if `kind` is not a
-/// database's ([`crate::registries::open`] asks here).
-pub(crate) fn open_registry(
-    kind: RegistryKind,
-    settings: &RegistrySettings,
-) -> Option<Result<Box<dyn Registry>, WorkerError>> {
-    table_registry(kind).map(|r| (r.open)(settings))
+        .find(|r| r.backend.kind == kind)
 }
 
 impl Database {
@@ -446,7 +446,7 @@ impl DbAddress {
 
     /// The registry that can keep worker ids in this database, if any.
     pub fn registry(&self) -> Option<RegistryKind> {
-        self.database.registry.map(|r| r.kind)
+        self.database.registry.map(|r| r.backend.kind)
     }
 
     /// Creates `leaf_workerid_alloc` when missing (`leafctl db init`); nothing for a database
@@ -463,13 +463,6 @@ impl DbAddress {
 /// PostgreSQL's `leaf_workerid_alloc`; `None` for SQLite or a URL that is not a database's.
 pub fn db_registry(url: &str) -> Option<RegistryKind> {
     DbAddress::parse(url).ok()?.registry()
-}
-
-/// The registry `workers` inspects when only a database is given: the one [`db_registry`]
-/// names, else the first database registry of [`DATABASES`], whose opening then refuses the
-/// URL, naming the one it expects.
-pub fn inspected_registry(url: &str) -> RegistryKind {
-    db_registry(url).unwrap_or(RegistryKind::Mysql)
 }
 
 /// The DDL of `leaf_workerid_alloc` for a database registry (`leafctl db init --print`).
@@ -699,7 +692,11 @@ mod tests {
                 let url = format!("{scheme}://u@h/d");
                 let address = DbAddress::parse(&url).unwrap();
                 assert_eq!(address.database().name, db.name, "{url}");
-                assert_eq!(db_registry(&url), db.registry.map(|r| r.kind), "{url}");
+                assert_eq!(
+                    db_registry(&url),
+                    db.registry.map(|r| r.backend.kind),
+                    "{url}"
+                );
             }
             assert!(lib.contains(db.name), "lib.rs docs lack {}", db.name);
             assert!(
@@ -707,15 +704,6 @@ mod tests {
                 "the package description lacks {}",
                 db.name
             );
-        }
-        for kind in crate::worker::RegistryKind::ALL {
-            if let Some(store) = kind.store() {
-                assert!(lib.contains(store), "lib.rs docs lack {store}");
-                assert!(
-                    description.contains(store),
-                    "the package description lacks {store}"
-                );
-            }
         }
         assert_eq!(
             url_forms(),

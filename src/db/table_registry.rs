@@ -86,7 +86,9 @@ pub(crate) fn db_url(
 ) -> Result<&Resolved<String>, WorkerError> {
     let db = &settings.db_url;
     if crate::db::db_registry(&db.value) != Some(kind) {
-        let store = kind.store().unwrap_or_default();
+        let store = crate::db::table_registry(kind)
+            .and_then(|r| r.backend.store)
+            .unwrap_or_default();
         return Err(WorkerError::setting(
             format!(
                 "the {} registry needs a {store} database, not {} (from {})",

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use super::{AllocStore, Claim, Increment, SegmentError};
+use crate::region::SMALLEST_SEGMENT_BLOCK;
 
 /// How long a claim waits for another process's claim through the same marks file.
 const MARKS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -101,6 +102,7 @@ impl ClaimGuard {
                     .clone();
                 let mut mark = slot.lock().unwrap_or_else(|p| p.into_inner());
                 let claim = store.claim(tag, increment)?;
+                within_recorded_region(store, tag, &claim)?;
                 admit(store, tag, &claim, &mut mark).map(|()| claim)
             }
             Marks::StateDir(dir) => self.claim_in_file(dir, store, tag, increment),
@@ -203,6 +205,7 @@ impl ClaimGuard {
         marks.database = database;
         let mut mark = marks.max_id.get(tag).copied().unwrap_or(0);
         let claim = store.claim(tag, increment)?;
+        within_recorded_region(store, tag, &claim)?;
         admit(store, tag, &claim, &mut mark)?;
         marks.max_id.insert(tag.to_string(), mark);
         // Recorded before a single ID of the claim is handed out.
@@ -210,6 +213,43 @@ impl ClaimGuard {
             .map_err(|e| state_err("write", &path, &e))?;
         Ok(claim)
     }
+}
+
+/// A claim of a store opened without a region, checked against the region its database may
+/// record since (`region add` while this process ran): one that leaves the recorded region's
+/// block is refused, nothing of it issued, as the next region issues those IDs. The mark is read
+/// after the claim, so a region recorded before the claim is seen, and one recorded after it
+/// found this claim in the table when seeding the other regions. Only a claim that holds a
+/// multiple of [`SMALLEST_SEGMENT_BLOCK`] can leave a block, so the read is made once in 2^50
+/// IDs at most, never on the way of an ordinary claim.
+fn within_recorded_region(
+    store: &dyn AllocStore,
+    tag: &str,
+    claim: &Claim,
+) -> Result<(), SegmentError> {
+    // A claim can leave the block it follows only by holding a multiple of the smallest block
+    // (its start one when the claim before it ended right at a block's end).
+    let block = SMALLEST_SEGMENT_BLOCK.unsigned_abs();
+    let enters_a_block = claim.start.div_ceil(block).saturating_mul(block) < claim.end;
+    if store.bounds().region.is_some() || !enters_a_block {
+        return Ok(());
+    }
+    let Some(region) = store.region_mark(None)? else {
+        return Ok(());
+    };
+    let range = region.segment_block();
+    let inside = |id: u64| i64::try_from(id).is_ok_and(|id| range.contains(&id));
+    if inside(claim.start) && i64::try_from(claim.end).is_ok_and(|end| end <= range.end) {
+        return Ok(());
+    }
+    Err(SegmentError::RegionRecordedSince {
+        tag: tag.to_string(),
+        db: store.describe(),
+        region,
+        start: claim.start,
+        end: claim.end,
+        ceiling: range.end,
+    })
 }
 
 /// The check itself: a claim starting below the mark is refused; otherwise the mark moves up.
@@ -371,5 +411,59 @@ mod tests {
             a.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         );
+    }
+
+    /// Found by the model of the command surface (tests/support/model.rs, on CI): a server
+    /// running since before `region add` recorded its database as region 0 of 2 went on claiming
+    /// without the region, past region 0's block, and issued the first ID of region 1's block,
+    /// which region 1 issued too. Such a claim is now refused (nothing of it issued) by every
+    /// process that has no region, SQLite's and memory's alike; one inside the block goes on.
+    #[test]
+    fn a_claim_of_a_process_without_the_region_recorded_since_stays_in_its_block() {
+        let region = crate::region::Region::new(0, 2).unwrap();
+        let end = region.segment_block().end;
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = SqliteStore::open(dir.path().join("leaf.db"), OpenMode::CreateSchema).unwrap();
+        let memory = crate::segment::MemoryStore::new();
+        type RecordElsewhere = Box<dyn Fn(crate::region::Region)>;
+        let stores: [(&dyn AllocStore, RecordElsewhere); 2] = [
+            (&sqlite, {
+                let other =
+                    SqliteStore::open(dir.path().join("leaf.db"), OpenMode::Existing).unwrap();
+                Box::new(move |r| other.record_region(r).unwrap())
+            }),
+            (&memory, {
+                let other = memory.connection();
+                Box::new(move |r| other.record_region(r).unwrap())
+            }),
+        ];
+        for (store, record_elsewhere) in stores {
+            let guard = ClaimGuard::in_memory();
+            store.add("near_end", end - 3, 2, None, false).unwrap();
+            store.add("far", 1, 2, None, false).unwrap();
+            store.add("at_end", end, 1, None, false).unwrap();
+            // Before the region is recorded: a claim up to the block's end.
+            assert!(guard.claim(store, "near_end", Increment::TableStep).is_ok());
+            record_elsewhere(region);
+            // Inside the block: no read of the mark, no refusal.
+            assert!(guard.claim(store, "far", Increment::TableStep).is_ok());
+            // A claim that starts right at the block's end (no boundary inside it) too.
+            assert!(matches!(
+                guard.claim(store, "at_end", Increment::TableStep),
+                Err(SegmentError::RegionRecordedSince { .. })
+            ));
+            match guard.claim(store, "near_end", Increment::TableStep) {
+                Err(SegmentError::RegionRecordedSince {
+                    start,
+                    end: to,
+                    ceiling,
+                    ..
+                }) => {
+                    assert_eq!((start, to), ((end - 1) as u64, (end + 1) as u64));
+                    assert_eq!(ceiling, end);
+                }
+                other => panic!("expected a refusal, got {other:?}"),
+            }
+        }
     }
 }

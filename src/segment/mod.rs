@@ -293,6 +293,26 @@ pub enum SegmentError {
         /// The highest max_id claimed before.
         mark: u64,
     },
+    /// A process opened the database before it recorded a region (`region add` since), and a
+    /// claim of its left that region's block: nothing of it is issued, as the next region may
+    /// issue the same IDs.
+    #[error(
+        "tag {tag:?} in {db}: the database records {region} since this process opened it, and a claim reached [{start}, {end}), past that region's block (up to {ceiling}); nothing was issued from it. Restart this process with the region"
+    )]
+    RegionRecordedSince {
+        /// The tag.
+        tag: String,
+        /// The database, password removed.
+        db: String,
+        /// The region the database records now.
+        region: Region,
+        /// The refused claim's first ID and one past its last.
+        start: u64,
+        /// One past the refused claim's last ID.
+        end: u64,
+        /// The end of the region's block.
+        ceiling: i64,
+    },
     /// `tag bump` to a value below the tag's max_id: refused, nothing changed.
     #[error(
         "refusing to move tag {tag:?} down from max_id {max_id} to {to}: IDs below {max_id} may have been issued; nothing was changed"

@@ -48,7 +48,9 @@ pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
 pub use record::{WorkerRecord, WorkerStatus};
 pub use region_mark::RegionMark;
-pub use registry::{ClockReport, Registry, RegistryKind, RegistrySettings};
+pub use registry::{
+    ClockReport, ImpliedBy, Registry, RegistryBackend, RegistryKind, RegistrySettings,
+};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zookeeper::cache;
 pub use zookeeper::error::ZkError;
@@ -58,9 +60,7 @@ pub use zookeeper::lease::ZkLeaseRegistry;
 pub use zookeeper::session::ZkOptions;
 
 pub use etcd::lease::EtcdLeaseRegistry;
-pub(crate) use etcd::options as etcd_options;
 pub use etcd::options::{DEFAULT_ETCD_LEASE_TTL, EtcdOptions};
-pub(crate) use zookeeper::options as zookeeper_options;
 
 /// How often a running worker reports its time (Leaf: every 3 s).
 pub const REPORT_INTERVAL_MS: i64 = 3_000;
@@ -315,4 +315,12 @@ impl From<SnowflakeError> for IssueError {
     fn from(e: SnowflakeError) -> Self {
         IssueError::Snowflake(e)
     }
+}
+
+/// This area's registry backends, as the one list of registries (`crate::registries`) takes
+/// them; each is declared in its own folder.
+pub mod backends {
+    pub use super::etcd::BACKEND as ETCD;
+    pub use super::local::BACKEND as LOCAL;
+    pub use super::zookeeper::{FOREVER as ZK_FOREVER, LEASE as ZK_LEASE};
 }

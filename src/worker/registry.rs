@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{Identity, RegionMark, WorkerError, WorkerRecord, WorkerRegistry};
 use crate::region::Region;
-use crate::resolved::Resolved;
+use crate::resolved::{Origin, Resolved};
 use crate::snowflake::Layout;
 
 /// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a
@@ -34,17 +34,6 @@ pub enum RegistryKind {
     Postgres,
     /// A recyclable worker id leased through etcd.
     Etcd,
-}
-
-/// `a, b or c` of `items` in their order, each said once however often it comes.
-fn or_list_once(items: impl Iterator<Item = &'static str>) -> String {
-    let mut once: Vec<&str> = Vec::new();
-    for item in items {
-        if !once.contains(&item) {
-            once.push(item);
-        }
-    }
-    crate::text::or_list(once)
 }
 
 impl RegistryKind {
@@ -75,61 +64,12 @@ impl RegistryKind {
         crate::text::or_list(Self::ALL.iter().map(|k| k.name()))
     }
 
-    /// Where it keeps its worker ids, for help texts and messages (`ZooKeeper`, `MySQL`, ...);
-    /// `None` for the local registry, which keeps none but the operator's.
-    pub fn store(self) -> Option<&'static str> {
-        match self {
-            RegistryKind::Local => None,
-            RegistryKind::ZkForever | RegistryKind::ZkLease => Some("ZooKeeper"),
-            RegistryKind::Mysql => Some("MySQL"),
-            RegistryKind::Postgres => Some("PostgreSQL"),
-            RegistryKind::Etcd => Some("etcd"),
-        }
-    }
-
-    /// The option that picks it on the command line (`--zk`, `--registry mysql`, ...).
-    pub fn flag(self) -> &'static str {
-        match self {
-            RegistryKind::Local => "--worker-id",
-            RegistryKind::ZkForever | RegistryKind::ZkLease => "--zk",
-            RegistryKind::Mysql => "--registry mysql",
-            RegistryKind::Postgres => "--registry postgres",
-            RegistryKind::Etcd => "--etcd",
-        }
-    }
-
-    /// The stores that keep worker ids, each once: `ZooKeeper, MySQL, PostgreSQL or etcd`.
-    pub fn stores() -> String {
-        or_list_once(Self::ALL.iter().filter_map(|k| k.store()))
-    }
-
-    /// The options that pick a registry, each once: `--worker-id, --zk, --registry mysql,
-    /// --registry postgres or --etcd`.
-    pub fn flags() -> String {
-        or_list_once(Self::ALL.iter().map(|k| k.flag()))
-    }
-
     /// Every name, `|`-separated: `local|forever|lease|mysql|postgres|etcd` (made once: clap
     /// takes it as a value name).
     pub fn choices() -> &'static str {
         static CHOICES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         CHOICES.get_or_init(|| {
             let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
-            names.join("|")
-        })
-    }
-
-    /// The names of the kinds whose worker ids can be listed and reclaimed (all but `local`),
-    /// `|`-separated: `forever|lease|mysql|postgres|etcd` (made once: clap takes it as a
-    /// value name).
-    pub fn modes() -> &'static str {
-        static MODES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        MODES.get_or_init(|| {
-            let names: Vec<&str> = Self::ALL
-                .iter()
-                .filter(|k| k.store().is_some())
-                .map(|k| k.name())
-                .collect();
             names.join("|")
         })
     }
@@ -151,6 +91,45 @@ impl std::str::FromStr for RegistryKind {
     }
 }
 
+/// One registry backend as the rest of leafctl sees it, declared in its own folder
+/// (`worker::local`, `worker::zookeeper`, `worker::etcd`, each database's in `crate::db`) and
+/// gathered into the one list, `crate::registries::backends`: adding a registry is its folder,
+/// its kind here and its line in that list.
+#[derive(Clone, Copy)]
+pub struct RegistryBackend {
+    /// Its kind (`--registry NAME`, `workers list`'s mode).
+    pub kind: RegistryKind,
+    /// Where it keeps worker ids, for help texts and messages (`ZooKeeper`, `MySQL`, ...);
+    /// `None` for the local registry, which keeps none but the operator's.
+    pub store: Option<&'static str>,
+    /// The option that picks it on the command line (`--zk`, `--registry mysql`, ...).
+    pub flag: &'static str,
+    /// The setting that picks it without `--registry`, if one does.
+    pub implied_by: Option<ImpliedBy>,
+    /// Opens it on a registry's settings.
+    pub open: fn(&RegistrySettings) -> Result<Box<dyn Registry>, WorkerError>,
+}
+
+impl std::fmt::Debug for RegistryBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryBackend")
+            .field("kind", &self.kind)
+            .field("store", &self.store)
+            .field("flag", &self.flag)
+            .finish()
+    }
+}
+
+/// A setting that picks a registry without `--registry` (`--zk`, `--etcd`, `--worker-id`): what
+/// messages call it, and where it came from when given.
+#[derive(Clone, Copy)]
+pub struct ImpliedBy {
+    /// What it is, for messages (`ZooKeeper hosts`).
+    pub what: &'static str,
+    /// Its origin, when the settings hold it.
+    pub given: fn(&RegistrySettings) -> Option<&Origin>,
+}
+
 /// What a registry is opened with: every setting some registry reads, resolved by the caller
 /// (the CLI: flag > environment > config file > default). Each backend takes what it needs and
 /// says which missing or wrong setting stops it.
@@ -170,7 +149,7 @@ pub struct RegistrySettings {
     /// The layout's name, for messages.
     pub layout_label: String,
     /// Local: the worker id given (`--worker-id`).
-    pub worker_id: Option<u64>,
+    pub worker_id: Option<Resolved<u64>>,
     /// Local: fail at once instead of waiting while another process holds the worker id.
     pub no_wait: bool,
     /// ZooKeeper: the connect string (`--zk`).
@@ -297,6 +276,21 @@ pub trait Registry: WorkerRegistry {
     fn clock_report(&self, now_ms: &dyn Fn() -> i64) -> Result<Option<ClockReport>, WorkerError> {
         let _ = now_ms;
         Ok(None)
+    }
+
+    /// A holder `record` of this registry that issues with another worker id than the one its
+    /// record is listed under, outside what `region`'s `slice` allows: Leaf's own servers on a
+    /// ZooKeeper forever node, which know no regions. `(the id it issues with, why)`; `None`
+    /// for every other record and registry (`workers doctor`).
+    fn foreign_issuer(
+        &self,
+        record: &WorkerRecord,
+        slice: &std::ops::Range<u64>,
+        region: Region,
+        now_ms: i64,
+    ) -> Option<(u64, String)> {
+        let _ = (record, slice, region, now_ms);
+        None
     }
 
     /// The error of an inspection this kind does not offer.

@@ -46,3 +46,51 @@ proptest! {
         model::run(&ops, sqlite_dbs(&dir));
     }
 }
+
+/// Found by the model on CI (shrunk): a server running since before `region add` recorded its
+/// store as region 0 of 2 claimed past region 0's block and issued the first ID of region 1's
+/// block, which `next` in region 1 issued too. Its claim is now refused (nothing issued), and the
+/// model accepts that refusal only from a server whose store records a region it was not given.
+#[test]
+fn a_server_running_through_region_add_stays_in_its_block() {
+    use model::{Op, RegionFlags, Start};
+    let ops = vec![
+        Op::ServeStart {
+            server: 0,
+            store: 1,
+            flags: RegionFlags::None,
+        },
+        Op::Add {
+            store: 1,
+            tag: 0,
+            start: Start::NearBlockEnd(0),
+            step: 1,
+        },
+        Op::RegionAdd {
+            from: 1,
+            to: 2,
+            index: 1,
+            count: 2,
+        },
+        Op::Singles {
+            server: 0,
+            tag: 0,
+            k: 1,
+        },
+        Op::Next {
+            store: 0,
+            tag: 0,
+            count: 1,
+            flags: RegionFlags::None,
+        },
+        Op::Next {
+            store: 2,
+            tag: 0,
+            count: 1,
+            flags: RegionFlags::Recorded,
+        },
+    ];
+    model::run(&ops, memory_dbs());
+    let dir = tempfile::tempdir().expect("temp dir");
+    model::run(&ops, sqlite_dbs(&dir));
+}

@@ -218,7 +218,7 @@ settings! {
     .value_made(RegistryKind::choices)
     .of(Default::DescribedMade(|| {
         let (kinds, schemes): (Vec<&str>, Vec<String>) = leafctl::db::registry_databases()
-            .map(|(d, r)| (r.kind.name(), format!("{}://", d.schemes[0])))
+            .map(|(d, r)| (r.backend.kind.name(), format!("{}://", d.schemes[0])))
             .unzip();
         format!(
             "local with --worker-id, lease with --zk, etcd with --etcd, {} with a {} --db alone",
@@ -341,7 +341,7 @@ settings! {
     .help_made(|| {
         format!(
             "Serve snowflake mode, with a worker id from {}",
-            RegistryKind::flags()
+            leafctl::registries::flags()
         )
     })
     .env("LEAF_SERVE_SNOWFLAKE")
@@ -409,7 +409,7 @@ settings! {
     )
     .help_made(|| {
         let stores: Vec<&str> = leafctl::db::registry_databases()
-            .filter_map(|(_, r)| r.kind.store())
+            .filter_map(|(_, r)| r.backend.store)
             .collect();
         format!(
             "How long {} keep a silent registry holder's lock (6 or more)",

@@ -15,6 +15,19 @@ use std::time::Duration;
 use crate::worker::{RegistrySettings, WorkerError};
 
 /// etcd options from a registry's settings.
+/// Recyclable leases through etcd in the list of backends (`crate::registries`): `--etcd`
+/// picks it.
+pub const BACKEND: crate::worker::RegistryBackend = crate::worker::RegistryBackend {
+    kind: crate::worker::RegistryKind::Etcd,
+    store: Some("etcd"),
+    flag: "--etcd",
+    implied_by: Some(crate::worker::ImpliedBy {
+        what: "etcd endpoints",
+        given: |s| s.etcd_endpoints.as_ref().map(|e| &e.origin),
+    }),
+    open: |s| Ok(Box::new(lease::EtcdLeaseRegistry::new(options(s)?))),
+};
+
 pub(crate) fn options(settings: &RegistrySettings) -> Result<options::EtcdOptions, WorkerError> {
     let Some(endpoints) = &settings.etcd_endpoints else {
         return Err(WorkerError::setting(

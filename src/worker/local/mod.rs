@@ -43,10 +43,22 @@ pub struct LocalRegistry {
     pub no_wait: bool,
 }
 
+/// The local registry in the list of backends (`crate::registries`): `--worker-id` picks it.
+pub const BACKEND: super::RegistryBackend = super::RegistryBackend {
+    kind: RegistryKind::Local,
+    store: None,
+    flag: "--worker-id",
+    implied_by: Some(super::ImpliedBy {
+        what: "a worker id",
+        given: |s| s.worker_id.as_ref().map(|w| &w.origin),
+    }),
+    open: |s| Ok(Box::new(LocalRegistry::from_settings(s)?)),
+};
+
 impl LocalRegistry {
     /// The local registry of a registry's settings: the worker id given, in the layout's range.
     pub fn from_settings(settings: &RegistrySettings) -> Result<LocalRegistry, WorkerError> {
-        let worker = settings.worker_id.ok_or_else(|| {
+        let worker = settings.worker_id.as_ref().map(|w| w.value).ok_or_else(|| {
             WorkerError::setting(
                 "the local registry needs a worker id",
                 "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",

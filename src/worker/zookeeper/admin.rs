@@ -232,8 +232,47 @@ macro_rules! zookeeper_registry {
             fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
                 Ok(Some(ZkAdmin::connect(self.options())?.mark))
             }
+
+            fn foreign_issuer(
+                &self,
+                record: &WorkerRecord,
+                slice: &std::ops::Range<u64>,
+                region: crate::region::Region,
+                now_ms: i64,
+            ) -> Option<(u64, String)> {
+                leaf_server_outside(record, slice, region, now_ms)
+            }
         }
     };
+}
+
+/// A live forever node without leafctl's temporary node is Leaf's own (Java) server: it knows
+/// no regions and issues with its node's number as the worker id, so outside region 0 (or past
+/// its slice) it issues another region's ids. `(the id it issues with, why)`.
+fn leaf_server_outside(
+    rec: &WorkerRecord,
+    slice: &std::ops::Range<u64>,
+    region: crate::region::Region,
+    now_ms: i64,
+) -> Option<(u64, String)> {
+    let size = slice.end - slice.start;
+    let n = rec.worker.checked_sub(slice.start)?;
+    let outside = rec.mode == RegistryKind::ZkForever
+        && !rec.held
+        && rec.is_live(now_ms)
+        && (region.index() != 0 || n >= size);
+    outside.then(|| {
+        (
+            n,
+            format!(
+                "{} reports on forever node {} without leafctl's temporary node: a Leaf server that knows no regions, issuing with worker id {n} (its node's number), outside {region}'s worker ids {} to {}; run only leafctl on a region's forever tree (Leaf's own servers are safe only in region 0, below {size} nodes); a leafctl holder that exited less than 9 s ago looks the same: run doctor again to tell",
+                rec.identity,
+                rec.location,
+                slice.start,
+                slice.end - 1
+            ),
+        )
+    })
 }
 
 zookeeper_registry!(ZkForeverRegistry, RegistryKind::ZkForever);

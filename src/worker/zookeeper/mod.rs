@@ -12,6 +12,39 @@ pub(crate) mod session;
 use crate::worker::{RegistryKind, RegistrySettings, WorkerError};
 
 /// ZooKeeper options from a registry's settings (forever or lease `kind`, for the message).
+/// Leaf's own tree in the list of backends (`crate::registries`): one worker id per identity,
+/// for ever; picked by `--registry forever` only (`--zk` alone leases).
+pub const FOREVER: crate::worker::RegistryBackend = crate::worker::RegistryBackend {
+    kind: RegistryKind::ZkForever,
+    store: Some("ZooKeeper"),
+    flag: "--zk",
+    implied_by: None,
+    open: |s| {
+        Ok(Box::new(forever::ZkForeverRegistry::new(options(
+            s,
+            RegistryKind::ZkForever,
+        )?)))
+    },
+};
+
+/// Recyclable leases through ZooKeeper in the list of backends (`crate::registries`): `--zk`
+/// picks it.
+pub const LEASE: crate::worker::RegistryBackend = crate::worker::RegistryBackend {
+    kind: RegistryKind::ZkLease,
+    store: Some("ZooKeeper"),
+    flag: "--zk",
+    implied_by: Some(crate::worker::ImpliedBy {
+        what: "ZooKeeper hosts",
+        given: |s| s.zk_hosts.as_ref().map(|z| &z.origin),
+    }),
+    open: |s| {
+        Ok(Box::new(lease::ZkLeaseRegistry::new(options(
+            s,
+            RegistryKind::ZkLease,
+        )?)))
+    },
+};
+
 pub(crate) fn options(
     settings: &RegistrySettings,
     kind: RegistryKind,
