@@ -53,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
         'leafctl;next' {
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'How many IDs to issue')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'How many IDs to issue')
+            [CompletionResult]::new('--encode', '--encode', [CompletionResultType]::ParameterName, 'Print each ID as a compact string with a check character: base36 (0-9a-z) or crockford (Crockford''s base32); `decode --encode` reads it back')
             [CompletionResult]::new('--worker-id', '--worker-id', [CompletionResultType]::ParameterName, 'Worker id of this process, unique among live generators (the local registry) [env: LEAF_WORKER_ID]')
             [CompletionResult]::new('--seq-start', '--seq-start', [CompletionResultType]::ParameterName, 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START] [default: random]')
             [CompletionResult]::new('--max-lead', '--max-lead', [CompletionResultType]::ParameterName, 'Let ID times run up to MS ahead of the clock when a millisecond''s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]')
@@ -122,6 +123,7 @@ Register-ArgumentCompleter -Native -CommandName 'leafctl' -ScriptBlock {
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'End of the range, inclusive (default: now)')
+            [CompletionResult]::new('--encode', '--encode', [CompletionResultType]::ParameterName, 'Read each ID as the compact string `next --encode` prints (base36 or crockford), its check character verified: a mistyped character is an error, not another ID')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Named snowflake layout (leaf, discord, sonyflake, baidu, ...) [env: LEAF_PRESET] [default: leaf]')
             [CompletionResult]::new('--epoch', '--epoch', [CompletionResultType]::ParameterName, 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]')
             [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use) [env: LEAF_LAYOUT] [default: leaf]')

@@ -664,7 +664,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --encode --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -691,6 +691,10 @@ _leafctl() {
                     return 0
                     ;;
                 --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1108,7 +1112,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --encode --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1119,6 +1123,10 @@ _leafctl() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -49,6 +49,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
         &'leafctl;next'= {
             cand -n 'How many IDs to issue'
             cand --count 'How many IDs to issue'
+            cand --encode 'Print each ID as a compact string with a check character: base36 (0-9a-z) or crockford (Crockford''s base32); `decode --encode` reads it back'
             cand --worker-id 'Worker id of this process, unique among live generators (the local registry) [env: LEAF_WORKER_ID]'
             cand --seq-start 'Where each tick''s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START] [default: random]'
             cand --max-lead 'Let ID times run up to MS ahead of the clock when a millisecond''s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]'
@@ -116,6 +117,7 @@ set edit:completion:arg-completer[leafctl] = {|@words|
             cand --until 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]'
             cand --from 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)'
             cand --to 'End of the range, inclusive (default: now)'
+            cand --encode 'Read each ID as the compact string `next --encode` prints (base36 or crockford), its check character verified: a mistyped character is an error, not another ID'
             cand --preset 'Named snowflake layout (leaf, discord, sonyflake, baidu, ...) [env: LEAF_PRESET] [default: leaf]'
             cand --epoch 'Custom layout: epoch as Unix ms or RFC 3339 [env: LEAF_EPOCH]'
             cand --layout 'Custom layout: bit widths TIME,WORKER,SEQ adding up to 63 (config show: the layout in use) [env: LEAF_LAYOUT] [default: leaf]'

@@ -51,6 +51,7 @@ complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "workers" -d 'List, 
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "config" -d 'Inspect the effective configuration'
 complete -c leafctl -n "__fish_leafctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -s n -l count -d 'How many IDs to issue' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l encode -d 'Print each ID as a compact string with a check character: base36 (0-9a-z) or crockford (Crockford\'s base32); `decode --encode` reads it back' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l worker-id -d 'Worker id of this process, unique among live generators (the local registry) [env: LEAF_WORKER_ID]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l seq-start -d 'Where each tick\'s sequence starts: random in [0,100) like Leaf, or zero [env: LEAF_SEQ_START] [default: random]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand next" -l max-lead -d 'Let ID times run up to MS ahead of the clock when a millisecond\'s 4,096 sequence numbers are used up, instead of waiting (0-60000; the registry records them first) [env: LEAF_MAX_LEAD_MS] [default: 0]' -r
@@ -126,6 +127,7 @@ complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l since -d 'Wit
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l until -d 'With --scan: find IDs made up to this time (a date: its whole day) [default: a day from now]' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l from -d 'Print the ID range from this time (now, Unix ms, RFC 3339 or YYYY-MM-DD)' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l to -d 'End of the range, inclusive (default: now)' -r
+complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l encode -d 'Read each ID as the compact string `next --encode` prints (base36 or crockford), its check character verified: a mistyped character is an error, not another ID' -r
 complete -c leafctl -n "__fish_leafctl_using_subcommand decode" -l preset -d 'Named snowflake layout (leaf, discord, sonyflake, baidu, ...) [env: LEAF_PRESET] [default: leaf]' -r -f -a "leaf\t'Leaf and Twitter: 41 bits of ms since 2010-11-04 | 10 worker | 12 sequence'
 discord\t'Discord: 41 bits of ms since 2015-01-01 | 10 worker | 12 sequence'
 sonyflake\t'Sonyflake: 39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine'

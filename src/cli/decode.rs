@@ -30,6 +30,7 @@ Examples:
   leafctl decode --around 1864829180581093376 --window 10m
       the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
   leafctl decode --regions 8 1864829180581093376          with the region its worker field says
+  leafctl decode --encode crockford 1KR9M89NN3800V        the same ID as `next --encode` prints it
   leafctl decode --around 1864829180581093376 --region 3 --regions 8
       every ID region 3's workers (384 to 511) made 5 minutes either side
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
@@ -101,6 +102,10 @@ pub struct DecodeArgs {
     /// End of the range, inclusive (default: now)
     #[arg(long, value_name = "TIME", requires = "from")]
     pub to: Option<String>,
+    /// Read each ID as the compact string `next --encode` prints (base36 or crockford), its
+    /// check character verified: a mistyped character is an error, not another ID
+    #[arg(long, value_name = "base36|crockford", conflicts_with_all = ["from", "scan", "around", "guess"])]
+    pub encode: Option<leafctl::idformat::compact::Encoding>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
@@ -166,7 +171,7 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     if args.guess {
         return guess::run(ctx, &opts, &args.ids, from_stdin);
     }
-    decode_values(ctx, &opts, &args.ids, from_stdin, now)
+    decode_values(ctx, &opts, &args.ids, from_stdin, now, args.encode)
 }
 
 /// Refuses a flag its mode would ignore: clap lets `requires` pass when IDs are given too (they
@@ -229,9 +234,11 @@ fn decode_values(
     ids: &[String],
     from_stdin: bool,
     now: i64,
+    encoding: Option<leafctl::idformat::compact::Encoding>,
 ) -> anyhow::Result<()> {
     let mut d = Decoder {
         opts,
+        encoding,
         values: 0,
         bad: 0,
         guessed: 0,

@@ -1,6 +1,7 @@
 //! `leafctl next`: issue IDs.
 
 use clap::Args;
+use leafctl::idformat::compact::Encoding;
 use leafctl::segment::{ClaimGuard, Increment, SegmentError, validate_tag};
 use leafctl::worker::{IssueError, WorkerGenerator};
 
@@ -31,6 +32,7 @@ Examples:
   leafctl next --snowflake --worker-id 1 -n 1000000   a million, one per line, ascending
   leafctl next --snowflake --worker-id 1 -n 3 --output json
   leafctl next --snowflake --worker-id 1 -n 3 --output tsv     an id header, then one per line
+  leafctl next --snowflake --worker-id 1 -n 3 --encode crockford   short, with a check
   leafctl next --snowflake --worker-id 5 --preset discord
   leafctl next --snowflake --worker-id 1 -n 10000000 --max-lead 3000 > ids.txt
                                                       run up to 3 s ahead of the clock
@@ -75,6 +77,10 @@ pub struct NextArgs {
     /// Fail at once if another process holds this worker id, instead of waiting
     #[arg(long)]
     pub no_wait: bool,
+    /// Print each ID as a compact string with a check character: base36 (0-9a-z) or crockford
+    /// (Crockford's base32); `decode --encode` reads it back
+    #[arg(long, value_name = "base36|crockford")]
+    pub encode: Option<Encoding>,
     #[command(flatten)]
     pub worker: SnowflakeArgs,
 }
@@ -84,7 +90,7 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     check_stdout_before_claiming()?;
     if let Some(tag) = &args.tag {
         refuse_snowflake_flags(ctx, tag, &args)?;
-        return run_segment(ctx, tag, args.count);
+        return run_segment(ctx, tag, args.count, args.encode);
     }
     let registry =
         super::registry::registry(ctx, args.no_wait, super::registry::DEFAULT_INSTANCE_PORT)?;
@@ -95,7 +101,7 @@ pub fn run(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         generator.worker(),
         generator.lease().describe()
     );
-    let issued = emit(ctx, &generator, args.count);
+    let issued = emit(ctx, &generator, args.count, args.encode);
     // Record the last time whatever happened to the output, so the next run starts after it.
     let recorded = generator.finish();
     issued?;
@@ -161,14 +167,19 @@ fn unwritten(ctx: &Context, e: std::io::Error, unwritten: String) -> anyhow::Err
     .into()
 }
 
-fn emit(ctx: &Context, generator: &WorkerGenerator, count: u64) -> anyhow::Result<()> {
+fn emit(
+    ctx: &Context,
+    generator: &WorkerGenerator,
+    count: u64,
+    encoding: Option<Encoding>,
+) -> anyhow::Result<()> {
     /// Why issuing stopped early.
     enum Stop {
         Issue(IssueError),
         Write(std::io::Error),
     }
     let bar = progress(count, ctx.quiet);
-    let mut out = IdWriter::new(ctx.rows);
+    let mut out = IdWriter::new(ctx.rows).encoded(encoding);
     let mut remaining = count;
     let mut issued = 0u64;
     let mut run = || -> Result<(), Stop> {
@@ -209,7 +220,12 @@ fn emit(ctx: &Context, generator: &WorkerGenerator, count: u64) -> anyhow::Resul
 }
 
 /// `next TAG -n COUNT`: one claim of exactly COUNT IDs, printed ascending.
-fn run_segment(ctx: &Context, tag: &str, count: u64) -> anyhow::Result<()> {
+fn run_segment(
+    ctx: &Context,
+    tag: &str,
+    count: u64,
+    encoding: Option<Encoding>,
+) -> anyhow::Result<()> {
     validate_tag(tag)?;
     let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;
     let store = super::db::open(ctx)?;
@@ -218,7 +234,7 @@ fn run_segment(ctx: &Context, tag: &str, count: u64) -> anyhow::Result<()> {
     let guard = ClaimGuard::in_state_dir(&ctx.settings.state_dir.value);
     let claim = guard.claim(&*store, tag, Increment::Custom(increment))?;
     let bar = progress(claim.len(), ctx.quiet);
-    let mut out = IdWriter::new(ctx.rows);
+    let mut out = IdWriter::new(ctx.rows).encoded(encoding);
     let result = out
         .push_range(claim.start, claim.end, |n| bar.inc(n))
         .and_then(|()| out.finish());

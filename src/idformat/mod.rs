@@ -8,6 +8,7 @@
 //! a number could have; [`Scanner`] finds IDs in text; [`around`] turns an ID into the range of
 //! IDs its worker made in a time window.
 
+pub mod compact;
 mod guess;
 mod lookalike;
 mod range;

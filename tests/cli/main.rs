@@ -11,6 +11,7 @@ mod support;
 mod bad_input;
 mod cli_decode;
 mod cli_snowflake;
+mod compact;
 mod decode_scan;
 mod generated_assets;
 mod readme_config;

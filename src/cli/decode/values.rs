@@ -3,6 +3,7 @@
 
 use std::io;
 
+use leafctl::idformat::compact::Encoding;
 use leafctl::idformat::{GuessOptions, Reading, Value, decode_value};
 
 use super::lines::{MAX_LINE, for_each_line};
@@ -11,6 +12,8 @@ use super::rows::{Printer, Row};
 /// Decodes values one by one, counting the bad ones and those read under a guessed layout.
 pub(super) struct Decoder<'a> {
     pub(super) opts: &'a GuessOptions,
+    /// Each value is a compact string in this encoding (`--encode`), read to its ID first.
+    pub(super) encoding: Option<Encoding>,
     pub(super) values: u64,
     pub(super) bad: u64,
     pub(super) guessed: u64,
@@ -25,6 +28,16 @@ pub(super) struct Decoder<'a> {
 }
 
 impl Decoder<'_> {
+    /// What value `v` is: as given, or with `--encode` the ID its compact string names.
+    fn read(&self, v: &[u8]) -> Result<Value, String> {
+        let Some(encoding) = self.encoding else {
+            return decode_value(v, self.opts).map_err(|e| e.to_string());
+        };
+        let text = std::str::from_utf8(v).map_err(|_| format!("not a {encoding} string"))?;
+        let id = encoding.decode(text).map_err(|e| e.to_string())?;
+        decode_value(id.to_string().as_bytes(), self.opts).map_err(|e| e.to_string())
+    }
+
     /// One input value (`line`: its line number on stdin); blank values are skipped.
     #[inline]
     pub(super) fn value(
@@ -43,7 +56,7 @@ impl Decoder<'_> {
         let decoded = if too_long {
             Err(format!("longer than {MAX_LINE} bytes, so not an ID"))
         } else {
-            decode_value(v, self.opts).map_err(|e| e.to_string())
+            self.read(v)
         };
         match decoded {
             Ok(value) => {

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::digits::{push_decimal, put_decimal};
 use super::format::RowFormat;
+use leafctl::idformat::compact::Encoding;
 
 /// How a [`RowWriter`] frames its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +43,8 @@ pub struct IdWriter {
     written: u64,
     /// Lines in the buffer that are not IDs (the TSV header), until it is written.
     header_lines: u64,
+    /// Each ID as a compact string (`next --encode`), always a JSON string under JSON.
+    encoding: Option<Encoding>,
 }
 
 const FLUSH_AT: usize = 1 << 16;
@@ -177,6 +180,7 @@ impl IdWriter {
             pending: 0,
             written: 0,
             header_lines: 0,
+            encoding: None,
         };
         // Written out with the first flush, so a run that fails before any ID prints nothing.
         let opening: &[u8] = match format {
@@ -217,9 +221,49 @@ impl IdWriter {
         self.written
     }
 
+    /// Writes each ID as a compact string in `encoding` (`None`: in decimal).
+    pub fn encoded(mut self, encoding: Option<Encoding>) -> IdWriter {
+        self.encoding = encoding;
+        self
+    }
+
+    /// Appends one ID as a compact string: a JSON string under JSON, a line otherwise.
+    fn push_encoded(&mut self, id: u64, encoding: Encoding) -> io::Result<()> {
+        let text = encoding.encode(id);
+        let (buf, mut len) = (&mut self.buf, self.len);
+        if self.json {
+            if !self.first {
+                buf[len] = b',';
+                len += 1;
+            }
+            buf[len] = b'"';
+            len += 1;
+        } else if self.quoted {
+            buf[len] = b'"';
+            len += 1;
+        }
+        buf[len..len + text.len()].copy_from_slice(text.as_bytes());
+        len += text.len();
+        if self.quoted {
+            buf[len] = b'"';
+            len += 1;
+        }
+        if !self.json {
+            buf[len] = b'\n';
+            len += 1;
+        }
+        self.len = len;
+        self.first = false;
+        self.pending += 1;
+        self.flush_if_full()
+    }
+
     /// Appends one ID.
     #[inline]
     pub fn push(&mut self, id: u64) -> io::Result<()> {
+        if let Some(encoding) = self.encoding {
+            return self.push_encoded(id, encoding);
+        }
         let (buf, mut len) = (&mut self.buf, self.len);
         if self.quoted {
             if self.json && !self.first {
@@ -253,7 +297,11 @@ impl IdWriter {
         if count == 0 {
             return Ok(());
         }
-        if self.quoted || stride != 1 || first.checked_add(count - 1).is_none() {
+        if self.quoted
+            || self.encoding.is_some()
+            || stride != 1
+            || first.checked_add(count - 1).is_none()
+        {
             let mut id = first;
             for i in 0..count {
                 if i > 0 {
@@ -298,7 +346,7 @@ impl IdWriter {
         if start >= end {
             return Ok(());
         }
-        if self.quoted {
+        if self.quoted || self.encoding.is_some() {
             let mut pending = 0;
             for id in start..end {
                 self.push(id)?;
