@@ -61,3 +61,43 @@ fn generate_assets_stays_out_of_completions_and_man_pages() {
         }
     }
 }
+
+/// Issue 47, item 1: every registry backend of the one list (`leafctl::registries`) is in the
+/// help and the man page of `next`: its name among `--registry`'s values, its flag among the
+/// options. A backend added to the list without its settings and help fails here (the package
+/// description and the library's docs are checked beside the list, in `registries.rs`).
+#[test]
+fn every_registry_backend_is_in_the_help_and_the_man_page() {
+    let help = assert_cmd::Command::cargo_bin("leafctl")
+        .unwrap()
+        .args(["next", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let man = std::fs::read_to_string(repo.join("man/leafctl-next.1"))
+        .unwrap()
+        .replace("\\-", "-")
+        .replace("\\fB", "")
+        .replace("\\fR", "")
+        .replace("\\fI", "");
+    let mut seen = 0;
+    for backend in leafctl::registries::backends() {
+        let name = backend.kind.name();
+        for (what, text) in [("next --help", &help), ("man/leafctl-next.1", &man)] {
+            let values = text
+                .split("--registry <")
+                .nth(1)
+                .and_then(|v| v.split('>').next())
+                .unwrap_or_default();
+            assert!(
+                values.split('|').any(|v| v == name),
+                "{what}: --registry <{values}> lacks {name}"
+            );
+            let flag = backend.flag.split(' ').next().unwrap_or_default();
+            assert!(text.contains(flag), "{what} lacks {flag} ({name})");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, leafctl::worker::RegistryKind::ALL.len());
+}
