@@ -264,49 +264,7 @@ impl AllocStore for MemoryStore {
         Ok(Removed { row, tombstone })
     }
 
-    fn page(
-        &self,
-        query: &crate::segment::PageQuery<'_>,
-    ) -> Result<crate::segment::Page, SegmentError> {
-        use crate::segment::{Page, PageQuery};
-        Ok(match query {
-            PageQuery::Rows(page) => Page::Rows(self.read_rows_page(page)?),
-            PageQuery::Tags { after, limit } => Page::Tags(self.read_tags_page(*after, *limit)?),
-            PageQuery::Removed { after, limit } => {
-                Page::Removed(self.read_removed_page(*after, *limit)?)
-            }
-        })
-    }
-
-    fn update(
-        &self,
-        tag: &str,
-        update: crate::segment::RowUpdate,
-    ) -> Result<crate::segment::Updated, SegmentError> {
-        use crate::segment::{RowUpdate, Updated};
-        Ok(match update {
-            RowUpdate::Step(step) => {
-                self.update_step(tag, step)?;
-                Updated::Step
-            }
-            RowUpdate::BumpTo(to) => Updated::Bumped {
-                was: self.update_bump(tag, to)?,
-            },
-            RowUpdate::HandBack { from, to } => {
-                Updated::HandedBack(self.update_hand_back(tag, from, to)?)
-            }
-        })
-    }
-
-    fn region_mark(
-        &self,
-        record: Option<crate::region::Region>,
-    ) -> Result<Option<crate::region::Region>, SegmentError> {
-        if let Some(region) = record {
-            self.write_region(region)?;
-        }
-        self.read_region()
-    }
+    crate::segment::store::table_operations!();
 }
 
 crate::segment::store::bounds_in_field!(MemoryStore);

@@ -334,6 +334,60 @@ macro_rules! bounds_in_field {
 }
 pub(crate) use bounds_in_field;
 
+/// [`AllocStore::page`], [`AllocStore::update`] and [`AllocStore::region_mark`] for a store whose
+/// statements are inherent methods of these names (every store here): each variant of the query
+/// or change goes to its statement. Written once rather than in each store.
+macro_rules! table_operations {
+    () => {
+        fn page(
+            &self,
+            query: &$crate::segment::PageQuery<'_>,
+        ) -> Result<$crate::segment::Page, $crate::segment::SegmentError> {
+            use $crate::segment::{Page, PageQuery};
+            Ok(match query {
+                PageQuery::Rows(page) => Page::Rows(self.read_rows_page(page)?),
+                PageQuery::Tags { after, limit } => {
+                    Page::Tags(self.read_tags_page(*after, *limit)?)
+                }
+                PageQuery::Removed { after, limit } => {
+                    Page::Removed(self.read_removed_page(*after, *limit)?)
+                }
+            })
+        }
+
+        fn update(
+            &self,
+            tag: &str,
+            update: $crate::segment::RowUpdate,
+        ) -> Result<$crate::segment::Updated, $crate::segment::SegmentError> {
+            use $crate::segment::{RowUpdate, Updated};
+            Ok(match update {
+                RowUpdate::Step(step) => {
+                    self.update_step(tag, step)?;
+                    Updated::Step
+                }
+                RowUpdate::BumpTo(to) => Updated::Bumped {
+                    was: self.update_bump(tag, to)?,
+                },
+                RowUpdate::HandBack { from, to } => {
+                    Updated::HandedBack(self.update_hand_back(tag, from, to)?)
+                }
+            })
+        }
+
+        fn region_mark(
+            &self,
+            record: Option<$crate::region::Region>,
+        ) -> Result<Option<$crate::region::Region>, $crate::segment::SegmentError> {
+            if let Some(region) = record {
+                self.write_region(region)?;
+            }
+            self.read_region()
+        }
+    };
+}
+pub(crate) use table_operations;
+
 /// Adds a tag inside the store's [`Bounds`]: what `tag add` and `region add` go through. With a
 /// region, [`StartAt::Default`] starts at the block's start (1 in region 0's, as without regions), or above a removed tag's tombstone
 /// in the block), and a start outside the block is refused ([`SegmentError::GivenOutsideBlock`],
