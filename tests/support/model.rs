@@ -764,6 +764,7 @@ impl Model {
                  {left}:\n{metrics}"
             ));
         }
+        self.check_status_json(s, server, name, left);
         // `{"ready":true,"segment":"ok (used up, no IDs left: \"a\"; \"b\")"}`
         let (status, readyz) = self.get(s, "/readyz");
         let segment = serde_json::from_str::<serde_json::Value>(&readyz)
@@ -778,6 +779,42 @@ impl Model {
             self.fail(format!(
                 "server {server}'s /readyz ({status}) says {readyz:?} of tag {name:?} with {left} \
                  IDs left"
+            ));
+        }
+    }
+
+    /// The status page's data (`/?format=json`, searched for the tag) agrees with the model: the
+    /// tag's `ids_left` and its state `exhausted` exactly when nothing is left (issue 45's gap:
+    /// the model read `/metrics` and `/readyz` only).
+    fn check_status_json(&self, s: &Server, server: usize, name: &str, left: u64) {
+        let (status, body) = self.get(s, &format!("/?format=json&q={name}&sort=name"));
+        let report: serde_json::Value = match serde_json::from_str(&body) {
+            Ok(v) => v,
+            Err(e) => self.fail(format!(
+                "server {server}'s status JSON ({status}): {e}: {body}"
+            )),
+        };
+        let rows = report["segment"]["tags"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        // Called only for a tag the server has loaded: its status page lists it.
+        let Some(row) = rows.iter().find(|r| r["tag"] == name) else {
+            self.fail(format!(
+                "server {server}'s status JSON ({status}) does not list tag {name:?}: {body}"
+            ));
+        };
+        let said = row["ids_left"].as_str().and_then(|n| n.parse::<u64>().ok());
+        if said.is_some_and(|n| n != left) {
+            self.fail(format!(
+                "server {server}'s status JSON says tag {name:?} has {said:?} IDs left; the model \
+                 {left}: {row}"
+            ));
+        }
+        if (row["state"] == "exhausted") != (left == 0) {
+            self.fail(format!(
+                "server {server}'s status JSON calls tag {name:?} {} with {left} IDs left: {row}",
+                row["state"]
             ));
         }
     }
