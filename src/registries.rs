@@ -130,14 +130,8 @@ mod tests {
     /// adding a registry without saying so fails here.
     #[test]
     fn every_store_is_in_the_package_description_and_the_docs() {
-        let package = include_str!("../Cargo.toml");
         let lib = include_str!("lib.rs");
-        let description = package
-            .split("extended-description")
-            .nth(1)
-            .and_then(|d| d.split("\"\"\"").nth(1))
-            .unwrap_or_default()
-            .replace("\\\n", "");
+        let description = crate::text::package_description();
         for store in backends().filter_map(|b| b.store) {
             assert!(lib.contains(store), "lib.rs docs lack {store}");
             assert!(

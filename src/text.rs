@@ -92,6 +92,18 @@ pub(crate) fn scrub(text: String, password: Option<&str>) -> String {
     }
 }
 
+/// The Debian package's extended description (`Cargo.toml`), its line continuations joined:
+/// what tests check names every database and registry store.
+#[cfg(test)]
+pub(crate) fn package_description() -> String {
+    include_str!("../Cargo.toml")
+        .split("extended-description")
+        .nth(1)
+        .and_then(|d| d.split("\"\"\"").nth(1))
+        .unwrap_or_default()
+        .replace("\\\n", "")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -680,13 +680,7 @@ mod tests {
     #[test]
     fn the_list_of_databases_is_the_one_backends_and_docs_follow() {
         let lib = include_str!("../lib.rs");
-        let package = include_str!("../../Cargo.toml");
-        let description = package
-            .split("extended-description")
-            .nth(1)
-            .and_then(|d| d.split("\"\"\"").nth(1))
-            .unwrap_or_default()
-            .replace("\\\n", "");
+        let description = crate::text::package_description();
         for db in DATABASES {
             for scheme in db.schemes {
                 let url = format!("{scheme}://u@h/d");

@@ -245,6 +245,23 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
     v
 }
 
+/// A segment request's process and tag: a server, its incarnation, the tag.
+type Key = (usize, u32, &'static str);
+
+/// The indexes of `history`'s segment requests to servers, by process and tag, in history order.
+fn segment_requests(history: &[Record]) -> HashMap<Key, Vec<usize>> {
+    let mut requests: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (i, r) in history.iter().enumerate() {
+        if let (Source::Server { index, incarnation }, Mode::Segment) = (r.source, r.mode) {
+            requests
+                .entry((index, incarnation, r.tag))
+                .or_default()
+                .push(i);
+        }
+    }
+    requests
+}
+
 /// Every refusal of a segment request carries its tag's buffers as the refusal found them
 /// (`buffered`, `issued`: see the error table of docs/serve.md), and each is judged by them, with no
 /// sample needed:
@@ -266,16 +283,7 @@ fn check_refusal_buffers(
     v: &mut Verdict,
     around: &dyn Fn(usize) -> String,
 ) {
-    type Key = (usize, u32, &'static str);
-    let mut requests: HashMap<Key, Vec<usize>> = HashMap::new();
-    for (i, r) in history.iter().enumerate() {
-        if let (Source::Server { index, incarnation }, Mode::Segment) = (r.source, r.mode) {
-            requests
-                .entry((index, incarnation, r.tag))
-                .or_default()
-                .push(i);
-        }
-    }
+    let requests = segment_requests(history);
     let mut reported: std::collections::HashSet<(Key, bool)> = Default::default();
     for (key, list) in &requests {
         for &i in list {
@@ -357,16 +365,7 @@ fn check_buffers(
     v: &mut Verdict,
     around: &dyn Fn(usize) -> String,
 ) {
-    type Key = (usize, u32, &'static str);
-    let mut requests: HashMap<Key, Vec<usize>> = HashMap::new();
-    for (i, r) in history.iter().enumerate() {
-        if let (Source::Server { index, incarnation }, Mode::Segment) = (r.source, r.mode) {
-            requests
-                .entry((index, incarnation, r.tag))
-                .or_default()
-                .push(i);
-        }
-    }
+    let mut requests = segment_requests(history);
     for list in requests.values_mut() {
         list.sort_by_key(|&i| history[i].sent);
     }
