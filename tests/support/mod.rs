@@ -219,12 +219,25 @@ pub fn under_watchdog_stopping(
     (child, stdin, pid)
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
+/// A TCP port on 127.0.0.1 that was free a moment ago and that this test process has not
+/// handed out before. The second condition matters for servers started inside a test's network
+/// namespace: they bind there, out of sight of the root namespace's 127.0.0.1, so the kernel
+/// could hand their port out again (an etcd member once failed "bind: address already in use"
+/// next to a MariaDB server in the same namespace).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..1000 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        if !handed_out.contains(&port) {
+            handed_out.push(port);
+            return port;
+        }
+    }
+    panic!("no free port not handed out before in 1000 tries")
 }
 
 /// Polls `ready` until it returns true or `timeout` passes.
