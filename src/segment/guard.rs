@@ -234,7 +234,7 @@ fn within_recorded_region(
     if store.bounds().region.is_some() || !enters_a_block {
         return Ok(());
     }
-    let Some(region) = store.region_mark(None)? else {
+    let Some(region) = crate::segment::AllocStoreExt::recorded_region(store)? else {
         return Ok(());
     };
     let range = region.segment_block();

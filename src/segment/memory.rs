@@ -36,6 +36,8 @@ struct State {
     claims: u64,
     /// `leaf_region`'s row.
     region: Option<Region>,
+    /// `leaf_tag_shape`: each shaped tag's spec.
+    shapes: BTreeMap<String, String>,
 }
 
 impl MemoryStore {
@@ -192,6 +194,18 @@ impl MemoryStore {
 
     fn write_region(&self, region: Region) -> Result<(), SegmentError> {
         self.open()?.region.get_or_insert(region);
+        Ok(())
+    }
+
+    fn read_shape(&self, tag: &str) -> Result<Option<String>, SegmentError> {
+        Ok(self.open()?.shapes.get(tag).cloned())
+    }
+
+    fn write_shape(&self, tag: &str, spec: &str) -> Result<(), SegmentError> {
+        self.open()?
+            .shapes
+            .entry(tag.to_string())
+            .or_insert_with(|| spec.to_string());
         Ok(())
     }
 }

@@ -24,10 +24,11 @@ pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
 pub use store::{
-    Added, AllocStore, AllocStoreExt, Bounds, Claim, Confined, Increment, LeafAlloc, NewTag, Page,
-    PageQuery, Pages, REGION_TABLE, REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord, Removed,
-    RemovedPages, RowPages, RowUpdate, RowsPage, StartAt, TAGS_PER_PAGE, TagFilter, TagPages,
-    TagsFingerprint, Tombstone, Updated, add_tag, bump_tag, check_fits, check_region, enter_region,
+    Added, AllocStore, AllocStoreExt, Bounds, Claim, Confined, Increment, LeafAlloc, Mark, Marked,
+    NewTag, Page, PageQuery, Pages, REGION_TABLE, REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord,
+    Removed, RemovedPages, RowPages, RowUpdate, RowsPage, SHAPE_TABLE, StartAt, TAGS_PER_PAGE,
+    TagFilter, TagPages, TagsFingerprint, Tombstone, Updated, add_tag, bump_tag, check_fits,
+    check_region, enter_region,
 };
 
 use crate::region::{Region, RegionError};

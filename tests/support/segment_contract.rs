@@ -96,6 +96,11 @@ macro_rules! segment_store_contract {
             }
 
             #[test]
+            fn a_shape_is_recorded_once_and_outlives_its_tag() {
+                c::a_shape_is_recorded_once_and_outlives_its_tag(&super::$fixture());
+            }
+
+            #[test]
             fn removals_racing_adds_and_claims_issue_no_id_twice() {
                 let db = super::$fixture();
                 crate::support::removals_racing_adds_and_claims_issue_no_id_twice(&*db.store);
@@ -291,4 +296,35 @@ pub fn a_removal_reports_the_tombstone_it_keeps(db: &SegmentDb) {
     let second = store.remove("kept").unwrap();
     assert_eq!(second.row.max_id, 1);
     assert_eq!(second.tombstone, 11, "the highest the name reached is kept");
+}
+
+/// A tag's shape mark (`leaf_tag_shape`, issue 48): none before the table exists, the first
+/// spec written is the one kept (a second writer reads it back), another tag's is its own, and a
+/// removal of the tag keeps it, so the name is never re-added with another shape.
+pub fn a_shape_is_recorded_once_and_outlives_its_tag(db: &SegmentDb) {
+    use leafctl::segment::{AllocStoreExt, NewTag};
+    let store = (db.store)();
+    assert_eq!(store.shape_mark("o", None).unwrap(), None, "no table yet");
+    let first = "opaque=12 key=00112233aabbccdd";
+    assert_eq!(
+        store.shape_mark("o", Some(first)).unwrap().as_deref(),
+        Some(first)
+    );
+    let other = (db.store)();
+    assert_eq!(
+        other
+            .shape_mark("o", Some("opaque=63 key=ffffffffffffffff"))
+            .unwrap()
+            .as_deref(),
+        Some(first),
+        "the first writer wins"
+    );
+    assert_eq!(other.shape_mark("p", None).unwrap(), None);
+    store.add_tag(&NewTag::new("o", 10)).unwrap();
+    store.remove("o").unwrap();
+    assert_eq!(
+        other.shape_mark("o", None).unwrap().as_deref(),
+        Some(first),
+        "a removal keeps the shape"
+    );
 }

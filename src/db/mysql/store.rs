@@ -51,6 +51,14 @@ pub const MYSQL_REGION_DDL: &str = "CREATE TABLE IF NOT EXISTS `leaf_region` (
   PRIMARY KEY (`id`)
 ) ENGINE=InnoDB";
 
+/// The shapes of shaped tags ([`crate::segment::SHAPE_TABLE`]), created when one is first added.
+pub const MYSQL_SHAPE_DDL: &str = "CREATE TABLE IF NOT EXISTS `leaf_tag_shape` (
+  `biz_tag` varchar(128) NOT NULL,
+  `shape` varchar(255) NOT NULL,
+  `added_at` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB";
+
 const ROW_SQL: &str = "SELECT biz_tag, max_id, step, description, \
      CAST(UNIX_TIMESTAMP(update_time) AS SIGNED) FROM leaf_alloc";
 
@@ -583,6 +591,32 @@ impl MysqlStore {
             conn.exec_drop(
                 "INSERT IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?, ?)",
                 (region.index(), region.count()),
+            )
+        })
+    }
+
+    fn read_shape(&self, tag: &str) -> Result<Option<String>, SegmentError> {
+        let rows: Vec<String> = self.on_a_host("", |conn| {
+            // information_schema first: no error to tell apart when the table was never made.
+            let exists: Vec<i64> = conn.query(
+                "SELECT COUNT(*) FROM information_schema.tables \
+                 WHERE table_schema = DATABASE() AND table_name = 'leaf_tag_shape'",
+            )?;
+            if exists.first().copied().unwrap_or(0) == 0 {
+                return Ok(Vec::new());
+            }
+            conn.exec("SELECT shape FROM leaf_tag_shape WHERE biz_tag = ?", (tag,))
+        })?;
+        Ok(rows.into_iter().next())
+    }
+
+    fn write_shape(&self, tag: &str, spec: &str) -> Result<(), SegmentError> {
+        // A create if missing and an insert that keeps a row already there: again, the same.
+        self.on_a_host("", |conn| {
+            conn.query_drop(MYSQL_SHAPE_DDL)?;
+            conn.exec_drop(
+                "INSERT IGNORE INTO leaf_tag_shape (biz_tag, shape) VALUES (?, ?)",
+                (tag, spec),
             )
         })
     }

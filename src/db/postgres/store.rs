@@ -17,7 +17,7 @@ use crate::segment::store::{
 };
 use crate::segment::{
     Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REGION_TABLE, REMOVED_TABLE,
-    RowsPage, SegmentError, StartAt, TagsFingerprint, Tombstone,
+    RowsPage, SHAPE_TABLE, SegmentError, StartAt, TagsFingerprint, Tombstone,
 };
 
 /// Leaf's table in PostgreSQL's types (`leafctl db init`). `biz_tag` compares byte for byte
@@ -41,6 +41,13 @@ pub const POSTGRES_DDL: &[&str] = &[
   PRIMARY KEY (biz_tag)
 )",
 ];
+
+/// The shapes of shaped tags ([`crate::segment::SHAPE_TABLE`]), created when one is first added.
+pub const POSTGRES_SHAPE_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_tag_shape (
+  biz_tag varchar(128) NOT NULL PRIMARY KEY,
+  shape varchar(255) NOT NULL,
+  added_at timestamptz NOT NULL DEFAULT now()
+)";
 
 /// The region mark ([`REGION_TABLE`]), created when a region is first used.
 pub const POSTGRES_REGION_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_region (
@@ -583,6 +590,31 @@ impl PostgresStore {
                 i64::from(region.index()).into(),
                 i64::from(region.count()).into(),
             ],
+        )
+        .map_err(|f| self.err(f))?;
+        Ok(())
+    }
+
+    fn read_shape(&self, tag: &str) -> Result<Option<String>, SegmentError> {
+        if !self.table_exists(SHAPE_TABLE)? {
+            return Ok(None);
+        }
+        let sql = "SELECT shape::text FROM leaf_tag_shape WHERE biz_tag = $1::text";
+        self.first_value(&self.conn()?, sql, vec![tag.into()], |f| self.err(f))
+    }
+
+    fn write_shape(&self, tag: &str, spec: &str) -> Result<(), SegmentError> {
+        let conn = self.conn()?;
+        match conn.execute(POSTGRES_SHAPE_DDL, vec![]) {
+            Ok(_) => {}
+            // Two processes adding shaped tags to a fresh database at once.
+            Err(f) if f.lost_a_concurrent_create() => {}
+            Err(f) => return Err(self.err(f)),
+        }
+        conn.execute(
+            "INSERT INTO leaf_tag_shape (biz_tag, shape) VALUES ($1::text, $2::text) \
+             ON CONFLICT (biz_tag) DO NOTHING",
+            vec![tag.into(), spec.into()],
         )
         .map_err(|f| self.err(f))?;
         Ok(())

@@ -39,6 +39,13 @@ pub const SQLITE_REGION_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_region (
   regions INTEGER NOT NULL
 )";
 
+/// The shapes of shaped tags ([`crate::segment::SHAPE_TABLE`]), created when one is first added.
+pub const SQLITE_SHAPE_DDL: &str = "CREATE TABLE IF NOT EXISTS leaf_tag_shape (
+  biz_tag TEXT NOT NULL PRIMARY KEY,
+  shape TEXT NOT NULL,
+  added_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+)";
+
 /// How long a writer waits for another process's transaction before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -302,6 +309,40 @@ impl SqliteStore {
         conn.execute(
             "INSERT OR IGNORE INTO leaf_region (id, region, regions) VALUES (1, ?1, ?2)",
             params![region.index(), region.count()],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn read_shape(&self, tag: &str) -> Result<Option<String>, SegmentError> {
+        let conn = self.lock();
+        let exists: Option<String> = conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_tag_shape'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        conn.query_row(
+            "SELECT shape FROM leaf_tag_shape WHERE biz_tag = ?1",
+            params![tag],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| self.err(e))
+    }
+
+    fn write_shape(&self, tag: &str, spec: &str) -> Result<(), SegmentError> {
+        let conn = self.lock();
+        conn.execute_batch(SQLITE_SHAPE_DDL)
+            .map_err(|e| self.err(e))?;
+        conn.execute(
+            "INSERT OR IGNORE INTO leaf_tag_shape (biz_tag, shape) VALUES (?1, ?2)",
+            params![tag, spec],
         )
         .map_err(|e| self.err(e))?;
         Ok(())

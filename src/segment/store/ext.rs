@@ -95,14 +95,26 @@ pub trait AllocStoreExt: AllocStore {
         }
     }
 
-    /// The region recorded in the database, if any ([`AllocStore::region_mark`]).
+    /// The region recorded in the database, if any ([`Mark::Region`]).
     fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        self.region_mark(None)
+        match self.mark(Mark::Region(None))? {
+            Marked::Region(region) => Ok(region),
+            other => Err(wrong_mark("the region", &other)),
+        }
     }
 
-    /// Records `region` unless a region is recorded already ([`AllocStore::region_mark`]).
+    /// Records `region` unless a region is recorded already ([`Mark::Region`]).
     fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        self.region_mark(Some(region)).map(|_| ())
+        self.mark(Mark::Region(Some(region))).map(|_| ())
+    }
+
+    /// The shape spec recorded for `tag`, if any ([`Mark::Shape`]); with `record`, recorded
+    /// first unless one is recorded already (what is returned is then what the table holds).
+    fn shape_mark(&self, tag: &str, record: Option<&str>) -> Result<Option<String>, SegmentError> {
+        match self.mark(Mark::Shape { tag, record })? {
+            Marked::Shape(spec) => Ok(spec),
+            other => Err(wrong_mark("a shape", &other)),
+        }
     }
 }
 
@@ -121,5 +133,13 @@ fn wrong_update(asked: &str, got: Updated) -> SegmentError {
     SegmentError::BadRow {
         tag: String::new(),
         reason: format!("the store answered {asked} with {got:?}"),
+    }
+}
+
+/// A store that answered a mark of another kind than asked: a bug in the store.
+fn wrong_mark(asked: &str, got: &Marked) -> SegmentError {
+    SegmentError::BadRow {
+        tag: String::new(),
+        reason: format!("the store answered a read of {asked} with {got:?}"),
     }
 }

@@ -25,6 +25,12 @@ pub use retry::*;
 /// DDL list; Leaf's servers never read it.
 pub const REMOVED_TABLE: &str = "leaf_alloc_removed";
 
+/// The table that records each shaped tag's shape ([`crate::segment::TagShape`]): `biz_tag` and
+/// its spec text, written at `tag add` and kept through removals. Created when a shaped tag is
+/// first added, so a deployment of plain tags never sees it; Leaf's servers never read it (and
+/// must not serve a shaped tag: they would issue its dense IDs).
+pub const SHAPE_TABLE: &str = "leaf_tag_shape";
+
 /// One row of `leaf_alloc`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeafAlloc {
@@ -239,11 +245,12 @@ pub trait AllocStore: Confined + Send + Sync {
     /// without it. A missing tombstone table is created; when that fails, nothing is removed
     /// ([`SegmentError::NoRemovedTable`]).
     fn remove(&self, tag: &str) -> Result<Removed, SegmentError>;
-    /// The region recorded in the database (the one row of [`REGION_TABLE`]); none when the
-    /// table or its row is missing. With `record`, that region is recorded first (the table
+    /// A fact recorded beside the table once and never changed: the database's region (the one
+    /// row of [`REGION_TABLE`]) or a tag's shape (its row of [`SHAPE_TABLE`]). None when the
+    /// table or its row is missing. With a value to record, it is recorded first (the table
     /// created) unless one is recorded already: the first writer wins, and what is returned is
-    /// what the table holds then. Read once when a store is opened ([`enter_region`]).
-    fn region_mark(&self, record: Option<Region>) -> Result<Option<Region>, SegmentError>;
+    /// what the table holds then.
+    fn mark(&self, mark: Mark<'_>) -> Result<Marked, SegmentError>;
 }
 
 /// One page of a listing to read ([`AllocStore::page`]).
@@ -317,6 +324,31 @@ pub enum Updated {
     HandedBack(bool),
 }
 
+/// What [`AllocStore::mark`] reads, or records unless recorded already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark<'a> {
+    /// The database's region; with `Some`, recorded first. Read once when a store is opened
+    /// ([`enter_region`]).
+    Region(Option<Region>),
+    /// A tag's shape ([`crate::segment::TagShape`], as its spec text); with `record`, recorded
+    /// first. Removing a tag keeps it, so a name is never re-added with another shape.
+    Shape {
+        /// The tag.
+        tag: &'a str,
+        /// The spec to record.
+        record: Option<&'a str>,
+    },
+}
+
+/// What an [`AllocStore::mark`] holds after the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Marked {
+    /// The region recorded, if any.
+    Region(Option<Region>),
+    /// The tag's shape spec recorded, if any.
+    Shape(Option<String>),
+}
+
 /// [`Confined`] for a store that keeps its [`Bounds`] in a field `bounds` (the database stores
 /// do), written once rather than in each store.
 macro_rules! bounds_in_field {
@@ -334,7 +366,7 @@ macro_rules! bounds_in_field {
 }
 pub(crate) use bounds_in_field;
 
-/// [`AllocStore::page`], [`AllocStore::update`] and [`AllocStore::region_mark`] for a store whose
+/// [`AllocStore::page`], [`AllocStore::update`] and [`AllocStore::mark`] for a store whose
 /// statements are inherent methods of these names (every store here): each variant of the query
 /// or change goes to its statement. Written once rather than in each store.
 macro_rules! table_operations {
@@ -375,14 +407,25 @@ macro_rules! table_operations {
             })
         }
 
-        fn region_mark(
+        fn mark(
             &self,
-            record: Option<$crate::region::Region>,
-        ) -> Result<Option<$crate::region::Region>, $crate::segment::SegmentError> {
-            if let Some(region) = record {
-                self.write_region(region)?;
-            }
-            self.read_region()
+            mark: $crate::segment::Mark<'_>,
+        ) -> Result<$crate::segment::Marked, $crate::segment::SegmentError> {
+            use $crate::segment::{Mark, Marked};
+            Ok(match mark {
+                Mark::Region(record) => {
+                    if let Some(region) = record {
+                        self.write_region(region)?;
+                    }
+                    Marked::Region(self.read_region()?)
+                }
+                Mark::Shape { tag, record } => {
+                    if let Some(spec) = record {
+                        self.write_shape(tag, spec)?;
+                    }
+                    Marked::Shape(self.read_shape(tag)?)
+                }
+            })
         }
     };
 }
