@@ -11,6 +11,7 @@
 pub mod compact;
 mod guess;
 mod lookalike;
+pub mod opaque;
 mod range;
 mod scan;
 mod text;
