@@ -8,6 +8,7 @@ mod lines;
 mod range;
 mod rows;
 mod scan;
+mod tagged;
 mod values;
 
 use clap::Args;
@@ -31,6 +32,7 @@ Examples:
       the same worker's IDs 10 minutes either side, for WHERE id BETWEEN ...
   leafctl decode --regions 8 1864829180581093376          with the region its worker field says
   leafctl decode --encode crockford 1KR9M89NN3800V        the same ID as `next --encode` prints it
+  leafctl --key-file id.key decode --tag order-no 482915730264    an opaque ID's dense ID
   leafctl decode --around 1864829180581093376 --region 3 --regions 8
       every ID region 3's workers (384 to 511) made 5 minutes either side
   leafctl decode --epoch 2020-01-01T00:00:00Z --layout 41,10,12 123456789012345
@@ -106,6 +108,10 @@ pub struct DecodeArgs {
     /// check character verified: a mistyped character is an error, not another ID
     #[arg(long, value_name = "base36|crockford", conflicts_with_all = ["from", "scan", "around", "guess"])]
     pub encode: Option<leafctl::idformat::compact::Encoding>,
+    /// Read the IDs as IDs of this segment tag, with its shape from the table (--db): an opaque
+    /// tag's dense IDs need its key (--key-file)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["from", "scan", "around", "guess", "encode"])]
+    pub tag: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
@@ -166,6 +172,9 @@ pub fn run(ctx: &Context, args: DecodeArgs) -> anyhow::Result<()> {
     if args.scan {
         let window = scan_window(&args, now)?;
         return scan::run(ctx, &opts, &args.ids, window);
+    }
+    if let Some(tag) = &args.tag {
+        return tagged::run(ctx, tag, &args.ids);
     }
     let from_stdin = args.ids.is_empty() || args.ids == ["-"];
     if args.guess {

@@ -188,6 +188,15 @@ fn segment_class(e: &SegmentError) -> u8 {
         | E::NameUsedUp { .. }
         | E::Region(_)
         | E::SameRegion { .. }
+        | E::ShapeFixed { .. }
+        | E::KeyNeeded { .. }
+        | E::KeyMismatch { .. }
+        | E::OpaqueInRegions { .. }
+        | E::BadShape { .. }
+        | E::NotOfShape { .. }
+        | E::PeriodicHere { .. }
+        | E::PeriodicInRegions { .. }
+        | E::PeriodRow { .. }
         | E::BumpDown { .. } => EXIT_USAGE,
         _ => EXIT_RUNTIME,
     }
@@ -229,11 +238,64 @@ fn segment_hint(e: &SegmentError) -> String {
         | E::Database { .. }
         | E::FileAccess { .. }
         | E::NoRemovedTable { .. } => database_hint(e),
+        E::ShapeFixed { .. }
+        | E::UnreadableShape { .. }
+        | E::KeyNeeded { .. }
+        | E::KeyMismatch { .. }
+        | E::OpaqueInRegions { .. }
+        | E::BadShape { .. }
+        | E::NotOfShape { .. }
+        | E::PeriodicHere { .. }
+        | E::PeriodicInRegions { .. }
+        | E::PeriodFull { .. }
+        | E::PeriodRow { .. }
+        | E::Opaque { .. } => shape_hint(e),
         E::Marks { .. }
         | E::Conflict { .. }
         | E::NotReady { .. }
         | E::BatchNotReady { .. }
         | E::Stopped { .. } => generator_hint(e),
+    }
+}
+
+/// The hints of a shaped tag's refusals (issue 48): its shape fixed, its key missing or wrong.
+fn shape_hint(e: &SegmentError) -> String {
+    use SegmentError as E;
+    use leafctl::idformat::opaque::OpaqueError;
+    match e {
+        E::ShapeFixed { tag, .. } => format!(
+            "add it with the shape {} shows, or give the new shape a new name",
+            command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
+        ),
+        E::UnreadableShape { .. } => {
+            "use the leafctl that added the tag (or a newer one); never edit leaf_tag_shape".into()
+        }
+        E::KeyNeeded { .. } => "give the tag's key: --key-file FILE, LEAF_ID_KEY_FILE, ids.key_file in the config file, or systemd's credential leaf-id-key".into(),
+        E::KeyMismatch { .. } => {
+            "give the key the tag was added with (its check value is in `leafctl tag show`)".into()
+        }
+        E::OpaqueInRegions { .. } => "issue it without regions, or add an opaque tag of 63 bits (`tag add NAME --opaque 63`), whose domain holds every region's block".into(),
+        E::BadShape { .. } => "see `leafctl tag add --help` for --period, --width, --code and --time-zone".into(),
+        E::NotOfShape { tag, .. } => format!(
+            "check the ID and the tag ({} names the tag's shape)",
+            command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
+        ),
+        E::PeriodicHere { tag } => format!(
+            "issue it with {}",
+            command(&format!("next {}", leafctl::segment::tag_for_shell(tag)))
+        ),
+        E::PeriodicInRegions { .. } => "issue periodic tags from a deployment without regions".into(),
+        E::PeriodFull { left: 0, .. } => "the next period starts its sequence at 1 again; a wider sequence needs a new tag".into(),
+        E::PeriodFull { left, .. } => format!("ask for {left} or fewer; the next period starts its sequence at 1 again, and a wider sequence needs a new tag"),
+        E::PeriodRow { of, .. } => format!(
+            "issue the periodic tag's IDs: {}",
+            command(&format!("next {}", leafctl::segment::tag_for_shell(of)))
+        ),
+        E::Opaque { source, .. } => match source {
+            OpaqueError::Exhausted { .. } => "an opaque tag that used up its domain issues nothing more: move its users to a new tag of more digits".into(),
+            _ => "check the ID and the tag: an opaque tag's IDs all have its width (`leafctl tag show` names it)".into(),
+        },
+        other => other.to_string(),
     }
 }
 

@@ -2,7 +2,11 @@
 
 use clap::Args;
 use leafctl::idformat::compact::Encoding;
-use leafctl::segment::{ClaimGuard, Increment, SegmentError, validate_tag};
+use leafctl::idformat::opaque::OpaqueError;
+use leafctl::segment::{
+    AllocStore, ClaimGuard, Increment, Issuing, PeriodicShape, SegmentError, TagShape, open_period,
+    validate_tag,
+};
 use leafctl::worker::{IssueError, WorkerGenerator};
 
 use super::db::{DbExample, examples_with};
@@ -41,6 +45,7 @@ Examples:
   leafctl next --snowflake --etcd http://etcd1:2379,http://etcd2:2379   the same lease, on etcd
   leafctl next order                                  segment mode: one ID of tag `order`
   leafctl next order -n 10000000 > order-ids.txt      ten million, claimed in one transaction
+  leafctl --key-file id.key next order-no -n 3       an opaque tag's IDs (tag add --opaque)
 ";
 
 /// What `next --help` says after the examples.
@@ -229,15 +234,32 @@ fn run_segment(
     validate_tag(tag)?;
     let increment = i64::try_from(count).map_err(|_| SegmentError::InvalidCount(count))?;
     let store = super::db::open(ctx)?;
+    let shape = TagShape::of(&*store, tag)?;
+    if let TagShape::Periodic(periodic) = &shape {
+        return run_periodic(ctx, &*store, tag, periodic, (increment, encoding));
+    }
+    // A shaped tag's dense IDs go through its permutation, and its claims stop at the width's
+    // capacity (in the claim's own statement, as a region's block does).
+    let issuing = tag_issuing(ctx, &*store, tag, &shape)?;
+    store.cap_tag(tag, issuing.ceiling());
     // Refuses a claim below one made through this state directory before (the table lost
     // claims); the mark is on disk before an ID is printed.
     let guard = ClaimGuard::in_state_dir(&ctx.settings.state_dir.value);
-    let claim = guard.claim(&*store, tag, Increment::Custom(increment))?;
+    let claim = guard
+        .claim(&*store, tag, Increment::Custom(increment))
+        .map_err(|e| used_up(tag, &issuing, e))?;
     let bar = progress(claim.len(), ctx.quiet);
     let mut out = IdWriter::new(ctx.rows).encoded(encoding);
-    let result = out
-        .push_range(claim.start, claim.end, |n| bar.inc(n))
-        .and_then(|()| out.finish());
+    let result = match &issuing {
+        Issuing::Plain => out.push_range(claim.start, claim.end, |n| bar.inc(n)),
+        Issuing::Opaque(_) => (claim.start..claim.end).try_for_each(|dense| {
+            // Inside the capacity: the claim's statement kept it there.
+            let id = issuing.id(tag, dense).map_err(std::io::Error::other)?;
+            bar.inc(1);
+            out.push(id)
+        }),
+    }
+    .and_then(|()| out.finish());
     bar.finish_and_clear();
     result.map_err(|e| {
         let first = claim.start + out.written();
@@ -253,4 +275,102 @@ fn run_segment(
             ),
         )
     })
+}
+
+/// How `tag`'s dense IDs are issued: its recorded shape, with the ID key when it is opaque.
+fn tag_issuing(
+    ctx: &Context,
+    store: &dyn AllocStore,
+    tag: &str,
+    shape: &TagShape,
+) -> anyhow::Result<Issuing> {
+    if shape.is_plain() {
+        return Ok(Issuing::Plain);
+    }
+    let key = ctx.settings.id_key()?;
+    Ok(Issuing::new(
+        tag,
+        shape,
+        key.as_ref(),
+        store.bounds().region,
+    )?)
+}
+
+/// `next TAG -n COUNT` of a periodic tag: COUNT sequences claimed from the row of the period
+/// now (made on first use), each printed as `<period><code><sequence>`.
+fn run_periodic(
+    ctx: &Context,
+    store: &dyn AllocStore,
+    tag: &str,
+    shape: &PeriodicShape,
+    (count, encoding): (i64, Option<Encoding>),
+) -> anyhow::Result<()> {
+    if let Some(region) = store.bounds().region {
+        return Err(SegmentError::PeriodicInRegions {
+            tag: tag.into(),
+            region,
+        }
+        .into());
+    }
+    let key = match shape.key_check {
+        Some(_) => ctx.settings.id_key()?,
+        None => None,
+    };
+    let period = open_period(store, tag, shape, key.as_ref(), chrono::Utc::now())?;
+    let guard = ClaimGuard::in_state_dir(&ctx.settings.state_dir.value);
+    let claim = match guard.claim(store, &period.row, Increment::Custom(count)) {
+        Err(SegmentError::Exhausted { max_id, .. }) => {
+            return Err(SegmentError::PeriodFull {
+                tag: tag.into(),
+                period: period.number,
+                width: shape.width,
+                left: shape.ceiling().saturating_sub(max_id).max(0),
+            }
+            .into());
+        }
+        other => other?,
+    };
+    let mut out = IdWriter::new(ctx.rows).encoded(encoding);
+    let bar = progress(claim.len(), ctx.quiet);
+    let result = (claim.start..claim.end)
+        .try_for_each(|dense| {
+            let sequence = period.sequence(tag, dense).map_err(std::io::Error::other)?;
+            bar.inc(1);
+            out.push(shape.compose(period.number, sequence))
+        })
+        .and_then(|()| out.finish());
+    bar.finish_and_clear();
+    result.map_err(|e| {
+        let lost = claim.len() - out.written();
+        unwritten(
+            ctx,
+            e,
+            format!(
+                "the last {lost} of the {} IDs claimed for tag {tag} in period {} were not \
+                 written, or only partly; they are skipped, never issued again",
+                claim.len(),
+                period.number
+            ),
+        )
+    })
+}
+
+/// A claim an opaque tag's capacity refused, said as the width used up rather than as a ceiling.
+fn used_up(tag: &str, issuing: &Issuing, e: SegmentError) -> SegmentError {
+    match (issuing, e) {
+        (
+            Issuing::Opaque(p),
+            SegmentError::Exhausted {
+                max_id, increment, ..
+            },
+        ) => leafctl::segment::opaque_error(
+            tag,
+            OpaqueError::Exhausted {
+                dense: u64::try_from(max_id.saturating_add(increment).saturating_sub(1))
+                    .unwrap_or(u64::MAX),
+                width: p.width(),
+            },
+        ),
+        (_, e) => e,
+    }
 }

@@ -197,6 +197,7 @@ fn start_modes(
         let store = super::db::open(ctx)?;
         let generator = SegmentGenerator::builder(Arc::from(store))
             .on_load(observer)
+            .id_key(s.id_key()?)
             .build()?;
         // Started: a region given to a database that records none is recorded now.
         ctx.record_region(generator.store())?;

@@ -3,9 +3,11 @@
 use std::io::{self, IsTerminal};
 
 use clap::Subcommand;
+use leafctl::idformat::opaque::{IdKey, OpaqueWidth};
 use leafctl::segment::{
-    AllocStore, Bounds, DEFAULT_STEP, Headroom, HeadroomStatus, LeafAlloc, MAX_TABLE_STEP, NewTag,
-    RowPages, StartAt, TagFilter, tag_for_shell, validate_tag,
+    AllocStore, Bounds, DEFAULT_STEP, Headroom, HeadroomStatus, Issuing, LeafAlloc, MAX_TABLE_STEP,
+    NewTag, PeriodicShape, RowPages, SegmentError, StartAt, TagFilter, TagShape, add_shaped_tag,
+    tag_for_shell, validate_tag,
 };
 use serde::Serialize;
 
@@ -23,6 +25,9 @@ Examples:
   leafctl tag add order                          IDs from 1, claimed 1000 at a time
   leafctl tag add payment --step 5000 --desc 'payment numbers'
   leafctl tag add invoice --start 1000000        continue after an existing ID scheme
+  leafctl --key-file id.key tag add order-no --opaque 12   12-digit IDs that hide the count
+  leafctl tag add bill-no --period day --width 6 --time-zone Asia/Shanghai
+                                                 20261206000001: a sequence per day
   leafctl tag list --output json
   leafctl tag list --prefix tenant- --output ndjson | wc -l    count the tenant tags
   leafctl tag list --match 'order-*-eu' --output ndjson | jq -r .max_id
@@ -63,6 +68,13 @@ pub enum TagCommand {
         /// Succeed without changing anything when the tag exists
         #[arg(long)]
         if_not_exists: bool,
+        /// Issue the tag's IDs through a keyed permutation that hides their order and count:
+        /// 7 to 18 (IDs of exactly that many digits) or 63 (any positive 63-bit number). Needs the
+        /// ID key (--key-file); fixed for good, as the tag's shape
+        #[arg(long, value_name = "DIGITS", value_parser = parse_opaque_width)]
+        opaque: Option<OpaqueWidth>,
+        #[command(flatten)]
+        periodic: PeriodicArgs,
     },
     /// List tags with their max_id, step and last update
     ///
@@ -130,6 +142,26 @@ pub enum TagCommand {
     },
 }
 
+/// `tag add`'s options of a periodic tag (issue 48): `<period><code><sequence>` numbers whose
+/// sequence restarts every period.
+#[derive(Debug, clap::Args)]
+pub struct PeriodicArgs {
+    /// Issue numbers <period><code><sequence>, e.g. 20261206000001 for a day, whose sequence
+    /// restarts every period (each period's row TAG@PERIOD is made on first use)
+    #[arg(long, value_name = "day|month|year", requires = "width")]
+    period: Option<leafctl::segment::Period>,
+    /// The sequence's digits, zero-padded (with --period); a period whose sequence would pass
+    /// them is refused, never widened. With --opaque (equal to it, 7 or more) it is permuted
+    #[arg(long, value_name = "W", requires = "period", value_parser = whole_number(1u8, 17))]
+    width: Option<u8>,
+    /// The time zone periods are counted in (with --period): an IANA name [default: UTC]
+    #[arg(long, value_name = "TZ", requires = "period")]
+    time_zone: Option<String>,
+    /// A fixed business code of decimal digits between the period and the sequence
+    #[arg(long, value_name = "DIGITS", requires = "period")]
+    code: Option<String>,
+}
+
 /// A row as scripts read it: the 64-bit max_id (and counts of that size) as strings.
 #[derive(Serialize)]
 struct RowJson {
@@ -145,6 +177,15 @@ struct RowJson {
     claims_left: String,
     /// ok, low, last or exhausted (see `leafctl tag show --help`).
     headroom: &'static str,
+}
+
+/// `tag show`'s row in JSON: the row and its shape (`plain`, or the spec recorded in
+/// leaf_tag_shape, e.g. `opaque=12 key=CHECK`).
+#[derive(Serialize)]
+struct ShownJson {
+    #[serde(flatten)]
+    row: RowJson,
+    shape: String,
 }
 
 fn row_json(r: &LeafAlloc, bounds: &Bounds) -> RowJson {
@@ -425,13 +466,15 @@ pub fn run(ctx: &Context, cmd: TagCommand) -> anyhow::Result<()> {
             reuse_removed_ids,
             desc,
             if_not_exists,
+            opaque,
+            periodic,
         } => add(
             ctx,
             tag,
             step,
             (start, reuse_removed_ids),
             desc,
-            if_not_exists,
+            (if_not_exists, opaque, periodic),
         ),
         TagCommand::List { prefix, glob } => {
             let filter = match (prefix, glob) {
@@ -457,7 +500,7 @@ fn add(
     step: i64,
     start: (Option<i64>, bool),
     desc: Option<String>,
-    if_not_exists: bool,
+    (if_not_exists, opaque, periodic): (bool, Option<OpaqueWidth>, PeriodicArgs),
 ) -> anyhow::Result<()> {
     let (start, reuse_removed_ids) = start;
     check_tag(&tag)?;
@@ -472,22 +515,129 @@ fn add(
         (Some(s), false) => StartAt::Given(s),
         (Some(s), true) => StartAt::Reuse(s),
     };
+    let key = match opaque {
+        Some(_) => ctx.settings.id_key()?,
+        None => None,
+    };
+    let shape = match periodic.period {
+        Some(_) => periodic_shape(&tag, opaque, key.as_ref(), start, periodic)?,
+        None => shape_to_add(&tag, opaque, key.as_ref(), start)?,
+    };
     let store = db::open(ctx)?;
-    let outcome = leafctl::segment::add_tag(
-        &*store,
-        &NewTag {
-            tag: &tag,
-            start: at,
-            step,
-            description: desc.as_deref(),
-            if_not_exists,
-        },
-    )?;
+    let new = NewTag {
+        tag: &tag,
+        start: at,
+        step,
+        description: desc.as_deref(),
+        if_not_exists,
+    };
+    // Refused before anything is recorded: an N-digit opaque tag could issue nothing in a region,
+    // nor a periodic one (its period rows would start in the region's block).
+    match &shape {
+        TagShape::Periodic(_) => {
+            if let Some(region) = store.bounds().region {
+                return Err(SegmentError::PeriodicInRegions {
+                    tag: tag.clone(),
+                    region,
+                }
+                .into());
+            }
+        }
+        other => drop(Issuing::new(
+            &tag,
+            other,
+            key.as_ref(),
+            store.bounds().region,
+        )?),
+    }
+    let outcome = add_shaped_tag(&*store, &new, &shape)?;
     if outcome.added && !ctx.quiet {
         note_removed_before(&tag, outcome.removed_max_id, at);
     }
     let row = store.get(&tag)?;
     print_added(ctx, &store.bounds(), &tag, step, &outcome, row)
+}
+
+/// The shape `tag add` records: opaque with `--opaque` (which needs the ID key, and a --start
+/// inside the width's capacity), plain otherwise.
+fn shape_to_add(
+    tag: &str,
+    opaque: Option<OpaqueWidth>,
+    key: Option<&IdKey>,
+    start: Option<i64>,
+) -> anyhow::Result<TagShape> {
+    let Some(width) = opaque else {
+        return Ok(TagShape::Plain);
+    };
+    let Some(key) = key else {
+        return Err(usage(
+            format!("tag {tag} is to be opaque, and no ID key was given"),
+            "give the key file with --key-file FILE (64 hex digits; `openssl rand -hex 32` makes one), LEAF_ID_KEY_FILE or ids.key_file",
+        ));
+    };
+    if let Some(s) = start
+        && u64::try_from(s).is_ok_and(|s| s > width.capacity())
+    {
+        return Err(usage(
+            format!(
+                "--start {s} lies above the {} dense IDs an opaque tag of {width} holds",
+                width.capacity()
+            ),
+            "give a smaller --start, or more digits to --opaque",
+        ));
+    }
+    Ok(TagShape::Opaque {
+        width,
+        key_check: key.check_value(),
+    })
+}
+
+/// The shape of a periodic tag from `tag add`'s options; `--opaque` permutes its sequence and
+/// then equals `--width`.
+fn periodic_shape(
+    tag: &str,
+    opaque: Option<OpaqueWidth>,
+    key: Option<&IdKey>,
+    start: Option<i64>,
+    args: PeriodicArgs,
+) -> anyhow::Result<TagShape> {
+    let (Some(period), Some(width)) = (args.period, args.width) else {
+        return Ok(TagShape::Plain);
+    };
+    if start.is_some() {
+        return Err(usage(
+            "--start does not apply to a periodic tag: each period's sequence starts at 1",
+            "drop --start",
+        ));
+    }
+    let key_check = match opaque {
+        None => None,
+        Some(OpaqueWidth::Digits(n)) if n == width => match key {
+            Some(key) => Some(key.check_value()),
+            None => {
+                return Err(usage(
+                    format!("tag {tag} is to be opaque, and no ID key was given"),
+                    "give the key file with --key-file FILE (64 hex digits; `openssl rand -hex 32` makes one), LEAF_ID_KEY_FILE or ids.key_file",
+                ));
+            }
+        },
+        Some(_) => {
+            return Err(usage(
+                format!("with --period, --opaque permutes the sequence of --width {width} digits"),
+                format!("give --opaque {width}, or leave it out"),
+            ));
+        }
+    };
+    let zone = args.time_zone.as_deref().unwrap_or("UTC");
+    let code = args.code.as_deref().unwrap_or("");
+    Ok(TagShape::Periodic(PeriodicShape::new(
+        tag, period, zone, code, width, key_check,
+    )?))
+}
+
+/// `--opaque`'s value: a width of 7 to 18 digits, or 63 bits.
+fn parse_opaque_width(text: &str) -> Result<OpaqueWidth, String> {
+    OpaqueWidth::parse(text).map_err(|e| e.to_string())
 }
 
 /// Says what a removed tag of the name (which left `removed_max_id` behind) means for the tag
@@ -569,13 +719,23 @@ fn show(ctx: &Context, tag: String) -> anyhow::Result<()> {
         }
         .into());
     };
+    // An opaque tag's IDs end with its width's capacity: its headroom counts up to there.
+    let shape = TagShape::of(&*store, &tag)?;
     let bounds = store.bounds();
+    let bounds = Bounds {
+        ceiling: bounds.ceiling.min(shape.ceiling()),
+        ..bounds
+    };
     let h = Headroom::within(&bounds, r.max_id, r.step);
     match ctx.output {
-        OutputFormat::Json => print_json(&row_json(&r, &bounds))?,
+        OutputFormat::Json => print_json(&ShownJson {
+            row: row_json(&r, &bounds),
+            shape: shape.spec().unwrap_or_else(|| "plain".into()),
+        })?,
         OutputFormat::Text => {
             let mut t = table(&["key", "value"]);
             t.add_row(vec!["tag".to_string(), r.tag.clone()]);
+            t.add_row(vec!["shape".to_string(), shape.to_string()]);
             t.add_row(vec!["max_id".to_string(), r.max_id.to_string()]);
             t.add_row(vec!["step".to_string(), r.step.to_string()]);
             t.add_row(vec![

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::store::{Added, Bounds, NewTag, Removed, check_claim, unknown_tag};
+use super::store::{Added, NewTag, Removed, check_claim, unknown_tag};
 use super::{
     AllocStore, Claim, Increment, LeafAlloc, RowsPage, SegmentError, Tombstone, validate_step,
 };
@@ -20,7 +20,7 @@ use crate::region::Region;
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
     /// Where this handle's claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
-    bounds: Bounds,
+    bounds: crate::segment::store::Confinement,
 }
 
 #[derive(Debug, Default)]
@@ -51,7 +51,7 @@ impl MemoryStore {
     pub fn connection(&self) -> MemoryStore {
         MemoryStore {
             state: self.state.clone(),
-            bounds: Bounds::UNBOUNDED,
+            bounds: Default::default(),
         }
     }
 
@@ -222,7 +222,7 @@ impl AllocStore for MemoryStore {
     fn claim(&self, tag: &str, increment: Increment) -> Result<Claim, SegmentError> {
         self.lock().claims += 1;
         let mut st = self.open()?;
-        let bounds = self.bounds;
+        let bounds = self.bounds.of(tag);
         let row = st
             .rows
             .get_mut(tag)

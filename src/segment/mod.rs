@@ -12,6 +12,8 @@ mod generator;
 mod guard;
 mod headroom;
 mod memory;
+mod period;
+mod shape;
 pub(crate) mod store;
 mod tags;
 
@@ -23,6 +25,8 @@ pub use generator::{
 pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
+pub use period::{Period, PeriodIssuing, PeriodicShape, open_period};
+pub use shape::{Issuing, TagShape, add_shaped_tag, check_key, opaque_error};
 pub use store::{
     Added, AllocStore, AllocStoreExt, Bounds, Claim, Confined, Increment, LeafAlloc, Mark, Marked,
     NewTag, Page, PageQuery, Pages, REGION_TABLE, REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord,
@@ -86,8 +90,8 @@ pub enum SegmentError {
         /// The database, password removed.
         db: String,
     },
-    /// The claim would push `max_id` past its ceiling: 2^63-1, or the end of the region's
-    /// block; nothing was changed.
+    /// The claim would push `max_id` past its ceiling: 2^63-1, the end of the region's block,
+    /// or an opaque tag's capacity; nothing was changed.
     #[error(
         "tag {tag:?} exhausted: max_id {max_id} + {increment} would pass {}; nothing was claimed",
         ceiling_text(*.ceiling)
@@ -195,6 +199,129 @@ pub enum SegmentError {
         db: String,
         /// The region both would be.
         region: Region,
+    },
+    /// A name whose shape is recorded (or which was a plain tag) added with another shape.
+    #[error(
+        "tag {tag:?} is {recorded} (a tag's shape is fixed when it is first added and kept after a removal); refused to add it as {given}, nothing was changed"
+    )]
+    ShapeFixed {
+        /// The tag.
+        tag: String,
+        /// The shape recorded for the name.
+        recorded: String,
+        /// The shape asked for.
+        given: String,
+    },
+    /// A shape spec this leafctl cannot read (from a newer one, or edited by hand).
+    #[error(
+        "tag {tag:?} has the shape {spec:?} in leaf_tag_shape, which this leafctl cannot read; nothing was issued"
+    )]
+    UnreadableShape {
+        /// The tag.
+        tag: String,
+        /// The spec as recorded.
+        spec: String,
+    },
+    /// An opaque tag issued or decoded without a key.
+    #[error("tag {tag:?} is opaque, and no ID key was given; nothing was issued")]
+    KeyNeeded {
+        /// The tag.
+        tag: String,
+    },
+    /// An opaque tag given a key other than the one it was added with.
+    #[error(
+        "tag {tag:?} was added with the ID key whose check value is {recorded}; the key given has {given}; nothing was issued"
+    )]
+    KeyMismatch {
+        /// The tag.
+        tag: String,
+        /// The check value recorded with the tag.
+        recorded: String,
+        /// The check value of the key given.
+        given: String,
+    },
+    /// An opaque tag of N digits asked for in a region: a region's block of dense IDs lies above
+    /// every N-digit domain, so it could issue nothing there.
+    #[error(
+        "tag {tag:?} is opaque with {digits} digits, which cannot be issued in {region}: the region's dense IDs lie above the {digits}-digit domain; nothing was issued"
+    )]
+    OpaqueInRegions {
+        /// The tag.
+        tag: String,
+        /// Its digits.
+        digits: u8,
+        /// This process's region.
+        region: Region,
+    },
+    /// A periodic tag's options that do not fit (a zone, code or width).
+    #[error("tag {tag:?} cannot be periodic this way: {reason}; nothing was added")]
+    BadShape {
+        /// The tag.
+        tag: String,
+        /// What does not fit.
+        reason: String,
+    },
+    /// A value that is not an ID of the tag's shape.
+    #[error("{id} is not an ID of tag {tag:?}: {reason}")]
+    NotOfShape {
+        /// The tag.
+        tag: String,
+        /// The value.
+        id: u64,
+        /// What its IDs look like.
+        reason: String,
+    },
+    /// A period's sequence used up: refused, never widened.
+    #[error(
+        "tag {tag:?} has {left} sequences left in period {period} (its {width} digits hold {} per period); refused, nothing was claimed",
+        10u64.saturating_pow(u32::from(*.width)) - 1
+    )]
+    PeriodFull {
+        /// The tag.
+        tag: String,
+        /// The period's number.
+        period: u64,
+        /// The sequence's digits.
+        width: u8,
+        /// Sequences left in the period.
+        left: i64,
+    },
+    /// A periodic tag added in a region: its period rows would start in the region's block,
+    /// above every sequence width.
+    #[error(
+        "tag {tag:?} cannot be periodic in {region}: each period's sequence starts at 1, and the region's IDs lie in its own block; nothing was added"
+    )]
+    PeriodicInRegions {
+        /// The tag.
+        tag: String,
+        /// This process's region.
+        region: Region,
+    },
+    /// A periodic tag asked of an issuer that does not issue them (`serve`, the library's
+    /// generator): only `next` does so far.
+    #[error(
+        "tag {tag:?} is periodic, and this issuer issues periodic tags not yet; nothing was issued"
+    )]
+    PeriodicHere {
+        /// The tag.
+        tag: String,
+    },
+    /// One period's row of a periodic tag asked for directly: its sequence alone is no ID.
+    #[error("tag {tag:?} is a period row of the periodic tag {of:?}; nothing was issued")]
+    PeriodRow {
+        /// The row's tag.
+        tag: String,
+        /// The periodic tag.
+        of: String,
+    },
+    /// The tag's permutation refused a value (its domain used up, or an ID not of its shape).
+    #[error("tag {tag:?}: {source}")]
+    Opaque {
+        /// The tag.
+        tag: String,
+        /// What the permutation said.
+        #[source]
+        source: crate::idformat::opaque::OpaqueError,
     },
     /// The row holds values leafctl refuses to issue from (a negative max_id or step).
     #[error("tag {tag:?} has an unusable row ({reason}); nothing was claimed")]
@@ -415,7 +542,9 @@ fn ceiling_text(ceiling: i64) -> String {
     if ceiling == i64::MAX {
         ceiling.to_string()
     } else {
-        format!("the end of the region's block ({ceiling})")
+        format!(
+            "{ceiling}, the end of the IDs it may issue here (a region's block, or an opaque tag's width)"
+        )
     }
 }
 

@@ -11,6 +11,8 @@ mod support;
 mod fault_local;
 mod lead_local;
 mod model;
+mod opaque;
+mod periodic;
 mod seams;
 mod segment_sqlite;
 mod serve_http;

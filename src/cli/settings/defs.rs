@@ -386,6 +386,15 @@ settings! {
     )
     .env("LEAF_SERVE_METRICS_TAGS")
     .of(Default::Value(|| leafctl::server::DEFAULT_METRICS_TAGS));
+    ID_KEY_FILE: PathBuf, optional id_key_file = Info::new(
+        "ids.key_file",
+        "path",
+        "File holding the key of opaque tags (64 hex digits); else systemd's credential \
+         leaf-id-key",
+    )
+    .env("LEAF_ID_KEY_FILE")
+    .flag("key-file", "FILE", GLOBAL, ValueParser::path_buf)
+    .of(Default::Unset);
     DB_PASSWORD: String = Info::new(
         "db.password",
         "password",

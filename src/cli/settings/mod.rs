@@ -7,6 +7,7 @@
 mod decl;
 mod defs;
 mod derived;
+mod key;
 mod layout;
 mod password;
 mod resolve;

@@ -92,7 +92,7 @@ pub struct MysqlStore {
     /// When a connection was last taken: one taken after a long idle time is pinged first.
     last_used: std::sync::Mutex<std::time::Instant>,
     /// Where claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
-    bounds: Bounds,
+    bounds: crate::segment::store::Confinement,
 }
 
 /// Most connections a store keeps to its host.
@@ -151,7 +151,7 @@ impl MysqlStore {
             name: target.name,
             password: target.password,
             last_used: std::sync::Mutex::new(std::time::Instant::now()),
-            bounds: Bounds::UNBOUNDED,
+            bounds: Default::default(),
         })
     }
 
@@ -266,7 +266,7 @@ impl MysqlStore {
         let literal = mysql::Value::from(tag).as_sql(conn.no_backslash_escape());
         // The guard's bounds are the store's (0 and 2^63-1, or the region's block), numbers
         // formatted from i64s like the increment.
-        let Bounds { floor, ceiling, .. } = self.bounds;
+        let Bounds { floor, ceiling, .. } = self.bounds.of(tag);
         let sql = format!(
             "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + {inc}) \
              WHERE biz_tag = {literal} AND max_id >= {floor} AND max_id <= {ceiling} - {inc}; \
@@ -293,7 +293,7 @@ impl MysqlStore {
         };
         if changed != 1 {
             // The row cannot be claimed from (say why), or it changed in between: try again.
-            check_claim(tag, &self.bounds, max_id, inc).map_err(failed)?;
+            check_claim(tag, &self.bounds.of(tag), max_id, inc).map_err(failed)?;
             return Err(Attempt::Conflict(format!(
                 "the claim changed {changed} rows"
             )));
@@ -309,7 +309,8 @@ impl MysqlStore {
                 ),
             }));
         }
-        let (start, end) = check_claim(tag, &self.bounds, new_max - inc, inc).map_err(failed)?;
+        let (start, end) =
+            check_claim(tag, &self.bounds.of(tag), new_max - inc, inc).map_err(failed)?;
         Ok(Claim {
             start,
             end,

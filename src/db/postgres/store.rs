@@ -90,7 +90,7 @@ pub struct PostgresStore {
     target: PgTarget,
     active: HostChoice<Arc<Idle>>,
     /// Where claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
-    bounds: Bounds,
+    bounds: crate::segment::store::Confinement,
 }
 
 /// Open connections to one host, waiting for their next statement.
@@ -154,7 +154,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             target,
             active,
-            bounds: Bounds::UNBOUNDED,
+            bounds: Default::default(),
         })
     }
 
@@ -236,8 +236,8 @@ impl PostgresStore {
                 vec![
                     custom.into(),
                     tag.into(),
-                    self.bounds.floor.into(),
-                    self.bounds.ceiling.into(),
+                    self.bounds.of(tag).floor.into(),
+                    self.bounds.of(tag).ceiling.into(),
                 ],
             )
             .map_err(attempt)?;
@@ -249,8 +249,8 @@ impl PostgresStore {
                     .map_err(|e| Attempt::Failed(self.decode(e)))?,
             );
             let inc = custom.unwrap_or(table_step);
-            let (start, end) =
-                check_claim(tag, &self.bounds, new_max - inc, inc).map_err(Attempt::Failed)?;
+            let (start, end) = check_claim(tag, &self.bounds.of(tag), new_max - inc, inc)
+                .map_err(Attempt::Failed)?;
             return Ok(Claim {
                 start,
                 end,
@@ -274,8 +274,13 @@ impl PostgresStore {
             row.try_get(1)
                 .map_err(|e| Attempt::Failed(self.decode(e)))?,
         );
-        check_claim(tag, &self.bounds, max_id, custom.unwrap_or(table_step))
-            .map_err(Attempt::Failed)?;
+        check_claim(
+            tag,
+            &self.bounds.of(tag),
+            max_id,
+            custom.unwrap_or(table_step),
+        )
+        .map_err(Attempt::Failed)?;
         Err(Attempt::Conflict("the row changed during the claim".into()))
     }
 

@@ -12,8 +12,8 @@ use crate::region::Region;
 use crate::segment::Removed;
 use crate::segment::store::{check_bump, check_claim, names_removed_table, unknown_tag};
 use crate::segment::{
-    Added, AllocStore, Bounds, Claim, Increment, LeafAlloc, NewTag, REMOVED_TABLE, RowsPage,
-    SegmentError, Tombstone,
+    Added, AllocStore, Claim, Increment, LeafAlloc, NewTag, REMOVED_TABLE, RowsPage, SegmentError,
+    Tombstone,
 };
 
 /// The same table in SQLite's types; `update_time` is UTC text, set by every write.
@@ -71,7 +71,7 @@ pub struct SqliteStore {
     /// The file, for messages about its permissions.
     path: PathBuf,
     /// Where claims stay ([`Confined::confine`](crate::segment::Confined::confine)).
-    bounds: Bounds,
+    bounds: crate::segment::store::Confinement,
 }
 
 /// A failure to read or write the file itself (permissions, a read-only file system), told
@@ -162,7 +162,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             name,
             path,
-            bounds: Bounds::UNBOUNDED,
+            bounds: Default::default(),
         };
         if mode == OpenMode::CreateSchema {
             store.init_schema()?;
@@ -404,7 +404,7 @@ impl AllocStore for SqliteStore {
             Increment::TableStep => step,
             Increment::Custom(n) => n,
         };
-        check_claim(tag, &self.bounds, max_id, inc)?;
+        check_claim(tag, &self.bounds.of(tag), max_id, inc)?;
         tx.execute(
             "UPDATE leaf_alloc SET max_id = max_id + ?1, update_time = CURRENT_TIMESTAMP \
              WHERE biz_tag = ?2",
@@ -418,7 +418,7 @@ impl AllocStore for SqliteStore {
                 |r| Ok((r.get(1)?, r.get(2)?)),
             )
             .map_err(|e| self.err(e))?;
-        let (start, end) = check_claim(tag, &self.bounds, new_max - inc, inc)?;
+        let (start, end) = check_claim(tag, &self.bounds.of(tag), new_max - inc, inc)?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Claim {
             start,

@@ -127,6 +127,9 @@ pub struct SegmentBuffer {
     next_busy: AtomicBool,
     state: Mutex<LoadState>,
     changed: Condvar,
+    /// How the tag's dense IDs are issued (its shape), set before its first claim
+    /// ([`SegmentBuffer::set_issuing`]); unset reads as plain.
+    issuing: std::sync::OnceLock<crate::segment::Issuing>,
 }
 
 fn unix_now_ms() -> i64 {
@@ -153,6 +156,27 @@ impl SegmentBuffer {
             next_busy: AtomicBool::new(false),
             state: Mutex::new(LoadState::default()),
             changed: Condvar::new(),
+            issuing: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// How the tag's dense IDs are issued, if known yet (it is before the first claim).
+    pub(crate) fn issuing(&self) -> Option<&crate::segment::Issuing> {
+        self.issuing.get()
+    }
+
+    /// Sets how the tag's dense IDs are issued (the first setting stays).
+    pub(crate) fn set_issuing(&self, issuing: crate::segment::Issuing) -> &crate::segment::Issuing {
+        self.issuing.get_or_init(|| issuing)
+    }
+
+    /// The ID issued for dense ID `dense`: itself for a plain tag, its permutation for an opaque
+    /// one. Claims of an opaque tag stop at its capacity, so every dense ID it holds has one.
+    #[inline]
+    pub(crate) fn issue(&self, dense: u64) -> Result<u64, SegmentError> {
+        match self.issuing.get() {
+            None => Ok(dense),
+            Some(issuing) => issuing.id(&self.tag, dense),
         }
     }
 

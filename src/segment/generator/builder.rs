@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::inner::{Inner, NEXT_GENERATOR_ID, Retired, worker};
 use super::{IDLE_BUFFER_TIMEOUT, LoadObserver, REFRESH_INTERVAL, SegmentGenerator, WAIT_TIMEOUT};
+use crate::idformat::opaque::IdKey;
 use crate::segment::tags::TagTable;
 use crate::segment::{AllocStore, ClaimGuard, SegmentError, TagPages};
 use crate::snowflake::{Clock, SystemClock};
@@ -20,6 +21,7 @@ pub struct SegmentGeneratorBuilder {
     wait: Duration,
     refresh: Duration,
     idle_timeout: Duration,
+    key: Option<IdKey>,
 }
 
 impl SegmentGeneratorBuilder {
@@ -36,6 +38,8 @@ impl SegmentGeneratorBuilder {
         /// How long a tag's buffer may go unused before it is dropped (default
         /// [`IDLE_BUFFER_TIMEOUT`]; checked every refresh interval).
         idle_timeout(idle: Duration) => idle_timeout = idle;
+        /// The ID key of opaque tags (issue 48); without it an opaque tag issues nothing.
+        id_key(key: Option<IdKey>) => key = key;
     }
     /// Reads the tag list and starts the background thread.
     pub fn build(self) -> Result<SegmentGenerator, SegmentError> {
@@ -65,6 +69,7 @@ impl SegmentGeneratorBuilder {
             fingerprint: Mutex::new(fingerprint),
             idle_timeout: self.idle_timeout,
             wait: self.wait,
+            key: self.key,
         });
         let refresh = self.refresh;
         let worker_inner = inner.clone();
@@ -92,6 +97,7 @@ impl SegmentGenerator {
             wait: WAIT_TIMEOUT,
             refresh: REFRESH_INTERVAL,
             idle_timeout: IDLE_BUFFER_TIMEOUT,
+            key: None,
         }
     }
 }

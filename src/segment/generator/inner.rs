@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 
 use super::LoadEvent;
 use super::LoadObserver;
+use crate::idformat::opaque::IdKey;
 use crate::segment::buffer::RETRY_AFTER;
 use crate::segment::tags::TagTable;
 use crate::segment::{
     AllocStore, Claim, ClaimGuard, Increment, SegmentBuffer, SegmentError, TagPages,
     TagsFingerprint, validate_tag,
 };
+use crate::segment::{Issuing, TagShape};
 use crate::snowflake::Clock;
 
 pub(super) enum Msg {
@@ -94,6 +96,8 @@ pub(super) struct Inner {
     pub(super) fingerprint: Mutex<Option<TagsFingerprint>>,
     pub(super) idle_timeout: Duration,
     pub(super) wait: Duration,
+    /// The ID key of opaque tags, if this generator was given one.
+    pub(super) key: Option<IdKey>,
 }
 
 pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
@@ -132,7 +136,9 @@ impl Inner {
         increment: Increment,
     ) -> Result<Claim, SegmentError> {
         let started = Instant::now();
-        let result = self.guard.claim(&*self.store, buffer.tag(), increment);
+        let result = self
+            .issuing(buffer)
+            .and_then(|_| self.guard.claim(&*self.store, buffer.tag(), increment));
         let elapsed = started.elapsed();
         buffer.record_claim(elapsed, result.is_ok());
         self.claims.fetch_add(1, Ordering::Relaxed);
@@ -147,6 +153,22 @@ impl Inner {
             });
         }
         result
+    }
+
+    /// How `buffer`'s tag issues its dense IDs: read from its shape before its first claim
+    /// (the key and region checked), and its claims capped at an opaque width's capacity.
+    pub(super) fn issuing<'b>(
+        &self,
+        buffer: &'b SegmentBuffer,
+    ) -> Result<&'b Issuing, SegmentError> {
+        if let Some(issuing) = buffer.issuing() {
+            return Ok(issuing);
+        }
+        let tag = buffer.tag();
+        let shape = TagShape::of(&*self.store, tag)?;
+        let issuing = Issuing::new(tag, &shape, self.key.as_ref(), self.store.bounds().region)?;
+        self.store.cap_tag(tag, issuing.ceiling());
+        Ok(buffer.set_issuing(issuing))
     }
 
     /// Keeps [`Inner::troubled`] in step with the buffer's state after a claim.
@@ -169,7 +191,7 @@ impl Inner {
         &self,
         mut view: crate::segment::SegmentBufferView,
     ) -> crate::segment::SegmentBufferView {
-        view.bounds = self.store.bounds();
+        view.bounds = self.store.bounds_of(&view.tag);
         view
     }
 

@@ -34,8 +34,8 @@ use self::recent::{RECENT, remember_and_take};
 use self::take::{next_from, note_moved, request_preload, take};
 use super::tags::SHARDS;
 use super::{
-    AllocStore, ClaimGuard, Increment, LeafAlloc, SegmentBuffer, SegmentBufferView, SegmentError,
-    TagHealth,
+    AllocStore, ClaimGuard, Increment, Issuing, LeafAlloc, SegmentBuffer, SegmentBufferView,
+    SegmentError, TagHealth,
 };
 use crate::segment::AllocStoreExt;
 
@@ -133,11 +133,31 @@ impl SegmentGenerator {
     /// again); otherwise it waits at most for that one claim (the store's own timeouts). A
     /// failed batch takes nothing from the buffers.
     pub fn next_ids(&self, tag: &str, count: u64) -> Result<Vec<Range<u64>>, SegmentError> {
+        let buffer = self.inner.lookup(tag)?;
+        let dense = self.next_dense_ids(&buffer, count)?;
+        match buffer.issuing() {
+            None | Some(Issuing::Plain) => Ok(dense),
+            // An opaque tag's IDs are not consecutive: each is a range of its own.
+            Some(opaque) => dense
+                .into_iter()
+                .flatten()
+                .map(|d| opaque.id(tag, d).map(|id| id..id + 1))
+                .collect(),
+        }
+    }
+
+    /// [`SegmentGenerator::next_ids`] as dense IDs.
+    fn next_dense_ids(
+        &self,
+        buffer: &Arc<SegmentBuffer>,
+        count: u64,
+    ) -> Result<Vec<Range<u64>>, SegmentError> {
+        let tag = buffer.tag();
         if count == 0 || count > i64::MAX as u64 {
             return Err(SegmentError::InvalidCount(count));
         }
         let inner = &*self.inner;
-        let buffer = inner.lookup(tag)?;
+        let buffer = buffer.clone();
         if !buffer.moved() {
             note_moved(&buffer, inner);
         }
@@ -158,7 +178,7 @@ impl SegmentGenerator {
         let claim = inner.claim(&buffer, Increment::Custom(increment));
         buffer.finish_batch(&claim);
         if let Ok(c) = &claim {
-            let bounds = inner.store.bounds();
+            let bounds = inner.store.bounds_of(tag);
             let end = i64::try_from(c.end).unwrap_or(i64::MAX);
             if bounds.ids_left(end) == 0 {
                 buffer.note_table_used_up(end, bounds.ceiling);
@@ -252,7 +272,7 @@ impl SegmentGenerator {
     fn table_left(&self, tag: &str) -> u64 {
         let store = &*self.inner.store;
         let max_id = store.get(tag).ok().flatten().map_or(i64::MAX, |r| r.max_id);
-        u64::try_from(store.bounds().ids_left(max_id)).unwrap_or(0)
+        u64::try_from(store.bounds_of(tag).ids_left(max_id)).unwrap_or(0)
     }
 
     /// Every row of the table, in memory at once (Leaf's `/db` page on a small table; a long

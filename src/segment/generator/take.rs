@@ -12,14 +12,25 @@ use crate::segment::{SegmentBuffer, SegmentError};
 /// the tag listed as moved for monitoring (once per sample).
 #[inline(always)]
 pub(super) fn take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
-    let (id, preload) = buffer.try_take()?;
+    let (dense, preload) = buffer.try_take()?;
     if preload {
         request_preload(buffer, inner);
     }
     if !buffer.moved() {
         note_moved(buffer, inner);
     }
-    Some(id)
+    match buffer.issue(dense) {
+        Ok(id) => Some(id),
+        Err(e) => unissuable(buffer, dense, e),
+    }
+}
+
+/// A dense ID taken that has no ID of the tag's shape: claims stop at an opaque tag's capacity,
+/// so this is a bug. The ID is skipped (never issued), said loudly, and the caller waits on.
+#[cold]
+fn unissuable(buffer: &SegmentBuffer, dense: u64, e: SegmentError) -> Option<u64> {
+    tracing::error!("tag {:?}: dense ID {dense} skipped: {e}", buffer.tag());
+    None
 }
 
 #[cold]

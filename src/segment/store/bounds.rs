@@ -10,6 +10,49 @@ pub trait Confined {
     fn confine(&mut self, bounds: Bounds);
     /// The bounds claims are kept inside ([`Confined::confine`]).
     fn bounds(&self) -> Bounds;
+    /// Keeps every later claim of `tag` below `ceiling` as well (an opaque tag's capacity).
+    fn cap_tag(&self, tag: &str, ceiling: i64);
+    /// The bounds claims of `tag` are kept inside: the store's, with the tag's own ceiling.
+    fn bounds_of(&self, tag: &str) -> Bounds;
+}
+
+/// A store's [`Bounds`] and the lower ceilings of single tags ([`Confined::cap_tag`]): what a
+/// store keeps in its field `bounds` ([`bounds_in_field!`](super::bounds_in_field)).
+#[derive(Debug, Default)]
+pub struct Confinement {
+    bounds: Bounds,
+    tags: std::sync::RwLock<std::collections::HashMap<String, i64>>,
+}
+
+impl Confinement {
+    /// The store's bounds.
+    pub fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    /// Replaces the store's bounds (the tags' ceilings stay).
+    pub fn set(&mut self, bounds: Bounds) {
+        self.bounds = bounds;
+    }
+
+    /// Lowers `tag`'s ceiling to `ceiling`.
+    pub fn cap(&self, tag: &str, ceiling: i64) {
+        let mut tags = self.tags.write().unwrap_or_else(|e| e.into_inner());
+        let cap = tags.entry(tag.to_string()).or_insert(ceiling);
+        *cap = (*cap).min(ceiling);
+    }
+
+    /// The bounds of `tag`'s claims.
+    pub fn of(&self, tag: &str) -> Bounds {
+        let tags = self.tags.read().unwrap_or_else(|e| e.into_inner());
+        match tags.get(tag) {
+            Some(&cap) => Bounds {
+                ceiling: self.bounds.ceiling.min(cap),
+                ..self.bounds
+            },
+            None => self.bounds,
+        }
+    }
 }
 
 /// The max_ids a store's claims stay between: `0..=2^63-1` for a deployment without regions,

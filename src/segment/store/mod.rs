@@ -349,17 +349,25 @@ pub enum Marked {
     Shape(Option<String>),
 }
 
-/// [`Confined`] for a store that keeps its [`Bounds`] in a field `bounds` (the database stores
-/// do), written once rather than in each store.
+/// [`Confined`] for a store that keeps its [`Confinement`] in a field `bounds` (every store
+/// does), written once rather than in each store.
 macro_rules! bounds_in_field {
     ($store:ty) => {
         impl $crate::segment::Confined for $store {
             fn confine(&mut self, bounds: $crate::segment::Bounds) {
-                self.bounds = bounds;
+                self.bounds.set(bounds);
             }
 
             fn bounds(&self) -> $crate::segment::Bounds {
-                self.bounds
+                self.bounds.bounds()
+            }
+
+            fn cap_tag(&self, tag: &str, ceiling: i64) {
+                self.bounds.cap(tag, ceiling);
+            }
+
+            fn bounds_of(&self, tag: &str) -> $crate::segment::Bounds {
+                self.bounds.of(tag)
             }
         }
     };

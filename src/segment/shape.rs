@@ -1,0 +1,400 @@
+//! A tag's shape (issue 48): whether its IDs are its dense IDs as they are (plain) or passed
+//! through a keyed permutation (opaque, [`crate::idformat::opaque`]). Fixed when the tag is added
+//! and recorded beside it ([`crate::segment::SHAPE_TABLE`]), never changed, and kept when the tag
+//! is removed: a name re-added with another shape could issue an ID its earlier shape issued.
+//!
+//! A plain tag records nothing (a table made by Leaf, or before shapes, holds plain tags only);
+//! a shaped tag records its spec text, `opaque=12 key=<check value>`. The key itself is never
+//! in the table: only its check value, so a wrong key is refused before anything is issued.
+
+use std::fmt;
+
+use super::period::PeriodicShape;
+use super::store::{AllocStore, AllocStoreExt, NewTag, RemovedPages, add_tag};
+use super::{Added, SegmentError};
+use crate::idformat::opaque::{IdKey, OpaqueError, OpaqueWidth, Permutation};
+use crate::region::Region;
+
+/// How a tag's dense IDs become the IDs it issues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TagShape {
+    /// The dense IDs themselves (every tag Leaf knows).
+    Plain,
+    /// The dense IDs through FF1 under the key whose check value is `key_check`, filling `width`.
+    Opaque {
+        /// The range the IDs fill.
+        width: OpaqueWidth,
+        /// The key's check value ([`IdKey::check_value`]).
+        key_check: String,
+    },
+    /// `<period><code><sequence>`, the sequence claimed from a row per period ([`PeriodicShape`]).
+    Periodic(PeriodicShape),
+    /// One period's row of the periodic tag `of` (`of@PERIOD`): issued through `of` only.
+    PeriodRow {
+        /// The periodic tag.
+        of: String,
+    },
+}
+
+impl TagShape {
+    /// The spec text recorded for the shape; none for a plain tag, which records nothing.
+    pub fn spec(&self) -> Option<String> {
+        match self {
+            TagShape::Plain => None,
+            TagShape::Opaque { width, key_check } => {
+                Some(format!("opaque={} key={key_check}", width_spec(*width)))
+            }
+            TagShape::Periodic(p) => Some(p.spec()),
+            TagShape::PeriodRow { of } => Some(format!("period-of={of}")),
+        }
+    }
+
+    /// The shape a recorded spec describes (none recorded: plain). A spec this leafctl cannot
+    /// read, from a newer one say, is refused: issuing its dense IDs would break its promise.
+    pub fn from_spec(tag: &str, spec: Option<&str>) -> Result<TagShape, SegmentError> {
+        let Some(spec) = spec else {
+            return Ok(TagShape::Plain);
+        };
+        let unreadable = || SegmentError::UnreadableShape {
+            tag: tag.into(),
+            spec: spec.into(),
+        };
+        let words: Vec<(&str, &str)> = spec
+            .split_whitespace()
+            .map(|w| w.split_once('=').ok_or_else(unreadable))
+            .collect::<Result<_, _>>()?;
+        let has = |k: &str| words.iter().any(|(key, _)| *key == k);
+        if has("period") {
+            return PeriodicShape::from_words(tag, &words)
+                .map(TagShape::Periodic)
+                .ok_or_else(unreadable);
+        }
+        if let [("period-of", of)] = words[..] {
+            return Ok(TagShape::PeriodRow { of: of.into() });
+        }
+        let (mut width, mut key_check) = (None, None);
+        for (k, v) in words {
+            match (k, v) {
+                ("opaque", w) => {
+                    width = Some(OpaqueWidth::parse(w).map_err(|_| unreadable())?);
+                }
+                ("key", k) if k.len() == 16 && k.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    key_check = Some(k.to_string());
+                }
+                _ => return Err(unreadable()),
+            }
+        }
+        match (width, key_check) {
+            (Some(width), Some(key_check)) => Ok(TagShape::Opaque { width, key_check }),
+            _ => Err(unreadable()),
+        }
+    }
+
+    /// The shape recorded for `tag` in `store`.
+    pub fn of(store: &dyn AllocStore, tag: &str) -> Result<TagShape, SegmentError> {
+        TagShape::from_spec(tag, store.shape_mark(tag, None)?.as_deref())
+    }
+
+    /// Whether the tag issues its dense IDs as they are.
+    pub fn is_plain(&self) -> bool {
+        matches!(self, TagShape::Plain)
+    }
+
+    /// One past the highest dense ID the tag may issue, as a max_id: claims stop there (an
+    /// opaque width's capacity; 2^63-1 for a plain tag).
+    pub fn ceiling(&self) -> i64 {
+        match self {
+            TagShape::Plain | TagShape::PeriodRow { .. } => i64::MAX,
+            TagShape::Opaque { width, .. } => {
+                i64::try_from(width.capacity()).map_or(i64::MAX, |c| c.saturating_add(1))
+            }
+            // The base row is never claimed from; each period row stops at the sequence's width
+            // ([`PeriodicShape::ceiling`]).
+            TagShape::Periodic(_) => i64::MAX,
+        }
+    }
+}
+
+impl fmt::Display for TagShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TagShape::Plain => f.write_str("plain"),
+            TagShape::Opaque { width, key_check } => {
+                write!(f, "opaque, {width} (key check {key_check})")
+            }
+            TagShape::Periodic(p) => {
+                write!(
+                    f,
+                    "periodic, a {} in {}, code {:?}, a sequence of {} digits",
+                    p.period.as_str(),
+                    p.zone.name(),
+                    p.code,
+                    p.width
+                )?;
+                match &p.key_check {
+                    Some(k) => write!(f, ", opaque (key check {k})"),
+                    None => Ok(()),
+                }
+            }
+            TagShape::PeriodRow { of } => write!(f, "a period row of tag {of}"),
+        }
+    }
+}
+
+/// The width as `--opaque` takes it.
+fn width_spec(width: OpaqueWidth) -> String {
+    match width {
+        OpaqueWidth::Digits(n) | OpaqueWidth::Padded(n) => n.to_string(),
+        OpaqueWidth::Bits63 => "63".into(),
+    }
+}
+
+/// Adds a tag with its shape ([`add_tag`] inside the store's bounds): the shape is recorded
+/// first and the row added after, so a failure in between leaves a name that can only be added
+/// with that shape, never a shaped tag that issues plain IDs. A name whose recorded shape
+/// differs (a removed tag's, kept for ever) is refused ([`SegmentError::ShapeFixed`]), and so is
+/// a shape for a name that exists already or was removed as a plain tag.
+pub fn add_shaped_tag(
+    store: &dyn AllocStore,
+    new: &NewTag<'_>,
+    shape: &TagShape,
+) -> Result<Added, SegmentError> {
+    let refuse = |recorded: TagShape| SegmentError::ShapeFixed {
+        tag: new.tag.into(),
+        recorded: recorded.to_string(),
+        given: shape.to_string(),
+    };
+    match (store.shape_mark(new.tag, None)?, shape.spec()) {
+        (Some(mark), _) => {
+            let recorded = TagShape::from_spec(new.tag, Some(&mark))?;
+            if recorded != *shape {
+                return Err(refuse(recorded));
+            }
+        }
+        (None, None) => {}
+        (None, Some(spec)) => {
+            // A live row or a tombstone without a mark is a plain tag's: nothing is recorded.
+            if store.get(new.tag)?.is_some() {
+                return match new.if_not_exists {
+                    true => Err(refuse(TagShape::Plain)),
+                    false => add_tag(store, new),
+                };
+            }
+            if was_removed(store, new.tag)? {
+                return Err(refuse(TagShape::Plain));
+            }
+            let mark = store.shape_mark(new.tag, Some(&spec))?;
+            let now = TagShape::from_spec(new.tag, mark.as_deref())?;
+            if now != *shape {
+                return Err(refuse(now));
+            }
+        }
+    }
+    add_tag(store, new)
+}
+
+/// Whether a tag of the name was removed (it has a tombstone).
+fn was_removed(store: &dyn AllocStore, tag: &str) -> Result<bool, SegmentError> {
+    for page in RemovedPages::new(store) {
+        if page?.iter().any(|t| t.tag == tag) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// How one tag's dense IDs become the IDs it issues: what every issuer holds per tag.
+#[derive(Debug, Clone)]
+pub enum Issuing {
+    /// As they are.
+    Plain,
+    /// Through the tag's permutation.
+    Opaque(Permutation),
+}
+
+impl Issuing {
+    /// The issuing of `tag` of shape `shape`, given the key this process has (if any) and its
+    /// region. An opaque tag needs the key whose check value it recorded
+    /// ([`SegmentError::KeyNeeded`], [`SegmentError::KeyMismatch`]), and an opaque tag of N
+    /// digits cannot be issued in a region ([`SegmentError::OpaqueInRegions`]): a region's
+    /// block of dense IDs lies above every N-digit domain.
+    pub fn new(
+        tag: &str,
+        shape: &TagShape,
+        key: Option<&IdKey>,
+        region: Option<Region>,
+    ) -> Result<Issuing, SegmentError> {
+        let (width, key_check) = match shape {
+            TagShape::Plain => return Ok(Issuing::Plain),
+            TagShape::Opaque { width, key_check } => (width, key_check),
+            TagShape::Periodic(_) => {
+                return Err(SegmentError::PeriodicHere { tag: tag.into() });
+            }
+            TagShape::PeriodRow { of } => {
+                return Err(SegmentError::PeriodRow {
+                    tag: tag.into(),
+                    of: of.clone(),
+                });
+            }
+        };
+        let key = check_key(tag, key_check, key)?;
+        if let (Some(region), OpaqueWidth::Digits(digits)) = (region, width) {
+            return Err(SegmentError::OpaqueInRegions {
+                tag: tag.into(),
+                digits: *digits,
+                region,
+            });
+        }
+        Ok(Issuing::Opaque(Permutation::new(
+            key,
+            *width,
+            tag.as_bytes(),
+        )))
+    }
+
+    /// The ID issued for dense ID `dense`.
+    #[inline]
+    pub fn id(&self, tag: &str, dense: u64) -> Result<u64, SegmentError> {
+        match self {
+            Issuing::Plain => Ok(dense),
+            Issuing::Opaque(p) => p.encode(dense).map_err(|e| opaque_error(tag, e)),
+        }
+    }
+
+    /// One past the highest dense ID the tag may issue, as a max_id ([`TagShape::ceiling`]).
+    pub fn ceiling(&self) -> i64 {
+        match self {
+            Issuing::Plain => i64::MAX,
+            Issuing::Opaque(p) => {
+                i64::try_from(p.width().capacity()).map_or(i64::MAX, |c| c.saturating_add(1))
+            }
+        }
+    }
+
+    /// Whether IDs are issued as the dense IDs are.
+    pub fn is_plain(&self) -> bool {
+        matches!(self, Issuing::Plain)
+    }
+}
+
+/// The key an opaque tag (or sequence) recorded the check value `key_check` of: `key`, when it is
+/// given and is that key ([`SegmentError::KeyNeeded`], [`SegmentError::KeyMismatch`]).
+pub fn check_key<'k>(
+    tag: &str,
+    key_check: &str,
+    key: Option<&'k IdKey>,
+) -> Result<&'k IdKey, SegmentError> {
+    let Some(key) = key else {
+        return Err(SegmentError::KeyNeeded { tag: tag.into() });
+    };
+    let given = key.check_value();
+    if given != key_check {
+        return Err(SegmentError::KeyMismatch {
+            tag: tag.into(),
+            recorded: key_check.to_string(),
+            given,
+        });
+    }
+    Ok(key)
+}
+
+/// A permutation's refusal as the tag's error.
+pub fn opaque_error(tag: &str, e: OpaqueError) -> SegmentError {
+    SegmentError::Opaque {
+        tag: tag.into(),
+        source: e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{AllocStoreExt, MemoryStore};
+
+    const KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+    fn opaque(digits: u8) -> TagShape {
+        let key = IdKey::from_hex(KEY).unwrap();
+        TagShape::Opaque {
+            width: OpaqueWidth::Digits(digits),
+            key_check: key.check_value(),
+        }
+    }
+
+    #[test]
+    fn a_spec_reads_back_as_the_shape_it_was_written_from() {
+        for shape in [TagShape::Plain, opaque(7), opaque(12)] {
+            let spec = shape.spec();
+            assert_eq!(TagShape::from_spec("t", spec.as_deref()).unwrap(), shape);
+        }
+        for bad in [
+            "opaque=6 key=0011223344556677",
+            "opaque=12",
+            "period=day",
+            "opaque=12 key=xyz",
+        ] {
+            assert!(
+                matches!(
+                    TagShape::from_spec("t", Some(bad)),
+                    Err(SegmentError::UnreadableShape { .. })
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_keeps_its_shape_through_removal_and_a_plain_name_takes_none() {
+        let store = MemoryStore::new();
+        add_shaped_tag(&store, &NewTag::new("o", 10), &opaque(12)).unwrap();
+        store.remove("o").unwrap();
+        for other in [TagShape::Plain, opaque(9)] {
+            assert!(matches!(
+                add_shaped_tag(&store, &NewTag::new("o", 10), &other),
+                Err(SegmentError::ShapeFixed { .. })
+            ));
+        }
+        add_shaped_tag(&store, &NewTag::new("o", 10), &opaque(12)).unwrap();
+        // A plain tag, live or removed, never becomes opaque.
+        add_shaped_tag(&store, &NewTag::new("p", 10), &TagShape::Plain).unwrap();
+        assert!(matches!(
+            add_shaped_tag(&store, &NewTag::new("p", 10), &opaque(12)),
+            Err(SegmentError::TagExists { .. })
+        ));
+        store.remove("p").unwrap();
+        assert!(matches!(
+            add_shaped_tag(&store, &NewTag::new("p", 10), &opaque(12)),
+            Err(SegmentError::ShapeFixed { .. })
+        ));
+        assert_eq!(
+            store.shape_mark("p", None).unwrap(),
+            None,
+            "nothing recorded"
+        );
+    }
+
+    #[test]
+    fn an_opaque_tag_needs_its_own_key_and_no_region_for_digits() {
+        let shape = opaque(12);
+        assert!(matches!(
+            Issuing::new("o", &shape, None, None),
+            Err(SegmentError::KeyNeeded { .. })
+        ));
+        let other = IdKey::from_hex(&"ab".repeat(32)).unwrap();
+        assert!(matches!(
+            Issuing::new("o", &shape, Some(&other), None),
+            Err(SegmentError::KeyMismatch { .. })
+        ));
+        let key = IdKey::from_hex(KEY).unwrap();
+        let region = Region::new(1, 2).unwrap();
+        assert!(matches!(
+            Issuing::new("o", &shape, Some(&key), Some(region)),
+            Err(SegmentError::OpaqueInRegions { .. })
+        ));
+        let issuing = Issuing::new("o", &shape, Some(&key), None).unwrap();
+        assert_eq!(issuing.ceiling(), 900_000_000_000 + 1);
+        let id = issuing.id("o", 1).unwrap();
+        assert_eq!(id.to_string().len(), 12);
+        assert!(issuing.id("o", 900_000_000_001).is_err());
+    }
+}

@@ -1,0 +1,362 @@
+//! Issue 48, items 1 and 2: opaque tags on the embedded default (SQLite). A tag added with
+//! `--opaque` issues its dense IDs through FF1 under the ID key: every issuer (`next`, `serve`'s
+//! single IDs and batches, a second server, a hand-back on stop) issues each dense ID at most once
+//! and through the permutation, `decode --tag` maps them back, and the tag's shape is fixed for
+//! good (a removal keeps it). A missing or wrong key, or an N-digit tag in a region, issues nothing.
+
+use std::collections::BTreeSet;
+
+use crate::support::serve::Serve;
+use crate::support::{self, Sandbox, assert_unique, parse_ids, stderr};
+
+/// A key file in the sandbox (64 hex digits, readable by this user only); its path.
+fn key_file(sb: &Sandbox, name: &str, hex: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = sb.path().join(name);
+    std::fs::write(&path, format!("{hex}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path.display().to_string()
+}
+
+const KEY: &str = "5f0c3a1d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c";
+const OTHER_KEY: &str = "0000000000000000000000000000000000000000000000000000000000000001";
+
+/// The tag's max_id, from `tag show`.
+fn max_id(sb: &Sandbox, tag: &str) -> u64 {
+    let v = support::json(&sb.run_ok(["tag", "show", tag, "--output", "json"]));
+    v["max_id"].as_str().unwrap().parse().unwrap()
+}
+
+/// The dense IDs `decode --tag` maps `ids` back to, checking each was claimed.
+fn dense_ids(sb: &Sandbox, key: &str, tag: &str, ids: &[u64]) -> Vec<u64> {
+    dense_ids_with(sb, &[], key, tag, ids)
+}
+
+/// [`dense_ids`] with leafctl's options `before` (a region, say).
+fn dense_ids_with(sb: &Sandbox, before: &[&str], key: &str, tag: &str, ids: &[u64]) -> Vec<u64> {
+    let mut args: Vec<String> = before.iter().map(|s| s.to_string()).collect();
+    args.extend([
+        "--key-file".to_string(),
+        key.to_string(),
+        "decode".into(),
+        "--tag".into(),
+        tag.into(),
+        "--output".into(),
+        "json".into(),
+    ]);
+    args.extend(ids.iter().map(u64::to_string));
+    let rows = support::json(&sb.run_ok(&args));
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["claimed"], true, "{r}");
+            r["dense_id"].as_str().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn next_issues_each_dense_id_once_through_the_permutation_and_decode_maps_it_back() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    sb.run_ok([
+        "--key-file",
+        &key,
+        "tag",
+        "add",
+        "order",
+        "--opaque",
+        "7",
+        "--step",
+        "100",
+    ]);
+    let shown = support::json(&sb.run_ok(["tag", "show", "order", "--output", "json"]));
+    assert!(
+        shown["shape"]
+            .as_str()
+            .unwrap()
+            .starts_with("opaque=7 key="),
+        "{shown}"
+    );
+    // Batches of every size, one after another: 1 + 2 + 99 + 100 + 101 + 697 = 1000 IDs.
+    let mut ids = Vec::new();
+    for n in [1, 2, 99, 100, 101, 697] {
+        let out = sb.run_ok(["--key-file", &key, "next", "order", "-n", &n.to_string()]);
+        let batch = parse_ids(&out.stdout);
+        assert_eq!(batch.len(), n);
+        ids.extend(batch);
+    }
+    assert!(
+        ids.iter().all(|id| (1_000_000..10_000_000).contains(id)),
+        "7 digits each"
+    );
+    assert!(
+        ids.windows(2).filter(|w| w[0] < w[1]).count() < 900,
+        "opaque IDs do not ascend"
+    );
+    let mut dense = dense_ids(&sb, &key, "order", &ids);
+    dense.sort_unstable();
+    assert_eq!(
+        dense,
+        (1..=1000).collect::<Vec<u64>>(),
+        "each dense ID once"
+    );
+    assert_eq!(max_id(&sb, "order"), 1001);
+    assert_unique(&mut ids);
+}
+
+#[test]
+fn a_missing_or_wrong_key_issues_nothing() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    let other = key_file(&sb, "other.key", OTHER_KEY);
+    sb.assert_refused(
+        &["tag", "add", "order", "--opaque", "12"],
+        2,
+        "no ID key was given",
+    );
+    sb.run_ok(["--key-file", &key, "tag", "add", "order", "--opaque", "12"]);
+    sb.assert_refused(&["next", "order"], 2, "is opaque, and no ID key was given");
+    sb.assert_refused(
+        &["--key-file", &other, "next", "order", "-n", "5"],
+        2,
+        "was added with the ID key whose check value is",
+    );
+    let missing = sb.path().join("missing.key").display().to_string();
+    sb.assert_refused(
+        &["--key-file", &missing, "next", "order"],
+        2,
+        "cannot read the ID key file",
+    );
+    let short = key_file(&sb, "short.key", &KEY[..63]);
+    sb.assert_refused(
+        &["--key-file", &short, "next", "order"],
+        2,
+        "is not an ID key",
+    );
+    assert_eq!(max_id(&sb, "order"), 1, "nothing was claimed");
+    // The environment and the config file name the key as --key-file does.
+    let out = sb
+        .leafctl()
+        .env("LEAF_ID_KEY_FILE", &key)
+        .args(["next", "order", "-n", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let config = sb.path().join("leaf.toml");
+    std::fs::write(&config, format!("[ids]\nkey_file = {key:?}\n")).unwrap();
+    let config = config.display().to_string();
+    sb.run_ok(["--config", &config, "next", "order", "-n", "3"]);
+    assert_eq!(max_id(&sb, "order"), 6);
+}
+
+#[test]
+fn a_tag_keeps_its_shape_through_removal_and_never_issues_an_id_twice() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    sb.run_ok(["--key-file", &key, "tag", "add", "order", "--opaque", "8"]);
+    let mut ids = parse_ids(
+        &sb.run_ok(["--key-file", &key, "next", "order", "-n", "50"])
+            .stdout,
+    );
+    sb.run_ok(["tag", "remove", "order", "--yes"]);
+    // Plain, or another width, would issue values the old shape issued: refused, nothing added.
+    sb.assert_refused(&["tag", "add", "order"], 2, "is opaque, 8 digits");
+    sb.assert_refused(
+        &["--key-file", &key, "tag", "add", "order", "--opaque", "9"],
+        2,
+        "a tag's shape is fixed",
+    );
+    sb.run_ok(["--key-file", &key, "tag", "add", "order", "--opaque", "8"]);
+    ids.extend(parse_ids(
+        &sb.run_ok(["--key-file", &key, "next", "order", "-n", "50"])
+            .stdout,
+    ));
+    assert_unique(&mut ids);
+    // A plain tag, live or removed, never becomes opaque.
+    sb.run_ok(["tag", "add", "plain"]);
+    sb.assert_refused(
+        &[
+            "--key-file",
+            &key,
+            "tag",
+            "add",
+            "plain",
+            "--opaque",
+            "12",
+            "--if-not-exists",
+        ],
+        2,
+        "is plain",
+    );
+    sb.run_ok(["tag", "remove", "plain", "--yes"]);
+    sb.assert_refused(
+        &["--key-file", &key, "tag", "add", "plain", "--opaque", "12"],
+        2,
+        "is plain",
+    );
+}
+
+#[test]
+fn the_end_of_the_width_is_refused_before_anything_is_claimed() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    // 7 digits hold 9,000,000 dense IDs; start 3 before the end.
+    sb.run_ok([
+        "--key-file",
+        &key,
+        "tag",
+        "add",
+        "small",
+        "--opaque",
+        "7",
+        "--start",
+        "8999998",
+    ]);
+    sb.assert_refused(
+        &["--key-file", &key, "next", "small", "-n", "4"],
+        1,
+        "used them all",
+    );
+    assert_eq!(max_id(&sb, "small"), 8_999_998, "nothing claimed");
+    let mut last = parse_ids(
+        &sb.run_ok(["--key-file", &key, "next", "small", "-n", "3"])
+            .stdout,
+    );
+    assert_eq!(last.len(), 3);
+    assert_eq!(max_id(&sb, "small"), 9_000_001);
+    sb.assert_refused(&["--key-file", &key, "next", "small"], 1, "used them all");
+    let dense = dense_ids(&sb, &key, "small", &last);
+    assert_eq!(dense, vec![8_999_998, 8_999_999, 9_000_000]);
+    assert_unique(&mut last);
+    sb.assert_refused(
+        &[
+            "--key-file",
+            &key,
+            "tag",
+            "add",
+            "big",
+            "--opaque",
+            "7",
+            "--start",
+            "9000001",
+        ],
+        2,
+        "lies above the 9000000 dense IDs",
+    );
+}
+
+#[test]
+fn two_servers_and_next_share_an_opaque_tag_without_an_id_twice() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    sb.run_ok([
+        "--key-file",
+        &key,
+        "tag",
+        "add",
+        "order",
+        "--opaque",
+        "10",
+        "--step",
+        "50",
+    ]);
+    let servers: Vec<_> = (0..2)
+        .map(|_| {
+            Serve::new(&sb)
+                .before(["--key-file", &key])
+                .args(["--segment"])
+                .start()
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for round in 0..3 {
+        for s in &servers {
+            for _ in 0..20 {
+                ids.push(s.get("/api/segment/get/order").id());
+            }
+            for n in [1, 49, 50, 51, 120] {
+                let batch = s.get(&format!("/api/segment/get/order?count={n}")).ids();
+                assert_eq!(batch.len(), n, "round {round}");
+                ids.extend(batch);
+            }
+        }
+        ids.extend(parse_ids(
+            &sb.run_ok(["--key-file", &key, "next", "order", "-n", "30"])
+                .stdout,
+        ));
+    }
+    assert!(
+        ids.iter()
+            .all(|id| (1_000_000_000..10_000_000_000).contains(id)),
+        "10 digits"
+    );
+    let dense: BTreeSet<u64> = dense_ids(&sb, &key, "order", &ids).into_iter().collect();
+    assert_eq!(dense.len(), ids.len(), "each dense ID once");
+    assert_unique(&mut ids);
+    // A server's stop hands its unused dense IDs back: the next ones come from there, through
+    // the permutation, and are none of those issued.
+    drop(servers);
+    let after = parse_ids(
+        &sb.run_ok(["--key-file", &key, "next", "order", "-n", "200"])
+            .stdout,
+    );
+    ids.extend(after);
+    assert_unique(&mut ids);
+}
+
+#[test]
+fn a_server_without_the_key_refuses_the_opaque_tag_and_serves_the_others() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    sb.run_ok(["--key-file", &key, "tag", "add", "order", "--opaque", "12"]);
+    sb.run_ok(["tag", "add", "plain"]);
+    let s = Serve::new(&sb).args(["--segment"]).start();
+    let refused = s.get("/api/segment/get/order");
+    assert!(refused.status >= 400, "{refused:?}");
+    assert!(
+        refused.body.contains("no ID key was given"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(s.get("/api/segment/get/plain").id(), 1);
+    assert_eq!(
+        max_id(&sb, "order"),
+        1,
+        "nothing claimed for the opaque tag"
+    );
+}
+
+#[test]
+fn an_opaque_tag_of_digits_is_refused_in_a_region_and_one_of_63_bits_is_not() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    let region = ["--region", "1", "--regions", "2"];
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["--key-file", key.as_str()]
+            .iter()
+            .chain(region.iter())
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    };
+    let refused = sb.run(with(&["tag", "add", "order", "--opaque", "12"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("cannot be issued in region 1"),
+        "{}",
+        stderr(&refused)
+    );
+    sb.run_ok(with(&["tag", "add", "wide", "--opaque", "63"]));
+    let mut ids = parse_ids(&sb.run_ok(with(&["next", "wide", "-n", "100"])).stdout);
+    assert!(ids.iter().all(|&id| (1..1 << 63).contains(&id)));
+    let dense = dense_ids_with(&sb, &region, &key, "wide", &ids);
+    let floor = 1u64 << 52;
+    assert!(
+        dense.iter().all(|&d| (floor..floor + 101).contains(&d)),
+        "region 1's block: {dense:?}"
+    );
+    assert_unique(&mut ids);
+}

@@ -1,0 +1,260 @@
+//! Issue 48, item 3: periodic tags on the embedded default (SQLite). `next` issues
+//! `<period><code><sequence>` numbers from a row per period (`TAG@PERIOD`, made on first use);
+//! the sequence restarts every period and is refused past its width, never widened; a clock
+//! across midnight, late or ahead, never issues a number twice; an opaque sequence is permuted
+//! within its width; `decode --tag` reads the period and sequence back.
+
+use std::collections::BTreeSet;
+
+use crate::support::faketime::under_faketime;
+use crate::support::serve::Serve;
+use crate::support::{self, Sandbox, assert_unique, parse_ids, stderr};
+
+/// `next` of `tag` with the clock at `utc` ("2026-12-06 15:59:59", UTC): its IDs.
+fn next_at(sb: &Sandbox, utc: &str, tag: &str, n: u64) -> Vec<u64> {
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", tag, "-n", &n.to_string()])
+        .env("TZ", "UTC");
+    let out = under_faketime(&cmd, &format!("@{utc}")).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    parse_ids(&out.stdout)
+}
+
+/// The tag's max_id, from `tag show`.
+fn max_id(sb: &Sandbox, tag: &str) -> u64 {
+    let v = support::json(&sb.run_ok(["tag", "show", tag, "--output", "json"]));
+    v["max_id"].as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_clock_across_midnight_late_or_ahead_never_issues_a_number_twice() {
+    let sb = Sandbox::new();
+    sb.run_ok([
+        "tag",
+        "add",
+        "order",
+        "--period",
+        "day",
+        "--width",
+        "6",
+        "--time-zone",
+        "Asia/Shanghai",
+        "--code",
+        "07",
+    ]);
+    // 15:59:59 UTC is 23:59:59 in Shanghai: the last second of 2026-12-06 there.
+    let before = next_at(&sb, "2026-12-06 15:59:59", "order", 3);
+    assert_eq!(
+        before,
+        vec![2026120607000001, 2026120607000002, 2026120607000003]
+    );
+    let after = next_at(&sb, "2026-12-06 16:00:01", "order", 2);
+    assert_eq!(
+        after,
+        vec![2026120707000001, 2026120707000002],
+        "a new day starts at 1"
+    );
+    // A process whose clock is late issues on from the earlier day's row, never again from 1.
+    let late = next_at(&sb, "2026-12-06 15:59:50", "order", 2);
+    assert_eq!(late, vec![2026120607000004, 2026120607000005]);
+    // One ahead takes the next day's row early; that day's sequence goes on from there.
+    let ahead = next_at(&sb, "2026-12-07 16:00:05", "order", 1);
+    assert_eq!(ahead, vec![2026120807000001]);
+    let then = next_at(&sb, "2026-12-07 16:00:06", "order", 1);
+    assert_eq!(then, vec![2026120807000002]);
+    let mut all: Vec<u64> = [before, after, late, ahead, then].concat();
+    assert_unique(&mut all);
+    let rows = support::json(&sb.run_ok(["tag", "list", "--output", "json"]));
+    let names: BTreeSet<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from([
+            "order",
+            "order@20261206",
+            "order@20261207",
+            "order@20261208"
+        ])
+    );
+    // decode --tag reads each back: its period, its sequence, claimed.
+    let rows = support::json(&sb.run_ok([
+        "decode",
+        "--tag",
+        "order",
+        "--output",
+        "json",
+        "2026120607000005",
+        "2026120707000009",
+    ]));
+    assert_eq!(rows[0]["period"], "20261206");
+    assert_eq!(rows[0]["dense_id"], "5");
+    assert_eq!(rows[0]["claimed"], true);
+    assert_eq!(
+        rows[1]["claimed"], false,
+        "sequence 9 of that day was never claimed"
+    );
+    sb.assert_refused(
+        &["decode", "--tag", "order", "2026120608000001"],
+        2,
+        "carry the code 07",
+    );
+}
+
+#[test]
+fn a_period_is_refused_past_its_width_and_never_widened() {
+    let sb = Sandbox::new();
+    sb.run_ok(["tag", "add", "tiny", "--period", "year", "--width", "2"]);
+    let at = "2026-03-01 12:00:00";
+    let mut ids = next_at(&sb, at, "tiny", 90);
+    assert_eq!(ids.first(), Some(&202601));
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "tiny", "-n", "10"]);
+    let out = under_faketime(&cmd, &format!("@{at}")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("9 sequences left in period 2026"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(max_id(&sb, "tiny@2026"), 91, "nothing claimed");
+    ids.extend(next_at(&sb, at, "tiny", 9));
+    assert_eq!(ids.last(), Some(&202699));
+    assert_eq!(ids.len(), 99);
+    assert_unique(&mut ids);
+    // Every ID has the same width: 2026 and two digits.
+    assert!(ids.iter().all(|id| (202601..=202699).contains(id)));
+    sb.assert_refused(
+        &["tag", "add", "wide", "--period", "day", "--width", "11"],
+        2,
+        "more than the 18 a Java long holds",
+    );
+}
+
+#[test]
+fn an_opaque_sequence_is_permuted_within_its_width_and_decodes_back() {
+    let sb = Sandbox::new();
+    let key = sb.path().join("id.key");
+    std::fs::write(&key, "7e".repeat(32)).unwrap();
+    let key = key.display().to_string();
+    sb.assert_refused(
+        &[
+            "--key-file",
+            &key,
+            "tag",
+            "add",
+            "o",
+            "--period",
+            "day",
+            "--width",
+            "6",
+            "--opaque",
+            "6",
+        ],
+        2,
+        "--opaque",
+    );
+    sb.run_ok([
+        "--key-file",
+        &key,
+        "tag",
+        "add",
+        "o",
+        "--period",
+        "day",
+        "--width",
+        "8",
+        "--opaque",
+        "8",
+    ]);
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["--key-file", &key, "next", "o", "-n", "500"]);
+    let out = under_faketime(&cmd, "@2026-12-06 10:00:00")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut ids = parse_ids(&out.stdout);
+    assert!(
+        ids.iter().all(|id| id / 100_000_000 == 20261206),
+        "the day, then 8 digits"
+    );
+    assert!(
+        ids.windows(2).filter(|w| w[0] < w[1]).count() < 400,
+        "not ascending"
+    );
+    let mut args = vec![
+        "--key-file",
+        &key,
+        "decode",
+        "--tag",
+        "o",
+        "--output",
+        "json",
+    ];
+    let texts: Vec<String> = ids.iter().map(u64::to_string).collect();
+    args.extend(texts.iter().map(String::as_str));
+    let rows = support::json(&sb.run_ok(&args));
+    let mut dense: Vec<u64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["dense_id"].as_str().unwrap().parse().unwrap())
+        .collect();
+    dense.sort_unstable();
+    assert_eq!(dense, (1..=500).collect::<Vec<u64>>());
+    assert_unique(&mut ids);
+    sb.assert_refused(&["next", "o"], 2, "no ID key was given");
+}
+
+#[test]
+fn a_period_row_is_never_issued_from_alone_nor_taken_over() {
+    let sb = Sandbox::new();
+    // A plain tag already named like tomorrow's row: the periodic tag refuses to issue from it.
+    sb.run_ok(["tag", "add", "d@20261207"]);
+    sb.run_ok(["tag", "add", "d", "--period", "day", "--width", "4"]);
+    let mut cmd = sb.leafctl_std();
+    cmd.args(["next", "d"]);
+    let out = under_faketime(&cmd, "@2026-12-07 08:00:00")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is plain"), "{}", stderr(&out));
+    next_at(&sb, "2026-12-08 08:00:00", "d", 2);
+    sb.assert_refused(
+        &["next", "d@20261208"],
+        2,
+        "is a period row of the periodic tag",
+    );
+    // The shape is kept through a removal: the name comes back periodic, its rows continue.
+    sb.run_ok(["tag", "remove", "d", "--yes"]);
+    sb.assert_refused(&["tag", "add", "d"], 2, "is periodic");
+    sb.run_ok(["tag", "add", "d", "--period", "day", "--width", "4"]);
+    assert_eq!(
+        next_at(&sb, "2026-12-08 09:00:00", "d", 1),
+        vec![202612080003]
+    );
+    // serve issues periodic tags not yet: refused, never a plain ID.
+    let s = Serve::new(&sb).args(["--segment"]).start();
+    let r = s.get("/api/segment/get/d");
+    assert!(r.status >= 400 && r.body.contains("is periodic"), "{r:?}");
+    Sandbox::new().assert_refused(
+        &[
+            "--region",
+            "1",
+            "--regions",
+            "2",
+            "tag",
+            "add",
+            "e",
+            "--period",
+            "day",
+            "--width",
+            "4",
+        ],
+        2,
+        "cannot be periodic in region 1",
+    );
+}
