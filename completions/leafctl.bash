@@ -242,7 +242,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version next serve decode tag db region workers config help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version next serve decode tag db region workers config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -288,6 +288,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -296,7 +300,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version show import-leaf help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -339,6 +343,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -406,7 +414,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__import__subcmd__leaf)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -449,6 +457,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -460,7 +472,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -506,6 +518,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -514,7 +530,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version init help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -557,6 +573,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -610,7 +630,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db__subcmd__init)
-            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -656,6 +676,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -664,7 +688,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --encode --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --encode --tag --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -695,6 +719,10 @@ _leafctl() {
                     return 0
                     ;;
                 --encode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -751,6 +779,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1112,7 +1144,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --encode --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --encode --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1202,6 +1234,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1210,7 +1246,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version show add check help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version show add check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1256,6 +1292,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1264,7 +1304,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region__subcmd__add)
-            opts="-q -v -h -V --from --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --from --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1314,6 +1354,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1322,7 +1366,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region__subcmd__check)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1365,6 +1409,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1446,7 +1494,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1492,6 +1540,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1500,7 +1552,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__serve)
-            opts="-q -v -h -V --listen --segment --snowflake --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --listen --segment --snowflake --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1582,6 +1634,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1590,7 +1646,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version add list show set-step bump remove help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version add list show set-step bump remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1636,6 +1692,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1644,7 +1704,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__add)
-            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --opaque --period --width --time-zone --code --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1659,6 +1719,26 @@ _leafctl() {
                     return 0
                     ;;
                 --desc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --opaque)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --period)
+                    COMPREPLY=($(compgen -W "day month year" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time-zone)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --code)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1702,6 +1782,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1710,7 +1794,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__bump)
-            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1757,6 +1841,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1880,7 +1968,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__list)
-            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1934,6 +2022,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1942,7 +2034,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__remove)
-            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1985,6 +2077,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1996,7 +2092,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__set__subcmd__step)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2039,6 +2135,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2050,7 +2150,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2096,6 +2196,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2104,7 +2208,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version list reclaim doctor help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version list reclaim doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2150,6 +2254,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2158,7 +2266,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__doctor)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2201,6 +2309,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2282,7 +2394,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__list)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2328,6 +2440,10 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2336,7 +2452,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__reclaim)
-            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --help --version"
+            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2383,6 +2499,10 @@ _leafctl() {
                     return 0
                     ;;
                 --etcd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

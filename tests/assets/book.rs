@@ -16,6 +16,7 @@ pub const BOOK: &[&str] = &[
     "docs/snowflake.md",
     "docs/serve.md",
     "docs/decode.md",
+    "docs/ids.md",
     "docs/regions.md",
     "docs/postgresql.md",
     "docs/operating.md",

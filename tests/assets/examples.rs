@@ -110,8 +110,8 @@ impl World {
         world
     }
 
-    /// Files the examples read: an application log with IDs in it, a list of IDs, and Leaf's
-    /// leaf.properties pointing at the private MariaDB.
+    /// Files the examples read: an application log with IDs in it, a list of IDs, the ID key of
+    /// opaque tags, and Leaf's leaf.properties pointing at the private MariaDB.
     fn fixtures(&self, db: &str, port: u16) {
         let dir = self.sb.path();
         let l = Layout::preset(Preset::Leaf);
@@ -127,6 +127,12 @@ impl World {
             .collect();
         std::fs::write(dir.join("app.log"), log).unwrap();
         std::fs::write(dir.join("ids.txt"), ids.join("\n") + "\n").unwrap();
+        // The ID key of opaque tags (`--key-file id.key`), readable by this user only.
+        let key = dir.join("id.key");
+        std::fs::write(&key, "3c".repeat(32) + "\n").unwrap();
+        let only_mine =
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600);
+        std::fs::set_permissions(&key, only_mine).unwrap();
         std::fs::write(
             dir.join("leaf.properties"),
             format!(
