@@ -536,15 +536,17 @@ impl SegmentError {
     }
 }
 
-/// The ceiling of a claim in messages: `9223372036854775807`, or `the end of the region's block
-/// (N)`.
+/// The ceiling of a claim in messages: `9223372036854775807`, `the end of the region's block
+/// (N)`, or the end of a shaped tag's IDs.
 fn ceiling_text(ceiling: i64) -> String {
     if ceiling == i64::MAX {
         ceiling.to_string()
+    } else if ceiling % crate::region::SMALLEST_SEGMENT_BLOCK == 0 {
+        format!("the end of the region's block ({ceiling})")
     } else {
-        format!(
-            "{ceiling}, the end of the IDs it may issue here (a region's block, or an opaque tag's width)"
-        )
+        // A tag's own ceiling: every block boundary is a multiple of the smallest block, and no
+        // opaque capacity (9 x 10^(N-1) + 1) or period's end (10^W) is.
+        format!("the end of the tag's shape ({ceiling}: an opaque width, or a period's sequence)")
     }
 }
 

@@ -101,6 +101,11 @@ macro_rules! segment_store_contract {
             }
 
             #[test]
+            fn shaped_tags_issue_through_their_shape() {
+                c::shaped_tags_issue_through_their_shape(&super::$fixture());
+            }
+
+            #[test]
             fn removals_racing_adds_and_claims_issue_no_id_twice() {
                 let db = super::$fixture();
                 crate::support::removals_racing_adds_and_claims_issue_no_id_twice(&*db.store);
@@ -327,4 +332,75 @@ pub fn a_shape_is_recorded_once_and_outlives_its_tag(db: &SegmentDb) {
         Some(first),
         "a removal keeps the shape"
     );
+}
+
+/// Shaped tags (issue 48) on the backend: an opaque tag's IDs through `next` are its dense IDs
+/// permuted (each of the tag's width, `decode --tag` maps them back to the claimed range, and its
+/// claims stop at the width's end in the claim's own statement); a periodic tag's come from its
+/// period's row, made on first use.
+pub fn shaped_tags_issue_through_their_shape(db: &SegmentDb) {
+    let key = db.sandbox.path().join("id.key");
+    std::fs::write(&key, "a5".repeat(32)).unwrap();
+    let key = key.display().to_string();
+    db.ok(&[
+        "--key-file",
+        &key,
+        "tag",
+        "add",
+        "o",
+        "--opaque",
+        "7",
+        "--start",
+        "8999990",
+    ]);
+    let mut ids = parse_ids(&db.ok(&["--key-file", &key, "next", "o", "-n", "8"]).stdout);
+    assert!(
+        ids.iter().all(|id| (1_000_000..10_000_000).contains(id)),
+        "{ids:?}"
+    );
+    let out = db.run(&["--key-file", &key, "next", "o", "-n", "4"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "past the width: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        (db.max_id)("o"),
+        8_999_998,
+        "the refused claim changed nothing"
+    );
+    ids.extend(parse_ids(
+        &db.ok(&["--key-file", &key, "next", "o", "-n", "3"]).stdout,
+    ));
+    let mut args = vec![
+        "--key-file",
+        &key,
+        "decode",
+        "--tag",
+        "o",
+        "--output",
+        "json",
+    ];
+    let texts: Vec<String> = ids.iter().map(u64::to_string).collect();
+    args.extend(texts.iter().map(String::as_str));
+    let rows: serde_json::Value = serde_json::from_slice(&db.ok(&args).stdout).unwrap();
+    let dense: Vec<u64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["dense_id"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(dense, (8_999_990..=9_000_000).collect::<Vec<u64>>());
+    assert_unique(&mut ids);
+    db.ok(&[
+        "tag", "add", "p", "--period", "year", "--width", "3", "--code", "9",
+    ]);
+    let year = chrono::Utc::now().format("%Y").to_string();
+    let first: u64 = format!("{year}9001").parse().unwrap();
+    assert_eq!(
+        parse_ids(&db.ok(&["next", "p", "-n", "2"]).stdout),
+        vec![first, first + 1]
+    );
+    assert_eq!((db.max_id)(&format!("p@{year}")), 3);
 }
