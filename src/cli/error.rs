@@ -248,6 +248,7 @@ fn segment_hint(e: &SegmentError) -> String {
         | E::PeriodicHere { .. }
         | E::PeriodicInRegions { .. }
         | E::PeriodFull { .. }
+        | E::PeriodicBase { .. }
         | E::PeriodRow { .. }
         | E::Opaque { .. } => shape_hint(e),
         E::Marks { .. }
@@ -285,6 +286,10 @@ fn shape_hint(e: &SegmentError) -> String {
             command(&format!("next {}", leafctl::segment::tag_for_shell(tag)))
         ),
         E::PeriodicInRegions { .. } => "issue periodic tags from a deployment without regions".into(),
+        E::PeriodicBase { tag } => format!(
+            "issue it with {}",
+            command(&format!("next {}", leafctl::segment::tag_for_shell(tag)))
+        ),
         E::PeriodFull { left: 0, .. } => "the next period starts its sequence at 1 again; a wider sequence needs a new tag".into(),
         E::PeriodFull { left, .. } => format!("ask for {left} or fewer; the next period starts its sequence at 1 again, and a wider sequence needs a new tag"),
         E::PeriodRow { of, .. } => format!(

@@ -252,12 +252,14 @@ fn run_segment(
     let mut out = IdWriter::new(ctx.rows).encoded(encoding);
     let result = match &issuing {
         Issuing::Plain => out.push_range(claim.start, claim.end, |n| bar.inc(n)),
-        Issuing::Opaque(_) => (claim.start..claim.end).try_for_each(|dense| {
-            // Inside the capacity: the claim's statement kept it there.
-            let id = issuing.id(tag, dense).map_err(std::io::Error::other)?;
-            bar.inc(1);
-            out.push(id)
-        }),
+        Issuing::Opaque(_) | Issuing::Periodic(_) => {
+            (claim.start..claim.end).try_for_each(|dense| {
+                // Inside the capacity: the claim's statement kept it there.
+                let id = issuing.id(tag, dense).map_err(std::io::Error::other)?;
+                bar.inc(1);
+                out.push(id)
+            })
+        }
     }
     .and_then(|()| out.finish());
     bar.finish_and_clear();

@@ -19,7 +19,7 @@ mod tags;
 
 pub use buffer::{BATCH_RETRY_AFTER, SegmentBuffer, SegmentBufferView, SegmentView, TagHealth};
 pub use generator::{
-    HandBack, IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, SegmentGenerator,
+    HandBack, IDLE_BUFFER_TIMEOUT, LoadEvent, LoadObserver, PeriodRouter, SegmentGenerator,
     SegmentGeneratorBuilder, SegmentHandle, SegmentTotals,
 };
 pub use guard::{ClaimGuard, Refusal};
@@ -303,6 +303,14 @@ pub enum SegmentError {
         "tag {tag:?} is periodic, and this issuer issues periodic tags not yet; nothing was issued"
     )]
     PeriodicHere {
+        /// The tag.
+        tag: String,
+    },
+    /// A claim of a periodic tag's own row: its IDs come from its period rows only.
+    #[error(
+        "tag {tag:?} is periodic: its IDs come from its period rows (TAG@PERIOD), never from its own row"
+    )]
+    PeriodicBase {
         /// The tag.
         tag: String,
     },

@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use super::PeriodRouter;
 use super::period::PeriodicShape;
 use super::store::{AllocStore, AllocStoreExt, NewTag, RemovedPages, add_tag};
 use super::{Added, SegmentError};
@@ -210,6 +211,9 @@ pub enum Issuing {
     Plain,
     /// Through the tag's permutation.
     Opaque(Permutation),
+    /// A periodic tag's: each ID from the row of the period the generator's clock says
+    /// ([`PeriodRouter`]).
+    Periodic(std::sync::Arc<PeriodRouter>),
 }
 
 impl Issuing {
@@ -258,13 +262,15 @@ impl Issuing {
         match self {
             Issuing::Plain => Ok(dense),
             Issuing::Opaque(p) => p.encode(dense).map_err(|e| opaque_error(tag, e)),
+            // Its own row issues nothing: the router composes each period's sequences.
+            Issuing::Periodic(_) => Err(SegmentError::PeriodicBase { tag: tag.into() }),
         }
     }
 
     /// One past the highest dense ID the tag may issue, as a max_id ([`TagShape::ceiling`]).
     pub fn ceiling(&self) -> i64 {
         match self {
-            Issuing::Plain => i64::MAX,
+            Issuing::Plain | Issuing::Periodic(_) => i64::MAX,
             Issuing::Opaque(p) => {
                 i64::try_from(p.width().capacity()).map_or(i64::MAX, |c| c.saturating_add(1))
             }

@@ -236,10 +236,13 @@ fn a_period_row_is_never_issued_from_alone_nor_taken_over() {
         next_at(&sb, "2026-12-08 09:00:00", "d", 1),
         vec![202612080003]
     );
-    // serve issues periodic tags not yet: refused, never a plain ID.
+    // serve asked for a period row by name refuses it: its sequence alone is no ID.
     let s = Serve::new(&sb).args(["--segment"]).start();
-    let r = s.get("/api/segment/get/d");
-    assert!(r.status >= 400 && r.body.contains("is periodic"), "{r:?}");
+    let r = s.get("/api/segment/get/d@20261208");
+    assert!(
+        r.status >= 400 && r.body.contains("is a period row"),
+        "{r:?}"
+    );
     Sandbox::new().assert_refused(
         &[
             "--region",
@@ -257,4 +260,83 @@ fn a_period_row_is_never_issued_from_alone_nor_taken_over() {
         2,
         "cannot be periodic in region 1",
     );
+}
+
+/// A server under load crosses midnight (Asia/Shanghai) with no number twice: every ID is of the
+/// day before or the day after, each day's sequences are 1, 2, 3, ... with none missing or
+/// repeated, and `next` beside it continues each day's row after the server's claims.
+#[test]
+fn a_server_under_load_crosses_midnight_with_no_number_twice() {
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    sb.run_ok([
+        "tag",
+        "add",
+        "order",
+        "--period",
+        "day",
+        "--width",
+        "6",
+        "--time-zone",
+        "Asia/Shanghai",
+        "--step",
+        "50",
+    ]);
+    // The server's clock starts 3 s before midnight in Shanghai (15:59:57 UTC).
+    let cmd = Serve::new(&sb).args(["--segment"]).command();
+    let server = crate::support::serve::Server::start(under_faketime(&cmd, "@2026-12-06 15:59:57"));
+    // Bounded in time and count; done once 300 IDs of the new day came back (the crossing seen
+    // under load whatever the machine's speed).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let new_day = std::sync::atomic::AtomicU64::new(0);
+    let crossed = || new_day.load(std::sync::atomic::Ordering::Relaxed) >= 300;
+    let ids: Vec<u64> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut ids = Vec::new();
+                    while Instant::now() < deadline && !crossed() && ids.len() < 100_000 {
+                        let mut got = vec![server.get("/api/segment/get/order").id()];
+                        if ids.len() % 100 == 0 {
+                            got.extend(server.get("/api/segment/get/order?count=7").ids());
+                        }
+                        let of_new_day = got.iter().filter(|id| *id / 1_000_000 == 20261207);
+                        new_day.fetch_add(
+                            of_new_day.count() as u64,
+                            std::sync::atomic::Ordering::Relaxed,
+                        );
+                        ids.extend(got);
+                    }
+                    ids
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert!(crossed(), "the server's clock passed midnight within 30 s");
+    let mut days: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for id in &ids {
+        days.entry(id / 1_000_000).or_default().push(id % 1_000_000);
+    }
+    assert_eq!(
+        days.keys().copied().collect::<Vec<u64>>(),
+        vec![20261206, 20261207],
+        "both days, and only them"
+    );
+    for (day, seqs) in &mut days {
+        seqs.sort_unstable();
+        let n = seqs.len() as u64;
+        assert_eq!(
+            *seqs,
+            (1..=n).collect::<Vec<u64>>(),
+            "day {day}: 1 to {n}, each once"
+        );
+    }
+    drop(server);
+    let mut all = ids;
+    all.extend(next_at(&sb, "2026-12-06 16:00:30", "order", 3));
+    assert_unique(&mut all);
 }

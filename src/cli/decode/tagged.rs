@@ -104,6 +104,10 @@ fn dense(
         _ => match Issuing::new(tag, shape, key, None)? {
             Issuing::Plain => Some(id),
             Issuing::Opaque(p) => Some(p.decode(id).map_err(|e| opaque_error(tag, e))?),
+            // (A periodic shape is decoded by `periodic`.)
+            Issuing::Periodic(_) => {
+                return Err(SegmentError::PeriodicBase { tag: tag.into() }.into());
+            }
         },
     };
     Ok(row(tag, id, None, dense, max_id))

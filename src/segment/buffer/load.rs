@@ -146,7 +146,7 @@ impl SegmentBuffer {
                             tracing::warn!("tag {:?} is used up: {msg}", self.tag);
                         } else {
                             tracing::warn!(
-                                "tag {:?} has no IDs left to claim; the last {buffered} in this                                  server's buffers are issued, then it is used up",
+                                "tag {:?} has no IDs left to claim; the last {buffered} in this server's buffers are issued, then it is used up",
                                 self.tag
                             );
                         }
@@ -158,7 +158,8 @@ impl SegmentBuffer {
                         self.changed.notify_all();
                         return None;
                     }
-                } else {
+                } else if !matches!(e, SegmentError::PeriodicBase { .. }) {
+                    // (A periodic tag's own buffer finds out so on its first load: no fault.)
                     tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
                 }
                 st.last_error = Some(msg.clone());

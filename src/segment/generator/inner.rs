@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::LoadEvent;
 use super::LoadObserver;
+use super::PeriodRouter;
 use crate::idformat::opaque::IdKey;
 use crate::segment::buffer::RETRY_AFTER;
 use crate::segment::tags::TagTable;
@@ -16,11 +17,13 @@ use crate::segment::{
     AllocStore, Claim, ClaimGuard, Increment, SegmentBuffer, SegmentError, TagPages,
     TagsFingerprint, validate_tag,
 };
-use crate::segment::{Issuing, TagShape};
+use crate::segment::{Issuing, TagShape, check_key};
 use crate::snowflake::Clock;
 
 pub(super) enum Msg {
     Load(Arc<SegmentBuffer>),
+    /// Open a periodic tag's next period ahead of its start ([`PeriodRouter::open_ahead`]).
+    OpenPeriod(Arc<PeriodRouter>, u64),
     Stop,
 }
 
@@ -135,10 +138,15 @@ impl Inner {
         buffer: &Arc<SegmentBuffer>,
         increment: Increment,
     ) -> Result<Claim, SegmentError> {
+        let issuing = self.issuing(buffer);
+        if let Ok(Issuing::Periodic(_)) = issuing {
+            // Not a claim: a periodic tag's own row is never claimed from.
+            return Err(SegmentError::PeriodicBase {
+                tag: buffer.tag().into(),
+            });
+        }
         let started = Instant::now();
-        let result = self
-            .issuing(buffer)
-            .and_then(|_| self.guard.claim(&*self.store, buffer.tag(), increment));
+        let result = issuing.and_then(|_| self.guard.claim(&*self.store, buffer.tag(), increment));
         let elapsed = started.elapsed();
         buffer.record_claim(elapsed, result.is_ok());
         self.claims.fetch_add(1, Ordering::Relaxed);
@@ -165,9 +173,27 @@ impl Inner {
             return Ok(issuing);
         }
         let tag = buffer.tag();
-        let shape = TagShape::of(&*self.store, tag)?;
-        let issuing = Issuing::new(tag, &shape, self.key.as_ref(), self.store.bounds().region)?;
-        self.store.cap_tag(tag, issuing.ceiling());
+        let region = self.store.bounds().region;
+        let issuing = match TagShape::of(&*self.store, tag)? {
+            TagShape::Periodic(shape) => {
+                if let Some(region) = region {
+                    return Err(SegmentError::PeriodicInRegions {
+                        tag: tag.into(),
+                        region,
+                    });
+                }
+                let key = match &shape.key_check {
+                    Some(check) => Some(check_key(tag, check, self.key.as_ref())?.clone()),
+                    None => None,
+                };
+                Issuing::Periodic(Arc::new(PeriodRouter::new(tag, shape, key)))
+            }
+            shape => {
+                let issuing = Issuing::new(tag, &shape, self.key.as_ref(), region)?;
+                self.store.cap_tag(tag, issuing.ceiling());
+                issuing
+            }
+        };
         Ok(buffer.set_issuing(issuing))
     }
 
@@ -175,6 +201,11 @@ impl Inner {
     pub(super) fn update_troubled(&self, buffer: &Arc<SegmentBuffer>) {
         // Listed while it may need attention (also a table whose last IDs this server claimed:
         // used up once the buffers are); `troubled()` judges each at reading time.
+        // A periodic tag's own buffer never issues (its periods' buffers do).
+        if let Some(Issuing::Periodic(_)) = buffer.issuing() {
+            locked(&self.troubled).remove(&key(buffer));
+            return;
+        }
         let bad = buffer.may_need_attention()
             || self.guard.refuses(buffer.tag())
             || self.bounded(buffer.view()).table_used_up();
@@ -210,7 +241,10 @@ impl Inner {
         // A removed or used-up tag is not retried; anything else (the database down) is.
         let retry = !matches!(
             result,
-            Err(SegmentError::UnknownTag { .. } | SegmentError::Exhausted { .. })
+            Err(SegmentError::UnknownTag { .. }
+                | SegmentError::Exhausted { .. }
+                | SegmentError::PeriodicBase { .. }
+                | SegmentError::PeriodRow { .. })
         );
         let failed = buffer.finish_load(plan, result).is_some();
         self.update_troubled(buffer);
@@ -335,6 +369,11 @@ pub(super) fn worker(inner: Arc<Inner>, rx: mpsc::Receiver<Msg>, refresh_every: 
         let wake = retries.iter().map(|r| r.0).fold(next_refresh, Instant::min);
         match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok(Msg::Load(b)) => inner.load(&b, &mut retries),
+            Ok(Msg::OpenPeriod(router, number)) => {
+                if let Some(b) = router.open_ahead(&inner, number) {
+                    inner.load(&b, &mut retries);
+                }
+            }
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
             Err(RecvTimeoutError::Timeout) => {}
         }

@@ -15,6 +15,7 @@
 mod builder;
 mod hand_back;
 mod inner;
+mod periodic;
 mod recent;
 mod take;
 #[cfg(test)]
@@ -28,6 +29,7 @@ use std::time::{Duration, Instant};
 
 pub use builder::SegmentGeneratorBuilder;
 pub use hand_back::HandBack;
+pub use periodic::PeriodRouter;
 
 use self::inner::{Inner, Msg, locked};
 use self::recent::{RECENT, remember_and_take};
@@ -134,16 +136,33 @@ impl SegmentGenerator {
     /// failed batch takes nothing from the buffers.
     pub fn next_ids(&self, tag: &str, count: u64) -> Result<Vec<Range<u64>>, SegmentError> {
         let buffer = self.inner.lookup(tag)?;
-        let dense = self.next_dense_ids(&buffer, count)?;
+        if let Some(Issuing::Periodic(router)) = buffer.issuing() {
+            return self.periodic_ids(router, count);
+        }
+        let dense = match self.next_dense_ids(&buffer, count) {
+            Ok(dense) => dense,
+            // The first request of a periodic tag finds out here that it is one.
+            Err(e) => match buffer.issuing() {
+                Some(Issuing::Periodic(router)) => return self.periodic_ids(router, count),
+                _ => return Err(e),
+            },
+        };
         match buffer.issuing() {
             None | Some(Issuing::Plain) => Ok(dense),
             // An opaque tag's IDs are not consecutive: each is a range of its own.
-            Some(opaque) => dense
-                .into_iter()
-                .flatten()
-                .map(|d| opaque.id(tag, d).map(|id| id..id + 1))
-                .collect(),
+            Some(shaped) => runs(dense.into_iter().flatten().map(|d| shaped.id(tag, d))),
         }
+    }
+
+    /// A batch of a periodic tag: `count` sequences of the period now, composed into IDs.
+    fn periodic_ids(
+        &self,
+        router: &Arc<PeriodRouter>,
+        count: u64,
+    ) -> Result<Vec<Range<u64>>, SegmentError> {
+        let period = router.batch_period(&self.inner)?;
+        let dense = self.next_dense_ids(period.buffer(), count)?;
+        runs(dense.into_iter().flatten().map(|d| period.id(d)))
     }
 
     /// [`SegmentGenerator::next_ids`] as dense IDs.
@@ -470,4 +489,19 @@ impl SegmentHandle {
     pub fn view(&self) -> SegmentBufferView {
         self.inner.bounded(self.buffer.view())
     }
+}
+
+/// IDs as ranges of consecutive ones, in the order given (a failed ID fails the whole).
+fn runs(
+    ids: impl Iterator<Item = Result<u64, SegmentError>>,
+) -> Result<Vec<Range<u64>>, SegmentError> {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for id in ids {
+        let id = id?;
+        match out.last_mut() {
+            Some(last) if last.end == id => last.end += 1,
+            _ => out.push(id..id + 1),
+        }
+    }
+    Ok(out)
 }

@@ -6,13 +6,15 @@ use std::time::Instant;
 
 use super::inner::{Inner, Msg, locked};
 use crate::segment::buffer::Slow;
-use crate::segment::{SegmentBuffer, SegmentError};
+use crate::segment::{Issuing, SegmentBuffer, SegmentError};
 
 /// The hot path: an ID from the current segment, the preload asked for once 10% is used, and
 /// the tag listed as moved for monitoring (once per sample).
 #[inline(always)]
 pub(super) fn take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
-    let (dense, preload) = buffer.try_take()?;
+    let Some((dense, preload)) = buffer.try_take() else {
+        return periodic_take(buffer, inner);
+    };
     if preload {
         request_preload(buffer, inner);
     }
@@ -22,6 +24,16 @@ pub(super) fn take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
     match buffer.issue(dense) {
         Ok(id) => Some(id),
         Err(e) => unissuable(buffer, dense, e),
+    }
+}
+
+/// A buffer with nothing to take: a periodic tag's own buffer (which never holds IDs) routes to
+/// the buffer of the period now; any other has none.
+#[cold]
+fn periodic_take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
+    match buffer.issuing() {
+        Some(Issuing::Periodic(router)) => router.try_next_id(inner),
+        _ => None,
     }
 }
 
@@ -58,16 +70,28 @@ pub(super) fn request_preload(buffer: &Arc<SegmentBuffer>, inner: &Inner) {
 #[cold]
 #[inline(never)]
 fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentError> {
+    if let Some(Issuing::Periodic(router)) = buffer.issuing() {
+        return router.next_id(inner);
+    }
     let deadline = Instant::now() + inner.wait;
     loop {
         if let Some(id) = take(buffer, inner) {
             return Ok(id);
         }
-        let slow = buffer.slow_path(deadline).inspect_err(|_| {
-            // The loader wakes this caller before it lists the tag as troubled: list it here
-            // too, so what `/metrics` and the status page say next agrees with this answer.
-            inner.update_troubled(buffer);
-        })?;
+        let slow = match buffer.slow_path(deadline) {
+            Ok(slow) => slow,
+            Err(e) => {
+                // The first load of a periodic tag's own buffer finds out that it is one.
+                if let Some(Issuing::Periodic(router)) = buffer.issuing() {
+                    return router.next_id(inner);
+                }
+                // The loader wakes this caller before it lists the tag as troubled: list it
+                // here too, so what `/metrics` and the status page say next agrees with this
+                // answer.
+                inner.update_troubled(buffer);
+                return Err(e);
+            }
+        };
         match slow {
             Slow::Retry => {}
             Slow::StartLoad => {

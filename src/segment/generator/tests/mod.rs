@@ -5,6 +5,7 @@ mod backwards;
 mod burst;
 mod idle;
 mod outage;
+mod periodic;
 mod refresh;
 mod region;
 mod retire;
