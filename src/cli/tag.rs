@@ -515,14 +515,7 @@ fn add(
         (Some(s), false) => StartAt::Given(s),
         (Some(s), true) => StartAt::Reuse(s),
     };
-    let key = match opaque {
-        Some(_) => ctx.settings.id_key()?,
-        None => None,
-    };
-    let shape = match periodic.period {
-        Some(_) => periodic_shape(&tag, opaque, key.as_ref(), start, periodic)?,
-        None => shape_to_add(&tag, opaque, key.as_ref(), start)?,
-    };
+    let (shape, key) = shape_of_options(ctx, &tag, opaque, start, periodic)?;
     let store = db::open(ctx)?;
     let new = NewTag {
         tag: &tag,
@@ -556,6 +549,25 @@ fn add(
     }
     let row = store.get(&tag)?;
     print_added(ctx, &store.bounds(), &tag, step, &outcome, row)
+}
+
+/// The shape `tag add`'s options ask for, and the ID key when `--opaque` needs it.
+fn shape_of_options(
+    ctx: &Context,
+    tag: &str,
+    opaque: Option<OpaqueWidth>,
+    start: Option<i64>,
+    periodic: PeriodicArgs,
+) -> anyhow::Result<(TagShape, Option<IdKey>)> {
+    let key = match opaque {
+        Some(_) => ctx.settings.id_key()?,
+        None => None,
+    };
+    let shape = match periodic.period {
+        Some(_) => periodic_shape(tag, opaque, key.as_ref(), start, periodic)?,
+        None => shape_to_add(tag, opaque, key.as_ref(), start)?,
+    };
+    Ok((shape, key))
 }
 
 /// The shape `tag add` records: opaque with `--opaque` (which needs the ID key, and a --start

@@ -230,17 +230,14 @@ impl PostgresStore {
         };
         let conn = self.conn().map_err(Attempt::Failed)?;
         let attempt = |f: PgFailure| self.attempt(conn.host, f);
-        let rows = conn
-            .query(
-                CLAIM_SQL,
-                vec![
-                    custom.into(),
-                    tag.into(),
-                    self.bounds.of(tag).floor.into(),
-                    self.bounds.of(tag).ceiling.into(),
-                ],
-            )
-            .map_err(attempt)?;
+        let bounds = self.bounds.of(tag);
+        let params = vec![
+            custom.into(),
+            tag.into(),
+            bounds.floor.into(),
+            bounds.ceiling.into(),
+        ];
+        let rows = conn.query(CLAIM_SQL, params).map_err(attempt)?;
         if let Some(row) = rows.first() {
             let (new_max, table_step): (i64, i64) = (
                 row.try_get(0)
@@ -249,8 +246,8 @@ impl PostgresStore {
                     .map_err(|e| Attempt::Failed(self.decode(e)))?,
             );
             let inc = custom.unwrap_or(table_step);
-            let (start, end) = check_claim(tag, &self.bounds.of(tag), new_max - inc, inc)
-                .map_err(Attempt::Failed)?;
+            let (start, end) =
+                check_claim(tag, &bounds, new_max - inc, inc).map_err(Attempt::Failed)?;
             return Ok(Claim {
                 start,
                 end,
@@ -274,13 +271,7 @@ impl PostgresStore {
             row.try_get(1)
                 .map_err(|e| Attempt::Failed(self.decode(e)))?,
         );
-        check_claim(
-            tag,
-            &self.bounds.of(tag),
-            max_id,
-            custom.unwrap_or(table_step),
-        )
-        .map_err(Attempt::Failed)?;
+        check_claim(tag, &bounds, max_id, custom.unwrap_or(table_step)).map_err(Attempt::Failed)?;
         Err(Attempt::Conflict("the row changed during the claim".into()))
     }
 
