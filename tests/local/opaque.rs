@@ -21,12 +21,6 @@ fn key_file(sb: &Sandbox, name: &str, hex: &str) -> String {
 const KEY: &str = "5f0c3a1d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c";
 const OTHER_KEY: &str = "0000000000000000000000000000000000000000000000000000000000000001";
 
-/// The tag's max_id, from `tag show`.
-fn max_id(sb: &Sandbox, tag: &str) -> u64 {
-    let v = support::json(&sb.run_ok(["tag", "show", tag, "--output", "json"]));
-    v["max_id"].as_str().unwrap().parse().unwrap()
-}
-
 /// The dense IDs `decode --tag` maps `ids` back to, checking each was claimed.
 fn dense_ids(sb: &Sandbox, key: &str, tag: &str, ids: &[u64]) -> Vec<u64> {
     dense_ids_with(sb, &[], key, tag, ids)
@@ -35,25 +29,8 @@ fn dense_ids(sb: &Sandbox, key: &str, tag: &str, ids: &[u64]) -> Vec<u64> {
 /// [`dense_ids`] with leafctl's options `before` (a region, say).
 fn dense_ids_with(sb: &Sandbox, before: &[&str], key: &str, tag: &str, ids: &[u64]) -> Vec<u64> {
     let mut args: Vec<String> = before.iter().map(|s| s.to_string()).collect();
-    args.extend([
-        "--key-file".to_string(),
-        key.to_string(),
-        "decode".into(),
-        "--tag".into(),
-        tag.into(),
-        "--output".into(),
-        "json".into(),
-    ]);
-    args.extend(ids.iter().map(u64::to_string));
-    let rows = support::json(&sb.run_ok(&args));
-    rows.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            assert_eq!(r["claimed"], true, "{r}");
-            r["dense_id"].as_str().unwrap().parse().unwrap()
-        })
-        .collect()
+    args.extend(support::decode_tag_args(key, tag, ids));
+    support::dense_ids_of(&sb.run_ok(&args).stdout, true)
 }
 
 #[test]
@@ -102,7 +79,7 @@ fn next_issues_each_dense_id_once_through_the_permutation_and_decode_maps_it_bac
         (1..=1000).collect::<Vec<u64>>(),
         "each dense ID once"
     );
-    assert_eq!(max_id(&sb, "order"), 1001);
+    assert_eq!(sb.max_id("order"), 1001);
     assert_unique(&mut ids);
 }
 
@@ -135,7 +112,7 @@ fn a_missing_or_wrong_key_issues_nothing() {
         2,
         "is not an ID key",
     );
-    assert_eq!(max_id(&sb, "order"), 1, "nothing was claimed");
+    assert_eq!(sb.max_id("order"), 1, "nothing was claimed");
     // The environment and the config file name the key as --key-file does.
     let out = sb
         .leafctl()
@@ -148,7 +125,7 @@ fn a_missing_or_wrong_key_issues_nothing() {
     std::fs::write(&config, format!("[ids]\nkey_file = {key:?}\n")).unwrap();
     let config = config.display().to_string();
     sb.run_ok(["--config", &config, "next", "order", "-n", "3"]);
-    assert_eq!(max_id(&sb, "order"), 6);
+    assert_eq!(sb.max_id("order"), 6);
 }
 
 #[test]
@@ -219,13 +196,13 @@ fn the_end_of_the_width_is_refused_before_anything_is_claimed() {
         1,
         "used them all",
     );
-    assert_eq!(max_id(&sb, "small"), 8_999_998, "nothing claimed");
+    assert_eq!(sb.max_id("small"), 8_999_998, "nothing claimed");
     let mut last = parse_ids(
         &sb.run_ok(["--key-file", &key, "next", "small", "-n", "3"])
             .stdout,
     );
     assert_eq!(last.len(), 3);
-    assert_eq!(max_id(&sb, "small"), 9_000_001);
+    assert_eq!(sb.max_id("small"), 9_000_001);
     sb.assert_refused(&["--key-file", &key, "next", "small"], 1, "used them all");
     let dense = dense_ids(&sb, &key, "small", &last);
     assert_eq!(dense, vec![8_999_998, 8_999_999, 9_000_000]);
@@ -321,11 +298,7 @@ fn a_server_without_the_key_refuses_the_opaque_tag_and_serves_the_others() {
         refused.body
     );
     assert_eq!(s.get("/api/segment/get/plain").id(), 1);
-    assert_eq!(
-        max_id(&sb, "order"),
-        1,
-        "nothing claimed for the opaque tag"
-    );
+    assert_eq!(sb.max_id("order"), 1, "nothing claimed for the opaque tag");
 }
 
 #[test]

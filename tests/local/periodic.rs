@@ -20,12 +20,6 @@ fn next_at(sb: &Sandbox, utc: &str, tag: &str, n: u64) -> Vec<u64> {
     parse_ids(&out.stdout)
 }
 
-/// The tag's max_id, from `tag show`.
-fn max_id(sb: &Sandbox, tag: &str) -> u64 {
-    let v = support::json(&sb.run_ok(["tag", "show", tag, "--output", "json"]));
-    v["max_id"].as_str().unwrap().parse().unwrap()
-}
-
 #[test]
 fn a_clock_across_midnight_late_or_ahead_never_issues_a_number_twice() {
     let sb = Sandbox::new();
@@ -120,7 +114,7 @@ fn a_period_is_refused_past_its_width_and_never_widened() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(max_id(&sb, "tiny@2026"), 91, "nothing claimed");
+    assert_eq!(sb.max_id("tiny@2026"), 91, "nothing claimed");
     ids.extend(next_at(&sb, at, "tiny", 9));
     assert_eq!(ids.last(), Some(&202699));
     assert_eq!(ids.len(), 99);
@@ -185,24 +179,8 @@ fn an_opaque_sequence_is_permuted_within_its_width_and_decodes_back() {
         ids.windows(2).filter(|w| w[0] < w[1]).count() < 400,
         "not ascending"
     );
-    let mut args = vec![
-        "--key-file",
-        &key,
-        "decode",
-        "--tag",
-        "o",
-        "--output",
-        "json",
-    ];
-    let texts: Vec<String> = ids.iter().map(u64::to_string).collect();
-    args.extend(texts.iter().map(String::as_str));
-    let rows = support::json(&sb.run_ok(&args));
-    let mut dense: Vec<u64> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["dense_id"].as_str().unwrap().parse().unwrap())
-        .collect();
+    let args = support::decode_tag_args(&key, "o", &ids);
+    let mut dense = support::dense_ids_of(&sb.run_ok(&args).stdout, false);
     dense.sort_unstable();
     assert_eq!(dense, (1..=500).collect::<Vec<u64>>());
     assert_unique(&mut ids);

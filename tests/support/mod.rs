@@ -412,6 +412,57 @@ pub fn parse_ids(stdout: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+impl Sandbox {
+    /// `tag`'s max_id in the sandbox's default database, as `tag show` gives it.
+    pub fn max_id(&self, tag: &str) -> u64 {
+        let v = json(&self.run_ok(["tag", "show", tag, "--output", "json"]));
+        v["max_id"]
+            .as_str()
+            .expect("max_id")
+            .parse()
+            .expect("a number")
+    }
+}
+
+/// `--key-file KEY decode --tag TAG --output json ID...`: the arguments that read a shaped tag's
+/// IDs back (issue 48), for any way of running leafctl.
+pub fn decode_tag_args(key: &str, tag: &str, ids: &[u64]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--key-file",
+        key,
+        "decode",
+        "--tag",
+        tag,
+        "--output",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(ids.iter().map(u64::to_string));
+    args
+}
+
+/// The `dense_id` of each row `decode --tag --output json` printed, in order; each row must say
+/// the tag claimed it when `claimed` is set.
+pub fn dense_ids_of(stdout: &[u8], claimed: bool) -> Vec<u64> {
+    let rows: serde_json::Value = serde_json::from_slice(stdout).expect("decode's JSON");
+    rows.as_array()
+        .expect("an array of rows")
+        .iter()
+        .map(|r| {
+            if claimed {
+                assert_eq!(r["claimed"], true, "{r}");
+            }
+            r["dense_id"]
+                .as_str()
+                .expect("a dense_id")
+                .parse()
+                .expect("a number")
+        })
+        .collect()
+}
+
 /// Starts every command at once (stdout and stderr piped), then waits for each: every run must
 /// succeed and print `n` IDs. Returns each run's IDs, in the order of `cmds`.
 pub fn run_concurrently(

@@ -373,24 +373,9 @@ pub fn shaped_tags_issue_through_their_shape(db: &SegmentDb) {
     ids.extend(parse_ids(
         &db.ok(&["--key-file", &key, "next", "o", "-n", "3"]).stdout,
     ));
-    let mut args = vec![
-        "--key-file",
-        &key,
-        "decode",
-        "--tag",
-        "o",
-        "--output",
-        "json",
-    ];
-    let texts: Vec<String> = ids.iter().map(u64::to_string).collect();
-    args.extend(texts.iter().map(String::as_str));
-    let rows: serde_json::Value = serde_json::from_slice(&db.ok(&args).stdout).unwrap();
-    let dense: Vec<u64> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["dense_id"].as_str().unwrap().parse().unwrap())
-        .collect();
+    let args = super::decode_tag_args(&key, "o", &ids);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let dense = super::dense_ids_of(&db.ok(&args).stdout, true);
     assert_eq!(dense, (8_999_990..=9_000_000).collect::<Vec<u64>>());
     assert_unique(&mut ids);
     db.ok(&[
