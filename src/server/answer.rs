@@ -32,7 +32,7 @@ pub(super) enum Step {
     Blocking(BlockingWork),
     /// Snowflake IDs that the non-blocking try could not issue: one, or a batch
     /// ([`LeafService::snowflake_in_turn`]).
-    SnowflakeInTurn(u64),
+    SnowflakeInTurn(u64, Option<crate::idformat::compact::Encoding>),
 }
 
 /// What a request answered later waits for.
@@ -40,7 +40,7 @@ enum Work {
     /// Its own work on a blocking thread.
     Blocking(BlockingWork),
     /// Snowflake IDs in turn ([`LeafService::snowflake_in_turn`]).
-    Snowflake(u64),
+    Snowflake(u64, Option<crate::idformat::compact::Encoding>),
 }
 
 /// What a blocking thread runs for a request.
@@ -175,7 +175,9 @@ impl LeafService {
                 Answer::Ready(Some(Box::new(response)))
             }
             Step::Blocking(work) => self.later(route, started, req, wait, Work::Blocking(work)),
-            Step::SnowflakeInTurn(n) => self.later(route, started, req, wait, Work::Snowflake(n)),
+            Step::SnowflakeInTurn(n, encode) => {
+                self.later(route, started, req, wait, Work::Snowflake(n, encode))
+            }
         }
     }
 
@@ -205,7 +207,7 @@ impl LeafService {
                     let worker = this.clone();
                     blocking(move || work(&worker)).await
                 }
-                Work::Snowflake(n) => this.snowflake_in_turn(n).await,
+                Work::Snowflake(n, encode) => this.snowflake_in_turn(n, encode).await,
             };
             let (method, path) = match &logged {
                 Some(l) => (&l.method, l.path.as_str()),

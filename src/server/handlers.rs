@@ -14,10 +14,11 @@ use super::answer::Step;
 use super::body::Body;
 use super::error::{ApiError, Buffers, issue_error, segment_error};
 use super::listing::{Broke, listing};
-use super::reply::{id_lines, json, one_id, respond_with};
-use super::request::{key_of, parse_count, query_param, status_query, wants_html};
+use super::reply::{ids_answer, json, one_id, respond_with};
+use super::request::{key_of, parse_count, parse_encode, query_param, status_query, wants_html};
 use super::route::{Route, not_found};
 use super::status::{Inputs, StatusReport, TagQuery};
+use crate::idformat::compact::Encoding;
 use crate::segment::{LeafAlloc, RowPages, SegmentBufferView, TagFilter, validate_tag};
 use crate::snowflake::IdBlock;
 
@@ -195,15 +196,17 @@ impl LeafService {
         match route {
             Route::Segment => {
                 match key_of(Route::Segment.key(path))
-                    .and_then(|key| Ok((key, parse_count(query)?)))
+                    .and_then(|key| Ok((key, parse_count(query)?, parse_encode(query)?)))
                 {
-                    Ok((key, count)) => self.segment_get(key, count),
+                    Ok((key, count, encode)) => self.segment_get(key, count, encode),
                     Err(e) => Step::Done(Err(e)),
                 }
             }
             Route::Snowflake => {
-                match key_of(Route::Snowflake.key(path)).and_then(|_| parse_count(query)) {
-                    Ok(count) => self.snowflake_get(count),
+                match key_of(Route::Snowflake.key(path))
+                    .and_then(|_| Ok((parse_count(query)?, parse_encode(query)?)))
+                {
+                    Ok((count, encode)) => self.snowflake_get(count, encode),
                     Err(e) => Step::Done(Err(e)),
                 }
             }
@@ -230,7 +233,7 @@ impl LeafService {
 
     /// `/api/segment/get/{tag}[?count=N]`: one ID at once when the current segment has one,
     /// else (and for a batch) on a blocking thread.
-    fn segment_get(&self, tag: Cow<'_, str>, count: Option<u64>) -> Step {
+    fn segment_get(&self, tag: Cow<'_, str>, count: Option<u64>, encode: Option<Encoding>) -> Step {
         let segment = match self.segment_mode() {
             Ok(s) => s,
             Err(e) => return Step::Done(Err(e)),
@@ -242,7 +245,7 @@ impl LeafService {
             None => {
                 // The common case never blocks: an ID from the current segment.
                 if let Some(id) = segment.try_next_id(&tag) {
-                    return Step::Id(id);
+                    return one(id, encode);
                 }
                 // Owned only on the paths that leave the event loop.
                 let tag = tag.into_owned();
@@ -251,7 +254,10 @@ impl LeafService {
                     let id = segment
                         .next_id(&tag)
                         .map_err(|e| segment_refusal(segment, &tag, e))?;
-                    Ok(one_id(id))
+                    Ok(match encode {
+                        None => one_id(id),
+                        Some(_) => ids_answer(1, [id], encode),
+                    })
                 })
             }
             Some(n) => {
@@ -261,7 +267,7 @@ impl LeafService {
                     let ranges: Vec<Range<u64>> = segment
                         .next_ids(&tag, n)
                         .map_err(|e| segment_refusal(segment, &tag, e))?;
-                    Ok(id_lines(n, ranges.into_iter().flatten()))
+                    Ok(ids_answer(n, ranges.into_iter().flatten(), encode))
                 })
             }
         }
@@ -269,7 +275,7 @@ impl LeafService {
 
     /// `/api/snowflake/get/{key}[?count=N]`: one ID at once when the tick has one, else (and for
     /// a batch) on a blocking thread.
-    fn snowflake_get(&self, count: Option<u64>) -> Step {
+    fn snowflake_get(&self, count: Option<u64>, encode: Option<Encoding>) -> Step {
         let snowflake = match self.snowflake_mode() {
             Ok(s) => s,
             Err(e) => return Step::Done(Err(e)),
@@ -281,13 +287,13 @@ impl LeafService {
                 match snowflake.try_next_block(1) {
                     Some(Ok(block)) => {
                         self.metrics.snowflake_issued(1);
-                        Step::Id(block.first)
+                        one(block.first, encode)
                     }
                     Some(Err(e)) => Step::Done(Err(issue_error(e))),
-                    None => Step::SnowflakeInTurn(1),
+                    None => Step::SnowflakeInTurn(1, encode),
                 }
             }
-            Some(n) => Step::SnowflakeInTurn(n),
+            Some(n) => Step::SnowflakeInTurn(n, encode),
         }
     }
 
@@ -308,6 +314,7 @@ impl LeafService {
     pub(super) async fn snowflake_in_turn(
         self: &Arc<Self>,
         count: u64,
+        encode: Option<Encoding>,
     ) -> Result<Response<Body>, ApiError> {
         let deadline = tokio::time::Instant::now() + REGISTRY_WAIT;
         let turn = tokio::time::timeout_at(deadline, self.snowflake_turn.clone().lock_owned())
@@ -318,7 +325,10 @@ impl LeafService {
         {
             let block = result.map_err(issue_error)?;
             self.metrics.snowflake_issued(1);
-            return Ok(one_id(block.first));
+            return Ok(match encode {
+                None => one_id(block.first),
+                Some(_) => ids_answer(1, [block.first], encode),
+            });
         }
         let this = self.clone();
         let work = tokio::task::spawn_blocking(move || {
@@ -333,8 +343,8 @@ impl LeafService {
             }
             this.metrics.snowflake_issued(count);
             Ok(match blocks.as_slice() {
-                [one] if count == 1 => one_id(one.first),
-                _ => id_lines(count, blocks.into_iter().flatten()),
+                [one] if count == 1 && encode.is_none() => one_id(one.first),
+                _ => ids_answer(count, blocks.into_iter().flatten(), encode),
             })
         });
         match tokio::time::timeout_at(deadline, work).await {
@@ -468,5 +478,14 @@ fn segment_refusal(
             issued: v.issued,
         }),
         None => refused,
+    }
+}
+
+/// One ID answered at once: its digits ([`Step::Id`]), or with `?encode=` its compact string.
+#[inline]
+fn one(id: u64, encode: Option<Encoding>) -> Step {
+    match encode {
+        None => Step::Id(id),
+        Some(_) => Step::Done(Ok(ids_answer(1, [id], encode))),
     }
 }

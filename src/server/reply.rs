@@ -1,6 +1,7 @@
 //! The responses every answer is built from: their content types, one ID, lines of IDs, JSON,
 //! and the two fixed pages (`/healthz`, the status page for a browser).
 
+use crate::idformat::compact::Encoding;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 use serde::Serialize;
@@ -41,6 +42,24 @@ pub(super) fn id_lines(count: u64, ids: impl IntoIterator<Item = u64>) -> Respon
     let mut buf = itoa::Buffer::new();
     for id in ids {
         body.extend_from_slice(buf.format(id).as_bytes());
+        body.push(b'\n');
+    }
+    respond_with(StatusCode::OK, TEXT, body)
+}
+
+/// The answer of a get route: its IDs as numbers ([`one_id`], [`id_lines`]), or with
+/// `?encode=` as compact strings, one a line.
+pub(super) fn ids_answer(
+    count: u64,
+    ids: impl IntoIterator<Item = u64>,
+    encode: Option<Encoding>,
+) -> Response<Body> {
+    let Some(encoding) = encode else {
+        return id_lines(count, ids);
+    };
+    let mut body = Vec::with_capacity(count as usize * 15);
+    for id in ids {
+        body.extend_from_slice(encoding.encode(id).as_bytes());
         body.push(b'\n');
     }
     respond_with(StatusCode::OK, TEXT, body)

@@ -1,6 +1,7 @@
 //! What a request asks for: its key, `?count`, query parameters, and whether it prefers HTML
 //! to JSON (`Accept` negotiation).
 
+use crate::idformat::compact::Encoding;
 use std::borrow::Cow;
 
 use hyper::Request;
@@ -58,6 +59,15 @@ pub(super) fn query_param(query: Option<&str>, name: &str) -> Result<Option<Stri
         }
     }
     Ok(None)
+}
+
+/// `?encode=base36|crockford` of a get route (issue 48): the IDs as compact strings with a check
+/// character, leafctl's own parameter (Leaf's routes answer numbers without it); `None` without.
+pub(super) fn parse_encode(query: Option<&str>) -> Result<Option<Encoding>, ApiError> {
+    match query_param(query, "encode")? {
+        None => Ok(None),
+        Some(name) => name.parse().map(Some).map_err(ApiError::bad_request),
+    }
 }
 
 /// `?count=N` of a get route, checked to be from 1 to [`MAX_BATCH`]; `None` without one.

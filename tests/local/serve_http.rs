@@ -704,3 +704,39 @@ fn under_output_json_every_stderr_line_is_json() {
         assert!(kinds.iter().any(|k| k == kind), "no {kind:?} line: {all}");
     }
 }
+
+/// `?encode=` (issue 48 item 5): leafctl's own parameter of the get routes answers each ID as the
+/// compact string `next --encode` prints, single IDs and batches, segment and snowflake alike;
+/// an unknown encoding is a 400; without it the routes answer numbers.
+#[test]
+fn get_routes_answer_compact_strings_with_encode() {
+    use leafctl::idformat::compact::Encoding;
+    let sb = Sandbox::with_tag("order", "100");
+    let s = Serve::new(&sb)
+        .args(["--segment", "--snowflake", "--worker-id", "3"])
+        .start();
+    let mut expected = s.get("/api/segment/get/order").id() + 1;
+    for e in Encoding::ALL {
+        let one = s.get(&format!("/api/segment/get/order?encode={}", e.name()));
+        assert_eq!(one.status, 200, "{one:?}");
+        let text = one.body.trim();
+        assert_eq!(e.decode(text), Ok(expected), "{text}");
+        let batch = s.get(&format!(
+            "/api/segment/get/order?count=3&encode={}",
+            e.name()
+        ));
+        let ids: Vec<u64> = batch.body.lines().map(|l| e.decode(l).unwrap()).collect();
+        assert_eq!(ids, vec![expected + 1, expected + 2, expected + 3]);
+        expected += 4;
+        let sf = s.get(&format!("/api/snowflake/get/k?encode={}", e.name()));
+        let id = e.decode(sf.body.trim()).unwrap();
+        assert!(id > 1 << 40, "a snowflake ID: {id}");
+        let sfs = s.get(&format!("/api/snowflake/get/k?encode={}&count=5", e.name()));
+        let ids: Vec<u64> = sfs.body.lines().map(|l| e.decode(l).unwrap()).collect();
+        assert_eq!(ids.len(), 5);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+    s.get("/api/segment/get/order?encode=hex")
+        .assert_error(400, "bad_request");
+    assert_eq!(s.get("/api/segment/get/order").id(), expected);
+}
