@@ -122,6 +122,9 @@ pub struct SegmentBuffer {
     hot: Padded<Hot>,
     /// The issued total the status sampler last read (it rates the difference).
     sampled: AtomicU64,
+    /// IDs a periodic tag issued from its periods' buffers through this, its own buffer
+    /// ([`SegmentBuffer::count_routed`]): counted here, so monitoring sees the tag as one.
+    routed: AtomicU64,
     /// Set while a load is queued or running, or the next segment is ready, or a failed load
     /// waits for its retry: the hot path then does not ask for another.
     next_busy: AtomicBool,
@@ -153,6 +156,7 @@ impl SegmentBuffer {
             segments: Default::default(),
             hot: Padded(Hot::default()),
             sampled: AtomicU64::new(0),
+            routed: AtomicU64::new(0),
             next_busy: AtomicBool::new(false),
             state: Mutex::new(LoadState::default()),
             changed: Condvar::new(),
@@ -327,7 +331,14 @@ impl SegmentBuffer {
 
     fn issued_locked(&self, st: &LoadState) -> u64 {
         let cur = self.hot.0.current.load(SeqCst);
-        st.retired.saturating_add(self.segments[cur].used())
+        st.retired
+            .saturating_add(self.segments[cur].used())
+            .saturating_add(self.routed.load(Relaxed))
+    }
+
+    /// Counts `n` IDs a periodic tag issued from its periods' buffers as this buffer's.
+    pub(crate) fn count_routed(&self, n: u64) {
+        self.routed.fetch_add(n, Relaxed);
     }
 
     /// IDs the buffers hold now: the current segment's rest and the loaded next one.

@@ -137,13 +137,15 @@ impl SegmentGenerator {
     pub fn next_ids(&self, tag: &str, count: u64) -> Result<Vec<Range<u64>>, SegmentError> {
         let buffer = self.inner.lookup(tag)?;
         if let Some(Issuing::Periodic(router)) = buffer.issuing() {
-            return self.periodic_ids(router, count);
+            return self.periodic_ids(&buffer, router, count);
         }
         let dense = match self.next_dense_ids(&buffer, count) {
             Ok(dense) => dense,
             // The first request of a periodic tag finds out here that it is one.
             Err(e) => match buffer.issuing() {
-                Some(Issuing::Periodic(router)) => return self.periodic_ids(router, count),
+                Some(Issuing::Periodic(router)) => {
+                    return self.periodic_ids(&buffer, router, count);
+                }
                 _ => return Err(e),
             },
         };
@@ -154,15 +156,19 @@ impl SegmentGenerator {
         }
     }
 
-    /// A batch of a periodic tag: `count` sequences of the period now, composed into IDs.
+    /// A batch of a periodic tag: `count` sequences of the period now, composed into IDs and
+    /// counted as its own buffer's (`buffer`).
     fn periodic_ids(
         &self,
+        buffer: &Arc<SegmentBuffer>,
         router: &Arc<PeriodRouter>,
         count: u64,
     ) -> Result<Vec<Range<u64>>, SegmentError> {
         let period = router.batch_period(&self.inner)?;
         let dense = self.next_dense_ids(period.buffer(), count)?;
-        runs(dense.into_iter().flatten().map(|d| period.id(d)))
+        let ids = runs(dense.into_iter().flatten().map(|d| period.id(d)))?;
+        take::routed(buffer, &self.inner, count);
+        Ok(ids)
     }
 
     /// [`SegmentGenerator::next_ids`] as dense IDs.

@@ -32,8 +32,21 @@ pub(super) fn take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
 #[cold]
 fn periodic_take(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Option<u64> {
     match buffer.issuing() {
-        Some(Issuing::Periodic(router)) => router.try_next_id(inner),
+        Some(Issuing::Periodic(router)) => {
+            let id = router.try_next_id(inner)?;
+            routed(buffer, inner, 1);
+            Some(id)
+        }
         _ => None,
+    }
+}
+
+/// `n` IDs of a periodic tag issued from its periods' buffers, counted as its own buffer's
+/// ([`SegmentBuffer::count_routed`]) and the tag listed as moved for monitoring.
+pub(super) fn routed(buffer: &Arc<SegmentBuffer>, inner: &Inner, n: u64) {
+    buffer.count_routed(n);
+    if !buffer.moved() {
+        note_moved(buffer, inner);
     }
 }
 
@@ -71,7 +84,7 @@ pub(super) fn request_preload(buffer: &Arc<SegmentBuffer>, inner: &Inner) {
 #[inline(never)]
 fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentError> {
     if let Some(Issuing::Periodic(router)) = buffer.issuing() {
-        return router.next_id(inner);
+        return router.next_id(inner).inspect(|_| routed(buffer, inner, 1));
     }
     let deadline = Instant::now() + inner.wait;
     loop {
@@ -83,7 +96,7 @@ fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentE
             Err(e) => {
                 // The first load of a periodic tag's own buffer finds out that it is one.
                 if let Some(Issuing::Periodic(router)) = buffer.issuing() {
-                    return router.next_id(inner);
+                    return router.next_id(inner).inspect(|_| routed(buffer, inner, 1));
                 }
                 // The loader wakes this caller before it lists the tag as troubled: list it
                 // here too, so what `/metrics` and the status page say next agrees with this

@@ -76,6 +76,8 @@ fn ids_follow_the_clocks_period_and_the_next_row_is_claimed_ahead() {
         .flatten()
         .collect();
     assert_eq!(batch, vec![2026120770002, 2026120770003, 2026120770004]);
+    // Monitoring counts the tag as one: its own buffer holds the count of every period's IDs.
+    assert_eq!(g.view("bill").unwrap().issued, 8);
     // The base row is never claimed from; a period row asked for by name issues nothing.
     assert_eq!(store.get("bill").unwrap().unwrap().max_id, 1);
     assert!(g.next_id("bill@20261207").is_err());
