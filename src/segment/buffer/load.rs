@@ -158,8 +158,7 @@ impl SegmentBuffer {
                         self.changed.notify_all();
                         return None;
                     }
-                } else if !matches!(e, SegmentError::PeriodicBase { .. }) {
-                    // (A periodic tag's own buffer finds out so on its first load: no fault.)
+                } else {
                     tracing::warn!("loading a segment for tag {:?} failed: {msg}", self.tag);
                 }
                 st.last_error = Some(msg.clone());

@@ -310,6 +310,18 @@ impl SegmentBuffer {
         self.changed.notify_all();
     }
 
+    /// Ends a load that claimed nothing and failed nothing: a periodic tag's own buffer, found
+    /// to be one by its first load. Callers waiting for it are woken (they then ask the tag's
+    /// periods), and the tag is not marked as failing.
+    pub(crate) fn end_load_unclaimed(&self) {
+        let mut st = self.lock();
+        st.loading = false;
+        // Wakes the waiters of `slow_path`, which count failures to see that a load has ended.
+        st.failures += 1;
+        self.next_busy.store(st.next_ready, SeqCst);
+        self.changed.notify_all();
+    }
+
     /// Whether a retry after a failed load is still wanted; marks it as loading if so.
     pub(crate) fn start_retry(&self) -> bool {
         let mut st = self.lock();

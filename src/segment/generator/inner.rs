@@ -229,6 +229,10 @@ impl Inner {
     fn load(&self, buffer: &Arc<SegmentBuffer>, retries: &mut Vec<(Instant, Arc<SegmentBuffer>)>) {
         let plan = buffer.plan_load(self.clock.now_ms());
         let mut result = self.claim(buffer, plan.increment);
+        if let Err(SegmentError::PeriodicBase { .. }) = result {
+            buffer.end_load_unclaimed();
+            return;
+        }
         // Fewer IDs are left below the ceiling (2^63-1, or the end of the region's block) than
         // the step: claim those last ones.
         if let Err(SegmentError::Exhausted {
@@ -243,7 +247,6 @@ impl Inner {
             result,
             Err(SegmentError::UnknownTag { .. }
                 | SegmentError::Exhausted { .. }
-                | SegmentError::PeriodicBase { .. }
                 | SegmentError::PeriodRow { .. })
         );
         let failed = buffer.finish_load(plan, result).is_some();
