@@ -145,6 +145,22 @@ fn a_tag_keeps_its_shape_through_removal_and_never_issues_an_id_twice() {
         2,
         "a tag's shape is fixed",
     );
+    // A rotated key is a new tag: the name under another key would permute the same dense IDs
+    // onto values the old key issued.
+    let rotated = key_file(&sb, "rotated.key", OTHER_KEY);
+    sb.assert_refused(
+        &[
+            "--key-file",
+            &rotated,
+            "tag",
+            "add",
+            "order",
+            "--opaque",
+            "8",
+        ],
+        2,
+        "a tag's shape is fixed",
+    );
     sb.run_ok(["--key-file", &key, "tag", "add", "order", "--opaque", "8"]);
     ids.extend(parse_ids(
         &sb.run_ok(["--key-file", &key, "next", "order", "-n", "50"])
@@ -305,31 +321,57 @@ fn a_server_without_the_key_refuses_the_opaque_tag_and_serves_the_others() {
 fn an_opaque_tag_of_digits_is_refused_in_a_region_and_one_of_63_bits_is_not() {
     let sb = Sandbox::new();
     let key = key_file(&sb, "id.key", KEY);
-    let region = ["--region", "1", "--regions", "2"];
-    let with = |args: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = ["--key-file", key.as_str()]
-            .iter()
-            .chain(region.iter())
-            .map(|s| s.to_string())
-            .collect();
+    // Two regions, each its own database, one key: region r's options for leafctl.
+    let db = |r: u32| format!("sqlite://{}/region{r}.db", sb.path().display());
+    let options = |r: u32| -> Vec<String> {
+        let r_text = r.to_string();
+        let db = db(r);
+        [
+            "--key-file",
+            key.as_str(),
+            "--db",
+            &db,
+            "--region",
+            &r_text,
+            "--regions",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let with = |r: u32, args: &[&str]| -> Vec<String> {
+        let mut v = options(r);
         v.extend(args.iter().map(|s| s.to_string()));
         v
     };
-    let refused = sb.run(with(&["tag", "add", "order", "--opaque", "12"]));
+    for r in [0, 1] {
+        sb.run_ok(with(r, &["db", "init"]));
+    }
+    let refused = sb.run(with(1, &["tag", "add", "order", "--opaque", "12"]));
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(
         stderr(&refused).contains("cannot be issued in region 1"),
         "{}",
         stderr(&refused)
     );
-    sb.run_ok(with(&["tag", "add", "wide", "--opaque", "63"]));
-    let mut ids = parse_ids(&sb.run_ok(with(&["next", "wide", "-n", "100"])).stdout);
-    assert!(ids.iter().all(|&id| (1..1 << 63).contains(&id)));
-    let dense = dense_ids_with(&sb, &region, &key, "wide", &ids);
-    let floor = 1u64 << 52;
-    assert!(
-        dense.iter().all(|&d| (floor..floor + 101).contains(&d)),
-        "region 1's block: {dense:?}"
-    );
-    assert_unique(&mut ids);
+    // A 63-bit opaque tag in both regions: each region's dense IDs lie in its own block, and
+    // the one permutation keeps the two regions' IDs apart.
+    let mut all = Vec::new();
+    for r in [0, 1] {
+        sb.run_ok(with(r, &["tag", "add", "wide", "--opaque", "63"]));
+        let ids = parse_ids(&sb.run_ok(with(r, &["next", "wide", "-n", "100"])).stdout);
+        assert!(ids.iter().all(|&id| (1..1 << 63).contains(&id)));
+        let before: Vec<String> = options(r).into_iter().skip(2).collect();
+        let before: Vec<&str> = before.iter().map(String::as_str).collect();
+        let dense = dense_ids_with(&sb, &before, &key, "wide", &ids);
+        let floor = u64::from(r) << 52;
+        assert!(
+            dense.iter().all(|&d| (floor..floor + 102).contains(&d)),
+            "region {r}'s block: {dense:?}"
+        );
+        all.extend(ids);
+    }
+    assert_eq!(all.len(), 200);
+    assert_unique(&mut all);
 }

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use crate::support::faketime::under_faketime;
-use crate::support::serve::Serve;
-use crate::support::{self, Sandbox, assert_unique, parse_ids, stderr};
+use crate::support::serve::{Serve, Server};
+use crate::support::{self, Sandbox, assert_unique, parse_ids, stderr, words};
 
 /// `next` of `tag` with the clock at `utc` ("2026-12-06 15:59:59", UTC): its IDs.
 fn next_at(sb: &Sandbox, utc: &str, tag: &str, n: u64) -> Vec<u64> {
@@ -262,39 +262,9 @@ fn a_server_under_load_crosses_midnight_with_no_number_twice() {
     ]);
     // The server's clock starts 3 s before midnight in Shanghai (15:59:57 UTC).
     let cmd = Serve::new(&sb).args(["--segment"]).command();
-    let server = crate::support::serve::Server::start(under_faketime(&cmd, "@2026-12-06 15:59:57"));
-    // Bounded in time and count; done once 300 IDs of the new day came back (the crossing seen
-    // under load whatever the machine's speed).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let new_day = std::sync::atomic::AtomicU64::new(0);
-    let crossed = || new_day.load(std::sync::atomic::Ordering::Relaxed) >= 300;
-    let ids: Vec<u64> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..4)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut ids = Vec::new();
-                    while Instant::now() < deadline && !crossed() && ids.len() < 100_000 {
-                        let mut got = vec![server.get("/api/segment/get/order").id()];
-                        if ids.len() % 100 == 0 {
-                            got.extend(server.get("/api/segment/get/order?count=7").ids());
-                        }
-                        let of_new_day = got.iter().filter(|id| *id / 1_000_000 == 20261207);
-                        new_day.fetch_add(
-                            of_new_day.count() as u64,
-                            std::sync::atomic::Ordering::Relaxed,
-                        );
-                        ids.extend(got);
-                    }
-                    ids
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
-    });
-    assert!(crossed(), "the server's clock passed midnight within 30 s");
+    let server = Server::start(under_faketime(&cmd, "@2026-12-06 15:59:57"));
+    let ids = load_until_every_server_crossed(&[&server]);
+
     let mut days: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
     for id in &ids {
         days.entry(id / 1_000_000).or_default().push(id % 1_000_000);
@@ -317,4 +287,62 @@ fn a_server_under_load_crosses_midnight_with_no_number_twice() {
     let mut all = ids;
     all.extend(next_at(&sb, "2026-12-06 16:00:30", "order", 3));
     assert_unique(&mut all);
+}
+
+/// Two servers whose clocks are 4 s apart cross midnight under load, one after the other: the
+/// earlier one issues from the new day's row while the later one still issues from the old
+/// day's, and neither ever issues a number the other did.
+#[test]
+fn two_servers_seconds_apart_cross_midnight_with_no_number_twice() {
+    let sb = Sandbox::new();
+    sb.run_ok(words(
+        "tag add order --period day --width 6 --time-zone Asia/Shanghai --step 20",
+    ));
+    let cmd = Serve::new(&sb).args(["--segment"]).command();
+    let ahead = Server::start(under_faketime(&cmd, "@2026-12-06 15:59:57"));
+    let behind = Server::start(under_faketime(&cmd, "@2026-12-06 15:59:53"));
+    let mut ids = load_until_every_server_crossed(&[&ahead, &behind]);
+    let days: BTreeSet<u64> = ids.iter().map(|id| id / 1_000_000).collect();
+    assert_eq!(days, BTreeSet::from([20261206, 20261207]));
+    assert_unique(&mut ids);
+}
+
+/// Asks every server in `servers` for single IDs and small batches (two threads each) until each
+/// has answered 100 IDs of 2026-12-07, within 30 s and 100,000 IDs a thread; the IDs.
+fn load_until_every_server_crossed(servers: &[&Server]) -> Vec<u64> {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let new_day: Vec<AtomicU64> = servers.iter().map(|_| AtomicU64::new(0)).collect();
+    let crossed = || new_day.iter().all(|n| n.load(Relaxed) >= 100);
+    let ids: Vec<u64> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..servers.len() * 2)
+            .map(|i| {
+                let (server, seen) = (servers[i % servers.len()], &new_day[i % servers.len()]);
+                let crossed = &crossed;
+                scope.spawn(move || {
+                    let mut ids = Vec::new();
+                    while Instant::now() < deadline && !crossed() && ids.len() < 100_000 {
+                        let mut got = vec![server.get("/api/segment/get/order").id()];
+                        if ids.len() % 100 == 0 {
+                            got.extend(server.get("/api/segment/get/order?count=7").ids());
+                        }
+                        let of_new_day = got.iter().filter(|id| *id / 1_000_000 == 20261207);
+                        seen.fetch_add(of_new_day.count() as u64, Relaxed);
+                        ids.extend(got);
+                    }
+                    ids
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert!(
+        crossed(),
+        "every server's clock passed midnight within 30 s"
+    );
+    ids
 }
