@@ -245,7 +245,6 @@ fn a_period_row_is_never_issued_from_alone_nor_taken_over() {
 /// repeated, and `next` beside it continues each day's row after the server's claims.
 #[test]
 fn a_server_under_load_crosses_midnight_with_no_number_twice() {
-    use std::time::{Duration, Instant};
     let sb = Sandbox::new();
     sb.run_ok([
         "tag",
