@@ -192,6 +192,7 @@ fn segment_class(e: &SegmentError) -> u8 {
         | E::KeyNeeded { .. }
         | E::KeyMismatch { .. }
         | E::OpaqueInRegions { .. }
+        | E::OpaqueNeedsRegion { .. }
         | E::BadShape { .. }
         | E::NotOfShape { .. }
         | E::PeriodicHere { .. }
@@ -243,6 +244,7 @@ fn segment_hint(e: &SegmentError) -> String {
         | E::KeyNeeded { .. }
         | E::KeyMismatch { .. }
         | E::OpaqueInRegions { .. }
+        | E::OpaqueNeedsRegion { .. }
         | E::BadShape { .. }
         | E::NotOfShape { .. }
         | E::PeriodicHere { .. }
@@ -275,7 +277,8 @@ fn shape_hint(e: &SegmentError) -> String {
         E::KeyMismatch { .. } => {
             "give the key the tag was added with (its check value is in `leafctl tag show`)".into()
         }
-        E::OpaqueInRegions { .. } => "issue it without regions, or add an opaque tag of 63 bits (`tag add NAME --opaque 63`), whose domain holds every region's block".into(),
+        E::OpaqueInRegions { .. } => "it was added before the deployment had regions, so only region 0 issues it: add a new tag for the other regions (`tag add NAME --opaque N` in a region gives each region its own first digit)".into(),
+        E::OpaqueNeedsRegion { .. } => "give this process its region (--region R --regions N), as the database records".into(),
         E::BadShape { .. } => "see `leafctl tag add --help` for --period, --width, --code and --time-zone".into(),
         E::NotOfShape { tag, .. } => format!(
             "check the ID and the tag ({} names the tag's shape)",

@@ -11,7 +11,7 @@ use crate::region::{Region, RegionError};
 use crate::segment::AllocStoreExt;
 use crate::segment::{
     AllocStore, Bounds, NewTag, RegionToRecord, RemovedPages, RowPages, SegmentError, StartAt,
-    TagFilter, Tombstone, add_tag, check_region,
+    TagFilter, TagShape, Tombstone, add_shaped_tag, check_region,
 };
 
 /// What [`prepare_old_region`] found in the database of the deployment a region is added to.
@@ -97,7 +97,7 @@ pub struct Seeded {
     pub used_up: Vec<String>,
 }
 
-/// Adds every tag of `old` (its step and description) to `new`, whose store is confined to the
+/// Adds every tag of `old` (its step, description and shape) to `new`, whose store is confined to the
 /// new region ([`crate::segment::enter_region`]): each starts at the start of the new region's
 /// block, which lies above every ID the old region's block holds. A tag `new` has already is left
 /// and reported, so a re-run is safe. `progress` is told the number of tags done after each.
@@ -123,6 +123,10 @@ pub fn seed_tags(
     // another block.
     if let Some(old_region) = old.recorded_region()? {
         for removed in check_carry(old, old_region, new)? {
+            // The name's shape goes with its tombstone: it outlives the removal.
+            if let Some(spec) = old.shape_mark(&removed.tag, None)? {
+                new.shape_mark(&removed.tag, Some(&spec))?;
+            }
             carry_tombstone(new, &removed)?;
             seeded.tombstones += 1;
         }
@@ -130,7 +134,10 @@ pub fn seed_tags(
     let mut done = 0;
     for page in RowPages::new(old, TagFilter::All) {
         for row in page? {
-            let outcome = add_tag(
+            // A shaped tag stays shaped in the new region (which may not issue it: an opaque
+            // tag of N digits from before the regions, say), never a plain one there.
+            let shape = TagShape::of(old, &row.tag)?;
+            let outcome = add_shaped_tag(
                 new,
                 &NewTag {
                     tag: &row.tag,
@@ -139,6 +146,7 @@ pub fn seed_tags(
                     description: row.description.as_deref(),
                     if_not_exists: true,
                 },
+                &shape,
             );
             match outcome {
                 Ok(a) if a.added => seeded.added += 1,

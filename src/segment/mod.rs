@@ -26,7 +26,7 @@ pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
 pub use period::{Period, PeriodIssuing, PeriodicShape, open_period};
-pub use shape::{Issuing, TagShape, add_shaped_tag, check_key, opaque_error};
+pub use shape::{Issuing, OpaqueIssuing, TagShape, add_shaped_tag, check_key, opaque_error};
 pub use store::{
     Added, AllocStore, AllocStoreExt, Bounds, Claim, Confined, Increment, LeafAlloc, Mark, Marked,
     NewTag, Page, PageQuery, Pages, REGION_TABLE, REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord,
@@ -321,6 +321,14 @@ pub enum SegmentError {
         tag: String,
         /// The periodic tag.
         of: String,
+    },
+    /// An opaque tag added with a region digit, asked for without a region.
+    #[error(
+        "tag {tag:?} is opaque with a region digit (it was added in a deployment of regions), and no region was given; nothing was issued"
+    )]
+    OpaqueNeedsRegion {
+        /// The tag.
+        tag: String,
     },
     /// The tag's permutation refused a value (its domain used up, or an ID not of its shape).
     #[error("tag {tag:?}: {source}")]

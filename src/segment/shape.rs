@@ -27,6 +27,9 @@ pub enum TagShape {
         width: OpaqueWidth,
         /// The key's check value ([`IdKey::check_value`]).
         key_check: String,
+        /// Added in a deployment of regions: the first digit is the region's (its index + 1),
+        /// the other N-1 its block's dense IDs permuted, so regions never meet.
+        regional: bool,
     },
     /// `<period><code><sequence>`, the sequence claimed from a row per period ([`PeriodicShape`]).
     Periodic(PeriodicShape),
@@ -42,9 +45,15 @@ impl TagShape {
     pub fn spec(&self) -> Option<String> {
         match self {
             TagShape::Plain => None,
-            TagShape::Opaque { width, key_check } => {
-                Some(format!("opaque={} key={key_check}", width_spec(*width)))
-            }
+            TagShape::Opaque {
+                width,
+                key_check,
+                regional,
+            } => Some(format!(
+                "opaque={} key={key_check}{}",
+                width_spec(*width),
+                if *regional { " region=digit" } else { "" }
+            )),
             TagShape::Periodic(p) => Some(p.spec()),
             TagShape::PeriodRow { of } => Some(format!("period-of={of}")),
         }
@@ -73,9 +82,10 @@ impl TagShape {
         if let [("period-of", of)] = words[..] {
             return Ok(TagShape::PeriodRow { of: of.into() });
         }
-        let (mut width, mut key_check) = (None, None);
+        let (mut width, mut key_check, mut regional) = (None, None, false);
         for (k, v) in words {
             match (k, v) {
+                ("region", "digit") => regional = true,
                 ("opaque", w) => {
                     width = Some(OpaqueWidth::parse(w).map_err(|_| unreadable())?);
                 }
@@ -86,7 +96,11 @@ impl TagShape {
             }
         }
         match (width, key_check) {
-            (Some(width), Some(key_check)) => Ok(TagShape::Opaque { width, key_check }),
+            (Some(width), Some(key_check)) => Ok(TagShape::Opaque {
+                width,
+                key_check,
+                regional,
+            }),
             _ => Err(unreadable()),
         }
     }
@@ -106,6 +120,8 @@ impl TagShape {
     pub fn ceiling(&self) -> i64 {
         match self {
             TagShape::Plain | TagShape::PeriodRow { .. } => i64::MAX,
+            // Each region's ceiling is its own ([`Issuing::ceiling`]).
+            TagShape::Opaque { regional: true, .. } => i64::MAX,
             TagShape::Opaque { width, .. } => {
                 i64::try_from(width.capacity()).map_or(i64::MAX, |c| c.saturating_add(1))
             }
@@ -120,9 +136,19 @@ impl fmt::Display for TagShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TagShape::Plain => f.write_str("plain"),
-            TagShape::Opaque { width, key_check } => {
-                write!(f, "opaque, {width} (key check {key_check})")
-            }
+            TagShape::Opaque {
+                width,
+                key_check,
+                regional,
+            } => write!(
+                f,
+                "opaque, {width}{} (key check {key_check})",
+                if *regional {
+                    ", the first the region's"
+                } else {
+                    ""
+                }
+            ),
             TagShape::Periodic(p) => {
                 write!(
                     f,
@@ -210,7 +236,7 @@ pub enum Issuing {
     /// As they are.
     Plain,
     /// Through the tag's permutation.
-    Opaque(Permutation),
+    Opaque(OpaqueIssuing),
     /// A periodic tag's: each ID from the row of the period the generator's clock says
     /// ([`PeriodRouter`]).
     Periodic(std::sync::Arc<PeriodRouter>),
@@ -228,9 +254,13 @@ impl Issuing {
         key: Option<&IdKey>,
         region: Option<Region>,
     ) -> Result<Issuing, SegmentError> {
-        let (width, key_check) = match shape {
+        let (width, key_check, regional) = match shape {
             TagShape::Plain => return Ok(Issuing::Plain),
-            TagShape::Opaque { width, key_check } => (width, key_check),
+            TagShape::Opaque {
+                width,
+                key_check,
+                regional,
+            } => (width, key_check, *regional),
             TagShape::Periodic(_) => {
                 return Err(SegmentError::PeriodicHere { tag: tag.into() });
             }
@@ -242,18 +272,27 @@ impl Issuing {
             }
         };
         let key = check_key(tag, key_check, key)?;
-        if let (Some(region), OpaqueWidth::Digits(digits)) = (region, width) {
-            return Err(SegmentError::OpaqueInRegions {
+        let OpaqueWidth::Digits(digits) = *width else {
+            // 63 bits hold every region's block: the one permutation keeps them apart.
+            return Ok(Issuing::Opaque(OpaqueIssuing::whole(key, *width, tag)));
+        };
+        match (region, regional) {
+            (None, false) => Ok(Issuing::Opaque(OpaqueIssuing::whole(key, *width, tag))),
+            // A tag of the deployment before it had regions: region 0 goes on with it, the
+            // others' blocks lie above its domain.
+            (Some(r), false) if r.index() == 0 => {
+                Ok(Issuing::Opaque(OpaqueIssuing::whole(key, *width, tag)))
+            }
+            (Some(region), false) => Err(SegmentError::OpaqueInRegions {
                 tag: tag.into(),
-                digits: *digits,
+                digits,
                 region,
-            });
+            }),
+            (Some(region), true) => Ok(Issuing::Opaque(OpaqueIssuing::regional(
+                key, digits, tag, region,
+            ))),
+            (None, true) => Err(SegmentError::OpaqueNeedsRegion { tag: tag.into() }),
         }
-        Ok(Issuing::Opaque(Permutation::new(
-            key,
-            *width,
-            tag.as_bytes(),
-        )))
     }
 
     /// The ID issued for dense ID `dense`.
@@ -271,15 +310,101 @@ impl Issuing {
     pub fn ceiling(&self) -> i64 {
         match self {
             Issuing::Plain | Issuing::Periodic(_) => i64::MAX,
-            Issuing::Opaque(p) => {
-                i64::try_from(p.width().capacity()).map_or(i64::MAX, |c| c.saturating_add(1))
-            }
+            Issuing::Opaque(p) => p.ceiling(),
         }
     }
 
     /// Whether IDs are issued as the dense IDs are.
     pub fn is_plain(&self) -> bool {
         matches!(self, Issuing::Plain)
+    }
+}
+
+/// An opaque tag's permutation as it issues here: of its whole width, or (a tag added in a
+/// deployment of regions) of this region's N-1 digits behind the region's digit.
+#[derive(Debug, Clone)]
+pub struct OpaqueIssuing {
+    permutation: Permutation,
+    /// The tag's width (N digits, or 63 bits), for messages.
+    width: OpaqueWidth,
+    /// With a region digit: the value of that digit in place (`(index + 1) x 10^(N-1)`), and
+    /// the region's first dense ID (its block's start).
+    region: Option<(u64, u64)>,
+}
+
+impl OpaqueIssuing {
+    /// The permutation of the whole width.
+    fn whole(key: &IdKey, width: OpaqueWidth, tag: &str) -> OpaqueIssuing {
+        OpaqueIssuing {
+            permutation: Permutation::new(key, width, tag.as_bytes()),
+            width,
+            region: None,
+        }
+    }
+
+    /// `region`'s part of an N-digit tag: its digit, then its block's dense IDs permuted over
+    /// N-1 digits (dense ID `start + i` is index `i + 1` of the field).
+    fn regional(key: &IdKey, digits: u8, tag: &str, region: Region) -> OpaqueIssuing {
+        let field = OpaqueWidth::Padded(digits.saturating_sub(1));
+        let scale = 10u64.pow(u32::from(digits.saturating_sub(1)));
+        let start = u64::try_from(region.segment_block().start).unwrap_or(0);
+        OpaqueIssuing {
+            permutation: Permutation::new(key, field, tag.as_bytes()),
+            width: OpaqueWidth::Digits(digits),
+            region: Some((u64::from(region.index() + 1) * scale, start)),
+        }
+    }
+
+    /// The tag's width.
+    pub fn width(&self) -> OpaqueWidth {
+        self.width
+    }
+
+    /// The opaque ID of dense ID `dense`.
+    pub fn encode(&self, dense: u64) -> Result<u64, OpaqueError> {
+        match self.region {
+            None => self.permutation.encode(dense),
+            Some((digit, start)) => {
+                let index = dense.checked_sub(start).map_or(0, |i| i + 1);
+                let field = self
+                    .permutation
+                    .encode(index)
+                    .map_err(|_| OpaqueError::Exhausted {
+                        dense,
+                        width: self.width,
+                    })?;
+                Ok(digit + field)
+            }
+        }
+    }
+
+    /// The dense ID of opaque ID `id`.
+    pub fn decode(&self, id: u64) -> Result<u64, OpaqueError> {
+        let not_ours = || OpaqueError::NotInDomain {
+            id,
+            width: self.width,
+        };
+        match self.region {
+            None => self.permutation.decode(id),
+            Some((digit, start)) => {
+                let field = id.checked_sub(digit).ok_or_else(not_ours)?;
+                if !self.permutation.width().contains(field) {
+                    return Err(not_ours());
+                }
+                let index = self.permutation.decode(field)?;
+                Ok(start + index - 1)
+            }
+        }
+    }
+
+    /// One past the highest dense ID it may issue, as a max_id.
+    fn ceiling(&self) -> i64 {
+        let capacity = self.permutation.width().capacity();
+        let end = match self.region {
+            None => capacity.saturating_add(1),
+            Some((_, start)) => start.saturating_add(capacity),
+        };
+        i64::try_from(end).unwrap_or(i64::MAX)
     }
 }
 
@@ -324,6 +449,7 @@ mod tests {
         TagShape::Opaque {
             width: OpaqueWidth::Digits(digits),
             key_check: key.check_value(),
+            regional: false,
         }
     }
 
@@ -377,6 +503,40 @@ mod tests {
             None,
             "nothing recorded"
         );
+    }
+
+    #[test]
+    fn a_regional_tag_gives_each_region_its_first_digit_and_decodes_back() {
+        let key = IdKey::from_hex(KEY).unwrap();
+        let shape = TagShape::Opaque {
+            width: OpaqueWidth::Digits(9),
+            key_check: key.check_value(),
+            regional: true,
+        };
+        assert!(matches!(
+            Issuing::new("o", &shape, Some(&key), None),
+            Err(SegmentError::OpaqueNeedsRegion { .. })
+        ));
+        let mut seen = std::collections::HashSet::new();
+        for index in 0..3 {
+            let region = Region::new(index, 3).unwrap();
+            let Issuing::Opaque(p) = Issuing::new("o", &shape, Some(&key), Some(region)).unwrap()
+            else {
+                panic!("opaque");
+            };
+            let start = region.segment_block().start as u64;
+            let first = u64::from(index + 1) * 100_000_000;
+            for dense in start.max(1)..start + 2000 {
+                let id = p.encode(dense).unwrap();
+                assert!((first..first + 100_000_000).contains(&id), "{index}: {id}");
+                assert_eq!(p.decode(id).unwrap(), dense);
+                assert!(seen.insert(id), "{id} twice");
+            }
+            // Its ceiling: the block's start and the 8-digit field's capacity.
+            assert_eq!(p.ceiling(), start as i64 + 99_999_999);
+            assert!(p.encode(start + 99_999_999).is_err());
+            assert!(p.decode(first - 1).is_err(), "another region's digit");
+        }
     }
 
     #[test]

@@ -318,23 +318,22 @@ fn a_server_without_the_key_refuses_the_opaque_tag_and_serves_the_others() {
 }
 
 #[test]
-fn an_opaque_tag_of_digits_is_refused_in_a_region_and_one_of_63_bits_is_not() {
+fn each_region_issues_an_opaque_tag_behind_its_own_first_digit() {
     let sb = Sandbox::new();
     let key = key_file(&sb, "id.key", KEY);
     // Two regions, each its own database, one key: region r's options for leafctl.
-    let db = |r: u32| format!("sqlite://{}/region{r}.db", sb.path().display());
     let options = |r: u32| -> Vec<String> {
-        let r_text = r.to_string();
-        let db = db(r);
+        let db = format!("sqlite://{}/region{r}.db", sb.path().display());
+        let r = r.to_string();
         [
-            "--key-file",
-            key.as_str(),
             "--db",
             &db,
             "--region",
-            &r_text,
+            &r,
             "--regions",
             "2",
+            "--key-file",
+            &key,
         ]
         .iter()
         .map(|s| s.to_string())
@@ -348,30 +347,136 @@ fn an_opaque_tag_of_digits_is_refused_in_a_region_and_one_of_63_bits_is_not() {
     for r in [0, 1] {
         sb.run_ok(with(r, &["db", "init"]));
     }
-    let refused = sb.run(with(1, &["tag", "add", "order", "--opaque", "12"]));
+    let refused = sb.run(with(1, &["tag", "add", "order", "--opaque", "7"]));
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(
-        stderr(&refused).contains("cannot be issued in region 1"),
+        stderr(&refused).contains("the first digit is the region's"),
         "{}",
         stderr(&refused)
     );
-    // A 63-bit opaque tag in both regions: each region's dense IDs lie in its own block, and
-    // the one permutation keeps the two regions' IDs apart.
     let mut all = Vec::new();
-    for r in [0, 1] {
+    for r in [0u32, 1] {
+        sb.run_ok(with(r, &["tag", "add", "order", "--opaque", "12"]));
         sb.run_ok(with(r, &["tag", "add", "wide", "--opaque", "63"]));
-        let ids = parse_ids(&sb.run_ok(with(r, &["next", "wide", "-n", "100"])).stdout);
-        assert!(ids.iter().all(|&id| (1..1 << 63).contains(&id)));
-        let before: Vec<String> = options(r).into_iter().skip(2).collect();
+        let before: Vec<String> = options(r).into_iter().take(6).collect();
         let before: Vec<&str> = before.iter().map(String::as_str).collect();
-        let dense = dense_ids_with(&sb, &before, &key, "wide", &ids);
         let floor = u64::from(r) << 52;
+        // 12 digits: the region's digit, then its block's dense IDs permuted over 11.
+        let ids = parse_ids(&sb.run_ok(with(r, &["next", "order", "-n", "100"])).stdout);
+        let first = u64::from(r + 1) * 100_000_000_000;
+        assert!(
+            ids.iter()
+                .all(|id| (first..first + 100_000_000_000).contains(id)),
+            "{ids:?}"
+        );
+        let dense = dense_ids_with(&sb, &before, &key, "order", &ids);
         assert!(
             dense.iter().all(|&d| (floor..floor + 102).contains(&d)),
-            "region {r}'s block: {dense:?}"
+            "{dense:?}"
+        );
+        all.extend(ids);
+        // 63 bits: the one permutation over every region's block.
+        let ids = parse_ids(&sb.run_ok(with(r, &["next", "wide", "-n", "100"])).stdout);
+        assert!(ids.iter().all(|&id| (1..1 << 63).contains(&id)));
+        let dense = dense_ids_with(&sb, &before, &key, "wide", &ids);
+        assert!(
+            dense.iter().all(|&d| (floor..floor + 102).contains(&d)),
+            "{dense:?}"
         );
         all.extend(ids);
     }
-    assert_eq!(all.len(), 200);
+    assert_eq!(all.len(), 400);
     assert_unique(&mut all);
+    // Region 0's database reads region 1's ID back by its first digit; whether it was claimed
+    // only region 1's database knows.
+    let region1_id = parse_ids(&sb.run_ok(with(1, &["next", "order"])).stdout)[0];
+    let mut args: Vec<String> = options(0).into_iter().take(6).collect();
+    args.extend(support::decode_tag_args(&key, "order", &[region1_id]));
+    let rows = support::json(&sb.run_ok(&args));
+    let dense: u64 = rows[0]["dense_id"].as_str().unwrap().parse().unwrap();
+    assert!((1u64 << 52..(1 << 52) + 200).contains(&dense), "{rows}");
+    assert_eq!(rows[0]["claimed"], serde_json::Value::Null);
+}
+
+/// `region add` seeds the new region with the old tags' shapes, never as plain tags: an opaque
+/// tag of N digits from before the regions goes on in region 0 only, and a periodic one is
+/// refused in the new region, as a periodic tag is in any region.
+#[test]
+fn region_add_carries_each_tags_shape_and_the_new_region_never_issues_it_plain() {
+    let sb = Sandbox::new();
+    let key = key_file(&sb, "id.key", KEY);
+    let old = format!("sqlite://{}/old.db", sb.path().display());
+    let new = format!("sqlite://{}/new.db", sb.path().display());
+    sb.run_ok(["--db", &old, "db", "init"]);
+    sb.run_ok([
+        "--db",
+        &old,
+        "--key-file",
+        &key,
+        "tag",
+        "add",
+        "o",
+        "--opaque",
+        "12",
+    ]);
+    sb.run_ok([
+        "--db", &old, "tag", "add", "d", "--period", "day", "--width", "6",
+    ]);
+    let mut ids = parse_ids(
+        &sb.run_ok(["--db", &old, "--key-file", &key, "next", "o", "-n", "5"])
+            .stdout,
+    );
+    sb.run_ok([
+        "region",
+        "add",
+        "--from",
+        &old,
+        "--db",
+        &new,
+        "--region",
+        "1",
+        "--regions",
+        "2",
+    ]);
+    let in_region = |db: &str, r: &str, args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "--db",
+            db,
+            "--region",
+            r,
+            "--regions",
+            "2",
+            "--key-file",
+            &key,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    };
+    let shown = support::json(&sb.run_ok(in_region(
+        &new,
+        "1",
+        &["tag", "show", "o", "--output", "json"],
+    )));
+    assert!(
+        shown["shape"].as_str().unwrap().starts_with("opaque=12"),
+        "{shown}"
+    );
+    let refused = sb.run(in_region(&new, "1", &["next", "o"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("only region 0 issues it"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused = sb.run(in_region(&new, "1", &["next", "d"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    ids.extend(parse_ids(
+        &sb.run_ok(in_region(&old, "0", &["next", "o", "-n", "5"]))
+            .stdout,
+    ));
+    assert!(ids.iter().all(|id| id.to_string().len() == 12));
+    assert_unique(&mut ids);
 }

@@ -3,10 +3,11 @@
 //! tag, its period and sequence (the dense sequence, with the key, when it is opaque); and
 //! whether the tag has claimed it (below its row's max_id). A plain tag's ID is its dense ID.
 
-use leafctl::idformat::opaque::IdKey;
+use leafctl::idformat::opaque::{IdKey, OpaqueWidth};
+use leafctl::region::Region;
 use leafctl::segment::{
-    AllocStore, Issuing, PeriodIssuing, PeriodicShape, SegmentError, TagShape, opaque_error,
-    validate_tag,
+    AllocStore, AllocStoreExt, Issuing, PeriodIssuing, PeriodicShape, SegmentError, TagShape,
+    opaque_error, validate_tag,
 };
 use serde::Serialize;
 
@@ -63,7 +64,7 @@ pub fn run(ctx: &Context, tag: &str, ids: &[String]) -> anyhow::Result<()> {
         })?;
         let mut decoded = match &shape {
             TagShape::Periodic(p) => periodic(&*store, tag, p, key.as_ref(), id)?,
-            _ => dense(tag, &shape, key.as_ref(), id, row.max_id)?,
+            _ => dense(&*store, tag, &shape, key.as_ref(), id, row.max_id)?,
         };
         decoded.shape = shape.spec().unwrap_or_else(|| "plain".into());
         rows.push(decoded);
@@ -91,17 +92,31 @@ fn key_for(ctx: &Context, tag: &str, shape: &TagShape) -> anyhow::Result<Option<
     Ok(key)
 }
 
-/// An ID of a plain or opaque tag whose row's max_id is `max_id`.
+/// An ID of a plain or opaque tag whose row in `store` has max_id `max_id`. An opaque tag with a
+/// region digit is read in the region its first digit names (of the region count `store`
+/// records); whether it was claimed is known only for this database's own region.
 fn dense(
+    store: &dyn AllocStore,
     tag: &str,
     shape: &TagShape,
     key: Option<&IdKey>,
     id: u64,
     max_id: i64,
 ) -> anyhow::Result<TaggedId> {
+    let (region, own) = match shape {
+        TagShape::Opaque {
+            regional: true,
+            width: OpaqueWidth::Digits(digits),
+            ..
+        } => {
+            let region = region_of_first_digit(store, tag, id, *digits)?;
+            (Some(region), store.bounds().region == Some(region))
+        }
+        _ => (store.bounds().region, true),
+    };
     let dense = match (shape, key) {
         (TagShape::Opaque { .. }, None) => None,
-        _ => match Issuing::new(tag, shape, key, None)? {
+        _ => match Issuing::new(tag, shape, key, region)? {
             Issuing::Plain => Some(id),
             Issuing::Opaque(p) => Some(p.decode(id).map_err(|e| opaque_error(tag, e))?),
             // (A periodic shape is decoded by `periodic`.)
@@ -110,7 +125,44 @@ fn dense(
             }
         },
     };
-    Ok(row(tag, id, None, dense, max_id))
+    let mut decoded = row(tag, id, None, dense, max_id);
+    if !own {
+        decoded.claimed = None;
+    }
+    Ok(decoded)
+}
+
+/// The region an ID of an N-digit opaque tag with a region digit belongs to: its first digit
+/// less one, of the region count the database records.
+fn region_of_first_digit(
+    store: &dyn AllocStore,
+    tag: &str,
+    id: u64,
+    digits: u8,
+) -> anyhow::Result<Region> {
+    let not_ours = |reason: String| SegmentError::NotOfShape {
+        tag: tag.into(),
+        id,
+        reason,
+    };
+    let scale = 10u64.pow(u32::from(digits) - 1);
+    let first = id / scale;
+    let Some(recorded) = store.recorded_region()? else {
+        return Err(not_ours(
+            "the database records no region, so its first digit names none".into(),
+        )
+        .into());
+    };
+    if !(1..=9).contains(&first) || id >= scale * 10 {
+        return Err(not_ours(format!("its IDs have {digits} digits")).into());
+    }
+    Region::new(first as u32 - 1, recorded.count()).map_err(|_| {
+        not_ours(format!(
+            "its first digit names a region, 1 to {}",
+            recorded.count()
+        ))
+        .into()
+    })
 }
 
 /// An ID of a periodic tag: its period, and its dense sequence in that period's row.
