@@ -200,15 +200,17 @@ pub fn add_shaped_tag(
         }
         (None, None) => {}
         (None, Some(spec)) => {
-            // A live row or a tombstone without a mark is a plain tag's: nothing is recorded.
-            if store.get(new.tag)?.is_some() {
-                return match new.if_not_exists {
-                    true => Err(refuse(TagShape::Plain)),
-                    false => add_tag(store, new),
+            let live = store.get(new.tag)?.is_some();
+            if live || was_removed(store, new.tag)? {
+                // Read again after the row or tombstone: a concurrent add of the name (two
+                // servers opening one period) records its mark before its row. Still none: a
+                // plain tag's name, and nothing is recorded.
+                let now = TagShape::of(store, new.tag)?;
+                return match now {
+                    now if now == *shape => add_tag(store, new),
+                    TagShape::Plain if live && !new.if_not_exists => add_tag(store, new),
+                    other => Err(refuse(other)),
                 };
-            }
-            if was_removed(store, new.tag)? {
-                return Err(refuse(TagShape::Plain));
             }
             let mark = store.shape_mark(new.tag, Some(&spec))?;
             let now = TagShape::from_spec(new.tag, mark.as_deref())?;
