@@ -44,6 +44,8 @@ pub const MAX_COVERING_STEP: i64 = 10 * MAX_DYNAMIC_STEP;
 pub(crate) enum Slow {
     /// Try the hot path again.
     Retry,
+    /// Try the hot path again: a load it waited for has ended.
+    Waited,
     /// Ask the loader for the next segment, then call again.
     StartLoad,
 }
@@ -248,7 +250,10 @@ impl SegmentBuffer {
                 });
             }
             if self.switch_locked(&mut st) {
-                return Ok(Slow::Retry);
+                return Ok(match waited_since {
+                    Some(_) => Slow::Waited,
+                    None => Slow::Retry,
+                });
             }
             // Only a failure ends the wait early; a success that other threads already used up
             // just means another load is due.

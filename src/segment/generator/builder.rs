@@ -66,6 +66,7 @@ impl SegmentGeneratorBuilder {
             retired: Mutex::new(Retired::default()),
             claims: AtomicU64::new(0),
             claim_failures: AtomicU64::new(0),
+            load_waits: AtomicU64::new(0),
             fingerprint: Mutex::new(fingerprint),
             idle_timeout: self.idle_timeout,
             wait: self.wait,

@@ -95,6 +95,9 @@ pub(super) struct Inner {
     /// Claims over all tags, and how many failed.
     pub(super) claims: AtomicU64,
     pub(super) claim_failures: AtomicU64,
+    /// Requests for an ID that found none in memory and waited for a claim (or were refused
+    /// while one failed): what a preload, or a period opened ahead, is there to avoid.
+    pub(super) load_waits: AtomicU64,
     /// The table's fingerprint at the last full read of the tag list.
     pub(super) fingerprint: Mutex<Option<TagsFingerprint>>,
     pub(super) idle_timeout: Duration,

@@ -89,6 +89,9 @@ pub struct SegmentTotals {
     pub claims: u64,
     /// Claims that failed.
     pub claim_failures: u64,
+    /// Requests for one ID that found none in memory and waited for a claim (or were refused
+    /// while it failed).
+    pub load_waits: u64,
 }
 
 impl SegmentGenerator {
@@ -448,6 +451,7 @@ impl SegmentGenerator {
             issued: issued.saturating_add(settled),
             claims: inner.claims.load(Ordering::Relaxed),
             claim_failures: inner.claim_failures.load(Ordering::Relaxed),
+            load_waits: inner.load_waits.load(Ordering::Relaxed),
         }
     }
 

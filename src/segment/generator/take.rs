@@ -87,6 +87,15 @@ fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentE
         return router.next_id(inner).inspect(|_| routed(buffer, inner, 1));
     }
     let deadline = Instant::now() + inner.wait;
+    // Counted once when the request waits for a claim: one it starts, or one under way.
+    let mut counted = false;
+    let mut waits = || {
+        if !std::mem::replace(&mut counted, true) {
+            inner
+                .load_waits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
     loop {
         if let Some(id) = take(buffer, inner) {
             return Ok(id);
@@ -107,7 +116,9 @@ fn next_slow(buffer: &Arc<SegmentBuffer>, inner: &Inner) -> Result<u64, SegmentE
         };
         match slow {
             Slow::Retry => {}
+            Slow::Waited => waits(),
             Slow::StartLoad => {
+                waits();
                 if inner.tx.send(Msg::Load(buffer.clone())).is_err() {
                     buffer.abandon_load("the generator has been stopped");
                 }

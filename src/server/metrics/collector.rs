@@ -190,6 +190,12 @@ fn encode_segment_totals(
     )?;
     encode_one(
         encoder,
+        "segment_all_tags_load_waits",
+        "Requests for one segment ID that found none in memory and waited for a claim",
+        &ConstCounter::new(totals.load_waits),
+    )?;
+    encode_one(
+        encoder,
         "segment_tags",
         "Tags the server knows (rows of leaf_alloc)",
         &gauge(totals.tags),

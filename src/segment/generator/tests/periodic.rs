@@ -54,6 +54,8 @@ fn ids_follow_the_clocks_period_and_the_next_row_is_claimed_ahead() {
         "tomorrow's row claimed ahead"
     );
     let claims_before = store.claims();
+    let waits_before = g.totals().load_waits;
+    assert!(waits_before >= 1, "the first ID of the first day waited for its claim");
     clock.set_ms(BEFORE_MIDNIGHT_MS + 61_000);
     assert_eq!(
         g.next_id("bill").unwrap(),
@@ -64,6 +66,11 @@ fn ids_follow_the_clocks_period_and_the_next_row_is_claimed_ahead() {
         store.claims(),
         claims_before,
         "the first ID of the day waited for no claim"
+    );
+    assert_eq!(
+        g.totals().load_waits,
+        waits_before,
+        "nor did the request wait"
     );
     // A clock that steps back issues on from the earlier day's row, never from 1 again.
     clock.set_ms(BEFORE_MIDNIGHT_MS + 50_000);
