@@ -266,10 +266,8 @@ fn shape_hint(e: &SegmentError) -> String {
     use SegmentError as E;
     use leafctl::idformat::opaque::OpaqueError;
     match e {
-        E::ShapeFixed { tag, .. } => format!(
-            "add it with the shape {} shows, or give the new shape a new name",
-            command(&format!("tag show {}", leafctl::segment::tag_for_shell(tag)))
-        ),
+        // (No `tag show`: the name may be a removed tag's, which it cannot show.)
+        E::ShapeFixed { .. } => "add it with the shape named above (the options it was added with), or give the new shape a new name".into(),
         E::UnreadableShape { .. } => {
             "use the leafctl that added the tag (or a newer one); never edit leaf_tag_shape".into()
         }

@@ -138,8 +138,16 @@ fn a_tag_keeps_its_shape_through_removal_and_never_issues_an_id_twice() {
             .stdout,
     );
     sb.run_ok(["tag", "remove", "order", "--yes"]);
-    // Plain, or another width, would issue values the old shape issued: refused, nothing added.
+    // Plain, or another width, would issue values the old shape issued: refused, nothing added;
+    // the error names the shape, and the hint names no command (`tag show` of a removed name
+    // would fail).
     sb.assert_refused(&["tag", "add", "order"], 2, "is opaque, 8 digits");
+    let refused = stderr(&sb.run(["tag", "add", "order"]));
+    assert!(
+        refused.contains("add it with the shape named above"),
+        "{refused}"
+    );
+    assert!(support::hinted_commands(&refused).is_empty(), "{refused}");
     sb.assert_refused(
         &["--key-file", &key, "tag", "add", "order", "--opaque", "9"],
         2,

@@ -206,6 +206,10 @@ fn a_period_row_is_never_issued_from_alone_nor_taken_over() {
         2,
         "is a period row of the periodic tag",
     );
+    // The hint names the periodic tag's command, which runs as printed.
+    let hinted = support::hinted_commands(&stderr(&sb.run(["next", "d@20261208"])));
+    assert_eq!(hinted, vec![vec!["next", "d"]]);
+    assert_eq!(parse_ids(&sb.run_ok(&hinted[0]).stdout).len(), 1);
     // The shape is kept through a removal: the name comes back periodic, its rows continue.
     sb.run_ok(["tag", "remove", "d", "--yes"]);
     sb.assert_refused(&["tag", "add", "d"], 2, "is periodic");

@@ -55,7 +55,10 @@ fn ids_follow_the_clocks_period_and_the_next_row_is_claimed_ahead() {
     );
     let claims_before = store.claims();
     let waits_before = g.totals().load_waits;
-    assert!(waits_before >= 1, "the first ID of the first day waited for its claim");
+    assert!(
+        waits_before >= 1,
+        "the first ID of the first day waited for its claim"
+    );
     clock.set_ms(BEFORE_MIDNIGHT_MS + 61_000);
     assert_eq!(
         g.next_id("bill").unwrap(),
