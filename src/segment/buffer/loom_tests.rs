@@ -37,7 +37,7 @@ fn take_one(b: &SegmentBuffer, table: &AtomicU64) -> Option<u64> {
             return Some(id);
         }
         match b.slow_path(Instant::now()) {
-            Ok(Slow::Retry) => {}
+            Ok(Slow::Retry | Slow::Waited) => {}
             Ok(Slow::StartLoad) => load(b, table),
             // The other thread's load is under way and the deadline is now: NotReady.
             Err(_) => return None,
