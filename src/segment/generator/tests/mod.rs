@@ -42,10 +42,12 @@ fn table(rows: &[(&str, i64, i64)]) -> Arc<MemoryStore> {
 }
 
 /// A builder over `store` as [`generator`] makes it: the crawling clock (every segment of the
-/// table's step), a wait of 300 ms for a loading segment, the loader as it is.
+/// table's step), a wait of 5 s for a loading segment (a first load on a busy machine took more
+/// than 300 ms, and a test expecting its ID got `NotReady`; a test of the wait's expiry sets its
+/// own), the loader as it is.
 fn builder(store: &Arc<MemoryStore>) -> SegmentGeneratorBuilder {
     SegmentGenerator::builder(store.clone() as Arc<dyn AllocStore>)
-        .wait_timeout(Duration::from_millis(300))
+        .wait_timeout(Duration::from_secs(5))
         .clock(Arc::new(Crawling(std::sync::atomic::AtomicI64::new(0))))
 }
 
