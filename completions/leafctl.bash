@@ -242,7 +242,7 @@ _leafctl() {
 
     case "${cmd}" in
         leafctl)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version next serve decode tag db region workers config help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version next serve decode tag db region workers config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -280,11 +280,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -300,7 +300,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version show import-leaf help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version show import-leaf help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -338,11 +338,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -414,7 +414,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__import__subcmd__leaf)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -452,11 +452,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -472,7 +472,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__config__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -510,11 +510,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -530,7 +530,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version init help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -568,11 +568,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -630,7 +630,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__db__subcmd__init)
-            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --print --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -668,11 +668,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -688,7 +688,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__decode)
-            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --encode --tag --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --guess --scan --around --window --since --until --from --to --encode --tag --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -774,11 +774,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1144,7 +1144,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__next)
-            opts="-n -q -v -h -V --snowflake --count --no-wait --encode --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-n -q -v -h -V --snowflake --count --no-wait --encode --seq-start --max-lead --registry --worker-id --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1162,10 +1162,6 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --worker-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --seq-start)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1175,6 +1171,10 @@ _leafctl() {
                     return 0
                     ;;
                 --registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --worker-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1226,11 +1226,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1246,7 +1246,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version show add check help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version show add check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1284,11 +1284,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1304,7 +1304,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region__subcmd__add)
-            opts="-q -v -h -V --from --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --from --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1346,11 +1346,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1366,7 +1366,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region__subcmd__check)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1404,11 +1404,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1494,7 +1494,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__region__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1532,11 +1532,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1552,17 +1552,13 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__serve)
-            opts="-q -v -h -V --listen --segment --snowflake --worker-id --seq-start --max-lead --registry --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --listen --segment --snowflake --seq-start --max-lead --registry --worker-id --preset --epoch --layout --unit-ms --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --listen)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --worker-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1575,6 +1571,10 @@ _leafctl() {
                     return 0
                     ;;
                 --registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --worker-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1626,11 +1626,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1646,7 +1646,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version add list show set-step bump remove help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version add list show set-step bump remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1684,11 +1684,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1704,7 +1704,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__add)
-            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --opaque --period --width --time-zone --code --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --step --start --reuse-removed-ids --desc --if-not-exists --opaque --period --width --time-zone --code --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1774,11 +1774,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1794,7 +1794,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__bump)
-            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --to --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1836,11 +1836,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1968,7 +1968,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__list)
-            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --prefix --match --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2014,11 +2014,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2034,7 +2034,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__remove)
-            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --yes --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2072,11 +2072,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2092,7 +2092,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__set__subcmd__step)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2130,11 +2130,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2150,7 +2150,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__tag__subcmd__show)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2188,11 +2188,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2208,7 +2208,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version list reclaim doctor help"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version list reclaim doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2246,11 +2246,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2266,7 +2266,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__doctor)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2304,11 +2304,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2394,7 +2394,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__list)
-            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2432,11 +2432,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2452,7 +2452,7 @@ _leafctl() {
             return 0
             ;;
         leafctl__subcmd__workers__subcmd__reclaim)
-            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --instance --etcd --key-file --help --version"
+            opts="-q -v -h -V --yes --force --mode --config --output --quiet --verbose --state-dir --region --regions --name --db --zk --etcd --instance --key-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2494,11 +2494,11 @@ _leafctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
+                --etcd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --etcd)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -7,20 +7,23 @@
 //!
 //! Adding a registry (Consul, Kubernetes leases):
 //! 1. its folder, implementing [`Registry`] (and the lease protocol's store), with a
-//!    `RegistryBackend` constant naming its kind, store, flag, the setting that implies it and
-//!    how it opens;
+//!    `RegistryBackend` constant naming its kind, store, flag, the setting that implies it, its
+//!    own settings (`BackendSetting` constants declared in the folder, read back from
+//!    [`RegistrySettings::values`]) and how it opens;
 //! 2. its [`RegistryKind`] variant and name;
 //! 3. its line in [`backends`] below (a database's registry: its entry in `DATABASES`);
-//! 4. its settings in the CLI's settings table (`cli/settings/defs.rs`) and in
-//!    [`RegistrySettings`];
-//! 5. its test fixture in `tests/support` and the contract tests (`tests/registry/lease.rs`,
+//! 4. its test fixture in `tests/support` and the contract tests (`tests/registry/lease.rs`,
 //!    `fence.rs`).
+//!
+//! No front end lists a backend's settings: the CLI adds [`settings`] to its table, so each one
+//! has its flag, environment variable, config key, `config show` row, help and man page entry.
 //!
 //! The test below fails when a kind has no backend, and when a backend's store is missing from
 //! the package description or the library's documentation; `tests/assets` checks every flag
 //! is in the help and man pages.
 
 use crate::resolved::Origin;
+use crate::worker::setting::BackendSetting;
 use crate::worker::{self, Registry, RegistryBackend, RegistryKind, RegistrySettings, WorkerError};
 
 /// Every registry backend, in the order help texts list them.
@@ -90,10 +93,23 @@ pub fn named_by(settings: &RegistrySettings) -> Vec<(RegistryBackend, &'static s
     backends()
         .filter_map(|b| {
             let implied = b.implied_by?;
-            let origin = (implied.given)(settings)?.clone();
+            let origin = settings.values.origin(implied.setting)?.clone();
             Some((b, implied.what, origin))
         })
         .collect()
+}
+
+/// Every backend's own settings, each once (backends may share one: the databases' wait
+/// timeout), in the order of the backends: what a front end adds to its table of settings and
+/// resolves into [`RegistrySettings::values`].
+pub fn settings() -> Vec<&'static BackendSetting> {
+    let mut all: Vec<&'static BackendSetting> = Vec::new();
+    for setting in backends().flat_map(|b| b.settings.iter().copied()) {
+        if !all.iter().any(|s| s.key == setting.key) {
+            all.push(setting);
+        }
+    }
+    all
 }
 
 /// `a, b or c` of `items` in their order, each said once however often it comes.

@@ -2,8 +2,6 @@
 //! imply) and the settings it is opened with. What each kind needs and does is the library's
 //! (`leafctl::registries::open`).
 
-use std::time::Duration;
-
 use leafctl::config::Origin;
 use leafctl::db::DbAddress;
 use leafctl::worker::{IssueOptions, Registry, RegistryBackend, RegistryKind, RegistrySettings};
@@ -15,9 +13,10 @@ use super::error::usage;
 /// default server port.
 pub const DEFAULT_INSTANCE_PORT: u16 = 8080;
 
-/// The registry settings of this run. `default_port` names this process when `--instance` is
-/// not given (Leaf's identity is this host's IP and the server's port); `no_wait` makes the
-/// local registry fail at once when another process holds the worker id.
+/// The registry settings of this run: the shared ones, and every backend's own as resolved
+/// (each backend reads its own). `default_port` names this process when `--instance` is not
+/// given (Leaf's identity is this host's IP and the server's port); `no_wait` makes the local
+/// registry fail at once when another process holds the worker id.
 pub fn settings(ctx: &Context, no_wait: bool, default_port: u16) -> RegistrySettings {
     let s = &ctx.settings;
     RegistrySettings {
@@ -27,21 +26,12 @@ pub fn settings(ctx: &Context, no_wait: bool, default_port: u16) -> RegistrySett
         state_dir: s.state_dir.value.clone(),
         layout: s.layout.value.layout,
         layout_label: s.layout.value.label.clone(),
-        worker_id: s.worker_id.clone(),
         no_wait,
-        zk_hosts: s.zk_hosts.clone(),
-        zk_auth: s.zk_auth.as_ref().map(|a| a.value.clone()),
-        zk_session_timeout: Duration::from_millis(s.zk_session_timeout_ms.value),
         max_clock_skew_ms: s.zk_max_clock_skew_ms.value.min(i64::MAX as u64) as i64,
-        etcd_endpoints: s.etcd_endpoints.clone(),
-        etcd_user: s.etcd_user.as_ref().map(|u| u.value.clone()),
-        etcd_password: s.etcd_password.as_ref().map(|p| p.value.clone()),
-        etcd_ca_file: s.etcd_ca_file.as_ref().map(|c| c.value.clone()),
-        etcd_lease_ttl: Duration::from_millis(s.etcd_lease_ttl_ms.value),
         db_url: s.db_url.clone(),
         db_password: s.db_password.as_ref().map(|p| p.value.clone()),
-        db_wait_timeout: Some(Duration::from_secs(s.db_registry_wait_timeout_s.value)),
         region: s.region,
+        values: s.registry_values.clone(),
     }
 }
 

@@ -31,6 +31,7 @@ use crate::resolved::Resolved;
 use crate::snowflake::Clock;
 use crate::worker::lease::{LeaseStore, Record, Write, Written};
 use crate::worker::record::{WorkerStatus, status_of};
+use crate::worker::setting::{BackendSetting, SettingDefault, SettingKind};
 use crate::worker::{
     Identity, LEASE_WINDOW_MS, RegistryKind, RegistrySettings, StoreError, StoreFailure,
     WorkerError, WorkerRecord,
@@ -77,6 +78,54 @@ pub(crate) use crate::worker::lease::{NEW_ROW, REUSE_AHEAD_MS, SILENT_MS};
 
 /// How many free rows one acquisition lists (the lowest first); past them it inserts a row.
 pub(crate) const FREE_ROWS_LISTED: u64 = 16;
+
+/// `LEAF_DB_REGISTRY_WAIT_TIMEOUT_S`, `db.registry_wait_timeout_s`: how long the database keeps
+/// a silent registry connection and its lock, on every database that keeps worker ids.
+pub const WAIT_TIMEOUT: BackendSetting = BackendSetting::new(
+    "db.registry_wait_timeout_s",
+    "seconds",
+    "",
+    SettingKind::Whole {
+        min: 0,
+        max: u64::MAX,
+    },
+)
+.help_made(|| {
+    let stores: Vec<&str> = crate::db::registry_databases()
+        .filter_map(|(_, r)| r.backend.store)
+        .collect();
+    format!(
+        "How long {} keep a silent registry holder's lock (6 or more)",
+        stores.join("/")
+    )
+})
+.env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S")
+.default(SettingDefault::Whole(
+    crate::db::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs(),
+))
+.check(|v, o, s| {
+    let v = v.whole()?;
+    let min = crate::db::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
+    let max = crate::db::MAX_REGISTRY_WAIT_TIMEOUT_S;
+    (!(min..=max).contains(&v)).then(|| {
+        (
+            format!("registry wait_timeout {v} s (from {o}) is not in {min}..={max}"),
+            format!(
+                "use at least {min} s, twice the registry's 3 s report ({})",
+                s.names()
+            ),
+        )
+    })
+});
+
+/// The settings of every database's worker-id registry.
+pub(crate) const SETTINGS: &[&BackendSetting] = &[&WAIT_TIMEOUT];
+
+/// How long the database keeps a silent registry connection, as `settings` give it.
+pub(crate) fn wait_timeout(settings: &RegistrySettings) -> Option<std::time::Duration> {
+    let seconds = settings.values.whole(&WAIT_TIMEOUT)?.value;
+    Some(std::time::Duration::from_secs(seconds))
+}
 
 /// The database URL of `settings` for the registry `kind` (mysql, postgres), refused unless
 /// it names the database that registry keeps its table in.

@@ -30,6 +30,7 @@ mod node;
 pub(crate) mod record;
 pub mod region_mark;
 mod registry;
+pub mod setting;
 mod supervised;
 mod zookeeper;
 

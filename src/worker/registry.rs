@@ -4,13 +4,13 @@
 //! [`open`](super::open) is the one place a kind picks its backend.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde::Serialize;
 
+use super::setting::{BackendSetting, SettingValues};
 use super::{Identity, RegionMark, WorkerError, WorkerRecord, WorkerRegistry};
 use crate::region::Region;
-use crate::resolved::{Origin, Resolved};
+use crate::resolved::Resolved;
 use crate::snowflake::Layout;
 
 /// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a
@@ -106,6 +106,9 @@ pub struct RegistryBackend {
     pub flag: &'static str,
     /// The setting that picks it without `--registry`, if one does.
     pub implied_by: Option<ImpliedBy>,
+    /// Its own settings, declared in its folder (gathered by `crate::registries::settings`);
+    /// it reads them from [`RegistrySettings::values`].
+    pub settings: &'static [&'static BackendSetting],
     /// Opens it on a registry's settings.
     pub open: fn(&RegistrySettings) -> Result<Box<dyn Registry>, WorkerError>,
 }
@@ -121,18 +124,19 @@ impl std::fmt::Debug for RegistryBackend {
 }
 
 /// A setting that picks a registry without `--registry` (`--zk`, `--etcd`, `--worker-id`): what
-/// messages call it, and where it came from when given.
+/// messages call it, and the backend's setting it is.
 #[derive(Clone, Copy)]
 pub struct ImpliedBy {
     /// What it is, for messages (`ZooKeeper hosts`).
     pub what: &'static str,
-    /// Its origin, when the settings hold it.
-    pub given: fn(&RegistrySettings) -> Option<&Origin>,
+    /// The setting; given when [`RegistrySettings::values`] holds it.
+    pub setting: &'static BackendSetting,
 }
 
-/// What a registry is opened with: every setting some registry reads, resolved by the caller
-/// (the CLI: flag > environment > config file > default). Each backend takes what it needs and
-/// says which missing or wrong setting stops it.
+/// What a registry is opened with: the settings every registry shares, resolved by the caller
+/// (the CLI: flag > environment > config file > default), and each backend's own settings as
+/// data ([`SettingValues`], read by the backend's declarations). Each backend takes what it needs
+/// and says which missing or wrong setting stops it.
 #[derive(Debug, Clone)]
 pub struct RegistrySettings {
     /// Leaf's `leaf.name`: the namespace of worker ids.
@@ -148,39 +152,22 @@ pub struct RegistrySettings {
     pub layout: Layout,
     /// The layout's name, for messages.
     pub layout_label: String,
-    /// Local: the worker id given (`--worker-id`).
-    pub worker_id: Option<Resolved<u64>>,
-    /// Local: fail at once instead of waiting while another process holds the worker id.
+    /// Fail at once instead of waiting while another process holds the worker id (local).
     pub no_wait: bool,
-    /// ZooKeeper: the connect string (`--zk`).
-    pub zk_hosts: Option<Resolved<String>>,
-    /// ZooKeeper: digest credentials `user:password`.
-    pub zk_auth: Option<String>,
-    /// ZooKeeper: the session timeout asked for.
-    pub zk_session_timeout: Duration,
     /// Largest clock difference to live peers (ms): ZooKeeper's first registration, and
-    /// `workers doctor` on ZooKeeper and etcd.
+    /// `workers doctor` on every registry that compares clocks.
     pub max_clock_skew_ms: i64,
-    /// etcd: the endpoints, comma-separated (`--etcd`).
-    pub etcd_endpoints: Option<Resolved<String>>,
-    /// etcd: the user.
-    pub etcd_user: Option<String>,
-    /// etcd: the user's password (never printed).
-    pub etcd_password: Option<String>,
-    /// etcd: the CA certificates of `https://` endpoints.
-    pub etcd_ca_file: Option<PathBuf>,
-    /// etcd: the TTL of the lease behind a worker id (whole seconds).
-    pub etcd_lease_ttl: Duration,
-    /// MySQL, PostgreSQL: the database URL (`--db`).
+    /// The database URL (`--db`): where a table registry keeps worker ids.
     pub db_url: Resolved<String>,
     /// The database password (from `LEAF_DB_PASSWORD` or the config file).
     pub db_password: Option<String>,
-    /// MySQL, PostgreSQL: how long the server keeps a silent registry connection and its lock.
-    pub db_wait_timeout: Option<Duration>,
     /// This deployment's region (`--region`, `--regions`): ZooKeeper, etcd and the state
     /// directory record it on first use and refuse another region's process; the local
     /// registry refuses a `--worker-id` outside its slice. None: no region.
     pub region: Option<Region>,
+    /// The backends' own settings (`--zk`, `--etcd`, `--worker-id`, ...), each read by the
+    /// backend that declares it.
+    pub values: SettingValues,
 }
 
 impl RegistrySettings {

@@ -101,3 +101,42 @@ fn every_registry_backend_is_in_the_help_and_the_man_page() {
     }
     assert_eq!(seen, leafctl::worker::RegistryKind::ALL.len());
 }
+
+/// Issue 47, item 1: every setting a registry backend declares in its own folder is in the one
+/// table of settings: `config show --help` and its man page list its key and environment
+/// variable, and its flag is among `next`'s options.
+#[test]
+fn every_registry_backend_setting_is_in_the_settings_help_and_man_page() {
+    let help = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("leafctl")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (config_help, next_help) = (
+        help(&["config", "show", "--help"]),
+        help(&["next", "--help"]),
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let man = std::fs::read_to_string(repo.join("man/leafctl-config-show.1"))
+        .unwrap()
+        .replace("\\-", "-");
+    let settings = leafctl::registries::settings();
+    assert!(settings.len() >= 10, "{}", settings.len());
+    for setting in settings {
+        for (what, text) in [("config show --help", &config_help), ("its man page", &man)] {
+            // The names' line: the key, then the variable and flag (help lines may name a key).
+            let named = text.lines().any(|l| {
+                l.split_whitespace().next() == Some(setting.key)
+                    && setting.env.is_none_or(|var| l.contains(var))
+            });
+            assert!(named, "{what} lacks {} with {:?}", setting.key, setting.env);
+        }
+        if let Some(flag) = setting.flag {
+            let flag = format!("--{} <{}>", flag.long, flag.value_name);
+            assert!(next_help.contains(&flag), "next --help lacks {flag}");
+        }
+    }
+}

@@ -8,6 +8,11 @@ use clap::builder::ValueParser;
 use leafctl::config::Origin;
 use leafctl::snowflake::{BitWidths, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
+use leafctl::worker::setting::{
+    BackendSetting, FlagScope, SettingDefault, SettingHelp, SettingKind, SettingValue,
+};
+
+use crate::cli::parse::whole_number;
 
 /// Where a setting's flag is accepted: bits of the mask a command's [`Flags`] names.
 pub mod scope {
@@ -69,10 +74,29 @@ pub struct Flag {
     /// Where the flag is accepted (a [`scope`] bit).
     pub scope: u8,
     /// clap's parser of the value (which also lists the possible values in help).
-    pub parser: fn() -> ValueParser,
+    pub parser: Parser,
     /// A negative number is taken as the value (and refused by the parser, naming the range),
     /// not as an unknown flag.
     pub numeric: bool,
+}
+
+/// How a flag's value is parsed.
+#[derive(Debug, Clone, Copy)]
+pub enum Parser {
+    /// By the parser this function makes.
+    Made(fn() -> ValueParser),
+    /// As a whole number from the first to the second, the range named when refused.
+    Whole(u64, u64),
+}
+
+impl Parser {
+    /// clap's parser.
+    pub fn get(self) -> ValueParser {
+        match self {
+            Parser::Made(make) => make(),
+            Parser::Whole(min, max) => ValueParser::new(whole_number(min, max)),
+        }
+    }
 }
 
 /// What every setting declares, whatever the type of its value.
@@ -163,7 +187,7 @@ impl Info {
             long,
             value: Some(Text::Written(value)),
             scope,
-            parser,
+            parser: Parser::Made(parser),
             numeric: false,
         });
         self
@@ -188,7 +212,7 @@ impl Info {
             long,
             value: None,
             scope,
-            parser: || ValueParser::bool(),
+            parser: Parser::Made(ValueParser::bool),
             numeric: false,
         });
         self
@@ -208,11 +232,6 @@ impl Info {
     /// Also read from the config file under its former key, with a deprecation note.
     pub const fn old_key(mut self, key: &'static str) -> Info {
         self.old_key = Some(key);
-        self
-    }
-    /// Read from the environment only, never from the config file.
-    pub const fn env_only(mut self) -> Info {
-        self.in_file = false;
         self
     }
     /// A secret: `config show` prints `***`.
@@ -343,5 +362,83 @@ impl<T: Value> Declared for Setting<T> {
     }
     fn file_check(&self) -> fn(&toml::Value) -> Result<(), String> {
         |value| T::from_toml(value.clone()).map(drop)
+    }
+}
+
+/// A registry backend's own setting ([`BackendSetting`], declared in the backend's folder) as a
+/// declaration of this table: its flag, help and `config show` row made from the backend's
+/// words, its value resolved into the settings the backend reads.
+pub struct Gathered {
+    /// Its names, flag and help, as this table declares every setting's.
+    pub info: Info,
+    /// The backend's declaration.
+    pub setting: &'static BackendSetting,
+}
+
+impl Gathered {
+    /// The declaration of the backend's `setting`.
+    pub fn new(setting: &'static BackendSetting) -> Gathered {
+        let (parser, numeric) = match setting.kind {
+            SettingKind::Text => (Parser::Made(ValueParser::string), false),
+            SettingKind::Path => (Parser::Made(ValueParser::path_buf), false),
+            SettingKind::Whole { min, max } => (Parser::Whole(min, max), true),
+        };
+        let flag = setting.flag.map(|f| Flag {
+            long: f.long,
+            value: Some(Text::Written(f.value_name)),
+            scope: match f.scope {
+                FlagScope::Everywhere => scope::GLOBAL,
+                FlagScope::Issuing => scope::SNOWFLAKE,
+            },
+            parser,
+            numeric,
+        });
+        let help = match setting.help {
+            SettingHelp::Written(text) => Text::Written(text),
+            SettingHelp::Made(make) => Text::Made(make),
+        };
+        Gathered {
+            info: Info {
+                key: setting.key,
+                old_key: None,
+                env: setting.env,
+                flag,
+                in_file: !setting.env_only,
+                what: setting.what,
+                help,
+                secret: setting.secret,
+                row: true,
+            },
+            setting,
+        }
+    }
+
+    /// A value as `config show` prints it.
+    pub fn show(value: &SettingValue) -> String {
+        match value {
+            SettingValue::Text(text) => text.clone(),
+            SettingValue::Path(path) => path.display().to_string(),
+            SettingValue::Whole(n) => n.to_string(),
+        }
+    }
+}
+
+impl Declared for Gathered {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+    fn default_text(&self) -> Option<String> {
+        match self.setting.default {
+            SettingDefault::Unset => None,
+            SettingDefault::Described(text) => Some(text.to_string()),
+            SettingDefault::Whole(n) => Some(n.to_string()),
+        }
+    }
+    fn file_check(&self) -> fn(&toml::Value) -> Result<(), String> {
+        match self.setting.kind {
+            SettingKind::Text => |value| String::from_toml(value.clone()).map(drop),
+            SettingKind::Path => |value| PathBuf::from_toml(value.clone()).map(drop),
+            SettingKind::Whole { .. } => |value| u64::from_toml(value.clone()).map(drop),
+        }
     }
 }

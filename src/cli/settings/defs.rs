@@ -1,12 +1,14 @@
 //! Every setting, declared once: its config key, environment variable, flag, typed default,
 //! check and help ([`Setting`]), and the field of [`Values`] that holds what it resolved to.
 //! Adding a setting is one line of the table here (and its line in the configuration sample of
-//! docs/operating.md).
+//! docs/operating.md). A registry backend's own settings (`--zk`, `etcd.*`, `--worker-id`, ...)
+//! are declared in the backend's folder and gathered here ([`all`]) from the library's list of
+//! backends (`leafctl::registries::settings`).
 
 use std::path::PathBuf;
 
 use clap::builder::{EnumValueParser, ValueParser};
-use leafctl::db::{MAX_REGISTRY_WAIT_TIMEOUT_S, redact_url};
+use leafctl::db::redact_url;
 use leafctl::region::MAX_REGIONS;
 use leafctl::snowflake::{BitWidths, MAX_LEAD_MS, Preset, SeqStart};
 use leafctl::worker::RegistryKind;
@@ -14,7 +16,7 @@ use leafctl::worker::RegistryKind;
 use super::decl::scope::{GLOBAL, LAYOUT, SERVE, SNOWFLAKE};
 use leafctl::config::Resolved;
 
-use super::decl::{Declared, Default, Info, Setting};
+use super::decl::{Declared, Default, Gathered, Info, Setting};
 use super::resolve::Resolver;
 use crate::cli::parse::{parse_registry, whole_number};
 
@@ -28,6 +30,33 @@ pub fn default_sqlite_url() -> String {
 
 /// Default address of `leafctl serve` (Leaf's port, loopback only).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// Every setting, in the order `config show` lists them: the table's own ([`SETTINGS`]), with
+/// the registry backends' own settings gathered after `snowflake.registry`.
+pub fn all() -> &'static [&'static dyn Declared] {
+    static ALL: std::sync::LazyLock<Vec<&'static dyn Declared>> = std::sync::LazyLock::new(|| {
+        let mut all: Vec<&'static dyn Declared> = Vec::new();
+        for s in SETTINGS {
+            all.push(s);
+            if s.info().key == REGISTRY.info.key {
+                all.extend(gathered().iter().map(|g| g as &dyn Declared));
+            }
+        }
+        all
+    });
+    &ALL
+}
+
+/// The registry backends' own settings as declarations of this table.
+pub fn gathered() -> &'static [Gathered] {
+    static GATHERED: std::sync::LazyLock<Vec<Gathered>> = std::sync::LazyLock::new(|| {
+        leafctl::registries::settings()
+            .into_iter()
+            .map(Gathered::new)
+            .collect()
+    });
+    &GATHERED
+}
 
 /// Declares each setting as a constant (`NAME: Type = declaration;`) and lists them all in
 /// [`SETTINGS`], in the order given (the order of `config show`). A setting that is a value of
@@ -129,16 +158,6 @@ settings! {
     })
     .part_of_another_row()
     .of(Default::Unset);
-    WORKER_ID: u64, optional worker_id = Info::new(
-        "snowflake.worker_id",
-        "worker id",
-        "Worker id of this process, unique among live generators (the local registry)",
-    )
-    .env("LEAF_WORKER_ID")
-    .number_flag("worker-id", "N", SNOWFLAKE, || {
-        ValueParser::new(whole_number(0u64, u64::MAX))
-    })
-    .of(Default::Unset);
     REGION: u64, optional region_index = Info::new(
         "region",
         "region number",
@@ -226,30 +245,6 @@ settings! {
             schemes.join(" or ")
         )
     }));
-    ZK_HOSTS: String, optional zk_hosts = Info::new(
-        "zk.hosts",
-        "ZooKeeper hosts",
-        "ZooKeeper worker registry, host:port[,host:port...]; digest auth from LEAF_ZK_AUTH or zk.auth",
-    )
-    .env("LEAF_ZK")
-    .flag("zk", "HOSTS", GLOBAL, ValueParser::string)
-    .of(Default::Unset);
-    ZK_AUTH: String, optional zk_auth = Info::new(
-        "zk.auth",
-        "user:password",
-        "ZooKeeper digest credentials; nodes get a creator-only ACL",
-    )
-    .env("LEAF_ZK_AUTH")
-    .secret()
-    .of(Default::Unset)
-    .check(|v, o, info| (!v.contains(':')).then(|| (
-        format!("ZooKeeper auth from {o} is not user:password"),
-        format!(
-            "set {} (or {}) to user:password",
-            info.env.unwrap_or_default(),
-            info.key
-        ),
-    )));
     INSTANCE: String, optional instance = Info::new(
         "snowflake.instance",
         "IP:PORT",
@@ -259,13 +254,6 @@ settings! {
     .flag("instance", "IP:PORT", GLOBAL, ValueParser::string)
     .old_key("zk.instance")
     .of(Default::Described("first non-loopback IPv4, port 8080"));
-    ZK_SESSION_TIMEOUT: u64, value zk_session_timeout_ms = Info::new(
-        "zk.session_timeout_ms",
-        "timeout in ms",
-        "ZooKeeper session timeout",
-    )
-    .env("LEAF_ZK_SESSION_TIMEOUT_MS")
-    .of(Default::Value(|| 6_000));
     ZK_MAX_CLOCK_SKEW: u64, value zk_max_clock_skew_ms = Info::new(
         "zk.max_clock_skew_ms",
         "skew in ms",
@@ -275,48 +263,6 @@ settings! {
     .of(Default::Value(|| {
         leafctl::worker::DEFAULT_MAX_CLOCK_SKEW_MS as u64
     }));
-    ETCD_ENDPOINTS: String, optional etcd_endpoints = Info::new(
-        "etcd.endpoints",
-        "etcd endpoints",
-        "etcd worker registry, http(s)://host:port[,...] (host:port is plain HTTP); user from \
-         etcd.user or LEAF_ETCD_USER, password from LEAF_ETCD_PASSWORD, CA for https from \
-         etcd.ca_file or LEAF_ETCD_CA_FILE",
-    )
-    .env("LEAF_ETCD")
-    .flag("etcd", "ENDPOINTS", GLOBAL, ValueParser::string)
-    .of(Default::Unset);
-    ETCD_USER: String, optional etcd_user = Info::new("etcd.user", "user name", "etcd user")
-        .env("LEAF_ETCD_USER")
-        .of(Default::Unset);
-    ETCD_PASSWORD: String, optional etcd_password = Info::new(
-        "etcd.password",
-        "password",
-        "etcd user's password (environment only)",
-    )
-    .env("LEAF_ETCD_PASSWORD")
-    .env_only()
-    .secret()
-    .of(Default::Unset);
-    ETCD_CA_FILE: PathBuf, optional etcd_ca_file = Info::new(
-        "etcd.ca_file",
-        "path",
-        "CA certificates of https:// etcd endpoints",
-    )
-    .env("LEAF_ETCD_CA_FILE")
-    .of(Default::Described("the system's roots"));
-    ETCD_LEASE_TTL: u64, value etcd_lease_ttl_ms = Info::new(
-        "etcd.lease_ttl_ms",
-        "TTL in ms",
-        "TTL of the etcd lease behind a worker id (whole seconds, at least 2000)",
-    )
-    .env("LEAF_ETCD_LEASE_TTL_MS")
-    .of(Default::Value(|| {
-        leafctl::worker::DEFAULT_ETCD_LEASE_TTL.as_millis() as u64
-    }))
-    .check(|v, o, info| (*v < 2_000).then(|| (
-        format!("etcd lease TTL {v} ms (from {o}) is below etcd's minimum"),
-        format!("use at least 2000 ms ({})", info.names()),
-    )));
     SERVE_LISTEN: String, value serve_listen = Info::new(
         "serve.listen",
         "IP:PORT",
@@ -411,34 +357,4 @@ settings! {
     )
     .env("LEAF_DB_PASSWORD_FILE")
     .of(Default::Unset);
-    DB_REGISTRY_WAIT_TIMEOUT: u64, value db_registry_wait_timeout_s = Info::new(
-        "db.registry_wait_timeout_s",
-        "seconds",
-        "",
-    )
-    .help_made(|| {
-        let stores: Vec<&str> = leafctl::db::registry_databases()
-            .filter_map(|(_, r)| r.backend.store)
-            .collect();
-        format!(
-            "How long {} keep a silent registry holder's lock (6 or more)",
-            stores.join("/")
-        )
-    })
-    .env("LEAF_DB_REGISTRY_WAIT_TIMEOUT_S")
-    .of(Default::Value(|| {
-        leafctl::db::DEFAULT_REGISTRY_WAIT_TIMEOUT.as_secs()
-    }))
-    .check(|v, o, info| {
-        let min = leafctl::db::MIN_REGISTRY_WAIT_TIMEOUT.as_secs();
-        (!(min..=MAX_REGISTRY_WAIT_TIMEOUT_S).contains(v)).then(|| (
-            format!(
-                "registry wait_timeout {v} s (from {o}) is not in {min}..={MAX_REGISTRY_WAIT_TIMEOUT_S}"
-            ),
-            format!(
-                "use at least {min} s, twice the registry's 3 s report ({})",
-                info.names()
-            ),
-        ))
-    });
 }

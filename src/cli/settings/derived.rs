@@ -6,12 +6,12 @@ use clap::{Arg, ArgAction};
 use leafctl::config::Key;
 
 use super::decl::{Declared, scope};
-use super::defs::SETTINGS;
+use super::defs::all;
 
 /// The keys the config file may hold, each with the check of its type (former spellings too).
 pub fn file_keys() -> Vec<Key> {
     let mut keys = Vec::new();
-    for s in SETTINGS.iter().filter(|s| s.info().in_file) {
+    for s in all().iter().filter(|s| s.info().in_file) {
         let check = s.file_check();
         keys.push(Key {
             name: s.info().key,
@@ -42,8 +42,8 @@ impl<const SCOPES: u8> clap::FromArgMatches for Flags<SCOPES> {
 impl<const SCOPES: u8> clap::Args for Flags<SCOPES> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
         // The command's own flags first (`serve`'s before the snowflake ones, those before the
-        // layout's), each scope's in `SETTINGS` order.
-        let mut settings = SETTINGS.to_vec();
+        // layout's), each scope's in the order of [`all`].
+        let mut settings = all().to_vec();
         settings.sort_by_key(|s| std::cmp::Reverse(s.info().flag.map_or(0, |f| f.scope)));
         cmd.args(settings.into_iter().filter_map(|s| arg(s, SCOPES)))
     }
@@ -69,7 +69,7 @@ fn arg(s: &dyn Declared, scopes: u8) -> Option<Arg> {
                 help.push_str(&format!(" [default: {default}]"));
             }
             arg.value_name(name.get())
-                .value_parser((flag.parser)())
+                .value_parser(flag.parser.get())
                 .allow_negative_numbers(flag.numeric)
                 .action(ArgAction::Set)
                 .help(help)
@@ -82,7 +82,7 @@ fn arg(s: &dyn Declared, scopes: u8) -> Option<Arg> {
 /// one of help. A long default goes with the help, so that the names' line is never wrapped.
 pub fn settings_help() -> String {
     let mut text = String::from("Settings (config key: environment variable, flag; default):\n");
-    for s in SETTINGS {
+    for s in all() {
         let info = s.info();
         let mut from: Vec<String> = info.env.iter().map(|v| v.to_string()).collect();
         from.extend(info.flag.map(|f| format!("--{}", f.long)));

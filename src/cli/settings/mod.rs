@@ -16,6 +16,7 @@ use clap::ArgMatches;
 use leafctl::config::{LoadedConfig, Origin};
 use leafctl::region::{Region, RegionError};
 use leafctl::server::HttpOptions;
+use leafctl::worker::setting::SettingValues;
 
 pub use decl::scope;
 use defs::*;
@@ -39,12 +40,15 @@ pub struct Settings {
     pub http: HttpOptions,
     /// The database password, from wherever it was given.
     pub db_password: Option<Resolved<String>>,
+    /// The registry backends' own settings (`--zk`, `etcd.*`, `--worker-id`, ...), as each
+    /// backend reads them ([`leafctl::worker::RegistrySettings::values`]).
+    pub registry_values: SettingValues,
     /// This deployment's region (`--region` with `--regions`); none when neither is given.
     pub region: Option<Region>,
     /// The region count alone (`--regions N`, checked to be 2 to 8): what `decode` reads an
     /// ID's region with; the other commands need `--region` too ([`Settings::region`]).
     pub region_count: Option<u32>,
-    /// What each setting resolved to, in [`SETTINGS`] order (`config show`).
+    /// What each setting resolved to, in the order of [`all`] (`config show`).
     pub shown: Vec<Shown>,
     /// The keys of the settings given on the command line.
     given: Vec<&'static str>,
@@ -80,6 +84,7 @@ impl Settings {
                 ..HttpOptions::default()
             },
             db_password: password_from_file(r.get(&DB_PASSWORD)?, r.get(&DB_PASSWORD_FILE)?)?,
+            registry_values: registry_values(&mut r)?,
             region: None,
             region_count: None,
             shown: Vec::new(),
@@ -87,9 +92,9 @@ impl Settings {
         };
         (s.region, s.region_count) = region_and_count(&s.values, count_alone)?;
         warn_of_secrets_in_file(&config);
-        // In `SETTINGS` order, as `config show` lists them.
+        // In the order of `all`, as `config show` lists them.
         let order = |key: &str| {
-            SETTINGS
+            all()
                 .iter()
                 .position(|s| s.info().key == key)
                 .map_or(0, |i| i + 1)
@@ -106,9 +111,9 @@ impl Settings {
     }
 
     /// The flags given on the command line of the settings of `scopes` (a mask of [`scope`]
-    /// bits), as typed (`--worker-id`), in [`SETTINGS`] order.
+    /// bits), as typed (`--worker-id`), in the order of [`all`].
     pub fn flags_given(&self, scopes: u8) -> Vec<String> {
-        SETTINGS
+        all()
             .iter()
             .map(|s| s.info())
             .filter(|info| self.given.contains(&info.key))
@@ -146,6 +151,17 @@ impl Settings {
             _ => String::new(),
         }
     }
+}
+
+/// The registry backends' own settings, each resolved as the backend declares it.
+fn registry_values(r: &mut Resolver<'_>) -> anyhow::Result<SettingValues> {
+    let mut values = SettingValues::default();
+    for g in gathered() {
+        if let Some(value) = r.gathered(g)? {
+            values.set(g.setting, value);
+        }
+    }
+    Ok(values)
 }
 
 /// `config show`'s first row: the config file read, and how it was found.
@@ -188,7 +204,7 @@ fn region_and_count(
 /// A secret in a config file others may read: says so, for each such key.
 fn warn_of_secrets_in_file(config: &LoadedConfig) {
     if let Some(path) = &config.path {
-        for info in SETTINGS.iter().map(|d| d.info()) {
+        for info in all().iter().map(|d| d.info()) {
             if info.secret && config.file.get(info.key).is_some() {
                 warn_if_readable_by_others(path, info.key, info.env.unwrap_or("the environment"));
             }
@@ -236,6 +252,13 @@ mod tests {
         assert_eq!(row.source, "config file");
     }
 
+    /// The declaration of a registry backend's own setting `key`, as this table gathered it.
+    fn gathered_info(key: &str) -> &'static decl::Info {
+        let g = gathered().iter().find(|g| g.info.key == key);
+        &g.unwrap_or_else(|| panic!("no backend declares {key}"))
+            .info
+    }
+
     /// A config file setting `info`'s key to `value` (TOML).
     fn file_setting(info: &decl::Info, value: &str) -> String {
         match info.key.split_once('.') {
@@ -257,9 +280,21 @@ mod tests {
                 "0",
                 "would refuse every client",
             ),
-            (&ETCD_LEASE_TTL.info, "1000", "below etcd's minimum"),
-            (&DB_REGISTRY_WAIT_TIMEOUT.info, "5", "is not in 6..="),
-            (&ZK_AUTH.info, "\"nocolon\"", "is not user:password"),
+            (
+                gathered_info("etcd.lease_ttl_ms"),
+                "1000",
+                "below etcd's minimum",
+            ),
+            (
+                gathered_info("db.registry_wait_timeout_s"),
+                "5",
+                "is not in 6..=",
+            ),
+            (
+                gathered_info("zk.auth"),
+                "\"nocolon\"",
+                "is not user:password",
+            ),
             (&MAX_LEAD.info, "60001", "more than the 60000 ms allowed"),
         ] {
             let text = file_setting(info, value);

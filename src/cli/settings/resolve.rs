@@ -9,7 +9,9 @@ use leafctl::config::{ConfigFile, Origin};
 use leafctl::config::Resolved;
 use serde::Serialize;
 
-use super::decl::{Default, Info, Setting, Value};
+use leafctl::worker::setting::{SettingDefault, SettingKind, SettingValue};
+
+use super::decl::{Default, Gathered, Info, Setting, Value};
 use crate::cli::error::usage;
 
 /// What resolution found for one setting, as `config show` prints it.
@@ -184,5 +186,53 @@ impl<'a> Resolver<'a> {
                 "report this as a bug",
             )
         })
+    }
+
+    /// A registry backend's own setting: flag > environment > file > its default, checked by
+    /// its kind's range and the backend's check, and recorded; `None`: unset.
+    pub fn gathered(&mut self, g: &Gathered) -> anyhow::Result<Option<Resolved<SettingValue>>> {
+        let (info, setting) = (&g.info, g.setting);
+        let found = match setting.kind {
+            SettingKind::Text => self
+                .find::<String>(info)?
+                .map(|r| (SettingValue::Text(r.value), r.origin)),
+            SettingKind::Path => self
+                .find::<std::path::PathBuf>(info)?
+                .map(|r| (SettingValue::Path(r.value), r.origin)),
+            SettingKind::Whole { .. } => self
+                .find::<u64>(info)?
+                .map(|r| (SettingValue::Whole(r.value), r.origin)),
+        };
+        let found = match (found, setting.default) {
+            (Some((value, origin)), _) => Some(Resolved { value, origin }),
+            (None, SettingDefault::Whole(n)) => Some(Resolved {
+                value: SettingValue::Whole(n),
+                origin: Origin::Default,
+            }),
+            (None, SettingDefault::Unset | SettingDefault::Described(_)) => None,
+        };
+        if let Some(r) = &found {
+            if let (SettingKind::Whole { min, max }, Some(n)) = (setting.kind, r.value.whole())
+                && !(min..=max).contains(&n)
+            {
+                return Err(usage(
+                    format!(
+                        "{} {n} (from {}) is not in {min}..={max}",
+                        info.key, r.origin
+                    ),
+                    format!("give {} from {min} to {max}", setting.names()),
+                ));
+            }
+            if let Some((problem, hint)) = setting.refusal(r) {
+                return Err(usage(problem, hint));
+            }
+        }
+        self.record(
+            info,
+            found
+                .as_ref()
+                .map(|r| (Gathered::show(&r.value), &r.origin)),
+        );
+        Ok(found)
     }
 }

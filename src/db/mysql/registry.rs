@@ -104,7 +104,7 @@ impl MysqlOptions {
             url: db.value.clone(),
             password: settings.db_password.clone(),
             identity: settings.identity()?,
-            wait_timeout: settings.db_wait_timeout,
+            wait_timeout: table::wait_timeout(settings),
         })
     }
 

@@ -261,7 +261,7 @@ impl PostgresOptions {
             &db.value,
             settings.db_password.as_deref(),
             settings.identity()?,
-            settings.db_wait_timeout,
+            table::wait_timeout(settings),
         )
     }
 

@@ -24,6 +24,7 @@ pub use store::{RESERVATION_WINDOW_MS, WorkerState, read_state};
 
 use self::store::LocalStore;
 use super::lease::FencedLease;
+use super::setting::{BackendSetting, FlagScope, SettingKind};
 use super::{Registry, RegistryKind, RegistrySettings, WorkerError, WorkerLease, WorkerRegistry};
 use crate::region;
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
@@ -43,6 +44,20 @@ pub struct LocalRegistry {
     pub no_wait: bool,
 }
 
+/// `--worker-id N`, `LEAF_WORKER_ID`, `snowflake.worker_id`: the worker id the local registry
+/// holds.
+pub const WORKER_ID: BackendSetting = BackendSetting::new(
+    "snowflake.worker_id",
+    "worker id",
+    "Worker id of this process, unique among live generators (the local registry)",
+    SettingKind::Whole {
+        min: 0,
+        max: u64::MAX,
+    },
+)
+.env("LEAF_WORKER_ID")
+.flag("worker-id", "N", FlagScope::Issuing);
+
 /// The local registry in the list of backends (`crate::registries`): `--worker-id` picks it.
 pub const BACKEND: super::RegistryBackend = super::RegistryBackend {
     kind: RegistryKind::Local,
@@ -50,15 +65,16 @@ pub const BACKEND: super::RegistryBackend = super::RegistryBackend {
     flag: "--worker-id",
     implied_by: Some(super::ImpliedBy {
         what: "a worker id",
-        given: |s| s.worker_id.as_ref().map(|w| &w.origin),
+        setting: &WORKER_ID,
     }),
+    settings: &[&WORKER_ID],
     open: |s| Ok(Box::new(LocalRegistry::from_settings(s)?)),
 };
 
 impl LocalRegistry {
     /// The local registry of a registry's settings: the worker id given, in the layout's range.
     pub fn from_settings(settings: &RegistrySettings) -> Result<LocalRegistry, WorkerError> {
-        let worker = settings.worker_id.as_ref().map(|w| w.value).ok_or_else(|| {
+        let worker = settings.values.whole(&WORKER_ID).map(|w| w.value).ok_or_else(|| {
             WorkerError::setting(
                 "the local registry needs a worker id",
                 "pass --worker-id N, set LEAF_WORKER_ID, or set snowflake.worker_id in the config file",
