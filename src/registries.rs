@@ -10,9 +10,10 @@
 //!    `RegistryBackend` constant naming its kind, store, flag, the setting that implies it, its
 //!    own settings (`BackendSetting` constants declared in the folder, read back from
 //!    [`RegistrySettings::values`]) and how it opens;
-//! 2. its [`RegistryKind`] variant and name;
-//! 3. its line in [`backends`] below (a database's registry: its entry in `DATABASES`);
-//! 4. its test fixture in `tests/support` and the contract tests (`tests/registry/lease.rs`,
+//!    (its [`RegistryKind`] is a constant there too: its name, and whether a report alone is a
+//!    sign of life);
+//! 2. its line in [`backends`] below (a database's registry: its entry in `DATABASES`);
+//! 3. its test fixture in `tests/support` and the contract tests (`tests/registry/lease.rs`,
 //!    `fence.rs`).
 //!
 //! No front end lists a backend's settings: the CLI adds [`settings`] to its table, so each one
@@ -43,8 +44,31 @@ pub fn backend(kind: RegistryKind) -> Result<RegistryBackend, WorkerError> {
     backends().find(|b| b.kind == kind).ok_or_else(|| {
         WorkerError::setting(
             format!("no backend keeps the {kind} registry in this build"),
-            format!("use --registry {}", RegistryKind::choices()),
+            format!("use --registry {}", kind_choices()),
         )
+    })
+}
+
+/// The kind called `name` (`--registry NAME`, `snowflake.registry`); the refusal names them all.
+pub fn kind_named(name: &str) -> Result<RegistryKind, String> {
+    backends()
+        .map(|b| b.kind)
+        .find(|k| k.name() == name)
+        .ok_or_else(|| format!("unknown registry {name:?}: use {}", kind_names()))
+}
+
+/// Every kind's name: `local, forever, lease, mysql, postgres or etcd`.
+pub fn kind_names() -> String {
+    crate::text::or_list(backends().map(|b| b.kind.name()))
+}
+
+/// Every kind's name, `|`-separated: `local|forever|lease|mysql|postgres|etcd` (made once:
+/// clap takes it as a value name).
+pub fn kind_choices() -> &'static str {
+    static CHOICES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CHOICES.get_or_init(|| {
+        let names: Vec<&str> = backends().map(|b| b.kind.name()).collect();
+        names.join("|")
     })
 }
 
@@ -127,13 +151,20 @@ fn or_list_once(items: impl Iterator<Item = &'static str>) -> String {
 mod tests {
     use super::*;
 
-    /// Every kind has exactly one backend, and the list and help texts derive from it.
+    /// Every backend has a name of its own, read back as its kind, and the list and help texts
+    /// derive from the backends.
     #[test]
     fn every_kind_has_one_backend_and_help_texts_name_them_all() {
-        for kind in RegistryKind::ALL {
-            assert_eq!(backends().filter(|b| b.kind == kind).count(), 1, "{kind}");
+        for b in backends() {
+            let named = backends().filter(|o| o.kind.name() == b.kind.name());
+            assert_eq!(named.count(), 1, "{}", b.kind);
+            assert_eq!(kind_named(b.kind.name()), Ok(b.kind));
         }
-        assert_eq!(backends().count(), RegistryKind::ALL.len());
+        assert_eq!(kind_choices(), "local|forever|lease|mysql|postgres|etcd");
+        assert_eq!(
+            kind_named("zk").unwrap_err(),
+            "unknown registry \"zk\": use local, forever, lease, mysql, postgres or etcd"
+        );
         assert_eq!(stores(), "ZooKeeper, MySQL, PostgreSQL or etcd");
         assert_eq!(
             flags(),

@@ -36,7 +36,7 @@ where
 
 /// `--registry`'s parser: the library's kinds, named the way the config file names them.
 pub fn parse_registry(s: &str) -> Result<RegistryKind, String> {
-    s.parse()
+    leafctl::registries::kind_named(s)
 }
 
 #[cfg(test)]

@@ -136,7 +136,7 @@ fn implied_kind(ctx: &Context) -> anyhow::Result<RegistryKind> {
     let pick = strongest(&named, |_| {
         format!(
             "pass --registry {} to say which to use",
-            RegistryKind::choices()
+            leafctl::registries::kind_choices()
         )
     })?;
     pick.ok_or_else(|| {

@@ -99,7 +99,7 @@ pub const DATABASES: [Database; 3] = [
         jdbc: Some(mysql::JDBC),
         registry: Some(TableRegistry {
             backend: RegistryBackend {
-                kind: RegistryKind::Mysql,
+                kind: mysql::REGISTRY_KIND,
                 store: Some("MySQL"),
                 flag: "--registry mysql",
                 implied_by: None,
@@ -128,7 +128,7 @@ pub const DATABASES: [Database; 3] = [
         jdbc: Some(postgres::JDBC),
         registry: Some(TableRegistry {
             backend: RegistryBackend {
-                kind: RegistryKind::Postgres,
+                kind: postgres::REGISTRY_KIND,
                 store: Some("PostgreSQL"),
                 flag: "--registry postgres",
                 implied_by: None,

@@ -98,15 +98,6 @@ impl WorkerRecord {
     }
 }
 
-impl RegistryKind {
-    /// True when a recent report counts as a sign of life: only forever nodes, which Leaf's own
-    /// servers hold without any lock or ephemeral node. Leases and MySQL rows are live exactly
-    /// while held.
-    fn reports_count(self) -> bool {
-        self == RegistryKind::ZkForever
-    }
-}
-
 fn recent(last_seen: Option<i64>, now_ms: i64) -> bool {
     last_seen.is_some_and(|t| now_ms - t <= 3 * REPORT_INTERVAL_MS)
 }
@@ -129,14 +120,16 @@ pub(crate) fn status_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::backends::{ETCD, ZK_FOREVER, ZK_LEASE};
+
+    // Kinds as their backends declare them.
+    const FOREVER: RegistryKind = ZK_FOREVER.kind;
+    const LEASE: RegistryKind = ZK_LEASE.kind;
+    const ETCD_KIND: RegistryKind = ETCD.kind;
 
     #[test]
     fn status_prefers_clock_ahead() {
-        for mode in [
-            RegistryKind::ZkForever,
-            RegistryKind::ZkLease,
-            RegistryKind::Mysql,
-        ] {
+        for mode in [FOREVER, LEASE, ETCD_KIND] {
             assert_eq!(
                 status_of(mode, true, Some(2_000), 1_000),
                 WorkerStatus::ClockAhead
@@ -155,11 +148,11 @@ mod tests {
     #[test]
     fn a_fresh_report_is_live_only_where_nothing_is_held() {
         assert_eq!(
-            status_of(RegistryKind::ZkForever, false, Some(1_000), 5_000),
+            status_of(FOREVER, false, Some(1_000), 5_000),
             WorkerStatus::Live,
             "a Leaf server holds no lock: its report is the sign of life"
         );
-        for mode in [RegistryKind::ZkLease, RegistryKind::Mysql] {
+        for mode in [LEASE, ETCD_KIND] {
             assert_eq!(
                 status_of(mode, false, Some(1_000), 5_000),
                 WorkerStatus::Stale,
@@ -171,11 +164,7 @@ mod tests {
     #[test]
     fn is_live_agrees_with_the_status() {
         let now = 100_000;
-        for mode in [
-            RegistryKind::ZkForever,
-            RegistryKind::ZkLease,
-            RegistryKind::Mysql,
-        ] {
+        for mode in [FOREVER, LEASE, ETCD_KIND] {
             for held in [false, true] {
                 for last_seen in [None, Some(now - 1_000), Some(now - 60_000)] {
                     let r = WorkerRecord {

@@ -14,64 +14,42 @@ use crate::resolved::Resolved;
 use crate::snowflake::Layout;
 
 /// Which registry hands out worker ids (`--registry`, `snowflake.registry`), and the mode of a
-/// worker id a registry lists (`workers list`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum RegistryKind {
-    /// A worker id the operator gives, locked on this host by a lock and state file.
-    Local,
-    /// Leaf's own ZooKeeper tree: one worker id per identity, for ever (`forever`).
-    #[serde(rename = "forever")]
-    ZkForever,
-    /// A recyclable worker id leased through ZooKeeper (`lease`).
-    #[serde(rename = "lease")]
-    ZkLease,
-    /// NotFound9's `leaf_workerid_alloc` table on MySQL.
-    Mysql,
-    /// The same table on PostgreSQL.
-    Postgres,
-    /// A recyclable worker id leased through etcd.
-    Etcd,
+/// worker id a registry lists (`workers list`). Each backend declares its kind in its own folder
+/// (`worker::local::KIND`, ...); the list of kinds is the list of backends
+/// (`crate::registries`), which also reads a kind from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegistryKind {
+    /// The name as typed after `--registry` and shown by `workers list` (`lease`).
+    name: &'static str,
+    /// A recent report counts as a sign of life of a worker id nobody holds
+    /// ([`WorkerRecord::is_live`]).
+    reports_are_signs_of_life: bool,
 }
 
 impl RegistryKind {
-    /// Every kind, in the order help texts list them.
-    pub const ALL: [RegistryKind; 6] = [
-        RegistryKind::Local,
-        RegistryKind::ZkForever,
-        RegistryKind::ZkLease,
-        RegistryKind::Mysql,
-        RegistryKind::Postgres,
-        RegistryKind::Etcd,
-    ];
-
-    /// The name as typed after `--registry` and shown by `workers list`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RegistryKind::Local => "local",
-            RegistryKind::ZkForever => "forever",
-            RegistryKind::ZkLease => "lease",
-            RegistryKind::Mysql => "mysql",
-            RegistryKind::Postgres => "postgres",
-            RegistryKind::Etcd => "etcd",
+    /// The kind called `name`, whose worker ids are live exactly while held.
+    pub const fn named(name: &'static str) -> RegistryKind {
+        RegistryKind {
+            name,
+            reports_are_signs_of_life: false,
         }
     }
 
-    /// `local, forever, lease, mysql, postgres or etcd`.
-    pub fn names() -> String {
-        crate::text::or_list(Self::ALL.iter().map(|k| k.name()))
+    /// The same kind, but a recent report counts as a sign of life: Leaf's forever nodes, which
+    /// Leaf's own servers hold without any lock or ephemeral node.
+    pub const fn reports_are_signs_of_life(mut self) -> RegistryKind {
+        self.reports_are_signs_of_life = true;
+        self
     }
 
-    /// Every name, `|`-separated: `local|forever|lease|mysql|postgres|etcd` (made once: clap
-    /// takes it as a value name).
-    pub fn choices() -> &'static str {
-        static CHOICES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        CHOICES.get_or_init(|| {
-            let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
-            names.join("|")
-        })
+    /// The name as typed after `--registry` and shown by `workers list`.
+    pub fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// True when a recent report counts as a sign of life ([`Self::reports_are_signs_of_life`]).
+    pub fn reports_count(self) -> bool {
+        self.reports_are_signs_of_life
     }
 }
 
@@ -81,20 +59,17 @@ impl std::fmt::Display for RegistryKind {
     }
 }
 
-impl std::str::FromStr for RegistryKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown registry {s:?}: use {}", Self::names()))
+/// Written as its name (`workers list --output json`'s `mode`).
+impl Serialize for RegistryKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name)
     }
 }
 
 /// One registry backend as the rest of leafctl sees it, declared in its own folder
 /// (`worker::local`, `worker::zookeeper`, `worker::etcd`, each database's in `crate::db`) and
-/// gathered into the one list, `crate::registries::backends`: adding a registry is its folder,
-/// its kind here and its line in that list.
+/// gathered into the one list, `crate::registries::backends`: adding a registry is its folder
+/// (its kind, settings and this constant there) and its line in that list.
 #[derive(Clone, Copy)]
 pub struct RegistryBackend {
     /// Its kind (`--registry NAME`, `workers list`'s mode).
@@ -286,21 +261,5 @@ pub trait Registry: WorkerRegistry {
             format!("the {} registry cannot {what}", self.kind()),
             "inspect a registry with --zk HOST:PORT, --etcd ENDPOINTS or --db mysql://... (or postgres://...)",
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kinds_parse_from_their_names_and_name_the_others_otherwise() {
-        for k in RegistryKind::ALL {
-            assert_eq!(k.name().parse::<RegistryKind>(), Ok(k));
-        }
-        assert_eq!(
-            "zk".parse::<RegistryKind>().unwrap_err(),
-            "unknown registry \"zk\": use local, forever, lease, mysql, postgres or etcd"
-        );
     }
 }

@@ -12,7 +12,7 @@ use leafctl::worker::IssueOptions;
 use leafctl::worker::cache::{CacheFile, read as read_cache};
 use leafctl::worker::{
     Registry, RegistryKind, WorkerGenerator, WorkerRecord, WorkerRegistry, ZkForeverRegistry,
-    ZkLeaseRegistry,
+    ZkLeaseRegistry, backends,
 };
 use support::snowflake::{
     SMALL, assert_clock_behind, leaf, now_ms, small, small_time, system, time_of, zero_start,
@@ -84,7 +84,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     let zk_view = Inspector::new(zk, "leadlease");
     let ids = issue_checked(&g, &clock, lead as i64, 3_000, || {
         zk_view
-            .record(RegistryKind::ZkLease, worker)
+            .record(backends::ZK_LEASE.kind, worker)
             .reserved_until_ms
             .unwrap()
     });
@@ -93,7 +93,7 @@ fn a_lease_records_times_ahead_of_the_clock_before_issuing_them() {
     assert!(last_ms > clock.now_ms() + 2_000, "the lead was used");
     g.finish().unwrap();
     drop(g);
-    let r = zk_view.record(RegistryKind::ZkLease, worker);
+    let r = zk_view.record(backends::ZK_LEASE.kind, worker);
     assert_eq!(r.reserved_until_ms, Some(last_ms + 1), "exact last time");
 
     // The next holder with the same lead continues after it at once.
@@ -126,7 +126,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     let zk_view = Inspector::new(zk, "leadforever");
     let ids = issue_checked(&g, &clock, lead as i64, 3_000, || {
         let node = zk_view
-            .record(RegistryKind::ZkForever, worker)
+            .record(backends::ZK_FOREVER.kind, worker)
             .last_seen_ms
             .unwrap();
         let cache = read_cache(&cache_path).unwrap().unwrap().issued_below_ms;
@@ -137,7 +137,7 @@ fn the_forever_node_covers_times_ahead_of_the_clock_so_leafs_check_refuses() {
     assert!(last_ms > clock.now_ms() + 2_000, "the lead was used");
     g.finish().unwrap();
     drop(g);
-    let node = zk_view.record(RegistryKind::ZkForever, worker);
+    let node = zk_view.record(backends::ZK_FOREVER.kind, worker);
     assert_eq!(
         node.last_seen_ms,
         Some(last_ms),
@@ -236,7 +236,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
     );
     let zk_view = Inspector::new(zk, "leadkill");
     let reserved = zk_view
-        .record(RegistryKind::ZkLease, worker)
+        .record(backends::ZK_LEASE.kind, worker)
         .reserved_until_ms
         .unwrap();
     assert!(
@@ -253,7 +253,7 @@ fn kill_9_in_a_borrowed_batch_with_a_zookeeper_lease_never_repeats() {
     // Once the dead session is gone, its worker id again: after the killed run's reservation.
     assert!(
         wait_until(Duration::from_secs(20), || {
-            !zk_view.record(RegistryKind::ZkLease, worker).held
+            !zk_view.record(backends::ZK_LEASE.kind, worker).held
         }),
         "the killed run's session did not expire"
     );
@@ -307,7 +307,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let first_max = *first.last().unwrap();
     let worker = small().decode(first_max).unwrap().worker;
     let zk_view = Inspector::new(zk, "leadsecond");
-    let node = zk_view.record(RegistryKind::ZkForever, worker);
+    let node = zk_view.record(backends::ZK_FOREVER.kind, worker);
     assert!(node.last_seen_ms.unwrap() >= small_time(first_max));
     assert!(
         node.last_seen_ms.unwrap() > now_ms(),
@@ -320,7 +320,7 @@ fn forever_with_a_lead_then_a_second_process_right_after_waits_or_refuses() {
     let cmd = next("1000000000", "20000");
     let killed = killed_mid_batch(cmd, 20_000);
     let killed_max = *killed.iter().max().unwrap();
-    let node = zk_view.record(RegistryKind::ZkForever, worker);
+    let node = zk_view.record(backends::ZK_FOREVER.kind, worker);
     assert!(
         node.last_seen_ms.unwrap() >= small_time(killed_max),
         "the node's timestamp covers the last ID printed"

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use leafctl::snowflake::{Clock, FakeClock};
 use leafctl::worker::IssueOptions;
 use leafctl::worker::{
-    EtcdError, EtcdLeaseRegistry, EtcdOptions, IssueError, Registry, RegistryKind,
-    SupervisedGenerator, WorkerError, WorkerGenerator, WorkerRegistry,
+    EtcdError, EtcdLeaseRegistry, EtcdOptions, IssueError, Registry, SupervisedGenerator,
+    WorkerError, WorkerGenerator, WorkerRegistry,
 };
 use support::etcd::{EtcdServer, opts};
 use support::snowflake::{issue, leaf, next_block_ahead, now_ms, system, time_of, zero_start};
@@ -29,7 +29,7 @@ fn leases() -> crate::lease::Leases {
             assert_eq!(lines % 2, 0, "a key and a value each: {dump}");
             lines / 2
         }),
-        kind: RegistryKind::Etcd,
+        kind: leafctl::worker::backends::ETCD.kind,
     }
 }
 

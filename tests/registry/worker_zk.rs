@@ -30,7 +30,7 @@ fn leases() -> crate::lease::Leases {
                 .children(&format!("/snowflake/{name}/leases"))
                 .len()
         }),
-        kind: leafctl::worker::RegistryKind::ZkLease,
+        kind: leafctl::worker::backends::ZK_LEASE.kind,
     }
 }
 

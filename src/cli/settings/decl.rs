@@ -317,11 +317,23 @@ value_by_traits!(
     u64 => |v| v.to_string(),
     usize => |v| v.to_string(),
     bool => |v| v.to_string(),
-    RegistryKind => |v| v.to_string(),
     PathBuf => |v| v.display().to_string(),
     SeqStart => |v| format!("{v:?}").to_lowercase(),
     Preset => |v| v.name().to_string(),
 );
+
+/// A registry's kind is its name, read back through the library's list of backends.
+impl Value for RegistryKind {
+    fn parse(raw: &str) -> Result<Self, String> {
+        leafctl::registries::kind_named(raw)
+    }
+    fn from_toml(value: toml::Value) -> Result<Self, String> {
+        leafctl::registries::kind_named(&from_toml::<String>(value)?)
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
 
 /// The file writes the widths as text (`"41,10,12"`), as the flag and the environment do.
 impl Value for BitWidths {

@@ -231,10 +231,10 @@ settings! {
     ))
     .shown_as(|url| redact_url(url));
     REGISTRY: RegistryKind, optional registry = Info::new("snowflake.registry", "registry", "")
-    .help_made(|| format!("Where the worker id comes from: {}", RegistryKind::names()))
+    .help_made(|| format!("Where the worker id comes from: {}", leafctl::registries::kind_names()))
     .env("LEAF_REGISTRY")
     .flag("registry", "", SNOWFLAKE, || ValueParser::new(parse_registry))
-    .value_made(RegistryKind::choices)
+    .value_made(leafctl::registries::kind_choices)
     .of(Default::DescribedMade(|| {
         let (kinds, schemes): (Vec<&str>, Vec<String>) = leafctl::db::registry_databases()
             .map(|(d, r)| (r.backend.kind.name(), format!("{}://", d.schemes[0])))

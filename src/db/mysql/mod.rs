@@ -10,7 +10,9 @@ mod registry;
 mod store;
 pub(crate) mod url;
 
-pub use registry::{MysqlError, MysqlOptions, MysqlRegistry, WORKERID_DDL, init_schema};
+pub use registry::{
+    MysqlError, MysqlOptions, MysqlRegistry, REGISTRY_KIND, WORKERID_DDL, init_schema,
+};
 pub use store::{MYSQL_DDL, MYSQL_REGION_DDL, MysqlStore};
 pub(crate) use url::JDBC;
 

@@ -36,6 +36,9 @@ use crate::worker::{
     WorkerRecord,
 };
 
+/// The kind of MySQL's `leaf_workerid_alloc` registry: `--registry mysql`.
+pub const REGISTRY_KIND: RegistryKind = RegistryKind::named("mysql");
+
 /// How long (s) a start waits for the named lock of its row before saying another live process
 /// holds it: long enough for the server to notice a killed holder's connection is gone.
 pub(super) const LOCK_WAIT_S: i64 = 2;
@@ -99,7 +102,7 @@ pub struct MysqlOptions {
 impl MysqlOptions {
     /// The MySQL registry's options from a registry's settings: the database must be MySQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<MysqlOptions, WorkerError> {
-        let db = table::db_url(RegistryKind::Mysql, settings)?;
+        let db = table::db_url(REGISTRY_KIND, settings)?;
         Ok(MysqlOptions {
             url: db.value.clone(),
             password: settings.db_password.clone(),
@@ -183,7 +186,7 @@ impl MysqlRegistry {
 
 impl Registry for MysqlRegistry {
     fn kind(&self) -> RegistryKind {
-        RegistryKind::Mysql
+        REGISTRY_KIND
     }
 
     fn place(&self) -> String {
@@ -207,7 +210,7 @@ impl Registry for MysqlRegistry {
             .into_iter()
             .map(|(id, ip_port, max_ts, updated, lock)| {
                 table::listed(
-                    RegistryKind::Mysql,
+                    REGISTRY_KIND,
                     id,
                     ip_port,
                     max_ts,

@@ -11,7 +11,9 @@ mod registry;
 mod store;
 pub(super) mod url;
 
-pub use registry::{PostgresError, PostgresOptions, PostgresRegistry, WORKERID_DDL, init_schema};
+pub use registry::{
+    PostgresError, PostgresOptions, PostgresRegistry, REGISTRY_KIND, WORKERID_DDL, init_schema,
+};
 pub use store::{POSTGRES_DDL, POSTGRES_REGION_DDL, PostgresStore};
 pub(crate) use url::JDBC;
 

@@ -50,6 +50,9 @@ use crate::worker::{
     Registry, RegistryKind, RegistrySettings, StoreError, StoreFailure, WorkerError, WorkerRecord,
 };
 
+/// The kind of PostgreSQL's `leaf_workerid_alloc` registry: `--registry postgres`.
+pub const REGISTRY_KIND: RegistryKind = RegistryKind::named("postgres");
+
 /// The first key of every worker id's advisory lock: "LEAF" in ASCII.
 pub(super) const LOCK_CLASS: i64 = 0x4C45_4146;
 
@@ -256,7 +259,7 @@ impl PostgresOptions {
     /// The PostgreSQL registry's options from a registry's settings: the database must be
     /// PostgreSQL.
     pub fn from_settings(settings: &RegistrySettings) -> Result<PostgresOptions, WorkerError> {
-        let db = table::db_url(RegistryKind::Postgres, settings)?;
+        let db = table::db_url(REGISTRY_KIND, settings)?;
         PostgresOptions::new(
             &db.value,
             settings.db_password.as_deref(),
@@ -427,7 +430,7 @@ impl PostgresRegistry {
 
 impl Registry for PostgresRegistry {
     fn kind(&self) -> RegistryKind {
-        RegistryKind::Postgres
+        REGISTRY_KIND
     }
 
     fn place(&self) -> String {
@@ -456,7 +459,7 @@ impl Registry for PostgresRegistry {
                 let get = |e: tokio_postgres::Error| fail("list leaf_workerid_alloc", e);
                 let id: i64 = r.try_get(0).map_err(get)?;
                 Ok(table::listed(
-                    RegistryKind::Postgres,
+                    REGISTRY_KIND,
                     u64::try_from(id).unwrap_or(0),
                     r.try_get(1).map_err(get)?,
                     r.try_get(2).map_err(get)?,

@@ -61,7 +61,7 @@ impl EtcdAdmin {
             let holder = lease.and_then(|kv| NodeData::parse(&kv.value).ok());
             out.push(WorkerRecord::of_nodes(
                 id,
-                RegistryKind::Etcd,
+                super::KIND,
                 data,
                 holder,
                 lease.is_some(),
@@ -201,7 +201,7 @@ async fn watch_puts(
 
 impl Registry for EtcdLeaseRegistry {
     fn kind(&self) -> RegistryKind {
-        RegistryKind::Etcd
+        super::KIND
     }
 
     fn place(&self) -> String {

@@ -77,10 +77,13 @@ pub const LEASE_TTL: BackendSetting = BackendSetting::new(
     })
 });
 
+/// etcd's kind: `--registry etcd`.
+pub const KIND: crate::worker::RegistryKind = crate::worker::RegistryKind::named("etcd");
+
 /// Recyclable leases through etcd in the list of backends (`crate::registries`): `--etcd`
 /// picks it.
 pub const BACKEND: crate::worker::RegistryBackend = crate::worker::RegistryBackend {
-    kind: crate::worker::RegistryKind::Etcd,
+    kind: KIND,
     store: Some("etcd"),
     flag: "--etcd",
     implied_by: Some(crate::worker::ImpliedBy {

@@ -58,9 +58,12 @@ pub const WORKER_ID: BackendSetting = BackendSetting::new(
 .env("LEAF_WORKER_ID")
 .flag("worker-id", "N", FlagScope::Issuing);
 
+/// The local registry's kind: `--registry local`.
+pub const KIND: RegistryKind = RegistryKind::named("local");
+
 /// The local registry in the list of backends (`crate::registries`): `--worker-id` picks it.
 pub const BACKEND: super::RegistryBackend = super::RegistryBackend {
-    kind: RegistryKind::Local,
+    kind: KIND,
     store: None,
     flag: "--worker-id",
     implied_by: Some(super::ImpliedBy {
@@ -108,7 +111,7 @@ impl LocalRegistry {
 
 impl Registry for LocalRegistry {
     fn kind(&self) -> RegistryKind {
-        RegistryKind::Local
+        KIND
     }
 
     fn place(&self) -> String {

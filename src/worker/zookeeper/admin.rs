@@ -57,11 +57,11 @@ impl ZkAdmin {
             out.push(WorkerRecord {
                 worker: self.opts.forever_worker(seq)?,
                 identity,
-                mode: RegistryKind::ZkForever,
+                mode: super::FOREVER_KIND,
                 last_seen_ms: last_seen,
                 reserved_until_ms: None,
                 held,
-                status: status_of(RegistryKind::ZkForever, held, last_seen, now_ms),
+                status: status_of(super::FOREVER_KIND, held, last_seen, now_ms),
                 location: path,
             });
         }
@@ -95,7 +95,7 @@ impl ZkAdmin {
             };
             out.push(WorkerRecord::of_nodes(
                 id,
-                RegistryKind::ZkLease,
+                super::LEASE_KIND,
                 data,
                 holder,
                 held,
@@ -103,7 +103,7 @@ impl ZkAdmin {
                 path,
             ));
         }
-        out.sort_by_key(|r| (r.mode as u8, r.worker));
+        out.sort_by_key(|r| (r.mode, r.worker));
         Ok(out)
     }
 
@@ -113,8 +113,8 @@ impl ZkAdmin {
         let root = self.opts.root();
         let mut deleted = Vec::new();
         let paths = match record.mode {
-            RegistryKind::ZkLease => vec![format!("{root}/leases/{}", record.worker)],
-            RegistryKind::ZkForever => vec![
+            super::LEASE_KIND => vec![format!("{root}/leases/{}", record.worker)],
+            super::FOREVER_KIND => vec![
                 format!("{root}/temporary/{}", record.identity),
                 record.location.clone(),
             ],
@@ -139,7 +139,7 @@ impl ZkAdmin {
         let mut out = Vec::new();
         for r in self.list(now_ms)?.iter().filter(|r| r.is_live(now_ms)) {
             let mut paths = vec![r.location.clone()];
-            if r.mode == RegistryKind::ZkLease {
+            if r.mode == super::LEASE_KIND {
                 paths.push(format!("{root}/leases/{}", r.worker));
             }
             let mut newest: Option<(i64, i64)> = None;
@@ -185,7 +185,7 @@ impl ZkAdmin {
 /// What reclaiming `record` does in a ZooKeeper tree, in words.
 fn reclaim_plan(record: &WorkerRecord) -> String {
     match record.mode {
-        RegistryKind::ZkLease => format!(
+        super::LEASE_KIND => format!(
             "delete the lease on worker id {} ({}); its reserved_until stays, so the next holder still starts after it",
             record.worker, record.location
         ),
@@ -257,7 +257,7 @@ fn leaf_server_outside(
 ) -> Option<(u64, String)> {
     let size = slice.end - slice.start;
     let n = rec.worker.checked_sub(slice.start)?;
-    let outside = rec.mode == RegistryKind::ZkForever
+    let outside = rec.mode == super::FOREVER_KIND
         && !rec.held
         && rec.is_live(now_ms)
         && (region.index() != 0 || n >= size);
@@ -275,5 +275,5 @@ fn leaf_server_outside(
     })
 }
 
-zookeeper_registry!(ZkForeverRegistry, RegistryKind::ZkForever);
-zookeeper_registry!(ZkLeaseRegistry, RegistryKind::ZkLease);
+zookeeper_registry!(ZkForeverRegistry, super::FOREVER_KIND);
+zookeeper_registry!(ZkLeaseRegistry, super::LEASE_KIND);

@@ -61,10 +61,17 @@ pub const SESSION_TIMEOUT: BackendSetting = BackendSetting::new(
 /// Both ZooKeeper registries' settings.
 const SETTINGS: &[&BackendSetting] = &[&HOSTS, &AUTH, &SESSION_TIMEOUT];
 
+/// Leaf's own tree's kind: `--registry forever`. A recent report is a sign of life: Leaf's own
+/// servers hold a forever node without any lock or ephemeral node.
+pub const FOREVER_KIND: RegistryKind = RegistryKind::named("forever").reports_are_signs_of_life();
+
+/// ZooKeeper leases' kind: `--registry lease`.
+pub const LEASE_KIND: RegistryKind = RegistryKind::named("lease");
+
 /// Leaf's own tree in the list of backends (`crate::registries`): one worker id per identity,
 /// for ever; picked by `--registry forever` only (`--zk` alone leases).
 pub const FOREVER: crate::worker::RegistryBackend = crate::worker::RegistryBackend {
-    kind: RegistryKind::ZkForever,
+    kind: FOREVER_KIND,
     store: Some("ZooKeeper"),
     flag: "--zk",
     implied_by: None,
@@ -72,7 +79,7 @@ pub const FOREVER: crate::worker::RegistryBackend = crate::worker::RegistryBacke
     open: |s| {
         Ok(Box::new(forever::ZkForeverRegistry::new(options(
             s,
-            RegistryKind::ZkForever,
+            FOREVER_KIND,
         )?)))
     },
 };
@@ -80,7 +87,7 @@ pub const FOREVER: crate::worker::RegistryBackend = crate::worker::RegistryBacke
 /// Recyclable leases through ZooKeeper in the list of backends (`crate::registries`): `--zk`
 /// picks it.
 pub const LEASE: crate::worker::RegistryBackend = crate::worker::RegistryBackend {
-    kind: RegistryKind::ZkLease,
+    kind: LEASE_KIND,
     store: Some("ZooKeeper"),
     flag: "--zk",
     implied_by: Some(crate::worker::ImpliedBy {
@@ -90,8 +97,7 @@ pub const LEASE: crate::worker::RegistryBackend = crate::worker::RegistryBackend
     settings: SETTINGS,
     open: |s| {
         Ok(Box::new(lease::ZkLeaseRegistry::new(options(
-            s,
-            RegistryKind::ZkLease,
+            s, LEASE_KIND,
         )?)))
     },
 };
