@@ -384,8 +384,6 @@ impl RowSql for MysqlLeaseStore {
 // so the registry's other file (listing, reclaiming) needs nothing of this one.
 impl WorkerRegistry for MysqlRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (layout, clock, max_lead_ms) =
-            (&options.layout, options.clock.clone(), options.max_lead_ms);
         let mut conn = self.opts.connect()?;
         // One statement reads the server connection's id and takes a named lock on it: a
         // proxy that multiplexes (ProxySQL) pins the connection that ran a GET_LOCK to this
@@ -419,12 +417,9 @@ impl WorkerRegistry for MysqlRegistry {
             connection_id,
             opts: self.opts.clone(),
         };
-        Ok(Arc::new(FencedLease::acquire(
-            TableLease::new(store, self.opts.identity.clone(), clock.clone()),
-            layout,
-            options.region,
-            clock,
-            max_lead_ms,
-        )?))
+        FencedLease::for_generator(
+            TableLease::new(store, self.opts.identity.clone(), options.clock.clone()),
+            options,
+        )
     }
 }

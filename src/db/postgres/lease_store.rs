@@ -429,12 +429,9 @@ impl WorkerRegistry for PostgresRegistry {
             marker,
             opts: self.opts.clone(),
         };
-        Ok(Arc::new(FencedLease::acquire(
+        FencedLease::for_generator(
             TableLease::new(store, self.opts.identity.clone(), options.clock.clone()),
-            &options.layout,
-            options.region,
-            options.clock.clone(),
-            options.max_lead_ms,
-        )?))
+            options,
+        )
     }
 }

@@ -248,10 +248,9 @@ impl KeepAliveTask {
 
 impl WorkerRegistry for EtcdLeaseRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (layout, clock, max_lead_ms) =
-            (&options.layout, options.clock.clone(), options.max_lead_ms);
-        let store = EtcdLeaseStore::grant(&self.opts, self.endpoint.clone(), clock.clone())?;
-        let lease = FencedLease::acquire(store, layout, options.region, clock, max_lead_ms)?;
+        let store =
+            EtcdLeaseStore::grant(&self.opts, self.endpoint.clone(), options.clock.clone())?;
+        let lease = FencedLease::for_options(store, options)?;
         let store = lease.core().store();
         tracing::info!(
             "worker id {} is held by etcd lease {:x} (TTL {} s)",

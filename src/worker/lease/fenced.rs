@@ -24,14 +24,22 @@ impl<S: LeaseStore> FencedLease<S> {
         store: S,
         options: &IssueOptions,
     ) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let lease = FencedLease::acquire(
+        Ok(Arc::new(FencedLease::for_options(store, options)?))
+    }
+
+    /// [`FencedLease::acquire`] with what `options` give: the layout, region, clock and lead
+    /// of the generator the lease is for.
+    pub(crate) fn for_options(
+        store: S,
+        options: &IssueOptions,
+    ) -> Result<FencedLease<S>, WorkerError> {
+        FencedLease::acquire(
             store,
             &options.layout,
             options.region,
             options.clock.clone(),
             options.max_lead_ms,
-        )?;
-        Ok(Arc::new(lease))
+        )
     }
 
     /// Claims a worker id from `store` (see [`acquire`]) and starts the renewer.

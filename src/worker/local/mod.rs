@@ -126,22 +126,17 @@ impl Registry for LocalRegistry {
 
 impl WorkerRegistry for LocalRegistry {
     fn acquire(&self, options: &IssueOptions) -> Result<Arc<dyn WorkerLease>, WorkerError> {
-        let (layout, clock, max_lead_ms) =
-            (&options.layout, options.clock.clone(), options.max_lead_ms);
-        if self.worker > layout.max_worker() {
+        let max = options.layout.max_worker();
+        if self.worker > max {
             return Err(WorkerError::OutOfRange {
                 worker: self.worker,
-                max: layout.max_worker(),
+                max,
                 source_of: "--worker-id".into(),
             });
         }
         let store = LocalStore::new(&self.state_dir, &self.name, self.worker, self.no_wait);
-        Ok(Arc::new(LocalWorkerLease(FencedLease::acquire(
-            store,
-            layout,
-            options.region,
-            clock,
-            max_lead_ms,
+        Ok(Arc::new(LocalWorkerLease(FencedLease::for_options(
+            store, options,
         )?)))
     }
 }
