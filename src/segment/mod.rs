@@ -25,8 +25,10 @@ pub use generator::{
 pub use guard::{ClaimGuard, Refusal};
 pub use headroom::{Headroom, HeadroomStatus, LOW_CLAIMS};
 pub use memory::MemoryStore;
-pub use period::{Period, PeriodIssuing, PeriodicShape, open_period};
-pub use shape::{Issuing, OpaqueIssuing, TagShape, add_shaped_tag, check_key, opaque_error};
+pub use period::{Period, PeriodIssuing, PeriodicShape};
+pub use shape::{
+    Issuing, OpaqueIssuing, TagShape, add_shaped_tag, check_key, opaque_error, open_period,
+};
 pub use store::{
     Added, AllocStore, AllocStoreExt, Bounds, Claim, Confined, Increment, LeafAlloc, Mark, Marked,
     NewTag, Page, PageQuery, Pages, REGION_TABLE, REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord,

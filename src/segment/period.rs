@@ -10,8 +10,6 @@ use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
 
 use super::SegmentError;
-use super::shape::{TagShape, add_shaped_tag, check_key};
-use super::store::{AllocStore, NewTag, StartAt};
 use crate::idformat::opaque::{IdKey, OpaqueWidth, Permutation};
 
 /// The most digits a whole periodic ID may have: it fits a Java `long` (and every 18-digit
@@ -283,38 +281,6 @@ impl PeriodIssuing {
             Some(p) => p.decode(sequence).map_err(|e| super::opaque_error(tag, e)),
         }
     }
-}
-
-/// Where `tag` (of shape `shape`) issues from at `at`: the period then, its row made on first use
-/// (recorded as a period row of `tag`, with the base row's step, starting at 1), its claims capped
-/// at the sequence's width. `key` is checked against an opaque sequence's key; a name of that row
-/// already in use by anything but this tag's period is refused ([`SegmentError::ShapeFixed`]).
-pub fn open_period(
-    store: &dyn AllocStore,
-    tag: &str,
-    shape: &PeriodicShape,
-    key: Option<&IdKey>,
-    at: DateTime<Utc>,
-) -> Result<PeriodIssuing, SegmentError> {
-    let key = match &shape.key_check {
-        Some(check) => Some(check_key(tag, check, key)?),
-        None => None,
-    };
-    let Some(base) = store.get(tag)? else {
-        return Err(super::store::unknown_tag(tag, &store.describe()));
-    };
-    let period = PeriodIssuing::new(tag, shape, shape.period.number_at(at, shape.zone), key);
-    let description = format!("period {} of tag {tag}", period.number);
-    let row = NewTag {
-        tag: &period.row,
-        start: StartAt::Default,
-        step: base.step,
-        description: Some(&description),
-        if_not_exists: true,
-    };
-    add_shaped_tag(store, &row, &TagShape::PeriodRow { of: tag.into() })?;
-    store.cap_tag(&period.row, shape.ceiling());
-    Ok(period)
 }
 
 #[cfg(test)]

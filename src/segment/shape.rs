@@ -10,8 +10,10 @@
 use std::fmt;
 
 use super::PeriodRouter;
-use super::period::PeriodicShape;
-use super::store::{AllocStore, AllocStoreExt, NewTag, RemovedPages, add_tag};
+use chrono::{DateTime, Utc};
+
+use super::period::{PeriodIssuing, PeriodicShape};
+use super::store::{AllocStore, AllocStoreExt, NewTag, RemovedPages, StartAt, add_tag};
 use super::{Added, SegmentError};
 use crate::idformat::opaque::{IdKey, OpaqueError, OpaqueWidth, Permutation};
 use crate::region::Region;
@@ -437,6 +439,38 @@ pub fn opaque_error(tag: &str, e: OpaqueError) -> SegmentError {
         tag: tag.into(),
         source: e,
     }
+}
+
+/// Where `tag` (of shape `shape`) issues from at `at`: the period then, its row made on first use
+/// (recorded as a period row of `tag`, with the base row's step, starting at 1), its claims capped
+/// at the sequence's width. `key` is checked against an opaque sequence's key; a name of that row
+/// already in use by anything but this tag's period is refused ([`SegmentError::ShapeFixed`]).
+pub fn open_period(
+    store: &dyn AllocStore,
+    tag: &str,
+    shape: &PeriodicShape,
+    key: Option<&IdKey>,
+    at: DateTime<Utc>,
+) -> Result<PeriodIssuing, SegmentError> {
+    let key = match &shape.key_check {
+        Some(check) => Some(check_key(tag, check, key)?),
+        None => None,
+    };
+    let Some(base) = store.get(tag)? else {
+        return Err(super::store::unknown_tag(tag, &store.describe()));
+    };
+    let period = PeriodIssuing::new(tag, shape, shape.period.number_at(at, shape.zone), key);
+    let description = format!("period {} of tag {tag}", period.number);
+    let row = NewTag {
+        tag: &period.row,
+        start: StartAt::Default,
+        step: base.step,
+        description: Some(&description),
+        if_not_exists: true,
+    };
+    add_shaped_tag(store, &row, &TagShape::PeriodRow { of: tag.into() })?;
+    store.cap_tag(&period.row, shape.ceiling());
+    Ok(period)
 }
 
 #[cfg(test)]
