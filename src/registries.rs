@@ -23,7 +23,9 @@
 //! the package description or the library's documentation; `tests/assets` checks every flag
 //! is in the help and man pages.
 
+use crate::db::DbAddress;
 use crate::resolved::Origin;
+use crate::segment::{RegionToRecord, SegmentError};
 use crate::worker::setting::BackendSetting;
 use crate::worker::{self, Registry, RegistryBackend, RegistryKind, RegistrySettings, WorkerError};
 
@@ -78,6 +80,26 @@ pub fn open(
     settings: &RegistrySettings,
 ) -> Result<Box<dyn Registry>, WorkerError> {
     (backend(kind)?.open)(settings)
+}
+
+/// The region check of a registry kept in a database (`leaf_workerid_alloc`), whose region mark
+/// is the database's own (`leaf_region`, checked as a segment store's): made once before the
+/// first lease, from the database the settings name. `Some`: the database records no region yet,
+/// and this one is to be recorded once the command succeeded ([`RegionToRecord::record`]).
+/// Nothing for a registry whose store keeps its own mark (ZooKeeper, etcd, the state directory:
+/// checked and recorded as it opens), nor for a database that is not `kind`'s (its opening
+/// refuses it).
+pub fn check_region_in_db(
+    kind: RegistryKind,
+    settings: &RegistrySettings,
+) -> Result<Option<RegionToRecord>, SegmentError> {
+    let db = DbAddress::parse(&settings.db_url.value);
+    match db {
+        Ok(db) if db.registry() == Some(kind) => {
+            db.check_region(settings.db_password.as_deref(), settings.region)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Where `kind` keeps worker ids (`ZooKeeper`, `MySQL`, ...), for messages; `None` for the

@@ -3,7 +3,6 @@
 //! (`leafctl::registries::open`).
 
 use leafctl::config::Origin;
-use leafctl::db::DbAddress;
 use leafctl::worker::{IssueOptions, Registry, RegistryBackend, RegistryKind, RegistrySettings};
 
 use super::Context;
@@ -56,27 +55,12 @@ pub fn registry(
         Some(r) => r.value,
         None => implied_kind(ctx)?,
     };
-    check_db_region(ctx, kind)?;
-    Ok(leafctl::registries::open(
-        kind,
-        &settings(ctx, no_wait, default_port),
-    )?)
-}
-
-/// For a registry kept in the database (`leaf_workerid_alloc`), the region recorded there
-/// against this process's, as every segment store is checked ([`DbAddress::check_region`]):
-/// once, before the first lease.
-fn check_db_region(ctx: &Context, kind: RegistryKind) -> anyhow::Result<()> {
-    let s = &ctx.settings;
-    if leafctl::db::db_registry(&s.db_url.value) != Some(kind) {
-        return Ok(());
-    }
-    let password = s.db_password.as_ref().map(|p| p.value.as_str());
+    let settings = settings(ctx, no_wait, default_port);
     // Recorded once the command succeeded (`serve`: started), as a segment store's region.
-    if let Some(r) = DbAddress::parse(&s.db_url.value)?.check_region(password, s.region)? {
+    if let Some(r) = leafctl::registries::check_region_in_db(kind, &settings)? {
         ctx.region_to_record.set(Some(r));
     }
-    Ok(())
+    Ok(leafctl::registries::open(kind, &settings)?)
 }
 
 /// The registry `workers` inspects: the one a setting names (ZooKeeper or etcd; the stronger
