@@ -5,7 +5,8 @@ use std::sync::Arc;
 use clap::Subcommand;
 use leafctl::region::{self, Region};
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::{ClockReport, RegionMark, Registry, RegistryKind, WorkerRecord};
+use leafctl::worker::region_mark::RegionCheck;
+use leafctl::worker::{ClockReport, Registry, RegistryKind, WorkerRecord};
 use serde::Serialize;
 
 use super::Context;
@@ -346,7 +347,12 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let registry = inspected(ctx)?;
     let report = registry.clock_report(&|| clock.now_ms())?;
-    let regions = region_check(ctx, registry.as_ref(), clock.now_ms())?;
+    let regions = leafctl::worker::region_mark::region_check(
+        registry.as_ref(),
+        ctx.settings.region,
+        ctx.settings.layout.value.layout.worker_bits(),
+        clock.now_ms(),
+    )?;
     let kind = registry.kind();
     match ctx.output {
         OutputFormat::Json => print_json(&doctor_json(kind, report.as_ref(), &regions))?,
@@ -498,65 +504,4 @@ fn region_rows(t: &mut comfy_table::Table, regions: &RegionCheck) {
             },
         ]);
     }
-}
-
-/// What `workers doctor` found about regions.
-struct RegionCheck {
-    /// The registry's mark, when it keeps one.
-    mark: Option<RegionMark>,
-    /// The region whose slice was checked: this process's, else the recorded one.
-    checked: Option<Region>,
-    /// Live or held worker ids outside that slice.
-    outside: Vec<u64>,
-    /// Each problem in one sentence.
-    problems: Vec<String>,
-}
-
-/// Compares the registry's mark with this process's region, and its worker ids with the
-/// region's slice: an id outside it (left from before the region was set) may be another
-/// region's too, and a mark of another region means this host points at the wrong registry.
-fn region_check(
-    ctx: &Context,
-    registry: &dyn Registry,
-    now_ms: i64,
-) -> anyhow::Result<RegionCheck> {
-    let mark = registry.region_mark()?;
-    let mine = ctx.settings.region;
-    let mut problems = Vec::new();
-    if let (Some(m), Some(_)) = (&mark, mine)
-        && let Err(e) = region::check_recorded(&m.place, m.recorded, mine)
-    {
-        problems.push(e.to_string());
-    }
-    let checked = mine.or(mark.as_ref().and_then(|m| m.recorded));
-    let mut outside = Vec::new();
-    if let Some(r) = checked {
-        let slice = r.worker_slice(ctx.settings.layout.value.layout.worker_bits())?;
-        // Only a live or held id can issue; a record left behind is history the slice never
-        // hands out again.
-        for rec in registry.list(now_ms)? {
-            if let Some((n, why)) = registry.foreign_issuer(&rec, &slice, r, now_ms) {
-                problems.push(why);
-                outside.push(n);
-                continue;
-            }
-            if !slice.contains(&rec.worker) && (rec.held || rec.is_live(now_ms)) {
-                problems.push(format!(
-                    "live worker id {} ({}, {}) is outside {r}'s worker ids {} to {}: a process started without the region (or with another) issues here, and another region may issue with the same id",
-                    rec.worker,
-                    rec.identity,
-                    rec.mode,
-                    slice.start,
-                    slice.end - 1
-                ));
-                outside.push(rec.worker);
-            }
-        }
-    }
-    Ok(RegionCheck {
-        mark,
-        checked,
-        outside,
-        problems,
-    })
 }

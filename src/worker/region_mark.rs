@@ -3,12 +3,14 @@
 //! region R of N used them. [`ensure`] is the one sequence every store follows at open (read,
 //! [`region::check_recorded`], create-if-absent, re-read when another process created it first);
 //! each backend only reads and creates. Without a region and without a mark it costs one read.
+//! [`region_check`] is `workers doctor`'s check of a registry against a region: its mark, and
+//! its live worker ids against the region's slice.
 
 use std::io::Write;
 use std::path::Path;
 
-use super::WorkerError;
 use super::files::{ensure_dir, io};
+use super::{Registry, WorkerError};
 use crate::region::{self, Region};
 
 /// ZooKeeper's mark: a persistent node (Leaf's own `/snowflake/{name}` is left as Leaf lays it
@@ -103,6 +105,69 @@ pub fn check_file(dir: &Path, mine: Option<Region>) -> Result<(), WorkerError> {
         }
     };
     ensure(&place, mine, read, create)
+}
+
+/// What `workers doctor` found about regions.
+#[derive(Debug, Clone)]
+pub struct RegionCheck {
+    /// The registry's mark, when it keeps one.
+    pub mark: Option<RegionMark>,
+    /// The region whose slice was checked: this process's, else the recorded one.
+    pub checked: Option<Region>,
+    /// Live or held worker ids outside that slice.
+    pub outside: Vec<u64>,
+    /// Each problem in one sentence.
+    pub problems: Vec<String>,
+}
+
+/// Compares the registry's mark with this process's region, and its worker ids with the
+/// region's slice: an id outside it (left from before the region was set) may be another
+/// region's too, and a mark of another region means this host points at the wrong registry.
+/// `mine`: this process's region; `worker_bits`: the layout's worker field.
+pub fn region_check(
+    registry: &dyn Registry,
+    mine: Option<Region>,
+    worker_bits: u32,
+    now_ms: i64,
+) -> Result<RegionCheck, WorkerError> {
+    let mark = registry.region_mark()?;
+    let mut problems = Vec::new();
+    if let (Some(m), Some(_)) = (&mark, mine)
+        && let Err(e) = region::check_recorded(&m.place, m.recorded, mine)
+    {
+        problems.push(e.to_string());
+    }
+    let checked = mine.or(mark.as_ref().and_then(|m| m.recorded));
+    let mut outside = Vec::new();
+    if let Some(r) = checked {
+        let slice = r.worker_slice(worker_bits)?;
+        // Only a live or held id can issue; a record left behind is history the slice never
+        // hands out again.
+        for rec in registry.list(now_ms)? {
+            if let Some((n, why)) = registry.foreign_issuer(&rec, &slice, r, now_ms) {
+                problems.push(why);
+                outside.push(n);
+                continue;
+            }
+            if !slice.contains(&rec.worker) && (rec.held || rec.is_live(now_ms)) {
+                problems.push(format!(
+                    "live worker id {} ({}, {}) is outside {r}'s worker ids {} to {}: a process started without the region (or with another) issues here, and another region may issue with the same id",
+                    rec.worker,
+                    rec.identity,
+                    rec.mode,
+                    slice.start,
+                    slice.end - 1
+                ));
+                outside.push(rec.worker);
+            }
+        }
+    }
+    Ok(RegionCheck {
+        mark,
+        checked,
+        outside,
+        problems,
+    })
 }
 
 #[cfg(test)]
