@@ -16,6 +16,10 @@
 //! - [`EtcdLeaseRegistry`]: recyclable worker ids leased through etcd leases, each fenced by a
 //!   `reserved_until` time kept in etcd, like the ZooKeeper lease.
 //!
+//! Each backend is a folder holding its kind, its own settings and its `RegistryBackend`
+//! constant; [`backends`] hands them to the one list of registries, `crate::registries`, whose
+//! doc is the checklist for adding one.
+//!
 //! The lease is also the generator's [`TimeFence`]: IDs are only issued at times the registry has
 //! recorded as reserved. [`WorkerGenerator`] ties a lease and a generator together and stops
 //! issuing as soon as the lease says it is no longer safe (a lost ZooKeeper session, say).
