@@ -85,6 +85,18 @@ fn database_down_answers_from_buffers_then_503_then_recovers() {
 
     db.kill();
 
+    // A batch bigger than the buffers in the outage is refused, and costs them nothing: the
+    // refusal carries what they hold and what was handed out (issue 46: what a checker judges a
+    // refusal by), and every buffered ID is still served below.
+    let batch = s.get(&format!("{path}?count=5000"));
+    batch.assert_error(503, "not_ready");
+    let body = batch.json();
+    assert_eq!(
+        (body["buffered"].as_u64(), body["issued"].as_u64()),
+        (Some(1800), Some(200)),
+        "{body}"
+    );
+
     // Both buffered segments are still served, then a clear 503 (never an ID, never a hang).
     let started = Instant::now();
     let unavailable = loop {
