@@ -329,28 +329,10 @@ fn a_server_without_the_key_refuses_the_opaque_tag_and_serves_the_others() {
 fn each_region_issues_an_opaque_tag_behind_its_own_first_digit() {
     let sb = Sandbox::new();
     let key = key_file(&sb, "id.key", KEY);
-    // Two regions, each its own database, one key: region r's options for leafctl.
-    let options = |r: u32| -> Vec<String> {
-        let db = format!("sqlite://{}/region{r}.db", sb.path().display());
-        let r = r.to_string();
-        [
-            "--db",
-            &db,
-            "--region",
-            &r,
-            "--regions",
-            "2",
-            "--key-file",
-            &key,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    };
+    // Two regions, each its own database, one key.
     let with = |r: u32, args: &[&str]| -> Vec<String> {
-        let mut v = options(r);
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
+        let db = format!("sqlite://{}/region{r}.db", sb.path().display());
+        in_region(&db, &r.to_string(), &key, args)
     };
     for r in [0, 1] {
         sb.run_ok(with(r, &["db", "init"]));
@@ -366,7 +348,7 @@ fn each_region_issues_an_opaque_tag_behind_its_own_first_digit() {
     for r in [0u32, 1] {
         sb.run_ok(with(r, &["tag", "add", "order", "--opaque", "12"]));
         sb.run_ok(with(r, &["tag", "add", "wide", "--opaque", "63"]));
-        let before: Vec<String> = options(r).into_iter().take(6).collect();
+        let before: Vec<String> = with(r, &[]).into_iter().take(6).collect();
         let before: Vec<&str> = before.iter().map(String::as_str).collect();
         let floor = u64::from(r) << 52;
         // 12 digits: the region's digit, then its block's dense IDs permuted over 11.
@@ -398,7 +380,7 @@ fn each_region_issues_an_opaque_tag_behind_its_own_first_digit() {
     // Region 0's database reads region 1's ID back by its first digit; whether it was claimed
     // only region 1's database knows.
     let region1_id = parse_ids(&sb.run_ok(with(1, &["next", "order"])).stdout)[0];
-    let mut args: Vec<String> = options(0).into_iter().take(6).collect();
+    let mut args: Vec<String> = with(0, &[]).into_iter().take(6).collect();
     args.extend(support::decode_tag_args(&key, "order", &[region1_id]));
     let rows = support::json(&sb.run_ok(&args));
     let dense: u64 = rows[0]["dense_id"].as_str().unwrap().parse().unwrap();
@@ -446,23 +428,7 @@ fn region_add_carries_each_tags_shape_and_the_new_region_never_issues_it_plain()
         "--regions",
         "2",
     ]);
-    let in_region = |db: &str, r: &str, args: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            "--db",
-            db,
-            "--region",
-            r,
-            "--regions",
-            "2",
-            "--key-file",
-            &key,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
-    };
+    let in_region = |db: &str, r: &str, args: &[&str]| in_region(db, r, &key, args);
     let shown = support::json(&sb.run_ok(in_region(
         &new,
         "1",
@@ -487,4 +453,20 @@ fn region_add_carries_each_tags_shape_and_the_new_region_never_issues_it_plain()
     ));
     assert!(ids.iter().all(|id| id.to_string().len() == 12));
     assert_unique(&mut ids);
+}
+
+/// leafctl's arguments for region `r` of 2 on the database `db`, with the ID key file `key`,
+/// then `args`.
+fn in_region(db: &str, r: &str, key: &str, args: &[&str]) -> Vec<String> {
+    let options = [
+        "--db",
+        db,
+        "--region",
+        r,
+        "--regions",
+        "2",
+        "--key-file",
+        key,
+    ];
+    options.iter().chain(args).map(|s| s.to_string()).collect()
 }
