@@ -209,14 +209,21 @@ fn a_period_row_is_never_issued_from_alone_nor_taken_over() {
     // The hint names the periodic tag's command, which runs as printed.
     let hinted = support::hinted_commands(&stderr(&sb.run(["next", "d@20261208"])));
     assert_eq!(hinted, vec![vec!["next", "d"]]);
-    assert_eq!(parse_ids(&sb.run_ok(&hinted[0]).stdout).len(), 1);
+    // Run at a fixed clock: run at the real one, it would meet the plain row above on its date.
+    let mut cmd = sb.leafctl_std();
+    cmd.args(&hinted[0]).env("TZ", "UTC");
+    let out = under_faketime(&cmd, "@2026-12-08 08:30:00")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(parse_ids(&out.stdout), vec![202612080003]);
     // The shape is kept through a removal: the name comes back periodic, its rows continue.
     sb.run_ok(["tag", "remove", "d", "--yes"]);
     sb.assert_refused(&["tag", "add", "d"], 2, "is periodic");
     sb.run_ok(["tag", "add", "d", "--period", "day", "--width", "4"]);
     assert_eq!(
         next_at(&sb, "2026-12-08 09:00:00", "d", 1),
-        vec![202612080003]
+        vec![202612080004]
     );
     // serve asked for a period row by name refuses it: its sequence alone is no ID.
     let s = Serve::new(&sb).args(["--segment"]).start();
