@@ -96,7 +96,7 @@ pub fn check_region_in_db(
     let db = DbAddress::parse(&settings.db_url.value);
     match db {
         Ok(db) if db.registry() == Some(kind) => {
-            db.check_region(settings.db_password.as_deref(), settings.region)
+            db.check_region(settings.db_password.as_deref(), settings.scope.region())
         }
         _ => Ok(None),
     }

@@ -142,9 +142,6 @@ fn class_and_hint(err: &anyhow::Error) -> (u8, Option<String>) {
 
 fn snowflake_class_and_hint(e: &SnowflakeError) -> (u8, Option<String>) {
     use SnowflakeError as E;
-    if let E::Region(r) = e {
-        return (EXIT_USAGE, Some(r.hint()));
-    }
     let code = match e {
         E::LeadOutOfRange { .. } | E::WorkerOutOfRange { .. } | E::InvalidLayout(_) => EXIT_USAGE,
         _ => EXIT_RUNTIME,

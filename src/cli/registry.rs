@@ -29,7 +29,7 @@ pub fn settings(ctx: &Context, no_wait: bool, default_port: u16) -> RegistrySett
         max_clock_skew_ms: s.zk_max_clock_skew_ms.value.min(i64::MAX as u64) as i64,
         db_url: s.db_url.clone(),
         db_password: s.db_password.as_ref().map(|p| p.value.clone()),
-        region: s.region,
+        scope: s.worker_scope(),
         values: s.registry_values.clone(),
     }
 }
@@ -41,7 +41,7 @@ pub fn issue_options(ctx: &Context) -> IssueOptions {
     IssueOptions::new(s.layout.value.layout)
         .seq_start(s.seq_start.value)
         .max_lead_ms(s.max_lead_ms.value)
-        .region(s.region)
+        .scope(s.worker_scope())
 }
 
 /// The registry `next --snowflake` and `serve --snowflake` acquire from: `--registry`, else

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use leafctl::region::{self, Region};
 use leafctl::snowflake::{Clock, SystemClock};
-use leafctl::worker::region_mark::RegionCheck;
+use leafctl::worker::scope::RegionCheck;
 use leafctl::worker::{ClockReport, Registry, RegistryKind, WorkerRecord};
 use serde::Serialize;
 
@@ -347,9 +347,9 @@ fn doctor(ctx: &Context) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let registry = inspected(ctx)?;
     let report = registry.clock_report(&|| clock.now_ms())?;
-    let regions = leafctl::worker::region_mark::region_check(
+    let regions = leafctl::worker::scope::region_check(
         registry.as_ref(),
-        ctx.settings.region,
+        ctx.settings.worker_scope(),
         ctx.settings.layout.value.layout.worker_bits(),
         clock.now_ms(),
     )?;

@@ -93,9 +93,6 @@ pub enum SnowflakeError {
     /// The fence's holder failed to extend it (lost lease, unwritable state file...).
     #[error("could not extend the worker's reservation: {0}")]
     FenceFailed(String),
-    /// The worker id lies outside this region's slice of the worker field.
-    #[error(transparent)]
-    Region(#[from] crate::region::RegionError),
 }
 
 #[cfg(test)]

@@ -32,15 +32,13 @@ pub(crate) mod lease;
 pub mod local;
 mod node;
 pub(crate) mod record;
-pub mod region_mark;
 mod registry;
+pub mod scope;
 pub mod setting;
 mod supervised;
 mod zookeeper;
 
 use std::sync::Arc;
-
-use crate::region::Region;
 
 use crate::snowflake::{
     Clock, IdBlock, Layout, MAX_LEAD_MS, SeqStart, SnowflakeError, SnowflakeGenerator, TimeFence,
@@ -52,10 +50,10 @@ pub use files::StateError;
 pub use identity::Identity;
 pub use local::{LocalRegistry, LocalWorkerLease};
 pub use record::{WorkerRecord, WorkerStatus};
-pub use region_mark::RegionMark;
 pub use registry::{
     ClockReport, ImpliedBy, Registry, RegistryBackend, RegistryKind, RegistrySettings,
 };
+pub use scope::{StoreMark, WorkerScope};
 pub use supervised::{LeaseStatus, SupervisedGenerator};
 pub use zookeeper::cache;
 pub use zookeeper::error::ZkError;
@@ -118,9 +116,9 @@ pub struct IssueOptions {
     /// IDs keep ascending across the change (a clock stepped back meanwhile is then refused or
     /// waited out as on one lease, never issued from).
     pub issued_after_ms: Option<i64>,
-    /// The region this process issues for: a registry leases only inside its slice of the
-    /// worker field, and the generator refuses a worker id outside it. None: the whole field.
-    pub region: Option<Region>,
+    /// The worker ids this process may hold (its region's, resolved once): a registry leases
+    /// only inside them, and a lease's worker id outside them is refused before any ID is made.
+    pub scope: WorkerScope,
 }
 
 impl IssueOptions {
@@ -132,13 +130,13 @@ impl IssueOptions {
             clock: Arc::new(crate::snowflake::SystemClock),
             max_lead_ms: 0,
             issued_after_ms: None,
-            region: None,
+            scope: WorkerScope::default(),
         }
     }
 
     setters! {
-        /// The region to issue for (see [`IssueOptions::region`]).
-        region(region: Option<Region>) => region = region;
+        /// The worker ids to issue with (see [`IssueOptions::scope`]).
+        scope(scope: WorkerScope) => scope = scope;
         /// Where each tick's sequence starts.
         seq_start(seq_start: SeqStart) => seq_start = seq_start;
         /// The clock.
@@ -158,7 +156,7 @@ impl std::fmt::Debug for IssueOptions {
             .field("seq_start", &self.seq_start)
             .field("max_lead_ms", &self.max_lead_ms)
             .field("issued_after_ms", &self.issued_after_ms)
-            .field("region", &self.region)
+            .field("scope", &self.scope)
             .finish()
     }
 }
@@ -239,11 +237,20 @@ impl WorkerGenerator {
             }
             .into());
         }
+        // A registry's bug never reaches a generator: its worker id must lie in the scope.
+        let in_scope = options.scope.check_worker(
+            options.layout.worker_bits(),
+            lease.worker(),
+            "the generator's worker id",
+        );
+        if let Err(e) = in_scope {
+            let _ = lease.finish(None);
+            return Err(e.into());
+        }
         let mut builder = SnowflakeGenerator::builder(options.layout, lease.worker())
             .clock(options.clock.clone())
             .seq_start(options.seq_start)
             .max_lead_ms(options.max_lead_ms)
-            .region(options.region)
             .fence(Box::new(SharedFence(lease.clone())));
         if let Some(t) = lease.resume_after_ms().max(options.issued_after_ms) {
             builder = builder.resume_after(t);

@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::setting::{BackendSetting, SettingValues};
-use super::{Identity, RegionMark, WorkerError, WorkerRecord, WorkerRegistry};
-use crate::region::Region;
+use super::{Identity, StoreMark, WorkerError, WorkerRecord, WorkerRegistry, WorkerScope};
 use crate::resolved::Resolved;
 use crate::snowflake::Layout;
 
@@ -136,10 +135,10 @@ pub struct RegistrySettings {
     pub db_url: Resolved<String>,
     /// The database password (from `LEAF_DB_PASSWORD` or the config file).
     pub db_password: Option<String>,
-    /// This deployment's region (`--region`, `--regions`): ZooKeeper, etcd and the state
-    /// directory record it on first use and refuse another region's process; the local
-    /// registry refuses a `--worker-id` outside its slice. None: no region.
-    pub region: Option<Region>,
+    /// The worker ids this process may hold, resolved once from its region (`--region`,
+    /// `--regions`): ZooKeeper, etcd and the state directory carry its mark from first use and
+    /// refuse another scope's process; the local registry refuses a `--worker-id` outside it.
+    pub scope: WorkerScope,
     /// The backends' own settings (`--zk`, `--etcd`, `--worker-id`, ...), each read by the
     /// backend that declares it.
     pub values: SettingValues,
@@ -226,9 +225,9 @@ pub trait Registry: WorkerRegistry {
         Err(self.cannot("reclaim worker ids"))
     }
 
-    /// The region mark this registry's store keeps (ZooKeeper, etcd), read without recording
+    /// The scope mark this registry's store keeps (ZooKeeper, etcd), read without recording
     /// anything; `None` for a registry whose mark lives elsewhere (a database's) or nowhere.
-    fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+    fn mark(&self) -> Result<Option<StoreMark>, WorkerError> {
         Ok(None)
     }
 
@@ -241,17 +240,17 @@ pub trait Registry: WorkerRegistry {
     }
 
     /// A holder `record` of this registry that issues with another worker id than the one its
-    /// record is listed under, outside what `region`'s `slice` allows: Leaf's own servers on a
-    /// ZooKeeper forever node, which know no regions. `(the id it issues with, why)`; `None`
+    /// record is listed under, outside what `scope`'s `slice` allows: Leaf's own servers on a
+    /// ZooKeeper forever node, which know no scopes. `(the id it issues with, why)`; `None`
     /// for every other record and registry (`workers doctor`).
     fn foreign_issuer(
         &self,
         record: &WorkerRecord,
+        scope: &WorkerScope,
         slice: &std::ops::Range<u64>,
-        region: Region,
         now_ms: i64,
     ) -> Option<(u64, String)> {
-        let _ = (record, slice, region, now_ms);
+        let _ = (record, scope, slice, now_ms);
         None
     }
 

@@ -141,6 +141,11 @@ impl Settings {
         format!(" --db {}", leafctl::segment::tag_for_shell(&url))
     }
 
+    /// The worker ids this process may hold: its region's, resolved once for every registry.
+    pub fn worker_scope(&self) -> leafctl::worker::WorkerScope {
+        leafctl::worker::WorkerScope::of(self.region)
+    }
+
     /// ` --region R --regions N` when the region came from the command line, else empty:
     /// [`Settings::flags_for_next`]'s second part.
     pub fn region_flags_for_next(&self) -> String {

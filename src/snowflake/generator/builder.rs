@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use super::{Cursor, GeneratorStats, MAX_LEAD_MS, NOTHING_ISSUED, SeqStart, SnowflakeGenerator};
-use crate::region::{self, Region};
 use crate::snowflake::{Clock, Layout, SnowflakeError, SystemClock, TimeFence};
 use crate::sync::{AtomicI64, AtomicU64, Mutex};
 
@@ -16,7 +15,6 @@ pub struct SnowflakeGeneratorBuilder {
     fence: Option<Box<dyn TimeFence>>,
     resume_after_ms: Option<i64>,
     max_lead_ms: u64,
-    region: Option<Region>,
 }
 
 impl SnowflakeGeneratorBuilder {
@@ -36,11 +34,8 @@ impl SnowflakeGeneratorBuilder {
         /// waiting for it. Times ahead of the clock are recorded by the [`TimeFence`] before IDs at
         /// them are returned, so a successor on the worker id still starts after them.
         max_lead_ms(ms: u64) => max_lead_ms = ms;
-        /// The region this generator issues for (default: none): its worker id must lie in the
-        /// region's slice ([`Region::worker_slice`]), a guard against a registry's bug.
-        region(region: Option<Region>) => region = region;
     }
-    /// Checks the worker id against the layout and the region, and builds the generator.
+    /// Checks the worker id against the layout, and builds the generator.
     pub fn build(self) -> Result<SnowflakeGenerator, SnowflakeError> {
         if self.max_lead_ms > MAX_LEAD_MS {
             return Err(SnowflakeError::LeadOutOfRange {
@@ -55,12 +50,6 @@ impl SnowflakeGeneratorBuilder {
                 max,
             });
         }
-        region::check_worker(
-            self.region,
-            self.layout.worker_bits(),
-            self.worker,
-            "the generator's worker id",
-        )?;
         let cursor = Cursor {
             seq_width: self.layout.seq_bits() + 1,
         };
@@ -114,51 +103,6 @@ impl SnowflakeGenerator {
             fence: None,
             resume_after_ms: None,
             max_lead_ms: 0,
-            region: None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::region::RegionError;
-    use crate::snowflake::Preset;
-
-    /// A worker id outside the region's slice never reaches a generator, whichever registry
-    /// handed it out.
-    #[test]
-    fn a_worker_id_outside_the_regions_slice_is_refused() {
-        let layout = Layout::preset(Preset::Leaf);
-        let r3 = Region::new(3, 8).ok();
-        for worker in [383, 512, 0] {
-            let e = SnowflakeGenerator::builder(layout, worker)
-                .region(r3)
-                .build()
-                .err();
-            assert!(
-                matches!(
-                    e,
-                    Some(SnowflakeError::Region(RegionError::WorkerOutsideSlice {
-                        start: 384,
-                        end: 512,
-                        ..
-                    }))
-                ),
-                "{worker}: {e:?}"
-            );
-        }
-        for worker in [384, 511] {
-            let g = SnowflakeGenerator::builder(layout, worker)
-                .region(r3)
-                .build()
-                .unwrap();
-            let id = g.next_id().unwrap();
-            let parts = layout.decode(id).unwrap();
-            assert_eq!(parts.worker, worker);
-            assert_eq!(Region::of_worker(parts.worker, 10, 8).ok(), r3);
-        }
-        // Without a region every worker id of the layout is accepted, as before.
-        assert!(SnowflakeGenerator::builder(layout, 1023).build().is_ok());
     }
 }

@@ -16,7 +16,7 @@ use crate::worker::node::NodeData;
 use crate::worker::record::WorkerRecord;
 use crate::worker::registry::average;
 use crate::worker::{
-    ClockReport, REPORT_INTERVAL_MS, RegionMark, Registry, RegistryKind, WorkerError,
+    ClockReport, REPORT_INTERVAL_MS, Registry, RegistryKind, StoreMark, WorkerError,
 };
 
 /// Inspection and repair of a name's worker ids in etcd (`leafctl workers --etcd`).
@@ -232,8 +232,8 @@ impl Registry for EtcdLeaseRegistry {
             .map(Some)
     }
 
-    fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+    fn mark(&self) -> Result<Option<StoreMark>, WorkerError> {
         let admin = EtcdAdmin::connect(self.options())?;
-        Ok(Some(admin.session.read_region(&admin.opts)?))
+        Ok(Some(admin.session.read_mark(&admin.opts)?))
     }
 }

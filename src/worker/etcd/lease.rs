@@ -323,7 +323,7 @@ impl EtcdLeaseStore {
         clock: Arc<dyn Clock>,
     ) -> Result<EtcdLeaseStore, WorkerError> {
         let session = Arc::new(EtcdSession::connect_at(opts, endpoint)?);
-        session.check_region(opts)?;
+        session.check_mark(opts)?;
         let granted_at = Instant::now();
         let (lease_id, ttl_s) = session.grant(opts.lease_ttl)?;
         let health = Arc::new(Health::new(granted_at, ttl_s));

@@ -133,6 +133,6 @@ pub(crate) fn options(settings: &RegistrySettings) -> Result<options::EtcdOption
         });
     opts.lease_ttl = Duration::from_millis(ttl_ms.div_ceil(1_000).saturating_mul(1_000));
     opts.max_clock_skew_ms = settings.max_clock_skew_ms;
-    opts.region = settings.region;
+    opts.scope = settings.scope;
     Ok(opts)
 }

@@ -30,7 +30,7 @@ pub struct EtcdOptions {
     /// Largest clock difference to live peers that `workers doctor` accepts (ms).
     pub max_clock_skew_ms: i64,
     /// This deployment's region, recorded in `/leafctl/region` on first use. None: no region.
-    pub region: Option<crate::region::Region>,
+    pub scope: crate::worker::WorkerScope,
 }
 
 impl std::fmt::Debug for EtcdOptions {
@@ -45,7 +45,7 @@ impl std::fmt::Debug for EtcdOptions {
             .field("lease_ttl", &self.lease_ttl)
             .field("request_timeout", &self.request_timeout)
             .field("max_clock_skew_ms", &self.max_clock_skew_ms)
-            .field("region", &self.region)
+            .field("scope", &self.scope)
             .finish()
     }
 }
@@ -72,7 +72,7 @@ impl EtcdOptions {
             lease_ttl: DEFAULT_ETCD_LEASE_TTL,
             request_timeout: Duration::from_secs(2),
             max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
-            region: None,
+            scope: Default::default(),
         }
     }
 

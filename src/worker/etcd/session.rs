@@ -20,7 +20,8 @@ use super::error::EtcdError;
 use super::keys::prefix_end;
 use super::options::EtcdOptions;
 use super::txn;
-use crate::worker::{WorkerError, region_mark};
+use crate::worker::WorkerError;
+use crate::worker::scope::{self, StoreMark};
 
 /// One etcd connection with its runtime.
 pub(crate) struct EtcdSession {
@@ -212,25 +213,17 @@ impl EtcdSession {
     }
 
     /// Reads the region mark without recording anything (`workers`).
-    pub(crate) fn read_region(
-        &self,
-        opts: &EtcdOptions,
-    ) -> Result<region_mark::RegionMark, WorkerError> {
-        let place = mark_place(opts);
-        let data = self.get(region_mark::ETCD_KEY)?.map(|kv| kv.value);
-        Ok(region_mark::RegionMark {
-            recorded: region_mark::parse(&place, data.as_deref())?,
-            place,
-        })
+    pub(crate) fn read_mark(&self, opts: &EtcdOptions) -> Result<StoreMark, WorkerError> {
+        let data = self.get(scope::ETCD_KEY)?.map(|kv| kv.value);
+        StoreMark::read(mark_place(opts), data.as_deref())
     }
 
     /// Checks the region mark `/leafctl/region` against `opts`' region, recording it on first
     /// use ([`region_mark::ensure`]): a create-if-absent transaction.
-    pub(crate) fn check_region(&self, opts: &EtcdOptions) -> Result<(), WorkerError> {
-        let key = region_mark::ETCD_KEY;
-        region_mark::ensure(
+    pub(crate) fn check_mark(&self, opts: &EtcdOptions) -> Result<(), WorkerError> {
+        let key = scope::ETCD_KEY;
+        opts.scope.ensure_mark(
             &mark_place(opts),
-            opts.region,
             || Ok(self.get(key)?.map(|kv| kv.value)),
             |mark| {
                 let req = pb::TxnRequest {
@@ -322,5 +315,5 @@ impl Drop for EtcdSession {
 
 /// Where etcd's region mark lives, for messages.
 fn mark_place(opts: &EtcdOptions) -> String {
-    format!("etcd {}{}", opts.endpoints_text(), region_mark::ETCD_KEY)
+    format!("etcd {}{}", opts.endpoints_text(), scope::ETCD_KEY)
 }

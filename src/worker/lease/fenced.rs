@@ -6,9 +6,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{Guards, LeaseCore, LeaseStore, acquire};
-use crate::region::Region;
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
-use crate::worker::{IssueOptions, WorkerError, WorkerLease};
+use crate::worker::{IssueOptions, WorkerError, WorkerLease, WorkerScope};
 
 /// A held worker id: the protocol plus its renewer thread, which raises the record ahead of
 /// need and reports this holder's clock.
@@ -27,7 +26,7 @@ impl<S: LeaseStore> FencedLease<S> {
         Ok(Arc::new(FencedLease::for_options(store, options)?))
     }
 
-    /// [`FencedLease::acquire`] with what `options` give: the layout, region, clock and lead
+    /// [`FencedLease::acquire`] with what `options` give: the layout, scope, clock and lead
     /// of the generator the lease is for.
     pub(crate) fn for_options(
         store: S,
@@ -36,7 +35,7 @@ impl<S: LeaseStore> FencedLease<S> {
         FencedLease::acquire(
             store,
             &options.layout,
-            options.region,
+            &options.scope,
             options.clock.clone(),
             options.max_lead_ms,
         )
@@ -46,14 +45,14 @@ impl<S: LeaseStore> FencedLease<S> {
     pub(crate) fn acquire(
         store: S,
         layout: &Layout,
-        region: Option<Region>,
+        scope: &WorkerScope,
         clock: Arc<dyn Clock>,
         max_lead_ms: u64,
     ) -> Result<FencedLease<S>, WorkerError> {
         let core = Arc::new(acquire(
             store,
             layout,
-            region,
+            scope,
             clock,
             max_lead_ms,
             Guards::ALL,

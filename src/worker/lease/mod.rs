@@ -16,9 +16,9 @@
 //! the successor never issues below it. "Still held?" is not what keeps IDs unique; it keeps a
 //! cut-off holder from issuing after its id was granted again (one issuer per id at any time).
 //!
-//! With a region ([`crate::region`]) the core asks the store for the region's slice of the
-//! worker field only ([`leasable`]), and refuses a claimed id outside it, so every recyclable
-//! store (ZooKeeper and etcd leases, the tables, the local file) follows the one rule.
+//! Within a [`WorkerScope`] (a region's slice of the worker field) the core asks the store for the
+//! scope's ids only ([`leasable`]), and refuses a claimed id outside it, so every recyclable store
+//! (ZooKeeper and etcd leases, the tables, the local file) follows the one rule.
 //!
 //! A backend implements only [`LeaseStore`]: listing candidates, claiming one, the fenced write,
 //! the lock-free "still held?", a liveness report and giving the claim back. Everything else is
@@ -68,8 +68,8 @@ pub(crate) use fenced::FencedLease;
 pub(crate) use store::{LeaseStore, Record, Write, Written};
 
 use super::{MAX_RESERVATION_WAIT_MS, REPORT_INTERVAL_MS, WorkerError, WorkerLease};
-use crate::region::{self, Region};
 use crate::snowflake::{Clock, Layout, MAX_LEAD_MS, SnowflakeError, TimeFence};
+use crate::worker::WorkerScope;
 
 /// The protocol's guards. Production always uses [`Guards::ALL`]; the simulation removes one at
 /// a time to show that each is needed.
@@ -178,24 +178,23 @@ pub(crate) fn wait_out(
     Err(behind(now))
 }
 
-/// The worker ids a store may hand out in `layout` for `region`: the region's slice of the worker
-/// field, or the whole field without a region. Every recyclable store leases inside it.
-pub(crate) fn leasable(layout: &Layout, region: Option<Region>) -> Result<Range<u64>, WorkerError> {
-    let ids = region::worker_ids(region, layout.worker_bits())?;
+/// The worker ids a store may hand out in `layout` within `scope`. Every recyclable store leases
+/// inside it.
+pub(crate) fn leasable(layout: &Layout, scope: &WorkerScope) -> Result<Range<u64>, WorkerError> {
+    let ids = scope.ids(layout.worker_bits())?;
     Ok(ids.start..ids.end.min(layout.max_worker().saturating_add(1)))
 }
 
-/// Claims a worker id of `region`'s slice (every id without a region) from `store` and waits
-/// out its predecessor's record.
+/// Claims a worker id of `scope` from `store` and waits out its predecessor's record.
 pub(crate) fn acquire<S: LeaseStore>(
     store: S,
     layout: &Layout,
-    region: Option<Region>,
+    scope: &WorkerScope,
     clock: Arc<dyn Clock>,
     max_lead_ms: u64,
     guards: Guards,
 ) -> Result<LeaseCore<S>, WorkerError> {
-    let ids = leasable(layout, region)?;
+    let ids = leasable(layout, scope)?;
     let mut found = None;
     for id in store.candidates(ids.clone())? {
         if let Some(claimed) = store.try_claim(id)? {
@@ -207,15 +206,10 @@ pub(crate) fn acquire<S: LeaseStore>(
         return Err(store.none_free(ids));
     };
     let worker = store.worker(&claim);
-    // A store's bug (or a row's id it could not choose) never leaves the slice.
-    if let Err(e) = region::check_worker(
-        region,
-        layout.worker_bits(),
-        worker,
-        &store.describe(&claim),
-    ) {
+    // A store's bug (or a row's id it could not choose) never leaves the scope.
+    if let Err(e) = scope.check_worker(layout.worker_bits(), worker, &store.describe(&claim)) {
         store.release(&claim);
-        return Err(e.into());
+        return Err(e);
     }
     let lead_ms = max_lead_ms.min(MAX_LEAD_MS) as i64;
     let window_ms = store.window_ms();
@@ -543,7 +537,9 @@ mod region_tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::region::{self, Region};
     use crate::snowflake::{FakeClock, Preset};
+    use crate::worker::{IssueError, IssueOptions, WorkerGenerator};
 
     /// A store that records the ids it was asked about and claims `claims` (a store with a bug
     /// when that lies outside what it was given).
@@ -610,7 +606,7 @@ mod region_tests {
     fn the_core_leases_inside_the_regions_slice_only() {
         let layout = Layout::preset(Preset::Leaf);
         let clock: Arc<dyn Clock> = Arc::new(FakeClock::new(1_700_000_000_000));
-        let r3 = Region::new(3, 8).ok();
+        let r3 = &WorkerScope::of(Region::new(3, 8).ok());
 
         let inside = store(400);
         let core = acquire(inside, &layout, r3, clock.clone(), 0, Guards::ALL).unwrap();
@@ -639,8 +635,57 @@ mod region_tests {
         );
 
         let whole = store(1023);
-        let core = acquire(whole, &layout, None, clock, 0, Guards::ALL).unwrap();
+        let core = acquire(
+            whole,
+            &layout,
+            &WorkerScope::default(),
+            clock,
+            0,
+            Guards::ALL,
+        )
+        .unwrap();
         assert_eq!(*whole.asked.lock().unwrap(), Some(0..1024));
         assert_eq!(core.worker(), 1023);
+    }
+
+    /// A lease's worker id outside the scope never reaches a generator, whichever registry
+    /// handed it out, and the lease is given back; inside it (or without a scope) IDs are made
+    /// with it.
+    #[test]
+    fn a_lease_outside_the_scope_never_reaches_a_generator() {
+        let layout = Layout::preset(Preset::Leaf);
+        let clock: Arc<dyn Clock> = Arc::new(FakeClock::new(1_700_000_000_000));
+        let r3 = WorkerScope::of(Region::new(3, 8).ok());
+        let whole = WorkerScope::default();
+        let lease_on = |worker| -> Arc<dyn WorkerLease> {
+            let lease = FencedLease::acquire(store(worker), &layout, &whole, clock.clone(), 0);
+            Arc::new(lease.unwrap())
+        };
+        let options = IssueOptions::new(layout).clock(clock.clone());
+        for worker in [383, 512, 0] {
+            let e = WorkerGenerator::on_lease(lease_on(worker), &options.clone().scope(r3)).err();
+            assert!(
+                matches!(
+                    e,
+                    Some(IssueError::Worker(WorkerError::Region(
+                        region::RegionError::WorkerOutsideSlice {
+                            start: 384,
+                            end: 512,
+                            ..
+                        }
+                    )))
+                ),
+                "{worker}: {e:?}"
+            );
+        }
+        for worker in [384, 511] {
+            let g =
+                WorkerGenerator::on_lease(lease_on(worker), &options.clone().scope(r3)).unwrap();
+            let id = g.next_block(1).unwrap().first;
+            assert_eq!(layout.decode(id).unwrap().worker, worker);
+            g.finish().unwrap();
+        }
+        let g = WorkerGenerator::on_lease(lease_on(1023), &options).unwrap();
+        g.finish().unwrap();
     }
 }

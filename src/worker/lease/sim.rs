@@ -1328,7 +1328,7 @@ fn issue(
         let core = match acquire(
             store,
             &layout,
-            None,
+            &crate::worker::WorkerScope::default(),
             clock.clone(),
             lead,
             world.variant.guards,

@@ -26,9 +26,8 @@ use self::store::LocalStore;
 use super::lease::FencedLease;
 use super::setting::{BackendSetting, FlagScope, SettingKind};
 use super::{Registry, RegistryKind, RegistrySettings, WorkerError, WorkerLease, WorkerRegistry};
-use crate::region;
 use crate::snowflake::{Clock, Layout, SnowflakeError, TimeFence};
-use crate::worker::{IssueOptions, region_mark};
+use crate::worker::IssueOptions;
 
 /// `--worker-id N` / `snowflake.worker_id`: the id is the operator's promise, the lock and state
 /// file keep this machine's runs from overlapping or reusing a time.
@@ -93,13 +92,10 @@ impl LocalRegistry {
                 "pick a worker id the layout can hold",
             ));
         }
-        region::check_worker(
-            settings.region,
-            settings.layout.worker_bits(),
-            worker,
-            "--worker-id",
-        )?;
-        region_mark::check_file(&settings.state_dir, settings.region)?;
+        settings
+            .scope
+            .check_worker(settings.layout.worker_bits(), worker, "--worker-id")?;
+        settings.scope.ensure_file_mark(&settings.state_dir)?;
         Ok(LocalRegistry {
             state_dir: settings.state_dir.clone(),
             name: settings.checked_name()?,
@@ -187,7 +183,7 @@ impl LocalWorkerLease {
         Ok(LocalWorkerLease(FencedLease::acquire(
             store,
             &layout,
-            None,
+            &crate::worker::WorkerScope::default(),
             clock,
             max_lead_ms,
         )?))

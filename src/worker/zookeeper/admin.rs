@@ -9,13 +9,13 @@ use crate::worker::node::NodeData;
 use crate::worker::record::{WorkerRecord, status_of};
 use crate::worker::registry::average;
 use crate::worker::{ClockReport, Registry, RegistryKind};
-use crate::worker::{RegionMark, WorkerError};
+use crate::worker::{StoreMark, WorkerError, WorkerScope};
 
 /// Inspection and repair of a name's worker ids (`leafctl workers`), for both ZooKeeper
 /// registries: a name's tree holds forever nodes and leases side by side.
 pub(crate) struct ZkAdmin {
     session: ZkSession,
-    mark: RegionMark,
+    mark: StoreMark,
     opts: ZkOptions,
 }
 
@@ -25,9 +25,9 @@ impl ZkAdmin {
         let session = ZkSession::connect(opts)?;
         // Forever nodes' numbers map to worker ids by the region the tree was recorded for
         // (this process's when the tree has no mark).
-        let mark = opts.read_region(&session)?;
+        let mark = opts.read_mark(&session)?;
         let mut opts = opts.clone();
-        opts.region = mark.recorded.or(opts.region);
+        opts.scope = mark.scope_or(opts.scope);
         Ok(ZkAdmin {
             session,
             mark,
@@ -229,30 +229,31 @@ macro_rules! zookeeper_registry {
                     .map(Some)
             }
 
-            fn region_mark(&self) -> Result<Option<RegionMark>, WorkerError> {
+            fn mark(&self) -> Result<Option<StoreMark>, WorkerError> {
                 Ok(Some(ZkAdmin::connect(self.options())?.mark))
             }
 
             fn foreign_issuer(
                 &self,
                 record: &WorkerRecord,
+                scope: &WorkerScope,
                 slice: &std::ops::Range<u64>,
-                region: crate::region::Region,
                 now_ms: i64,
             ) -> Option<(u64, String)> {
-                leaf_server_outside(record, slice, region, now_ms)
+                leaf_server_outside(record, scope, slice, now_ms)
             }
         }
     };
 }
 
 /// A live forever node without leafctl's temporary node is Leaf's own (Java) server: it knows
-/// no regions and issues with its node's number as the worker id, so outside region 0 (or past
-/// its slice) it issues another region's ids. `(the id it issues with, why)`.
+/// no regions and issues with its node's number as the worker id, so outside the first slice
+/// (region 0's, from worker id 0) or past it, it issues another scope's ids. `(the id it issues
+/// with, why)`.
 fn leaf_server_outside(
     rec: &WorkerRecord,
+    scope: &WorkerScope,
     slice: &std::ops::Range<u64>,
-    region: crate::region::Region,
     now_ms: i64,
 ) -> Option<(u64, String)> {
     let size = slice.end - slice.start;
@@ -260,12 +261,12 @@ fn leaf_server_outside(
     let outside = rec.mode == super::FOREVER_KIND
         && !rec.held
         && rec.is_live(now_ms)
-        && (region.index() != 0 || n >= size);
+        && (slice.start != 0 || n >= size);
     outside.then(|| {
         (
             n,
             format!(
-                "{} reports on forever node {} without leafctl's temporary node: a Leaf server that knows no regions, issuing with worker id {n} (its node's number), outside {region}'s worker ids {} to {}; run only leafctl on a region's forever tree (Leaf's own servers are safe only in region 0, below {size} nodes); a leafctl holder that exited less than 9 s ago looks the same: run doctor again to tell",
+                "{} reports on forever node {} without leafctl's temporary node: a Leaf server that knows no regions, issuing with worker id {n} (its node's number), outside {scope}'s worker ids {} to {}; run only leafctl on a region's forever tree (Leaf's own servers are safe only in region 0, below {size} nodes); a leafctl holder that exited less than 9 s ago looks the same: run doctor again to tell",
                 rec.identity,
                 rec.location,
                 slice.start,

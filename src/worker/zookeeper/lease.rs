@@ -90,7 +90,7 @@ impl ZkLeaseStore {
             clock,
         };
         store.with_session(|s| {
-            opts.check_region(s)?;
+            opts.check_mark(s)?;
             s.mkdir(&store.leases)?;
             s.mkdir(&store.workers)
         })?;

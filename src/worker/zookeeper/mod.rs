@@ -124,7 +124,7 @@ pub(crate) fn options(
         opts.session_timeout = Duration::from_millis(timeout.value);
     }
     opts.max_clock_skew_ms = settings.max_clock_skew_ms;
-    opts.region = settings.region;
+    opts.scope = settings.scope;
     opts.worker_bits = settings.layout.worker_bits();
     Ok(opts)
 }

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use crate::region::{self, Region};
-use crate::worker::{DEFAULT_MAX_CLOCK_SKEW_MS, Identity, WorkerError, region_mark};
+use crate::worker::scope::{self, StoreMark, WorkerScope};
+use crate::worker::{DEFAULT_MAX_CLOCK_SKEW_MS, Identity, WorkerError};
 
 /// How to reach ZooKeeper and which tree to use.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub struct ZkOptions {
     pub state_dir: std::path::PathBuf,
     /// This deployment's region: recorded in `/leafctl/region`, and the worker ids leased and
     /// numbered by forever nodes are its slice. None: no region.
-    pub region: Option<Region>,
+    pub scope: WorkerScope,
     /// Width of the layout's worker field (10 in Leaf's), which the region's slice divides.
     pub worker_bits: u32,
 }
@@ -57,7 +57,7 @@ impl ZkOptions {
             session_timeout: Duration::from_secs(6),
             max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
             state_dir: state_dir.to_path_buf(),
-            region: None,
+            scope: WorkerScope::default(),
             worker_bits: 10,
         }
     }
@@ -66,41 +66,31 @@ impl ZkOptions {
     /// region's slice plus `n` (`n` itself without a region). The caller checks it against
     /// the slice's end.
     pub fn forever_worker(&self, n: u64) -> Result<u64, WorkerError> {
-        let ids = region::worker_ids(self.region, self.worker_bits)?;
+        let ids = self.scope.ids(self.worker_bits)?;
         Ok(ids.start.saturating_add(n))
     }
 
     /// Where the region mark lives, for messages.
     fn mark_place(&self) -> String {
-        format!("ZooKeeper {}{}", self.hosts, region_mark::ZK_PATH)
+        format!("ZooKeeper {}{}", self.hosts, scope::ZK_PATH)
     }
 
     /// Reads the region mark without recording anything (`workers`).
-    pub(crate) fn read_region(
-        &self,
-        s: &ZkSession,
-    ) -> Result<region_mark::RegionMark, WorkerError> {
-        let place = self.mark_place();
-        let data = s.get(region_mark::ZK_PATH)?.map(|(d, _)| d);
-        Ok(region_mark::RegionMark {
-            recorded: region_mark::parse(&place, data.as_deref())?,
-            place,
-        })
+    pub(crate) fn read_mark(&self, s: &ZkSession) -> Result<StoreMark, WorkerError> {
+        let data = s.get(scope::ZK_PATH)?.map(|(d, _)| d);
+        StoreMark::read(self.mark_place(), data.as_deref())
     }
 
     /// Checks the region mark `/leafctl/region` against this process's region, recording it
     /// on first use ([`region_mark::ensure`]).
-    pub(crate) fn check_region(&self, s: &ZkSession) -> Result<(), WorkerError> {
-        region_mark::ensure(
+    pub(crate) fn check_mark(&self, s: &ZkSession) -> Result<(), WorkerError> {
+        self.scope.ensure_mark(
             &self.mark_place(),
-            self.region,
-            || Ok(s.get(region_mark::ZK_PATH)?.map(|(data, _)| data)),
+            || Ok(s.get(scope::ZK_PATH)?.map(|(data, _)| data)),
             |mark| {
                 s.mkdir("/leafctl")?;
-                Ok(
-                    s.create(region_mark::ZK_PATH, mark, zkc::CreateMode::Persistent)?
-                        .is_some(),
-                )
+                Ok(s.create(scope::ZK_PATH, mark, zkc::CreateMode::Persistent)?
+                    .is_some())
             },
         )
     }

@@ -19,7 +19,6 @@
 mod lease;
 mod register;
 
-use crate::region;
 use crate::worker::lease::leasable;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
@@ -55,7 +54,7 @@ impl WorkerRegistry for ZkForeverRegistry {
         let (layout, clock, max_lead_ms) =
             (&options.layout, options.clock.clone(), options.max_lead_ms);
         let lead = max_lead_ms.min(i64::MAX as u64) as i64;
-        let ids = leasable(layout, self.opts.region)?;
+        let ids = leasable(layout, &self.opts.scope)?;
         let (cache_file, cached) = self.open_cache()?;
         let reg = match ZkSession::connect(&self.opts) {
             Ok(s) => self.register(s, &ids, clock.as_ref(), lead)?,
@@ -69,8 +68,8 @@ impl WorkerRegistry for ZkForeverRegistry {
         };
         let from = cache_file.path().display().to_string();
         check_range(reg.worker, layout.max_worker(), &from)?;
-        // A cache written before the region was set (ZooKeeper down) names its old worker id.
-        region::check_worker(self.opts.region, layout.worker_bits(), reg.worker, &from)?;
+        // A cache written before the scope was set (ZooKeeper down) names its old worker id.
+        (self.opts.scope).check_worker(layout.worker_bits(), reg.worker, &from)?;
         let (resume_after, issued_below) =
             self.wait_out_predecessors(&reg, cached.as_ref(), &cache_file, clock.as_ref(), lead)?;
         // Step 4: the cache records the worker id before any ID is issued with it.

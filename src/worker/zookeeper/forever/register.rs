@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use zookeeper_client as zkc;
 
 use super::ZkForeverRegistry;
-use crate::region::RegionError;
 use crate::snowflake::Clock;
 use crate::worker::lease::{Record, wait_out};
 use crate::worker::node::NodeData;
@@ -148,7 +147,7 @@ impl ZkForeverRegistry {
         clock: &dyn Clock,
         lead: i64,
     ) -> Result<Registration, WorkerError> {
-        self.opts.check_region(&s)?;
+        self.opts.check_mark(&s)?;
         let root = self.opts.root();
         s.mkdir(&format!("{root}/forever"))?;
         s.mkdir(&format!("{root}/temporary"))?;
@@ -278,23 +277,14 @@ impl ZkForeverRegistry {
     /// [`ZkOptions::forever_worker`]: crate::worker::zookeeper::session::ZkOptions::forever_worker
     fn worker_of(&self, seq: u64, ids: &Range<u64>, path: &str) -> Result<u64, WorkerError> {
         let worker = self.opts.forever_worker(seq)?;
-        match self.opts.region {
-            Some(region) if worker >= ids.end => Err(RegionError::WorkerOutsideSlice {
-                worker,
-                source_of: format!(
-                    "forever node {path}: number {seq} past the {} worker ids of the region's slice",
-                    ids.end - ids.start
-                ),
-                region,
-                start: ids.start,
-                end: ids.end,
-            }
-            .into()),
-            _ => {
-                check_range(worker, ids.end.saturating_sub(1), path)?;
-                Ok(worker)
-            }
-        }
+        self.opts.scope.refuse_beyond(worker, ids, || {
+            format!(
+                "forever node {path}: number {seq} past the {} worker ids of the region's slice",
+                ids.end - ids.start
+            )
+        })?;
+        check_range(worker, ids.end.saturating_sub(1), path)?;
+        Ok(worker)
     }
 
     /// Never share a worker id: a tree written by hand may give another identity the same
