@@ -290,12 +290,7 @@ fn tag_issuing(
         return Ok(Issuing::Plain);
     }
     let key = ctx.settings.id_key()?;
-    Ok(Issuing::new(
-        tag,
-        shape,
-        key.as_ref(),
-        store.bounds().region,
-    )?)
+    Ok(Issuing::new(tag, shape, key.as_ref(), &store.bounds())?)
 }
 
 /// `next TAG -n COUNT` of a periodic tag: COUNT sequences claimed from the row of the period
@@ -307,13 +302,7 @@ fn run_periodic(
     shape: &PeriodicShape,
     (count, encoding): (i64, Option<Encoding>),
 ) -> anyhow::Result<()> {
-    if let Some(region) = store.bounds().region {
-        return Err(SegmentError::PeriodicInRegions {
-            tag: tag.into(),
-            region,
-        }
-        .into());
-    }
+    store.bounds().refuse_periodic(tag)?;
     let key = match shape.key_check {
         Some(_) => ctx.settings.id_key()?,
         None => None,

@@ -13,7 +13,6 @@ use serde::Serialize;
 use super::Context;
 use super::error::{AlreadyReported, CliError, EXIT_RUNTIME, usage};
 use super::output::{OutputFormat, print_json, print_text};
-use leafctl::segment::AllocStoreExt;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -98,7 +97,10 @@ pub fn run(ctx: &Context, cmd: RegionCommand) -> anyhow::Result<()> {
     match cmd {
         RegionCommand::Show => {
             let store = DbAddress::parse(&s.db_url.value)?.open_for_inspection(password)?;
-            let m = mark(store.describe(), store.recorded_region()?);
+            let m = mark(
+                store.describe(),
+                leafctl::segment::recorded_region(store.as_ref())?,
+            );
             match ctx.output {
                 OutputFormat::Json => print_json(&m),
                 OutputFormat::Text => print_text(&mark_text(&m)),

@@ -6,8 +6,8 @@ use clap::Subcommand;
 use leafctl::idformat::opaque::{IdKey, OpaqueWidth};
 use leafctl::segment::{
     AllocStore, Bounds, DEFAULT_STEP, Headroom, HeadroomStatus, Issuing, LeafAlloc, MAX_TABLE_STEP,
-    NewTag, PeriodicShape, RowPages, SegmentError, StartAt, TagFilter, TagShape, add_shaped_tag,
-    tag_for_shell, validate_tag,
+    NewTag, PeriodicShape, RowPages, StartAt, TagFilter, TagShape, add_shaped_tag, tag_for_shell,
+    validate_tag,
 };
 use serde::Serialize;
 
@@ -527,21 +527,8 @@ fn add(
     // Refused before anything is recorded: an N-digit opaque tag could issue nothing in a region,
     // nor a periodic one (its period rows would start in the region's block).
     match &shape {
-        TagShape::Periodic(_) => {
-            if let Some(region) = store.bounds().region {
-                return Err(SegmentError::PeriodicInRegions {
-                    tag: tag.clone(),
-                    region,
-                }
-                .into());
-            }
-        }
-        other => drop(Issuing::new(
-            &tag,
-            other,
-            key.as_ref(),
-            store.bounds().region,
-        )?),
+        TagShape::Periodic(_) => store.bounds().refuse_periodic(&tag)?,
+        other => drop(Issuing::new(&tag, other, key.as_ref(), &store.bounds())?),
     }
     let outcome = add_shaped_tag(&*store, &new, &shape)?;
     if outcome.added && !ctx.quiet {
@@ -753,11 +740,7 @@ fn show(ctx: &Context, tag: String) -> anyhow::Result<()> {
     };
     // An opaque tag's IDs end with its width's capacity: its headroom counts up to there.
     let shape = TagShape::of(&*store, &tag)?;
-    let bounds = store.bounds();
-    let bounds = Bounds {
-        ceiling: bounds.ceiling.min(shape.ceiling()),
-        ..bounds
-    };
+    let bounds = store.bounds().capped(shape.ceiling());
     let h = Headroom::within(&bounds, r.max_id, r.step);
     match ctx.output {
         OutputFormat::Json => print_json(&ShownJson {

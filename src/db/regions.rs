@@ -11,7 +11,7 @@ use crate::region::{Region, RegionError};
 use crate::segment::AllocStoreExt;
 use crate::segment::{
     AllocStore, Bounds, NewTag, RegionToRecord, RemovedPages, RowPages, SegmentError, StartAt,
-    TagFilter, TagShape, Tombstone, add_shaped_tag, check_region,
+    TagFilter, TagShape, Tombstone, add_shaped_tag, check_region, recorded_region,
 };
 
 /// What [`prepare_old_region`] found in the database of the deployment a region is added to.
@@ -42,7 +42,7 @@ impl OldRegion {
 /// checked as well, so a refused `region add` records nothing anywhere.
 pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion, SegmentError> {
     let name = old.describe();
-    if let Some(recorded) = old.recorded_region()? {
+    if let Some(recorded) = recorded_region(old)? {
         if recorded.count() != new.count() {
             return Err(RegionError::Mismatch {
                 store: name,
@@ -121,7 +121,7 @@ pub fn seed_tags(
     // A removed tag of the old region issued IDs inside its block only, unless it did so before
     // the old database recorded its region: only a tombstone above its block's end reached
     // another block.
-    if let Some(old_region) = old.recorded_region()? {
+    if let Some(old_region) = recorded_region(old)? {
         for removed in check_carry(old, old_region, new)? {
             // The name's shape goes with its tombstone: it outlives the removal.
             if let Some(spec) = old.shape_mark(&removed.tag, None)? {
@@ -238,7 +238,7 @@ pub struct RegionDb {
 impl RegionDb {
     /// Reads the mark and every tag of `store`.
     pub fn read(store: &dyn AllocStore) -> Result<RegionDb, SegmentError> {
-        let region = store.recorded_region()?;
+        let region = recorded_region(store)?;
         let mut max_ids = BTreeMap::new();
         for page in RowPages::new(store, TagFilter::All) {
             for row in page? {
@@ -450,9 +450,9 @@ mod tests {
             }
         );
         // Checked, not recorded: `region add` records once the new database passed its checks.
-        assert_eq!(old.recorded_region().unwrap(), None);
+        assert_eq!(recorded_region(&old).unwrap(), None);
         prepared.record(&old).unwrap();
-        assert_eq!(old.recorded_region().unwrap(), Some(region(0, 2)));
+        assert_eq!(recorded_region(&old).unwrap(), Some(region(0, 2)));
         let mut new = MemoryStore::new();
         enter_region(&mut new, Some(r1)).unwrap();
         let seeded = seed_tags(&old, &new, |_| {}).unwrap();
@@ -492,7 +492,7 @@ mod tests {
         old.add("big", 1 << 60, 10, None, false).unwrap();
         let e = prepare_old_region(&old, region(1, 2)).unwrap_err();
         assert!(matches!(e, SegmentError::OutsideBlock { .. }), "{e}");
-        assert_eq!(old.recorded_region().unwrap(), None);
+        assert_eq!(recorded_region(&old).unwrap(), None);
     }
 
     fn db(name: &str, r: Option<Region>, tags: &[(&str, i64)]) -> RegionDb {

@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use super::{AllocStore, Claim, Increment, SegmentError};
-use crate::region::SMALLEST_SEGMENT_BLOCK;
 
 /// How long a claim waits for another process's claim through the same marks file.
 const MARKS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -102,7 +101,7 @@ impl ClaimGuard {
                     .clone();
                 let mut mark = slot.lock().unwrap_or_else(|p| p.into_inner());
                 let claim = store.claim(tag, increment)?;
-                within_recorded_region(store, tag, &claim)?;
+                super::store::within_recorded_block(store, tag, &claim)?;
                 admit(store, tag, &claim, &mut mark).map(|()| claim)
             }
             Marks::StateDir(dir) => self.claim_in_file(dir, store, tag, increment),
@@ -205,7 +204,7 @@ impl ClaimGuard {
         marks.database = database;
         let mut mark = marks.max_id.get(tag).copied().unwrap_or(0);
         let claim = store.claim(tag, increment)?;
-        within_recorded_region(store, tag, &claim)?;
+        super::store::within_recorded_block(store, tag, &claim)?;
         admit(store, tag, &claim, &mut mark)?;
         marks.max_id.insert(tag.to_string(), mark);
         // Recorded before a single ID of the claim is handed out.
@@ -213,43 +212,6 @@ impl ClaimGuard {
             .map_err(|e| state_err("write", &path, &e))?;
         Ok(claim)
     }
-}
-
-/// A claim of a store opened without a region, checked against the region its database may
-/// record since (`region add` while this process ran): one that leaves the recorded region's
-/// block is refused, nothing of it issued, as the next region issues those IDs. The mark is read
-/// after the claim, so a region recorded before the claim is seen, and one recorded after it
-/// found this claim in the table when seeding the other regions. Only a claim that holds a
-/// multiple of [`SMALLEST_SEGMENT_BLOCK`] can leave a block, so the read is made once in 2^50
-/// IDs at most, never on the way of an ordinary claim.
-fn within_recorded_region(
-    store: &dyn AllocStore,
-    tag: &str,
-    claim: &Claim,
-) -> Result<(), SegmentError> {
-    // A claim can leave the block it follows only by holding a multiple of the smallest block
-    // (its start one when the claim before it ended right at a block's end).
-    let block = SMALLEST_SEGMENT_BLOCK.unsigned_abs();
-    let enters_a_block = claim.start.div_ceil(block).saturating_mul(block) < claim.end;
-    if store.bounds().region.is_some() || !enters_a_block {
-        return Ok(());
-    }
-    let Some(region) = crate::segment::AllocStoreExt::recorded_region(store)? else {
-        return Ok(());
-    };
-    let range = region.segment_block();
-    let inside = |id: u64| i64::try_from(id).is_ok_and(|id| range.contains(&id));
-    if inside(claim.start) && i64::try_from(claim.end).is_ok_and(|end| end <= range.end) {
-        return Ok(());
-    }
-    Err(SegmentError::RegionRecordedSince {
-        tag: tag.to_string(),
-        db: store.describe(),
-        region,
-        start: claim.start,
-        end: claim.end,
-        ceiling: range.end,
-    })
 }
 
 /// The check itself: a claim starting below the mark is refused; otherwise the mark moves up.
@@ -430,11 +392,11 @@ mod tests {
             (&sqlite, {
                 let other =
                     SqliteStore::open(dir.path().join("leaf.db"), OpenMode::Existing).unwrap();
-                Box::new(move |r| other.record_region(r).unwrap())
+                Box::new(move |r| crate::segment::record_region(&other, r).unwrap())
             }),
             (&memory, {
                 let other = memory.connection();
-                Box::new(move |r| other.record_region(r).unwrap())
+                Box::new(move |r| crate::segment::record_region(&other, r).unwrap())
             }),
         ];
         for (store, record_elsewhere) in stores {

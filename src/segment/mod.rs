@@ -34,7 +34,7 @@ pub use store::{
     NewTag, Page, PageQuery, Pages, REGION_TABLE, REMOVED_TABLE, ROWS_PER_PAGE, RegionToRecord,
     Removed, RemovedPages, RowPages, RowUpdate, RowsPage, SHAPE_TABLE, StartAt, TAGS_PER_PAGE,
     TagFilter, TagPages, TagsFingerprint, Tombstone, Updated, add_tag, bump_tag, check_fits,
-    check_region, enter_region,
+    check_region, enter_region, record_region, recorded_region,
 };
 
 use crate::region::{Region, RegionError};

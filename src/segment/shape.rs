@@ -13,7 +13,7 @@ use super::PeriodRouter;
 use chrono::{DateTime, Utc};
 
 use super::period::{PeriodIssuing, PeriodicShape};
-use super::store::{AllocStore, AllocStoreExt, NewTag, RemovedPages, StartAt, add_tag};
+use super::store::{AllocStore, AllocStoreExt, Bounds, NewTag, RemovedPages, StartAt, add_tag};
 use super::{Added, SegmentError};
 use crate::idformat::opaque::{IdKey, OpaqueError, OpaqueWidth, Permutation};
 use crate::region::Region;
@@ -248,7 +248,7 @@ pub enum Issuing {
 
 impl Issuing {
     /// The issuing of `tag` of shape `shape`, given the key this process has (if any) and its
-    /// region. An opaque tag needs the key whose check value it recorded
+    /// store's bounds (its region's block). An opaque tag needs the key whose check value it recorded
     /// ([`SegmentError::KeyNeeded`], [`SegmentError::KeyMismatch`]), and an opaque tag of N
     /// digits cannot be issued in a region ([`SegmentError::OpaqueInRegions`]): a region's
     /// block of dense IDs lies above every N-digit domain.
@@ -256,7 +256,7 @@ impl Issuing {
         tag: &str,
         shape: &TagShape,
         key: Option<&IdKey>,
-        region: Option<Region>,
+        bounds: &Bounds,
     ) -> Result<Issuing, SegmentError> {
         let (width, key_check, regional) = match shape {
             TagShape::Plain => return Ok(Issuing::Plain),
@@ -280,7 +280,7 @@ impl Issuing {
             // 63 bits hold every region's block: the one permutation keeps them apart.
             return Ok(Issuing::Opaque(OpaqueIssuing::whole(key, *width, tag)));
         };
-        match (region, regional) {
+        match (bounds.region(), regional) {
             (None, false) => Ok(Issuing::Opaque(OpaqueIssuing::whole(key, *width, tag))),
             // A tag of the deployment before it had regions: region 0 goes on with it, the
             // others' blocks lie above its domain.
@@ -550,13 +550,14 @@ mod tests {
             regional: true,
         };
         assert!(matches!(
-            Issuing::new("o", &shape, Some(&key), None),
+            Issuing::new("o", &shape, Some(&key), &Bounds::UNBOUNDED),
             Err(SegmentError::OpaqueNeedsRegion { .. })
         ));
         let mut seen = std::collections::HashSet::new();
         for index in 0..3 {
             let region = Region::new(index, 3).unwrap();
-            let Issuing::Opaque(p) = Issuing::new("o", &shape, Some(&key), Some(region)).unwrap()
+            let Issuing::Opaque(p) =
+                Issuing::new("o", &shape, Some(&key), &Bounds::of(Some(region))).unwrap()
             else {
                 panic!("opaque");
             };
@@ -579,21 +580,21 @@ mod tests {
     fn an_opaque_tag_needs_its_own_key_and_no_region_for_digits() {
         let shape = opaque(12);
         assert!(matches!(
-            Issuing::new("o", &shape, None, None),
+            Issuing::new("o", &shape, None, &Bounds::UNBOUNDED),
             Err(SegmentError::KeyNeeded { .. })
         ));
         let other = IdKey::from_hex(&"ab".repeat(32)).unwrap();
         assert!(matches!(
-            Issuing::new("o", &shape, Some(&other), None),
+            Issuing::new("o", &shape, Some(&other), &Bounds::UNBOUNDED),
             Err(SegmentError::KeyMismatch { .. })
         ));
         let key = IdKey::from_hex(KEY).unwrap();
         let region = Region::new(1, 2).unwrap();
         assert!(matches!(
-            Issuing::new("o", &shape, Some(&key), Some(region)),
+            Issuing::new("o", &shape, Some(&key), &Bounds::of(Some(region))),
             Err(SegmentError::OpaqueInRegions { .. })
         ));
-        let issuing = Issuing::new("o", &shape, Some(&key), None).unwrap();
+        let issuing = Issuing::new("o", &shape, Some(&key), &Bounds::UNBOUNDED).unwrap();
         assert_eq!(issuing.ceiling(), 900_000_000_000 + 1);
         let id = issuing.id("o", 1).unwrap();
         assert_eq!(id.to_string().len(), 12);

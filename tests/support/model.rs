@@ -36,7 +36,7 @@ use leafctl::region::Region;
 use leafctl::segment::AllocStoreExt;
 use leafctl::segment::{
     AllocStore, Increment, NewTag, RegionToRecord, RemovedPages, SegmentError, SegmentGenerator,
-    StartAt, TagHealth, add_tag, bump_tag, enter_region,
+    StartAt, TagHealth, add_tag, bump_tag, enter_region, recorded_region,
 };
 use leafctl::server::LeafService;
 use proptest::prelude::*;
@@ -276,8 +276,7 @@ impl Model {
             tombstones.extend(page.into_iter().map(|t| (t.tag, t.max_id)));
         }
         Snapshot {
-            region: db
-                .recorded_region()
+            region: recorded_region(&*db)
                 .unwrap_or_else(|e| self.fail(format!("region of store {store}: {e}"))),
             rows,
             tombstones,
@@ -298,7 +297,7 @@ impl Model {
         let mut db = (self.dbs[store])();
         let region = match flags {
             RegionFlags::None => None,
-            RegionFlags::Recorded => db.recorded_region()?,
+            RegionFlags::Recorded => recorded_region(&*db)?,
             RegionFlags::Given(i, n) => Some(Region::new(i, n)?),
         };
         let to_record = enter_region(&mut *db, region)?;
@@ -362,7 +361,7 @@ impl Model {
         let taken = (0..STORES).any(|s| {
             s != to
                 && self.deployment[s] == self.deployment[from]
-                && (self.dbs[s])().recorded_region().ok().flatten() == Some(region)
+                && recorded_region(&*(self.dbs[s])()).ok().flatten() == Some(region)
         });
         alone && !taken
     }
@@ -874,5 +873,5 @@ fn stale_region(generator: &SegmentGenerator, e: &SegmentError) -> bool {
     // A background load's refusal reaches a request as "not ready", naming its cause.
     let said = matches!(e, SegmentError::RegionRecordedSince { .. })
         || e.to_string().contains("since this process opened it");
-    said && store.bounds().region.is_none() && store.recorded_region().ok().flatten().is_some()
+    said && store.bounds().region().is_none() && recorded_region(store).ok().flatten().is_some()
 }

@@ -6,7 +6,7 @@
 use leafctl::idformat::opaque::{IdKey, OpaqueWidth};
 use leafctl::region::Region;
 use leafctl::segment::{
-    AllocStore, AllocStoreExt, Issuing, PeriodIssuing, PeriodicShape, SegmentError, TagShape,
+    AllocStore, Bounds, Issuing, PeriodIssuing, PeriodicShape, SegmentError, TagShape,
     opaque_error, validate_tag,
 };
 use serde::Serialize;
@@ -103,20 +103,21 @@ fn dense(
     id: u64,
     max_id: i64,
 ) -> anyhow::Result<TaggedId> {
-    let (region, own) = match shape {
+    let (bounds, own) = match shape {
         TagShape::Opaque {
             regional: true,
             width: OpaqueWidth::Digits(digits),
             ..
         } => {
             let region = region_of_first_digit(store, tag, id, *digits)?;
-            (Some(region), store.bounds().region == Some(region))
+            let issued_in = Bounds::of(Some(region));
+            (issued_in, store.bounds() == issued_in)
         }
-        _ => (store.bounds().region, true),
+        _ => (store.bounds(), true),
     };
     let dense = match (shape, key) {
         (TagShape::Opaque { .. }, None) => None,
-        _ => match Issuing::new(tag, shape, key, region)? {
+        _ => match Issuing::new(tag, shape, key, &bounds)? {
             Issuing::Plain => Some(id),
             Issuing::Opaque(p) => Some(p.decode(id).map_err(|e| opaque_error(tag, e))?),
             // (A periodic shape is decoded by `periodic`.)
@@ -147,7 +148,7 @@ fn region_of_first_digit(
     };
     let scale = 10u64.pow(u32::from(digits) - 1);
     let first = id / scale;
-    let Some(recorded) = store.recorded_region()? else {
+    let Some(recorded) = leafctl::segment::recorded_region(store)? else {
         return Err(not_ours(
             "the database records no region, so its first digit names none".into(),
         )

@@ -176,15 +176,10 @@ impl Inner {
             return Ok(issuing);
         }
         let tag = buffer.tag();
-        let region = self.store.bounds().region;
+        let bounds = self.store.bounds();
         let issuing = match TagShape::of(&*self.store, tag)? {
             TagShape::Periodic(shape) => {
-                if let Some(region) = region {
-                    return Err(SegmentError::PeriodicInRegions {
-                        tag: tag.into(),
-                        region,
-                    });
-                }
+                bounds.refuse_periodic(tag)?;
                 let key = match &shape.key_check {
                     Some(check) => Some(check_key(tag, check, self.key.as_ref())?.clone()),
                     None => None,
@@ -192,7 +187,7 @@ impl Inner {
                 Issuing::Periodic(Arc::new(PeriodRouter::new(tag, shape, key)))
             }
             shape => {
-                let issuing = Issuing::new(tag, &shape, self.key.as_ref(), region)?;
+                let issuing = Issuing::new(tag, &shape, self.key.as_ref(), &bounds)?;
                 self.store.cap_tag(tag, issuing.ceiling());
                 issuing
             }

@@ -1,5 +1,5 @@
-//! Where claims stay: the region's block (or all of `0..=2^63-1`), and the one check of a
-//! claim's range against it.
+//! Where claims stay ([`Bounds`], resolved from the region in `region.rs`), and the one check of
+//! a claim's range against them.
 
 use super::*;
 
@@ -46,49 +46,18 @@ impl Confinement {
     pub fn of(&self, tag: &str) -> Bounds {
         let tags = self.tags.read().unwrap_or_else(|e| e.into_inner());
         match tags.get(tag) {
-            Some(&cap) => Bounds {
-                ceiling: self.bounds.ceiling.min(cap),
-                ..self.bounds
-            },
+            Some(&cap) => self.bounds.capped(cap),
             None => self.bounds,
         }
     }
 }
 
-/// The max_ids a store's claims stay between: `0..=2^63-1` for a deployment without regions,
-/// the region's block ([`Region::segment_block`]) for one with. The one place a claim's range is
-/// checked (`check_claim`); the SQL of each store carries the same two numbers in its guard, so
-/// the table itself never moves past them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bounds {
-    /// The region whose block this is, if any.
-    pub region: Option<Region>,
-    /// The lowest max_id a claim may start from.
-    pub floor: i64,
-    /// The highest max_id a claim may end at (one past the last ID it may issue).
-    pub ceiling: i64,
-}
-
 impl Bounds {
-    /// No region: every max_id from 0 to 2^63-1.
-    pub const UNBOUNDED: Bounds = Bounds {
-        region: None,
-        floor: 0,
-        ceiling: i64::MAX,
-    };
-
-    /// The bounds of `region`'s block, or [`Bounds::UNBOUNDED`] without a region.
-    pub fn of(region: Option<Region>) -> Bounds {
-        match region {
-            Some(r) => {
-                let block = r.segment_block();
-                Bounds {
-                    region,
-                    floor: block.start,
-                    ceiling: block.end,
-                }
-            }
-            None => Bounds::UNBOUNDED,
+    /// These bounds with their ceiling lowered to `ceiling` (an opaque tag's capacity).
+    pub fn capped(self, ceiling: i64) -> Bounds {
+        Bounds {
+            ceiling: self.ceiling.min(ceiling),
+            ..self
         }
     }
 
@@ -104,33 +73,6 @@ impl Bounds {
         } else {
             0
         }
-    }
-
-    /// The error for a row whose max_id lies outside these bounds, or `None` when it lies inside.
-    pub fn outside(&self, tag: &str, max_id: i64) -> Option<SegmentError> {
-        if self.holds(max_id) {
-            return None;
-        }
-        Some(match self.region {
-            Some(region) => SegmentError::OutsideBlock {
-                tag: tag.into(),
-                max_id,
-                region,
-                floor: self.floor,
-                ceiling: self.ceiling,
-                recorded: true,
-            },
-            None => SegmentError::BadRow {
-                tag: tag.into(),
-                reason: format!("max_id {max_id} is negative"),
-            },
-        })
-    }
-}
-
-impl Default for Bounds {
-    fn default() -> Self {
-        Bounds::UNBOUNDED
     }
 }
 

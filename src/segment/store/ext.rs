@@ -95,19 +95,6 @@ pub trait AllocStoreExt: AllocStore {
         }
     }
 
-    /// The region recorded in the database, if any ([`Mark::Region`]).
-    fn recorded_region(&self) -> Result<Option<Region>, SegmentError> {
-        match self.mark(Mark::Region(None))? {
-            Marked::Region(region) => Ok(region),
-            other => Err(wrong_mark("the region", &other)),
-        }
-    }
-
-    /// Records `region` unless a region is recorded already ([`Mark::Region`]).
-    fn record_region(&self, region: Region) -> Result<(), SegmentError> {
-        self.mark(Mark::Region(Some(region))).map(|_| ())
-    }
-
     /// The shape spec recorded for `tag`, if any ([`Mark::Shape`]); with `record`, recorded
     /// first unless one is recorded already (what is returned is then what the table holds).
     fn shape_mark(&self, tag: &str, record: Option<&str>) -> Result<Option<String>, SegmentError> {
@@ -137,7 +124,7 @@ fn wrong_update(asked: &str, got: Updated) -> SegmentError {
 }
 
 /// A store that answered a mark of another kind than asked: a bug in the store.
-fn wrong_mark(asked: &str, got: &Marked) -> SegmentError {
+pub(super) fn wrong_mark(asked: &str, got: &Marked) -> SegmentError {
     SegmentError::BadRow {
         tag: String::new(),
         reason: format!("the store answered a read of {asked} with {got:?}"),
