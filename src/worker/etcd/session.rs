@@ -219,7 +219,7 @@ impl EtcdSession {
     }
 
     /// Checks the region mark `/leafctl/region` against `opts`' region, recording it on first
-    /// use ([`region_mark::ensure`]): a create-if-absent transaction.
+    /// use ([`crate::worker::WorkerScope::ensure_mark`]): a create-if-absent transaction.
     pub(crate) fn check_mark(&self, opts: &EtcdOptions) -> Result<(), WorkerError> {
         let key = scope::ETCD_KEY;
         opts.scope.ensure_mark(

@@ -82,7 +82,7 @@ impl ZkOptions {
     }
 
     /// Checks the region mark `/leafctl/region` against this process's region, recording it
-    /// on first use ([`region_mark::ensure`]).
+    /// on first use ([`WorkerScope::ensure_mark`]).
     pub(crate) fn check_mark(&self, s: &ZkSession) -> Result<(), WorkerError> {
         self.scope.ensure_mark(
             &self.mark_place(),
