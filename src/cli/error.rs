@@ -190,6 +190,8 @@ fn segment_class(e: &SegmentError) -> u8 {
         | E::KeyMismatch { .. }
         | E::OpaqueInRegions { .. }
         | E::OpaqueNeedsRegion { .. }
+        | E::OpaqueTooNarrow { .. }
+        | E::OpaqueStartAbove { .. }
         | E::BadShape { .. }
         | E::NotOfShape { .. }
         | E::PeriodicHere { .. }
@@ -242,6 +244,8 @@ fn segment_hint(e: &SegmentError) -> String {
         | E::KeyMismatch { .. }
         | E::OpaqueInRegions { .. }
         | E::OpaqueNeedsRegion { .. }
+        | E::OpaqueTooNarrow { .. }
+        | E::OpaqueStartAbove { .. }
         | E::BadShape { .. }
         | E::NotOfShape { .. }
         | E::PeriodicHere { .. }
@@ -274,6 +278,11 @@ fn shape_hint(e: &SegmentError) -> String {
         }
         E::OpaqueInRegions { .. } => "it was added before the deployment had regions, so only region 0 issues it: add a new tag for the other regions (`tag add NAME --opaque N` in a region gives each region its own first digit)".into(),
         E::OpaqueNeedsRegion { .. } => "give this process its region (--region R --regions N), as the database records".into(),
+        E::OpaqueTooNarrow { .. } => format!(
+            "give --opaque {} or more",
+            leafctl::idformat::opaque::MIN_DIGITS + 1
+        ),
+        E::OpaqueStartAbove { .. } => "give a smaller --start, or more digits to --opaque".into(),
         E::BadShape { .. } => "see `leafctl tag add --help` for --period, --width, --code and --time-zone".into(),
         E::NotOfShape { tag, .. } => format!(
             "check the ID and the tag ({} names the tag's shape)",

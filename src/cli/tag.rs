@@ -552,7 +552,7 @@ fn shape_of_options(
     };
     let shape = match periodic.period {
         Some(_) => periodic_shape(tag, opaque, key.as_ref(), start, periodic)?,
-        None => shape_to_add(tag, opaque, key.as_ref(), start, ctx.settings.region)?,
+        None => shape_to_add(tag, opaque, key.as_ref(), start, &ctx.settings.bounds())?,
     };
     Ok((shape, key))
 }
@@ -564,7 +564,7 @@ fn shape_to_add(
     opaque: Option<OpaqueWidth>,
     key: Option<&IdKey>,
     start: Option<i64>,
-    region: Option<leafctl::region::Region>,
+    bounds: &Bounds,
 ) -> anyhow::Result<TagShape> {
     let Some(width) = opaque else {
         return Ok(TagShape::Plain);
@@ -575,40 +575,7 @@ fn shape_to_add(
             "give the key file with --key-file FILE (64 hex digits; `openssl rand -hex 32` makes one), LEAF_ID_KEY_FILE or ids.key_file",
         ));
     };
-    // In a deployment of regions, an N-digit tag gives each region its first digit.
-    let regional = region.is_some() && matches!(width, OpaqueWidth::Digits(_));
-    if let (true, OpaqueWidth::Digits(n)) = (regional, width)
-        && n <= leafctl::idformat::opaque::MIN_DIGITS
-    {
-        return Err(usage(
-            format!(
-                "an opaque tag of {n} digits in a deployment of regions leaves {} digits to permute, fewer than the {} FF1 needs: the first digit is the region's",
-                n - 1,
-                leafctl::idformat::opaque::MIN_DIGITS
-            ),
-            format!(
-                "give --opaque {} or more",
-                leafctl::idformat::opaque::MIN_DIGITS + 1
-            ),
-        ));
-    }
-    if let Some(s) = start
-        && !regional
-        && u64::try_from(s).is_ok_and(|s| s > width.capacity())
-    {
-        return Err(usage(
-            format!(
-                "--start {s} lies above the {} dense IDs an opaque tag of {width} holds",
-                width.capacity()
-            ),
-            "give a smaller --start, or more digits to --opaque",
-        ));
-    }
-    Ok(TagShape::Opaque {
-        width,
-        key_check: key.check_value(),
-        regional,
-    })
+    Ok(TagShape::opaque_to_add(tag, width, key, start, bounds)?)
 }
 
 /// The shape of a periodic tag from `tag add`'s options; `--opaque` permutes its sequence and

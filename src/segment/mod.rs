@@ -255,6 +255,32 @@ pub enum SegmentError {
         /// This process's region.
         region: Region,
     },
+    /// An opaque tag of N digits added in a region, whose first digit is the region's, with
+    /// too few digits left to permute.
+    #[error(
+        "an opaque tag of {digits} digits in a deployment of regions leaves {} digits to permute, fewer than the {} FF1 needs: the first digit is the region's",
+        digits - 1,
+        crate::idformat::opaque::MIN_DIGITS
+    )]
+    OpaqueTooNarrow {
+        /// The tag.
+        tag: String,
+        /// The digits asked for.
+        digits: u8,
+    },
+    /// An opaque tag's `--start` above the dense IDs its width holds.
+    #[error(
+        "--start {start} lies above the {} dense IDs an opaque tag of {width} holds",
+        width.capacity()
+    )]
+    OpaqueStartAbove {
+        /// The tag.
+        tag: String,
+        /// The start asked for.
+        start: i64,
+        /// The tag's width.
+        width: crate::idformat::opaque::OpaqueWidth,
+    },
     /// A periodic tag's options that do not fit (a zone, code or width).
     #[error("tag {tag:?} cannot be periodic this way: {reason}; nothing was added")]
     BadShape {

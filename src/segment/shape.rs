@@ -43,6 +43,46 @@ pub enum TagShape {
 }
 
 impl TagShape {
+    /// The opaque shape `tag add --opaque WIDTH` records with `key` in a store of `bounds`. In a
+    /// region's block an N-digit tag gives each region its first digit (it is regional), which
+    /// leaves N - 1 digits to permute: at least [`MIN_DIGITS`] are needed
+    /// ([`SegmentError::OpaqueTooNarrow`]). Any other tag's `start` lies within the dense IDs its
+    /// width holds ([`SegmentError::OpaqueStartAbove`]); a regional tag's starts in its block.
+    ///
+    /// [`MIN_DIGITS`]: crate::idformat::opaque::MIN_DIGITS
+    pub fn opaque_to_add(
+        tag: &str,
+        width: OpaqueWidth,
+        key: &IdKey,
+        start: Option<i64>,
+        bounds: &Bounds,
+    ) -> Result<TagShape, SegmentError> {
+        let regional = bounds.region().is_some() && matches!(width, OpaqueWidth::Digits(_));
+        if let (true, OpaqueWidth::Digits(digits)) = (regional, width)
+            && digits <= crate::idformat::opaque::MIN_DIGITS
+        {
+            return Err(SegmentError::OpaqueTooNarrow {
+                tag: tag.into(),
+                digits,
+            });
+        }
+        if let Some(start) = start
+            && !regional
+            && u64::try_from(start).is_ok_and(|s| s > width.capacity())
+        {
+            return Err(SegmentError::OpaqueStartAbove {
+                tag: tag.into(),
+                start,
+                width,
+            });
+        }
+        Ok(TagShape::Opaque {
+            width,
+            key_check: key.check_value(),
+            regional,
+        })
+    }
+
     /// The spec text recorded for the shape; none for a plain tag, which records nothing.
     pub fn spec(&self) -> Option<String> {
         match self {

@@ -141,6 +141,12 @@ impl Settings {
         format!(" --db {}", leafctl::segment::tag_for_shell(&url))
     }
 
+    /// Where this process's segment stores keep their claims: its region's block, resolved once
+    /// (what a store opened with the settings is confined to).
+    pub fn bounds(&self) -> leafctl::segment::Bounds {
+        leafctl::segment::Bounds::of(self.region)
+    }
+
     /// The worker ids this process may hold: its region's, resolved once for every registry.
     pub fn worker_scope(&self) -> leafctl::worker::WorkerScope {
         leafctl::worker::WorkerScope::of(self.region)
