@@ -4,7 +4,6 @@
 
 use clap::Subcommand;
 use leafctl::db::DbAddress;
-use leafctl::db::OpenMode;
 use leafctl::db::regions::{self, Finding, RegionDb, Severity};
 use leafctl::region::Region;
 use leafctl::segment::{AllocStore, SegmentError};
@@ -150,19 +149,19 @@ fn add(ctx: &Context, from: &str) -> anyhow::Result<()> {
     // The registry's table first, on a connection closed before the store opens its own (a pool
     // of one server connection in front would hold the second until the first closed).
     new_address.init_registry_table(password)?;
-    let (new, new_to_record) =
-        new_address.open_in_region_unrecorded(password, OpenMode::CreateSchema, Some(region))?;
-    regions::check_carry(old.as_ref(), prepared.region, new.as_ref())?;
-    prepared.record(old.as_ref())?;
-    if let Some(r) = new_to_record {
-        r.record(new.as_ref())?;
-    }
     let quiet = ctx.quiet;
-    let seeded = regions::seed_tags(old.as_ref(), new.as_ref(), |done| {
+    let progress = |done| {
         if !quiet && done % 1000 == 0 {
             super::error::progress(&format!("region add: {done} tags seeded"));
         }
-    })?;
+    };
+    let (new, seeded) = regions::add_region(
+        prepared,
+        old.as_ref(),
+        (&new_address, password),
+        region,
+        progress,
+    )?;
     let report = AddReport {
         old: mark(old.describe(), Some(prepared.region)),
         old_recorded_now: prepared.recorded_now,

@@ -82,6 +82,30 @@ pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion
     })
 }
 
+/// The rest of `region add` once the old database was checked ([`prepare_old_region`]) and the
+/// new one's registry table made: the new database (`new_address`) is opened as `region`'s and
+/// checked, the old database's tombstones against it ([`check_carry`]); only then are both
+/// regions recorded, the old one's first, and every old tag seeded ([`seed_tags`]). A refusal
+/// before the recording records nothing anywhere. The new region's store and what was seeded.
+pub fn add_region(
+    prepared: OldRegion,
+    old: &dyn AllocStore,
+    (new_address, password): (&super::DbAddress, Option<&str>),
+    region: Region,
+    progress: impl FnMut(u64),
+) -> Result<(Box<dyn AllocStore>, Seeded), SegmentError> {
+    let mode = super::OpenMode::CreateSchema;
+    let (new, new_to_record) =
+        new_address.open_in_region_unrecorded(password, mode, Some(region))?;
+    check_carry(old, prepared.region, new.as_ref())?;
+    prepared.record(old)?;
+    if let Some(r) = new_to_record {
+        r.record(new.as_ref())?;
+    }
+    let seeded = seed_tags(old, new.as_ref(), progress)?;
+    Ok((new, seeded))
+}
+
 /// What [`seed_tags`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Seeded {
