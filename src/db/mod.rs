@@ -30,8 +30,7 @@ use std::time::{Duration, Instant};
 
 use self::mysql::{MysqlOptions, MysqlRegistry};
 use self::postgres::{PostgresOptions, PostgresRegistry};
-use crate::region::Region;
-use crate::segment::{AllocStore, RegionToRecord, SegmentError};
+use crate::segment::{AllocStore, SegmentError};
 use crate::worker::{Registry, RegistryBackend, RegistryKind, RegistrySettings, WorkerError};
 pub use table_registry::TableError;
 
@@ -277,25 +276,6 @@ pub fn url_has_password(url: &str) -> bool {
     crate::text::url_password(url).is_some()
 }
 
-/// The region a `leaf_region` row holds (`region`, `regions`); a row that is no region is
-/// refused, naming the database.
-pub(crate) fn region_of_row(
-    db: &str,
-    region: i64,
-    regions: i64,
-) -> Result<crate::region::Region, SegmentError> {
-    let number = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
-    crate::region::Region::new(number(region), number(regions)).map_err(|e| {
-        SegmentError::Database {
-            db: db.to_string(),
-            detail: format!(
-                "{} holds region {region} of {regions}, which is no region ({e}); fix the row by hand",
-                crate::segment::REGION_TABLE
-            ),
-        }
-    })
-}
-
 /// Whether an `open_store` may create the database file and schema (leafctl's own embedded
 /// default, or `db init`) or must find them in place (every explicit URL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,37 +358,6 @@ impl DbAddress {
         self.open_in_region(password, mode, None)
     }
 
-    /// Opens the segment store of `region` (none: a deployment without regions). `password`
-    /// (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL. The region
-    /// recorded in the database is checked once here, never per claim
-    /// ([`crate::segment::enter_region`]): recorded when the database has none and a region is
-    /// given, refused when it is another's; the store's claims then stay in the region's block.
-    pub fn open_in_region(
-        &self,
-        password: Option<&str>,
-        mode: OpenMode,
-        region: Option<Region>,
-    ) -> Result<Box<dyn AllocStore>, SegmentError> {
-        let (store, to_record) = self.open_in_region_unrecorded(password, mode, region)?;
-        if let Some(r) = to_record {
-            r.record(store.as_ref())?;
-        }
-        Ok(store)
-    }
-
-    /// [`DbAddress::open_in_region`] for a command that may still be refused: a region the
-    /// database does not record yet is returned, to record once the command succeeded.
-    pub fn open_in_region_unrecorded(
-        &self,
-        password: Option<&str>,
-        mode: OpenMode,
-        region: Option<Region>,
-    ) -> Result<(Box<dyn AllocStore>, Option<RegionToRecord>), SegmentError> {
-        let mut store = (self.database.open_store)(&self.url, password, mode)?;
-        let to_record = crate::segment::enter_region(store.as_mut(), region)?;
-        Ok((store, to_record))
-    }
-
     /// Opens the segment store without checking the region recorded in it, and without confining
     /// its claims: to read the mark and the rows of any region's database (`leafctl region
     /// show`, `check`, `add`'s old database). Never issue IDs from it.
@@ -417,33 +366,6 @@ impl DbAddress {
         password: Option<&str>,
     ) -> Result<Box<dyn AllocStore>, SegmentError> {
         (self.database.open_store)(&self.url, password, OpenMode::Existing)
-    }
-
-    /// Checks the region recorded in the database against `region`, as
-    /// [`DbAddress::open_in_region_unrecorded`] does: for a database used only as a worker-id
-    /// registry. A region the database does not record yet is returned, for the caller to record
-    /// once its command succeeded ([`RegionToRecord::record`]).
-    pub fn check_region(
-        &self,
-        password: Option<&str>,
-        region: Option<Region>,
-    ) -> Result<Option<RegionToRecord>, SegmentError> {
-        let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
-        crate::segment::check_region(store.as_ref(), region)
-    }
-
-    /// The statements that record `region` in a new database (`leafctl db init --print` with a
-    /// region): the region mark's DDL and its one row.
-    pub fn region_sql(&self, region: Region) -> [String; 2] {
-        [
-            self.database.region_ddl.to_string(),
-            format!(
-                "INSERT INTO {} (id, region, regions) VALUES (1, {}, {})",
-                crate::segment::REGION_TABLE,
-                region.index(),
-                region.count()
-            ),
-        ]
     }
 
     /// The registry that can keep worker ids in this database, if any.

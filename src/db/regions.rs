@@ -1,9 +1,12 @@
-//! Several regions' segment databases together: adding a region beside a running deployment
-//! (`leafctl region add`) and checking the regions' databases against each other (`leafctl
-//! region check`). Neither is on an ID path: both are operator commands that read each region's
-//! database once.
+//! A database's region: opening a database in one (its recorded region checked once, recorded
+//! once the command succeeded), the statements that record it, and several regions' segment
+//! databases together: adding a region beside a running deployment (`leafctl region add`) and
+//! checking the regions' databases against each other (`leafctl region check`). Neither of the
+//! last two is on an ID path: both are operator commands that read each region's database once.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use super::{DbAddress, OpenMode};
 
 use serde::Serialize;
 
@@ -13,6 +16,85 @@ use crate::segment::{
     AllocStore, Bounds, NewTag, RegionToRecord, RemovedPages, RowPages, SegmentError, StartAt,
     TagFilter, TagShape, Tombstone, add_shaped_tag, check_region, recorded_region,
 };
+
+impl DbAddress {
+    /// Opens the segment store of `region` (none: a deployment without regions). `password`
+    /// (from `LEAF_DB_PASSWORD` or the config file) overrides one in the URL. The region
+    /// recorded in the database is checked once here, never per claim
+    /// ([`crate::segment::enter_region`]): recorded when the database has none and a region is
+    /// given, refused when it is another's; the store's claims then stay in the region's block.
+    pub fn open_in_region(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+        region: Option<Region>,
+    ) -> Result<Box<dyn AllocStore>, SegmentError> {
+        let (store, to_record) = self.open_in_region_unrecorded(password, mode, region)?;
+        if let Some(r) = to_record {
+            r.record(store.as_ref())?;
+        }
+        Ok(store)
+    }
+
+    /// [`DbAddress::open_in_region`] for a command that may still be refused: a region the
+    /// database does not record yet is returned, to record once the command succeeded.
+    pub fn open_in_region_unrecorded(
+        &self,
+        password: Option<&str>,
+        mode: OpenMode,
+        region: Option<Region>,
+    ) -> Result<(Box<dyn AllocStore>, Option<RegionToRecord>), SegmentError> {
+        let mut store = (self.database.open_store)(&self.url, password, mode)?;
+        let to_record = crate::segment::enter_region(store.as_mut(), region)?;
+        Ok((store, to_record))
+    }
+
+    /// Checks the region recorded in the database against `region`, as
+    /// [`DbAddress::open_in_region_unrecorded`] does: for a database used only as a worker-id
+    /// registry. A region the database does not record yet is returned, for the caller to record
+    /// once its command succeeded ([`RegionToRecord::record`]).
+    pub fn check_region(
+        &self,
+        password: Option<&str>,
+        region: Option<Region>,
+    ) -> Result<Option<RegionToRecord>, SegmentError> {
+        let store = (self.database.open_store)(&self.url, password, OpenMode::Existing)?;
+        crate::segment::check_region(store.as_ref(), region)
+    }
+
+    /// The statements that record `region` in a new database (`leafctl db init --print` with a
+    /// region): the region mark's DDL and its one row.
+    pub fn region_sql(&self, region: Region) -> [String; 2] {
+        [
+            self.database.region_ddl.to_string(),
+            format!(
+                "INSERT INTO {} (id, region, regions) VALUES (1, {}, {})",
+                crate::segment::REGION_TABLE,
+                region.index(),
+                region.count()
+            ),
+        ]
+    }
+}
+
+/// The region a `leaf_region` row holds (`region`, `regions`); a row that is no region is
+/// refused, naming the database.
+pub(crate) fn region_of_row(
+    db: &str,
+    region: i64,
+    regions: i64,
+) -> Result<crate::region::Region, SegmentError> {
+    let number = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
+    crate::region::Region::new(number(region), number(regions)).map_err(|e| {
+        SegmentError::Database {
+            db: db.to_string(),
+            detail: format!(
+                "{} holds region {region} of {regions}, which is no region ({e}); fix the row by hand",
+                crate::segment::REGION_TABLE
+            ),
+        }
+    })
+}
 
 /// What [`prepare_old_region`] found in the database of the deployment a region is added to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +172,7 @@ pub fn prepare_old_region(old: &dyn AllocStore, new: Region) -> Result<OldRegion
 pub fn add_region(
     prepared: OldRegion,
     old: &dyn AllocStore,
-    (new_address, password): (&super::DbAddress, Option<&str>),
+    (new_address, password): (&DbAddress, Option<&str>),
     region: Region,
     progress: impl FnMut(u64),
 ) -> Result<(Box<dyn AllocStore>, Seeded), SegmentError> {

@@ -581,7 +581,7 @@ impl MysqlStore {
             conn.query("SELECT region, regions FROM leaf_region WHERE id = 1")
         })?;
         rows.first()
-            .map(|&(r, n)| crate::db::region_of_row(&self.name, r, n))
+            .map(|&(r, n)| crate::db::regions::region_of_row(&self.name, r, n))
             .transpose()
     }
 

@@ -568,7 +568,7 @@ impl PostgresStore {
         };
         let region: i64 = row.try_get(0).map_err(|e| self.decode(e))?;
         let regions: i64 = row.try_get(1).map_err(|e| self.decode(e))?;
-        crate::db::region_of_row(self.name(), region, regions).map(Some)
+        crate::db::regions::region_of_row(self.name(), region, regions).map(Some)
     }
 
     fn write_region(&self, region: Region) -> Result<(), SegmentError> {

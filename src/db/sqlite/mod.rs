@@ -298,7 +298,7 @@ impl SqliteStore {
             )
             .optional()
             .map_err(|e| self.err(e))?;
-        row.map(|(r, n)| crate::db::region_of_row(&self.name, r, n))
+        row.map(|(r, n)| crate::db::regions::region_of_row(&self.name, r, n))
             .transpose()
     }
 
