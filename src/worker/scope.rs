@@ -111,7 +111,39 @@ impl WorkerScope {
     /// atomically: a complete temporary file hard-linked to its name, which fails if the name
     /// exists).
     pub fn ensure_file_mark(&self, dir: &Path) -> Result<(), WorkerError> {
-        check_file(dir, self.region)
+        let path = dir.join(FILE);
+        let place = format!("state directory {} (its {FILE} file)", dir.display());
+        let read = || match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(WorkerError::from(io("cannot read", &path)(e))),
+        };
+        let create = |text: &[u8]| {
+            ensure_dir(dir)?;
+            let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
+            let written = std::fs::File::create(&tmp).and_then(|mut f| {
+                f.write_all(text)?;
+                f.write_all(b"\n")?;
+                f.sync_all()
+            });
+            if let Err(e) = written {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(WorkerError::from(io("cannot write", &tmp)(e)));
+            }
+            let linked = std::fs::hard_link(&tmp, &path);
+            let _ = std::fs::remove_file(&tmp);
+            match linked {
+                Ok(()) => {
+                    if let Ok(d) = std::fs::File::open(dir) {
+                        let _ = d.sync_all();
+                    }
+                    Ok(true)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(WorkerError::from(io("cannot create", &path)(e))),
+            }
+        };
+        self.ensure_mark(&place, read, create)
     }
 }
 
@@ -172,42 +204,6 @@ pub fn parse(place: &str, mark: Option<&[u8]>) -> Result<Option<Region>, WorkerE
             "it is written by leafctl as R/N (region R of N); restore it from another host of this region, or delete it only if you know no other region's process used this store",
         )
     })
-}
-
-fn check_file(dir: &Path, mine: Option<Region>) -> Result<(), WorkerError> {
-    let path = dir.join(FILE);
-    let place = format!("state directory {} (its {FILE} file)", dir.display());
-    let read = || match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(WorkerError::from(io("cannot read", &path)(e))),
-    };
-    let create = |text: &[u8]| {
-        ensure_dir(dir)?;
-        let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
-        let written = std::fs::File::create(&tmp).and_then(|mut f| {
-            f.write_all(text)?;
-            f.write_all(b"\n")?;
-            f.sync_all()
-        });
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(WorkerError::from(io("cannot write", &tmp)(e)));
-        }
-        let linked = std::fs::hard_link(&tmp, &path);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
-            Ok(()) => {
-                if let Ok(d) = std::fs::File::open(dir) {
-                    let _ = d.sync_all();
-                }
-                Ok(true)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(WorkerError::from(io("cannot create", &path)(e))),
-        }
-    };
-    WorkerScope::of(mine).ensure_mark(&place, read, create)
 }
 
 /// What `workers doctor` found about regions.
@@ -286,15 +282,21 @@ mod tests {
         let r0 = Region::new(0, 2).unwrap();
         let r1 = Region::new(1, 2).unwrap();
         // No region, no mark: nothing written.
-        check_file(dir.path(), None).unwrap();
+        WorkerScope::of(None).ensure_file_mark(dir.path()).unwrap();
         assert!(!dir.path().join(FILE).exists());
-        check_file(dir.path(), Some(r1)).unwrap();
+        WorkerScope::of(Some(r1))
+            .ensure_file_mark(dir.path())
+            .unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join(FILE)).unwrap(),
             "1/2\n"
         );
-        check_file(dir.path(), Some(r1)).unwrap();
-        let e = check_file(dir.path(), Some(r0)).unwrap_err();
+        WorkerScope::of(Some(r1))
+            .ensure_file_mark(dir.path())
+            .unwrap();
+        let e = WorkerScope::of(Some(r0))
+            .ensure_file_mark(dir.path())
+            .unwrap_err();
         assert!(matches!(
             e,
             WorkerError::Region(RegionError::Mismatch { .. })
@@ -306,11 +308,13 @@ mod tests {
         );
         assert!(e.is_usage());
         assert!(matches!(
-            check_file(dir.path(), None),
+            WorkerScope::of(None).ensure_file_mark(dir.path()),
             Err(WorkerError::Region(RegionError::Unset { .. }))
         ));
         std::fs::write(dir.path().join(FILE), "x").unwrap();
-        let e = check_file(dir.path(), Some(r1)).unwrap_err();
+        let e = WorkerScope::of(Some(r1))
+            .ensure_file_mark(dir.path())
+            .unwrap_err();
         assert!(e.to_string().contains("unreadable"), "{e}");
     }
 
