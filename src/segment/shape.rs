@@ -13,7 +13,9 @@ use super::PeriodRouter;
 use chrono::{DateTime, Utc};
 
 use super::period::{PeriodIssuing, PeriodicShape};
-use super::store::{AllocStore, AllocStoreExt, Bounds, NewTag, RemovedPages, StartAt, add_tag};
+use super::store::{
+    AllocStore, AllocStoreExt, Bounds, NewTag, RemovedPages, StartAt, add_tag, recorded_region,
+};
 use super::{Added, SegmentError};
 use crate::idformat::opaque::{IdKey, OpaqueError, OpaqueWidth, Permutation};
 use crate::region::Region;
@@ -284,6 +286,51 @@ pub enum Issuing {
     /// A periodic tag's: each ID from the row of the period the generator's clock says
     /// ([`PeriodRouter`]).
     Periodic(std::sync::Arc<PeriodRouter>),
+}
+
+impl TagShape {
+    /// The bounds `id`, an ID of `tag` of this shape, was issued in. A regional opaque tag's first
+    /// digit names the region (of the count `store` records): the inverse of the digit
+    /// [`OpaqueIssuing`] puts in front. Any other tag issues in `store`'s own bounds. An ID
+    /// whose digits name no region is not of the shape ([`SegmentError::NotOfShape`]).
+    pub fn issued_in(
+        &self,
+        store: &dyn AllocStore,
+        tag: &str,
+        id: u64,
+    ) -> Result<Bounds, SegmentError> {
+        let TagShape::Opaque {
+            regional: true,
+            width: OpaqueWidth::Digits(digits),
+            ..
+        } = self
+        else {
+            return Ok(store.bounds());
+        };
+        let not_ours = |reason: String| SegmentError::NotOfShape {
+            tag: tag.into(),
+            id,
+            reason,
+        };
+        let Some(recorded) = recorded_region(store)? else {
+            return Err(not_ours(
+                "the database records no region, so its first digit names none".into(),
+            ));
+        };
+        let scale = 10u64.pow(u32::from(digits.saturating_sub(1)));
+        let first = id / scale;
+        if !(1..=9).contains(&first) || id >= scale * 10 {
+            return Err(not_ours(format!("its IDs have {digits} digits")));
+        }
+        let index = u32::try_from(first - 1).unwrap_or(u32::MAX);
+        let region = Region::new(index, recorded.count()).map_err(|_| {
+            not_ours(format!(
+                "its first digit names a region, 1 to {}",
+                recorded.count()
+            ))
+        })?;
+        Ok(Bounds::of(Some(region)))
+    }
 }
 
 impl Issuing {
@@ -614,6 +661,37 @@ mod tests {
             assert!(p.encode(start + 99_999_999).is_err());
             assert!(p.decode(first - 1).is_err(), "another region's digit");
         }
+    }
+
+    #[test]
+    fn an_id_of_a_regional_tag_is_read_in_the_region_its_first_digit_names() {
+        let key = IdKey::from_hex(KEY).unwrap();
+        let shape = TagShape::Opaque {
+            width: OpaqueWidth::Digits(9),
+            key_check: key.check_value(),
+            regional: true,
+        };
+        let store = MemoryStore::new();
+        let not_of_shape =
+            |r: Result<Bounds, SegmentError>| matches!(r, Err(SegmentError::NotOfShape { .. }));
+        // A database that records no region: the digit names none.
+        assert!(not_of_shape(shape.issued_in(&store, "o", 123_456_789)));
+        crate::segment::record_region(&store, Region::new(0, 3).unwrap()).unwrap();
+        for index in 0..3 {
+            let region = Region::new(index, 3).unwrap();
+            let bounds = Bounds::of(Some(region));
+            let Issuing::Opaque(p) = Issuing::new("o", &shape, Some(&key), &bounds).unwrap() else {
+                panic!("opaque");
+            };
+            let id = p.encode(region.segment_block().start as u64 + 7).unwrap();
+            assert_eq!(shape.issued_in(&store, "o", id).unwrap(), bounds, "{id}");
+        }
+        // A digit past the regions recorded, a leading 0, a tenth digit.
+        for id in [412_345_678, 12_345_678, 1_123_456_789] {
+            assert!(not_of_shape(shape.issued_in(&store, "o", id)), "{id}");
+        }
+        // Any other shape is read in the store's own bounds.
+        assert_eq!(opaque(9).issued_in(&store, "o", 5).unwrap(), Bounds::UNBOUNDED);
     }
 
     #[test]

@@ -3,11 +3,10 @@
 //! tag, its period and sequence (the dense sequence, with the key, when it is opaque); and
 //! whether the tag has claimed it (below its row's max_id). A plain tag's ID is its dense ID.
 
-use leafctl::idformat::opaque::{IdKey, OpaqueWidth};
-use leafctl::region::Region;
+use leafctl::idformat::opaque::IdKey;
 use leafctl::segment::{
-    AllocStore, Bounds, Issuing, PeriodIssuing, PeriodicShape, SegmentError, TagShape,
-    opaque_error, validate_tag,
+    AllocStore, Issuing, PeriodIssuing, PeriodicShape, SegmentError, TagShape, opaque_error,
+    validate_tag,
 };
 use serde::Serialize;
 
@@ -103,18 +102,8 @@ fn dense(
     id: u64,
     max_id: i64,
 ) -> anyhow::Result<TaggedId> {
-    let (bounds, own) = match shape {
-        TagShape::Opaque {
-            regional: true,
-            width: OpaqueWidth::Digits(digits),
-            ..
-        } => {
-            let region = region_of_first_digit(store, tag, id, *digits)?;
-            let issued_in = Bounds::of(Some(region));
-            (issued_in, store.bounds() == issued_in)
-        }
-        _ => (store.bounds(), true),
-    };
+    let bounds = shape.issued_in(store, tag, id)?;
+    let own = store.bounds() == bounds;
     let dense = match (shape, key) {
         (TagShape::Opaque { .. }, None) => None,
         _ => match Issuing::new(tag, shape, key, &bounds)? {
@@ -131,39 +120,6 @@ fn dense(
         decoded.claimed = None;
     }
     Ok(decoded)
-}
-
-/// The region an ID of an N-digit opaque tag with a region digit belongs to: its first digit
-/// less one, of the region count the database records.
-fn region_of_first_digit(
-    store: &dyn AllocStore,
-    tag: &str,
-    id: u64,
-    digits: u8,
-) -> anyhow::Result<Region> {
-    let not_ours = |reason: String| SegmentError::NotOfShape {
-        tag: tag.into(),
-        id,
-        reason,
-    };
-    let scale = 10u64.pow(u32::from(digits) - 1);
-    let first = id / scale;
-    let Some(recorded) = leafctl::segment::recorded_region(store)? else {
-        return Err(not_ours(
-            "the database records no region, so its first digit names none".into(),
-        )
-        .into());
-    };
-    if !(1..=9).contains(&first) || id >= scale * 10 {
-        return Err(not_ours(format!("its IDs have {digits} digits")).into());
-    }
-    Region::new(first as u32 - 1, recorded.count()).map_err(|_| {
-        not_ours(format!(
-            "its first digit names a region, 1 to {}",
-            recorded.count()
-        ))
-        .into()
-    })
 }
 
 /// An ID of a periodic tag: its period, and its dense sequence in that period's row.
