@@ -691,7 +691,10 @@ mod tests {
             assert!(not_of_shape(shape.issued_in(&store, "o", id)), "{id}");
         }
         // Any other shape is read in the store's own bounds.
-        assert_eq!(opaque(9).issued_in(&store, "o", 5).unwrap(), Bounds::UNBOUNDED);
+        assert_eq!(
+            opaque(9).issued_in(&store, "o", 5).unwrap(),
+            Bounds::UNBOUNDED
+        );
     }
 
     #[test]

@@ -205,6 +205,53 @@ fn one_seed_one_schedule_and_every_fault_is_drawn() {
 }
 
 #[test]
+fn every_run_has_one_cut_longer_than_a_claim_with_a_batch_early_and_late_in_it() {
+    let can = Abilities {
+        registry_restarts: true,
+    };
+    let long = |x: &Step| matches!(x.fault, Fault::CutServer(_)) && x.hold >= ms(LONG_CUT_MS.0);
+    for seed in 0..20 {
+        let s = schedule(seed, 60, can);
+        let cuts: Vec<&Step> = s.iter().filter(|x| long(x)).collect();
+        let [cut] = cuts[..] else {
+            panic!("seed {seed}: {} long cuts", cuts.len());
+        };
+        let Fault::CutServer(server) = cut.fault else {
+            unreachable!()
+        };
+        assert!(cut.hold <= ms(LONG_CUT_MS.1));
+        assert!(cut.at + cut.hold < Duration::from_secs(60));
+        // Alone on its link, for the whole cut and its heal.
+        let until = cut.at + cut.hold + ms(cut.fault.heal_ms());
+        assert!(
+            !s.iter().any(|f| f != cut
+                && f.fault.slot() == cut.fault.slot()
+                && f.at < until
+                && cut.at < f.at + f.hold + ms(f.fault.heal_ms())),
+            "seed {seed}"
+        );
+        // A batch early in the cut (its claim fails), one in its last seconds (refused at once).
+        let within = |from: Duration, to: Duration| {
+            s.iter().any(|x| {
+                matches!(x.fault, Fault::Batch { server: b, outage: true, .. } if b == server)
+                    && x.at >= from
+                    && x.at < to
+            })
+        };
+        assert!(
+            within(cut.at, cut.at + cut.hold / 3 + ms(300)),
+            "seed {seed}"
+        );
+        assert!(
+            within(cut.at + cut.hold - ms(4_000), cut.at + cut.hold),
+            "seed {seed}"
+        );
+    }
+    // None where a run is too short for it.
+    assert!(!schedule(1, 20, can).iter().any(long));
+}
+
+#[test]
 fn the_seed_draws_what_users_do_beside_the_faults() {
     let can = Abilities {
         registry_restarts: true,

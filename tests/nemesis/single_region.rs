@@ -261,6 +261,18 @@ pub fn nemesis(run: &Run) {
         }
     }
     let by_rule = problems_by_rule(&verdict.problems);
+    // Segment batches refused, by answer: the refusals the checker judges by their buffers.
+    let mut batches_refused: std::collections::BTreeMap<String, usize> = Default::default();
+    for r in history
+        .iter()
+        .filter(|r| r.mode == Mode::Segment && r.count > 1)
+    {
+        if let Outcome::Refused { status, code, .. } = &r.outcome {
+            *batches_refused
+                .entry(format!("{status} {code}"))
+                .or_default() += 1;
+        }
+    }
     let summary = serde_json::json!({
         "registry": run.kind.name(),
         "seed": run.seed,
@@ -280,6 +292,7 @@ pub fn nemesis(run: &Run) {
         "no_answer": verdict.no_answer,
         "dropped_by_client": verdict.dropped,
         "batches_beyond_buffer": verdict.beyond_buffer,
+        "batches_refused": batches_refused,
         "single_refusals_judged": verdict.refusals_judged,
         "single_refusals_while_buffered": verdict.refused_while_buffered,
         "refusals_carrying_buffers": verdict.refusals_carrying_buffers,

@@ -65,10 +65,12 @@ pub struct Abilities {
 /// The faults of one run: starts spread over `seconds`, 0.5-4 s apart, each held 1-12 s, so
 /// two to five are usually active at once. A fault is drawn only for a slot free by then (with
 /// the time a heal takes: a Galera node rejoining, a server restarting), so the run's length is
-/// the schedule's and nothing queues.
+/// the schedule's and nothing queues. One cut is longer than a claim takes to give up
+/// ([`long_cut`]).
 pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
     let mut rng = Rng::new(seed);
-    let mut steps = Vec::new();
+    let long = long_cut(seed, seconds);
+    let mut steps = long.clone();
     let mut busy: HashMap<Slot, u64> = HashMap::new();
     let mut at_ms = rng.range(500, 2_000);
     while at_ms < seconds * 1000 {
@@ -103,7 +105,8 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
         // Some pauses outlast the registry's lease (4 s session, 3 s etcd TTL).
         let hold = rng.range(1_000, 12_000);
         let fault = *rng.pick(&kinds);
-        let free = busy.get(&fault.slot()).is_none_or(|&t| t <= at_ms);
+        let free = busy.get(&fault.slot()).is_none_or(|&t| t <= at_ms)
+            && !overlaps(&long, fault, at_ms, hold);
         if free {
             busy.insert(fault.slot(), at_ms + hold + fault.heal_ms());
             steps.push(Step {
@@ -118,6 +121,61 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
     // Stable: a fault and an action due at the same ms keep the order they were drawn in.
     steps.sort_by_key(|s| s.at);
     steps
+}
+
+/// How long the one long cut of a run lasts ([`long_cut`]).
+pub const LONG_CUT_MS: (u64, u64) = (20_000, 30_000);
+
+/// One cut of a server off the network for 20-30 s, longer than a claim takes to give up (the
+/// store tries each database host in turn: an I/O timeout on the one in use, a connect timeout
+/// on each other), so that a batch's claim and the background loads fail while the server
+/// still holds buffered IDs: its refusals are then judged by the buffers they carry. Beside the
+/// batch every cut gets early on ([`actions`]), a second batch comes late in this one, after
+/// the first has failed: it is refused at once. Drawn first, on a stream of its own: the other
+/// faults of a seed are the ones it drew before, less those on the same link during the cut
+/// ([`schedule`] skips them). None in a run too short for it.
+pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
+    let mut rng = Rng::new(seed ^ 0x006C_6F6E_6763_7574);
+    let hold = rng.range(LONG_CUT_MS.0, LONG_CUT_MS.1);
+    let server = rng.range(0, 2) as usize;
+    let late = rng.range(2_000, 4_000);
+    let count = batch_size(&mut rng, 10_000, 100_000);
+    let earliest = 3_000;
+    let Some(latest) = (seconds * 1000)
+        .checked_sub(hold + 5_000)
+        .filter(|&l| l > earliest)
+    else {
+        return Vec::new();
+    };
+    let at = rng.range(earliest, latest);
+    vec![
+        Step {
+            at: Duration::from_millis(at),
+            fault: Fault::CutServer(server),
+            hold: Duration::from_millis(hold),
+        },
+        Step {
+            at: Duration::from_millis(at + hold - late),
+            fault: Fault::Batch {
+                server,
+                tag: 0,
+                count,
+                outage: true,
+            },
+            hold: Duration::ZERO,
+        },
+    ]
+}
+
+/// Whether `fault`, from `at_ms` for `hold_ms` and its heal, shares a slot with one of `steps`
+/// while that one lasts.
+fn overlaps(steps: &[Step], fault: Fault, at_ms: u64, hold_ms: u64) -> bool {
+    let until = at_ms + hold_ms + fault.heal_ms();
+    steps.iter().any(|f| {
+        let from = f.at.as_millis() as u64;
+        let to = from + f.hold.as_millis() as u64 + f.fault.heal_ms();
+        f.fault.slot() == fault.slot() && from < until && at_ms < to
+    })
 }
 
 /// The faults and actions of a multi-region run: `servers` servers numbered across the regions
