@@ -14,7 +14,7 @@ use crate::support::Sandbox;
 use crate::support::fault::complete_ids;
 use crate::support::mariadb::PASSWORD;
 use crate::support::nemesis::{
-    CacheSample, Mode, Outcome, Record, Rng, Source, TAGS, WorkerSample,
+    CLIENT_TAGS, CacheSample, Mode, Outcome, Record, Rng, Source, TAGS, WorkerSample,
 };
 use crate::support::netns::Host;
 use crate::support::serve::http;
@@ -107,7 +107,7 @@ pub fn client(
             };
             n += 1;
             let tag = match mode {
-                Mode::Segment if n % 4 == 3 => TAGS[1 + (n / 4) as usize % (TAGS.len() - 1)],
+                Mode::Segment if n % 4 == 3 => TAGS[1 + (n / 4) as usize % (CLIENT_TAGS - 1)],
                 _ => TAG,
             };
             let path = match mode {

@@ -16,8 +16,8 @@ use crate::support::faketime::ClockFile;
 use crate::support::galera::Galera;
 use crate::support::mariadb::PASSWORD;
 use crate::support::nemesis::{
-    ADDED_AT_START, Abilities, CacheSample, Mode, Outcome, Seen, Source, TAGS, Verdict, WORKER_IDS,
-    check, kinds, schedule,
+    ADDED_AT_START, Abilities, BATCH_TAG, CacheSample, Mode, Outcome, Seen, Source, TAGS, Verdict,
+    WORKER_IDS, check, kinds, schedule,
 };
 use crate::support::netns::{Net, Place};
 use crate::support::zookeeper::ZkEnsemble;
@@ -81,10 +81,9 @@ pub fn nemesis(run: &Run) {
         .env("LEAF_DB_PASSWORD", PASSWORD)
         .args(["db", "init"]);
     ok_at(&server_hosts[0], c);
-    for (i, tag) in TAGS[..ADDED_AT_START]
+    for tag in TAGS[..ADDED_AT_START]
         .iter()
-        .chain([&PROBE_TAG])
-        .enumerate()
+        .chain([&PROBE_TAG, &TAGS[BATCH_TAG]])
     {
         let mut c = setup.leafctl_std();
         c.env("LEAF_DB", url_from(0))
@@ -94,7 +93,11 @@ pub fn nemesis(run: &Run) {
                 "add",
                 tag,
                 "--step",
-                if i == 0 { "200" } else { "100" },
+                match *tag {
+                    t if t == TAGS[0] => "200",
+                    t if t == TAGS[BATCH_TAG] => "1000",
+                    _ => "100",
+                },
             ]);
         ok_at(&server_hosts[0], c);
     }
@@ -298,6 +301,8 @@ pub fn nemesis(run: &Run) {
         "refusals_carrying_buffers": verdict.refusals_carrying_buffers,
         "single_refused_with_buffered": verdict.single_refused_with_buffered,
         "refusals_finding_ids_lost": verdict.refusals_finding_ids_lost,
+        "ids_left_buffers": verdict.ids_left_buffers,
+        "ids_left_buffers_unanswered": verdict.ids_left_buffers_unanswered,
         "cache_samples": seen.caches.len(),
         "worker_samples": verdict.worker_samples,
         "worker_samples_after_registry_faults": verdict.worker_samples_after_registry_faults,
@@ -310,14 +315,21 @@ pub fn nemesis(run: &Run) {
         "problems_by_rule": by_rule,
     });
     eprintln!("NEMESIS {summary}");
+    let done: String = ev
+        .lines
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(t, what)| format!("  {:>7.2}s {what}\n", t.as_secs_f64()))
+        .collect();
+    // What was done, for a run that passed too (`scripts/nemesis --show`).
+    if std::env::var_os("LEAF_NEMESIS_SHOW").is_some() {
+        eprintln!(
+            "schedule (after a {:.1} s warm-up):\n{plan}\nwhat was done:\n{done}",
+            offset.as_secs_f64()
+        );
+    }
     if !verdict.problems.is_empty() {
-        let done: String = ev
-            .lines
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(t, what)| format!("  {:>7.2}s {what}\n", t.as_secs_f64()))
-            .collect();
         panic!(
             "the nemesis found {} problem(s) with seed {} ({} s, {} registry).\n\
              replay: {}\n\nschedule (after a {:.1} s warm-up):\n{plan}\nwhat was done:\n{done}\n\

@@ -134,7 +134,7 @@ pub(super) fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
     let mut removed = [false; TAGS.len()];
     let mut at = rng.range(1_000, 4_000);
     while at < end {
-        let tag = rng.range(1, TAGS.len() as u64 - 1) as usize;
+        let tag = rng.range(1, CLIENT_TAGS as u64 - 1) as usize;
         let op = if !present[tag] {
             if removed[tag] {
                 TagOp::ReAdd
@@ -163,20 +163,25 @@ pub(super) fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
     }
     // Restarts, where the server's process slot is free of faults (and of earlier restarts), and
     // not while the server is cut off its database (a restart would end the batch in the outage
-    // and the single IDs waiting beside it: what the buffer rule looks at).
+    // and the single IDs waiting beside it: what the buffer rule looks at), nor from the batch
+    // that fills the buffers of the long cut's server up to the cut ([`long_cut`]).
     let mut taken: Vec<(Slot, u64, u64)> = faults
         .iter()
         .map(|f| {
             let from = f.at.as_millis() as u64;
-            let slot = match f.fault {
-                Fault::CutServer(i) | Fault::LossyServer { server: i, .. } => Slot::Process(i),
-                _ => f.fault.slot(),
+            let (slot, hold) = match f.fault {
+                Fault::CutServer(i) | Fault::LossyServer { server: i, .. } => {
+                    (Slot::Process(i), f.hold.as_millis() as u64)
+                }
+                Fault::Batch {
+                    server,
+                    tag: BATCH_TAG,
+                    outage: false,
+                    ..
+                } => (Slot::Process(server), 5_000),
+                _ => (f.fault.slot(), f.hold.as_millis() as u64),
             };
-            (
-                slot,
-                from,
-                from + f.hold.as_millis() as u64 + f.fault.heal_ms(),
-            )
+            (slot, from, from + hold + f.fault.heal_ms())
         })
         .collect();
     let mut at = rng.range(2_000, 5_000);

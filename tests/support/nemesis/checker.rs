@@ -36,6 +36,10 @@ pub struct Verdict {
     pub refusals_carrying_buffers: usize,
     pub single_refused_with_buffered: usize,
     pub refusals_finding_ids_lost: usize,
+    /// IDs seen leaving a process's buffers between two of its `/cache` samples (judged: no
+    /// change of their tag near), and of those the ones no request of that process answered.
+    pub ids_left_buffers: u64,
+    pub ids_left_buffers_unanswered: u64,
     /// `workers list` samples judged (all of them), and of those the ones judged with a
     /// registry fault's longer fence.
     pub worker_samples: usize,
@@ -57,6 +61,7 @@ pub struct Verdict {
 ///   its count of IDs or a non-zero exit with a message;
 /// - a single ID is never refused (503) while its server's buffer holds IDs for that tag
 ///   ([`check_buffers`]);
+/// - an ID that leaves a server's buffers is answered by it ([`check_buffers_answered`]);
 /// - worker ids held never exceed live servers plus those waiting out their fence
 ///   ([`check_workers`]).
 pub fn check(history: &[Record], seen: &Seen) -> Verdict {
@@ -241,6 +246,7 @@ pub fn check(history: &[Record], seen: &Seen) -> Verdict {
     }
     check_buffers(history, seen, &mut v, &around);
     check_refusal_buffers(history, seen, &mut v, &around);
+    check_buffers_answered(history, seen, &mut v);
     check_workers(seen, &mut v);
     v
 }
@@ -341,6 +347,104 @@ fn check_refusal_buffers(
             }
         }
     }
+}
+
+/// IDs lost, by ID rather than by count: every ID a `/cache` sample of a process showed
+/// buffered and the process's next sample of that tag no longer shows left the buffers, so it
+/// was handed out: some request of that process and tag answered it, or it is one of those
+/// without a complete answer (no answer; a batch the client dropped, less the IDs it read)
+/// sent before the later sample ended. More unanswered IDs than that is a problem (a failed
+/// batch that took the buffers' IDs with it, say). The count rule of
+/// [`check_refusal_buffers`] cannot see such a loss while a batch of the same tag waits beside
+/// the refusal (its whole count may hold the IDs); this rule can, once the batch's answer
+/// shows which IDs it got. Unjudged: a pair of samples within [`TAG_CHANGE_SHADOW`] of a
+/// change of their tag (a server drops a removed tag's buffers). One problem per process and
+/// tag; every unanswered ID is counted.
+fn check_buffers_answered(history: &[Record], seen: &Seen, v: &mut Verdict) {
+    let requests = segment_requests(history);
+    let mut samples: HashMap<Key, Vec<&CacheSample>> = HashMap::new();
+    for c in &seen.caches {
+        samples
+            .entry((c.server, c.incarnation, c.tag))
+            .or_default()
+            .push(c);
+    }
+    let mut keys: Vec<&Key> = samples.keys().collect();
+    keys.sort();
+    for key in keys {
+        let list = &samples[key];
+        let mut list = list.clone();
+        list.sort_by_key(|c| c.sent);
+        let mine = requests.get(key).map(Vec::as_slice).unwrap_or(&[]);
+        let answered: std::collections::HashSet<u64> = mine
+            .iter()
+            .flat_map(|&i| history[i].ids().iter().copied())
+            .collect();
+        let mut reported = false;
+        for pair in list.windows(2) {
+            let (before, after) = (pair[0], pair[1]);
+            let changed = seen.tag_changes.iter().any(|&(at, tag)| {
+                tag == key.2 && at <= after.done && before.sent <= at + TAG_CHANGE_SHADOW
+            });
+            if changed {
+                continue;
+            }
+            let left = without(&before.ranges, &after.ranges);
+            v.ids_left_buffers += left.iter().map(|r| r.end - r.start).sum::<u64>();
+            let unanswered: Vec<u64> = left
+                .into_iter()
+                .flatten()
+                .filter(|id| !answered.contains(id))
+                .collect();
+            if unanswered.is_empty() {
+                continue;
+            }
+            let unknown: u64 = mine
+                .iter()
+                .map(|&i| &history[i])
+                .filter(|o| o.sent <= after.done)
+                .map(|o| match &o.outcome {
+                    Outcome::NoAnswer(_) => o.count,
+                    Outcome::Dropped(ids) => o.count.saturating_sub(ids.len() as u64),
+                    _ => 0,
+                })
+                .sum();
+            let lost = (unanswered.len() as u64).saturating_sub(unknown);
+            if lost == 0 {
+                continue;
+            }
+            v.ids_left_buffers_unanswered += lost;
+            if !reported {
+                reported = true;
+                let shown: Vec<String> = unanswered.iter().take(5).map(u64::to_string).collect();
+                v.problems.push(format!(
+                    "serve {}#{}: {} IDs of {} left its buffers between its /cache samples at {:.3}s ({:?}) and {:.3}s ({:?}) and no request of it was answered with them (requests without a complete answer could hold {unknown}): IDs buffered and never answered ({}, ...)",
+                    key.0,
+                    key.1,
+                    unanswered.len(),
+                    key.2,
+                    before.sent.as_secs_f64(),
+                    before.ranges,
+                    after.sent.as_secs_f64(),
+                    after.ranges,
+                    shown.join(", ")
+                ));
+            }
+        }
+    }
+}
+
+/// The IDs of the ranges `from` (each `[start, end)`) that none of `less` holds.
+fn without(from: &[(u64, u64)], less: &[(u64, u64)]) -> Vec<std::ops::Range<u64>> {
+    let mut out: Vec<std::ops::Range<u64>> = from.iter().map(|&(a, b)| a..b).collect();
+    for &(c, d) in less {
+        out = out
+            .into_iter()
+            .flat_map(|r| [r.start..r.end.min(c), r.start.max(d)..r.end])
+            .filter(|r| r.start < r.end)
+            .collect();
+    }
+    out
 }
 
 /// A single-ID request refused with 503 while its server's buffer held IDs for that tag.
@@ -594,9 +698,10 @@ fn check_workers(seen: &Seen, v: &mut Verdict) {
 
 /// The rule a problem broke (its kind, for the summary's counts).
 pub fn rule_of(problem: &str) -> &'static str {
-    const RULES: [(&str, &str); 13] = [
+    const RULES: [(&str, &str); 14] = [
         ("answered twice", "an ID twice"),
         ("taken and never answered", "IDs lost"),
+        ("buffered and never answered", "buffered IDs lost"),
         ("not ascending", "snowflake IDs not ascending"),
         ("neither an ID nor", "an unknown refusal"),
         ("a 200 with", "a 200 with the wrong count"),

@@ -93,10 +93,17 @@ pub enum TagOp {
 
 /// The segment tags of a run: the main one (0) is served all along and never touched by an
 /// operator; the others are removed, re-added, bumped and re-stepped by the schedule while
-/// clients ask for them. The first [`ADDED_AT_START`] are added before the run, the last one by
-/// the schedule (clients ask for it before it exists too).
-pub const TAGS: [&str; 4] = ["nem", "nem_a", "nem_b", "nem_c"];
+/// clients ask for them. The first [`ADDED_AT_START`] are added before the run, the fourth by
+/// the schedule (clients ask for it before it exists too). The first [`CLIENT_TAGS`] are the
+/// clients' and the operator's; the last, [`BATCH_TAG`], only the long cut's batches ask for.
+pub const TAGS: [&str; 5] = ["nem", "nem_a", "nem_b", "nem_c", "nem_batch"];
 pub const ADDED_AT_START: usize = 3;
+/// The tags the clients ask for and the operator changes: [`TAGS`] but the last.
+pub const CLIENT_TAGS: usize = 4;
+/// A tag that only the batches of the long cut ask for ([`long_cut`](super::long_cut)), added
+/// before the run with a step of 1,000: no client drains its buffers, so a batch refused in
+/// the cut is refused while they hold IDs, and what the refusal reports of them is judged.
+pub const BATCH_TAG: usize = 4;
 
 /// What must not overlap: one process fault and one link fault and one clock fault per server
 /// at a time, and one fault on the database side at a time (so Galera and the registry keep

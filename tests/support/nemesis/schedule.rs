@@ -106,7 +106,7 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
         let hold = rng.range(1_000, 12_000);
         let fault = *rng.pick(&kinds);
         let free = busy.get(&fault.slot()).is_none_or(|&t| t <= at_ms)
-            && !overlaps(&long, fault, at_ms, hold);
+            && !disturbs_long_cut(&long, fault, at_ms, hold);
         if free {
             busy.insert(fault.slot(), at_ms + hold + fault.heal_ms());
             steps.push(Step {
@@ -124,23 +124,33 @@ pub fn schedule(seed: u64, seconds: u64, can: Abilities) -> Vec<Step> {
 }
 
 /// How long the one long cut of a run lasts ([`long_cut`]).
-pub const LONG_CUT_MS: (u64, u64) = (20_000, 30_000);
+pub const LONG_CUT_MS: (u64, u64) = (26_000, 32_000);
 
-/// One cut of a server off the network for 20-30 s, longer than a claim takes to give up (the
-/// store tries each database host in turn: an I/O timeout on the one in use, a connect timeout
-/// on each other), so that a batch's claim and the background loads fail while the server
-/// still holds buffered IDs: its refusals are then judged by the buffers they carry. Beside the
-/// batch every cut gets early on ([`actions`]), a second batch comes late in this one, after
-/// the first has failed: it is refused at once. Drawn first, on a stream of its own: the other
-/// faults of a seed are the ones it drew before, less those on the same link during the cut
-/// ([`schedule`] skips them). None in a run too short for it.
+/// One cut of a server off the network for 26-32 s, longer than a claim takes to give up (the
+/// store tries each database host in turn: up to 8 s for a connection on the one in use, a
+/// connect timeout on each other, up to 8 s again: about 22 s at most), so that a batch's claim
+/// and the background loads fail while the server holds buffered IDs: its refusals are then
+/// judged by the buffers they carry. The batches are of [`BATCH_TAG`], which no client asks
+/// for: one of 10-500 IDs 2-5 s before the cut fills the server's buffers; one of
+/// 10,000-100,000 at the cut's start waits for its claim until the claim fails; two in the
+/// cut's last seconds, 300 ms apart, meet the failures (the tag's loads failing, or the first
+/// of the two asking the database again) and are refused at once. Drawn first, on a stream of
+/// its own: the other faults of a seed are the ones it drew before, less those on the same
+/// link during the cut ([`schedule`] skips them). None in a run too short for it.
 pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed ^ 0x006C_6F6E_6763_7574);
     let hold = rng.range(LONG_CUT_MS.0, LONG_CUT_MS.1);
     let server = rng.range(0, 2) as usize;
-    let late = rng.range(2_000, 4_000);
-    let count = batch_size(&mut rng, 10_000, 100_000);
-    let earliest = 3_000;
+    let warm = rng.range(2_000, 5_000);
+    let early = rng.range(500, 1_500);
+    let late = rng.range(2_000, 3_000);
+    let sizes = [
+        rng.range(10, 500),
+        batch_size(&mut rng, 10_000, 100_000),
+        batch_size(&mut rng, 10_000, 100_000),
+        batch_size(&mut rng, 10_000, 100_000),
+    ];
+    let earliest = 8_000;
     let Some(latest) = (seconds * 1000)
         .checked_sub(hold + 5_000)
         .filter(|&l| l > earliest)
@@ -148,34 +158,43 @@ pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
         return Vec::new();
     };
     let at = rng.range(earliest, latest);
+    let step = |at: u64, fault: Fault, hold: u64| Step {
+        at: Duration::from_millis(at),
+        fault,
+        hold: Duration::from_millis(hold),
+    };
+    let batch = |count: u64, outage: bool| Fault::Batch {
+        server,
+        tag: BATCH_TAG,
+        count,
+        outage,
+    };
     vec![
-        Step {
-            at: Duration::from_millis(at),
-            fault: Fault::CutServer(server),
-            hold: Duration::from_millis(hold),
-        },
-        Step {
-            at: Duration::from_millis(at + hold - late),
-            fault: Fault::Batch {
-                server,
-                tag: 0,
-                count,
-                outage: true,
-            },
-            hold: Duration::ZERO,
-        },
+        step(at - warm, batch(sizes[0], false), 0),
+        step(at, Fault::CutServer(server), hold),
+        step(at + early, batch(sizes[1], true), 0),
+        step(at + hold - late, batch(sizes[2], true), 0),
+        step(at + hold - late + 300, batch(sizes[3], true), 0),
     ]
 }
 
-/// Whether `fault`, from `at_ms` for `hold_ms` and its heal, shares a slot with one of `steps`
-/// while that one lasts.
-fn overlaps(steps: &[Step], fault: Fault, at_ms: u64, hold_ms: u64) -> bool {
+/// Whether `fault`, from `at_ms` for `hold_ms` and its heal, would disturb the long cut
+/// (`long`, [`long_cut`]): a fault on the cut server's link or process between the batch that
+/// fills its buffers and the cut's heal (a restart there would empty the buffers the cut's
+/// refusals report).
+fn disturbs_long_cut(long: &[Step], fault: Fault, at_ms: u64, hold_ms: u64) -> bool {
+    let (Some(first), Some(cut)) = (long.first(), long.get(1)) else {
+        return false;
+    };
+    let Fault::CutServer(server) = cut.fault else {
+        return false;
+    };
+    let from = first.at.as_millis() as u64;
+    let to = (cut.at + cut.hold).as_millis() as u64 + cut.fault.heal_ms();
     let until = at_ms + hold_ms + fault.heal_ms();
-    steps.iter().any(|f| {
-        let from = f.at.as_millis() as u64;
-        let to = from + f.hold.as_millis() as u64 + f.fault.heal_ms();
-        f.fault.slot() == fault.slot() && from < until && at_ms < to
-    })
+    [Slot::Link(server), Slot::Process(server)].contains(&fault.slot())
+        && from < until
+        && at_ms < to
 }
 
 /// The faults and actions of a multi-region run: `servers` servers numbered across the regions
@@ -246,7 +265,7 @@ pub fn region_schedule(seed: u64, seconds: u64, servers: usize, regions: usize) 
         let tag = if rng.range(0, 1) == 0 {
             0
         } else {
-            rng.range(1, TAGS.len() as u64 - 1) as usize
+            rng.range(1, CLIENT_TAGS as u64 - 1) as usize
         };
         steps.push(Step {
             at: Duration::from_millis(at),
@@ -309,7 +328,7 @@ fn region_operator(rng: &mut Rng, end: u64, regions: usize) -> Vec<Step> {
             }
             Fault::RegionAdd { region }
         } else {
-            let tag = rng.range(1, TAGS.len() as u64 - 1) as usize;
+            let tag = rng.range(1, CLIENT_TAGS as u64 - 1) as usize;
             let op = if !present[region][tag] {
                 if removed[region][tag] {
                     TagOp::ReAdd
