@@ -178,7 +178,7 @@ pub(super) fn actions(seed: u64, seconds: u64, faults: &[Step]) -> Vec<Step> {
                     tag: BATCH_TAG,
                     outage: false,
                     ..
-                } => (Slot::Process(server), 5_000),
+                } => (Slot::Process(server), 6_000),
                 _ => (f.fault.slot(), f.hold.as_millis() as u64),
             };
             (slot, from, from + hold + f.fault.heal_ms())

@@ -131,7 +131,8 @@ pub const LONG_CUT_MS: (u64, u64) = (26_000, 32_000);
 /// connect timeout on each other, up to 8 s again: about 22 s at most), so that a batch's claim
 /// and the background loads fail while the server holds buffered IDs: its refusals are then
 /// judged by the buffers they carry. The batches are of [`BATCH_TAG`], which no client asks
-/// for: one of 10-500 IDs 2-5 s before the cut fills the server's buffers; one of
+/// for: one of 10-500 IDs 3-6 s before the cut, 15 s or more into the run (the servers
+/// settled), fills the server's buffers; one of
 /// 10,000-100,000 at the cut's start waits for its claim until the claim fails; two in the
 /// cut's last seconds, 300 ms apart, meet the failures (the tag's loads failing, or the first
 /// of the two asking the database again) and are refused at once. Drawn first, on a stream of
@@ -141,7 +142,7 @@ pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed ^ 0x006C_6F6E_6763_7574);
     let hold = rng.range(LONG_CUT_MS.0, LONG_CUT_MS.1);
     let server = rng.range(0, 2) as usize;
-    let warm = rng.range(2_000, 5_000);
+    let warm = rng.range(3_000, 6_000);
     let early = rng.range(500, 1_500);
     let late = rng.range(2_000, 3_000);
     let sizes = [
@@ -150,7 +151,7 @@ pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
         batch_size(&mut rng, 10_000, 100_000),
         batch_size(&mut rng, 10_000, 100_000),
     ];
-    let earliest = 8_000;
+    let earliest = 15_000;
     let Some(latest) = (seconds * 1000)
         .checked_sub(hold + 5_000)
         .filter(|&l| l > earliest)
