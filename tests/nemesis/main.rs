@@ -11,8 +11,9 @@
 //! A seeded schedule (`support::nemesis::schedule`) starts a fault every 0.5-4 s and heals it
 //! 1-12 s later: SIGKILL and restart or SIGSTOP/SIGCONT of any server, Galera node or registry
 //! member, a partition of any host, a lossy or slow link, a clock step forward or back, a Galera
-//! node leaving and rejoining. One cut of a server lasts 20-30 s, longer than a claim takes to give
-//! up, with a batch early and late in it (`long_cut`). Faults on different servers and on a server's process, link and
+//! node leaving and rejoining. One cut of a server lasts 26-32 s, longer than a claim takes to give
+//! up, with batches of a tag no client asks for before, early and late in it (`long_cut`). Faults on
+//! different servers and on a server's process, link and
 //! clock overlap; one fault at a time on the database side keeps both clusters' quorum.
 //!
 //! The same seed draws what users and operators do (issue 33): batches of 1-100,000 IDs (some
@@ -51,6 +52,7 @@ mod ending;
 mod faults;
 mod multi_region;
 mod operator;
+mod schedules;
 mod single_region;
 mod world;
 
