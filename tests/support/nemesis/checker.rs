@@ -362,19 +362,11 @@ fn check_refusal_buffers(
 /// tag; every unanswered ID is counted.
 fn check_buffers_answered(history: &[Record], seen: &Seen, v: &mut Verdict) {
     let requests = segment_requests(history);
-    let mut samples: HashMap<Key, Vec<&CacheSample>> = HashMap::new();
-    for c in &seen.caches {
-        samples
-            .entry((c.server, c.incarnation, c.tag))
-            .or_default()
-            .push(c);
-    }
+    let samples = samples_by_process(seen);
     let mut keys: Vec<&Key> = samples.keys().collect();
     keys.sort();
     for key in keys {
         let list = &samples[key];
-        let mut list = list.clone();
-        list.sort_by_key(|c| c.sent);
         let mine = requests.get(key).map(Vec::as_slice).unwrap_or(&[]);
         let answered: std::collections::HashSet<u64> = mine
             .iter()
@@ -434,6 +426,21 @@ fn check_buffers_answered(history: &[Record], seen: &Seen, v: &mut Verdict) {
     }
 }
 
+/// The `/cache` samples of each process and tag, in the order they were taken.
+fn samples_by_process(seen: &Seen) -> HashMap<Key, Vec<&CacheSample>> {
+    let mut samples: HashMap<Key, Vec<&CacheSample>> = HashMap::new();
+    for c in &seen.caches {
+        samples
+            .entry((c.server, c.incarnation, c.tag))
+            .or_default()
+            .push(c);
+    }
+    for list in samples.values_mut() {
+        list.sort_by_key(|c| c.done);
+    }
+    samples
+}
+
 /// The IDs of the ranges `from` (each `[start, end)`) that none of `less` holds.
 fn without(from: &[(u64, u64)], less: &[(u64, u64)]) -> Vec<std::ops::Range<u64>> {
     let mut out: Vec<std::ops::Range<u64>> = from.iter().map(|&(a, b)| a..b).collect();
@@ -473,16 +480,7 @@ fn check_buffers(
     for list in requests.values_mut() {
         list.sort_by_key(|&i| history[i].sent);
     }
-    let mut samples: HashMap<Key, Vec<&CacheSample>> = HashMap::new();
-    for c in &seen.caches {
-        samples
-            .entry((c.server, c.incarnation, c.tag))
-            .or_default()
-            .push(c);
-    }
-    for list in samples.values_mut() {
-        list.sort_by_key(|c| c.done);
-    }
+    let samples = samples_by_process(seen);
     let last_sample = |key: &Key, before: Duration| -> Option<&CacheSample> {
         let list = samples.get(key)?;
         let n = list.partition_point(|c| c.done <= before);
