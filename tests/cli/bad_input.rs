@@ -616,3 +616,36 @@ fn registries_that_accept_but_never_answer_fail_in_bounded_time() {
         );
     }
 }
+
+/// `scripts/nemesis` reads its arguments before anything is built or run: `--help` lists them
+/// (`--show` too), and a typo, a missing value or a seed that is not a number is exit 2 naming
+/// it.
+#[test]
+fn scripts_nemesis_checks_its_arguments_before_it_runs() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/nemesis");
+    let run = |args: &[&str]| {
+        std::process::Command::new("bash")
+            .arg(script)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("bash runs")
+    };
+    let help = run(&["--help"]);
+    assert_eq!(help.status.code(), Some(0), "{}", stderr(&help));
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("--show") && text.contains("--seed 7"),
+        "{text}"
+    );
+    for (args, needle) in [
+        (&["--bogus"][..], "unknown argument --bogus"),
+        (&["--seed"][..], "--seed needs a value"),
+        (&["--seed", "x"][..], "take whole numbers (got 'x')"),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -26,7 +26,8 @@
 //! the seed, the schedule, what was done when, and the history around each problem, with the
 //! command that replays the schedule: `scripts/nemesis --registry zk --seed S --seconds N`.
 //! The seed and length come from `LEAF_NEMESIS_SEED` and `LEAF_NEMESIS_SECONDS` (CI: fixed
-//! seeds, 60 s). See RELIABILITY.md, "The nemesis".
+//! seeds, 60 s); `LEAF_NEMESIS_SHOW` (`scripts/nemesis --show`) prints the schedule and what was
+//! done for a run that passed too. See RELIABILITY.md, "The nemesis".
 //!
 //! The multi-region run (issue 37, `nemesis_across_regions`) splits the deployment into 2 or 3
 //! regions (`LEAF_NEMESIS_REGIONS`) on nets of their own joined by a 50 ms WAN

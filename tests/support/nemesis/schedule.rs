@@ -132,12 +132,13 @@ pub const LONG_CUT_MS: (u64, u64) = (26_000, 32_000);
 /// and the background loads fail while the server holds buffered IDs: its refusals are then
 /// judged by the buffers they carry. The batches are of [`BATCH_TAG`], which no client asks
 /// for: one of 10-500 IDs 3-6 s before the cut, 15 s or more into the run (the servers
-/// settled), fills the server's buffers; one of
-/// 10,000-100,000 at the cut's start waits for its claim until the claim fails; two in the
-/// cut's last seconds, 300 ms apart, meet the failures (the tag's loads failing, or the first
-/// of the two asking the database again) and are refused at once. Drawn first, on a stream of
-/// its own: the other faults of a seed are the ones it drew before, less those on the same
-/// link during the cut ([`schedule`] skips them). None in a run too short for it.
+/// settled), fills the server's buffers; one of 10,000-100,000 at the cut's start waits for
+/// its claim until the claim fails; two in the cut's last seconds, 300 ms apart, meet the
+/// failures (the tag's loads failing, or the first of the two asking the database again) and
+/// are refused at once. Drawn first, on a stream of its own: the other faults of a seed are
+/// the ones it drew before, less those on that server's link or process from the first batch
+/// to the heal ([`schedule`] skips them; `actions` keeps restarts out). None in a run too
+/// short for it.
 pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed ^ 0x006C_6F6E_6763_7574);
     let hold = rng.range(LONG_CUT_MS.0, LONG_CUT_MS.1);
@@ -184,10 +185,11 @@ pub fn long_cut(seed: u64, seconds: u64) -> Vec<Step> {
 /// fills its buffers and the cut's heal (a restart there would empty the buffers the cut's
 /// refusals report).
 fn disturbs_long_cut(long: &[Step], fault: Fault, at_ms: u64, hold_ms: u64) -> bool {
-    let (Some(first), Some(cut)) = (long.first(), long.get(1)) else {
-        return false;
-    };
-    let Fault::CutServer(server) = cut.fault else {
+    let cut = long.iter().find_map(|s| match s.fault {
+        Fault::CutServer(server) => Some((s, server)),
+        _ => None,
+    });
+    let (Some(first), Some((cut, server))) = (long.first(), cut) else {
         return false;
     };
     let from = first.at.as_millis() as u64;
